@@ -1,0 +1,238 @@
+// Package store opens ocpihub's database, migrates it and runs transactions.
+//
+// Two engines sit behind one handle: SQLite (embedded, the default; a single
+// writer connection and a pool of readers over WAL) and PostgreSQL (pgx, any
+// number of replicas on one database). Domain packages write one SQL text for
+// both ($N placeholders, ON CONFLICT, RETURNING, CAST) and run it through a
+// Querier: a *Tx for writes, DB.Read for reads. Timestamps are stored as BIGINT
+// microseconds since the Unix epoch and documents as JSON text (JSONB on
+// PostgreSQL), so a query means the same on both engines.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Engine names a database engine.
+type Engine string
+
+// The engines.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// DefaultURL is the database of a hub started with no settings: a SQLite file
+// in the working directory.
+const DefaultURL = "sqlite:ocpihub.db"
+
+// ErrNoRows is returned by Row.Scan when the query matched nothing, on both
+// engines.
+var ErrNoRows = sql.ErrNoRows
+
+// DB is an open database.
+type DB struct {
+	engine Engine
+	url    string
+	logger *slog.Logger
+
+	write *sql.DB // SQLite: one connection, every write transaction
+	read  *sql.DB // SQLite: readers (WAL lets them run beside the writer)
+	pool  *pgxpool.Pool
+	// schema is the PostgreSQL schema the pool's search_path points at
+	// ("" = the server default); tests use one schema each.
+	schema string
+}
+
+// Options tune Open.
+type Options struct {
+	Logger *slog.Logger
+	// MaxConns caps the PostgreSQL pool and the SQLite reader pool
+	// (0: a default from the number of CPUs).
+	MaxConns int
+	// Schema selects a PostgreSQL schema (created when missing); a
+	// search_path parameter in the URL does the same.
+	Schema string
+}
+
+// Open opens the database named by rawURL: "sqlite:path/to/file.db",
+// a plain file path, or "postgres://…" / "postgresql://…". It does not
+// migrate; call Migrate.
+func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = max(4, 2*runtime.NumCPU())
+	}
+	engine, target, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{engine: engine, url: rawURL, logger: opts.Logger, schema: opts.Schema}
+	switch engine {
+	case SQLite:
+		err = db.openSQLite(ctx, target, opts)
+	case Postgres:
+		err = db.openPostgres(ctx, target, opts)
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// ParseURL splits a database URL into its engine and the driver's target.
+func ParseURL(raw string) (Engine, string, error) {
+	switch {
+	case raw == "":
+		raw = DefaultURL
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		return Postgres, raw, nil
+	}
+	path := raw
+	if rest, ok := strings.CutPrefix(raw, "sqlite://"); ok {
+		path = rest
+	} else if rest, ok := strings.CutPrefix(raw, "sqlite:"); ok {
+		path = rest
+	} else if strings.Contains(raw, "://") {
+		return "", "", fmt.Errorf("database URL %q: unknown scheme (want sqlite:FILE or postgres://…)", raw)
+	}
+	if path == "" {
+		return "", "", fmt.Errorf("database URL %q names no file", raw)
+	}
+	return SQLite, path, nil
+}
+
+func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create database directory: %w", err)
+		}
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	write, err := sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	// SQLite has one writer at a time: a single connection serialises writers in
+	// the pool instead of failing them with SQLITE_BUSY.
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	db.write = write
+	if err := write.PingContext(ctx); err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		return err
+	}
+	read.SetMaxOpenConns(opts.MaxConns)
+	read.SetMaxIdleConns(opts.MaxConns)
+	db.read = read
+	return read.PingContext(ctx)
+}
+
+func (db *DB) openPostgres(ctx context.Context, dsn string, opts Options) error {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("parse database URL: %w", err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = int32(opts.MaxConns)
+	}
+	if opts.Schema == "" {
+		// A search_path in the URL selects the schema too (one per test, or
+		// a hub sharing a database with other applications).
+		opts.Schema = cfg.ConnConfig.RuntimeParams["search_path"]
+		db.schema = opts.Schema
+	}
+	if opts.Schema != "" {
+		admin, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+		if err != nil {
+			return fmt.Errorf("connect to PostgreSQL: %w", err)
+		}
+		_, err = admin.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{opts.Schema}.Sanitize())
+		admin.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	db.pool = pool
+	if err := pool.Ping(ctx); err != nil {
+		return fmt.Errorf("connect to PostgreSQL: %w", err)
+	}
+	return nil
+}
+
+// Engine returns the engine.
+func (db *DB) Engine() Engine { return db.engine }
+
+// Schema returns the PostgreSQL schema ("" for the default and for SQLite).
+func (db *DB) Schema() string { return db.schema }
+
+// SQLDB returns the SQLite writer pool, the handle River's SQLite driver runs
+// on. It is nil on PostgreSQL.
+func (db *DB) SQLDB() *sql.DB { return db.write }
+
+// Pool returns the PostgreSQL pool. It is nil on SQLite.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.pool != nil {
+		return db.pool.Ping(ctx)
+	}
+	return db.read.PingContext(ctx)
+}
+
+// Close closes every pool.
+func (db *DB) Close() error {
+	var errs []error
+	if db.write != nil {
+		errs = append(errs, db.write.Close())
+	}
+	if db.read != nil {
+		errs = append(errs, db.read.Close())
+	}
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// IsUniqueViolation reports whether err is a unique or primary key violation,
+// on either engine.
+func IsUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}

@@ -1,0 +1,129 @@
+// Package storetest opens fresh, migrated databases for tests, on SQLite and
+// on PostgreSQL, so that every storage test runs on both engines.
+//
+// PostgreSQL is found through OCPIHUB_TEST_POSTGRES (default: the local
+// server, database "test"). Each test gets its own schema, dropped at the end.
+// When PostgreSQL is unreachable the PostgreSQL half of a test is skipped with a
+// visible message, unless OCPIHUB_TEST_REQUIRE_POSTGRES=1 (CI), where it fails.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// DefaultPostgresURL is used when OCPIHUB_TEST_POSTGRES is unset.
+const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// PostgresURL returns the PostgreSQL server tests use.
+func PostgresURL() string {
+	if u := os.Getenv("OCPIHUB_TEST_POSTGRES"); u != "" {
+		return u
+	}
+	return DefaultPostgresURL
+}
+
+var (
+	pgOnce      sync.Once
+	pgReachable error
+)
+
+// postgresAvailable checks once per test binary whether PostgreSQL answers.
+func postgresAvailable() error {
+	pgOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, PostgresURL())
+		if err != nil {
+			pgReachable = err
+			return
+		}
+		pgReachable = conn.Ping(ctx)
+		conn.Close(ctx)
+	})
+	return pgReachable
+}
+
+// Engines returns the engines a test runs on.
+func Engines() []store.Engine { return []store.Engine{store.SQLite, store.Postgres} }
+
+// Each runs fn as a subtest per engine with a fresh migrated database. The
+// subtests are parallel.
+func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	for _, engine := range Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			fn(t, Open(t, engine))
+		})
+	}
+}
+
+// Open returns a fresh migrated database on engine, closed at the end of the
+// test. On PostgreSQL it skips (or, in CI, fails) when the server is away.
+func Open(t testing.TB, engine store.Engine) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, URL(t, engine), store.Options{MaxConns: 8})
+	if err != nil {
+		t.Fatalf("open %s: %v", engine, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate %s: %v", engine, err)
+	}
+	return db
+}
+
+// URL returns a database URL reserved for the test: a new SQLite file in the
+// test's temp directory, or the PostgreSQL server with a new schema (as
+// search_path) that is dropped when the test ends. Use it where a test opens
+// the database more than once (a restart, two replicas, the CLI).
+func URL(t testing.TB, engine store.Engine) string {
+	t.Helper()
+	switch engine {
+	case store.SQLite:
+		return "sqlite:" + filepath.Join(t.TempDir(), "ocpihub.db")
+	case store.Postgres:
+		if err := postgresAvailable(); err != nil {
+			if os.Getenv("OCPIHUB_TEST_REQUIRE_POSTGRES") == "1" {
+				t.Fatalf("PostgreSQL is required (OCPIHUB_TEST_REQUIRE_POSTGRES=1) but unreachable at %s: %v", PostgresURL(), err)
+			}
+			t.Skipf("SKIPPED ON POSTGRESQL: no server at %s (%v); set OCPIHUB_TEST_POSTGRES to run the PostgreSQL half", PostgresURL(), err)
+		}
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		schema := "t_" + hex.EncodeToString(b[:])
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			conn, err := pgx.Connect(ctx, PostgresURL())
+			if err != nil {
+				return
+			}
+			defer conn.Close(ctx)
+			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		})
+		u, err := neturl.Parse(PostgresURL())
+		if err != nil {
+			t.Fatalf("OCPIHUB_TEST_POSTGRES: %v", err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	t.Fatalf("unknown engine %q", engine)
+	return ""
+}

@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Querier runs SQL. Tx and the reader returned by DB.Read implement it, so a
+// lower-case query helper that takes a Querier works inside a transaction and
+// outside one.
+type Querier interface {
+	// Exec runs a statement and returns the number of rows it affected.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+	Engine() Engine
+}
+
+// Rows is a result set; always Close it.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Row is a single-row result; Scan returns ErrNoRows when there is none.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Tx is a write transaction. Enqueue follow-up jobs through it (jobs.Client
+// InsertTx) so that the state change and the work it causes commit together.
+type Tx struct {
+	engine      Engine
+	sql         *sql.Tx
+	pgx         pgx.Tx
+	afterCommit []func()
+}
+
+// SQLTx returns the underlying database/sql transaction (SQLite), for River.
+func (tx *Tx) SQLTx() *sql.Tx { return tx.sql }
+
+// PgxTx returns the underlying pgx transaction (PostgreSQL), for River.
+func (tx *Tx) PgxTx() pgx.Tx { return tx.pgx }
+
+// Engine returns the engine.
+func (tx *Tx) Engine() Engine { return tx.engine }
+
+// AfterCommit registers fn to run once the transaction has committed (never
+// when it rolls back): a place for in-process notifications.
+func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
+
+// Exec implements Querier.
+func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if tx.pgx != nil {
+		tag, err := tx.pgx.Exec(ctx, query, args...)
+		return tag.RowsAffected(), err
+	}
+	res, err := tx.sql.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// Query implements Querier.
+func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if tx.pgx != nil {
+		rows, err := tx.pgx.Query(ctx, query, args...)
+		if err != nil {
+			return nil, err
+		}
+		return pgxRows{rows}, nil
+	}
+	return tx.sql.QueryContext(ctx, query, args...)
+}
+
+// QueryRow implements Querier.
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if tx.pgx != nil {
+		return pgxRow{tx.pgx.QueryRow(ctx, query, args...)}
+	}
+	return tx.sql.QueryRowContext(ctx, query, args...)
+}
+
+// InTx runs fn in a write transaction and commits when it returns nil. An
+// error or a panic rolls back. fn must not call out to other services: on
+// SQLite a transaction holds the only writer.
+func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (err error) {
+	tx := &Tx{engine: db.engine}
+	if db.pool != nil {
+		if tx.pgx, err = db.pool.Begin(ctx); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+	} else {
+		if tx.sql, err = db.write.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+	}
+	committed := false
+	defer func() {
+		if committed {
+			return
+		}
+		// A rollback on a dead context still has to release the connection.
+		rctx := context.WithoutCancel(ctx)
+		if tx.pgx != nil {
+			_ = tx.pgx.Rollback(rctx)
+		} else {
+			_ = tx.sql.Rollback()
+		}
+	}()
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	if tx.pgx != nil {
+		err = tx.pgx.Commit(ctx)
+	} else {
+		err = tx.sql.Commit()
+	}
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	committed = true
+	for _, fn := range tx.afterCommit {
+		fn()
+	}
+	return nil
+}
+
+// Read returns a Querier for reads outside a transaction: the reader pool on
+// SQLite, the pool on PostgreSQL. It must not be used for writes.
+func (db *DB) Read() Querier {
+	if db.pool != nil {
+		return pgxReader{db.pool}
+	}
+	return sqlReader{db.read}
+}
+
+type sqlReader struct{ db *sql.DB }
+
+func (r sqlReader) Engine() Engine { return SQLite }
+
+func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := r.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (r sqlReader) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	return r.db.QueryContext(ctx, query, args...)
+}
+
+func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return r.db.QueryRowContext(ctx, query, args...)
+}
+
+type pgxReader struct {
+	pool interface {
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	}
+}
+
+func (r pgxReader) Engine() Engine { return Postgres }
+
+func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	rows, err := r.pool.Query(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	rows.Close()
+	return rows.CommandTag().RowsAffected(), rows.Err()
+}
+
+func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := r.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgxRows{rows}, nil
+}
+
+func (r pgxReader) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return pgxRow{r.pool.QueryRow(ctx, query, args...)}
+}
+
+type pgxRows struct{ pgx.Rows }
+
+func (r pgxRows) Close() error {
+	r.Rows.Close()
+	return nil
+}
+
+type pgxRow struct{ row pgx.Row }
+
+func (r pgxRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNoRows
+	}
+	return err
+}
