@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"path"
 	"sort"
@@ -80,7 +81,14 @@ func (db *DB) provider() (*goose.Provider, func() error, error) {
 	switch db.engine {
 	case Postgres:
 		sqlDB := stdlib.OpenDBFromPool(db.pool)
-		locker, err := lock.NewPostgresSessionLocker()
+		// One lock per schema: replicas of one hub wait for each other, hubs
+		// (or tests) in other schemas of the same database do not.
+		h := fnv.New64a()
+		h.Write([]byte("ocpihub-migrate:" + db.schema))
+		locker, err := lock.NewPostgresSessionLocker(
+			lock.WithLockID(int64(h.Sum64()>>1)),
+			lock.WithLockTimeout(1, 300),
+		)
 		if err != nil {
 			sqlDB.Close()
 			return nil, nil, err

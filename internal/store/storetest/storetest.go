@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -82,6 +83,9 @@ func Open(t testing.TB, engine store.Engine) *store.DB {
 	t.Cleanup(func() { db.Close() })
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatalf("migrate %s: %v", engine, err)
+	}
+	if err := jobs.Migrate(ctx, db, nil); err != nil {
+		t.Fatalf("migrate job tables on %s: %v", engine, err)
 	}
 	return db
 }

@@ -1,0 +1,74 @@
+package jobs
+
+import (
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Backoff is the default retry policy: exponential from 2 s, doubling per
+// attempt, capped at one hour, with ±20 % jitter so that many jobs failing on
+// one partner do not come back in lockstep. Workers with a schedule of their
+// own (webhook deliveries) implement NextRetry.
+type Backoff struct{}
+
+// NextRetry implements river.ClientRetryPolicy.
+func (Backoff) NextRetry(job *rivertype.JobRow) time.Time {
+	return job.AttemptedAt.Add(BackoffDelay(job.Attempt))
+	// AttemptedAt is always set for a job that ran; River stamps it.
+}
+
+// BackoffDelay returns the delay before retry number attempt (1-based).
+func BackoffDelay(attempt int) time.Duration {
+	base := 2 * time.Second
+	d := time.Duration(float64(base) * math.Pow(2, float64(max(attempt-1, 0))))
+	if d > time.Hour || d <= 0 {
+		d = time.Hour
+	}
+	return Jitter(d, 0.2)
+}
+
+// Jitter returns d moved randomly by up to ±frac of itself.
+func Jitter(d time.Duration, frac float64) time.Duration {
+	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1)))
+}
+
+var _ river.ClientRetryPolicy = Backoff{}
+
+// Stats counts job outcomes by kind, for the metrics endpoint.
+type Stats struct {
+	mu     sync.Mutex
+	counts map[[2]string]int64 // kind, outcome
+}
+
+func newStats() *Stats { return &Stats{counts: map[[2]string]int64{}} }
+
+func (s *Stats) add(kind, outcome string) {
+	s.mu.Lock()
+	s.counts[[2]string{kind, outcome}]++
+	s.mu.Unlock()
+}
+
+// Each calls fn for every (kind, outcome) counter.
+func (s *Stats) Each(fn func(kind, outcome string, n int64)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, n := range s.counts {
+		fn(k[0], k[1], n)
+	}
+}
+
+func (c *Client) countEvents() {
+	ch, cancel := c.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled, river.EventKindJobSnoozed)
+	defer cancel()
+	for ev := range ch {
+		if ev == nil || ev.Job == nil {
+			continue
+		}
+		c.stats.add(ev.Job.Kind, string(ev.Kind))
+	}
+}

@@ -1,0 +1,349 @@
+// Package jobs is ocpihub's durable job queue, on River, over the same
+// database as the data (SQLite through riversqlite, PostgreSQL through
+// riverpgxv5).
+//
+// The rule it exists for: a state change that needs follow-up work (push an
+// object to a partner, relay a command result, deliver a webhook, retry a
+// refund) enqueues the job with InsertTx in the same transaction. Either both
+// commit or neither does; nothing is sent from inside a request where a crash
+// between "stored" and "sent" could lose it.
+//
+// Jobs are retried with exponential backoff and jitter; a job whose worker
+// died (a crashed or killed process) is rescued once it has been running for
+// longer than RescueAfter and runs again, so every worker must be idempotent:
+// keyed by ids, checking what it already did.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Queues ocpihub uses. Partner-facing traffic is split from internal
+// bookkeeping so a slow partner cannot starve reconciliation.
+const (
+	QueueDefault  = river.QueueDefault
+	QueuePush     = "push"     // pushes and relays to OCPI partners
+	QueueWebhooks = "webhooks" // outgoing webhook deliveries
+	QueueMoney    = "money"    // payments, refunds, reconciliation
+)
+
+// Config tunes a Client. Zero values mean the defaults.
+type Config struct {
+	Logger *slog.Logger
+	// Workers per queue; nil: a default set for every queue above.
+	Queues map[string]int
+	// PollInterval is how often idle workers look for new jobs (default 100ms;
+	// SQLite has no LISTEN/NOTIFY, and a short poll is cheap on an index).
+	PollInterval time.Duration
+	// JobTimeout bounds one attempt (default 2 minutes).
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before it is considered
+	// orphaned by a dead worker and run again (default JobTimeout + 1 minute).
+	RescueAfter time.Duration
+	// MaxAttempts before a job is discarded (default 25).
+	MaxAttempts int
+	// Time stubs River's clock in tests.
+	Time rivertype.TimeGenerator
+	// ID names this client in job rows (default: River's host-time id).
+	ID string
+	// InsertOnly builds a client that can enqueue but never works jobs (CLI
+	// commands that change data while a server runs the queue).
+	InsertOnly bool
+}
+
+// Client enqueues and works jobs.
+type Client struct {
+	db      *store.DB
+	workers *river.Workers
+	logger  *slog.Logger
+	sq      *river.Client[*sql.Tx]
+	pg      *river.Client[pgx.Tx]
+	// stats counts job outcomes for metrics.
+	stats *Stats
+}
+
+// New builds a client on db. Register workers with AddWorker and periodic jobs
+// with AddPeriodic before Start.
+func New(db *store.DB, cfg Config) (*Client, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{db: db, workers: river.NewWorkers(), logger: cfg.Logger, stats: newStats()}
+	jobTimeout := cfg.JobTimeout
+	if jobTimeout == 0 {
+		jobTimeout = 2 * time.Minute
+	}
+	rescue := cfg.RescueAfter
+	if rescue == 0 {
+		rescue = jobTimeout + time.Minute
+	}
+	queues := map[string]river.QueueConfig{}
+	if !cfg.InsertOnly {
+		qs := cfg.Queues
+		if qs == nil {
+			qs = map[string]int{QueueDefault: 10, QueuePush: 20, QueueWebhooks: 20, QueueMoney: 5}
+		}
+		for name, n := range qs {
+			queues[name] = river.QueueConfig{MaxWorkers: n}
+		}
+	}
+	rc := &river.Config{
+		FetchCooldown:        min(cfg.PollInterval, 50*time.Millisecond),
+		FetchPollInterval:    cmpOr(cfg.PollInterval, 100*time.Millisecond),
+		ID:                   cfg.ID,
+		JobTimeout:           jobTimeout,
+		Logger:               quietRiver(cfg.Logger),
+		MaxAttempts:          cmpOr(cfg.MaxAttempts, 25),
+		RescueStuckJobsAfter: rescue,
+		RetryPolicy:          Backoff{},
+		Schema:               db.Schema(),
+		Workers:              c.workers,
+		ErrorHandler:         &errorHandler{logger: cfg.Logger},
+	}
+	if rc.FetchCooldown <= 0 {
+		rc.FetchCooldown = 50 * time.Millisecond
+	}
+	if len(queues) > 0 {
+		rc.Queues = queues
+	}
+	if cfg.Time != nil {
+		rc.Test.Time = cfg.Time
+	}
+	var err error
+	switch db.Engine() {
+	case store.SQLite:
+		// Poll only: SQLite has no LISTEN/NOTIFY.
+		rc.PollOnly = true
+		c.sq, err = river.NewClient(riversqlite.New(db.SQLDB()), rc)
+	case store.Postgres:
+		c.pg, err = river.NewClient(riverpgxv5.New(db.Pool()), rc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job client: %w", err)
+	}
+	return c, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Migrate creates or updates River's tables. It runs after store migrations
+// and, on PostgreSQL, under an advisory lock so replicas take turns.
+func Migrate(ctx context.Context, db *store.DB, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := &rivermigrate.Config{Logger: quietRiver(logger), Schema: db.Schema()}
+	switch db.Engine() {
+	case store.SQLite:
+		m, err := rivermigrate.New(riversqlite.New(db.SQLDB()), cfg)
+		if err != nil {
+			return err
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	default:
+		conn, err := db.Pool().Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Release()
+		h := fnv.New64a()
+		h.Write([]byte("ocpihub-river-migrate:" + db.Schema()))
+		key := int64(h.Sum64() >> 1)
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+			return fmt.Errorf("migration lock: %w", err)
+		}
+		defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key) //nolint:errcheck
+		m, err := rivermigrate.New(riverpgxv5.New(db.Pool()), cfg)
+		if err != nil {
+			return err
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		return err
+	}
+}
+
+// AddWorker registers a worker for its job kind.
+func AddWorker[T river.JobArgs](c *Client, w river.Worker[T]) {
+	river.AddWorker(c.workers, w)
+}
+
+// AddPeriodic schedules a job to be enqueued periodically (by the leader only,
+// so a cluster runs it once).
+func (c *Client) AddPeriodic(job *river.PeriodicJob) {
+	if c.sq != nil {
+		c.sq.PeriodicJobs().Add(job)
+	} else {
+		c.pg.PeriodicJobs().Add(job)
+	}
+}
+
+// Start starts working jobs until Stop.
+func (c *Client) Start(ctx context.Context) error {
+	go c.countEvents()
+	if c.sq != nil {
+		return c.sq.Start(ctx)
+	}
+	return c.pg.Start(ctx)
+}
+
+// Stop stops fetching new jobs and waits for running ones to finish. If ctx
+// ends first, running jobs are cancelled; a cancelled attempt is recorded as
+// failed and retried later, so nothing is lost.
+func (c *Client) Stop(ctx context.Context) error {
+	var err error
+	if c.sq != nil {
+		err = c.sq.Stop(ctx)
+	} else {
+		err = c.pg.Stop(ctx)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if c.sq != nil {
+			return c.sq.StopAndCancel(hard)
+		}
+		return c.pg.StopAndCancel(hard)
+	}
+	return err
+}
+
+// InsertTx enqueues a job inside tx: it exists only if tx commits.
+func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	if c.sq != nil {
+		return c.sq.InsertTx(ctx, tx.SQLTx(), args, opts)
+	}
+	return c.pg.InsertTx(ctx, tx.PgxTx(), args, opts)
+}
+
+// Insert enqueues a job on its own, for work that follows no state change of
+// ours (an operator's retry, a scheduled sync).
+func (c *Client) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	if c.sq != nil {
+		return c.sq.Insert(ctx, args, opts)
+	}
+	return c.pg.Insert(ctx, args, opts)
+}
+
+// ListParams filter a job listing.
+type ListParams struct {
+	States []rivertype.JobState
+	Kinds  []string
+	Limit  int
+}
+
+// List returns jobs, newest first.
+func (c *Client) List(ctx context.Context, p ListParams) ([]*rivertype.JobRow, error) {
+	params := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(cmpOr(p.Limit, 100))
+	if len(p.States) > 0 {
+		params = params.States(p.States...)
+	}
+	if len(p.Kinds) > 0 {
+		params = params.Kinds(p.Kinds...)
+	}
+	var res *river.JobListResult
+	var err error
+	if c.sq != nil {
+		res, err = c.sq.JobList(ctx, params)
+	} else {
+		res, err = c.pg.JobList(ctx, params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.Jobs, nil
+}
+
+// Failed returns the jobs that gave up (discarded), were cancelled, or wait
+// for a retry further away than a few seconds: what an operator looks at.
+func (c *Client) Failed(ctx context.Context, limit int) ([]*rivertype.JobRow, error) {
+	return c.List(ctx, ListParams{States: []rivertype.JobState{rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStateRetryable}, Limit: limit})
+}
+
+// Get returns one job.
+func (c *Client) Get(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	if c.sq != nil {
+		return c.sq.JobGet(ctx, id)
+	}
+	return c.pg.JobGet(ctx, id)
+}
+
+// Retry makes a failed or discarded job run again now.
+func (c *Client) Retry(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	if c.sq != nil {
+		return c.sq.JobRetry(ctx, id)
+	}
+	return c.pg.JobRetry(ctx, id)
+}
+
+// Subscribe returns a channel of job events (completed, failed, …) for
+// tests and metrics, and a function to stop it.
+func (c *Client) Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func()) {
+	if c.sq != nil {
+		return c.sq.Subscribe(kinds...)
+	}
+	return c.pg.Subscribe(kinds...)
+}
+
+// Stats returns the job outcome counters.
+func (c *Client) Stats() *Stats { return c.stats }
+
+// errorHandler logs job failures with their kind and attempt.
+type errorHandler struct{ logger *slog.Logger }
+
+func (h *errorHandler) HandleError(ctx context.Context, job *rivertype.JobRow, err error) *river.ErrorHandlerResult {
+	level := slog.LevelWarn
+	if job.Attempt >= job.MaxAttempts {
+		level = slog.LevelError
+	}
+	h.logger.Log(ctx, level, "job failed", "job_id", job.ID, "kind", job.Kind, "attempt", job.Attempt, "max_attempts", job.MaxAttempts, "error", err)
+	return nil
+}
+
+func (h *errorHandler) HandlePanic(ctx context.Context, job *rivertype.JobRow, panicVal any, trace string) *river.ErrorHandlerResult {
+	h.logger.ErrorContext(ctx, "job panicked", "job_id", job.ID, "kind", job.Kind, "attempt", job.Attempt, "panic", fmt.Sprint(panicVal), "trace", trace)
+	return nil
+}
+
+// quietRiver passes River's own logs through at warning level and above.
+func quietRiver(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(a), f.min}
+}
+
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(name), f.min}
+}

@@ -1,0 +1,340 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// markArgs asks markWorker to record that key was processed. The effect is
+// idempotent (one row per key) while every attempt is counted, so tests can
+// tell "ran twice" from "had its effect twice".
+type markArgs struct {
+	Key  string `json:"key"`
+	Fail int    `json:"fail"` // fail this many attempts first
+}
+
+func (markArgs) Kind() string { return "test_mark" }
+
+type markWorker struct {
+	river.WorkerDefaults[markArgs]
+	db *store.DB
+	// crash, when set, exits the process in the middle of the job (after its
+	// attempt is recorded, before the job can complete).
+	crash bool
+}
+
+func (w *markWorker) Work(ctx context.Context, job *river.Job[markArgs]) error {
+	err := w.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO test_attempts (key, attempt) VALUES ($1, $2)", job.Args.Key, job.Attempt)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if w.crash {
+		os.Exit(3)
+	}
+	if job.Attempt <= job.Args.Fail {
+		return fmt.Errorf("planned failure %d", job.Attempt)
+	}
+	return w.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO test_marks (key) VALUES ($1) ON CONFLICT (key) DO NOTHING", job.Args.Key)
+		return err
+	})
+}
+
+type bundle struct {
+	db     *store.DB
+	client *jobs.Client
+	events <-chan *river.Event
+}
+
+func setupTables(t *testing.T, db *store.DB) {
+	t.Helper()
+	err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS test_marks (key TEXT PRIMARY KEY)"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS test_attempts (key TEXT NOT NULL, attempt INTEGER NOT NULL)")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func setup(t *testing.T, db *store.DB, start bool) *bundle {
+	t.Helper()
+	setupTables(t, db)
+	client, err := jobs.New(db, jobs.Config{PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs.AddWorker(client, &markWorker{db: db})
+	b := &bundle{db: db, client: client}
+	if start {
+		ch, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+		t.Cleanup(cancel)
+		b.events = ch
+		if err := client.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = client.Stop(ctx)
+		})
+	}
+	return b
+}
+
+// waitEvent waits for the next event of a job of kind test_mark.
+func (b *bundle) waitEvent(t *testing.T, kind river.EventKind) *rivertype.JobRow {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-b.events:
+			if ev.Kind == kind {
+				return ev.Job
+			}
+		case <-timeout:
+			t.Fatalf("no %s event within 30s", kind)
+		}
+	}
+}
+
+func count(t *testing.T, db *store.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Read().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestInsertTxCommitsWithTheTransaction(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db, true)
+		ctx := context.Background()
+
+		boom := errors.New("rolled back")
+		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if _, err := b.client.InsertTx(ctx, tx, markArgs{Key: "rolled-back"}, nil); err != nil {
+				return err
+			}
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatal(err)
+		}
+		err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := b.client.InsertTx(ctx, tx, markArgs{Key: "committed"}, nil)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := b.waitEvent(t, river.EventKindJobCompleted)
+		if job.Kind != "test_mark" {
+			t.Fatalf("completed %s", job.Kind)
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "committed"); n != 1 {
+			t.Fatalf("committed job: %d marks", n)
+		}
+		all, err := b.client.List(ctx, jobs.ListParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all) != 1 {
+			t.Fatalf("a rolled-back transaction enqueued a job: %d jobs in the queue", len(all))
+		}
+	})
+}
+
+func TestRetryUniqueScheduledAndFailedListing(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db, true)
+		ctx := context.Background()
+
+		// A failing job is retried later, with backoff.
+		res, err := b.client.Insert(ctx, markArgs{Key: "flaky", Fail: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := b.waitEvent(t, river.EventKindJobFailed)
+		// River keeps a retry that is due within seconds "available" with a
+		// future scheduled_at, and longer ones "retryable".
+		if failed.ID != res.Job.ID || (failed.State != rivertype.JobStateRetryable && failed.State != rivertype.JobStateAvailable) {
+			t.Fatalf("failed job %d in state %s, want %d waiting to retry", failed.ID, failed.State, res.Job.ID)
+		}
+		if delay := failed.ScheduledAt.Sub(*failed.AttemptedAt); delay < time.Second || delay > 3*time.Second {
+			t.Fatalf("first retry scheduled %v after the attempt, want about 2s", delay)
+		}
+		// An operator's retry runs it now; it succeeds on attempt 2.
+		if _, err := b.client.Retry(ctx, res.Job.ID); err != nil {
+			t.Fatal(err)
+		}
+		done := b.waitEvent(t, river.EventKindJobCompleted)
+		if done.ID != res.Job.ID || done.Attempt != 2 {
+			t.Fatalf("completed job %d at attempt %d", done.ID, done.Attempt)
+		}
+
+		// A job that always fails with max attempts 1 is discarded and listed.
+		res2, err := b.client.Insert(ctx, markArgs{Key: "doomed", Fail: 99}, &river.InsertOpts{MaxAttempts: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := b.waitEvent(t, river.EventKindJobFailed); ev.State != rivertype.JobStateDiscarded {
+			t.Fatalf("doomed job state %s, want discarded", ev.State)
+		}
+		list, err := b.client.Failed(ctx, 10)
+		if err != nil || len(list) != 1 || list[0].ID != res2.Job.ID {
+			t.Fatalf("Failed() after discard = %d jobs, %v", len(list), err)
+		}
+
+		// Unique jobs: the second insert with equal args is skipped.
+		opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}, ScheduledAt: time.Now().Add(time.Hour)}
+		first, err := b.client.Insert(ctx, markArgs{Key: "unique"}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := b.client.Insert(ctx, markArgs{Key: "unique"}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.UniqueSkippedAsDuplicate || !second.UniqueSkippedAsDuplicate || second.Job.ID != first.Job.ID {
+			t.Fatalf("unique insert: first skipped=%v, second skipped=%v (ids %d, %d)", first.UniqueSkippedAsDuplicate, second.UniqueSkippedAsDuplicate, first.Job.ID, second.Job.ID)
+		}
+		// ...and a job scheduled for later waits.
+		if first.Job.State != rivertype.JobStateScheduled {
+			t.Fatalf("scheduled job in state %s", first.Job.State)
+		}
+	})
+}
+
+// TestJobSurvivesACrash runs a worker in a child process that dies in the
+// middle of a job (after claiming it, before completing it). A new process
+// then rescues the orphaned job and runs it to completion; its effect happens
+// once.
+func TestJobSurvivesACrash(t *testing.T) {
+	t.Parallel()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			url := storetest.URL(t, engine)
+			ctx := context.Background()
+			db, err := store.Open(ctx, url, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := jobs.Migrate(ctx, db, nil); err != nil {
+				t.Fatal(err)
+			}
+			setupTables(t, db)
+			inserter, err := jobs.New(db, jobs.Config{InsertOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs.AddWorker(inserter, &markWorker{db: db})
+			res, err := inserter.Insert(ctx, markArgs{Key: "survivor"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+			cmd.Env = append(os.Environ(), "OCPIHUB_CRASH_CHILD_DB="+url)
+			out, err := cmd.CombinedOutput()
+			var exitErr *exec.ExitError
+			if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
+				t.Fatalf("child should crash with exit code 3, got %v\n%s", err, out)
+			}
+			job, err := inserter.Get(ctx, res.Job.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if job.State != rivertype.JobStateRunning {
+				t.Fatalf("after the crash the job is %s, want running (claimed by the dead worker)", job.State)
+			}
+			// Time passes: the dead worker's claim ages past the rescue horizon
+			// and its leadership lease runs out.
+			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				if _, err := tx.Exec(ctx, "UPDATE river_job SET attempted_at = $1 WHERE id = $2", time.Now().Add(-time.Hour).UTC(), res.Job.ID); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, "DELETE FROM river_leader")
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+
+			client, err := jobs.New(db, jobs.Config{PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs.AddWorker(client, &markWorker{db: db})
+			events, cancel := client.Subscribe(river.EventKindJobCompleted)
+			defer cancel()
+			if err := client.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer client.Stop(ctx)
+			select {
+			case ev := <-events:
+				if ev.Job.ID != res.Job.ID || ev.Job.Attempt != 2 {
+					t.Fatalf("completed job %d at attempt %d, want %d at attempt 2", ev.Job.ID, ev.Job.Attempt, res.Job.ID)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the orphaned job was not rescued and completed within 60s")
+			}
+			if n := count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
+				t.Fatalf("attempts = %d, want 2 (one crashed, one completed)", n)
+			}
+			if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
+				t.Fatalf("effects = %d, want exactly 1", n)
+			}
+		})
+	}
+}
+
+// TestCrashChild is the crashing worker process of TestJobSurvivesACrash; it
+// does nothing when run on its own.
+func TestCrashChild(t *testing.T) {
+	url := os.Getenv("OCPIHUB_CRASH_CHILD_DB")
+	if url == "" {
+		return
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := jobs.New(db, jobs.Config{PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs.AddWorker(client, &markWorker{db: db, crash: true})
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Second) // the worker exits the process long before
+	t.Fatal("the crashing worker never ran")
+}
