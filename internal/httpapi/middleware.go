@@ -1,0 +1,206 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	correlationIDKey
+)
+
+// RequestID returns the X-Request-ID of the request being served.
+func RequestID(ctx context.Context) string { s, _ := ctx.Value(requestIDKey).(string); return s }
+
+// CorrelationID returns the X-Correlation-ID of the request being served; a
+// hub forwarding the request keeps it.
+func CorrelationID(ctx context.Context) string {
+	s, _ := ctx.Value(correlationIDKey).(string)
+	return s
+}
+
+// WithCorrelationID returns ctx carrying a correlation id, for work that
+// continues a request outside it (jobs).
+func WithCorrelationID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, correlationIDKey, id)
+}
+
+// idHeader returns a usable id from a header: printable, at most 255 bytes;
+// otherwise a new UUID.
+func idHeader(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" || len(v) > 255 {
+		return uuid.NewString()
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return uuid.NewString()
+		}
+	}
+	return v
+}
+
+// withIDs echoes X-Request-ID and X-Correlation-ID, generating them when
+// missing (transport.md §9.2).
+func withIDs(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := idHeader(r.Header.Get("X-Request-ID"))
+		cid := idHeader(r.Header.Get("X-Correlation-ID"))
+		w.Header().Set("X-Request-ID", rid)
+		w.Header().Set("X-Correlation-ID", cid)
+		ctx := context.WithValue(r.Context(), requestIDKey, rid)
+		ctx = context.WithValue(ctx, correlationIDKey, cid)
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// statusWriter remembers the status code for the access log and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (sw *statusWriter) WriteHeader(code int) {
+	if sw.status == 0 {
+		sw.status = code
+	}
+	sw.ResponseWriter.WriteHeader(code)
+}
+
+func (sw *statusWriter) Write(b []byte) (int, error) {
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+	n, err := sw.ResponseWriter.Write(b)
+	sw.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (sw *statusWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }
+
+// observe logs every request and records its metrics, by route pattern.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		elapsed := time.Since(start)
+		route := r.Pattern
+		if route == "" {
+			route = "unmatched"
+		}
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		s.metrics.observe(route, r.Method, status, elapsed)
+		if s.quietRoute(route) && status < 400 {
+			return
+		}
+		attrs := []any{
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
+			slog.Int("status", status), slog.Duration("duration", elapsed), slog.Int("bytes", sw.bytes),
+			slog.String("request_id", RequestID(r.Context())),
+		}
+		if c := party.CallerFrom(r.Context()); c != nil && c.Name != "" {
+			attrs = append(attrs, slog.String("caller", c.Name))
+		}
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		s.logger.Log(r.Context(), level, "request", attrs...)
+	})
+}
+
+// quietRoute reports routes that are polled and not worth a log line.
+func (s *Server) quietRoute(route string) bool {
+	return strings.Contains(route, "/healthz") || strings.Contains(route, "/readyz") || strings.Contains(route, "/metrics")
+}
+
+// recoverPanics answers a panicking handler with HTTP 500 and status 3000,
+// and logs the panic with the request id.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.logger.ErrorContext(r.Context(), "panic serving request", "panic", fmt.Sprint(v),
+					"request_id", RequestID(r.Context()), "path", r.URL.Path, "stack", string(debug.Stack()))
+				s.writeError(w, r, &ocpi.Error{Code: ocpi.EINTERNAL, Message: "internal error", Err: fmt.Errorf("panic: %v", v)})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody caps request bodies (DESIGN §6: over the cap → 413).
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.MaxBodyBytes {
+			s.writeError(w, r, &ocpi.Error{Code: ocpi.ETOOLARGE, Message: "the body is larger than " + strconv.FormatInt(s.cfg.MaxBodyBytes, 10) + " bytes"})
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// aliases maps the URL forms the seed also uses onto ours: the role before
+// the version (/ocpi/cpo/2.2.1/… → /ocpi/2.2.1/cpo/…), credentials without a
+// version (/ocpi/credentials → /ocpi/2.2.1/credentials), and a trailing slash.
+func aliases(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if len(p) > 1 && strings.HasSuffix(p, "/") {
+			p = strings.TrimRight(p, "/")
+		}
+		if rest, ok := strings.CutPrefix(p, "/ocpi/"); ok {
+			parts := strings.SplitN(rest, "/", 3)
+			if len(parts) >= 2 && (parts[0] == "cpo" || parts[0] == "emsp" || parts[0] == "ptp") && isVersion(parts[1]) {
+				p = "/ocpi/" + parts[1] + "/" + parts[0]
+				if len(parts) == 3 {
+					p += "/" + parts[2]
+				}
+			} else if rest == "credentials" {
+				p = "/ocpi/" + DefaultVersion + "/credentials"
+			}
+		}
+		if p != r.URL.Path {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = p
+			r2.URL.RawPath = ""
+			r = r2
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isVersion(s string) bool {
+	for _, v := range []string{"2.3.0", "2.2.1", "2.1.1", "2.0"} {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,184 @@
+// Package httpapi is ocpihub's HTTP surface: one route table on
+// net/http.ServeMux, the middleware every request passes (ids, body cap,
+// panic recovery, access log, metrics, authentication), and thin handlers that
+// decode, check access, call one domain service and answer with an OCPI
+// envelope.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// DefaultVersion is the OCPI version of the unversioned aliases.
+const DefaultVersion = "2.2.1"
+
+// DefaultMaxBodyBytes caps request bodies (gaps.md §12).
+const DefaultMaxBodyBytes = 1 << 20
+
+// Authenticator resolves the tokens of an Authorization header to a caller.
+// It returns an EUNAUTHORIZED error when none of them is known.
+type Authenticator interface {
+	Authenticate(ctx context.Context, tokens []string) (*party.Caller, error)
+}
+
+// Config assembles a Server.
+type Config struct {
+	// PublicURL is the base URL partners reach us at; it prefixes every URL we
+	// advertise (versions, endpoints, Link headers).
+	PublicURL    *url.URL
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+	Clock        clock.Clock
+	Registry     *prometheus.Registry
+	DB           *store.DB
+	Auth         Authenticator
+	// Sandbox marks the sandbox instance: version details carry a banner.
+	Sandbox bool
+}
+
+// Server serves the hub's HTTP API.
+type Server struct {
+	cfg     Config
+	logger  *slog.Logger
+	clock   clock.Clock
+	mux     *http.ServeMux
+	handler http.Handler
+	metrics *httpMetrics
+	// draining is set when shutdown begins: /readyz turns 503 so a load
+	// balancer stops sending new requests.
+	draining atomic.Bool
+}
+
+// New builds a Server. Services it needs are in cfg.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	if cfg.PublicURL == nil {
+		cfg.PublicURL = &url.URL{Scheme: "http", Host: "localhost:8080"}
+	}
+	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
+	s.metrics = newHTTPMetrics(cfg.Registry)
+	s.routes()
+	s.handler = withIDs(s.recoverPanics(aliases(s.observeMux())))
+	return s
+}
+
+// observeMux runs the access log and metrics around the mux, where the route
+// pattern is known after routing.
+func (s *Server) observeMux() http.Handler {
+	return s.observe(s.limitBody(s.mux))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Drain marks the server as shutting down.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// access says who may call a route.
+type access int
+
+const (
+	// public routes need no token (health, metrics, PG webhooks, driver pages).
+	public access = iota
+	// registering routes accept token A too (versions, credentials).
+	registering
+	// platform routes need a registered partner's token (functional modules).
+	platform
+	// admin routes need the operator's admin token.
+	admin
+)
+
+// handle registers an OCPI handler behind authentication.
+func (s *Server) handle(pattern string, a access, fn apiFunc) {
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a != public {
+			caller, err := s.authenticate(r, a)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			r = r.WithContext(party.WithCaller(r.Context(), caller))
+		}
+		if err := fn(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}))
+}
+
+// authenticate resolves the caller and checks it may use a route of access a.
+func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) {
+	tokens, err := ocpi.TokenCandidates(r.Header.Get("Authorization"))
+	if err != nil {
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: err.Error()}
+	}
+	if s.cfg.Auth == nil {
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "unknown token"}
+	}
+	c, err := s.cfg.Auth.Authenticate(r.Context(), tokens)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case a == admin && c.Kind != party.CallerAdmin:
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs the admin token"}
+	case a == platform && c.Kind == party.CallerRegistering:
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
+	case a == platform && c.Kind == party.CallerPlatform && c.Status != party.StatusConnected:
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the platform is " + string(c.Status)}
+	}
+	return c, nil
+}
+
+// publicURL returns the absolute URL of path as partners see it.
+func (s *Server) publicURL(path string) string {
+	u := *s.cfg.PublicURL
+	u.Path = singleSlash(u.Path + path)
+	return u.String()
+}
+
+// selfURL returns the absolute URL of the request being served, for Link
+// headers.
+func (s *Server) selfURL(r *http.Request) *url.URL {
+	u := *s.cfg.PublicURL
+	u.Path = singleSlash(u.Path + r.URL.Path)
+	u.RawQuery = r.URL.RawQuery
+	return &u
+}
+
+func singleSlash(p string) string {
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] == '/' && p[i+1] == '/' {
+			p = p[:i] + p[i+1:]
+			i--
+		}
+	}
+	return p
+}
+
+// page writes a paged list: the headers of transport.md §6 and the objects.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items any, count int, page ocpi.Page) error {
+	ocpi.SetPageHeaders(w.Header(), s.selfURL(r), req, page, ocpi.MaxLimit, count)
+	return s.ok(w, items)
+}

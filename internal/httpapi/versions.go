@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+)
+
+// endpoint is one line of version details: a module, the interface role we
+// play for it, and its path.
+type endpoint struct {
+	Identifier string
+	Role       string // SENDER or RECEIVER
+	Path       string
+}
+
+// endpoints221 lists every 2.2.1 endpoint we serve. Partners discover paths
+// here and never guess them (DESIGN §4). The segment after the version names
+// the caller's role: a CPO pushes to .../cpo/..., an eMSP pulls from
+// .../emsp/....
+var endpoints221 = []endpoint{
+	{"credentials", "SENDER", "/ocpi/2.2.1/credentials"},
+}
+
+// versions lists the versions we speak, newest first.
+func (s *Server) versionList() []ocpi.Version {
+	return []ocpi.Version{
+		{Version: "2.2.1", URL: s.publicURL("/ocpi/2.2.1")},
+	}
+}
+
+// handleVersions serves GET /ocpi/versions.
+func (s *Server) handleVersions(w http.ResponseWriter, r *http.Request) error {
+	return s.ok(w, s.versionList())
+}
+
+// handleVersionDetails221 serves GET /ocpi/2.2.1.
+func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request) error {
+	d := ocpi.VersionDetails{Version: "2.2.1"}
+	for _, e := range endpoints221 {
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+	}
+	return s.ok(w, d)
+}

@@ -1,0 +1,114 @@
+package party
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Role is an OCPI role (credentials.md §1), plus PTP, which 2.3.0 peers use
+// for Payment Terminal Providers although the enum lacks it (gaps.md §5).
+type Role string
+
+// The roles.
+const (
+	RoleCPO   Role = "CPO"
+	RoleEMSP  Role = "EMSP"
+	RoleHUB   Role = "HUB"
+	RoleNAP   Role = "NAP"
+	RoleNSP   Role = "NSP"
+	RoleOTHER Role = "OTHER"
+	RoleSCSP  Role = "SCSP"
+	RolePTP   Role = "PTP"
+)
+
+// Roles lists every role value accepted from partners.
+var Roles = []string{"CPO", "EMSP", "HUB", "NAP", "NSP", "OTHER", "SCSP", "PTP"}
+
+// PartyRef names one party: a role played under a country code and party id.
+type PartyRef struct {
+	Role        Role   `json:"role"`
+	CountryCode string `json:"country_code"`
+	PartyID     string `json:"party_id"`
+}
+
+// Matches reports whether the party is cc/pid (case-insensitive, as CiString).
+func (p PartyRef) Matches(cc, pid string) bool {
+	return strings.EqualFold(p.CountryCode, cc) && strings.EqualFold(p.PartyID, pid)
+}
+
+// String returns CC-PID.
+func (p PartyRef) String() string { return strings.ToUpper(p.CountryCode + "-" + p.PartyID) }
+
+// CallerKind tells how a caller authenticated.
+type CallerKind int
+
+// Caller kinds.
+const (
+	// CallerPlatform is a registered partner using its credentials token C.
+	CallerPlatform CallerKind = iota + 1
+	// CallerRegistering holds a one-time token A: only versions and credentials.
+	CallerRegistering
+	// CallerAdmin is the operator with the admin token.
+	CallerAdmin
+)
+
+// Caller is who made a request.
+type Caller struct {
+	Kind       CallerKind
+	PlatformID int64  // 0 for the admin
+	Name       string // platform or invitation name
+	Roles      []PartyRef
+	Status     Status
+	Version    string // the OCPI version we speak with the platform
+	Sandbox    bool
+	// InvitationID is set for token A callers.
+	InvitationID int64
+}
+
+// HasRole reports whether the caller plays role under any party.
+func (c *Caller) HasRole(role Role) bool {
+	return slices.ContainsFunc(c.Roles, func(p PartyRef) bool { return p.Role == role })
+}
+
+// Owns reports whether cc/pid is one of the caller's parties (with role, if
+// role is not empty).
+func (c *Caller) Owns(role Role, cc, pid string) bool {
+	return slices.ContainsFunc(c.Roles, func(p PartyRef) bool {
+		return (role == "" || p.Role == role) && p.Matches(cc, pid)
+	})
+}
+
+// Party returns the caller's first party with role, if any.
+func (c *Caller) Party(role Role) (PartyRef, bool) {
+	for _, p := range c.Roles {
+		if p.Role == role {
+			return p, true
+		}
+	}
+	return PartyRef{}, false
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the caller.
+func WithCaller(ctx context.Context, c *Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller of a request, or nil.
+func CallerFrom(ctx context.Context) *Caller {
+	c, _ := ctx.Value(callerKey{}).(*Caller)
+	return c
+}
+
+// Status is a platform's registration status.
+type Status string
+
+// Platform statuses.
+const (
+	StatusPending      Status = "PENDING"
+	StatusConnected    Status = "CONNECTED"
+	StatusSuspended    Status = "SUSPENDED"
+	StatusUnregistered Status = "UNREGISTERED"
+)
