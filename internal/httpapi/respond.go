@@ -21,10 +21,14 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) error
 
 // writeJSON writes v as JSON with the given HTTP status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	b := []byte(`{"status_code":3000,"status_message":"response could not be encoded"}`)
+	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"status_code":3000,"status_message":"response could not be encoded"}`)
+	} else {
+		b = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))

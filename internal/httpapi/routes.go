@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,10 +22,26 @@ func (s *Server) routes() {
 	s.handle("GET /ocpi/versions", registering, s.handleVersions)
 	s.handle("GET /ocpi/2.2.1", registering, s.handleVersionDetails221)
 
+	// Credentials and hub client info.
+	s.handle("GET /ocpi/2.2.1/credentials", registering, s.handleCredentialsGet)
+	s.handle("POST /ocpi/2.2.1/credentials", registering, s.handleCredentialsPost)
+	s.handle("PUT /ocpi/2.2.1/credentials", registering, s.handleCredentialsPut)
+	s.handle("DELETE /ocpi/2.2.1/credentials", registering, s.handleCredentialsDelete)
+	s.handle("GET /ocpi/2.2.1/hubclientinfo", platform, s.handleHubClientInfo)
+
+	// Operator API.
+	s.handle("GET /admin/parties", admin, s.handleAdminParties)
+	s.handle("GET /admin/parties/{id}", admin, s.handleAdminParty)
+	s.handle("POST /admin/parties/{id}/suspend", admin, s.handleAdminPartyAction("suspend"))
+	s.handle("POST /admin/parties/{id}/resume", admin, s.handleAdminPartyAction("resume"))
+	s.handle("POST /admin/parties/{id}/rotate", admin, s.handleAdminPartyAction("rotate"))
+	s.handle("DELETE /admin/parties/{id}", admin, s.handleAdminPartyAction("disconnect"))
+	s.handle("POST /admin/parties/connect", admin, s.handleAdminConnect)
+	s.handle("POST /admin/invitations", admin, s.handleAdminInvite)
+
 	// Anything else under /ocpi answers with an envelope, not a text 404.
-	s.handle("/ocpi/", public, func(w http.ResponseWriter, r *http.Request) error {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no such endpoint: " + r.Method + " " + r.URL.Path + "; see GET /ocpi/versions"}
-	})
+	s.handle("/ocpi/", public, s.handleNoRoute)
+	s.handle("/admin/", public, s.handleNoRoute)
 }
 
 // handleHealthz says the process is alive.
@@ -55,4 +72,22 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "engine": s.cfg.DB.Engine(), "schema_version": cur})
+}
+
+// handleNoRoute answers paths no route matches: 405 with Allow when the path
+// exists for other methods, 404 otherwise; an envelope either way.
+func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) error {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/ocpi/" && pattern != "/admin/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		return &ocpi.Error{Code: ocpi.EMETHOD, Message: r.Method + " is not supported on " + r.URL.Path + "; allowed: " + strings.Join(allow, ", ")}
+	}
+	return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no such endpoint: " + r.Method + " " + r.URL.Path + "; see GET /ocpi/versions"}
 }

@@ -43,6 +43,7 @@ type Config struct {
 	Registry     *prometheus.Registry
 	DB           *store.DB
 	Auth         Authenticator
+	Parties      *party.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 }

@@ -20,6 +20,7 @@ type endpoint struct {
 // .../emsp/....
 var endpoints221 = []endpoint{
 	{"credentials", "SENDER", "/ocpi/2.2.1/credentials"},
+	{"hubclientinfo", "SENDER", "/ocpi/2.2.1/hubclientinfo"},
 }
 
 // versions lists the versions we speak, newest first.

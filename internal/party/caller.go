@@ -64,6 +64,9 @@ type Caller struct {
 	Sandbox    bool
 	// InvitationID is set for token A callers.
 	InvitationID int64
+	// Token is the credentials token the caller authenticated with (never
+	// stored; a credentials GET echoes it).
+	Token string `json:"-"`
 }
 
 // HasRole reports whether the caller plays role under any party.

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+)
+
+// setting binds one configuration value to its flag, its environment variable
+// and its config-file key (the flag name).
+type setting struct {
+	name string
+	env  string
+	help string
+	set  func(string) error
+	def  string
+}
+
+// settings returns the bindings of cfg's fields (DESIGN §8 fixes the names).
+func settings(cfg *app.Config) []setting {
+	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	return []setting{
+		{"addr", "OCPIHUB_ADDR", "address to listen on", str(&cfg.Addr), cfg.Addr},
+		{"db", "OCPIHUB_DB", "database: sqlite:FILE (default, embedded) or postgres://user@host/db", str(&cfg.DB), cfg.DB},
+		{"public-url", "OCPIHUB_PUBLIC_URL", "base URL partners and drivers reach the hub at (default http://ADDR)", str(&cfg.PublicURL), ""},
+		{"admin-token", "OCPIHUB_ADMIN_TOKEN", "operator token for /admin and the console (default: generated at first start and printed once)", str(&cfg.AdminToken), ""},
+		{"secret-key", "OCPIHUB_SECRET_KEY", "key that encrypts the tokens we hold for partners (default: stored unencrypted, with a warning)", str(&cfg.SecretKey), ""},
+		{"country-code", "OCPIHUB_COUNTRY_CODE", "country code of the hub's own parties", str(&cfg.CountryCode), cfg.CountryCode},
+		{"hub-party-id", "OCPIHUB_HUB_PARTY_ID", "party id of the hub's HUB role", str(&cfg.HubPartyID), cfg.HubPartyID},
+		{"emsp-party-id", "OCPIHUB_EMSP_PARTY_ID", "party id of the hub's own EMSP role (UPI and Direct Payment drivers)", str(&cfg.EMSPPartyID), cfg.EMSPPartyID},
+		{"hub-name", "OCPIHUB_HUB_NAME", "business name of the HUB role", str(&cfg.HubName), cfg.HubName},
+		{"emsp-name", "OCPIHUB_EMSP_NAME", "business name of the EMSP role", str(&cfg.EMSPName), cfg.EMSPName},
+		{"sandbox-addr", "OCPIHUB_SANDBOX_ADDR", "address of the sandbox instance (default: off)", str(&cfg.SandboxAddr), ""},
+		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},
+		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
+		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},
+		{"pg-webhook-secret", "OCPIHUB_PG_WEBHOOK_SECRET", "secret that signs the payment gateway's webhooks", str(&cfg.PGWebhookSecret), ""},
+		{"log-level", "OCPIHUB_LOG_LEVEL", "debug, info, warn or error", str(&cfg.LogLevel), cfg.LogLevel},
+		{"log-format", "OCPIHUB_LOG_FORMAT", "text or json", str(&cfg.LogFormat), cfg.LogFormat},
+		{"max-body-bytes", "OCPIHUB_MAX_BODY_BYTES", "largest request body accepted (larger: HTTP 413)", func(v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("want a positive number of bytes")
+			}
+			cfg.MaxBodyBytes = n
+			return nil
+		}, strconv.FormatInt(cfg.MaxBodyBytes, 10)},
+		{"shutdown-timeout", "OCPIHUB_SHUTDOWN_TIMEOUT", "how long shutdown waits for requests and jobs", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a duration such as 30s")
+			}
+			cfg.ShutdownTimeout = d
+			return nil
+		}, cfg.ShutdownTimeout.String()},
+		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			cfg.DevMode = b
+			return nil
+		}, "false"},
+	}
+}
+
+// configFlags registers every setting on fs, plus --config.
+func configFlags(fs *flag.FlagSet, cfg *app.Config) (binds []setting, configPath *string) {
+	binds = settings(cfg)
+	for _, b := range binds {
+		fs.Func(b.name, b.help+" ["+b.env+"]", b.set)
+	}
+	configPath = fs.String("config", "", "config file of \"name = value\" lines using the flag names [OCPIHUB_CONFIG]")
+	return binds, configPath
+}
+
+// applyConfig fills every setting not given as a flag from the environment,
+// then from the config file: flags win over the environment, which wins over
+// the file.
+func applyConfig(fs *flag.FlagSet, binds []setting, configPath string, getenv func(string) string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if configPath == "" {
+		configPath = getenv("OCPIHUB_CONFIG")
+	}
+	file := map[string]string{}
+	if configPath != "" {
+		f, err := os.Open(configPath)
+		if err != nil {
+			return fmt.Errorf("config file: %w", err)
+		}
+		defer f.Close()
+		if file, err = parseConfigFile(f, binds); err != nil {
+			return fmt.Errorf("config file %s: %w", configPath, err)
+		}
+	}
+	for _, b := range binds {
+		if given[b.name] {
+			continue
+		}
+		v, ok := getenv(b.env), getenv(b.env) != ""
+		if !ok {
+			v, ok = file[b.name]
+		}
+		if !ok {
+			continue
+		}
+		if err := b.set(v); err != nil {
+			return fmt.Errorf("%s: %w", b.env, err)
+		}
+	}
+	return nil
+}
+
+// parseConfigFile reads "name = value" lines; # starts a comment; values may
+// be quoted.
+func parseConfigFile(r io.Reader, binds []setting) (map[string]string, error) {
+	known := map[string]bool{}
+	for _, b := range binds {
+		known[b.name] = true
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("line %d: want name = value", n)
+		}
+		k = strings.ReplaceAll(k, "_", "-")
+		if !known[k] {
+			return nil, fmt.Errorf("line %d: unknown setting %q", n, k)
+		}
+		if uq, err := strconv.Unquote(v); err == nil {
+			v = uq
+		}
+		out[k] = v
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,106 @@
+// Command ocpihub is the OCPI hub: `ocpihub serve` runs it; the other
+// commands act on its database (parties, QR codes, migrations) or run the
+// simulators and the demo.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Build information, set with -ldflags "-X main.version=… -X main.commit=… -X main.date=…".
+var (
+	version = "dev"
+	commit  = ""
+	date    = ""
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// env is what a command sees of the world; tests pass their own.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+const usage = `ocpihub — an OCPI 2.2.1 roaming hub and eMSP
+
+Usage:
+  ocpihub serve [flags]          run the hub (SQLite file in the working directory by default)
+  ocpihub migrate [flags]        bring the database schema up to date and exit
+  ocpihub party <command>        onboard and manage partners (invite, connect, list, show,
+                                 suspend, resume, rotate, disconnect)
+  ocpihub admin-token --reset    replace the generated admin token
+  ocpihub version                print the version
+
+Run "ocpihub <command> --help" for the flags of a command. Every setting is also an
+environment variable (OCPIHUB_*) and a line of the --config file.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := env{stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = cmdServe(ctx, e, args[1:])
+	case "migrate":
+		err = cmdMigrate(ctx, e, args[1:])
+	case "party":
+		err = cmdParty(ctx, e, args[1:])
+	case "admin-token":
+		err = cmdAdminToken(ctx, e, args[1:])
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "ocpihub:", err)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "ocpihub:", err)
+		return 1
+	}
+	return 0
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func versionString() string {
+	s := "ocpihub " + version
+	if commit != "" {
+		s += " (" + commit
+		if date != "" {
+			s += ", " + date
+		}
+		s += ")"
+	}
+	return s
+}

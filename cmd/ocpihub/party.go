@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+const partyUsage = `Usage: ocpihub party <command> [flags]
+
+  invite --name NAME [--expires 72h] [--sandbox]
+                        create a one-time registration token (token A) for a partner
+  connect --versions-url URL --token TOKEN_A [--name NAME]
+                        register with a partner that gave us its token A (we start the handshake;
+                        the hub must be running on the same database to answer the partner's callbacks)
+  list                  list platforms
+  show ID               show one platform
+  suspend ID | resume ID
+                        stop / restart traffic with a platform
+  rotate ID             replace the credentials tokens of a platform (credentials PUT)
+  disconnect ID         unregister a platform (credentials DELETE)
+
+Every command takes the serve flags (--db, --public-url, …) and --json.
+`
+
+func cmdParty(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(e.stdout, partyUsage)
+		if len(args) == 0 {
+			return usageError{"party needs a command"}
+		}
+		return nil
+	}
+	sub, rest := args[0], args[1:]
+	fs, cfg, apply := newFlagSet(e, "party "+sub, "party "+sub+" [flags]")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	var name, expires, versionsURL, token *string
+	var sandbox *bool
+	switch sub {
+	case "invite":
+		name = fs.String("name", "", "partner name (required)")
+		expires = fs.String("expires", "72h", "how long the token stays valid")
+		sandbox = fs.Bool("sandbox", false, "issue sandbox credentials (unlimited rate limits, reset daily)")
+	case "connect":
+		name = fs.String("name", "", "partner name (default: its business name)")
+		versionsURL = fs.String("versions-url", "", "the partner's versions URL (required)")
+		token = fs.String("token", "", "the token A the partner gave us (required)")
+	case "list", "show", "suspend", "resume", "rotate", "disconnect":
+	default:
+		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
+	}
+	// Flags may follow the ID: parse, take the ID, parse the rest.
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	var id int64
+	if sub != "invite" && sub != "connect" && sub != "list" {
+		if fs.NArg() == 0 {
+			return usageError{"party " + sub + " needs a platform ID (see ocpihub party list)"}
+		}
+		n, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+		if err != nil || n <= 0 {
+			return usageError{"platform ID " + strconv.Quote(fs.Arg(0)) + " is not a number"}
+		}
+		id = n
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	ps := a.Parties
+
+	switch sub {
+	case "invite":
+		ttl, err := time.ParseDuration(*expires)
+		if err != nil || ttl <= 0 {
+			return usageError{"--expires: want a duration such as 72h"}
+		}
+		if *name == "" {
+			return usageError{"party invite needs --name"}
+		}
+		inv, err := ps.Invite(ctx, *name, ttl, *sandbox)
+		if err != nil {
+			return err
+		}
+		return print(e, *asJSON, map[string]any{"token": inv.Token, "versions_url": inv.VersionsURL, "expires_at": inv.ExpiresAt},
+			fmt.Sprintf("Registration token (token A) for %s, valid until %s:\n\n  token:        %s\n  versions URL: %s\n\nGive both to the partner over a secure channel. The partner calls GET versions with\n\"Authorization: Token <base64 of the token>\" and then POSTs its credentials.\n",
+				inv.Name, inv.ExpiresAt, inv.Token, inv.VersionsURL))
+	case "connect":
+		if *versionsURL == "" || *token == "" {
+			return usageError{"party connect needs --versions-url and --token"}
+		}
+		p, err := ps.Connect(ctx, *name, *versionsURL, *token)
+		if err != nil {
+			return err
+		}
+		return printPlatform(e, *asJSON, p, "Connected.\n")
+	case "list":
+		list, err := ps.List(ctx, party.Filter{})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			if list == nil {
+				list = []*party.Platform{}
+			}
+			return print(e, true, map[string]any{"platforms": list}, "")
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tCONNECTION\tVERSION\tROLES\tLAST SEEN")
+		for _, p := range list {
+			seen := "never"
+			if p.LastSeenAt != nil {
+				seen = ago(p.LastSeenAt.Time)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Status, p.Connection, p.Version, rolesText(p), seen)
+		}
+		return tw.Flush()
+	case "show":
+		p, err := ps.Find(ctx, id)
+		if err != nil {
+			return err
+		}
+		return printPlatform(e, *asJSON, p, "")
+	case "suspend", "resume", "rotate", "disconnect":
+		var warning string
+		switch sub {
+		case "suspend":
+			err = ps.Suspend(ctx, id)
+		case "resume":
+			err = ps.Resume(ctx, id)
+		case "rotate":
+			_, err = ps.Rotate(ctx, id)
+		case "disconnect":
+			warning, err = ps.Disconnect(ctx, id)
+		}
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			fmt.Fprintln(e.stderr, "warning:", warning)
+		}
+		p, err := ps.Find(ctx, id)
+		if err != nil {
+			return err
+		}
+		return printPlatform(e, *asJSON, p, "")
+	}
+	return nil
+}
+
+func rolesText(p *party.Platform) string {
+	parts := make([]string, len(p.Roles))
+	for i, r := range p.Roles {
+		parts[i] = string(r.Role) + " " + r.CountryCode + "/" + r.PartyID
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printPlatform(e env, asJSON bool, p *party.Platform, prefix string) error {
+	var b strings.Builder
+	b.WriteString(prefix)
+	fmt.Fprintf(&b, "Platform %d: %s\n  status:     %s (%s)\n  version:    %s\n  versions:   %s\n  roles:      %s\n",
+		p.ID, p.Name, p.Status, p.Connection, p.Version, p.VersionsURL, rolesText(p))
+	if p.LastError != "" {
+		fmt.Fprintf(&b, "  last error: %s\n", p.LastError)
+	}
+	b.WriteString("  endpoints:\n")
+	for _, ep := range p.Endpoints {
+		fmt.Fprintf(&b, "    %-16s %-8s %s\n", ep.Identifier, ep.Role, ep.URL)
+	}
+	return print(e, asJSON, p, b.String())
+}
+

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+)
+
+// newFlagSet returns a flag set with every configuration setting.
+func newFlagSet(e env, name, synopsis string) (*flag.FlagSet, *app.Config, func() error) {
+	cfg := app.Defaults()
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	binds, configPath := configFlags(fs, &cfg)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: ocpihub %s\n\nFlags (each also an environment variable, in brackets, and a --config file line):\n", synopsis)
+		fs.PrintDefaults()
+	}
+	apply := func() error {
+		if fs.NArg() > 0 {
+			return usageError{"unexpected argument " + fs.Arg(0)}
+		}
+		return applyConfig(fs, binds, *configPath, e.getenv)
+	}
+	return fs, &cfg, apply
+}
+
+func cmdServe(ctx context.Context, e env, args []string) error {
+	fs, cfg, apply := newFlagSet(e, "serve", "serve [flags]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	a, err := app.New(ctx, *cfg, app.Options{})
+	if err != nil {
+		return err
+	}
+	if a.GeneratedAdminToken != "" {
+		fmt.Fprintf(e.stderr, "\n  Admin token (shown once; keep it): %s\n  Use it as \"Authorization: Token <admin token>\" on /admin and to log in to the console.\n\n", a.GeneratedAdminToken)
+	}
+	if err := a.Start(ctx); err != nil {
+		a.Close(context.Background())
+		return err
+	}
+	fmt.Fprintf(e.stderr, "ocpihub %s serving %s (versions: %s)\n", version, a.PublicURL(), a.VersionsURL())
+	<-ctx.Done()
+	fmt.Fprintln(e.stderr, "shutting down: finishing requests and jobs…")
+	return a.Close(context.Background())
+}
+
+func cmdMigrate(ctx context.Context, e env, args []string) error {
+	fs, cfg, apply := newFlagSet(e, "migrate", "migrate [flags]")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	cur, latest, err := a.DB.MigrationStatus(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "database %s is at schema version %d (latest %d)\n", a.DB.Engine(), cur, latest)
+	return nil
+}
+
+func cmdAdminToken(ctx context.Context, e env, args []string) error {
+	fs, cfg, apply := newFlagSet(e, "admin-token", "admin-token --reset [flags]")
+	reset := fs.Bool("reset", false, "generate a new admin token (the old one stops working)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	if !*reset {
+		return usageError{"admin-token needs --reset (the token is only shown when it is generated)"}
+	}
+	if cfg.AdminToken != "" {
+		return usageError{"the admin token is configured (OCPIHUB_ADMIN_TOKEN); change it there"}
+	}
+	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	tok, err := a.Parties.ResetAdminToken(ctx)
+	if err != nil {
+		return err
+	}
+	return print(e, *asJSON, map[string]string{"admin_token": tok}, "Admin token: "+tok+"\nA running hub reads it at its next restart.\n")
+}
+
+// print writes v as one JSON object, or text.
+func print(e env, asJSON bool, v any, text string) error {
+	if asJSON {
+		enc := json.NewEncoder(e.stdout)
+		return enc.Encode(v)
+	}
+	_, err := fmt.Fprint(e.stdout, text)
+	return err
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return strings.TrimSuffix(time.Since(t).Round(time.Second).String(), "0s") + " ago"
+}

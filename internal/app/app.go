@@ -1,0 +1,287 @@
+// Package app assembles a hub from its parts: the store, the job queue, the
+// domain services and the HTTP server. The CLI and the end-to-end tests both
+// build hubs through it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/httpapi"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Options are the parts a caller may supply instead of the defaults.
+type Options struct {
+	Logger *slog.Logger
+	Clock  clock.Clock
+	// Listener, when set, is used instead of listening on Config.Addr.
+	Listener net.Listener
+	// JobsConfig overrides job queue settings (tests shorten polling).
+	JobsConfig *jobs.Config
+	// InsertOnly builds a hub that enqueues jobs but never works them and
+	// serves nothing: the CLI acting on a running hub's database.
+	InsertOnly bool
+}
+
+// App is an assembled hub.
+type App struct {
+	Config   Config
+	Logger   *slog.Logger
+	Clock    clock.Clock
+	DB       *store.DB
+	Jobs     *jobs.Client
+	Client   *ocpiclient.Client
+	Registry *prometheus.Registry
+	Parties  *party.Service
+	Server   *httpapi.Server
+
+	// GeneratedAdminToken is set when this start generated the admin token; it
+	// is shown once.
+	GeneratedAdminToken string
+
+	publicURL  *url.URL
+	listener   net.Listener
+	httpServer *http.Server
+	insertOnly bool
+	started    bool
+}
+
+// New opens the database, migrates it and builds every service. It listens
+// (so the public URL is known) but serves nothing until Start.
+func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Logger: opts.Logger, Clock: opts.Clock, insertOnly: opts.InsertOnly}
+	if a.Logger == nil {
+		a.Logger = NewLogger(cfg, os.Stderr)
+	}
+	if a.Clock == nil {
+		a.Clock = clock.Real{}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			a.closeQuietly()
+		}
+	}()
+
+	if !opts.InsertOnly {
+		a.listener = opts.Listener
+		if a.listener == nil {
+			l, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+			}
+			a.listener = l
+		}
+	}
+	var listenAddr net.Addr
+	if a.listener != nil {
+		listenAddr = a.listener.Addr()
+	}
+	pub, err := cfg.publicURL(listenAddr)
+	if err != nil {
+		return nil, err
+	}
+	a.publicURL = pub
+
+	a.DB, err = store.Open(ctx, cfg.DB, store.Options{Logger: a.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, a.DB, a.Logger); err != nil {
+		return nil, err
+	}
+
+	jc := jobs.Config{Logger: a.Logger, InsertOnly: opts.InsertOnly}
+	if opts.JobsConfig != nil {
+		jc = *opts.JobsConfig
+		jc.Logger = a.Logger
+		jc.InsertOnly = opts.InsertOnly
+	}
+	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
+		return nil, err
+	}
+	a.Client = ocpiclient.New(a.Logger)
+	a.Registry = prometheus.NewRegistry()
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Registry.MustRegister(jobsCollector{a.Jobs})
+
+	if cfg.SecretKey == "" && !opts.InsertOnly {
+		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
+	}
+	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
+		PublicURL:  pub,
+		Versions:   []string{"2.2.1"},
+		Own:        a.ownRoles(),
+		SecretKey:  cfg.SecretKey,
+		AdminToken: cfg.AdminToken,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a.GeneratedAdminToken, err = a.Parties.Init(ctx); err != nil {
+		return nil, err
+	}
+	if !opts.InsertOnly {
+		if err := a.Parties.SeedOwn(ctx); err != nil {
+			return nil, err
+		}
+		a.Parties.ScheduleLiveness()
+	}
+
+	a.Server = httpapi.New(httpapi.Config{
+		PublicURL:    pub,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Logger:       a.Logger,
+		Clock:        a.Clock,
+		Registry:     a.Registry,
+		DB:           a.DB,
+		Auth:         a.Parties,
+		Parties:      a.Parties,
+	})
+	ok = true
+	return a, nil
+}
+
+// Migrate brings the database schema up to date: ocpihub's tables, then the
+// job queue's.
+func Migrate(ctx context.Context, db *store.DB, logger *slog.Logger) error {
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	return jobs.Migrate(ctx, db, logger)
+}
+
+func (a *App) ownRoles() []ocpi.CredentialsRole {
+	c := a.Config
+	return []ocpi.CredentialsRole{
+		{Role: string(party.RoleHUB), CountryCode: c.CountryCode, PartyID: c.HubPartyID, BusinessDetails: ocpi.BusinessDetails{Name: c.HubName}},
+		{Role: string(party.RoleEMSP), CountryCode: c.CountryCode, PartyID: c.EMSPPartyID, BusinessDetails: ocpi.BusinessDetails{Name: c.EMSPName}},
+	}
+}
+
+// PublicURL returns the base URL partners reach the hub at.
+func (a *App) PublicURL() string { return a.publicURL.String() }
+
+// VersionsURL returns the hub's versions URL.
+func (a *App) VersionsURL() string { return a.PublicURL() + "/ocpi/versions" }
+
+// Start serves HTTP and works jobs until Close.
+func (a *App) Start(ctx context.Context) error {
+	if a.insertOnly {
+		return errors.New("an insert-only hub cannot start")
+	}
+	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	a.httpServer = &http.Server{
+		Handler:           a.Server,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      120 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(a.Logger.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := a.httpServer.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.Logger.Error("HTTP server stopped", "error", err)
+		}
+	}()
+	a.started = true
+	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine())
+	return nil
+}
+
+// Close shuts the hub down gracefully: readiness turns false, in-flight
+// requests finish, running jobs finish (or are cancelled and retried later
+// when the shutdown timeout passes), then the database closes.
+func (a *App) Close(ctx context.Context) error {
+	var errs []error
+	if a.Server != nil {
+		a.Server.Drain()
+	}
+	if a.httpServer != nil {
+		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
+		errs = append(errs, a.httpServer.Shutdown(sctx))
+		cancel()
+	} else if a.listener != nil {
+		a.listener.Close()
+	}
+	if a.Jobs != nil && a.started {
+		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
+		errs = append(errs, a.Jobs.Stop(sctx))
+		cancel()
+	}
+	if a.DB != nil {
+		errs = append(errs, a.DB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (a *App) shutdownTimeout() time.Duration {
+	if a.Config.ShutdownTimeout > 0 {
+		return a.Config.ShutdownTimeout
+	}
+	return 30 * time.Second
+}
+
+func (a *App) closeQuietly() {
+	if a.listener != nil {
+		a.listener.Close()
+	}
+	if a.DB != nil {
+		a.DB.Close()
+	}
+}
+
+// NewLogger returns the structured logger the configuration asks for.
+func NewLogger(cfg Config, w *os.File) *slog.Logger {
+	var level slog.Level
+	switch strings.ToLower(cfg.LogLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// jobsCollector exports job outcome counts.
+type jobsCollector struct{ c *jobs.Client }
+
+var jobsDesc = prometheus.NewDesc("ocpihub_jobs_total", "Jobs finished, by kind and outcome.", []string{"kind", "outcome"}, nil)
+
+func (j jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (j jobsCollector) Collect(ch chan<- prometheus.Metric) {
+	j.c.Stats().Each(func(kind, outcome string, n int64) {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.CounterValue, float64(n), kind, outcome)
+	})
+}

@@ -1,0 +1,198 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// versionOf returns the OCPI version in a request path (/ocpi/{version}/…).
+func versionOf(r *http.Request) string {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/ocpi/")
+	v, _, _ := strings.Cut(rest, "/")
+	return v
+}
+
+// handleCredentialsGet returns our credentials, with the token the caller
+// used.
+func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) error {
+	c := party.CallerFrom(r.Context())
+	if c.Kind == party.CallerAdmin {
+		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
+	}
+	return s.ok(w, s.cfg.Parties.OurCredentials(c.Token))
+}
+
+// handleCredentialsPost registers a partner (token A).
+func (s *Server) handleCredentialsPost(w http.ResponseWriter, r *http.Request) error {
+	var in ocpi.Credentials
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.cfg.Parties.Register(r.Context(), party.CallerFrom(r.Context()), versionOf(r), in)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, out)
+}
+
+// handleCredentialsPut updates a registration (new token B, new endpoints or
+// version) and issues a new token C.
+func (s *Server) handleCredentialsPut(w http.ResponseWriter, r *http.Request) error {
+	var in ocpi.Credentials
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.cfg.Parties.Update(r.Context(), party.CallerFrom(r.Context()), versionOf(r), in)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, out)
+}
+
+// handleCredentialsDelete unregisters the caller.
+func (s *Server) handleCredentialsDelete(w http.ResponseWriter, r *http.Request) error {
+	if err := s.cfg.Parties.Unregister(r.Context(), party.CallerFrom(r.Context())); err != nil {
+		return err
+	}
+	return s.ok(w, nil)
+}
+
+// handleHubClientInfo is the HubClientInfo sender: every party reachable
+// through the hub and its connection status, paged.
+func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	return s.page(w, r, req, items, len(items), page)
+}
+
+// Admin API for parties.
+
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, ocpi.Invalid("id", "must be a positive integer")
+	}
+	return id, nil
+}
+
+func (s *Server) handleAdminParties(w http.ResponseWriter, r *http.Request) error {
+	var f party.Filter
+	for _, st := range r.URL.Query()["status"] {
+		f.Status = append(f.Status, party.Status(strings.ToUpper(st)))
+	}
+	ps, err := s.cfg.Parties.List(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	if ps == nil {
+		ps = []*party.Platform{}
+	}
+	return s.ok(w, ps)
+}
+
+func (s *Server) handleAdminParty(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	p, err := s.cfg.Parties.Find(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, p)
+}
+
+func (s *Server) handleAdminPartyAction(action string) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		ctx := r.Context()
+		var warning string
+		switch action {
+		case "suspend":
+			err = s.cfg.Parties.Suspend(ctx, id)
+		case "resume":
+			err = s.cfg.Parties.Resume(ctx, id)
+		case "rotate":
+			_, err = s.cfg.Parties.Rotate(ctx, id)
+		case "disconnect":
+			warning, err = s.cfg.Parties.Disconnect(ctx, id)
+		}
+		if err != nil {
+			return err
+		}
+		p, err := s.cfg.Parties.Find(ctx, id)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			w.Header().Set("Warning", `199 ocpihub "`+strings.ReplaceAll(warning, `"`, `'`)+`"`)
+		}
+		return s.ok(w, p)
+	}
+}
+
+// inviteRequest is the body of POST /admin/invitations.
+type inviteRequest struct {
+	Name    string `json:"name"`
+	Expires string `json:"expires"` // a Go duration, e.g. "72h"
+	Sandbox bool   `json:"sandbox"`
+}
+
+func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error {
+	var in inviteRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	var ttl time.Duration
+	if in.Expires != "" {
+		d, err := time.ParseDuration(in.Expires)
+		if err != nil || d <= 0 {
+			return ocpi.Invalid("expires", "must be a positive duration such as 72h")
+		}
+		ttl = d
+	}
+	inv, err := s.cfg.Parties.Invite(r.Context(), in.Name, ttl, in.Sandbox)
+	if err != nil {
+		return err
+	}
+	return s.created(w, inv)
+}
+
+// connectRequest is the body of POST /admin/parties/connect.
+type connectRequest struct {
+	Name        string `json:"name"`
+	VersionsURL string `json:"versions_url"`
+	Token       string `json:"token"`
+}
+
+func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) error {
+	var in connectRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	c := ocpi.NewCheck("")
+	c.URL("versions_url", in.VersionsURL, true)
+	c.Required("token", in.Token != "")
+	if err := c.Err(); err != nil {
+		return err
+	}
+	p, err := s.cfg.Parties.Connect(r.Context(), in.Name, in.VersionsURL, in.Token)
+	if err != nil {
+		return err
+	}
+	return s.created(w, p)
+}

@@ -1,0 +1,171 @@
+package party
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// adminSetting is the settings key of the generated admin token's hash.
+const adminSetting = "admin_token_sha256"
+
+// Init prepares the admin token. With a configured token it uses that;
+// otherwise it loads the hash generated at first start, or generates a token
+// now and returns it so the caller prints it once (it is never shown again).
+func (s *Service) Init(ctx context.Context) (generated string, err error) {
+	if s.cfg.AdminToken != "" {
+		s.adminHash = hashToken(s.cfg.AdminToken)
+		return "", nil
+	}
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var h string
+		err := tx.QueryRow(ctx, "SELECT value FROM settings WHERE key = $1", adminSetting).Scan(&h)
+		if err == nil {
+			s.adminHash = h
+			return nil
+		}
+		if !errors.Is(err, store.ErrNoRows) {
+			return err
+		}
+		generated = s.NewTokenFunc()
+		s.adminHash = hashToken(generated)
+		_, err = tx.Exec(ctx, "INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)", adminSetting, s.adminHash, s.now())
+		return err
+	})
+	return generated, err
+}
+
+// ResetAdminToken replaces the generated admin token and returns the new one.
+func (s *Service) ResetAdminToken(ctx context.Context) (string, error) {
+	tok := s.NewTokenFunc()
+	h := hashToken(tok)
+	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO settings (key, value, updated_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, adminSetting, h, s.now())
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	s.adminHash = h
+	return tok, nil
+}
+
+func unauthorized(msg string) error {
+	return &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: msg}
+}
+
+// Authenticate resolves the tokens of an Authorization header (most likely
+// first) to a caller: the admin, a platform, or a registering party holding
+// a token A. Unknown, used or expired tokens, and suspended platforms, are
+// EUNAUTHORIZED.
+func (s *Service) Authenticate(ctx context.Context, tokens []string) (*Caller, error) {
+	var firstErr error
+	for _, tok := range tokens {
+		h := hashToken(tok)
+		if s.adminHash != "" && equalHash(h, s.adminHash) {
+			return &Caller{Kind: CallerAdmin, Name: "admin"}, nil
+		}
+		c, err := s.platformCaller(ctx, h)
+		if err == nil {
+			c.Token = tok
+			return c, nil
+		}
+		if !errors.Is(err, store.ErrNoRows) {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		c, err = s.invitationCaller(ctx, h)
+		if err == nil {
+			c.Token = tok
+			return c, nil
+		}
+		if !errors.Is(err, store.ErrNoRows) && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return nil, unauthorized("unknown token")
+}
+
+func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error) {
+	rows, err := s.db.Read().Query(ctx, `SELECT p.id, p.name, p.status, p.version, p.sandbox, r.role, r.country_code, r.party_id
+		FROM platforms p LEFT JOIN platform_roles r ON r.platform_id = p.id
+		WHERE p.token_in_hash = $1 OR p.token_next_hash = $1`, h)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var c *Caller
+	for rows.Next() {
+		var id int64
+		var name, status, version string
+		var sandbox bool
+		var role, cc, pid *string
+		if err := rows.Scan(&id, &name, &status, &version, &sandbox, &role, &cc, &pid); err != nil {
+			return nil, err
+		}
+		if c == nil {
+			c = &Caller{Kind: CallerPlatform, PlatformID: id, Name: name, Status: Status(status), Version: version, Sandbox: sandbox}
+		}
+		if role != nil {
+			c.Roles = append(c.Roles, PartyRef{Role: Role(*role), CountryCode: *cc, PartyID: *pid})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, store.ErrNoRows
+	}
+	switch c.Status {
+	case StatusSuspended:
+		return nil, unauthorized("the platform is suspended; contact the hub operator")
+	case StatusUnregistered:
+		return nil, unauthorized("the platform is unregistered")
+	}
+	s.touch(ctx, c.PlatformID)
+	return c, nil
+}
+
+// touch records that a platform was heard from (for the liveness check), at
+// most once a minute per platform.
+func (s *Service) touch(ctx context.Context, id int64) {
+	now := s.clock.Now()
+	if !s.touched.due(id, now) {
+		return
+	}
+	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE platforms SET last_seen_at = $1 WHERE id = $2 AND last_seen_at < $1", now.UnixMicro(), id)
+		return err
+	})
+	if err != nil {
+		s.logger.WarnContext(ctx, "could not record platform activity", "platform_id", id, "error", err)
+	}
+}
+
+func (s *Service) invitationCaller(ctx context.Context, h string) (*Caller, error) {
+	var id, expires int64
+	var used *int64
+	var name string
+	var sandbox bool
+	err := s.db.Read().QueryRow(ctx, "SELECT id, name, sandbox, expires_at, used_at FROM invitations WHERE token_hash = $1", h).
+		Scan(&id, &name, &sandbox, &expires, &used)
+	if err != nil {
+		return nil, err
+	}
+	if used != nil {
+		return nil, unauthorized("this registration token (token A) has been used; ask the hub operator for a new one")
+	}
+	if s.now() >= expires {
+		return nil, unauthorized(fmt.Sprintf("this registration token (token A) expired at %s", ocpi.FromMicros(expires)))
+	}
+	return &Caller{Kind: CallerRegistering, Name: name, InvitationID: id, Sandbox: sandbox}, nil
+}

@@ -1,0 +1,319 @@
+// Package party is the registry of connected OCPI platforms: their roles, the
+// credentials token pair, the version we speak with each, their endpoints, and
+// the registration handshake in both directions (credentials.md).
+//
+// A platform is one credentials connection; it hosts one or more parties
+// (role + country_code + party_id). Tokens partners call us with are stored as
+// SHA-256 hashes only; tokens we call them with are encrypted with AES-GCM
+// when a secret key is configured.
+package party
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Config is what the registry needs to know about ocpihub itself.
+type Config struct {
+	// PublicURL is the base URL partners reach us at.
+	PublicURL *url.URL
+	// Versions are the OCPI versions we speak, newest first.
+	Versions []string
+	// Own are ocpihub's own parties (the HUB role and the EMSP role) as we
+	// present them in our credentials.
+	Own []ocpi.CredentialsRole
+	// SecretKey encrypts the tokens we hold for partners ("" = stored plain).
+	SecretKey string
+	// AdminToken is the operator's token; when empty, one is generated at
+	// first start and only its hash is kept.
+	AdminToken string
+	// Sandbox marks the sandbox instance.
+	Sandbox bool
+	// InvitationTTL is how long a token A lives by default (72h).
+	InvitationTTL time.Duration
+	// Required lists the modules a partner must offer, per role, beyond
+	// credentials (registration fails with 3003 otherwise).
+	Required map[Role][]RequiredEndpoint
+}
+
+// RequiredEndpoint is a module and interface role a partner must offer.
+type RequiredEndpoint struct {
+	Identifier string
+	Role       string
+}
+
+// DefaultRequired is the default registration requirement: every OCPI data
+// owner must offer its sender interface (pull is mandatory, push optional), so
+// a CPO must offer locations SENDER and an eMSP tokens SENDER.
+var DefaultRequired = map[Role][]RequiredEndpoint{
+	RoleCPO:  {{"locations", ocpi.InterfaceSender}},
+	RoleEMSP: {{"tokens", ocpi.InterfaceSender}},
+}
+
+// Service manages platforms.
+type Service struct {
+	db     *store.DB
+	jobs   *jobs.Client
+	client *ocpiclient.Client
+	clock  clock.Clock
+	logger *slog.Logger
+	cfg    Config
+	box    *secretBox
+	// adminHash is the SHA-256 of the admin token.
+	adminHash string
+	// NewTokenFunc makes credentials tokens; tests may replace it.
+	NewTokenFunc func() string
+	// touched throttles last_seen_at writes: at most one per platform per
+	// minute.
+	touched *touchCache
+	// ReconnectFuncs run when a platform that was OFFLINE answers again (the
+	// directory resyncs it). Set them while wiring, before Start.
+	ReconnectFuncs []func(ctx context.Context, platformID int64)
+}
+
+// New returns a Service. Call Init once the database is migrated.
+func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clock, logger *slog.Logger, cfg Config) (*Service, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Versions) == 0 {
+		cfg.Versions = []string{"2.2.1"}
+	}
+	if cfg.InvitationTTL == 0 {
+		cfg.InvitationTTL = 72 * time.Hour
+	}
+	if cfg.Required == nil {
+		cfg.Required = DefaultRequired
+	}
+	box, err := newSecretBox(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
+		NewTokenFunc: newToken, touched: newTouchCache()}
+	if jc != nil {
+		jobs.AddWorker(jc, &clientInfoWorker{s: s})
+		jobs.AddWorker(jc, &livenessWorker{s: s})
+	}
+	return s, nil
+}
+
+// Platform is a connected (or once connected) OCPI platform.
+type Platform struct {
+	ID            int64           `json:"id"`
+	Name          string          `json:"name"`
+	Status        Status          `json:"status"`
+	Connection    string          `json:"connection"`
+	Version       string          `json:"version"`
+	VersionsURL   string          `json:"versions_url"`
+	Endpoints     []ocpi.Endpoint `json:"endpoints"`
+	Roles         []HostedParty   `json:"roles"`
+	TokenBase64   bool            `json:"token_base64"`
+	Sandbox       bool            `json:"sandbox"`
+	InitiatedByUs bool            `json:"initiated_by_us"`
+	LastSeenAt    *ocpi.DateTime  `json:"last_seen_at,omitempty"`
+	LastError     string          `json:"last_error,omitempty"`
+	CreatedAt     ocpi.DateTime   `json:"created_at"`
+	UpdatedAt     ocpi.DateTime   `json:"updated_at"`
+
+	tokenOut string // sealed
+}
+
+// HostedParty is a hosted party with its business details, as the admin API shows
+// it.
+type HostedParty struct {
+	PartyRef
+	BusinessDetails ocpi.BusinessDetails `json:"business_details"`
+}
+
+// Endpoint returns the URL of a module's interface, if the platform offers it.
+func (p *Platform) Endpoint(identifier, role string) (string, bool) {
+	return ocpi.VersionDetails{Endpoints: p.Endpoints}.Find(identifier, role)
+}
+
+// Refs returns the platform's parties.
+func (p *Platform) Refs() []PartyRef {
+	out := make([]PartyRef, len(p.Roles))
+	for i, r := range p.Roles {
+		out[i] = r.PartyRef
+	}
+	return out
+}
+
+const platformColumns = `id, name, status, connection, version, versions_url, endpoints, token_out, token_base64,
+	sandbox, initiated_by_us, last_seen_at, last_error, created_at, updated_at`
+
+func scanPlatform(row interface{ Scan(...any) error }) (*Platform, error) {
+	var p Platform
+	var endpoints []byte
+	var lastSeen, created, updated int64
+	var status string
+	err := row.Scan(&p.ID, &p.Name, &status, &p.Connection, &p.Version, &p.VersionsURL, &endpoints, &p.tokenOut,
+		&p.TokenBase64, &p.Sandbox, &p.InitiatedByUs, &lastSeen, &p.LastError, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	p.Status = Status(status)
+	if err := json.Unmarshal(endpoints, &p.Endpoints); err != nil {
+		return nil, fmt.Errorf("platform %d endpoints: %w", p.ID, err)
+	}
+	if lastSeen > 0 {
+		ls := ocpi.FromMicros(lastSeen)
+		p.LastSeenAt = &ls
+	}
+	p.CreatedAt, p.UpdatedAt = ocpi.FromMicros(created), ocpi.FromMicros(updated)
+	return &p, nil
+}
+
+// Find returns a platform by id, with its roles.
+func (s *Service) Find(ctx context.Context, id int64) (*Platform, error) {
+	return findPlatform(ctx, s.db.Read(), id)
+}
+
+func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, error) {
+	p, err := scanPlatform(q.QueryRow(ctx, "SELECT "+platformColumns+" FROM platforms WHERE id = $1", id))
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("platform %d not found", id)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func platformRoles(ctx context.Context, q store.Querier, id int64) ([]HostedParty, error) {
+	rows, err := q.Query(ctx, "SELECT role, country_code, party_id, business_details FROM platform_roles WHERE platform_id = $1 ORDER BY role, country_code, party_id", id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []HostedParty
+	for rows.Next() {
+		var r HostedParty
+		var role string
+		var bd []byte
+		if err := rows.Scan(&role, &r.CountryCode, &r.PartyID, &bd); err != nil {
+			return nil, err
+		}
+		r.Role = Role(role)
+		if err := json.Unmarshal(bd, &r.BusinessDetails); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Filter selects platforms in List.
+type Filter struct {
+	Status []Status
+}
+
+// List returns platforms, newest first.
+func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
+	q := s.db.Read()
+	query := "SELECT " + platformColumns + " FROM platforms"
+	var args []any
+	if len(f.Status) > 0 {
+		ph := make([]string, len(f.Status))
+		for i, st := range f.Status {
+			args = append(args, string(st))
+			ph[i] = fmt.Sprintf("$%d", i+1)
+		}
+		query += " WHERE status IN (" + strings.Join(ph, ", ") + ")"
+	}
+	rows, err := q.Query(ctx, query+" ORDER BY id DESC", args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Platform
+	for rows.Next() {
+		p, err := scanPlatform(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, p := range out {
+		if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// FindByParty returns the connected platform hosting cc/pid in role (any
+// role when role is empty).
+func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
+	q := s.db.Read()
+	query := "SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2"
+	args := []any{ocpi.Key(cc), ocpi.Key(pid)}
+	if role != "" {
+		query += " AND role = $3"
+		args = append(args, string(role))
+	}
+	var id int64
+	if err := q.QueryRow(ctx, query+" LIMIT 1", args...).Scan(&id); err != nil {
+		if errors.Is(err, store.ErrNoRows) {
+			return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("no platform hosts %s/%s", cc, pid)}
+		}
+		return nil, err
+	}
+	return findPlatform(ctx, q, id)
+}
+
+// Auth returns the token and encoding we call the platform with.
+func (s *Service) Auth(p *Platform) (ocpiclient.Auth, error) {
+	tok, err := s.box.open(p.tokenOut)
+	if err != nil {
+		return ocpiclient.Auth{}, fmt.Errorf("platform %d token: %w", p.ID, err)
+	}
+	return ocpiclient.Auth{Token: tok, Base64: p.TokenBase64}, nil
+}
+
+// Versions returns the versions we speak.
+func (s *Service) Versions() []string { return s.cfg.Versions }
+
+// VersionsURL returns our versions URL.
+func (s *Service) VersionsURL() string {
+	u := *s.cfg.PublicURL
+	u.Path = strings.TrimRight(u.Path, "/") + "/ocpi/versions"
+	return u.String()
+}
+
+// Own returns ocpihub's own parties.
+func (s *Service) Own() []ocpi.CredentialsRole { return s.cfg.Own }
+
+// OwnParty returns our own party in role.
+func (s *Service) OwnParty(role Role) (PartyRef, bool) {
+	for _, r := range s.cfg.Own {
+		if Role(r.Role) == role {
+			return PartyRef{Role: role, CountryCode: r.CountryCode, PartyID: r.PartyID}, true
+		}
+	}
+	return PartyRef{}, false
+}
+
+func (s *Service) now() int64 { return s.clock.Now().UnixMicro() }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

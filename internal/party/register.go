@@ -1,0 +1,387 @@
+package party
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Invitation is a one-time registration token (token A) and where to use it.
+type Invitation struct {
+	ID          int64         `json:"id"`
+	Name        string        `json:"name"`
+	Token       string        `json:"token"`
+	VersionsURL string        `json:"versions_url"`
+	ExpiresAt   ocpi.DateTime `json:"expires_at"`
+	Sandbox     bool          `json:"sandbox,omitempty"`
+}
+
+// Invite creates a token A for a partner to register with. Only its hash is
+// stored; the token is in the returned value and nowhere else.
+func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sandbox bool) (*Invitation, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, ocpi.Invalid("name", "is required")
+	}
+	if len(name) > 100 {
+		return nil, ocpi.Invalid("name", "is longer than 100 characters")
+	}
+	if ttl <= 0 {
+		ttl = s.cfg.InvitationTTL
+	}
+	tok := s.NewTokenFunc()
+	now := s.clock.Now()
+	inv := &Invitation{Name: name, Token: tok, VersionsURL: s.VersionsURL(), ExpiresAt: ocpi.NewDateTime(now.Add(ttl)), Sandbox: sandbox}
+	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		return tx.QueryRow(ctx, `INSERT INTO invitations (name, token_hash, sandbox, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id`, name, hashToken(tok), sandbox, now.UnixMicro(), now.Add(ttl).UnixMicro()).Scan(&inv.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return inv, nil
+}
+
+// acceptedRoles are the Role values we accept in a partner's credentials.
+func acceptedRoles() []string { return Roles }
+
+// OurCredentials returns the credentials object we present: our versions URL,
+// our own parties, and token (the token the partner calls us with).
+//
+// 2.2.1 says a hub lists only its HUB role; ocpihub is also an eMSP of its
+// own, and lists that role too (credentials.md §8: the smaller deviation).
+func (s *Service) OurCredentials(token string) ocpi.Credentials {
+	return ocpi.Credentials{Token: token, URL: s.VersionsURL(), Roles: s.cfg.Own}
+}
+
+// discovered is what we learn from a partner's versions and details.
+type discovered struct {
+	version     string
+	versionsURL string
+	endpoints   []ocpi.Endpoint
+	base64      bool
+}
+
+// discover fetches a partner's versions and details with its token, for the
+// version the partner chose, and checks the endpoints we need from its roles.
+// Failures are the registration errors of credentials.md §3: 3001 when its API
+// cannot be used, 3002 when it does not offer the version, 3003 when
+// endpoints are missing.
+func (s *Service) discover(ctx context.Context, versionsURL, token, version string, roles []Role) (*discovered, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	auth := ocpiclient.Auth{Token: token, Base64: version != "2.1.1" && version != "2.0"}
+	vs, err := s.client.Versions(ctx, versionsURL, auth)
+	if err != nil && isUnauthorized(err) {
+		// Many 2.2 peers expect the raw token; try once more before failing.
+		auth.Base64 = !auth.Base64
+		vs, err = s.client.Versions(ctx, versionsURL, auth)
+	}
+	if err != nil {
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your versions at " + versionsURL + " with the token you sent: " + describe(err), Err: err}
+	}
+	v, ok := ocpiclient.Pick(vs, []string{version}, version)
+	if !ok {
+		var offered []string
+		for _, x := range vs {
+			offered = append(offered, x.Version)
+		}
+		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf(
+			"you registered through our %s credentials endpoint but your versions list offers %s; we speak %s",
+			version, orNone(offered), strings.Join(s.cfg.Versions, ", "))}
+	}
+	d, err := s.client.VersionDetails(ctx, v.URL, auth)
+	if err != nil {
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your version details at " + v.URL + ": " + describe(err), Err: err}
+	}
+	if missing := s.missingEndpoints(d, roles); len(missing) > 0 {
+		return nil, &ocpi.Error{Code: ocpi.ENOENDPOINTS, Message: "your version details lack endpoints we need: " + strings.Join(missing, ", ")}
+	}
+	return &discovered{version: v.Version, versionsURL: versionsURL, endpoints: d.Endpoints, base64: auth.Base64}, nil
+}
+
+func (s *Service) missingEndpoints(d ocpi.VersionDetails, roles []Role) []string {
+	var missing []string
+	if _, ok := d.Find("credentials", ""); !ok {
+		missing = append(missing, "credentials")
+	}
+	for _, r := range roles {
+		for _, req := range s.cfg.Required[r] {
+			if _, ok := d.Find(req.Identifier, req.Role); !ok {
+				m := req.Identifier + " " + req.Role + " (needed for role " + string(r) + ")"
+				if !slices.Contains(missing, m) {
+					missing = append(missing, m)
+				}
+			}
+		}
+	}
+	return missing
+}
+
+func isUnauthorized(err error) bool {
+	var e *ocpiclient.Error
+	return errors.As(err, &e) && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden)
+}
+
+func describe(err error) string {
+	var e *ocpiclient.Error
+	if errors.As(err, &e) {
+		switch e.Kind {
+		case ocpiclient.KindUnreachable:
+			return "unreachable"
+		case ocpiclient.KindTimeout:
+			return "no answer in time"
+		case ocpiclient.KindHTTP:
+			return fmt.Sprintf("HTTP %d", e.Status)
+		case ocpiclient.KindProtocol:
+			if e.Err != nil {
+				return e.Err.Error()
+			}
+		}
+	}
+	return err.Error()
+}
+
+func orNone(v []string) string {
+	if len(v) == 0 {
+		return "no version"
+	}
+	return strings.Join(v, ", ")
+}
+
+func rolesOf(c ocpi.Credentials) []Role {
+	out := make([]Role, 0, len(c.Roles))
+	for _, r := range c.Roles {
+		if !slices.Contains(out, Role(r.Role)) {
+			out = append(out, Role(r.Role))
+		}
+	}
+	return out
+}
+
+// Register is a partner's credentials POST with its token A (we are the
+// server of the handshake). It calls the partner back with token B, stores
+// the platform, and answers with our credentials and a new token C. Token A
+// dies in the same transaction; of two concurrent POSTs with one token A, one
+// registers and the other gets 401.
+func (s *Service) Register(ctx context.Context, caller *Caller, version string, in ocpi.Credentials) (*ocpi.Credentials, error) {
+	switch caller.Kind {
+	case CallerPlatform:
+		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "already registered: use PUT to update the credentials or DELETE to unregister"}
+	case CallerRegistering:
+	default:
+		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "only a partner holding a registration token (token A) can register"}
+	}
+	if err := in.Check(acceptedRoles()); err != nil {
+		return nil, err
+	}
+	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in))
+	if err != nil {
+		return nil, err
+	}
+	tokenC := s.NewTokenFunc()
+	now := s.now()
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		n, err := tx.Exec(ctx, "UPDATE invitations SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND expires_at > $1", now, caller.InvitationID)
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return unauthorized("this registration token (token A) has just been used or has expired")
+		}
+		if err := checkRoleConflicts(ctx, tx, 0, in.Roles); err != nil {
+			return err
+		}
+		id, err := s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE invitations SET platform_id = $1 WHERE id = $2", id, caller.InvitationID); err != nil {
+			return err
+		}
+		if err := s.replaceRoles(ctx, tx, id, in.Roles); err != nil {
+			return err
+		}
+		return s.clientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.logger.InfoContext(ctx, "platform registered", "name", caller.Name, "version", d.version, "roles", refsString(in.Roles))
+	c := s.OurCredentials(tokenC)
+	return &c, nil
+}
+
+// Update is a registered partner's credentials PUT: new token B, and maybe a
+// new versions URL or version. Its versions and details are read again, a new
+// token C is issued, and the old B and C stop working in the same transaction.
+func (s *Service) Update(ctx context.Context, caller *Caller, version string, in ocpi.Credentials) (*ocpi.Credentials, error) {
+	if caller.Kind != CallerPlatform {
+		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered: use POST with a registration token to register"}
+	}
+	if err := in.Check(acceptedRoles()); err != nil {
+		return nil, err
+	}
+	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in))
+	if err != nil {
+		return nil, err
+	}
+	tokenC := s.NewTokenFunc()
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := checkRoleConflicts(ctx, tx, caller.PlatformID, in.Roles); err != nil {
+			return err
+		}
+		endpoints, _ := json.Marshal(d.endpoints)
+		n, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, token_base64 = $3,
+			version = $4, versions_url = $5, endpoints = $6, status = $7, last_error = '', updated_at = $8
+			WHERE id = $9 AND status = $10`,
+			hashToken(tokenC), s.box.seal(in.Token), d.base64, d.version, d.versionsURL, string(endpoints),
+			string(StatusConnected), s.now(), caller.PlatformID, string(StatusConnected))
+		if err != nil {
+			return err
+		}
+		if n != 1 {
+			return &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered"}
+		}
+		old, err := platformRoles(ctx, tx, caller.PlatformID)
+		if err != nil {
+			return err
+		}
+		if err := s.replaceRoles(ctx, tx, caller.PlatformID, in.Roles); err != nil {
+			return err
+		}
+		if gone := removedRefs(old, in.Roles); len(gone) > 0 {
+			if err := s.clientInfoChanged(ctx, tx, caller.PlatformID, gone, ClientSuspended); err != nil {
+				return err
+			}
+		}
+		return s.clientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.logger.InfoContext(ctx, "platform credentials updated", "platform_id", caller.PlatformID, "version", d.version)
+	c := s.OurCredentials(tokenC)
+	return &c, nil
+}
+
+// Unregister is a partner's credentials DELETE: the platform is marked
+// UNREGISTERED, its tokens stop working, and its parties are released.
+func (s *Service) Unregister(ctx context.Context, caller *Caller) error {
+	if caller.Kind != CallerPlatform {
+		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered"}
+	}
+	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		return s.unregister(ctx, tx, caller.PlatformID)
+	})
+}
+
+func (s *Service) unregister(ctx context.Context, tx *store.Tx, id int64) error {
+	roles, err := platformRoles(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	n, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, token_in_hash = NULL, token_next_hash = NULL, token_out = '', updated_at = $2
+		WHERE id = $3 AND status <> $1`, string(StatusUnregistered), s.now(), id)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered"}
+	}
+	refs := make([]PartyRef, len(roles))
+	for i, r := range roles {
+		refs[i] = r.PartyRef
+	}
+	if err := s.clientInfoChanged(ctx, tx, id, refs, ClientSuspended); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "DELETE FROM platform_roles WHERE platform_id = $1", id)
+	return err
+}
+
+func (s *Service) insertPlatform(ctx context.Context, tx *store.Tx, name string, sandbox, byUs bool, d *discovered, tokenOut, tokenIn string) (int64, error) {
+	endpoints, _ := json.Marshal(d.endpoints)
+	now := s.now()
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO platforms (name, status, connection, version, versions_url, endpoints, token_in_hash, token_out,
+		token_base64, sandbox, initiated_by_us, last_seen_at, created_at, updated_at)
+		VALUES ($1, $2, 'CONNECTED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11) RETURNING id`,
+		name, string(StatusConnected), d.version, d.versionsURL, string(endpoints), hashToken(tokenIn), s.box.seal(tokenOut),
+		d.base64, sandbox, byUs, now).Scan(&id)
+	return id, err
+}
+
+// checkRoleConflicts fails when a role is hosted by another platform.
+func checkRoleConflicts(ctx context.Context, tx *store.Tx, self int64, roles []ocpi.CredentialsRole) error {
+	for i, r := range roles {
+		var owner int64
+		var name string
+		err := tx.QueryRow(ctx, `SELECT p.id, p.name FROM platform_roles r JOIN platforms p ON p.id = r.platform_id
+			WHERE r.role = $1 AND r.country_code = $2 AND r.party_id = $3`, r.Role, ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID)).Scan(&owner, &name)
+		if errors.Is(err, store.ErrNoRows) || (err == nil && owner == self) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return ocpi.Invalid(fmt.Sprintf("roles[%d]", i), fmt.Sprintf("%s %s/%s is already registered by another platform (%s)", r.Role, r.CountryCode, r.PartyID, name))
+	}
+	return nil
+}
+
+// replaceRoles stores a platform's parties (country code and party id in upper
+// case: they are CiStrings).
+func (s *Service) replaceRoles(ctx context.Context, tx *store.Tx, id int64, roles []ocpi.CredentialsRole) error {
+	if _, err := tx.Exec(ctx, "DELETE FROM platform_roles WHERE platform_id = $1", id); err != nil {
+		return err
+	}
+	for _, r := range roles {
+		bd, _ := json.Marshal(r.BusinessDetails)
+		if _, err := tx.Exec(ctx, `INSERT INTO platform_roles (platform_id, role, country_code, party_id, business_details, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, id, r.Role, ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), string(bd), s.now()); err != nil {
+			if store.IsUniqueViolation(err) {
+				return ocpi.Invalid("roles", fmt.Sprintf("%s %s/%s is already registered by another platform", r.Role, r.CountryCode, r.PartyID))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func refsOf(roles []ocpi.CredentialsRole) []PartyRef {
+	out := make([]PartyRef, len(roles))
+	for i, r := range roles {
+		out[i] = PartyRef{Role: Role(r.Role), CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID)}
+	}
+	return out
+}
+
+func removedRefs(old []HostedParty, now []ocpi.CredentialsRole) []PartyRef {
+	var out []PartyRef
+	for _, o := range old {
+		if !slices.ContainsFunc(now, func(r ocpi.CredentialsRole) bool {
+			return Role(r.Role) == o.Role && o.Matches(r.CountryCode, r.PartyID)
+		}) {
+			out = append(out, o.PartyRef)
+		}
+	}
+	return out
+}
+
+func refsString(roles []ocpi.CredentialsRole) string {
+	parts := make([]string, len(roles))
+	for i, r := range roles {
+		parts[i] = r.Role + " " + strings.ToUpper(r.CountryCode+"/"+r.PartyID)
+	}
+	return strings.Join(parts, ", ")
+}
