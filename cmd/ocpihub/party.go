@@ -184,4 +184,3 @@ func printPlatform(e env, asJSON bool, p *party.Platform, prefix string) error {
 	}
 	return print(e, asJSON, p, b.String())
 }
-

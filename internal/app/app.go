@@ -38,6 +38,9 @@ type Options struct {
 	// InsertOnly builds a hub that enqueues jobs but never works them and
 	// serves nothing: the CLI acting on a running hub's database.
 	InsertOnly bool
+	// Middleware, when set, wraps the HTTP handler (tests check every
+	// response against the OCPI schemas with it).
+	Middleware func(http.Handler) http.Handler
 }
 
 // App is an assembled hub.
@@ -57,6 +60,7 @@ type App struct {
 	GeneratedAdminToken string
 
 	publicURL  *url.URL
+	middleware func(http.Handler) http.Handler
 	listener   net.Listener
 	httpServer *http.Server
 	insertOnly bool
@@ -69,7 +73,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Logger: opts.Logger, Clock: opts.Clock, insertOnly: opts.InsertOnly}
+	a := &App{Config: cfg, Logger: opts.Logger, Clock: opts.Clock, insertOnly: opts.InsertOnly, middleware: opts.Middleware}
 	if a.Logger == nil {
 		a.Logger = NewLogger(cfg, os.Stderr)
 	}
@@ -193,8 +197,12 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	var handler http.Handler = a.Server
+	if a.middleware != nil {
+		handler = a.middleware(handler)
+	}
 	a.httpServer = &http.Server{
-		Handler:           a.Server,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      120 * time.Second,

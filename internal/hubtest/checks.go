@@ -1,0 +1,86 @@
+package hubtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+)
+
+// DefaultChecks are the checks every test hub runs on every response.
+func DefaultChecks() []Check {
+	return []Check{CheckEnvelope}
+}
+
+// CheckEnvelope requires every /ocpi and /admin response to be an OCPI
+// envelope: a JSON object with an integer status_code and a timestamp in the
+// canonical form; errors carry error.code and error.description, success
+// never carries error; status_code and the HTTP status agree in class.
+func CheckEnvelope(t testing.TB, ex Exchange) {
+	if !strings.HasPrefix(ex.Path, "/ocpi/") && !strings.HasPrefix(ex.Path, "/admin/") && ex.Path != "/ocpi" {
+		return
+	}
+	if !strings.HasPrefix(ex.Header.Get("Content-Type"), "application/json") {
+		// Non-JSON answers (PDFs, images, pages) are not envelopes.
+		if ex.Status >= 400 {
+			t.Errorf("non-JSON error response: %s", ex)
+		}
+		return
+	}
+	var env struct {
+		Data          json.RawMessage  `json:"data"`
+		StatusCode    *json.Number     `json:"status_code"`
+		StatusMessage *string          `json:"status_message"`
+		Error         *json.RawMessage `json:"error"`
+		Timestamp     *string          `json:"timestamp"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(ex.Body))
+	dec.UseNumber()
+	if err := dec.Decode(&env); err != nil {
+		t.Errorf("response is not a JSON object: %v: %s", err, ex)
+		return
+	}
+	if env.StatusCode == nil {
+		t.Errorf("envelope without status_code: %s", ex)
+		return
+	}
+	code, err := env.StatusCode.Int64()
+	if err != nil {
+		t.Errorf("status_code is not an integer: %s", ex)
+		return
+	}
+	if env.Timestamp == nil {
+		t.Errorf("envelope without timestamp: %s", ex)
+	} else if dt, err := ocpi.ParseDateTime(*env.Timestamp); err != nil || dt.String() != *env.Timestamp {
+		t.Errorf("timestamp %q is not canonical: %s", *env.Timestamp, ex)
+	}
+	if ocpi.IsSuccess(int(code)) {
+		if env.Error != nil {
+			t.Errorf("success envelope with an error object: %s", ex)
+		}
+		if ex.Status >= 400 {
+			t.Errorf("success status_code with HTTP %d: %s", ex.Status, ex)
+		}
+		return
+	}
+	if env.Error == nil {
+		t.Errorf("error envelope without error object: %s", ex)
+		return
+	}
+	var e struct {
+		Code        string `json:"code"`
+		Description string `json:"description"`
+		Details     *struct {
+			Field string `json:"field"`
+			Issue string `json:"issue"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal(*env.Error, &e); err != nil || e.Code == "" || e.Description == "" {
+		t.Errorf("error object lacks code or description: %s", ex)
+	}
+	if e.Details != nil && (e.Details.Field == "" || e.Details.Issue == "") {
+		t.Errorf("error details lack field or issue: %s", ex)
+	}
+}

@@ -1,0 +1,320 @@
+// Package hubtest starts real hubs for end-to-end tests: an assembled
+// ocpihub (app.App) on a fresh database of either engine, listening on
+// 127.0.0.1 with a random port, with fast job polling, and helpers to register
+// simulated partners and to call the admin API.
+//
+// Every response the hub sends during a test passes the hub's Checks (by
+// default DefaultChecks: each /ocpi and /admin response is a well-formed OCPI
+// envelope). A failed check fails the test that caused it.
+package hubtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// AdminToken is the operator token of every test hub.
+const AdminToken = "test-admin-token-0123456789"
+
+// Exchange is one request the hub answered, as a Check sees it.
+type Exchange struct {
+	Method string
+	Path   string // as the client sent it (before alias rewriting)
+	Query  string
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Check inspects one exchange and reports problems with t.Errorf.
+type Check func(t testing.TB, ex Exchange)
+
+// Options tune Start.
+type Options struct {
+	// Clock is the hub's clock (default: the real one).
+	Clock clock.Clock
+	// Config edits the configuration before the hub is built.
+	Config func(*app.Config)
+	// Checks run on every response in addition to DefaultChecks().
+	Checks []Check
+	// NoDefaultChecks turns DefaultChecks off.
+	NoDefaultChecks bool
+	// Logger receives the hub's logs (default: discarded unless
+	// OCPIHUB_TEST_LOG=1, then stderr at debug level).
+	Logger *slog.Logger
+	// DBURL reuses a database (a restart); default: a fresh one.
+	DBURL string
+}
+
+// Hub is a running hub.
+type Hub struct {
+	*app.App
+	Engine store.Engine
+	DBURL  string
+	// Client calls the hub (admin API, raw requests).
+	Client *ocpiclient.Client
+
+	t      testing.TB
+	opts   Options
+	addr   string
+	closed bool
+	mu     sync.Mutex
+}
+
+// Each runs fn once per engine as parallel subtests, each with its own hub.
+func Each(t *testing.T, fn func(t *testing.T, h *Hub), opts ...func(*Options)) {
+	t.Helper()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			fn(t, Start(t, engine, opts...))
+		})
+	}
+}
+
+// Start starts a hub on a fresh database of engine; it is closed when the
+// test ends.
+func Start(t testing.TB, engine store.Engine, opts ...func(*Options)) *Hub {
+	t.Helper()
+	var o Options
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.DBURL == "" {
+		o.DBURL = storetest.URL(t, engine)
+	}
+	h := &Hub{Engine: engine, DBURL: o.DBURL, t: t, opts: o}
+	h.start(t)
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// Logger returns the logger test hubs and simulators use.
+func Logger() *slog.Logger {
+	if os.Getenv("OCPIHUB_TEST_LOG") == "1" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (h *Hub) start(t testing.TB) {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.DB = h.DBURL
+	cfg.Addr = "127.0.0.1:0"
+	cfg.AdminToken = AdminToken
+	cfg.DevMode = true
+	cfg.ShutdownTimeout = 5 * time.Second
+	if h.opts.Config != nil {
+		h.opts.Config(&cfg)
+	}
+	logger := h.opts.Logger
+	if logger == nil {
+		logger = Logger()
+	}
+	// A restart listens where the hub was, so partners' stored URLs still
+	// reach it.
+	addr := "127.0.0.1:0"
+	if h.addr != "" {
+		addr = h.addr
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = l.Addr().String()
+	checks := h.opts.Checks
+	if !h.opts.NoDefaultChecks {
+		checks = append(DefaultChecks(), checks...)
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{
+		Logger:     logger,
+		Clock:      h.opts.Clock,
+		Listener:   l,
+		JobsConfig: &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}},
+		Middleware: checking(t, checks),
+	})
+	if err != nil {
+		t.Fatalf("start hub on %s: %v", h.Engine, err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		a.Close(context.Background())
+		t.Fatalf("start hub on %s: %v", h.Engine, err)
+	}
+	h.App = a
+	h.Client = ocpiclient.New(logger)
+	h.closed = false
+}
+
+// Close stops the hub (idempotent).
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.App == nil {
+		return
+	}
+	h.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := h.App.Close(ctx); err != nil {
+		h.t.Logf("closing hub: %v", err)
+	}
+}
+
+// Restart stops the hub and starts a new one on the same database and the
+// same address: what a partner sees of a process restart.
+func (h *Hub) Restart(t testing.TB) {
+	t.Helper()
+	h.Close()
+	h.start(t)
+}
+
+// Register onboards a simulated platform: an invitation (token A) and the
+// partner-initiated handshake.
+func (h *Hub) Register(t testing.TB, p *sim.Platform) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inv, err := h.Parties.Invite(ctx, p.Name(), 0, false)
+	if err != nil {
+		t.Fatalf("invite %s: %v", p.Name(), err)
+	}
+	if err := p.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
+		t.Fatalf("register %s: %v", p.Name(), err)
+	}
+}
+
+// Admin calls the admin API with the admin token and requires an OCPI
+// success; out receives data.
+func (h *Hub) Admin(t testing.TB, method, path string, body, out any) *ocpiclient.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := h.Client.Call(ctx, ocpiclient.Request{Method: method, URL: h.PublicURL() + path, Token: AdminToken, Base64: true, Body: body, MaxAttempts: 1}, out)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// Do sends a request to the hub as it is and returns the answer whatever it
+// is. token "" sends no Authorization header; raw headers go in header.
+func (h *Hub) Do(t testing.TB, method, path, token string, body []byte, header http.Header) *ocpiclient.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, h.PublicURL()+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Token "+token)
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := &ocpiclient.Response{HTTPStatus: resp.StatusCode, Header: resp.Header, Body: b}
+	return out
+}
+
+// Ctx returns a context that ends with the test or after d.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// recorder keeps a copy of the response for the checks.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if r.buf.Len() < 4<<20 {
+		r.buf.Write(b)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func checking(t testing.TB, checks []Check) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := &recorder{ResponseWriter: w}
+			method, path, query := r.Method, r.URL.Path, r.URL.RawQuery
+			next.ServeHTTP(rec, r)
+			if len(checks) == 0 || strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+				return
+			}
+			ex := Exchange{Method: method, Path: path, Query: query, Status: rec.status, Header: rec.Header().Clone(), Body: rec.buf.Bytes()}
+			for _, c := range checks {
+				c(t, ex)
+			}
+		})
+	}
+}
+
+// String describes an exchange in failure messages.
+func (ex Exchange) String() string {
+	body := string(ex.Body)
+	if len(body) > 600 {
+		body = body[:600] + "…"
+	}
+	q := ""
+	if ex.Query != "" {
+		q = "?" + ex.Query
+	}
+	return fmt.Sprintf("%s %s%s → HTTP %d %s", ex.Method, ex.Path, q, ex.Status, body)
+}

@@ -1,0 +1,484 @@
+// Package sim holds simulated OCPI partners — a CPO, an eMSP (and, as the
+// modules grow, a PTP and a payment gateway) — that are real HTTP servers on
+// loopback speaking the real wire protocol. End-to-end tests, the demo and the
+// benchmarks drive ocpihub through them.
+//
+// A Platform is the common part: versions and version details, the
+// credentials handshake in both directions, token checks on every request, a
+// record of every request received, and a client for calling the hub.
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+)
+
+// Options configure a simulated platform.
+type Options struct {
+	Name        string
+	Role        string // CPO, EMSP, PTP, …
+	CountryCode string
+	PartyID     string
+	// Versions offered (default 2.2.1).
+	Versions []string
+	// RawTokens makes the platform send and expect raw (not Base64) tokens in
+	// Authorization headers, like many 2.1.1 and 2.2 peers.
+	RawTokens bool
+	// OmitEndpoints hides modules from version details (registration 3003
+	// tests).
+	OmitEndpoints []string
+	Logger        *slog.Logger
+}
+
+// Request is a request the platform received.
+type Request struct {
+	Method string
+	Path   string
+	Query  string
+	Header http.Header
+	Body   []byte
+	At     time.Time
+}
+
+// Platform is a simulated OCPI platform.
+type Platform struct {
+	opts     Options
+	listener net.Listener
+	server   *http.Server
+	mux      *http.ServeMux
+	client   *ocpiclient.Client
+	logger   *slog.Logger
+
+	mu sync.Mutex
+	// tokenA is a registration token we issued (hub-initiated handshake).
+	tokenA string
+	// tokenIn is the token the hub calls us with (we issued it); tokenOut is
+	// the token we call the hub with.
+	tokenIn, tokenOut string
+	// hubVersions is the hub's versions URL; hubEndpoints its endpoints.
+	hubVersions  string
+	hubVersion   string
+	hubEndpoints []ocpi.Endpoint
+	endpoints    []endpoint
+	requests     []Request
+	notify       chan struct{}
+	// Down makes the platform answer 503 to everything (an outage).
+	down bool
+	// Unreachable handlers fail the request like a dead server.
+	hold chan struct{}
+}
+
+type endpoint struct {
+	identifier, role, path string
+}
+
+// Start starts a platform on 127.0.0.1 with a random port.
+func Start(opts Options) (*Platform, error) {
+	if len(opts.Versions) == 0 {
+		opts.Versions = []string{"2.2.1"}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger, notify: make(chan struct{})}
+	p.client.BackoffBase = 20 * time.Millisecond
+	p.mux.HandleFunc("GET /ocpi/versions", p.guard(p.handleVersions, true))
+	for _, v := range opts.Versions {
+		v := v
+		p.mux.HandleFunc("GET /ocpi/"+v, p.guard(func(w http.ResponseWriter, r *http.Request) { p.handleDetails(w, r, v) }, true))
+		p.mux.HandleFunc("/ocpi/"+v+"/credentials", p.guard(p.handleCredentials, true))
+	}
+	p.Handle("credentials", "SENDER", "/credentials", nil)
+	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
+	go p.server.Serve(l)
+	return p, nil
+}
+
+// Handle registers a module endpoint of the platform for every version it
+// speaks: path is relative to /ocpi/{version}; fn may be nil when another
+// Handle call serves the path (a module listed with two roles).
+func (p *Platform) Handle(identifier, role, path string, fn http.HandlerFunc) {
+	p.mu.Lock()
+	p.endpoints = append(p.endpoints, endpoint{identifier, role, path})
+	p.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	for _, v := range p.opts.Versions {
+		p.mux.HandleFunc("/ocpi/"+v+path, p.guard(fn, false))
+		p.mux.HandleFunc("/ocpi/"+v+path+"/", p.guard(fn, false))
+	}
+}
+
+// URL returns the platform's base URL.
+func (p *Platform) URL() string { return "http://" + p.listener.Addr().String() }
+
+// VersionsURL returns the platform's versions URL.
+func (p *Platform) VersionsURL() string { return p.URL() + "/ocpi/versions" }
+
+// Name returns the platform's name.
+func (p *Platform) Name() string { return p.opts.Name }
+
+// Party returns the platform's country code and party id.
+func (p *Platform) Party() (cc, pid string) { return p.opts.CountryCode, p.opts.PartyID }
+
+// Close stops the platform.
+func (p *Platform) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	p.mu.Lock()
+	if p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+	p.mu.Unlock()
+	_ = p.server.Shutdown(ctx)
+}
+
+// SetDown makes the platform answer every request with HTTP 503 (true) or
+// serve normally again (false).
+func (p *Platform) SetDown(down bool) {
+	p.mu.Lock()
+	p.down = down
+	p.mu.Unlock()
+}
+
+// SetSilent makes the platform hold every module request without answering
+// until SetSilent(false) (a partner that times out).
+func (p *Platform) SetSilent(silent bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if silent && p.hold == nil {
+		p.hold = make(chan struct{})
+	}
+	if !silent && p.hold != nil {
+		close(p.hold)
+		p.hold = nil
+	}
+}
+
+func (p *Platform) record(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		p.mu.Lock()
+		p.requests = append(p.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()})
+		close(p.notify)
+		p.notify = make(chan struct{})
+		down, hold := p.down, p.hold
+		p.mu.Unlock()
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		if hold != nil && !strings.HasSuffix(r.URL.Path, "/versions") {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// guard checks the Authorization header: the token we issued to the hub (or,
+// when registering is allowed, a token A we issued).
+func (p *Platform) guard(fn http.HandlerFunc, registering bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		got := p.tokenFrom(r.Header.Get("Authorization"))
+		p.mu.Lock()
+		ok := got != "" && (got == p.tokenIn || (registering && got == p.tokenA))
+		p.mu.Unlock()
+		if !ok {
+			p.reply(w, http.StatusUnauthorized, 2000, nil)
+			return
+		}
+		fn(w, r)
+	}
+}
+
+// tokenFrom decodes an Authorization header the way this platform expects.
+func (p *Platform) tokenFrom(h string) string {
+	v, ok := strings.CutPrefix(h, "Token ")
+	if !ok {
+		return ""
+	}
+	if p.opts.RawTokens {
+		return v
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// reply writes an OCPI envelope.
+func (p *Platform) reply(w http.ResponseWriter, httpStatus, code int, data any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus)
+	env := map[string]any{"status_code": code, "status_message": ocpi.StatusText(code), "timestamp": ocpi.NewDateTime(time.Now())}
+	if data != nil {
+		env["data"] = data
+	}
+	_ = json.NewEncoder(w).Encode(env)
+}
+
+// OK answers with a 1000 envelope.
+func (p *Platform) OK(w http.ResponseWriter, data any) { p.reply(w, http.StatusOK, 1000, data) }
+
+func (p *Platform) handleVersions(w http.ResponseWriter, r *http.Request) {
+	vs := make([]ocpi.Version, 0, len(p.opts.Versions))
+	for _, v := range p.opts.Versions {
+		vs = append(vs, ocpi.Version{Version: v, URL: p.URL() + "/ocpi/" + v})
+	}
+	p.OK(w, vs)
+}
+
+func (p *Platform) handleDetails(w http.ResponseWriter, r *http.Request, v string) {
+	d := ocpi.VersionDetails{Version: v}
+	p.mu.Lock()
+	for _, e := range p.endpoints {
+		if slices.Contains(p.opts.OmitEndpoints, e.identifier) {
+			continue
+		}
+		role := e.role
+		if v == "2.1.1" || v == "2.0" {
+			role = ""
+		}
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.identifier, Role: role, URL: p.URL() + "/ocpi/" + v + e.path})
+	}
+	p.mu.Unlock()
+	p.OK(w, d)
+}
+
+// credentials returns the credentials object this platform presents.
+func (p *Platform) credentials(token string) ocpi.Credentials {
+	return ocpi.Credentials{Token: token, URL: p.VersionsURL(), Roles: []ocpi.CredentialsRole{{
+		Role: p.opts.Role, CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID,
+		BusinessDetails: ocpi.BusinessDetails{Name: p.opts.Name},
+	}}}
+}
+
+// handleCredentials serves the hub-initiated handshake (the hub POSTs with
+// our token A) and the hub's PUT/DELETE.
+func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		p.mu.Lock()
+		c := p.credentials(p.tokenIn)
+		p.mu.Unlock()
+		p.OK(w, c)
+	case http.MethodPost, http.MethodPut:
+		var in ocpi.Credentials
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			p.reply(w, http.StatusBadRequest, 2001, nil)
+			return
+		}
+		// Call the hub back with the token it sent, as the spec demands.
+		p.mu.Lock()
+		p.tokenOut = in.Token
+		p.mu.Unlock()
+		if err := p.discoverHub(r.Context(), in.URL); err != nil {
+			p.reply(w, http.StatusOK, 3001, nil)
+			return
+		}
+		tok := uuid.NewString()
+		p.mu.Lock()
+		p.tokenIn, p.tokenA = tok, ""
+		p.mu.Unlock()
+		p.OK(w, p.credentials(tok))
+	case http.MethodDelete:
+		p.mu.Lock()
+		p.tokenIn, p.tokenOut = "", ""
+		p.mu.Unlock()
+		p.OK(w, nil)
+	default:
+		p.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+	}
+}
+
+// Invite returns a token A for the hub to register with (the hub starts the
+// handshake with ocpihub party connect).
+func (p *Platform) Invite() string {
+	tok := "A-" + uuid.NewString()
+	p.mu.Lock()
+	p.tokenA = tok
+	p.mu.Unlock()
+	return tok
+}
+
+// discoverHub reads the hub's versions and details with the current token.
+func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
+	p.mu.Lock()
+	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.opts.RawTokens}
+	p.mu.Unlock()
+	v, d, err := p.client.Discover(ctx, versionsURL, auth, p.opts.Versions, "")
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.hubVersions, p.hubVersion, p.hubEndpoints = versionsURL, v.Version, d.Endpoints
+	p.mu.Unlock()
+	return nil
+}
+
+// Register performs the partner-initiated handshake: discovery with token A,
+// a credentials POST with a new token B, and the token C from the answer is
+// kept for calling the hub.
+func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) error {
+	p.mu.Lock()
+	p.tokenOut = tokenA
+	p.mu.Unlock()
+	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
+		return fmt.Errorf("discover the hub with token A: %w", err)
+	}
+	tokenB := "B-" + uuid.NewString()
+	p.mu.Lock()
+	p.tokenIn = tokenB
+	p.mu.Unlock()
+	var theirs ocpi.Credentials
+	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.credentials(tokenB), &theirs)
+	if err != nil {
+		return fmt.Errorf("credentials POST: %w (%s)", err, bodyOf(resp))
+	}
+	p.mu.Lock()
+	p.tokenOut = theirs.Token
+	p.mu.Unlock()
+	return nil
+}
+
+// UpdateCredentials rotates tokens from our side: a credentials PUT with a new
+// token B; the hub answers with a new token C.
+func (p *Platform) UpdateCredentials(ctx context.Context) (old string, err error) {
+	tokenB := "B-" + uuid.NewString()
+	p.mu.Lock()
+	old, oldIn := p.tokenOut, p.tokenIn
+	p.tokenIn = tokenB
+	p.mu.Unlock()
+	var theirs ocpi.Credentials
+	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.credentials(tokenB), &theirs); err != nil {
+		p.mu.Lock()
+		p.tokenIn = oldIn
+		p.mu.Unlock()
+		return old, err
+	}
+	p.mu.Lock()
+	p.tokenOut = theirs.Token
+	p.mu.Unlock()
+	return old, nil
+}
+
+// Token returns the token we call the hub with.
+func (p *Platform) Token() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokenOut
+}
+
+// SetToken replaces the token we call the hub with (tests of old tokens).
+func (p *Platform) SetToken(tok string) {
+	p.mu.Lock()
+	p.tokenOut = tok
+	p.mu.Unlock()
+}
+
+// HubEndpoint returns the hub's URL for a module and interface role.
+func (p *Platform) HubEndpoint(identifier, role string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return ocpi.VersionDetails{Endpoints: p.hubEndpoints}.Find(identifier, role)
+}
+
+// CallHub calls one of the hub's endpoints: module identifier with interface
+// role ("" for any), plus a path suffix and query. out receives data.
+func (p *Platform) CallHub(ctx context.Context, method, identifier, role, suffix string, body, out any) (*ocpiclient.Response, error) {
+	u, ok := p.HubEndpoint(identifier, role)
+	if !ok {
+		return nil, fmt.Errorf("the hub lists no %s %s endpoint", identifier, role)
+	}
+	return p.Do(ctx, method, u+suffix, body, out)
+}
+
+// Do calls a hub URL with our token, without retries, and requires an OCPI
+// success.
+func (p *Platform) Do(ctx context.Context, method, url string, body, out any) (*ocpiclient.Response, error) {
+	p.mu.Lock()
+	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.opts.RawTokens}
+	p.mu.Unlock()
+	return p.client.Call(ctx, ocpiclient.Request{Method: method, URL: url, Token: auth.Token, Base64: auth.Base64, Body: body, MaxAttempts: 1,
+		From: ocpiclient.Party{CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID}}, out)
+}
+
+// Raw calls a hub URL with our token and returns the answer whatever it is.
+func (p *Platform) Raw(ctx context.Context, method, url string, body any, header http.Header) (*ocpiclient.Response, error) {
+	p.mu.Lock()
+	tok := p.tokenOut
+	p.mu.Unlock()
+	return p.client.Do(ctx, ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, Header: header, MaxAttempts: 1})
+}
+
+// Requests returns the requests received so far that match (all when match
+// is nil).
+func (p *Platform) Requests(match func(Request) bool) []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Request
+	for _, r := range p.requests {
+		if match == nil || match(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WaitFor waits until at least n received requests match, or ctx ends.
+func (p *Platform) WaitFor(ctx context.Context, n int, match func(Request) bool) ([]Request, error) {
+	for {
+		p.mu.Lock()
+		ch := p.notify
+		p.mu.Unlock()
+		if got := p.Requests(match); len(got) >= n {
+			return got, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return p.Requests(match), errors.Join(ctx.Err(), fmt.Errorf("%s received %d matching requests, want %d", p.opts.Name, len(p.Requests(match)), n))
+		}
+	}
+}
+
+// PathHas matches requests with method whose path contains part.
+func PathHas(method, part string) func(Request) bool {
+	return func(r Request) bool { return (method == "" || r.Method == method) && strings.Contains(r.Path, part) }
+}
+
+func bodyOf(r *ocpiclient.Response) string {
+	if r == nil {
+		return "no response"
+	}
+	return string(r.Body)
+}
