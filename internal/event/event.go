@@ -1,0 +1,71 @@
+// Package event is the contract between the domain packages that cause
+// events (a location changed, a session started, a payment was refunded) and
+// the outgoing webhooks that deliver them.
+//
+// An event is emitted inside the transaction of the state change that caused
+// it, through an Emitter; the webhook service is the Emitter in a running hub
+// and stores the event and enqueues its deliveries in that same transaction,
+// so an event exists exactly when its cause committed.
+package event
+
+import (
+	"context"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Event names. The first three are the seed's; the others are ours (upi.md
+// §8 and the module issues). Names are stable: subscribers filter on them.
+const (
+	LocationUpdated        = "location.updated"
+	SessionStarted         = "session.started"
+	SessionStopped         = "session.stopped"
+	CDRCreated             = "cdr.created"
+	CDRMissing             = "cdr.missing"
+	CommandResult          = "command.result"
+	TokenUpdated           = "token.updated"
+	PaymentCaptured        = "payment.captured"
+	PaymentFailed          = "payment.failed"
+	PaymentNeedsAttention  = "payment.needs_attention"
+	RefundProcessed        = "refund.processed"
+	RefundFailed           = "refund.failed"
+	ReceiptIssued          = "receipt.issued"
+	FinancialAdviceFlagged = "financial_advice.flagged"
+	PartyStatusChanged     = "party.status_changed"
+	WebhookDisabled        = "webhook.disabled"
+)
+
+// Party names a party an event concerns: country code and party id as
+// stored (upper case), and the role it plays.
+type Party struct {
+	Role        string `json:"role"`
+	CountryCode string `json:"country_code"`
+	PartyID     string `json:"party_id"`
+}
+
+// Event is one thing that happened.
+type Event struct {
+	// Name is one of the names above.
+	Name string
+	// Data is the event's payload; it is marshalled to JSON as it is.
+	Data any
+	// Parties are the parties the event concerns. A subscription owned by a
+	// partner platform receives an event only when one of the platform's
+	// parties is listed here; Public events (directory changes, which every
+	// eMSP may see) go to every subscriber. Subscriptions of the operator
+	// receive everything.
+	Parties []Party
+	Public  bool
+}
+
+// Emitter records events inside the transaction of their cause.
+type Emitter interface {
+	Emit(ctx context.Context, tx *store.Tx, e Event) error
+}
+
+// Discard is an Emitter that records nothing: for hubs assembled without
+// webhooks (unit tests of a single domain package).
+type Discard struct{}
+
+// Emit implements Emitter.
+func (Discard) Emit(context.Context, *store.Tx, Event) error { return nil }
