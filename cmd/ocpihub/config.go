@@ -26,6 +26,16 @@ type setting struct {
 // settings returns the bindings of cfg's fields (DESIGN §8 fixes the names).
 func settings(cfg *app.Config) []setting {
 	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	count := func(p *int, lo, hi int) func(string) error {
+		return func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+			}
+			*p = n
+			return nil
+		}
+	}
 	return []setting{
 		{"addr", "OCPIHUB_ADDR", "address to listen on", str(&cfg.Addr), cfg.Addr},
 		{"db", "OCPIHUB_DB", "database: sqlite:FILE (default, embedded) or postgres://user@host/db", str(&cfg.DB), cfg.DB},
@@ -38,6 +48,12 @@ func settings(cfg *app.Config) []setting {
 		{"hub-name", "OCPIHUB_HUB_NAME", "business name of the HUB role", str(&cfg.HubName), cfg.HubName},
 		{"emsp-name", "OCPIHUB_EMSP_NAME", "business name of the EMSP role", str(&cfg.EMSPName), cfg.EMSPName},
 		{"sandbox-addr", "OCPIHUB_SANDBOX_ADDR", "address of the sandbox instance (default: off)", str(&cfg.SandboxAddr), ""},
+		{"sandbox-db", "OCPIHUB_SANDBOX_DB", "database of the sandbox (default: a sibling SQLite file, ocpihub-sandbox.db, or the schema \"sandbox\" on PostgreSQL)", str(&cfg.SandboxDB), ""},
+		{"sandbox-public-url", "OCPIHUB_SANDBOX_PUBLIC_URL", "base URL partners reach the sandbox at (default http://SANDBOX-ADDR)", str(&cfg.SandboxPublicURL), ""},
+		{"sandbox-reset-hour", "OCPIHUB_SANDBOX_RESET_HOUR", "hour of the day (UTC, 0-23) at which the sandbox's data is reset", count(&cfg.SandboxResetHour, 0, 23), strconv.Itoa(cfg.SandboxResetHour)},
+		{"rate-limit-per-second", "OCPIHUB_RATE_LIMIT_PER_SECOND", "requests per second per token, the burst (0: no limit)", count(&cfg.RateLimit.PerSecond, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerSecond)},
+		{"rate-limit-per-minute", "OCPIHUB_RATE_LIMIT_PER_MINUTE", "requests per minute per token (0: no limit)", count(&cfg.RateLimit.PerMinute, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerMinute)},
+		{"rate-limit-per-hour", "OCPIHUB_RATE_LIMIT_PER_HOUR", "requests per hour per token (0: no limit)", count(&cfg.RateLimit.PerHour, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerHour)},
 		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},
 		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
 		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},

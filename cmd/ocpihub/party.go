@@ -15,7 +15,8 @@ import (
 const partyUsage = `Usage: ocpihub party <command> [flags]
 
   invite --name NAME [--expires 72h] [--sandbox]
-                        create a one-time registration token (token A) for a partner
+                        create a one-time registration token (token A) for a partner;
+                        --sandbox issues sandbox credentials (they register with the sandbox)
   connect --versions-url URL --token TOKEN_A [--name NAME]
                         register with a partner that gave us its token A (we start the handshake;
                         the hub must be running on the same database to answer the partner's callbacks)
@@ -26,7 +27,8 @@ const partyUsage = `Usage: ocpihub party <command> [flags]
   rotate ID             replace the credentials tokens of a platform (credentials PUT)
   disconnect ID         unregister a platform (credentials DELETE)
 
-Every command takes the serve flags (--db, --public-url, …) and --json.
+Every command takes the serve flags (--db, --public-url, …), --json, and --sandbox to act on
+the sandbox's database (--sandbox-addr must be set, as for serve).
 `
 
 func cmdParty(ctx context.Context, e env, args []string) error {
@@ -41,12 +43,11 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	fs, cfg, apply := newFlagSet(e, "party "+sub, "party "+sub+" [flags]")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	var name, expires, versionsURL, token *string
-	var sandbox *bool
+	sandbox := fs.Bool("sandbox", false, "act on the sandbox (invite: issue sandbox credentials: unlimited rate limits, data reset daily)")
 	switch sub {
 	case "invite":
 		name = fs.String("name", "", "partner name (required)")
 		expires = fs.String("expires", "72h", "how long the token stays valid")
-		sandbox = fs.Bool("sandbox", false, "issue sandbox credentials (unlimited rate limits, reset daily)")
 	case "connect":
 		name = fs.String("name", "", "partner name (default: its business name)")
 		versionsURL = fs.String("versions-url", "", "the partner's versions URL (required)")
@@ -75,6 +76,13 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	}
 	if err := apply(); err != nil {
 		return err
+	}
+	if *sandbox {
+		sc, err := cfg.SandboxConfig()
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		*cfg = sc
 	}
 	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
 	if err != nil {

@@ -50,6 +50,10 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "ocpihub %s serving %s (versions: %s)\n", version, a.PublicURL(), a.VersionsURL())
+	if a.Sandbox != nil {
+		fmt.Fprintf(e.stderr, "sandbox serving %s (database %s; data reset daily at %02d:00 UTC)\n",
+			a.Sandbox.VersionsURL(), a.Sandbox.DB.Engine(), cfg.SandboxResetHour)
+	}
 	<-ctx.Done()
 	fmt.Fprintln(e.stderr, "shutting down: finishing requests and jobs…")
 	return a.Close(context.Background())

@@ -19,12 +19,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
+	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/ratelimit"
+	"github.com/ocpihub/ocpihub/internal/sandbox"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -33,6 +38,8 @@ type Options struct {
 	Clock  clock.Clock
 	// Listener, when set, is used instead of listening on Config.Addr.
 	Listener net.Listener
+	// SandboxListener is the sandbox's Listener (Config.SandboxAddr).
+	SandboxListener net.Listener
 	// JobsConfig overrides job queue settings (tests shorten polling).
 	JobsConfig *jobs.Config
 	// InsertOnly builds a hub that enqueues jobs but never works them and
@@ -54,6 +61,16 @@ type App struct {
 	Registry *prometheus.Registry
 	Parties  *party.Service
 	Server   *httpapi.Server
+	// Webhooks stores and delivers events; Events is the same service as
+	// the event.Emitter every domain service writes its events through.
+	Webhooks    *webhook.Service
+	Events      event.Emitter
+	RateLimiter *ratelimit.Limiter
+	Idempotency *idempotency.Store
+	// Sandbox is the sandbox instance (nil without --sandbox-addr); a
+	// sandbox has a Resetter instead.
+	Sandbox  *App
+	Resetter *sandbox.Resetter
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
@@ -133,11 +150,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
 	}
 	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
-		PublicURL:  pub,
-		Versions:   []string{"2.2.1"},
-		Own:        a.ownRoles(),
-		SecretKey:  cfg.SecretKey,
-		AdminToken: cfg.AdminToken,
+		PublicURL:      pub,
+		Versions:       []string{"2.2.1"},
+		Own:            a.ownRoles(),
+		SecretKey:      cfg.SecretKey,
+		AdminToken:     cfg.AdminToken,
+		AdminTokenHash: cfg.adminTokenHash,
+		Sandbox:        cfg.Sandbox,
 	})
 	if err != nil {
 		return nil, err
@@ -152,7 +171,17 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
-	a.Server = httpapi.New(httpapi.Config{
+	// Webhooks first: every domain service takes a.Events.
+	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Registerer: a.Registry})
+	a.Events = a.Webhooks
+	a.RateLimiter = ratelimit.New(a.DB, a.Clock, cfg.RateLimit)
+	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock)
+	if !opts.InsertOnly {
+		a.Webhooks.Schedule()
+		a.Idempotency.Schedule(a.Jobs)
+	}
+
+	hc := httpapi.Config{
 		PublicURL:    pub,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       a.Logger,
@@ -161,9 +190,43 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		DB:           a.DB,
 		Auth:         a.Parties,
 		Parties:      a.Parties,
-	})
+		Webhooks:     a.Webhooks,
+		RateLimiter:  a.RateLimiter,
+		Idempotency:  a.Idempotency,
+		Sandbox:      cfg.Sandbox,
+	}
+	if cfg.Sandbox {
+		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)
+		if !opts.InsertOnly {
+			a.Resetter.Schedule(a.Jobs)
+		}
+		hc.SandboxBanner = a.Resetter.Banner()
+		hc.ResetSandboxFunc = a.Resetter.ResetNow
+	} else if cfg.SandboxAddr != "" && !opts.InsertOnly {
+		if a.Sandbox, err = a.newSandbox(ctx, cfg, opts); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		hc.SandboxParties = a.Sandbox.Parties
+	}
+	a.Server = httpapi.New(hc)
 	ok = true
 	return a, nil
+}
+
+// newSandbox builds the sandbox instance beside production: its own
+// database, address and job queue, production's admin token.
+func (a *App) newSandbox(ctx context.Context, cfg Config, opts Options) (*App, error) {
+	sc, err := cfg.SandboxConfig()
+	if err != nil {
+		return nil, err
+	}
+	if sc.AdminToken == "" {
+		sc.adminTokenHash = a.Parties.AdminTokenHash()
+	}
+	so := opts
+	so.Logger = a.Logger.With("instance", "sandbox")
+	so.Listener, so.SandboxListener = opts.SandboxListener, nil
+	return New(ctx, sc, so)
 }
 
 // Migrate brings the database schema up to date: ocpihub's tables, then the
@@ -197,6 +260,11 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
+	if a.Sandbox != nil {
+		if err := a.Sandbox.Start(ctx); err != nil {
+			return err
+		}
+	}
 	var handler http.Handler = a.Server
 	if a.middleware != nil {
 		handler = a.middleware(handler)
@@ -215,7 +283,7 @@ func (a *App) Start(ctx context.Context) error {
 		}
 	}()
 	a.started = true
-	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine())
+	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
 }
 
@@ -224,6 +292,9 @@ func (a *App) Start(ctx context.Context) error {
 // when the shutdown timeout passes), then the database closes.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
+	if a.Sandbox != nil {
+		errs = append(errs, a.Sandbox.Close(ctx))
+	}
 	if a.Server != nil {
 		a.Server.Drain()
 	}
@@ -253,6 +324,9 @@ func (a *App) shutdownTimeout() time.Duration {
 }
 
 func (a *App) closeQuietly() {
+	if a.Sandbox != nil {
+		a.Sandbox.closeQuietly()
+	}
 	if a.listener != nil {
 		a.listener.Close()
 	}

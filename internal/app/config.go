@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ratelimit"
 )
 
 // Config is every setting of a hub. The CLI fills it from flags, the
@@ -23,7 +25,20 @@ type Config struct {
 	HubName     string // business name of the HUB role
 	EMSPName    string // business name of the EMSP role
 
-	SandboxAddr string
+	// SandboxAddr, when set, starts the sandbox: a second hub on its own
+	// address and database (SandboxDB, default: see SandboxDBURL), with
+	// SandboxPublicURL as its base URL (default http://SandboxAddr), reset
+	// daily at SandboxResetHour:00 UTC.
+	SandboxAddr      string
+	SandboxDB        string
+	SandboxPublicURL string
+	SandboxResetHour int
+	// Sandbox marks the configuration of the sandbox instance itself.
+	Sandbox bool
+
+	// RateLimit are the default limits of every token (per-party overrides
+	// in the admin API); zero values lift a window's limit.
+	RateLimit ratelimit.Limits
 
 	PGBaseURL       string
 	PGKeyID         string
@@ -38,6 +53,9 @@ type Config struct {
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool
+
+	// adminTokenHash hands production's admin token to the sandbox.
+	adminTokenHash string
 }
 
 // Defaults returns the configuration of a hub started with no settings.
@@ -54,6 +72,7 @@ func Defaults() Config {
 		LogFormat:       "text",
 		MaxBodyBytes:    1 << 20,
 		ShutdownTimeout: 30 * time.Second,
+		RateLimit:       ratelimit.Defaults(),
 	}
 }
 
@@ -88,6 +107,12 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("the admin token must have at least 16 characters")
+	}
+	if c.SandboxResetHour < 0 || c.SandboxResetHour > 23 {
+		return fmt.Errorf("sandbox reset hour %d: want 0 to 23 (UTC)", c.SandboxResetHour)
+	}
+	if c.RateLimit.PerSecond < 0 || c.RateLimit.PerMinute < 0 || c.RateLimit.PerHour < 0 {
+		return fmt.Errorf("rate limits must not be negative (0 lifts a limit)")
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -35,6 +35,26 @@ const (
 	WebhookDisabled        = "webhook.disabled"
 )
 
+// Names returns every event name, in the order above: the names a webhook
+// subscription may ask for. A name added above must be added here.
+func Names() []string {
+	return []string{
+		LocationUpdated, SessionStarted, SessionStopped, CDRCreated, CDRMissing, CommandResult, TokenUpdated,
+		PaymentCaptured, PaymentFailed, PaymentNeedsAttention, RefundProcessed, RefundFailed, ReceiptIssued,
+		FinancialAdviceFlagged, PartyStatusChanged, WebhookDisabled,
+	}
+}
+
+// Known reports whether name is an event name.
+func Known(name string) bool {
+	for _, n := range Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Party names a party an event concerns: country code and party id as
 // stored (upper case), and the role it plays.
 type Party struct {

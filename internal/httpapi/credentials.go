@@ -165,11 +165,33 @@ func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error
 		}
 		ttl = d
 	}
-	inv, err := s.cfg.Parties.Invite(r.Context(), in.Name, ttl, in.Sandbox)
+	parties := s.cfg.Parties
+	switch {
+	case s.cfg.Sandbox:
+		// Every credential of the sandbox is a sandbox credential.
+		in.Sandbox = true
+	case in.Sandbox && s.cfg.SandboxParties == nil:
+		return ocpi.Invalid("sandbox", "this hub runs no sandbox (start it with --sandbox-addr)")
+	case in.Sandbox:
+		parties = s.cfg.SandboxParties
+	}
+	inv, err := parties.Invite(r.Context(), in.Name, ttl, in.Sandbox)
 	if err != nil {
 		return err
 	}
 	return s.created(w, inv)
+}
+
+// handleAdminSandboxReset wipes the sandbox's data now (the daily reset, on
+// demand). Only the sandbox instance serves it.
+func (s *Server) handleAdminSandboxReset(w http.ResponseWriter, r *http.Request) error {
+	if !s.cfg.Sandbox || s.cfg.ResetSandboxFunc == nil {
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this is not the sandbox; call the sandbox's admin API"}
+	}
+	if err := s.cfg.ResetSandboxFunc(r.Context()); err != nil {
+		return err
+	}
+	return s.ok(w, nil)
 }
 
 // connectRequest is the body of POST /admin/parties/connect.

@@ -37,7 +37,27 @@ func (s *Server) routes() {
 	s.handle("POST /admin/parties/{id}/rotate", admin, s.handleAdminPartyAction("rotate"))
 	s.handle("DELETE /admin/parties/{id}", admin, s.handleAdminPartyAction("disconnect"))
 	s.handle("POST /admin/parties/connect", admin, s.handleAdminConnect)
-	s.handle("POST /admin/invitations", admin, s.handleAdminInvite)
+	s.handle("POST /admin/invitations", admin, s.handleAdminInvite, withoutReplay)
+	s.handle("GET /admin/parties/{id}/rate_limits", admin, s.handleAdminRateLimits)
+	s.handle("PUT /admin/parties/{id}/rate_limits", admin, s.handleAdminSetRateLimits)
+	s.handle("GET /admin/webhooks", admin, s.handleWebhookList(adminOwner))
+	s.handle("GET /admin/webhooks/{id}", admin, s.handleWebhookGet(adminOwner))
+	s.handle("GET /admin/webhooks/{id}/deliveries", admin, s.handleWebhookDeliveries(adminOwner))
+	s.handle("GET /admin/webhooks/{id}/deliveries/{delivery_id}", admin, s.handleWebhookDelivery(adminOwner))
+	s.handle("POST /admin/webhooks/{id}/deliveries/{delivery_id}/replay", admin, s.handleWebhookReplay(adminOwner), withIdempotencyKey)
+	s.handle("POST /admin/sandbox/reset", admin, s.handleAdminSandboxReset)
+
+	// Outgoing webhook subscriptions (ours, not an OCPI module): a partner
+	// manages its platform's, the admin token the operator's.
+	s.handle("POST /ocpi/2.2.1/webhooks", platform, s.handleWebhookCreate, withIdempotencyKey)
+	s.handle("GET /ocpi/2.2.1/webhooks", platform, s.handleWebhookList(webhookOwner))
+	s.handle("GET /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookGet(webhookOwner))
+	s.handle("PUT /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookUpdate, withIdempotencyKey)
+	s.handle("PATCH /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookUpdate, withIdempotencyKey)
+	s.handle("DELETE /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookDelete)
+	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries", platform, s.handleWebhookDeliveries(webhookOwner))
+	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}", platform, s.handleWebhookDelivery(webhookOwner))
+	s.handle("POST /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}/replay", platform, s.handleWebhookReplay(webhookOwner), withIdempotencyKey)
 
 	// Anything else under /ocpi answers with an envelope, not a text 404.
 	s.handle("/ocpi/", public, s.handleNoRoute)

@@ -15,9 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -44,8 +47,22 @@ type Config struct {
 	DB           *store.DB
 	Auth         Authenticator
 	Parties      *party.Service
-	// Sandbox marks the sandbox instance: version details carry a banner.
-	Sandbox bool
+	// Sandbox marks the sandbox instance: version details carry
+	// SandboxBanner, and no request is rate limited.
+	Sandbox       bool
+	SandboxBanner string
+	// SandboxParties, on a production hub with a sandbox, is the sandbox's
+	// registry: invitations asked for with "sandbox": true are issued there.
+	SandboxParties *party.Service
+	// Webhooks serves the webhook subscriptions API.
+	Webhooks *webhook.Service
+	// RateLimiter limits the requests of each token (nil: no limits).
+	RateLimiter *ratelimit.Limiter
+	// Idempotency stores answers to repeated write requests (nil: none).
+	Idempotency *idempotency.Store
+	// ResetSandboxFunc, on a sandbox, wipes its data now (the admin API's
+	// reset).
+	ResetSandboxFunc func(ctx context.Context) error
 }
 
 // Server serves the hub's HTTP API.
@@ -111,8 +128,33 @@ const (
 	admin
 )
 
-// handle registers an OCPI handler behind authentication.
-func (s *Server) handle(pattern string, a access, fn apiFunc) {
+// route holds the options of one route.
+type route struct {
+	// idempotencyKey: the route accepts the Idempotency-Key header (our own
+	// JSON APIs: webhooks, refunds, QR mappings).
+	idempotencyKey bool
+	// noReplay: a repeated X-Request-ID is not answered from the store (the
+	// route's answers carry secrets that must not be kept).
+	noReplay bool
+}
+
+// routeOption sets an option of a route.
+type routeOption func(*route)
+
+// withIdempotencyKey declares that a route accepts Idempotency-Key.
+func withIdempotencyKey(r *route) { r.idempotencyKey = true }
+
+// withoutReplay declares that a route's answers are never stored for
+// X-Request-ID replays.
+func withoutReplay(r *route) { r.noReplay = true }
+
+// handle registers an OCPI handler behind authentication, the rate limit of
+// the caller's token, and idempotent replays of write requests.
+func (s *Server) handle(pattern string, a access, fn apiFunc, opts ...routeOption) {
+	var rt route
+	for _, o := range opts {
+		o(&rt)
+	}
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
 			caller, err := s.authenticate(r, a)
@@ -121,8 +163,12 @@ func (s *Server) handle(pattern string, a access, fn apiFunc) {
 				return
 			}
 			r = r.WithContext(party.WithCaller(r.Context(), caller))
+			if err := s.rateLimit(w, r, caller); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
 		}
-		if err := fn(w, r); err != nil {
+		if err := s.serveIdempotent(w, r, a, rt, fn); err != nil {
 			s.writeError(w, r, err)
 		}
 	}))

@@ -41,5 +41,15 @@ func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request)
 	for _, e := range endpoints221 {
 		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
 	}
+	if s.cfg.Sandbox {
+		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
+	}
 	return s.ok(w, d)
+}
+
+// sandboxDetails are the version details of the sandbox: the endpoints and
+// a banner saying what the sandbox is (an extra field partners may show).
+type sandboxDetails struct {
+	ocpi.VersionDetails
+	Banner string `json:"banner"`
 }

@@ -22,10 +22,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -62,6 +65,14 @@ type Options struct {
 	Logger *slog.Logger
 	// DBURL reuses a database (a restart); default: a fresh one.
 	DBURL string
+	// JobsFollowClock makes the job queue tell time by Clock (a clock.Fake):
+	// scheduled jobs and retries become due when the test moves the clock.
+	JobsFollowClock bool
+	// Sandbox starts the hub's sandbox too, on its own fresh database.
+	Sandbox bool
+	// RateLimits turns the product's rate limits on (cfg.RateLimit); test
+	// hubs run without limits unless asked, so tests can make bursts.
+	RateLimits bool
 }
 
 // Hub is a running hub.
@@ -69,6 +80,8 @@ type Hub struct {
 	*app.App
 	Engine store.Engine
 	DBURL  string
+	// SandboxDBURL is the sandbox's database when Options.Sandbox is set.
+	SandboxDBURL string
 	// Client calls the hub (admin API, raw requests).
 	Client *ocpiclient.Client
 
@@ -102,6 +115,9 @@ func Start(t testing.TB, engine store.Engine, opts ...func(*Options)) *Hub {
 		o.DBURL = storetest.URL(t, engine)
 	}
 	h := &Hub{Engine: engine, DBURL: o.DBURL, t: t, opts: o}
+	if o.Sandbox {
+		h.SandboxDBURL = storetest.URL(t, engine)
+	}
 	h.start(t)
 	t.Cleanup(func() { h.Close() })
 	return h
@@ -123,6 +139,13 @@ func (h *Hub) start(t testing.TB) {
 	cfg.AdminToken = AdminToken
 	cfg.DevMode = true
 	cfg.ShutdownTimeout = 5 * time.Second
+	if !h.opts.RateLimits {
+		cfg.RateLimit = ratelimit.Limits{}
+	}
+	if h.SandboxDBURL != "" {
+		cfg.SandboxAddr = "127.0.0.1:0"
+		cfg.SandboxDB = h.SandboxDBURL
+	}
 	if h.opts.Config != nil {
 		h.opts.Config(&cfg)
 	}
@@ -145,11 +168,15 @@ func (h *Hub) start(t testing.TB) {
 	if !h.opts.NoDefaultChecks {
 		checks = append(DefaultChecks(), checks...)
 	}
+	jc := &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}}
+	if tg, ok := h.opts.Clock.(rivertype.TimeGenerator); ok && h.opts.JobsFollowClock {
+		jc.Time = tg
+	}
 	a, err := app.New(context.Background(), cfg, app.Options{
 		Logger:     logger,
 		Clock:      h.opts.Clock,
 		Listener:   l,
-		JobsConfig: &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}},
+		JobsConfig: jc,
 		Middleware: checking(t, checks),
 	})
 	if err != nil {
@@ -191,13 +218,28 @@ func (h *Hub) Restart(t testing.TB) {
 // partner-initiated handshake.
 func (h *Hub) Register(t testing.TB, p *sim.Platform) {
 	t.Helper()
+	register(t, h.App, p, false)
+}
+
+// RegisterSandbox onboards a simulated platform with the hub's sandbox, on
+// sandbox credentials.
+func (h *Hub) RegisterSandbox(t testing.TB, p *sim.Platform) {
+	t.Helper()
+	if h.App.Sandbox == nil {
+		t.Fatal("the hub runs no sandbox (hubtest.Options.Sandbox)")
+	}
+	register(t, h.App.Sandbox, p, true)
+}
+
+func register(t testing.TB, a *app.App, p *sim.Platform, sandbox bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	inv, err := h.Parties.Invite(ctx, p.Name(), 0, false)
+	inv, err := a.Parties.Invite(ctx, p.Name(), 0, sandbox)
 	if err != nil {
 		t.Fatalf("invite %s: %v", p.Name(), err)
 	}
-	if err := p.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
+	if err := p.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
 		t.Fatalf("register %s: %v", p.Name(), err)
 	}
 }
@@ -206,9 +248,20 @@ func (h *Hub) Register(t testing.TB, p *sim.Platform) {
 // success; out receives data.
 func (h *Hub) Admin(t testing.TB, method, path string, body, out any) *ocpiclient.Response {
 	t.Helper()
+	return h.adminAt(t, h.PublicURL(), method, path, body, out)
+}
+
+// SandboxAdmin is Admin on the hub's sandbox (same admin token).
+func (h *Hub) SandboxAdmin(t testing.TB, method, path string, body, out any) *ocpiclient.Response {
+	t.Helper()
+	return h.adminAt(t, h.App.Sandbox.PublicURL(), method, path, body, out)
+}
+
+func (h *Hub) adminAt(t testing.TB, base, method, path string, body, out any) *ocpiclient.Response {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := h.Client.Call(ctx, ocpiclient.Request{Method: method, URL: h.PublicURL() + path, Token: AdminToken, Base64: true, Body: body, MaxAttempts: 1}, out)
+	resp, err := h.Client.Call(ctx, ocpiclient.Request{Method: method, URL: base + path, Token: AdminToken, Base64: true, Body: body, MaxAttempts: 1}, out)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -219,13 +272,19 @@ func (h *Hub) Admin(t testing.TB, method, path string, body, out any) *ocpiclien
 // is. token "" sends no Authorization header; raw headers go in header.
 func (h *Hub) Do(t testing.TB, method, path, token string, body []byte, header http.Header) *ocpiclient.Response {
 	t.Helper()
+	return DoAt(t, h.PublicURL(), method, path, token, body, header)
+}
+
+// DoAt is Do against any base URL (a sandbox, a second replica).
+func DoAt(t testing.TB, base, method, path, token string, body []byte, header http.Header) *ocpiclient.Response {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, h.PublicURL()+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,6 +237,21 @@ func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs,
 	return c.pg.InsertTx(ctx, tx.PgxTx(), args, opts)
 }
 
+// InsertManyTx enqueues several jobs inside tx in one statement (the fan-out
+// of one event to many webhook subscriptions).
+func (c *Client) InsertManyTx(ctx context.Context, tx *store.Tx, params []river.InsertManyParams) error {
+	if len(params) == 0 {
+		return nil
+	}
+	var err error
+	if c.sq != nil {
+		_, err = c.sq.InsertManyTx(ctx, tx.SQLTx(), params)
+	} else {
+		_, err = c.pg.InsertManyTx(ctx, tx.PgxTx(), params)
+	}
+	return err
+}
+
 // Insert enqueues a job on its own, for work that follows no state change of
 // ours (an operator's retry, a scheduled sync).
 func (c *Client) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {

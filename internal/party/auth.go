@@ -20,6 +20,10 @@ func (s *Service) Init(ctx context.Context) (generated string, err error) {
 		s.adminHash = hashToken(s.cfg.AdminToken)
 		return "", nil
 	}
+	if s.cfg.AdminTokenHash != "" {
+		s.adminHash = s.cfg.AdminTokenHash
+		return "", nil
+	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var h string
 		err := tx.QueryRow(ctx, "SELECT value FROM settings WHERE key = $1", adminSetting).Scan(&h)
@@ -37,6 +41,10 @@ func (s *Service) Init(ctx context.Context) (generated string, err error) {
 	})
 	return generated, err
 }
+
+// AdminTokenHash returns the SHA-256 (hex) of the admin token, once Init has
+// run.
+func (s *Service) AdminTokenHash() string { return s.adminHash }
 
 // ResetAdminToken replaces the generated admin token and returns the new one.
 func (s *Service) ResetAdminToken(ctx context.Context) (string, error) {

@@ -39,6 +39,10 @@ type Config struct {
 	// AdminToken is the operator's token; when empty, one is generated at
 	// first start and only its hash is kept.
 	AdminToken string
+	// AdminTokenHash, when set, is the SHA-256 (hex) of the admin token of
+	// another instance whose token this one accepts too (the sandbox takes
+	// production's, so one admin token serves both).
+	AdminTokenHash string
 	// Sandbox marks the sandbox instance.
 	Sandbox bool
 	// InvitationTTL is how long a token A lives by default (72h).

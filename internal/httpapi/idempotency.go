@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// replayedHeaders are the response headers stored with an answer and sent
+// again on a replay. Ids, rate-limit and date headers are always fresh.
+var replayedHeaders = []string{"Content-Type", "Location", "Link", "X-Total-Count", "X-Limit", "Allow", "Warning"}
+
+// maxStoredAnswer is the largest answer stored for replays; a larger one is
+// not kept (the request may then run again).
+const maxStoredAnswer = 1 << 20
+
+// serveIdempotent runs fn, unless the write request repeats a key already
+// answered for the same caller:
+//
+//   - a POST, PUT or PATCH carrying the X-Request-ID of an earlier request of
+//     the caller (24 h) gets the stored answer and has no second effect; the
+//     same X-Request-ID with a different method, path or body is refused with
+//     2001. Routes of the registration handshake (their answers hold
+//     credentials tokens) and routes marked withoutReplay are excluded.
+//   - routes marked withIdempotencyKey also take Idempotency-Key, which
+//     wins over X-Request-ID: 409 while the first request runs, 422 on a
+//     different request, the stored answer otherwise.
+//
+// Server errors (5xx) are not stored: the request may be retried.
+func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a access, rt route, fn apiFunc) error {
+	st := s.cfg.Idempotency
+	if st == nil || a == public || (r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch) {
+		return fn(w, r)
+	}
+	ctx := r.Context()
+	c := party.CallerFrom(ctx)
+	var kind, key, header string
+	if rt.idempotencyKey {
+		if v := r.Header.Get("Idempotency-Key"); v != "" {
+			k, err := parseIdempotencyKey(v)
+			if err != nil {
+				return err
+			}
+			kind, key, header = idempotency.KindKey, k, "Idempotency-Key"
+		}
+	}
+	if key == "" && a != registering && !rt.noReplay {
+		// Only an id the client sent (withIDs generates one when missing or
+		// unusable).
+		if v := strings.TrimSpace(r.Header.Get("X-Request-ID")); v != "" && v == RequestID(ctx) {
+			kind, key, header = idempotency.KindRequestID, v, "X-Request-ID"
+		}
+	}
+	if key == "" || c == nil {
+		return fn(w, r)
+	}
+	body, err := readRaw(r)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	claim, err := st.Begin(ctx, idempotency.Request{Caller: callerKey(c), Kind: kind, Key: key, Fingerprint: fingerprint(r, body)})
+	if err != nil {
+		return err
+	}
+	switch claim.State {
+	case idempotency.Replay:
+		h := w.Header()
+		for k, vs := range claim.Response.Header {
+			h[k] = vs
+		}
+		h.Set("Idempotent-Replayed", "true")
+		h.Set("Content-Length", strconv.Itoa(len(claim.Response.Body)))
+		w.WriteHeader(claim.Response.Status)
+		_, _ = w.Write(claim.Response.Body)
+		return nil
+	case idempotency.InFlight:
+		w.Header().Set("Retry-After", "1")
+		return &ocpi.Error{Code: ocpi.ECONFLICT, Message: "a request with this " + header + " is still being processed; retry in a moment"}
+	case idempotency.Mismatch:
+		if kind == idempotency.KindKey {
+			return &ocpi.Error{Code: ocpi.EUNPROCESSABLE, Field: header, Issue: "was used for a different request",
+				Message: "this Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request"}
+		}
+		return &ocpi.Error{Code: ocpi.EINVALID, Field: header, Issue: "was used for a different request in the last 24 hours",
+			Message: "this X-Request-ID was already used for a different request (method, path or body) in the last 24 hours; send a fresh X-Request-ID with every new request"}
+	}
+	rec := &capture{ResponseWriter: w}
+	if err := fn(rec, r); err != nil {
+		s.writeError(rec, r, err)
+	}
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status >= 500 || rec.overflow {
+		err = st.Abandon(ctx, claim)
+	} else {
+		stored := http.Header{}
+		for _, k := range replayedHeaders {
+			if vs := rec.Header().Values(k); len(vs) > 0 {
+				stored[k] = vs
+			}
+		}
+		err = st.Finish(ctx, claim, idempotency.Response{Status: status, Header: stored, Body: rec.buf.Bytes()})
+	}
+	if err != nil {
+		s.logger.ErrorContext(ctx, "could not store the answer for idempotent replays", "error", err, "request_id", RequestID(ctx))
+	}
+	return nil
+}
+
+// parseIdempotencyKey reads the header's value: an sf-string (quoted, as
+// the draft writes it) or a bare token, 1 to 255 printable characters.
+func parseIdempotencyKey(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	if v == "" || len(v) > 255 {
+		return "", ocpi.Invalid("Idempotency-Key", "must have 1 to 255 characters")
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return "", ocpi.Invalid("Idempotency-Key", "must be printable ASCII")
+		}
+	}
+	return v, nil
+}
+
+// callerKey names the caller an idempotency key belongs to.
+func callerKey(c *party.Caller) string {
+	switch c.Kind {
+	case party.CallerPlatform:
+		return "platform:" + strconv.FormatInt(c.PlatformID, 10)
+	case party.CallerRegistering:
+		return "invitation:" + strconv.FormatInt(c.InvitationID, 10)
+	}
+	return "admin"
+}
+
+// fingerprint identifies a request: method, path, query and body.
+func fingerprint(r *http.Request, body []byte) string {
+	h := sha256.New()
+	io.WriteString(h, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery+"\n")
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readRaw reads the body under the size cap, whatever its media type (the
+// handler checks that).
+func readRaw(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, &ocpi.Error{Code: ocpi.ETOOLARGE, Message: "the body is larger than " + strconv.FormatInt(tooLarge.Limit, 10) + " bytes"}
+		}
+		return nil, &ocpi.Error{Code: ocpi.EINVALIDJSON, Message: "the body could not be read", Err: err}
+	}
+	return raw, nil
+}
+
+// capture passes a response through and keeps a copy for storage.
+type capture struct {
+	http.ResponseWriter
+	status   int
+	buf      bytes.Buffer
+	overflow bool
+}
+
+func (c *capture) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if c.buf.Len()+len(b) > maxStoredAnswer {
+		c.overflow = true
+	} else {
+		c.buf.Write(b)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }

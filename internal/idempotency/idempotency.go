@@ -1,0 +1,214 @@
+// Package idempotency remembers the answers to write requests so that a
+// repeated request gets the first answer instead of a second effect.
+//
+// Two kinds of keys exist side by side, per caller: the OCPI X-Request-ID
+// of a POST, PUT or PATCH (a partner retrying with the same id gets the
+// stored answer; the same id with another request is refused with 2001),
+// and the Idempotency-Key header of our own JSON APIs, with the semantics of
+// the IETF draft (draft-ietf-httpapi-idempotency-key-header): 409 while the
+// first request is in flight, 422 when the key comes back with a different
+// request, the stored answer otherwise. Answers are kept for 24 hours; a
+// periodic job deletes expired keys.
+//
+// The claim and the stored answer are written around the request, not in its
+// transaction: a process that dies after the request's effect committed and
+// before its answer was stored leaves a claim that a retry takes over after
+// StaleAfter, and that retry runs the request again. Domain writes are
+// idempotent on their own keys (OCPI object ids, refund_id) for that case.
+package idempotency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Key kinds.
+const (
+	KindRequestID = "request-id"
+	KindKey       = "idempotency-key"
+)
+
+const (
+	// TTL is how long an answer is kept.
+	TTL = 24 * time.Hour
+	// StaleAfter is when a claim whose request never finished (the process
+	// died) may be taken over by a retry.
+	StaleAfter = 5 * time.Minute
+)
+
+// State is what Begin found.
+type State int
+
+// States of a claim.
+const (
+	// Proceed: the key is new (or expired): run the request, then Finish.
+	Proceed State = iota + 1
+	// Replay: the request was answered; Response holds the answer.
+	Replay
+	// InFlight: the first request with this key is still running.
+	InFlight
+	// Mismatch: the key was used for a different request.
+	Mismatch
+)
+
+// Request identifies a request: who sent it, the kind and value of its key,
+// and a fingerprint of the request itself (method, path, body).
+type Request struct {
+	Caller      string
+	Kind        string
+	Key         string
+	Fingerprint string
+}
+
+// Response is a stored answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Claim is the outcome of Begin.
+type Claim struct {
+	State    State
+	Response *Response
+	id       int64
+}
+
+// Store keeps keys and answers.
+type Store struct {
+	db    *store.DB
+	clock clock.Clock
+}
+
+// New returns a Store and registers its cleanup worker on jc.
+func New(db *store.DB, jc *jobs.Client, clk clock.Clock) *Store {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	s := &Store{db: db, clock: clk}
+	if jc != nil {
+		jobs.AddWorker(jc, &pruneWorker{s: s})
+	}
+	return s
+}
+
+// Schedule adds the hourly cleanup of expired keys to jc.
+func (s *Store) Schedule(jc *jobs.Client) {
+	jc.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+		func() (river.JobArgs, *river.InsertOpts) { return pruneArgs{}, nil }, nil))
+}
+
+// Begin claims a key for a request, or says why the request must not run.
+func (s *Store) Begin(ctx context.Context, req Request) (Claim, error) {
+	var claim Claim
+	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		now := s.clock.Now()
+		us, expires := now.UnixMicro(), now.Add(TTL).UnixMicro()
+		err := tx.QueryRow(ctx, `INSERT INTO idempotency_keys (caller, kind, key, fingerprint, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (caller, kind, key) DO NOTHING RETURNING id`,
+			req.Caller, req.Kind, req.Key, req.Fingerprint, us, expires).Scan(&claim.id)
+		if err == nil {
+			claim.State = Proceed
+			return nil
+		}
+		if !errors.Is(err, store.ErrNoRows) {
+			return err
+		}
+		var fp string
+		var status int
+		var created, exp int64
+		var header, body []byte
+		if err := tx.QueryRow(ctx, `SELECT id, fingerprint, status, header, body, created_at, expires_at FROM idempotency_keys
+			WHERE caller = $1 AND kind = $2 AND key = $3`, req.Caller, req.Kind, req.Key).
+			Scan(&claim.id, &fp, &status, &header, &body, &created, &exp); err != nil {
+			return err
+		}
+		if exp <= us || (status == 0 && created <= now.Add(-StaleAfter).UnixMicro()) {
+			// Expired, or abandoned by a process that died: start over.
+			_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $1, status = 0, header = NULL, body = NULL,
+				created_at = $2, expires_at = $3 WHERE id = $4`, req.Fingerprint, us, expires, claim.id)
+			claim.State = Proceed
+			return err
+		}
+		switch {
+		case fp != req.Fingerprint:
+			claim.State = Mismatch
+		case status == 0:
+			claim.State = InFlight
+		default:
+			claim.State = Replay
+			claim.Response = &Response{Status: status, Header: http.Header{}, Body: body}
+			if len(header) > 0 {
+				if err := json.Unmarshal(header, &claim.Response.Header); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return claim, err
+}
+
+// Finish stores the answer of a claimed request.
+func (s *Store) Finish(ctx context.Context, claim Claim, resp Response) error {
+	header, err := json.Marshal(resp.Header)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE idempotency_keys SET status = $1, header = $2, body = $3 WHERE id = $4",
+			resp.Status, string(header), resp.Body, claim.id)
+		return err
+	})
+}
+
+// Abandon releases a claim whose request failed in a way worth retrying (a
+// server error): the next request with the key runs again.
+func (s *Store) Abandon(ctx context.Context, claim Claim) error {
+	return s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE id = $1 AND status = 0", claim.id)
+		return err
+	})
+}
+
+// Prune deletes expired keys in batches and returns how many.
+func (s *Store) Prune(ctx context.Context) (int64, error) {
+	var total int64
+	now := s.clock.Now().UnixMicro()
+	for {
+		var n int64
+		err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			n, err = tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE id IN (SELECT id FROM idempotency_keys WHERE expires_at <= $1 LIMIT 5000)", now)
+			return err
+		})
+		total += n
+		if err != nil || n < 5000 {
+			return total, err
+		}
+	}
+}
+
+type pruneArgs struct{}
+
+// Kind implements river.JobArgs.
+func (pruneArgs) Kind() string { return "idempotency_prune" }
+
+type pruneWorker struct {
+	river.WorkerDefaults[pruneArgs]
+	s *Store
+}
+
+func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
+	_, err := w.s.Prune(ctx)
+	return err
+}

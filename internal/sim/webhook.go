@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/webhook"
+)
+
+// WebhookReceiver is a webhook subscriber's endpoint: a real HTTP server on
+// loopback that records every delivery and answers as the test tells it
+// (a status per attempt, a hang, a slow answer).
+type WebhookReceiver struct {
+	listener net.Listener
+	server   *http.Server
+
+	mu         sync.Mutex
+	deliveries []WebhookDelivery
+	notify     chan struct{}
+	respond    func(n int) int
+	delay      time.Duration
+	hold       chan struct{}
+}
+
+// WebhookDelivery is one request the receiver got.
+type WebhookDelivery struct {
+	Header  http.Header
+	Body    []byte
+	Payload webhook.Payload
+	At      time.Time
+	// Status is what the receiver answered.
+	Status int
+}
+
+// StartWebhookReceiver starts a receiver on 127.0.0.1 that answers 204.
+func StartWebhookReceiver() (*WebhookReceiver, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	r := &WebhookReceiver{listener: l, notify: make(chan struct{}), respond: func(int) int { return http.StatusNoContent }}
+	r.server = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
+	go r.server.Serve(l)
+	return r, nil
+}
+
+// URL returns the receiver's address (path /hooks).
+func (r *WebhookReceiver) URL() string { return "http://" + r.listener.Addr().String() + "/hooks" }
+
+// Respond sets the status answered to the n-th request (1-based).
+func (r *WebhookReceiver) Respond(fn func(n int) int) {
+	r.mu.Lock()
+	r.respond = fn
+	r.mu.Unlock()
+}
+
+// SetStatus answers every request with code.
+func (r *WebhookReceiver) SetStatus(code int) { r.Respond(func(int) int { return code }) }
+
+// SetDelay makes every answer wait d.
+func (r *WebhookReceiver) SetDelay(d time.Duration) {
+	r.mu.Lock()
+	r.delay = d
+	r.mu.Unlock()
+}
+
+// SetHang holds every request without an answer (true) until SetHang(false)
+// or the sender gives up.
+func (r *WebhookReceiver) SetHang(hang bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if hang && r.hold == nil {
+		r.hold = make(chan struct{})
+	}
+	if !hang && r.hold != nil {
+		close(r.hold)
+		r.hold = nil
+	}
+}
+
+func (r *WebhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(req.Body, 4<<20))
+	d := WebhookDelivery{Header: req.Header.Clone(), Body: body, At: time.Now()}
+	_ = json.Unmarshal(body, &d.Payload)
+	r.mu.Lock()
+	n := len(r.deliveries) + 1
+	d.Status = r.respond(n)
+	delay, hold := r.delay, r.hold
+	r.deliveries = append(r.deliveries, d)
+	close(r.notify)
+	r.notify = make(chan struct{})
+	r.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-req.Context().Done():
+			return
+		}
+	}
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-req.Context().Done():
+			return
+		}
+	}
+	w.WriteHeader(d.Status)
+}
+
+// Deliveries returns the requests received so far.
+func (r *WebhookReceiver) Deliveries() []WebhookDelivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]WebhookDelivery(nil), r.deliveries...)
+}
+
+// WaitFor waits until at least n requests arrived, or ctx ends.
+func (r *WebhookReceiver) WaitFor(ctx context.Context, n int) ([]WebhookDelivery, error) {
+	for {
+		r.mu.Lock()
+		ch, got := r.notify, len(r.deliveries)
+		r.mu.Unlock()
+		if got >= n {
+			return r.Deliveries(), nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return r.Deliveries(), errors.Join(ctx.Err(), fmt.Errorf("webhook receiver got %d requests, want %d", got, n))
+		}
+	}
+}
+
+// Close stops the receiver.
+func (r *WebhookReceiver) Close() {
+	r.SetHang(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = r.server.Shutdown(ctx)
+}

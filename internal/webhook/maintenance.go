@@ -1,0 +1,113 @@
+package webhook
+
+import (
+	"context"
+
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// sweepArgs is the periodic job that starts a job for every due queue head
+// that nobody has picked up for stallAfter: the safety net under the
+// hand-over between delivery jobs.
+type sweepArgs struct{}
+
+// Kind implements river.JobArgs.
+func (sweepArgs) Kind() string { return "webhook_sweep" }
+
+type sweepWorker struct {
+	river.WorkerDefaults[sweepArgs]
+	s *Service
+}
+
+func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
+	_, err := w.s.Sweep(ctx)
+	return err
+}
+
+// Sweep starts a delivery job for every active subscription whose due head
+// has waited for more than a minute with the lease free. It returns how
+// many it started.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	n := 0
+	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		now := s.now().UnixMicro()
+		rows, err := tx.Query(ctx, `SELECT d.subscription_id, d.id FROM webhook_deliveries d
+			JOIN (SELECT subscription_id, MIN(id) AS id FROM webhook_deliveries WHERE status = $1 GROUP BY subscription_id) h ON h.id = d.id
+			JOIN webhook_subscriptions s ON s.id = d.subscription_id
+			WHERE s.status = $2 AND s.lease_until <= $3 AND d.next_attempt_at <= $4`,
+			StatusPending, StatusActive, now, now-stallAfter.Microseconds())
+		if err != nil {
+			return err
+		}
+		var params []river.InsertManyParams
+		for rows.Next() {
+			var a deliverArgs
+			if err := rows.Scan(&a.SubscriptionID, &a.DeliveryID); err != nil {
+				rows.Close()
+				return err
+			}
+			params = append(params, river.InsertManyParams{Args: a})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		n = len(params)
+		return s.jobs.InsertManyTx(ctx, tx, params)
+	})
+	if n > 0 {
+		s.logger.WarnContext(ctx, "restarted stalled webhook queues", "subscriptions", n)
+	}
+	return n, err
+}
+
+// retentionArgs is the periodic cleanup of old deliveries and events.
+type retentionArgs struct{}
+
+// Kind implements river.JobArgs.
+func (retentionArgs) Kind() string { return "webhook_retention" }
+
+type retentionWorker struct {
+	river.WorkerDefaults[retentionArgs]
+	s *Service
+}
+
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
+	_, err := w.s.Prune(ctx)
+	return err
+}
+
+// Prune deletes finished deliveries older than the retention period and
+// events no delivery refers to any more, in batches. It returns the number
+// of deliveries deleted.
+func (s *Service) Prune(ctx context.Context) (int64, error) {
+	cutoff := s.now().Add(-s.cfg.Retention).UnixMicro()
+	var total int64
+	for {
+		var n int64
+		err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			n, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN (
+				SELECT id FROM webhook_deliveries WHERE status <> $1 AND updated_at < $2 LIMIT 5000)`, StatusPending, cutoff)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < 5000 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM webhook_events WHERE created_at < $1
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, cutoff)
+		return err
+	})
+	return total, err
+}

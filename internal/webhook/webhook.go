@@ -1,0 +1,208 @@
+// Package webhook is ocpihub's outgoing webhooks: subscriptions, the event
+// Emitter every domain service writes events through, signed delivery by
+// jobs, the delivery log and replay, and Verify for receivers.
+//
+// An event is stored, with one delivery row and one job per matching
+// subscription, in the transaction of its cause (Emit), so it exists exactly
+// when its cause committed, and is delivered at least once. Deliveries to a
+// subscription leave in order, one at a time (deliver.go); a slow or failing
+// subscriber holds up only its own queue.
+//
+// Who receives what (the contract of internal/event): subscriptions of the
+// operator get every event; a partner platform's subscriptions get Public
+// events and events naming one of the platform's parties; nobody gets events
+// of other partners.
+package webhook
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// DefaultSchedule returns the retry schedule of upi.md §8: the delay before
+// each attempt of a delivery, counted from the previous failed attempt (the
+// first attempt is immediate): 0 s, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h,
+// eight attempts over about 27.6 hours. Each delay is moved by up to ±10 % of
+// itself so that the retries of many deliveries do not come back in step.
+func DefaultSchedule() []time.Duration {
+	return []time.Duration{
+		0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+		2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+	}
+}
+
+// Defaults of Config.
+const (
+	DefaultTimeout          = 15 * time.Second
+	DefaultDisableAfter     = 5 * 24 * time.Hour
+	DefaultMaxSubscriptions = 50
+	DefaultRetention        = 30 * 24 * time.Hour
+)
+
+// Config tunes the service. Zero values mean the defaults.
+type Config struct {
+	// DevMode allows http:// URLs on loopback hosts and lets partner
+	// subscriptions reach private addresses (a laptop, a test).
+	DevMode bool
+	// Timeout bounds one delivery attempt (15 s).
+	Timeout time.Duration
+	// Schedule is the delay before each attempt (DefaultSchedule); its
+	// length is the number of attempts a delivery gets.
+	Schedule []time.Duration
+	// DisableAfter disables a subscription whose deliveries have failed
+	// without a success for this long (5 days).
+	DisableAfter time.Duration
+	// MaxSubscriptions caps the subscriptions of one owner (50).
+	MaxSubscriptions int
+	// Retention is how long finished deliveries and their events are kept
+	// (30 days).
+	Retention time.Duration
+	// Registerer receives the delivery metrics (none when nil).
+	Registerer prometheus.Registerer
+}
+
+// Service manages subscriptions, records events and delivers them.
+type Service struct {
+	db      *store.DB
+	jobs    *jobs.Client
+	clock   clock.Clock
+	logger  *slog.Logger
+	cfg     Config
+	metrics *metrics
+	// operator calls the operator's own receivers; partner calls partners'
+	// receivers and, outside dev mode, refuses private and loopback
+	// addresses (a partner must not make the hub call into its network).
+	operator, partner *http.Client
+}
+
+// New returns a Service and registers its workers on jc.
+func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cfg Config) *Service {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if len(cfg.Schedule) == 0 {
+		cfg.Schedule = DefaultSchedule()
+	}
+	if cfg.DisableAfter <= 0 {
+		cfg.DisableAfter = DefaultDisableAfter
+	}
+	if cfg.MaxSubscriptions <= 0 {
+		cfg.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	s := &Service{db: db, jobs: jc, clock: clk, logger: logger, cfg: cfg, metrics: newMetrics(cfg.Registerer)}
+	s.operator = newHTTPClient(true)
+	s.partner = newHTTPClient(cfg.DevMode)
+	if jc != nil {
+		jobs.AddWorker(jc, &deliverWorker{s: s})
+		jobs.AddWorker(jc, &sweepWorker{s: s})
+		jobs.AddWorker(jc, &retentionWorker{s: s})
+	}
+	return s
+}
+
+// Schedule adds the periodic maintenance jobs: the sweep that restarts
+// stalled queues (every minute) and the retention cleanup (hourly). Call it
+// once, before the job client starts, on hubs that work jobs.
+func (s *Service) Schedule() {
+	s.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+		func() (river.JobArgs, *river.InsertOpts) { return sweepArgs{}, nil }, nil))
+	s.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+		func() (river.JobArgs, *river.InsertOpts) { return retentionArgs{}, nil }, nil))
+}
+
+func (s *Service) now() time.Time { return s.clock.Now() }
+
+// newHTTPClient returns the client deliveries are sent with: no redirects
+// (a 3xx is a failed attempt), no shared cookie jar, and unless private is
+// true a dialer that refuses loopback, private and link-local addresses.
+func newHTTPClient(private bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	if !private {
+		dialer.Control = refusePrivate
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          200,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	return &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// refusePrivate is a dialer Control that fails connections to addresses a
+// partner's subscription must not reach.
+func refusePrivate(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil
+	}
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
+		return &net.AddrError{Err: "address not allowed for webhook deliveries", Addr: address}
+	}
+	return nil
+}
+
+// metrics are the delivery metrics.
+type metrics struct {
+	attempts *prometheus.CounterVec
+	latency  prometheus.Histogram
+	lag      prometheus.Histogram
+	disabled prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocpihub_webhook_attempts_total",
+			Help: "Webhook delivery attempts by result (delivered, http_error, timeout, network, gone).",
+		}, []string{"result"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "ocpihub_webhook_attempt_seconds",
+			Help:    "Duration of webhook delivery attempts.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15},
+		}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "ocpihub_webhook_delivery_lag_seconds",
+			Help:    "Time from an event to its successful delivery.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 3600},
+		}),
+		disabled: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ocpihub_webhook_subscriptions_disabled_total",
+			Help: "Subscriptions disabled by a 410 answer or by failing for too long.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.attempts, m.latency, m.lag, m.disabled)
+	}
+	return m
+}
