@@ -76,6 +76,14 @@ func settings(cfg *app.Config) []setting {
 			cfg.ShutdownTimeout = d
 			return nil
 		}, cfg.ShutdownTimeout.String()},
+		{"webhook-timeout", "OCPIHUB_WEBHOOK_TIMEOUT", "how long a webhook delivery attempt waits for the receiver", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 || d > 5*time.Minute {
+				return fmt.Errorf("want a duration up to 5m such as 15s")
+			}
+			cfg.WebhookTimeout = d
+			return nil
+		}, cfg.WebhookTimeout.String()},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

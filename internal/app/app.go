@@ -172,7 +172,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	// Webhooks first: every domain service takes a.Events.
-	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Registerer: a.Registry})
+	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Timeout: cfg.WebhookTimeout, Registerer: a.Registry})
 	a.Events = a.Webhooks
 	a.RateLimiter = ratelimit.New(a.DB, a.Clock, cfg.RateLimit)
 	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock)

@@ -36,6 +36,9 @@ type Config struct {
 	// Sandbox marks the configuration of the sandbox instance itself.
 	Sandbox bool
 
+	// WebhookTimeout bounds one webhook delivery attempt (15 s).
+	WebhookTimeout time.Duration
+
 	// RateLimit are the default limits of every token (per-party overrides
 	// in the admin API); zero values lift a window's limit.
 	RateLimit ratelimit.Limits
@@ -73,6 +76,7 @@ func Defaults() Config {
 		MaxBodyBytes:    1 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		RateLimit:       ratelimit.Defaults(),
+		WebhookTimeout:  15 * time.Second,
 	}
 }
 

@@ -54,7 +54,8 @@ func StartWebhookReceiver() (*WebhookReceiver, error) {
 // URL returns the receiver's address (path /hooks).
 func (r *WebhookReceiver) URL() string { return "http://" + r.listener.Addr().String() + "/hooks" }
 
-// Respond sets the status answered to the n-th request (1-based).
+// Respond sets the status answered to the n-th request (1-based); 0 holds
+// the request without an answer until the sender gives up.
 func (r *WebhookReceiver) Respond(fn func(n int) int) {
 	r.mu.Lock()
 	r.respond = fn
@@ -97,6 +98,10 @@ func (r *WebhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	close(r.notify)
 	r.notify = make(chan struct{})
 	r.mu.Unlock()
+	if d.Status == 0 {
+		<-req.Context().Done()
+		return
+	}
 	if hold != nil {
 		select {
 		case <-hold:

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -33,14 +34,8 @@ type Delivery struct {
 	DeliveredAt   *ocpi.DateTime `json:"delivered_at,omitempty"`
 	LastUpdated   ocpi.DateTime  `json:"last_updated"`
 	// Data is the event's payload; only a single delivery carries it.
-	Data *jsonText `json:"data,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
 }
-
-// jsonText is stored JSON written out as it is.
-type jsonText []byte
-
-// MarshalJSON implements json.Marshaler.
-func (j jsonText) MarshalJSON() ([]byte, error) { return j, nil }
 
 const deliveryColumns = `id, subscription_id, event_id, event, status, attempts, response_code, latency_us, last_error, replay_of,
 	created_at, last_attempt_at, next_attempt_at, delivered_at, updated_at`
@@ -166,8 +161,7 @@ func findDelivery(ctx context.Context, q store.Querier, subID string, id, now in
 	if err := q.QueryRow(ctx, "SELECT data FROM webhook_events WHERE id = $1", d.EventID).Scan(&data); err != nil {
 		return nil, err
 	}
-	j := jsonText(data)
-	d.Data = &j
+	d.Data = json.RawMessage(data)
 	return d, nil
 }
 

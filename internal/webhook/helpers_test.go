@@ -1,0 +1,202 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/webhook"
+)
+
+// envelope is an OCPI response as the tests read it.
+type envelope struct {
+	StatusCode    int             `json:"status_code"`
+	StatusMessage string          `json:"status_message"`
+	Data          json.RawMessage `json:"data"`
+	Error         *struct {
+		Code        string `json:"code"`
+		Description string `json:"description"`
+		Details     *struct {
+			Field string `json:"field"`
+			Issue string `json:"issue"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+func (e envelope) field() string {
+	if e.Error == nil || e.Error.Details == nil {
+		return ""
+	}
+	return e.Error.Details.Field
+}
+
+// reply is one answer of the hub.
+type reply struct {
+	status int
+	header http.Header
+	env    envelope
+	raw    []byte
+}
+
+// adminToken is the Authorization value of the operator.
+func adminToken() string { return base64.StdEncoding.EncodeToString([]byte(hubtest.AdminToken)) }
+
+// tokenOf is the Authorization value of a simulated platform.
+func tokenOf(p *sim.Platform) string { return base64.StdEncoding.EncodeToString([]byte(p.Token())) }
+
+// call sends a request with a JSON body (a string is sent as it is).
+func call(t *testing.T, base, token, method, path string, body any, header http.Header) reply {
+	t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp := hubtest.DoAt(t, base, method, path, token, raw, header)
+	r := reply{status: resp.HTTPStatus, header: resp.Header, raw: resp.Body}
+	if err := json.Unmarshal(resp.Body, &r.env); err != nil {
+		t.Fatalf("%s %s: not an envelope: %s", method, path, resp.Body)
+	}
+	return r
+}
+
+// decodeData decodes the envelope's data into out.
+func (r reply) decodeData(t *testing.T, out any) {
+	t.Helper()
+	if err := json.Unmarshal(r.env.Data, out); err != nil {
+		t.Fatalf("data %s: %v", r.env.Data, err)
+	}
+}
+
+// partner starts and registers a simulated platform.
+func partner(t *testing.T, h *hubtest.Hub, role, cc, pid string) *sim.Platform {
+	t.Helper()
+	var p *sim.Platform
+	switch role {
+	case "CPO":
+		c, err := sim.StartCPO("CPO "+pid, cc, pid, hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = c.Platform
+	default:
+		e, err := sim.StartEMSP("EMSP "+pid, cc, pid, hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = e.Platform
+	}
+	t.Cleanup(p.Close)
+	h.Register(t, p)
+	return p
+}
+
+func receiver(t *testing.T) *sim.WebhookReceiver {
+	t.Helper()
+	r, err := sim.StartWebhookReceiver()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// subscribe creates a subscription through the API with token.
+func subscribe(t *testing.T, h *hubtest.Hub, token, url string, events ...string) *webhook.Subscription {
+	t.Helper()
+	r := call(t, h.PublicURL(), token, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": url, "events": events}, nil)
+	if r.status != http.StatusCreated || r.env.StatusCode != 1000 {
+		t.Fatalf("subscribe: HTTP %d %s", r.status, r.raw)
+	}
+	var sub webhook.Subscription
+	r.decodeData(t, &sub)
+	return &sub
+}
+
+// emit records an event as a domain service would, in a transaction.
+func emit(t *testing.T, h *hubtest.Hub, e event.Event) {
+	t.Helper()
+	err := h.DB.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+		return h.Events.Emit(ctx, tx, e)
+	})
+	if err != nil {
+		t.Fatalf("emit %s: %v", e.Name, err)
+	}
+}
+
+// eventually waits until cond holds, checking every few milliseconds, or
+// fails after d.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		<-tick.C
+	}
+}
+
+// deliveries returns a subscription's delivery log, oldest first.
+func deliveries(t *testing.T, h *hubtest.Hub, subID string) []*webhook.Delivery {
+	t.Helper()
+	var all []*webhook.Delivery
+	r := call(t, h.PublicURL(), adminToken(), http.MethodGet, "/admin/webhooks/"+subID+"/deliveries?limit=100", nil, nil)
+	if r.env.StatusCode != 1000 {
+		t.Fatalf("deliveries: %s", r.raw)
+	}
+	r.decodeData(t, &all)
+	for i, j := 0, len(all)-1; i < j; i, j = i+1, j-1 {
+		all[i], all[j] = all[j], all[i]
+	}
+	return all
+}
+
+// waitFor waits for n requests at a receiver.
+func waitFor(t *testing.T, r *sim.WebhookReceiver, n int) []sim.WebhookDelivery {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := r.WaitFor(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// events returns the event names a receiver got, in order.
+func eventNames(ds []sim.WebhookDelivery) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.Payload.Event
+	}
+	return strings.Join(names, ",")
+}
+
+// jsonEq reports whether two JSON texts are equal as values.
+func jsonEq(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
