@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -68,7 +66,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	claim, err := st.Begin(ctx, idempotency.Request{Caller: callerKey(c), Kind: kind, Key: key, Fingerprint: fingerprint(r, body)})
+	claim, err := st.Begin(ctx, idempotency.Request{Caller: callerKey(c), Kind: kind, Key: key, Fingerprint: idempotency.Fingerprint(r.Method, r.URL.Path, r.URL.RawQuery, body)})
 	if err != nil {
 		return err
 	}
@@ -146,14 +144,6 @@ func callerKey(c *party.Caller) string {
 		return "invitation:" + strconv.FormatInt(c.InvitationID, 10)
 	}
 	return "admin"
-}
-
-// fingerprint identifies a request: method, path, query and body.
-func fingerprint(r *http.Request, body []byte) string {
-	h := sha256.New()
-	io.WriteString(h, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery+"\n")
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // readRaw reads the body under the size cap, whatever its media type (the

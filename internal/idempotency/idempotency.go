@@ -19,8 +19,11 @@ package idempotency
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"time"
 
@@ -74,6 +77,15 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+}
+
+// Fingerprint identifies a request for key comparison: its method, path,
+// query and body.
+func Fingerprint(method, path, rawQuery string, body []byte) string {
+	h := sha256.New()
+	io.WriteString(h, method+" "+path+"?"+rawQuery+"\n")
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Claim is the outcome of Begin.

@@ -1,0 +1,46 @@
+package app_test
+
+import (
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+)
+
+func TestSandboxDBURL(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"sqlite:ocpihub.db":          "sqlite:ocpihub-sandbox.db",
+		"data/hub.sqlite":            "sqlite:data/hub-sandbox.sqlite",
+		"sqlite:/var/lib/ocpihub/db": "sqlite:/var/lib/ocpihub/db-sandbox",
+		"postgres://u@db/ocpihub":    "postgres://u@db/ocpihub?search_path=sandbox",
+		"postgres://u@db/ocpihub?sslmode=require&search_path=prod": "postgres://u@db/ocpihub?search_path=prod_sandbox&sslmode=require",
+	}
+	for prod, want := range cases {
+		got, err := app.SandboxDBURL(prod)
+		if err != nil || got != want {
+			t.Errorf("SandboxDBURL(%q) = %q, %v; want %q", prod, got, err, want)
+		}
+	}
+}
+
+func TestSandboxConfig(t *testing.T) {
+	t.Parallel()
+	cfg := app.Defaults()
+	if _, err := cfg.SandboxConfig(); err == nil {
+		t.Fatal("a sandbox config without --sandbox-addr")
+	}
+	cfg.SandboxAddr = "127.0.0.1:9443"
+	cfg.PGBaseURL, cfg.PGKeySecret = "https://api.pg.example", "live-secret"
+	sc, err := cfg.SandboxConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.Sandbox || sc.Addr != "127.0.0.1:9443" || sc.SandboxAddr != "" || sc.DB != "sqlite:ocpihub-sandbox.db" ||
+		sc.PGBaseURL != "" || sc.PGKeySecret != "" || !sc.RateLimit.Unlimited() {
+		t.Fatalf("sandbox config %+v", sc)
+	}
+	cfg.SandboxDB = cfg.DB
+	if _, err := cfg.SandboxConfig(); err == nil {
+		t.Fatal("the sandbox may share production's database")
+	}
+}

@@ -1,0 +1,264 @@
+package idempotency_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+	env    struct {
+		StatusCode int             `json:"status_code"`
+		Data       json.RawMessage `json:"data"`
+		Error      *struct {
+			Description string `json:"description"`
+			Details     *struct {
+				Field string `json:"field"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+}
+
+func (a answer) field() string {
+	if a.env.Error == nil || a.env.Error.Details == nil {
+		return ""
+	}
+	return a.env.Error.Details.Field
+}
+
+func post(t *testing.T, h *hubtest.Hub, token, method, path, body string, header http.Header) answer {
+	t.Helper()
+	resp := h.Do(t, method, path, token, []byte(body), header)
+	a := answer{status: resp.HTTPStatus, header: resp.Header, body: resp.Body}
+	if err := json.Unmarshal(resp.Body, &a.env); err != nil {
+		t.Fatalf("%s %s: %s", method, path, resp.Body)
+	}
+	return a
+}
+
+func hdr(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+func platform(t *testing.T, h *hubtest.Hub, pid string) string {
+	t.Helper()
+	c, err := sim.StartCPO("CPO "+pid, "NL", pid, hubtest.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	h.Register(t, c.Platform)
+	return base64.StdEncoding.EncodeToString([]byte(c.Token()))
+}
+
+func count(t *testing.T, h *hubtest.Hub, query string) int {
+	t.Helper()
+	var n int
+	if err := h.DB.Read().QueryRow(context.Background(), query).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+const subsCount = "SELECT COUNT(*) FROM webhook_subscriptions"
+
+func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		tok := platform(t, h, "ID1")
+		other := platform(t, h, "ID2")
+		body := `{"url":"https://hooks.example.com/a","events":["cdr.created"]}`
+
+		first := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "req-1"))
+		again := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "req-1"))
+		if first.status != http.StatusCreated || again.status != http.StatusCreated || !bytes.Equal(first.body, again.body) {
+			t.Fatalf("first HTTP %d %s\nagain HTTP %d %s", first.status, first.body, again.status, again.body)
+		}
+		if again.header.Get("Idempotent-Replayed") != "true" || again.header.Get("X-Request-ID") != "req-1" || again.header.Get("Location") != first.header.Get("Location") {
+			t.Fatalf("replay headers %v", again.header)
+		}
+		if n := count(t, h, subsCount); n != 1 {
+			t.Fatalf("%d subscriptions after a repeated request", n)
+		}
+
+		// The same id for another request is refused and changes nothing.
+		diff := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", `{"url":"https://hooks.example.com/b","events":["cdr.created"]}`, hdr("X-Request-ID", "req-1"))
+		if diff.status != http.StatusOK || diff.env.StatusCode != 2001 || diff.field() != "X-Request-ID" || !strings.Contains(diff.env.Error.Description, "fresh X-Request-ID") {
+			t.Fatalf("same id, other body: HTTP %d %s", diff.status, diff.body)
+		}
+		if n := count(t, h, subsCount); n != 1 {
+			t.Fatalf("%d subscriptions after a refused request", n)
+		}
+		// Ids belong to their caller.
+		if a := post(t, h, other, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "req-1")); a.status != http.StatusCreated || a.header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("another caller's request: HTTP %d %v", a.status, a.header)
+		}
+		// Without an X-Request-ID every request runs.
+		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
+		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
+		if n := count(t, h, subsCount); n != 4 {
+			t.Fatalf("%d subscriptions, want 4", n)
+		}
+		// Reads are never replayed.
+		var list []json.RawMessage
+		a := post(t, h, tok, http.MethodGet, "/ocpi/2.2.1/webhooks", "", hdr("X-Request-ID", "read-1"))
+		_ = json.Unmarshal(a.env.Data, &list)
+		n1 := len(list)
+		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
+		a = post(t, h, tok, http.MethodGet, "/ocpi/2.2.1/webhooks", "", hdr("X-Request-ID", "read-1"))
+		_ = json.Unmarshal(a.env.Data, &list)
+		if len(list) != n1+1 {
+			t.Fatalf("a GET was answered from the store: %d then %d", n1, len(list))
+		}
+		// Invitations carry a token A: never stored, so never replayed.
+		admin := base64.StdEncoding.EncodeToString([]byte(hubtest.AdminToken))
+		i1 := post(t, h, admin, http.MethodPost, "/admin/invitations", `{"name":"x"}`, hdr("X-Request-ID", "inv-1"))
+		i2 := post(t, h, admin, http.MethodPost, "/admin/invitations", `{"name":"x"}`, hdr("X-Request-ID", "inv-1"))
+		if i1.status != http.StatusCreated || bytes.Equal(i1.env.Data, i2.env.Data) {
+			t.Fatalf("invitations: %s / %s", i1.body, i2.body)
+		}
+	})
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		tok := platform(t, h, "IK1")
+		body := `{"url":"https://hooks.example.com/a","events":["cdr.created"]}`
+		path := "/ocpi/2.2.1/webhooks"
+
+		first := post(t, h, tok, http.MethodPost, path, body, hdr("Idempotency-Key", `"8e03978e-40d5-43e8"`))
+		again := post(t, h, tok, http.MethodPost, path, body, hdr("Idempotency-Key", `8e03978e-40d5-43e8`, "X-Request-ID", "whatever"))
+		if first.status != http.StatusCreated || !bytes.Equal(first.body, again.body) || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %s / %s", first.body, again.body)
+		}
+		diff := post(t, h, tok, http.MethodPost, path, `{"url":"https://hooks.example.com/b","events":["cdr.created"]}`, hdr("Idempotency-Key", "8e03978e-40d5-43e8"))
+		if diff.status != http.StatusUnprocessableEntity || diff.field() != "Idempotency-Key" {
+			t.Fatalf("other body: HTTP %d %s", diff.status, diff.body)
+		}
+		// While the first request with a key runs, a second gets 409.
+		var pid int64
+		if err := h.DB.Read().QueryRow(t.Context(), "SELECT id FROM platforms WHERE name = 'CPO IK1'").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		claim, err := h.Idempotency.Begin(t.Context(), idempotency.Request{Caller: "platform:" + itoa(pid), Kind: idempotency.KindKey, Key: "busy",
+			Fingerprint: idempotency.Fingerprint(http.MethodPost, path, "", []byte(body))})
+		if err != nil || claim.State != idempotency.Proceed {
+			t.Fatalf("claim: %+v %v", claim, err)
+		}
+		busy := post(t, h, tok, http.MethodPost, path, body, hdr("Idempotency-Key", "busy"))
+		if busy.status != http.StatusConflict || busy.header.Get("Retry-After") == "" {
+			t.Fatalf("in flight: HTTP %d %s", busy.status, busy.body)
+		}
+		bad := post(t, h, tok, http.MethodPost, path, body, hdr("Idempotency-Key", strings.Repeat("k", 300)))
+		if bad.env.StatusCode != 2001 || bad.field() != "Idempotency-Key" {
+			t.Fatalf("long key: %s", bad.body)
+		}
+		if n := count(t, h, subsCount); n != 1 {
+			t.Fatalf("%d subscriptions, want 1", n)
+		}
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestAnswersExpireAfter24Hours(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now().Truncate(time.Second))
+	h := hubtest.Start(t, store.SQLite, func(o *hubtest.Options) { o.Clock = clk })
+	tok := platform(t, h, "EX1")
+	body := `{"url":"https://hooks.example.com/a","events":["cdr.created"]}`
+	post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "old"))
+	post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "reused"))
+	clk.Add(23 * time.Hour)
+	if a := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "reused")); a.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatal("not replayed after 23 hours")
+	}
+	clk.Add(2 * time.Hour)
+	if a := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "reused")); a.status != http.StatusCreated || a.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("replayed after 25 hours: %v", a.header)
+	}
+	if n := count(t, h, subsCount); n != 3 {
+		t.Fatalf("%d subscriptions, want 3", n)
+	}
+	n, err := h.Idempotency.Prune(t.Context())
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want the expired key", n, err)
+	}
+	if left := count(t, h, "SELECT COUNT(*) FROM idempotency_keys"); left != 1 {
+		t.Fatalf("%d keys left", left)
+	}
+}
+
+func TestClaims(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clk := clock.NewFake(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC))
+		s := idempotency.New(db, nil, clk)
+		ctx := context.Background()
+		req := idempotency.Request{Caller: "admin", Kind: idempotency.KindRequestID, Key: "k", Fingerprint: "f"}
+		begin := func(r idempotency.Request) idempotency.Claim {
+			t.Helper()
+			c, err := s.Begin(ctx, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		c := begin(req)
+		if c.State != idempotency.Proceed {
+			t.Fatalf("new key: %v", c.State)
+		}
+		if got := begin(req).State; got != idempotency.InFlight {
+			t.Fatalf("while running: %v", got)
+		}
+		other := req
+		other.Fingerprint = "g"
+		if got := begin(other).State; got != idempotency.Mismatch {
+			t.Fatalf("other request: %v", got)
+		}
+		// A claim abandoned by a dead process is taken over.
+		clk.Add(idempotency.StaleAfter + time.Second)
+		c = begin(req)
+		if c.State != idempotency.Proceed {
+			t.Fatalf("stale claim: %v", c.State)
+		}
+		if err := s.Finish(ctx, c, idempotency.Response{Status: 201, Header: http.Header{"Location": {"/x"}}, Body: []byte(`{"a":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+		r := begin(req)
+		if r.State != idempotency.Replay || r.Response.Status != 201 || r.Response.Header.Get("Location") != "/x" || string(r.Response.Body) != `{"a":1}` {
+			t.Fatalf("replay: %+v", r)
+		}
+		// A server error releases the key.
+		k2 := req
+		k2.Key = "k2"
+		c = begin(k2)
+		if err := s.Abandon(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if got := begin(k2).State; got != idempotency.Proceed {
+			t.Fatalf("after abandon: %v", got)
+		}
+	})
+}
