@@ -15,7 +15,9 @@ import (
 
 // replayedHeaders are the response headers stored with an answer and sent
 // again on a replay. Ids, rate-limit and date headers are always fresh.
-var replayedHeaders = []string{"Content-Type", "Location", "Link", "X-Total-Count", "X-Limit", "Allow", "Warning"}
+func replayedHeaders() []string {
+	return []string{"Content-Type", "Location", "Link", "X-Total-Count", "X-Limit", "Allow", "Warning"}
+}
 
 // maxStoredAnswer is the largest answer stored for replays; a larger one is
 // not kept (the request may then run again).
@@ -104,7 +106,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 		err = st.Abandon(ctx, claim)
 	} else {
 		stored := http.Header{}
-		for _, k := range replayedHeaders {
+		for _, k := range replayedHeaders() {
 			if vs := rec.Header().Values(k); len(vs) > 0 {
 				stored[k] = vs
 			}

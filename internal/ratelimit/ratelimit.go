@@ -125,10 +125,10 @@ func (d Decision) RetryAfter(now time.Time) time.Duration {
 	return max(time.Duration(math.Ceil(w.Reset.Sub(now).Seconds()))*time.Second, time.Second)
 }
 
-// windows are the three window lengths, in seconds.
-var windowSeconds = [3]int64{1, 60, 3600}
+// windowSeconds are the lengths of the three windows, in seconds.
+func windowSeconds() [3]int64 { return [3]int64{1, 60, 3600} }
 
-var windowNames = [3]string{"second", "minute", "hour"}
+func windowNames() [3]string { return [3]string{"second", "minute", "hour"} }
 
 // counter counts requests in the three windows starting at starts and
 // returns the counts; it counts the request only if every count is below its
@@ -186,7 +186,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, limits Limits) (Decisio
 	var starts [3]int64
 	var lim [3]int
 	set := [3]int{limits.PerSecond, limits.PerMinute, limits.PerHour}
-	for i, n := range windowSeconds {
+	for i, n := range windowSeconds() {
 		starts[i] = sec - floorMod(sec, n)
 		lim[i] = math.MaxInt32
 		if set[i] > 0 {
@@ -198,12 +198,12 @@ func (l *Limiter) Allow(ctx context.Context, key string, limits Limits) (Decisio
 		return Decision{}, err
 	}
 	d := Decision{Allowed: allowed}
-	for i, n := range windowSeconds {
+	for i, n := range windowSeconds() {
 		if set[i] <= 0 {
 			continue
 		}
 		d.Windows = append(d.Windows, Window{
-			Name: windowNames[i], Length: time.Duration(n) * time.Second, Limit: set[i], Used: counts[i],
+			Name: windowNames()[i], Length: time.Duration(n) * time.Second, Limit: set[i], Used: counts[i],
 			Reset: time.Unix(starts[i]+n, 0).UTC(),
 		})
 	}
