@@ -124,9 +124,9 @@ func classify(op string, status int, body errorBody, retryAfter time.Duration) *
 		e.Kind = KindConflict
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = KindAuth
-	case status == http.StatusNotFound, status == http.StatusBadRequest && notExists(body.Description):
-		// Razorpay answers 400 "The id provided does not exist" for an
-		// unknown id, other PGs 404.
+	case status == http.StatusNotFound, status == http.StatusBadRequest && notExists(body):
+		// Razorpay answers 400 "… id … does not exist" for an unknown id
+		// in the path, other PGs 404.
 		e.Kind = KindNotFound
 	case status >= 500:
 		e.Kind = KindServer
@@ -136,9 +136,10 @@ func classify(op string, status int, body errorBody, retryAfter time.Duration) *
 	return e
 }
 
-func notExists(desc string) bool {
-	d := strings.ToLower(desc)
-	return strings.Contains(d, "does not exist") || strings.Contains(d, "not found")
+// notExists recognises an unknown id in the path: no field, or the id.
+func notExists(b errorBody) bool {
+	d := strings.ToLower(b.Description)
+	return (b.Field == "" || b.Field == "id") && strings.Contains(d, "does not exist")
 }
 
 // errorBody is the PG's error object.

@@ -19,10 +19,22 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/orders/{id}", s.handle(APIFetchOrder, s.fetchOrder))
 	mux.HandleFunc("GET /v1/orders/{id}/payments", s.handle(APIOrderPayments, s.orderPayments))
 	mux.HandleFunc("POST /v1/payments/qr_codes", s.handle(APICreateQR, s.createQR))
-	mux.HandleFunc("GET /v1/payments/qr_codes/{id}", s.handle(APIFetchQR, s.fetchQR))
 	mux.HandleFunc("GET /v1/payments/{id}", s.handle(APIFetchPayment, s.fetchPayment))
 	mux.HandleFunc("POST /v1/payments/{id}/refund", s.handle(APIRefund, s.createRefund))
-	mux.HandleFunc("GET /v1/payments/{id}/refunds", s.handle(APIPaymentRefund, s.paymentRefunds))
+	// GET /v1/payments/qr_codes/{id} and GET /v1/payments/{id}/refunds
+	// overlap as patterns; one route tells them apart.
+	fetchQR, paymentRefunds := s.handle(APIFetchQR, s.fetchQR), s.handle(APIPaymentRefund, s.paymentRefunds)
+	mux.HandleFunc("GET /v1/payments/{id}/{sub}", func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.PathValue("id") == "qr_codes":
+			r.SetPathValue("id", r.PathValue("sub"))
+			fetchQR(w, r)
+		case r.PathValue("sub") == "refunds":
+			paymentRefunds(w, r)
+		default:
+			writeError(w, http.StatusNotFound, "BAD_REQUEST_ERROR", "The requested URL was not found on the simulated gateway", "")
+		}
+	})
 	mux.HandleFunc("GET /v1/refunds/{id}", s.handle(APIFetchRefund, s.fetchRefund))
 	mux.HandleFunc("POST /sim/orders/{id}/pay", s.driverPay)
 	mux.HandleFunc("GET /sim/checkout/{id}", s.checkoutPage)

@@ -137,8 +137,10 @@ func (s *Server) KeyID() string { return s.opts.KeyID }
 // KeySecret returns the API key secret callers must use.
 func (s *Server) KeySecret() string { return s.opts.KeySecret }
 
-// Close stops the server: hung calls are released, background refund
-// processing and webhook deliveries finish.
+// Close stops the server at once, like a PG going away: connections are
+// closed, hung calls released, and background refund processing and
+// webhook deliveries are cancelled and waited for. (A graceful Shutdown
+// would wait seconds for connections a client dialled but never used.)
 func (s *Server) Close() {
 	select {
 	case <-s.closing:
@@ -146,9 +148,7 @@ func (s *Server) Close() {
 	default:
 		close(s.closing)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = s.server.Shutdown(ctx)
+	_ = s.server.Close()
 	s.bg.Wait()
 }
 
