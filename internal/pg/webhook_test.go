@@ -112,7 +112,9 @@ func TestRazorpayEvents(t *testing.T) {
 		{"authorized", `{"entity":"event","event":"payment.authorized","payload":{"payment":{"entity":{"id":"pay_A","amount":500,"currency":"INR","status":"authorized","order_id":"order_A","upi":{"vpa":"x@ybl"}}}}}`,
 			func(e *pg.Event) bool { return e.Status == pg.PaymentAuthorized && e.PayerVPA == "x@ybl" }},
 		{"qr credited, order from the notes", `{"entity":"event","event":"qr_code.credited","payload":{"payment":{"entity":{"id":"pay_Q","amount":500,"currency":"INR","status":"captured","order_id":null,"notes":[]}},"qr_code":{"entity":{"id":"qr_1","notes":{"order_id":"order_Q"}}}}}`,
-			func(e *pg.Event) bool { return e.Kind == pg.EventPayment && e.OrderID == "order_Q" && e.Status == pg.PaymentCaptured }},
+			func(e *pg.Event) bool {
+				return e.Kind == pg.EventPayment && e.OrderID == "order_Q" && e.Status == pg.PaymentCaptured
+			}},
 		{"refund processed", `{"entity":"event","event":"refund.processed","contains":["refund","payment"],"payload":{"refund":{"entity":{"id":"rfnd_R","entity":"refund","amount":2500,"currency":"INR","payment_id":"pay_P","notes":{"refund_id":"refund-0007"},"receipt":null,"acquirer_data":{"arn":"ARN123"},"status":"processed","created_at":5}},"payment":{"entity":{"id":"pay_P","amount":10000,"currency":"INR","status":"captured","order_id":"order_P","amount_refunded":2500}}}}`,
 			func(e *pg.Event) bool {
 				r := e.Refund
@@ -124,7 +126,9 @@ func TestRazorpayEvents(t *testing.T) {
 				return e.Kind == pg.EventRefund && e.PaymentID == "pay_S" && e.Refund.Status == pg.RefundFailed && e.Refund.RefundID == "refund-0008"
 			}},
 		{"other", `{"entity":"event","event":"settlement.processed","payload":{"settlement":{"entity":{"id":"setl_1"}}}}`,
-			func(e *pg.Event) bool { return e.Kind == pg.EventOther && e.Type == "settlement.processed" && e.PaymentID == "" }},
+			func(e *pg.Event) bool {
+				return e.Kind == pg.EventOther && e.Type == "settlement.processed" && e.PaymentID == ""
+			}},
 	}
 	for _, tt := range tests {
 		ev, err := v.Verify(razorpayHeader(secret, tt.body, "evt_"+tt.name), []byte(tt.body))
@@ -242,7 +246,11 @@ func TestSignatureErrors(t *testing.T) {
 		{"razorpay body, no header", http.Header{}, rzpCaptured},
 		{"empty body, no header", http.Header{}, ""},
 		{"cashfree wrong secret", cashfreeHeader("another-secret", "1", cf, "k"), cf},
-		{"cashfree tampered timestamp", func() http.Header { h := cashfreeHeader(secret, "1", cf, "k"); h.Set("x-webhook-timestamp", "2"); return h }(), cf},
+		{"cashfree tampered timestamp", func() http.Header {
+			h := cashfreeHeader(secret, "1", cf, "k")
+			h.Set("x-webhook-timestamp", "2")
+			return h
+		}(), cf},
 		{"cashfree missing timestamp", func() http.Header { h := cashfreeHeader(secret, "1", cf, "k"); h.Del("x-webhook-timestamp"); return h }(), cf},
 		{"cashfree hex instead of base64", func() http.Header {
 			h := cashfreeHeader(secret, "1", cf, "k")
