@@ -187,7 +187,10 @@ type RefundRequest struct {
 	// also sent in the refund's notes (refund_id) and, when it fits, as its
 	// receipt, so refund webhooks name it.
 	RefundID string
-	Notes    map[string]string
+	// Notes travel with the refund. A retry must repeat the request
+	// exactly (amount and notes): the PG refuses a reused key with a
+	// different body.
+	Notes map[string]string
 }
 
 // RefundStatus is the state of a refund at the PG.

@@ -29,9 +29,11 @@ type rzpEvent struct {
 	CreatedAt int64 `json:"created_at"`
 }
 
-// parseRazorpay reads a Razorpay event. Payment events (payment.*,
-// order.paid, qr_code.credited) need the payment entity, refund events
-// (refund.*) the refund entity; other events are EventOther.
+// parseRazorpay reads a Razorpay event. Payment events
+// (payment.authorized|captured|failed|pending, order.paid,
+// qr_code.credited) need the payment entity, refund events
+// (refund.created|processed|failed|speed_changed) the refund entity;
+// other events are EventOther.
 func parseRazorpay(body []byte) (*Event, error) {
 	var e rzpEvent
 	if err := json.Unmarshal(body, &e); err != nil {
@@ -41,13 +43,13 @@ func parseRazorpay(body []byte) (*Event, error) {
 		return nil, errors.New(`want {"entity": "event", "event": …}`)
 	}
 	ev := &Event{Form: FormRazorpay, Type: e.Event, Kind: EventOther, At: unixTime(e.CreatedAt), PayloadSigned: true}
-	isPayment := strings.HasPrefix(e.Event, "payment.") && !strings.HasPrefix(e.Event, "payment.dispute") && e.Event != "payment.downtime"
-	switch {
-	case isPayment || e.Event == "order.paid" || e.Event == "qr_code.credited":
+	switch e.Event {
+	case "payment.authorized", "payment.captured", "payment.failed", "payment.pending", "order.paid", "qr_code.credited":
 		ev.Kind = EventPayment
-	case strings.HasPrefix(e.Event, "refund."):
+	case "refund.created", "refund.processed", "refund.failed", "refund.speed_changed":
 		ev.Kind = EventRefund
 	default:
+		// Disputes, downtimes, settlements, …: not ours to act on.
 		return ev, nil
 	}
 	if p := e.Payload.Payment; p != nil {
