@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -46,6 +47,9 @@ type Config struct {
 	// Required lists the modules a partner must offer, per role, beyond
 	// credentials (registration fails with 3003 otherwise).
 	Required map[Role][]RequiredEndpoint
+	// Events receives party.status_changed whenever a party's HubClientInfo
+	// status changes, in the transaction of the change (default: discarded).
+	Events event.Emitter
 }
 
 // RequiredEndpoint is a module and interface role a partner must offer.
@@ -96,6 +100,9 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	}
 	if cfg.Required == nil {
 		cfg.Required = DefaultRequired
+	}
+	if cfg.Events == nil {
+		cfg.Events = event.Discard{}
 	}
 	box, err := newSecretBox(cfg.SecretKey)
 	if err != nil {
