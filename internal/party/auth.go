@@ -84,6 +84,12 @@ func (s *Service) SealStored(ctx context.Context) (sealed int, err error) {
 		}
 		sealed++
 	}
+	if sealed > 0 {
+		// The clear tokens just overwritten must not survive on disk.
+		if err := s.db.Scrub(ctx, "platforms"); err != nil {
+			s.logger.WarnContext(ctx, "could not scrub the tokens replaced by their sealed form", "error", err)
+		}
+	}
 	return sealed, nil
 }
 

@@ -43,7 +43,8 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 	var id int64
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		id, err = s.insertPlatform(ctx, tx, name, s.cfg.Sandbox, true, d, tokenA, ours)
+		// Token A is not stored: it is used once, for the POST below.
+		id, err = s.insertPlatform(ctx, tx, name, s.cfg.Sandbox, true, d, "", ours)
 		if err != nil {
 			return err
 		}
