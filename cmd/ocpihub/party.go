@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,7 +68,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
 	}
 	// Flags may follow the ID: parse, take the ID, parse the rest.
-	if err := fs.Parse(rest); err != nil {
+	if err := parseFlags(fs, rest); err != nil {
 		return err
 	}
 	var id int64
@@ -79,7 +81,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 			return usageError{"platform ID " + strconv.Quote(fs.Arg(0)) + " is not a number"}
 		}
 		id = n
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
 			return err
 		}
 	}
@@ -180,6 +182,15 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		return printPlatform(e, *asJSON, p, "")
 	}
 	return nil
+}
+
+// parseFlags parses args; a bad flag is a usage error (exit status 2).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err.Error()}
 }
 
 func rolesText(p *party.Platform) string {
