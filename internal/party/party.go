@@ -6,6 +6,24 @@
 // (role + country_code + party_id). Tokens partners call us with are stored as
 // SHA-256 hashes only; tokens we call them with are encrypted with AES-GCM
 // when a secret key is configured.
+//
+// Where the spec is silent, the registry decides as follows:
+//   - A failed registration stores nothing and leaves token A usable until it
+//     expires (the partner fixes its side and retries); token A dies only with
+//     a successful POST.
+//   - A country code and party id belong to one platform at a time, whatever
+//     the role, and never to a partner when they are one of ours. Invitations
+//     may be bound to parties; those are announced as PLANNED.
+//   - Our credentials list the HUB role and our own EMSP role
+//     (credentials.md §8).
+//   - Suspension is the operator's: the platform's tokens get 401 everywhere,
+//     nothing is sent to it, its parties are SUSPENDED in HubClientInfo until
+//     it is resumed. Unregistering (either side) releases its parties; coming
+//     back takes a new token A and makes a new platform (the old one stays as
+//     UNREGISTERED history).
+//   - HubClientInfo lists every party, the caller's own included; pushes go to
+//     CONNECTED platforms with the receiver on every change, never to the
+//     party's own platform; a new partner pulls the list.
 package party
 
 import (
