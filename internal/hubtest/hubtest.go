@@ -155,6 +155,9 @@ func (h *Hub) start(t testing.TB) {
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
 	}
+	// Retries of outgoing calls (a partner that is down) back off in
+	// milliseconds, not seconds.
+	a.Client.BackoffBase = 5 * time.Millisecond
 	if err := a.Start(context.Background()); err != nil {
 		a.Close(context.Background())
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
