@@ -94,7 +94,10 @@ func (sw *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (sw *statusWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }
 
-// observe logs every request and records its metrics, by route pattern.
+// observe logs every request and records its metrics, by route pattern (the
+// mux sets r.Pattern on the request it is given, so nothing between here and
+// the mux may clone the request). Panics are recovered inside it, so a crash
+// is logged and counted as the 500 it is answered with.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
