@@ -170,8 +170,9 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 }
 
 // aliases maps the URL forms the seed also uses onto ours: the role before
-// the version (/ocpi/cpo/2.2.1/… → /ocpi/2.2.1/cpo/…), credentials without a
-// version (/ocpi/credentials → /ocpi/2.2.1/credentials), and a trailing slash.
+// the version (/ocpi/cpo/2.2.1/… → /ocpi/2.2.1/cpo/…, and /ocpi/cpo/2.2.1 →
+// the version details /ocpi/2.2.1), credentials without a version
+// (/ocpi/credentials → /ocpi/2.2.1/credentials), and a trailing slash.
 func aliases(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
@@ -181,9 +182,9 @@ func aliases(next http.Handler) http.Handler {
 		if rest, ok := strings.CutPrefix(p, "/ocpi/"); ok {
 			parts := strings.SplitN(rest, "/", 3)
 			if len(parts) >= 2 && (parts[0] == "cpo" || parts[0] == "emsp" || parts[0] == "ptp") && isVersion(parts[1]) {
-				p = "/ocpi/" + parts[1] + "/" + parts[0]
+				p = "/ocpi/" + parts[1]
 				if len(parts) == 3 {
-					p += "/" + parts[2]
+					p += "/" + parts[0] + "/" + parts[2]
 				}
 			} else if rest == "credentials" {
 				p = "/ocpi/" + DefaultVersion + "/credentials"
