@@ -69,6 +69,10 @@ func setup(t *testing.T, maxBody int64) *testBundle {
 		}
 		return s.ok(w, map[string]int{"keys": len(v)})
 	})
+	s.handle("PUT /ocpi/2.2.1/test/objects/{id}", public, func(w http.ResponseWriter, r *http.Request) error {
+		s.logger.InfoContext(r.Context(), "object stored", logAttrs(r)...)
+		return s.stored(w, r.PathValue("id") == "new")
+	})
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	return &testBundle{srv: s, ts: ts, logs: logs, reg: reg}
@@ -200,5 +204,23 @@ func TestBodyCap(t *testing.T) {
 				t.Errorf("envelope %d %+v", env.StatusCode, env.Error)
 			}
 		})
+	}
+}
+
+// TestStoredAnswers201Or200 is the last row of DESIGN §6: a client-owned
+// object newly created is HTTP 201, a replaced one HTTP 200, both 1000
+// without data (2.2.1-d2 erratum); handlers log with both ids.
+func TestStoredAnswers201Or200(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 0)
+	for id, want := range map[string]int{"new": http.StatusCreated, "old": http.StatusOK} {
+		resp, env := b.do(t, http.MethodPut, "/ocpi/2.2.1/test/objects/"+id, nil,
+			http.Header{"X-Request-Id": {"req-" + id}, "X-Correlation-Id": {"corr-" + id}})
+		if resp.StatusCode != want || env.StatusCode != ocpi.StatusSuccess || env.Data != nil || env.Error != nil {
+			t.Errorf("%s: HTTP %d, envelope %+v; want HTTP %d, 1000 without data", id, resp.StatusCode, env, want)
+		}
+		if !strings.Contains(b.logs.String(), `"msg":"object stored","request_id":"req-`+id+`","correlation_id":"corr-`+id+`"`) {
+			t.Errorf("%s: log lacks the ids:\n%s", id, b.logs.String())
+		}
 	}
 }
