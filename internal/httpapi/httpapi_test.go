@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -434,4 +435,32 @@ func TestHealthAndReadiness(t *testing.T) {
 			t.Errorf("/healthz while draining: HTTP %d", resp.HTTPStatus)
 		}
 	})
+}
+
+// TestCanonicalPath is the alias table of DESIGN §4.
+func TestCanonicalPath(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"/ocpi/versions":                        "/ocpi/versions",
+		"/ocpi/versions/":                       "/ocpi/versions",
+		"/ocpi/2.2.1/":                          "/ocpi/2.2.1",
+		"/ocpi/cpo/2.2.1":                       "/ocpi/2.2.1",
+		"/ocpi/emsp/2.2.1/":                     "/ocpi/2.2.1",
+		"/ocpi/cpo/2.2.1/locations/IN/ABC/LOC1": "/ocpi/2.2.1/cpo/locations/IN/ABC/LOC1",
+		"/ocpi/emsp/2.2.1/tokens/IN/OHE/T1/":    "/ocpi/2.2.1/emsp/tokens/IN/OHE/T1",
+		"/ocpi/ptp/2.2.1/payments/terminals":    "/ocpi/2.2.1/ptp/payments/terminals",
+		"/ocpi/cpo/2.1.1/locations":             "/ocpi/2.1.1/cpo/locations",
+		"/ocpi/credentials":                     "/ocpi/2.2.1/credentials",
+		"/ocpi/credentials/":                    "/ocpi/2.2.1/credentials",
+		"/ocpi/2.2.1/cpo/locations":             "/ocpi/2.2.1/cpo/locations",
+		"/ocpi/nsp/2.2.1/locations":             "/ocpi/nsp/2.2.1/locations",
+		"/ocpi/cpo/9.9/locations":               "/ocpi/cpo/9.9/locations",
+		"/admin/parties/":                       "/admin/parties",
+		"/":                                     "/",
+		"///":                                   "/",
+	} {
+		if got := httpapi.CanonicalPath(in); got != want {
+			t.Errorf("CanonicalPath(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
