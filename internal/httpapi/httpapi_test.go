@@ -1,8 +1,10 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -17,6 +19,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // answer is what a test asserts about a response.
@@ -463,4 +466,90 @@ func TestCanonicalPath(t *testing.T) {
 			t.Errorf("CanonicalPath(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// seedClientInfo adds n parties to HubClientInfo, with last_updated values
+// that repeat (so paging must break ties by key).
+func seedClientInfo(t *testing.T, h *hubtest.Hub, n int) {
+	t.Helper()
+	err := h.DB.InTx(hubtest.Ctx(t, 30e9), func(ctx context.Context, tx *store.Tx) error {
+		for i := range n {
+			if _, err := tx.Exec(ctx, "INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)",
+				"CPO", "NL", fmt.Sprintf("P%02d", i), "CONNECTED", int64(1_700_000_000_000_000+(i/3)*1_000_000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHubClientInfoPaging follows the Link headers of a real paged list on
+// both engines: every party exactly once, X-Total-Count and X-Limit on every
+// page, filters kept, no Link on the last page.
+func TestHubClientInfoPaging(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		cpo, err := sim.StartCPO("Paging CPO", "NL", "PGC", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cpo.Close)
+		h.Register(t, cpo.Platform)
+		seedClientInfo(t, h, 10)
+		var all []map[string]any
+		if _, err := cpo.CallHub(hubtest.Ctx(t, 10e9), "GET", "hubclientinfo", "", "", nil, &all); err != nil {
+			t.Fatal(err)
+		}
+		total := len(all) // the seeded parties, the CPO and the hub's own eMSP
+
+		next := h.PublicURL() + "/ocpi/2.2.1/hubclientinfo?limit=3&date_from=2000-01-01T00:00:00Z"
+		seen := map[string]bool{}
+		pages := 0
+		for next != "" {
+			pages++
+			if pages > total {
+				t.Fatal("Link does not end")
+			}
+			var page []map[string]any
+			resp, err := cpo.Do(hubtest.Ctx(t, 10e9), "GET", next, nil, &page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Header.Get("X-Total-Count") != strconv.Itoa(total) || resp.Header.Get("X-Limit") != "100" {
+				t.Errorf("page %d: X-Total-Count %q X-Limit %q", pages, resp.Header.Get("X-Total-Count"), resp.Header.Get("X-Limit"))
+			}
+			if len(page) == 0 || len(page) > 3 {
+				t.Fatalf("page %d has %d objects", pages, len(page))
+			}
+			for _, ci := range page {
+				key := fmt.Sprint(ci["role"], ci["country_code"], ci["party_id"])
+				if seen[key] {
+					t.Errorf("%s on two pages", key)
+				}
+				seen[key] = true
+			}
+			next = ocpi.NextLink(resp.Header)
+			if next != "" && (!strings.Contains(next, "date_from=2000-01-01T00%3A00%3A00Z") || !strings.HasPrefix(next, h.PublicURL())) {
+				t.Errorf("next link %s lost the filter or the public URL", next)
+			}
+		}
+		if len(seen) != total || pages != (total+2)/3 {
+			t.Errorf("saw %d of %d parties on %d pages", len(seen), total, pages)
+		}
+		// A client computing offsets itself gets the same pages without the cursor.
+		var tail []map[string]any
+		if _, err := cpo.Do(hubtest.Ctx(t, 10e9), "GET", h.PublicURL()+"/ocpi/2.2.1/hubclientinfo?offset="+strconv.Itoa(total-2)+"&limit=100", nil, &tail); err != nil {
+			t.Fatal(err)
+		}
+		if len(tail) != 2 {
+			t.Errorf("offset %d returned %d objects, want 2", total-2, len(tail))
+		}
+		resp := h.Do(t, "GET", "/ocpi/2.2.1/hubclientinfo?offset=-1", cpo.Token(), nil, nil)
+		if a := answerOf(t, resp); a.HTTP != 200 || a.Status != 2001 || a.Field != "offset" {
+			t.Errorf("offset=-1: %+v", a)
+		}
+	})
 }
