@@ -126,13 +126,30 @@ func TestDesignErrorRowsOverHTTP(t *testing.T) {
 	})
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
-// TestRequestAndCorrelationIDs echoes both ids, also on errors, and replaces
-// missing or malformed ones with fresh UUIDs.
-func TestRequestAndCorrelationIDs(t *testing.T) {
+// TestHTTPSurface runs the checks that need a hub but no state of their own
+// on one shared hub.
+func TestHTTPSurface(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t, "sqlite")
+	for name, fn := range map[string]func(*testing.T, *hubtest.Hub){
+		"RequestAndCorrelationIDs": testRequestAndCorrelationIDs,
+		"AuthorizationHeader":      testAuthorizationHeader,
+		"NoRoute":                  testNoRoute,
+		"Aliases":                  testAliases,
+		"VersionsAndDetails":       testVersionsAndDetails,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, h)
+		})
+	}
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// testRequestAndCorrelationIDs echoes both ids, also on errors, and replaces
+// missing or malformed ones with fresh UUIDs.
+func testRequestAndCorrelationIDs(t *testing.T, h *hubtest.Hub) {
 	tests := []struct {
 		name     string
 		rid, cid string
@@ -176,12 +193,10 @@ func TestRequestAndCorrelationIDs(t *testing.T) {
 	}
 }
 
-// TestAuthorizationHeader: missing, malformed and unknown tokens get a 401
+// testAuthorizationHeader: missing, malformed and unknown tokens get a 401
 // envelope with WWW-Authenticate; Base64 and raw forms of a known token both
 // work.
-func TestAuthorizationHeader(t *testing.T) {
-	t.Parallel()
-	h := hubtest.Start(t, "sqlite")
+func testAuthorizationHeader(t *testing.T, h *hubtest.Hub) {
 	b64 := base64.StdEncoding.EncodeToString([]byte(hubtest.AdminToken))
 	tests := []struct {
 		name   string
@@ -254,11 +269,9 @@ func TestTokenAReachesOnlyVersionsAndCredentials(t *testing.T) {
 	})
 }
 
-// TestNoRoute answers unknown paths with a 404 envelope and known paths with
+// testNoRoute answers unknown paths with a 404 envelope and known paths with
 // a wrong method with 405 and Allow.
-func TestNoRoute(t *testing.T) {
-	t.Parallel()
-	h := hubtest.Start(t, "sqlite")
+func testNoRoute(t *testing.T, h *hubtest.Hub) {
 	tests := []struct {
 		method, path string
 		want         answer
@@ -284,10 +297,8 @@ func TestNoRoute(t *testing.T) {
 	}
 }
 
-// TestAliases serves the URL forms of DESIGN §4 from the same routes.
-func TestAliases(t *testing.T) {
-	t.Parallel()
-	h := hubtest.Start(t, "sqlite")
+// testAliases serves the URL forms of DESIGN §4 from the same routes.
+func testAliases(t *testing.T, h *hubtest.Hub) {
 	get := func(path string) (int, string) {
 		resp := h.Do(t, "GET", path, hubtest.AdminToken, nil, nil)
 		env, err := ocpi.DecodeEnvelope(resp.Body)
@@ -322,11 +333,9 @@ func TestAliases(t *testing.T) {
 	}
 }
 
-// TestVersionsAndDetails lists 2.2.1 and every endpoint with identifier,
+// testVersionsAndDetails lists 2.2.1 and every endpoint with identifier,
 // role and an absolute URL the hub answers at.
-func TestVersionsAndDetails(t *testing.T) {
-	t.Parallel()
-	h := hubtest.Start(t, "sqlite")
+func testVersionsAndDetails(t *testing.T, h *hubtest.Hub) {
 	var versions []ocpi.Version
 	h.Admin(t, "GET", "/ocpi/versions", nil, &versions)
 	if diff := cmp.Diff([]ocpi.Version{{Version: "2.2.1", URL: h.PublicURL() + "/ocpi/2.2.1"}}, versions); diff != "" {
