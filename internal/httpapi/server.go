@@ -112,14 +112,8 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(s.recoverPanics(aliases(s.observeMux())))
+	s.handler = withIDs(aliases(s.observe(s.recoverPanics(s.limitBody(s.mux)))))
 	return s
-}
-
-// observeMux runs the access log and metrics around the mux, where the route
-// pattern is known after routing.
-func (s *Server) observeMux() http.Handler {
-	return s.observe(s.limitBody(s.mux))
 }
 
 // ServeHTTP implements http.Handler.

@@ -5,7 +5,9 @@
 //
 // Every response the hub sends during a test passes the hub's Checks (by
 // default DefaultChecks: each /ocpi and /admin response is a well-formed OCPI
-// envelope). A failed check fails the test that caused it.
+// envelope, and each OCPI 2.2.1 response is valid against the spec's JSON
+// schemas, see internal/schematest). A failed check fails the test that
+// caused it.
 package hubtest
 
 import (
