@@ -149,28 +149,6 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if cfg.SecretKey == "" && !opts.InsertOnly {
 		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
 	}
-	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
-		PublicURL:      pub,
-		Versions:       []string{"2.2.1"},
-		Own:            a.ownRoles(),
-		SecretKey:      cfg.SecretKey,
-		AdminToken:     cfg.AdminToken,
-		AdminTokenHash: cfg.adminTokenHash,
-		Sandbox:        cfg.Sandbox,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if a.GeneratedAdminToken, err = a.Parties.Init(ctx); err != nil {
-		return nil, err
-	}
-	if !opts.InsertOnly {
-		if err := a.Parties.SeedOwn(ctx); err != nil {
-			return nil, err
-		}
-		a.Parties.ScheduleLiveness()
-	}
-
 	// Webhooks first: every domain service takes a.Events.
 	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Timeout: cfg.WebhookTimeout, Registerer: a.Registry})
 	a.Events = a.Webhooks
@@ -180,6 +158,40 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Webhooks.Schedule()
 		a.Idempotency.Schedule(a.Jobs)
 	}
+
+	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
+		PublicURL:      pub,
+		Versions:       []string{"2.2.1"},
+		Own:            a.ownRoles(),
+		SecretKey:      cfg.SecretKey,
+		AdminToken:     cfg.AdminToken,
+		AdminTokenHash: cfg.adminTokenHash,
+		Sandbox:        cfg.Sandbox,
+		Events:         a.Events,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !opts.InsertOnly {
+		// Only a serving hub generates the admin token: it is the one that
+		// prints it. (A CLI command run before the first serve would store a
+		// hash of a token nobody ever saw.)
+		if a.GeneratedAdminToken, err = a.Parties.Init(ctx); err != nil {
+			return nil, err
+		}
+		n, err := a.Parties.SealStored(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			a.Logger.Info("sealed partner tokens stored in clear with the secret key", "count", n)
+		}
+		if err := a.Parties.SeedOwn(ctx); err != nil {
+			return nil, err
+		}
+		a.Parties.ScheduleLiveness()
+	}
+
 
 	hc := httpapi.Config{
 		PublicURL:    pub,

@@ -44,3 +44,24 @@ func TestSandboxConfig(t *testing.T) {
 		t.Fatal("the sandbox may share production's database")
 	}
 }
+
+// TestSandboxPaysTheSimulator: the sandbox's payments go to the built-in PG
+// simulator even when production talks to a real gateway outside dev mode.
+func TestSandboxPaysTheSimulator(t *testing.T) {
+	t.Parallel()
+	cfg := app.Defaults()
+	cfg.SandboxAddr = "127.0.0.1:0"
+	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = "https://api.pg.example", "rzp_live_x", "live-secret"
+	sc, err := cfg.SandboxConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := app.NewPaymentGateway(sc, "http://127.0.0.1:9/ocpi/2.2.1/payments/upi/webhook", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	if gw.Sim == nil {
+		t.Fatal("the sandbox uses a real payment gateway")
+	}
+}

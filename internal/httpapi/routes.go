@@ -49,15 +49,15 @@ func (s *Server) routes() {
 
 	// Outgoing webhook subscriptions (ours, not an OCPI module): a partner
 	// manages its platform's, the admin token the operator's.
-	s.handle("POST /ocpi/2.2.1/webhooks", platform, s.handleWebhookCreate, withIdempotencyKey)
-	s.handle("GET /ocpi/2.2.1/webhooks", platform, s.handleWebhookList(webhookOwner))
-	s.handle("GET /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookGet(webhookOwner))
-	s.handle("PUT /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookUpdate, withIdempotencyKey)
-	s.handle("PATCH /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookUpdate, withIdempotencyKey)
-	s.handle("DELETE /ocpi/2.2.1/webhooks/{id}", platform, s.handleWebhookDelete)
-	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries", platform, s.handleWebhookDeliveries(webhookOwner))
-	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}", platform, s.handleWebhookDelivery(webhookOwner))
-	s.handle("POST /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}/replay", platform, s.handleWebhookReplay(webhookOwner), withIdempotencyKey)
+	s.handle("POST /ocpi/2.2.1/webhooks", subscriber, s.handleWebhookCreate, withIdempotencyKey)
+	s.handle("GET /ocpi/2.2.1/webhooks", subscriber, s.handleWebhookList(webhookOwner))
+	s.handle("GET /ocpi/2.2.1/webhooks/{id}", subscriber, s.handleWebhookGet(webhookOwner))
+	s.handle("PUT /ocpi/2.2.1/webhooks/{id}", subscriber, s.handleWebhookUpdate, withIdempotencyKey)
+	s.handle("PATCH /ocpi/2.2.1/webhooks/{id}", subscriber, s.handleWebhookUpdate, withIdempotencyKey)
+	s.handle("DELETE /ocpi/2.2.1/webhooks/{id}", subscriber, s.handleWebhookDelete)
+	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries", subscriber, s.handleWebhookDeliveries(webhookOwner))
+	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}", subscriber, s.handleWebhookDelivery(webhookOwner))
+	s.handle("POST /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}/replay", subscriber, s.handleWebhookReplay(webhookOwner), withIdempotencyKey)
 
 	// Anything else under /ocpi answers with an envelope, not a text 404.
 	s.handle("/ocpi/", public, s.handleNoRoute)

@@ -22,7 +22,6 @@ func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options
 	}
 	e := &EMSP{Platform: p}
 	p.Handle("tokens", "SENDER", "/emsp/tokens", e.handleTokens)
-	p.Handle("hubclientinfo", "RECEIVER", "/emsp/clientinfo", e.handleClientInfo)
 	return e, nil
 }
 
@@ -31,9 +30,4 @@ func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Total-Count", "0")
 	w.Header().Set("X-Limit", "100")
 	e.OK(w, []any{})
-}
-
-// handleClientInfo receives the hub's ClientInfo pushes.
-func (e *EMSP) handleClientInfo(w http.ResponseWriter, r *http.Request) {
-	e.OK(w, nil)
 }

@@ -530,3 +530,21 @@ func TestPruneKeepsThirtyDays(t *testing.T) {
 		}
 	})
 }
+
+// TestHubEventsAreWired: the hub's own services emit through the webhook
+// service (here the party registry's party.status_changed).
+func TestHubEventsAreWired(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		rcv := receiver(t)
+		subscribe(t, h, adminToken(), rcv.URL(), "party.status_changed")
+		partner(t, h, "CPO", "NL", "WIR")
+		var found bool
+		for _, d := range waitFor(t, rcv, 1) {
+			found = found || (d.Payload.Event == "party.status_changed" && strings.Contains(string(d.Payload.Data), `"party_id":"WIR"`))
+		}
+		if !found {
+			t.Fatalf("no party.status_changed for WIR: %s", rcv.Deliveries()[0].Body)
+		}
+	})
+}
