@@ -192,7 +192,6 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
-
 	hc := httpapi.Config{
 		PublicURL:    pub,
 		MaxBodyBytes: cfg.MaxBodyBytes,

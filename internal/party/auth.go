@@ -47,6 +47,7 @@ func (s *Service) Init(ctx context.Context) (generated string, err error) {
 // AdminTokenHash returns the SHA-256 (hex) of the admin token, once Init has
 // run.
 func (s *Service) AdminTokenHash() string { return s.adminHash }
+
 // SealStored prepares the tokens we hold for partners at start. With a secret
 // key it checks that the key opens the tokens already sealed (a wrong key
 // would silently break every outgoing call, so it fails the start instead)
