@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,21 +29,23 @@ const (
 
 // Deliveries to one subscription leave in order, one at a time: the
 // subscription's PENDING deliveries form a queue, and only its head is ever
-// sent. A job that finds the queue's head due takes the subscription's lease
-// (lease_owner/lease_until, set under the row lock), sends the head, records
-// the answer and, while it holds the lease, goes on with the next head: one
-// worker drains a busy subscription without a job hand-over per event.
+// sent. One job at a time holds the subscription's lease (lease_owner,
+// lease_until, taken and given back under the row lock) and drains the
+// queue: it reads the next deliveries, sends them one after the other
+// (stopping at the first failure), records the batch in one transaction and
+// goes on while deliveries are waiting. A busy subscription is drained by one
+// worker without a job per event, and a slow or failing subscriber holds up
+// its own queue only.
 //
-// Every delivery gets a job when it is stored (Emit, Replay); a job whose
-// delivery is not the due head, or whose subscription is leased by another
-// job, ends at once: the lease holder always looks for a next head under the
-// same row lock before it lets go, so a delivery stored meanwhile is either
-// seen by the holder or finds the lease free. A failed attempt releases the
-// lease and schedules a job for the head at its next attempt; the failing
-// subscription's later deliveries wait behind it, and a slow or failing
-// subscriber holds up only its own queue. A sweep every minute starts a job
-// for any due head nobody picked up (a lost job, a crash), so a queue never
-// stalls for good.
+// Who starts a sender: Emit (and Replay) store, with their deliveries, one
+// dispatch job. The dispatcher locks the subscriptions' rows and starts a
+// delivery job for each one that has no sender and a due head. A sender
+// looks for a next delivery under the same row lock before it lets go, so a
+// delivery is either seen by the sender or finds the lease free when its
+// dispatcher runs. A failed attempt gives the lease back and schedules a job
+// for the head's next attempt; the subscription's later deliveries wait
+// behind it. A sweep every minute starts a job for any due head nobody picked
+// up (a lost job, a crash), so a queue never stalls for good.
 //
 // Backoff is per subscription: the n-th consecutive failed attempt delays
 // the next attempt by Schedule[n] (±10 %); a delivery gives up (FAILED) after
@@ -51,20 +54,120 @@ const (
 // disables the subscription, fails its pending deliveries (they can be
 // replayed) and emits webhook.disabled to its owner.
 const (
-	// leaseFor is how long a lease lasts without renewal; the holder renews
-	// it after every attempt, and an attempt lasts at most Config.Timeout.
-	leaseFor = 45 * time.Second
+	// leaseFor is how long a lease lasts without renewal; the sender renews
+	// it after every batch, and a batch starts no attempt after batchWindow.
+	leaseFor    = 60 * time.Second
+	batchSize   = 25
+	batchWindow = 10 * time.Second
 	// drainMax and drainBudget bound one job's drain before it hands over
 	// to a new job.
-	drainMax    = 200
+	drainMax    = 500
 	drainBudget = 20 * time.Second
 	// stallAfter is how long a due head may wait before the sweep starts a
 	// job for it.
 	stallAfter = time.Minute
+	// linger is how long a sender whose queue ran empty waits for more
+	// before it lets go, looking every lingerPoll.
+	linger     = 250 * time.Millisecond
+	lingerPoll = 20 * time.Millisecond
 )
 
-// deliverArgs is the job of a delivery: work the subscription's queue,
-// starting from its head.
+// dispatchArgs is the job stored with new deliveries: start a sender for
+// each of these subscriptions that has none.
+type dispatchArgs struct {
+	SubscriptionIDs []string `json:"subscription_ids"`
+}
+
+// Kind implements river.JobArgs.
+func (dispatchArgs) Kind() string { return "webhook_dispatch" }
+
+// InsertOpts puts dispatches on the webhooks queue.
+func (dispatchArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: jobs.QueueWebhooks} }
+
+type dispatchWorker struct {
+	river.WorkerDefaults[dispatchArgs]
+	s *Service
+}
+
+func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[dispatchArgs]) error {
+	return w.s.dispatch(ctx, job.Args.SubscriptionIDs)
+}
+
+// dispatch starts a delivery job for each subscription whose lease is free
+// and whose queue has a due head. The row locks make it wait for a sender
+// that is letting go (which looks for a next head under the same lock), so
+// no delivery is left without a sender.
+func (s *Service) dispatch(ctx context.Context, subs []string) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		now := s.now().UnixMicro()
+		args := []any{StatusActive}
+		ph := make([]string, len(subs))
+		for i, id := range subs {
+			args = append(args, id)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		// Lock the rows in id order, so that dispatchers never deadlock
+		// each other. On SQLite the write transaction is the lock; on
+		// PostgreSQL FOR NO KEY UPDATE conflicts with a sender's update of
+		// the row and not with the key-share locks that inserting
+		// deliveries takes.
+		query := `SELECT id, lease_until FROM webhook_subscriptions WHERE status = $1 AND id IN (` + strings.Join(ph, ", ") + `) ORDER BY id`
+		if tx.Engine() == store.Postgres {
+			query += " FOR NO KEY UPDATE"
+		}
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		var free []any
+		for rows.Next() {
+			var id string
+			var until int64
+			if err := rows.Scan(&id, &until); err != nil {
+				rows.Close()
+				return err
+			}
+			if until <= now {
+				free = append(free, id)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(free) == 0 {
+			return err
+		}
+		ph = ph[:0]
+		for i := range free {
+			ph = append(ph, "$"+strconv.Itoa(i+3))
+		}
+		rows, err = tx.Query(ctx, `SELECT d.subscription_id, d.id FROM webhook_deliveries d
+			JOIN (SELECT subscription_id, MIN(id) AS id FROM webhook_deliveries
+				WHERE status = $1 AND subscription_id IN (`+strings.Join(ph, ", ")+`) GROUP BY subscription_id) h ON h.id = d.id
+			WHERE d.next_attempt_at <= $2`, append([]any{StatusPending, now}, free...)...)
+		if err != nil {
+			return err
+		}
+		var params []river.InsertManyParams
+		for rows.Next() {
+			var a deliverArgs
+			if err := rows.Scan(&a.SubscriptionID, &a.DeliveryID); err != nil {
+				rows.Close()
+				return err
+			}
+			params = append(params, river.InsertManyParams{Args: a})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return s.jobs.InsertManyTx(ctx, tx, params)
+	})
+}
+
+// deliverArgs is the job of a sender: drain the subscription's queue,
+// starting with its head (DeliveryID, when the job was made).
 type deliverArgs struct {
 	SubscriptionID string `json:"subscription_id"`
 	DeliveryID     int64  `json:"delivery_id"`
@@ -81,9 +184,9 @@ type deliverWorker struct {
 	s *Service
 }
 
-// Timeout leaves room for a full drain and one last attempt.
+// Timeout leaves room for a full drain and one last batch.
 func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration {
-	return drainBudget + 2*w.s.cfg.Timeout + 30*time.Second
+	return drainBudget + batchWindow + 2*w.s.cfg.Timeout + 30*time.Second
 }
 
 func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
@@ -102,23 +205,24 @@ func (s *Service) work(ctx context.Context, jobID int64, a deliverArgs) error {
 	return s.drain(ctx, jobID, a.SubscriptionID)
 }
 
-// headDue reads, without locking, whether the job has work: its delivery is
-// pending, the subscription active and not leased by another job, and the
-// queue's head due.
+// headDue reads, without locking, whether the job has work: its
+// subscription is active and not leased by another job, and the queue's
+// head is due. Jobs are only made when that held under the row lock (by the
+// dispatcher, a sender letting go, the sweep), so a job finding another
+// sender can leave its work to it.
 func (s *Service) headDue(ctx context.Context, jobID int64, a deliverArgs) (bool, error) {
 	now := s.now().UnixMicro()
 	q := s.db.Read()
-	var dStatus, sStatus string
+	var status string
 	var owner, until int64
-	err := q.QueryRow(ctx, `SELECT d.status, s.status, s.lease_owner, s.lease_until FROM webhook_deliveries d
-		JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = $1`, a.DeliveryID).Scan(&dStatus, &sStatus, &owner, &until)
+	err := q.QueryRow(ctx, "SELECT status, lease_owner, lease_until FROM webhook_subscriptions WHERE id = $1", a.SubscriptionID).Scan(&status, &owner, &until)
 	if errors.Is(err, store.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	if dStatus != StatusPending || sStatus != StatusActive || (until > now && owner != jobID) {
+	if status != StatusActive || (until > now && owner != jobID) {
 		return false, nil
 	}
 	_, at, ok, err := nextHead(ctx, q, a.SubscriptionID)
@@ -161,62 +265,131 @@ func (s *Service) lease(ctx context.Context, jobID int64, subID string) (bool, e
 	return leased, err
 }
 
+// letGo gives the lease back unless, seen under the row lock, a due head
+// is waiting; then it keeps the lease and says to go on.
+func (s *Service) letGo(ctx context.Context, jobID int64, subID string) (keep bool, err error) {
+	err = s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		now := s.now().UnixMicro()
+		held, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4",
+			now+leaseFor.Microseconds(), subID, jobID, StatusActive)
+		if err != nil || held == 0 {
+			return err
+		}
+		_, at, ok, err := nextHead(ctx, tx, subID)
+		if err != nil {
+			return err
+		}
+		if ok && at <= now {
+			keep = true
+			return nil
+		}
+		return release(ctx, tx, subID, jobID)
+	})
+	return keep, err
+}
+
 func release(ctx context.Context, tx *store.Tx, subID string, jobID int64) error {
 	_, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_owner = 0, lease_until = 0 WHERE id = $1 AND lease_owner = $2", subID, jobID)
 	return err
 }
 
-// target is the head delivery with what sending it needs.
+// target is a pending delivery with what sending it needs.
 type target struct {
-	id, createdAt      int64
-	attempts           int
-	eventID, event     string
-	data               []byte
-	subID, url, secret string
-	platformID         int64
-	failures           int
-	failingSince       int64
+	id, createdAt, dueAt int64
+	attempts             int
+	eventID, event       string
+	data                 []byte
+	subID, url, secret   string
+	platformID           int64
+	failures             int
+	failingSince         int64
 }
 
-func (s *Service) head(ctx context.Context, subID string) (*target, error) {
-	var t target
-	err := s.db.Read().QueryRow(ctx, `SELECT d.id, d.created_at, d.attempts, d.event_id, d.event, e.data,
+// heads returns up to n of the subscription's pending deliveries, oldest
+// first, with the subscription's current URL and secret.
+func (s *Service) heads(ctx context.Context, subID string, n int) ([]*target, error) {
+	rows, err := s.db.Read().Query(ctx, fmt.Sprintf(`SELECT d.id, d.created_at, d.next_attempt_at, d.attempts, d.event_id, d.event, e.data,
 			s.id, s.url, s.secret, s.platform_id, s.failures, s.failing_since
 		FROM webhook_deliveries d
 		JOIN webhook_events e ON e.id = d.event_id
 		JOIN webhook_subscriptions s ON s.id = d.subscription_id
-		WHERE d.subscription_id = $1 AND d.status = $2 ORDER BY d.id LIMIT 1`, subID, StatusPending).
-		Scan(&t.id, &t.createdAt, &t.attempts, &t.eventID, &t.event, &t.data, &t.subID, &t.url, &t.secret, &t.platformID, &t.failures, &t.failingSince)
-	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		WHERE d.subscription_id = $1 AND d.status = $2 ORDER BY d.id LIMIT %d`, n), subID, StatusPending)
+	if err != nil {
+		return nil, err
 	}
-	return &t, err
+	defer rows.Close()
+	var out []*target
+	for rows.Next() {
+		var t target
+		if err := rows.Scan(&t.id, &t.createdAt, &t.dueAt, &t.attempts, &t.eventID, &t.event, &t.data, &t.subID, &t.url, &t.secret,
+			&t.platformID, &t.failures, &t.failingSince); err != nil {
+			return nil, err
+		}
+		out = append(out, &t)
+	}
+	return out, rows.Err()
 }
 
-// drain sends the subscription's due deliveries in order while the job
-// holds the lease.
+// drain sends the subscription's due deliveries in order, in batches,
+// while the job holds the lease.
 func (s *Service) drain(ctx context.Context, jobID int64, subID string) error {
 	started := time.Now()
-	for n := 1; ; n++ {
-		t, err := s.head(ctx, subID)
+	var idleSince time.Time
+	for sent := 0; ; {
+		batch, err := s.heads(ctx, subID, batchSize)
 		if err != nil {
 			return err
 		}
-		if t == nil {
-			return s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-				return release(ctx, tx, subID, jobID)
-			})
+		if len(batch) == 0 && time.Since(started) < drainBudget {
+			// The queue ran empty: stay a moment, so that under a steady
+			// stream of events the sender keeps its lease instead of a job
+			// per event starting anew.
+			if idleSince.IsZero() {
+				idleSince = time.Now()
+			}
+			if time.Since(idleSince) < linger {
+				select {
+				case <-time.After(lingerPoll):
+					continue
+				case <-ctx.Done():
+					// The job runs again and, as the lease owner, resumes.
+					return ctx.Err()
+				}
+			}
 		}
-		o := s.send(ctx, t)
-		if ctx.Err() != nil {
-			// Shutting down: the attempt says nothing about the receiver.
-			// The job runs again (River keeps it) and, being the lease
-			// owner, resumes at once.
+		idleSince = time.Time{}
+		if len(batch) == 0 || batch[0].dueAt > s.now().UnixMicro() {
+			// Nothing due as read without a lock: look again under the row
+			// lock before letting go, or a delivery stored meanwhile, whose
+			// dispatcher saw this job's lease, would be left behind.
+			again, err := s.letGo(ctx, jobID, subID)
+			if err != nil || !again {
+				return err
+			}
+			continue
+		}
+		var results []outcome
+		window := time.Now()
+		for _, t := range batch {
+			o := s.send(ctx, t)
+			if ctx.Err() != nil {
+				// Shutting down: this attempt says nothing about the
+				// receiver. Keep what was sent; the job runs again and, as
+				// the lease owner, resumes at once.
+				break
+			}
+			results = append(results, o)
+			if !o.ok || time.Since(window) > batchWindow {
+				break
+			}
+		}
+		sent += len(results)
+		if len(results) == 0 {
 			return ctx.Err()
 		}
-		more, err := s.record(ctx, jobID, t, o, n < drainMax && time.Since(started) < drainBudget)
+		more, err := s.record(ctx, jobID, batch[:len(results)], results, sent < drainMax && time.Since(started) < drainBudget)
 		if err != nil || !more {
-			return err
+			return errors.Join(err, ctx.Err())
 		}
 	}
 }
@@ -300,51 +473,57 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// record stores an attempt's outcome and decides what comes next, in one
-// transaction under the subscription's row lock. more says the job should
-// send the next head now (it still holds the lease).
-func (s *Service) record(ctx context.Context, jobID int64, t *target, o outcome, mayContinue bool) (more bool, err error) {
-	s.metrics.attempts.WithLabelValues(o.result).Inc()
+// record stores the outcomes of a batch (all successes but maybe the last)
+// and decides what comes next, in one transaction under the subscription's
+// row lock. more says the job should go on sending (it still holds the
+// lease).
+func (s *Service) record(ctx context.Context, jobID int64, batch []*target, results []outcome, mayContinue bool) (more bool, err error) {
+	for _, o := range results {
+		s.metrics.attempts.WithLabelValues(o.result).Inc()
+	}
 	ctx = context.WithoutCancel(ctx)
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		more = false
 		now := s.now()
 		us := now.UnixMicro()
-		held, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4",
-			us+leaseFor.Microseconds(), t.subID, jobID, StatusActive)
+		last, lastOut := batch[len(results)-1], results[len(results)-1]
+		// Renew the lease (and, after a success, end the failure streak)
+		// if it is still ours.
+		renew := "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4"
+		if results[0].ok {
+			renew = "UPDATE webhook_subscriptions SET lease_until = $1, failures = 0, failing_since = 0 WHERE id = $2 AND lease_owner = $3 AND status = $4"
+		}
+		held, err := tx.Exec(ctx, renew, us+leaseFor.Microseconds(), last.subID, jobID, StatusActive)
 		if err != nil {
 			return err
 		}
-		attempts := t.attempts + 1
-		status, errText := StatusPending, o.err
-		if o.ok {
-			status = StatusDelivered
-		} else if o.gone || attempts >= len(s.cfg.Schedule) {
-			status = StatusFailed
-		}
-		if attempts >= len(s.cfg.Schedule) && !o.ok && !o.gone {
-			errText += fmt.Sprintf(" (gave up after %d attempts)", attempts)
-		}
-		delivered := int64(0)
-		if o.ok {
-			delivered = us
-		}
-		if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, response_code = $2, latency_us = $3,
-				last_error = $4, last_attempt_at = $5, delivered_at = $6, updated_at = $5 WHERE id = $7 AND status = $8`,
-			status, o.code, o.latency.Microseconds(), errText, us, delivered, t.id, StatusPending); err != nil {
-			return err
-		}
-		if held == 0 {
-			// The lease ran out during the attempt and another job took
-			// over: it owns what comes next.
-			return nil
-		}
-		if o.ok {
-			s.metrics.lag.Observe(now.Sub(time.UnixMicro(t.createdAt)).Seconds())
-			if _, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = 0, failing_since = 0 WHERE id = $1", t.subID); err != nil {
+		for i, o := range results {
+			t := batch[i]
+			attempts := t.attempts + 1
+			status, errText, delivered := StatusPending, o.err, int64(0)
+			switch {
+			case o.ok:
+				status, delivered = StatusDelivered, us
+				s.metrics.lag.Observe(now.Sub(time.UnixMicro(t.createdAt)).Seconds())
+			case o.gone:
+				status = StatusFailed
+			case attempts >= len(s.cfg.Schedule):
+				status = StatusFailed
+				errText += fmt.Sprintf(" (gave up after %d attempts)", attempts)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, response_code = $2, latency_us = $3,
+					last_error = $4, last_attempt_at = $5, delivered_at = $6, updated_at = $5 WHERE id = $7 AND status = $8`,
+				status, o.code, o.latency.Microseconds(), errText, us, delivered, t.id, StatusPending); err != nil {
 				return err
 			}
-			next, at, ok, err := nextHead(ctx, tx, t.subID)
+		}
+		if held == 0 {
+			// The lease ran out during the batch and another job took over:
+			// it owns what comes next.
+			return nil
+		}
+		if lastOut.ok {
+			next, at, ok, err := nextHead(ctx, tx, last.subID)
 			if err != nil {
 				return err
 			}
@@ -352,40 +531,40 @@ func (s *Service) record(ctx context.Context, jobID int64, t *target, o outcome,
 				more = true
 				return nil
 			}
-			if err := release(ctx, tx, t.subID, jobID); err != nil {
+			if err := release(ctx, tx, last.subID, jobID); err != nil {
 				return err
 			}
 			if ok {
-				return s.enqueue(ctx, tx, t.subID, next, time.UnixMicro(at))
+				return s.enqueue(ctx, tx, last.subID, next, time.UnixMicro(at))
 			}
 			return nil
 		}
-		failingSince := t.failingSince
-		if failingSince == 0 {
-			failingSince = us
+		// The batch ended with a failure: a streak starts or goes on.
+		failingSince, failures := us, 1
+		if len(results) == 1 && last.failingSince > 0 {
+			failingSince, failures = last.failingSince, last.failures+1
 		}
-		sub := &Subscription{ID: t.subID, URL: t.url, PlatformID: t.platformID}
-		if o.gone {
+		sub := &Subscription{ID: last.subID, URL: last.url, PlatformID: last.platformID}
+		if lastOut.gone {
 			return s.disable(ctx, tx, sub, "the receiver answered HTTP 410 Gone", now, true)
 		}
 		if us-failingSince >= s.cfg.DisableAfter.Microseconds() {
 			return s.disable(ctx, tx, sub, fmt.Sprintf("every delivery failed for %s (since %s); last error: %s",
-				s.cfg.DisableAfter, ocpi.FromMicros(failingSince), clip(o.err, 200)), now, true)
+				s.cfg.DisableAfter, ocpi.FromMicros(failingSince), clip(lastOut.err, 200)), now, true)
 		}
-		failures := t.failures + 1
 		if _, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = $1, failing_since = $2, lease_owner = 0, lease_until = 0 WHERE id = $3",
-			failures, failingSince, t.subID); err != nil {
+			failures, failingSince, last.subID); err != nil {
 			return err
 		}
 		at := now.Add(s.delay(failures))
-		next, _, ok, err := nextHead(ctx, tx, t.subID)
+		next, _, ok, err := nextHead(ctx, tx, last.subID)
 		if err != nil || !ok {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = $2", at.UnixMicro(), next); err != nil {
 			return err
 		}
-		return s.enqueue(ctx, tx, t.subID, next, at)
+		return s.enqueue(ctx, tx, last.subID, next, at)
 	})
 	return more, err
 }

@@ -188,7 +188,7 @@ func (s *Service) Replay(ctx context.Context, owner Owner, subID string, id int6
 			VALUES ($1, $2, $3, $4, $5, $6, $6, $6) RETURNING id`, subID, orig.EventID, orig.Event, StatusPending, orig.ID, now).Scan(&newID); err != nil {
 			return err
 		}
-		if _, err := s.jobs.InsertTx(ctx, tx, deliverArgs{SubscriptionID: subID, DeliveryID: newID}, nil); err != nil {
+		if _, err := s.jobs.InsertTx(ctx, tx, dispatchArgs{SubscriptionIDs: []string{subID}}, nil); err != nil {
 			return err
 		}
 		out, err = findDelivery(ctx, tx, subID, newID, now)

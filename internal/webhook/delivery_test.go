@@ -360,7 +360,7 @@ func TestOrderPerSubscription(t *testing.T) {
 		waitFor(t, flaky, 3)
 		// Every job of the flaky subscription has run: only its retry waits.
 		eventually(t, 10*time.Second, "delivery jobs to settle", func() bool {
-			list, err := h.Jobs.List(t.Context(), jobs.ListParams{Kinds: []string{"webhook_deliver"},
+			list, err := h.Jobs.List(t.Context(), jobs.ListParams{Kinds: []string{"webhook_deliver", "webhook_dispatch"},
 				States: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning}})
 			list = slices.DeleteFunc(list, func(j *rivertype.JobRow) bool {
 				return j.State == rivertype.JobStateAvailable && j.ScheduledAt.After(clk.Now())

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -19,8 +18,9 @@ var _ event.Emitter = (*Service)(nil)
 
 // Emit implements event.Emitter: inside tx, it finds the active
 // subscriptions that receive e and stores the event, a PENDING delivery per
-// subscription and a delivery job per delivery. An event nobody subscribed to
-// leaves no trace. An unknown event name is a programming error.
+// subscription and one job that sets their delivery going. An event nobody
+// subscribed to leaves no trace. An unknown event name is a programming
+// error.
 func (s *Service) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
 	if !event.Known(e.Name) {
 		return fmt.Errorf("webhook: emit of unknown event %q", e.Name)
@@ -53,26 +53,13 @@ func (s *Service) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
 		args = append(args, sub)
 		fmt.Fprintf(&sb, "($%d, $1, $2, $3, $4, $4, $4)", len(args))
 	}
-	sb.WriteString(" RETURNING id, subscription_id")
-	rows, err := tx.Query(ctx, sb.String(), args...)
-	if err != nil {
+	if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
 		return fmt.Errorf("webhook: store deliveries: %w", err)
 	}
-	params := make([]river.InsertManyParams, 0, len(subs))
-	for rows.Next() {
-		var a deliverArgs
-		if err := rows.Scan(&a.DeliveryID, &a.SubscriptionID); err != nil {
-			rows.Close()
-			return err
-		}
-		params = append(params, river.InsertManyParams{Args: a})
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if err := s.jobs.InsertManyTx(ctx, tx, params); err != nil {
-		return fmt.Errorf("webhook: enqueue deliveries: %w", err)
+	// One job for the event, whatever the number of subscribers: it starts
+	// a sender for each subscription that has none (deliver.go).
+	if _, err := s.jobs.InsertTx(ctx, tx, dispatchArgs{SubscriptionIDs: subs}, nil); err != nil {
+		return fmt.Errorf("webhook: enqueue the dispatch: %w", err)
 	}
 	return nil
 }

@@ -112,6 +112,7 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 	s.operator = newHTTPClient(true)
 	s.partner = newHTTPClient(cfg.DevMode)
 	if jc != nil {
+		jobs.AddWorker(jc, &dispatchWorker{s: s})
 		jobs.AddWorker(jc, &deliverWorker{s: s})
 		jobs.AddWorker(jc, &sweepWorker{s: s})
 		jobs.AddWorker(jc, &retentionWorker{s: s})
