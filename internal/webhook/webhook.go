@@ -2,11 +2,11 @@
 // Emitter every domain service writes events through, signed delivery by
 // jobs, the delivery log and replay, and Verify for receivers.
 //
-// An event is stored, with one delivery row and one job per matching
-// subscription, in the transaction of its cause (Emit), so it exists exactly
-// when its cause committed, and is delivered at least once. Deliveries to a
-// subscription leave in order, one at a time (deliver.go); a slow or failing
-// subscriber holds up only its own queue.
+// An event is stored, with a delivery row per matching subscription and one
+// job that sets them going, in the transaction of its cause (Emit), so it
+// exists exactly when its cause committed, and is delivered at least once.
+// Deliveries to a subscription leave in order, one at a time (deliver.go); a
+// slow or failing subscriber holds up only its own queue.
 //
 // Who receives what (the contract of internal/event): subscriptions of the
 // operator get every event; a partner platform's subscriptions get Public
