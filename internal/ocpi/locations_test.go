@@ -69,7 +69,9 @@ func TestLocationValidation(t *testing.T) {
 		{"city 46", func(m map[string]any) { m["city"] = strings.Repeat("c", 46) }, "city"},
 		{"country alpha-2", func(m map[string]any) { m["country"] = "NL" }, "country"},
 		{"latitude as number", func(m map[string]any) { m["coordinates"] = map[string]any{"latitude": 52.1, "longitude": "4.90000"} }, "coordinates.latitude"},
-		{"latitude 4 decimals", func(m map[string]any) { m["coordinates"] = map[string]any{"latitude": "52.3789", "longitude": "4.90000"} }, "coordinates.latitude"},
+		{"latitude 4 decimals", func(m map[string]any) {
+			m["coordinates"] = map[string]any{"latitude": "52.3789", "longitude": "4.90000"}
+		}, "coordinates.latitude"},
 		{"longitude out of range", func(m map[string]any) {
 			m["coordinates"] = map[string]any{"latitude": "52.37890", "longitude": "190.00000"}
 		}, "coordinates.longitude"},
