@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -27,10 +29,12 @@ const (
 // CPOAudience are the roles a CPO's broadcast reaches (transport.md §11).
 var CPOAudience = []party.Role{party.RoleEMSP, party.RoleNSP, party.RoleOTHER}
 
-// receiver is a platform a broadcast goes to.
+// receiver is a platform a broadcast goes to, and its party in the
+// audience (the push's OCPI-to).
 type receiver struct {
 	id      int64
 	offline bool
+	to      ocpiclient.Party
 }
 
 // Broadcast enqueues p, inside tx, for every connected platform other than
@@ -53,7 +57,11 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 			}
 			continue
 		}
-		if err := h.Enqueue(ctx, tx, r.id, p); err != nil {
+		rp := p
+		if rp.To.IsZero() {
+			rp.To = r.to
+		}
+		if err := h.Enqueue(ctx, tx, r.id, rp); err != nil {
 			return err
 		}
 	}
@@ -72,7 +80,10 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 		roles = append(roles, string(r))
 		ph += fmt.Sprintf("$%d", len(roles))
 	}
-	rows, err := q.Query(ctx, `SELECT p.id, p.connection, p.endpoints FROM platforms p
+	rows, err := q.Query(ctx, `SELECT p.id, p.connection, p.endpoints,
+		(SELECT r.country_code || '/' || r.party_id FROM platform_roles r WHERE r.platform_id = p.id AND r.role IN (`+ph+`)
+			ORDER BY r.role, r.country_code, r.party_id LIMIT 1) AS party
+		FROM platforms p
 		WHERE p.status = $1 AND p.id <> $2
 		AND EXISTS (SELECT 1 FROM platform_roles r WHERE r.platform_id = p.id AND r.role IN (`+ph+`))
 		ORDER BY p.id`, roles...)
@@ -83,9 +94,9 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 	var out []receiver
 	for rows.Next() {
 		var id int64
-		var conn string
+		var conn, addr string
 		var raw []byte
-		if err := rows.Scan(&id, &conn, &raw); err != nil {
+		if err := rows.Scan(&id, &conn, &raw, &addr); err != nil {
 			return nil, err
 		}
 		var eps []ocpi.Endpoint
@@ -95,7 +106,8 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 		if _, ok := (ocpi.VersionDetails{Endpoints: eps}).Find(module, ocpi.InterfaceReceiver); !ok {
 			continue
 		}
-		out = append(out, receiver{id: id, offline: conn == party.ClientOffline})
+		cc, pid, _ := strings.Cut(addr, "/")
+		out = append(out, receiver{id: id, offline: conn == party.ClientOffline, to: ocpiclient.Party{CountryCode: cc, PartyID: pid}})
 	}
 	return out, rows.Err()
 }
@@ -117,9 +129,15 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 	if p.Body != nil {
 		body = string(p.Body)
 	}
+	iface := p.Interface
+	if iface == "" {
+		iface = ocpi.InterfaceReceiver
+	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
-		correlation_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now); err != nil {
+		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15)`,
+		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
+		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface); err != nil {
 		return fmt.Errorf("enqueue push: %w", err)
 	}
 	_, err := h.jobs.InsertTx(ctx, tx, PushArgs{PlatformID: platformID, Module: p.Module, ObjectKey: p.ObjectKey},
@@ -154,6 +172,8 @@ type pushRow struct {
 	attempts      int
 	correlationID string
 	createdAt     int64
+	to, from      ocpiclient.Party
+	iface         string
 }
 
 // OutboxEntry is a push as the admin API and tests see it.
