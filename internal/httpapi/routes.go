@@ -29,6 +29,16 @@ func (s *Server) routes() {
 	s.handle("DELETE /ocpi/2.2.1/credentials", registering, s.handleCredentialsDelete)
 	s.handle("GET /ocpi/2.2.1/hubclientinfo", platform, s.handleHubClientInfo)
 
+	// Tokens: eMSPs push theirs (receiver), CPOs pull them and ask for
+	// real-time authorization (sender).
+	if s.cfg.Tokens != nil {
+		s.handle("GET /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", platform, s.handleEMSPTokenGet)
+		s.handle("PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", platform, s.handleEMSPTokenPut)
+		s.handle("PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", platform, s.handleEMSPTokenPatch)
+		s.handle("GET /ocpi/2.2.1/cpo/tokens", platform, s.handleCPOTokens)
+		s.handle("POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize", platform, s.handleCPOTokenAuthorize)
+	}
+
 	// Operator API.
 	s.handle("GET /admin/parties", admin, s.handleAdminParties)
 	s.handle("GET /admin/parties/{id}", admin, s.handleAdminParty)

@@ -15,9 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -44,6 +46,10 @@ type Config struct {
 	DB           *store.DB
 	Auth         Authenticator
 	Parties      *party.Service
+	// Hub routes requests addressed to other parties.
+	Hub *hub.Hub
+	// Tokens serves the tokens module.
+	Tokens *token.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 }

@@ -21,6 +21,10 @@ type endpoint struct {
 var endpoints221 = []endpoint{
 	{"credentials", "SENDER", "/ocpi/2.2.1/credentials"},
 	{"hubclientinfo", "SENDER", "/ocpi/2.2.1/hubclientinfo"},
+	// Tokens: the hub is the CPOs' tokens sender (pull, real-time
+	// authorization) and the eMSPs' tokens receiver.
+	{"tokens", "SENDER", "/ocpi/2.2.1/cpo/tokens"},
+	{"tokens", "RECEIVER", "/ocpi/2.2.1/emsp/tokens"},
 }
 
 // versions lists the versions we speak, newest first.
