@@ -29,6 +29,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -64,7 +65,11 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
-	Server    *httpapi.Server
+	// PG is the payment gateway (nil when none is configured); UPI is QR
+	// charging.
+	PG     *PaymentGateway
+	UPI    *upi.Service
+	Server *httpapi.Server
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
@@ -189,6 +194,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		}
 	}
 	a.Syncer = syncer
+	if err := a.buildUPI(opts.InsertOnly); err != nil {
+		return nil, err
+	}
 
 	a.Server = httpapi.New(httpapi.Config{
 		PublicURL:    pub,
@@ -202,6 +210,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		UPI:          a.UPI,
 	})
 	ok = true
 	return a, nil
@@ -280,6 +289,9 @@ func (a *App) Close(ctx context.Context) error {
 		errs = append(errs, a.Jobs.Stop(sctx))
 		cancel()
 	}
+	if a.PG != nil {
+		a.PG.Close()
+	}
 	if a.DB != nil {
 		errs = append(errs, a.DB.Close())
 	}
@@ -296,6 +308,9 @@ func (a *App) shutdownTimeout() time.Duration {
 func (a *App) closeQuietly() {
 	if a.listener != nil {
 		a.listener.Close()
+	}
+	if a.PG != nil {
+		a.PG.Close()
 	}
 	if a.DB != nil {
 		a.DB.Close()

@@ -71,6 +71,11 @@ func (s *Server) routes() {
 		s.handle("POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize", platform, s.handleCPOTokenAuthorize)
 	}
 
+	// UPI QR charging.
+	if s.cfg.UPI != nil {
+		s.upiRoutes()
+	}
+
 	// Operator API.
 	s.handle("GET /admin/parties", admin, s.handleAdminParties)
 	s.handle("GET /admin/parties/{id}", admin, s.handleAdminParty)

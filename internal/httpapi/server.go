@@ -22,6 +22,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -55,6 +56,9 @@ type Config struct {
 	Tariffs   *tariff.Service
 	// Tokens serves the tokens module.
 	Tokens *token.Service
+	// UPI serves QR charging: the PG webhook, the operator's API and the
+	// driver's pages.
+	UPI *upi.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 }
@@ -73,6 +77,8 @@ type Server struct {
 	// routes lists every authenticated route with its access, in the order
 	// they were registered (Routes).
 	routeList []Route
+	// pages are the driver's HTML pages (UPI).
+	pages pageTemplates
 }
 
 // Route is one authenticated route of the table: its ServeMux pattern
