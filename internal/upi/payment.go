@@ -249,4 +249,6 @@ func truncate(s string, n int) string {
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
-func fmtPaise(p int64, currency string) string { return fmt.Sprintf("%s %s", pg.FormatRupees(p), currency) }
+func fmtPaise(p int64, currency string) string {
+	return fmt.Sprintf("%s %s", pg.FormatRupees(p), currency)
+}

@@ -71,6 +71,8 @@ var ErrNoRenderer = errors.New("upi: no renderer for stickers, receipts and QR c
 
 type noRenderer struct{}
 
-func (noRenderer) Sticker(context.Context, string, Sticker) ([]byte, error) { return nil, ErrNoRenderer }
-func (noRenderer) ReceiptPDF(context.Context, *Receipt) ([]byte, error)     { return nil, ErrNoRenderer }
-func (noRenderer) QRPNG(context.Context, string) ([]byte, error)            { return nil, ErrNoRenderer }
+func (noRenderer) Sticker(context.Context, string, Sticker) ([]byte, error) {
+	return nil, ErrNoRenderer
+}
+func (noRenderer) ReceiptPDF(context.Context, *Receipt) ([]byte, error) { return nil, ErrNoRenderer }
+func (noRenderer) QRPNG(context.Context, string) ([]byte, error)        { return nil, ErrNoRenderer }

@@ -101,14 +101,14 @@ type webhookWorker struct {
 
 // storedEvent is a webhook as stored.
 type storedEvent struct {
-	pk                    int64
-	eventID, kind, typ    string
-	obs                   observation
-	signed                bool
-	pgRefundID, refundID  string
-	refundStatus          pg.RefundStatus
-	refundPaise           int64
-	processedAt           int64
+	pk                   int64
+	eventID, kind, typ   string
+	obs                  observation
+	signed               bool
+	pgRefundID, refundID string
+	refundStatus         pg.RefundStatus
+	refundPaise          int64
+	processedAt          int64
 }
 
 func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
