@@ -17,8 +17,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
@@ -27,8 +30,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -64,7 +69,13 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
-	Server    *httpapi.Server
+	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
+	Server   *httpapi.Server
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
@@ -132,6 +143,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		jc.Logger = a.Logger
 		jc.InsertOnly = opts.InsertOnly
 	}
+	if tg, ok := a.Clock.(rivertype.TimeGenerator); ok && jc.Time == nil {
+		// A fake clock drives the job queue too: scheduled jobs (command
+		// timeouts, retries) come due when the test moves the clock.
+		jc.Time = tg
+	}
 	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
 		return nil, err
 	}
@@ -179,6 +195,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		}
 	}
 	a.Syncer = syncer
+	a.wireSessions(pub, hc.Backoff)
 
 	a.Server = httpapi.New(httpapi.Config{
 		PublicURL:    pub,
@@ -192,6 +209,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		Tokens:       a.Tokens,
+		Sessions:     a.Sessions,
+		CDRs:         a.CDRs,
+		Commands:     a.Commands,
 	})
 	ok = true
 	return a, nil
