@@ -104,7 +104,9 @@ func (r Ref) args() []any { return []any{ocpi.Key(r.CountryCode), ocpi.Key(r.Par
 
 // path is the push path at an eMSP's receiver, with the id as the body
 // spells it.
-func (r Ref) path(id string) string { return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), id) }
+func (r Ref) path(id string) string {
+	return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), id)
+}
 
 func (r Ref) String() string { return ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID) + "/" + r.ID }
 
