@@ -50,6 +50,9 @@ type Options struct {
 	// Middleware, when set, wraps the HTTP handler (tests check every
 	// response against the OCPI schemas with it).
 	Middleware func(http.Handler) http.Handler
+	// Events, when set, records the domain events instead of the default
+	// (tests assert on them).
+	Events event.Emitter
 }
 
 // App is an assembled hub.
@@ -180,6 +183,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Events = event.Discard{}
+	if opts.Events != nil {
+		a.Events = opts.Events
+	}
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
