@@ -162,7 +162,7 @@ func startHub(b *testing.B, engine store.Engine) *benchHub {
 	if err := cpo.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
 		b.Fatal(err)
 	}
-	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token()}
+	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Platform.Token()}
 }
 
 // get is a Target for an authenticated GET of path, with the Base64 token

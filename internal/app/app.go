@@ -17,18 +17,23 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/event"
-	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
@@ -46,6 +51,9 @@ type Options struct {
 	// Middleware, when set, wraps the HTTP handler (tests check every
 	// response against the OCPI schemas with it).
 	Middleware func(http.Handler) http.Handler
+	// Events, when set, records the domain events instead of the default
+	// (tests assert on them).
+	Events event.Emitter
 }
 
 // App is an assembled hub.
@@ -67,9 +75,15 @@ type App struct {
 	Syncer    *location.Syncer
 	// PG is the payment gateway (nil when none is configured); UPI is QR
 	// charging.
-	PG     *PaymentGateway
-	UPI    *upi.Service
-	Server *httpapi.Server
+	PG  *PaymentGateway
+	UPI *upi.Service
+	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
+	Server   *httpapi.Server
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
@@ -137,6 +151,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		jc.Logger = a.Logger
 		jc.InsertOnly = opts.InsertOnly
 	}
+	if tg, ok := a.Clock.(rivertype.TimeGenerator); ok && jc.Time == nil {
+		// A fake clock drives the job queue too: scheduled jobs (command
+		// timeouts, retries) come due when the test moves the clock.
+		jc.Time = tg
+	}
 	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
 		return nil, err
 	}
@@ -179,6 +198,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Events = event.Discard{}
+	if opts.Events != nil {
+		a.Events = opts.Events
+	}
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
@@ -194,6 +216,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		}
 	}
 	a.Syncer = syncer
+	a.wireSessions(pub, hc.Backoff)
 	if err := a.buildUPI(opts.InsertOnly); err != nil {
 		return nil, err
 	}
@@ -211,6 +234,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
 		UPI:          a.UPI,
+		Tokens:       a.Tokens,
+		Sessions:     a.Sessions,
+		CDRs:         a.CDRs,
+		Commands:     a.Commands,
 	})
 	ok = true
 	return a, nil

@@ -72,6 +72,11 @@ type Config struct {
 	SMTPPassword string
 	SMTPTLS      string
 
+	// CommandTimeoutMargin is added to a CPO's command timeout before the
+	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
+	// the CPO names none (default 60 s).
+	CommandTimeoutMargin time.Duration
+	CommandTimeout       time.Duration
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool

@@ -71,6 +71,35 @@ func (s *Server) routes() {
 		s.handle("POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize", platform, s.handleCPOTokenAuthorize)
 	}
 
+	// Sessions and CDRs: CPOs push them (receivers), eMSPs pull those of
+	// their own tokens (senders) and send charging preferences.
+	if s.cfg.Sessions != nil {
+		s.handle("GET /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", platform, s.handleCPOSessionGet)
+		s.handle("PUT /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", platform, s.handleCPOSessionPut)
+		s.handle("PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", platform, s.handleCPOSessionPatch)
+		s.handle("GET /ocpi/2.2.1/emsp/sessions", platform, s.handleEMSPSessions)
+		s.handle("PUT /ocpi/2.2.1/emsp/sessions/{session_id}/charging_preferences", platform, s.handleEMSPChargingPreferences)
+	}
+	if s.cfg.CDRs != nil {
+		s.handle("POST /ocpi/2.2.1/cpo/cdrs", platform, s.handleCPOCDRPost)
+		s.handle("GET /ocpi/2.2.1/cpo/cdrs/{cc}/{pid}/{id}", platform, s.handleCPOCDRGet)
+		s.handle("GET /ocpi/2.2.1/emsp/cdrs", platform, s.handleEMSPCDRs)
+	}
+
+	// Commands and charging profiles: eMSPs (and SCSPs) send them to the
+	// hub as to a CPO; CPOs post the results to the hub's response_url.
+	if s.cfg.Commands != nil {
+		s.handle("POST /ocpi/2.2.1/emsp/commands/{command}", platform, s.handleEMSPCommand)
+		s.handle("POST /ocpi/2.2.1/cpo/commands/{command}/{id}", platform, s.handleCPOCommandResult)
+		s.handle("GET /ocpi/2.2.1/emsp/chargingprofiles/{session_id}", platform, s.handleEMSPChargingProfile)
+		s.handle("PUT /ocpi/2.2.1/emsp/chargingprofiles/{session_id}", platform, s.handleEMSPChargingProfile)
+		s.handle("DELETE /ocpi/2.2.1/emsp/chargingprofiles/{session_id}", platform, s.handleEMSPChargingProfile)
+		s.handle("POST /ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}", platform, s.handleCPOProfileResult)
+		s.handle("PUT /ocpi/2.2.1/cpo/chargingprofiles/{session_id}", platform, s.handleCPOActiveProfile)
+		s.handle("GET /admin/commands", admin, s.handleAdminCommands)
+		s.handle("GET /admin/commands/{id}", admin, s.handleAdminCommand)
+	}
+
 	// UPI QR charging.
 	if s.cfg.UPI != nil {
 		s.upiRoutes()

@@ -1,0 +1,478 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Request is a command or charging profile request to relay.
+type Request struct {
+	// Module is Module or ProfilesModule; Command a CommandType or one of
+	// ocpi.ProfileSet, ProfileGet, ProfileClear.
+	Module  string
+	Command string
+	// PlatformID is the requesting platform (0: ocpihub itself); Parties
+	// are its parties; From is the party it acts for (OCPI-from).
+	PlatformID int64
+	Parties    []party.PartyRef
+	From       ocpiclient.Party
+	// To is the CPO the requester addressed with OCPI-to-* (zero: found
+	// from the location, session or reservation).
+	To ocpiclient.Party
+	// SessionID and Query are a charging profile request's URL parts.
+	SessionID string
+	Query     url.Values
+	Body      []byte
+	// Hook receives the results of ocpihub's own commands.
+	Hook          string
+	CorrelationID string
+}
+
+// Outcome is the synchronous answer to a request: the CPO's answer to pass
+// back unchanged, or the hub's own.
+type Outcome struct {
+	// ID is the stored command's id ("" when nothing was stored).
+	ID        string
+	Forwarded *hub.Forwarded
+	Local     *Local
+}
+
+// Local is an answer the hub gives itself: an envelope with a
+// CommandResponse (or ChargingProfileResponse) as data, and the error that
+// explains it when StatusCode is not 1000.
+type Local struct {
+	HTTPStatus int
+	StatusCode int
+	Data       any
+	Err        *ocpi.Error
+}
+
+// target is what a request addresses, read from its body or URL.
+type target struct {
+	responseURL               string
+	locationID, evse, conn    string
+	sessionID, reservationID  string
+	authorizationReference    string
+	method, suffix, query     string
+	request, forwardedOrQuery []byte
+}
+
+// Submit validates a request, finds its CPO, stores it and forwards it with
+// the hub's own response_url; it returns the answer for the requester.
+func (s *Service) Submit(ctx context.Context, req Request) (*Outcome, error) {
+	t, err := s.parse(req)
+	if err != nil {
+		return nil, err
+	}
+	cpo, local, err := s.routeTo(ctx, req, t)
+	if err != nil {
+		return nil, err
+	}
+	id := s.NewIDFunc()
+	if local != nil {
+		if err := s.storeLocal(ctx, req, t, id, cpo, local); err != nil {
+			return nil, err
+		}
+		return &Outcome{ID: id, Local: local}, nil
+	}
+	ours := s.resultURL(req.Module, req.Command, id)
+	fr := hub.ForwardRequest{From: req.From, To: cpo, Module: req.Module, Interface: ocpi.InterfaceReceiver, Method: t.method,
+		Suffix: t.suffix, CorrelationID: req.CorrelationID}
+	var forwarded []byte
+	if t.method == http.MethodGet || t.method == http.MethodDelete {
+		q := url.Values{}
+		if d := req.Query.Get("duration"); d != "" {
+			q.Set("duration", d)
+		}
+		q.Set("response_url", ours)
+		fr.Query = q.Encode()
+	} else {
+		obj, err := ocpi.ParseObject(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		obj["response_url"] = ours
+		if forwarded, err = ocpi.MarshalObject(obj); err != nil {
+			return nil, err
+		}
+		fr.Body = forwarded
+	}
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		deadline := s.deadlineAfter(s.cfg.DefaultTimeout)
+		if err := s.insert(ctx, tx, req, t, id, cpo, StateForwarding, forwarded, deadline); err != nil {
+			return err
+		}
+		return s.scheduleTimeout(ctx, tx, id, deadline)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fwd, ferr := s.hub.Forward(ctx, fr)
+	if err := s.answered(context.WithoutCancel(ctx), req.Module, id, fwd, ferr); err != nil {
+		s.logger.ErrorContext(ctx, "could not record a CPO's answer to a command", "command_id", id, "error", err)
+	}
+	if ferr != nil {
+		return &Outcome{ID: id}, ferr
+	}
+	return &Outcome{ID: id, Forwarded: fwd}, nil
+}
+
+// parse validates a request and reads its target.
+func (s *Service) parse(req Request) (*target, error) {
+	t := &target{method: http.MethodPost, suffix: "/" + req.Command, request: req.Body}
+	check := func(v interface{ Check(*ocpi.Check) }) error {
+		if err := ocpi.Decode(req.Body, v); err != nil {
+			return err
+		}
+		c := ocpi.NewCheck("")
+		v.Check(c)
+		return c.Err()
+	}
+	switch req.Module + "/" + req.Command {
+	case Module + "/" + ocpi.CommandStartSession:
+		var b ocpi.StartSession
+		if err := check(&b); err != nil {
+			return nil, err
+		}
+		if err := ownToken(req, b.Token); err != nil {
+			return nil, err
+		}
+		t.responseURL, t.locationID, t.evse, t.conn, t.authorizationReference = b.ResponseURL, b.LocationID, b.EVSEUID, b.ConnectorID, b.AuthorizationReference
+	case Module + "/" + ocpi.CommandReserveNow:
+		var b ocpi.ReserveNow
+		if err := check(&b); err != nil {
+			return nil, err
+		}
+		if err := ownToken(req, b.Token); err != nil {
+			return nil, err
+		}
+		t.responseURL, t.locationID, t.evse, t.reservationID, t.authorizationReference = b.ResponseURL, b.LocationID, b.EVSEUID, b.ReservationID, b.AuthorizationReference
+	case Module + "/" + ocpi.CommandUnlockConnector:
+		var b ocpi.UnlockConnector
+		if err := check(&b); err != nil {
+			return nil, err
+		}
+		t.responseURL, t.locationID, t.evse, t.conn = b.ResponseURL, b.LocationID, b.EVSEUID, b.ConnectorID
+	case Module + "/" + ocpi.CommandStopSession:
+		var b ocpi.StopSession
+		if err := check(&b); err != nil {
+			return nil, err
+		}
+		t.responseURL, t.sessionID = b.ResponseURL, b.SessionID
+	case Module + "/" + ocpi.CommandCancelReservation:
+		var b ocpi.CancelReservation
+		if err := check(&b); err != nil {
+			return nil, err
+		}
+		t.responseURL, t.reservationID = b.ResponseURL, b.ReservationID
+	case ProfilesModule + "/" + ocpi.ProfileSet:
+		var b ocpi.SetChargingProfile
+		if err := check(&b); err != nil {
+			return nil, err
+		}
+		t.method, t.responseURL = http.MethodPut, b.ResponseURL
+	case ProfilesModule + "/" + ocpi.ProfileGet, ProfilesModule + "/" + ocpi.ProfileClear:
+		c := ocpi.NewCheck("")
+		t.method = http.MethodDelete
+		if req.Command == ocpi.ProfileGet {
+			t.method = http.MethodGet
+			d := req.Query.Get("duration")
+			if n, err := strconv.Atoi(d); err != nil || n < 0 {
+				c.Fail("duration", "query parameter must be a non-negative number of seconds")
+			}
+		}
+		t.responseURL = req.Query.Get("response_url")
+		c.URL("response_url", t.responseURL, true)
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		q := map[string]string{"response_url": t.responseURL}
+		if d := req.Query.Get("duration"); d != "" {
+			q["duration"] = d
+		}
+		t.request, _ = json.Marshal(q)
+	default:
+		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown command " + req.Command}
+	}
+	if req.Module == ProfilesModule {
+		c := ocpi.NewCheck("")
+		c.CiString("session_id", req.SessionID, 36, true)
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
+		t.sessionID, t.suffix = req.SessionID, "/"+url.PathEscape(req.SessionID)
+	}
+	return t, nil
+}
+
+// ownToken requires a command's token to be the requester's own (an eMSP
+// may only use its own tokens, commands.md §5).
+func ownToken(req Request, tok *ocpi.Token) error {
+	for _, p := range req.Parties {
+		if p.Role == party.RoleEMSP && p.Matches(tok.CountryCode, tok.PartyID) {
+			return nil
+		}
+	}
+	return ocpi.Invalid("token.party_id", "the token belongs to "+ocpi.Key(tok.CountryCode)+"/"+ocpi.Key(tok.PartyID)+
+		", not to your eMSP party; an eMSP may only use its own tokens")
+}
+
+// routeTo finds the CPO of a request, or the hub's own answer when the
+// target is unknown.
+func (s *Service) routeTo(ctx context.Context, req Request, t *target) (ocpiclient.Party, *Local, error) {
+	to := req.To
+	if !to.IsZero() && s.hub != nil && s.hub.IsSelf(to.CountryCode, to.PartyID) {
+		to = ocpiclient.Party{}
+	}
+	switch {
+	case t.locationID != "":
+		return s.routeLocation(ctx, req, t, to)
+	case t.sessionID != "":
+		var owners []ocpiclient.Party
+		scsp := false
+		for _, p := range req.Parties {
+			switch p.Role {
+			case party.RoleEMSP:
+				owners = append(owners, ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID})
+			case party.RoleSCSP:
+				scsp = true
+			}
+		}
+		if scsp && req.Module == ProfilesModule {
+			owners = nil // an SCSP may try any session; the CPO decides
+		} else if owners == nil {
+			owners = []ocpiclient.Party{}
+		}
+		st, err := s.sessions.FindForOwner(ctx, owners, to, t.sessionID)
+		switch {
+		case err == nil:
+			return ocpiclient.Party{CountryCode: st.CountryCode, PartyID: st.PartyID}, nil, nil
+		case !ocpi.IsNotFound(err):
+			return ocpiclient.Party{}, nil, err
+		case !to.IsZero():
+			// The hub does not hold the session (yet): the addressed CPO
+			// knows better.
+			return to, nil, nil
+		}
+		return ocpiclient.Party{}, s.unknownSession(req, t), nil
+	case t.reservationID != "":
+		if !to.IsZero() {
+			return to, nil, nil
+		}
+		var cc, pid string
+		err := s.db.Read().QueryRow(ctx, `SELECT cpo_country_code, cpo_party_id FROM commands WHERE requester_country_code = $1
+			AND requester_party_id = $2 AND reservation_id = $3 AND command = $4 AND cpo_country_code <> ''
+			ORDER BY created_at DESC LIMIT 1`, ocpi.Key(req.From.CountryCode), ocpi.Key(req.From.PartyID), t.reservationID,
+			ocpi.CommandReserveNow).Scan(&cc, &pid)
+		if err == nil {
+			return ocpiclient.Party{CountryCode: cc, PartyID: pid}, nil, nil
+		}
+		if !errors.Is(err, store.ErrNoRows) {
+			return ocpiclient.Party{}, nil, err
+		}
+		msg := "no reservation " + t.reservationID + " was made through this hub; address the CPO with OCPI-to-*"
+		return ocpiclient.Party{}, rejected(http.StatusOK, ocpi.StatusSuccess, ocpi.CommandRejected, msg, nil), nil
+	}
+	return ocpiclient.Party{}, nil, ocpi.Errorf(ocpi.EINTERNAL, "command %s has no target", req.Command)
+}
+
+// routeLocation finds the CPO of a location and checks the EVSE and
+// connector the request names are in the directory.
+func (s *Service) routeLocation(ctx context.Context, req Request, t *target, to ocpiclient.Party) (ocpiclient.Party, *Local, error) {
+	cpo := to
+	unknown := func(field, what string) *Local {
+		msg := "unknown " + what
+		return rejected(http.StatusOK, ocpi.StatusUnknownLocation, ocpi.CommandRejected, msg,
+			&ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: msg, Field: field, Issue: "is not in the hub's location directory"})
+	}
+	if cpo.IsZero() {
+		cc, pid, err := s.dir.LocationOwner(ctx, t.locationID)
+		if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+			return cpo, unknown("location_id", "location "+t.locationID), nil
+		}
+		if err != nil {
+			return cpo, nil, err
+		}
+		cpo = ocpiclient.Party{CountryCode: cc, PartyID: pid}
+	}
+	steps := []struct{ field, evse, conn, what string }{
+		{"location_id", "", "", "location " + t.locationID},
+		{"evse_uid", t.evse, "", "EVSE " + t.evse + " of location " + t.locationID},
+		{"connector_id", t.evse, t.conn, "connector " + t.conn + " of EVSE " + t.evse},
+	}
+	for i, st := range steps {
+		if (i == 1 && t.evse == "") || (i == 2 && t.conn == "") {
+			continue
+		}
+		err := s.dir.CheckLocation(ctx, cpo.CountryCode, cpo.PartyID, t.locationID, st.evse, st.conn)
+		if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+			return cpo, unknown(st.field, st.what), nil
+		}
+		if err != nil {
+			return cpo, nil, err
+		}
+	}
+	return cpo, nil, nil
+}
+
+// unknownSession is the answer to a request for a session the requester
+// does not have.
+func (s *Service) unknownSession(req Request, t *target) *Local {
+	msg := "unknown session " + t.sessionID
+	result := ocpi.CommandUnknownSession
+	if req.Module == ProfilesModule {
+		result = "UNKNOWN_SESSION"
+	}
+	return rejected(http.StatusOK, ocpi.StatusSuccess, result, msg, nil)
+}
+
+// rejected builds the hub's own negative answer.
+func rejected(httpStatus, code int, result, msg string, err *ocpi.Error) *Local {
+	zero := 0
+	return &Local{HTTPStatus: httpStatus, StatusCode: code, Err: err,
+		Data: ocpi.CommandResponse{Result: result, Timeout: &zero, Message: []ocpi.DisplayText{{Language: "en", Text: msg}}}}
+}
+
+// insert stores a new command.
+func (s *Service) insert(ctx context.Context, tx *store.Tx, req Request, t *target, id string, cpo ocpiclient.Party, state string,
+	forwarded []byte, deadline int64) error {
+	now := s.now()
+	var fw any
+	if forwarded != nil {
+		fw = string(forwarded)
+	}
+	responseURL := t.responseURL
+	if req.Hook != "" {
+		responseURL = ""
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO commands (id, module, command, state, requester_platform_id, requester_country_code,
+		requester_party_id, response_url, hook, cpo_country_code, cpo_party_id, location_id, evse_uid, connector_id, session_id,
+		reservation_id, authorization_reference, request, forwarded, deadline, correlation_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)`,
+		id, req.Module, req.Command, state, req.PlatformID, ocpi.Key(req.From.CountryCode), ocpi.Key(req.From.PartyID), responseURL,
+		req.Hook, ocpi.Key(cpo.CountryCode), ocpi.Key(cpo.PartyID), t.locationID, t.evse, t.conn, t.sessionID, t.reservationID,
+		t.authorizationReference, string(t.request), fw, deadline, req.CorrelationID, now)
+	return err
+}
+
+// storeLocal records a request the hub answered itself.
+func (s *Service) storeLocal(ctx context.Context, req Request, t *target, id string, cpo ocpiclient.Party, l *Local) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := s.insert(ctx, tx, req, t, id, cpo, StateRejected, nil, 0); err != nil {
+			return err
+		}
+		data, _ := json.Marshal(l.Data)
+		var result string
+		if r, ok := l.Data.(ocpi.CommandResponse); ok {
+			result = r.Result
+		}
+		msg := ""
+		if l.Err != nil {
+			msg = l.Err.Message
+		} else if r, ok := l.Data.(ocpi.CommandResponse); ok && len(r.Message) > 0 {
+			msg = r.Message[0].Text
+		}
+		_, err := tx.Exec(ctx, `UPDATE commands SET response_http = $1, response_status = $2, response = $3, response_result = $4,
+			error = $5 WHERE id = $6`, l.HTTPStatus, l.StatusCode, string(data), result, "answered by the hub: "+msg, id)
+		return err
+	})
+}
+
+// answered records the CPO's synchronous answer (or the failure to get
+// one) and moves the command on.
+func (s *Service) answered(ctx context.Context, module, id string, fwd *hub.Forwarded, ferr error) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		cur, err := lockCommand(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if ferr != nil {
+			state := StateFailed
+			if ocpi.ErrorCode(ferr) == ocpi.ETIMEOUT {
+				// The CPO may have received it: its result is still relayed,
+				// or TIMEOUT at the deadline.
+				state = StateUnconfirmed
+			}
+			if cur.State != StateForwarding {
+				state = cur.State
+			}
+			_, err := tx.Exec(ctx, "UPDATE commands SET state = $1, error = $2, updated_at = $3 WHERE id = $4",
+				state, truncate(ferr.Error(), 500), now, id)
+			return err
+		}
+		var status int
+		var result string
+		var timeout *int
+		var body any
+		if env, err := ocpi.DecodeEnvelope(fwd.Body); err == nil {
+			status = env.StatusCode
+			var resp struct {
+				Result  string `json:"result"`
+				Timeout *int   `json:"timeout"`
+			}
+			if len(env.Data) > 0 && json.Unmarshal(env.Data, &resp) == nil {
+				result, timeout = resp.Result, resp.Timeout
+			}
+		}
+		if json.Valid(fwd.Body) {
+			body = string(fwd.Body)
+		}
+		accepted := fwd.HTTPStatus < 300 && ocpi.IsSuccess(status) && (result == ocpi.CommandAccepted || result == "")
+		state, deadline := cur.State, int64(0)
+		if cur.State == StateForwarding {
+			state = StateRejected
+			if accepted {
+				state = StateAccepted
+			}
+		}
+		wait := s.cfg.DefaultTimeout
+		if timeout != nil {
+			wait = time.Duration(*timeout) * time.Second
+		}
+		if accepted && isOpen(state) {
+			deadline = s.deadlineAfter(wait)
+		}
+		timeoutSeconds := 0
+		if timeout != nil {
+			timeoutSeconds = *timeout
+		}
+		keep := deadline
+		if keep == 0 && cur.Deadline != nil {
+			keep = cur.Deadline.Micros()
+		}
+		if _, err := tx.Exec(ctx, `UPDATE commands SET state = $1, response_http = $2, response_status = $3, response = $4,
+			response_result = $5, timeout_seconds = $6, deadline = $7, updated_at = $8
+			WHERE id = $9`, state, fwd.HTTPStatus, status, body, result, timeoutSeconds, keep, now, id); err != nil {
+			return err
+		}
+		if deadline != 0 {
+			return s.scheduleTimeout(ctx, tx, id, deadline)
+		}
+		return nil
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// newID makes a command id: a random UUID (it is part of the URL the CPO
+// posts the result to, so it must not be guessable).
+func newID() string { return uuid.NewString() }
