@@ -183,8 +183,8 @@ func (s *Service) issueToken(ctx context.Context, tx *store.Tx, p *payment) erro
 // token is the payment's token as sent in START_SESSION.
 func (s *Service) token(p *payment) ocpi.Token {
 	valid := true
-	return ocpi.Token{UID: p.TokenUID, Type: p.TokenType, ContractID: p.ID, Valid: &valid, Whitelist: "NEVER",
-		LastUpdated: ocpi.FromMicros(p.CaptureTime)}
+	return ocpi.Token{CountryCode: s.cfg.EMSPCountryCode, PartyID: s.cfg.EMSPPartyID, UID: p.TokenUID, Type: p.TokenType,
+		ContractID: p.ID, Issuer: s.cfg.EMSPName, Valid: &valid, Whitelist: "NEVER", LastUpdated: ocpi.FromMicros(p.CaptureTime)}
 }
 
 // refundFull refunds what remains of a captured payment (the capture less

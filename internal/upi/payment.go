@@ -77,6 +77,7 @@ type payment struct {
 	Shortfall          int64
 	TokenUID           string
 	TokenType          string
+	CommandID          string
 	CommandSentAt      int64
 	CommandResponse    string
 	CommandResult      string
@@ -99,7 +100,7 @@ type sessionRef struct{ CountryCode, PartyID, ID string }
 const paymentColumns = `pk, id, pg_payment_id, order_pk, qr_ref, country_code, party_id, location_id, evse_uid, connector_id,
 	amount_paise, currency, status, pg_status, payer_vpa, error_code, error_description, captured_paise, capture_time,
 	refund_reserved_paise, refunded_paise, cost_paise, not_refundable_paise, shortfall_paise, token_uid, token_type,
-	command_sent_at, command_response, command_result, session_country_code, session_party_id, session_id, session_status,
+	command_id, command_sent_at, command_response, command_result, session_country_code, session_party_id, session_id, session_status,
 	session_kwh, session_cost_paise, session_start, session_end, cdr_id, cdr_kwh, settled_at, attention, attention_at,
 	created_at, last_updated`
 
@@ -109,7 +110,7 @@ func scanPayment(row interface{ Scan(...any) error }) (*payment, error) {
 	err := row.Scan(&p.pk, &p.ID, &p.PGPaymentID, &p.orderPK, &p.QRRef, &p.ref.CountryCode, &p.ref.PartyID, &p.ref.LocationID,
 		&p.ref.EVSEUID, &p.ref.ConnectorID, &p.Amount.Paise, &p.Amount.Currency, &p.Status, &pgStatus, &p.PayerVPA,
 		&p.ErrorCode, &p.ErrorDescription, &p.Captured, &p.CaptureTime, &p.Reserved, &p.Refunded, &p.Cost, &p.NotRefundable,
-		&p.Shortfall, &p.TokenUID, &p.TokenType, &p.CommandSentAt, &p.CommandResponse, &p.CommandResult,
+		&p.Shortfall, &p.TokenUID, &p.TokenType, &p.CommandID, &p.CommandSentAt, &p.CommandResponse, &p.CommandResult,
 		&p.session.CountryCode, &p.session.PartyID, &p.session.ID, &p.SessionStatus, &p.SessionKWh, &p.SessionCost,
 		&p.SessionStart, &p.SessionEnd, &p.CDRID, &p.CDRKWh, &p.SettledAt, &p.Attention, &p.AttentionAt, &p.CreatedAt, &p.Updated)
 	p.PGStatus = pg.PaymentStatus(pgStatus)
@@ -147,11 +148,11 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, p *payment) error {
 		shortfall_paise = $10, token_uid = $11, token_type = $12, command_sent_at = $13, command_response = $14,
 		command_result = $15, session_country_code = $16, session_party_id = $17, session_id = $18, session_status = $19,
 		session_kwh = $20, session_cost_paise = $21, session_start = $22, session_end = $23, cdr_id = $24, cdr_kwh = $25,
-		settled_at = $26, attention = $27, attention_at = $28, last_updated = $29 WHERE pk = $30`,
+		settled_at = $26, attention = $27, attention_at = $28, last_updated = $29, command_id = $31 WHERE pk = $30`,
 		p.Status, string(p.PGStatus), p.PayerVPA, p.ErrorCode, p.ErrorDescription, p.Captured, p.CaptureTime, p.Cost,
 		p.NotRefundable, p.Shortfall, p.TokenUID, p.TokenType, p.CommandSentAt, p.CommandResponse, p.CommandResult,
 		p.session.CountryCode, p.session.PartyID, p.session.ID, p.SessionStatus, p.SessionKWh, p.SessionCost, p.SessionStart,
-		p.SessionEnd, p.CDRID, p.CDRKWh, p.SettledAt, p.Attention, p.AttentionAt, p.Updated, p.pk)
+		p.SessionEnd, p.CDRID, p.CDRKWh, p.SettledAt, p.Attention, p.AttentionAt, p.Updated, p.pk, p.CommandID)
 	return err
 }
 

@@ -65,10 +65,11 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.S
 		p.SessionCost = c
 	}
 	if first {
-		if s.sessions != nil {
-			if err := s.sessions.SetPaymentReference(ctx, tx, sess.CountryCode, sess.PartyID, sess.ID, p.PGPaymentID); err != nil {
-				return err
-			}
+		// The session record gains payment_reference = pg_payment_id
+		// (upi.md §4; the column is this module's, migration 0540).
+		if _, err := tx.Exec(ctx, "UPDATE sessions SET payment_reference = $1 WHERE country_code = $2 AND party_id = $3 AND id = $4",
+			p.PGPaymentID, r.CountryCode, r.PartyID, ocpi.Key(sess.ID)); err != nil {
+			return err
 		}
 		switch p.Status {
 		case StatusCaptured, StatusSessionRequested:

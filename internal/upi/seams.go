@@ -23,21 +23,26 @@ type Directory interface {
 	Owner(ctx context.Context, locationID string) (countryCode, partyID string, err error)
 }
 
-// Commands sends commands as ocpihub's own eMSP. The command service
-// implements it; the CommandResult reaches the payment through
-// Service.CommandResult.
+// Commands sends commands as ocpihub's own eMSP (the command service,
+// through an adapter in the app's wiring). The CommandResult reaches the
+// payment later through Service.CommandResult.
 type Commands interface {
 	// StartSession sends START_SESSION to the CPO with the hub's own
-	// response_url and returns the CPO's CommandResponse. ID names the
-	// command: a repeated call with the same ID (a retried job) sends
-	// nothing new once the CPO has answered, and returns that answer.
-	StartSession(ctx context.Context, req StartRequest) (*ocpi.CommandResponse, error)
+	// response_url and returns the command's id and the CPO's
+	// CommandResponse. ErrStartPending (with the id) means the command
+	// left but its answer did not come in time: its result, or TIMEOUT,
+	// will still come. Any other error means the CPO was not reached.
+	StartSession(ctx context.Context, req StartRequest) (commandID string, resp *ocpi.CommandResponse, err error)
 }
+
+// ErrStartPending is returned by Commands.StartSession when the CPO did not
+// answer in time but may still act on the command.
+var ErrStartPending = errors.New("upi: START_SESSION sent, the CPO's answer is pending")
 
 // StartRequest is a START_SESSION to send.
 type StartRequest struct {
-	// ID identifies the command (the payment id).
-	ID string
+	// PaymentID is the payment the session is for.
+	PaymentID string
 	// CountryCode and PartyID name the CPO.
 	CountryCode, PartyID string
 	// Start is the command; its response_url is set by the command service.
@@ -47,12 +52,6 @@ type StartRequest struct {
 // Tokens issues ocpihub's own eMSP tokens (token.Service implements it).
 type Tokens interface {
 	IssueTx(ctx context.Context, tx *store.Tx, t ocpi.Token) (*ocpi.Token, error)
-}
-
-// Sessions records on the hub's session record which payment paid for it
-// (payment_reference). Optional: without it the link lives in the payment.
-type Sessions interface {
-	SetPaymentReference(ctx context.Context, tx *store.Tx, countryCode, partyID, sessionID, reference string) error
 }
 
 // Renderer draws stickers, receipts and QR codes (internal/printout).

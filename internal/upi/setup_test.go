@@ -22,10 +22,11 @@ import (
 // EVSEs with one connector each, tariff T1) and a PG simulator that outlives
 // hub restarts.
 type bundle struct {
-	h   *hubtest.Hub
-	cpo *sim.CPO
-	pg  *pgsim.Server
-	ctx context.Context
+	h      *hubtest.Hub
+	cpo    *sim.CPO
+	pg     *pgsim.Server
+	events *hubtest.Recorder
+	ctx    context.Context
 }
 
 const (
@@ -37,19 +38,23 @@ const (
 // setup starts the bundle on engine; tweak edits the hub's configuration.
 func setup(t *testing.T, engine store.Engine, tweak ...func(*app.Config)) *bundle {
 	t.Helper()
-	b := &bundle{ctx: hubtest.Ctx(t, 2*time.Minute)}
+	b := &bundle{ctx: hubtest.Ctx(t, 2*time.Minute), events: hubtest.NewRecorder()}
 	var err error
 	if b.pg, err = pgsim.Start(pgsim.Options{Logger: hubtest.Logger()}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.pg.Close)
 	b.h = hubtest.Start(t, engine, func(o *hubtest.Options) {
+		o.Events = b.events
 		o.Config = func(c *app.Config) {
 			c.PGBaseURL, c.PGKeyID, c.PGKeySecret, c.PGWebhookSecret = b.pg.URL(), b.pg.KeyID(), b.pg.KeySecret(), pgsim.DefaultWebhookSecret
 			c.SyncInterval = 0
 			c.UPIPollInterval = 50 * time.Millisecond
 			c.UPIRetryBase = 20 * time.Millisecond
 			c.PushBackoff = 20 * time.Millisecond
+			c.ForwardTimeout = 2 * time.Second
+			c.CommandTimeout = 2 * time.Second
+			c.CommandTimeoutMargin = time.Second
 			for _, fn := range tweak {
 				fn(c)
 			}

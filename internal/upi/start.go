@@ -38,10 +38,10 @@ func (w *startWorker) NextRetry(job *river.Job[startArgs]) time.Time {
 // Work sends START_SESSION as ocpihub's eMSP: the payment's token, the
 // connector of the order, authorization_reference = the payment id. The
 // payment is SESSION_REQUESTED (with the session deadline scheduled) before
-// the command leaves, so a crash after this point never sends a second,
-// different command: a retry repeats the same command id, which the command
-// service answers from what it stored. A CPO answer other than ACCEPTED, or
-// no delivery after a few attempts, refunds the payment in full.
+// the command leaves. A CPO that cannot be reached is tried a few times; a
+// CPO answer other than ACCEPTED, or no delivery at all, refunds the
+// payment in full. A CPO that answers too late keeps the payment waiting
+// for the command's result (or TIMEOUT) and the session deadline.
 func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error {
 	s := w.s
 	var p *payment
@@ -53,8 +53,8 @@ func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error
 		}
 		switch {
 		case p.Status == StatusCaptured:
-		case p.Status == StatusSessionRequested && p.CommandResponse == "":
-			return nil // a retry: send again
+		case p.Status == StatusSessionRequested && p.CommandResponse == "" && p.session.ID == "":
+			return nil // an earlier attempt did not reach the CPO: send again
 		default:
 			p = nil // decided already
 			return nil
@@ -76,28 +76,49 @@ func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error
 		return err
 	}
 	if s.commands == nil {
-		return s.startFailed(ctx, p.ID, "", "no command service is configured to send START_SESSION")
+		return s.startFailed(ctx, p.ID, "", "", "no command service is configured to send START_SESSION")
 	}
-	resp, err := s.commands.StartSession(ctx, StartRequest{ID: p.ID, CountryCode: p.ref.CountryCode, PartyID: p.ref.PartyID,
+	id, resp, err := s.commands.StartSession(ctx, StartRequest{PaymentID: p.ID, CountryCode: p.ref.CountryCode, PartyID: p.ref.PartyID,
 		Start: ocpi.StartSession{Token: ptr(s.token(p)), LocationID: p.ref.LocationID, EVSEUID: p.ref.EVSEUID,
 			ConnectorID: p.ref.ConnectorID, AuthorizationReference: p.ID}})
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrStartPending):
+		return s.recordResponse(ctx, p.ID, id, responseNone, "the CPO did not answer START_SESSION in time; waiting for its result")
+	case err != nil:
 		if job.Attempt < startAttempts {
 			s.logger.WarnContext(ctx, "START_SESSION not delivered; retrying", "payment_id", p.ID, "attempt", job.Attempt, "error", err)
 			return err
 		}
-		return s.startFailed(ctx, p.ID, "", "START_SESSION could not be delivered: "+err.Error())
+		return s.startFailed(ctx, p.ID, id, "", "START_SESSION could not be delivered: "+err.Error())
+	case resp == nil || resp.Result != ocpi.CommandAccepted:
+		result := "no CommandResponse"
+		if resp != nil {
+			result = resp.Result
+		}
+		return s.startFailed(ctx, p.ID, id, result, "the CPO answered START_SESSION with "+result+displayText(respMessage(resp)))
 	}
-	if resp.Result != ocpi.CommandAccepted {
-		return s.startFailed(ctx, p.ID, resp.Result, "the CPO answered START_SESSION with "+resp.Result+displayText(resp.Message))
+	return s.recordResponse(ctx, p.ID, id, resp.Result, "CommandResponse ACCEPTED")
+}
+
+// responseNone marks a START_SESSION whose CommandResponse never came.
+const responseNone = "NO_ANSWER"
+
+func respMessage(r *ocpi.CommandResponse) []ocpi.DisplayText {
+	if r == nil {
+		return nil
 	}
+	return r.Message
+}
+
+// recordResponse stores the command id and the CPO's answer.
+func (s *Service) recordResponse(ctx context.Context, paymentID, commandID, response, note string) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := lockPayment(ctx, tx, "id = $1", job.Args.PaymentID)
+		p, err := lockPayment(ctx, tx, "id = $1", paymentID)
 		if err != nil || p.CommandResponse != "" {
 			return err
 		}
-		p.CommandResponse = resp.Result
-		if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, "CommandResponse ACCEPTED"); err != nil {
+		p.CommandID, p.CommandResponse = commandID, response
+		if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, note); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
@@ -106,14 +127,14 @@ func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error
 
 // startFailed refunds a payment whose START_SESSION failed, unless a
 // session was seen meanwhile.
-func (s *Service) startFailed(ctx context.Context, id, response, why string) error {
+func (s *Service) startFailed(ctx context.Context, id, commandID, response, why string) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		p, err := lockPayment(ctx, tx, "id = $1", id)
 		if err != nil {
 			return err
 		}
-		if response != "" && p.CommandResponse == "" {
-			p.CommandResponse = response
+		if p.CommandResponse == "" {
+			p.CommandID, p.CommandResponse = commandID, response
 		}
 		if p.Status == StatusSessionRequested && p.session.ID == "" {
 			if err := s.refundFull(ctx, tx, p, why); err != nil {
@@ -124,21 +145,30 @@ func (s *Service) startFailed(ctx context.Context, id, response, why string) err
 	})
 }
 
-// CommandResult is told, inside the command service's transaction, the
-// CommandResult of a START_SESSION ocpihub sent for a payment (commandID is
-// the payment id), TIMEOUT included when none came in time. A result other
-// than ACCEPTED refunds the payment unless its session was seen already.
-// Results of commands that are not ours are ignored.
-func (s *Service) CommandResult(ctx context.Context, tx *store.Tx, commandID, result string) error {
-	p, err := lockPayment(ctx, tx, "id = $1", ocpi.Key(commandID))
+// CommandResult is told the CommandResult of a START_SESSION ocpihub sent
+// for a payment (reference is the command's authorization_reference, the
+// payment id), TIMEOUT included when none came in time. A result other than
+// ACCEPTED refunds the payment unless its session was seen already. Results
+// of commands that are not ours are ignored; a repeat changes nothing.
+func (s *Service) CommandResult(ctx context.Context, commandID, reference, result string) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		return s.commandResult(ctx, tx, commandID, reference, result)
+	})
+}
+
+func (s *Service) commandResult(ctx context.Context, tx *store.Tx, commandID, reference, result string) error {
+	p, err := lockPayment(ctx, tx, "id = $1", ocpi.Key(reference))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if p.CommandResult != "" {
-		return nil // the first result counts
+	if p.CommandResult != "" || p.CommandID != "" && commandID != "" && p.CommandID != commandID {
+		return nil // the first result of our command counts
+	}
+	if p.CommandID == "" {
+		p.CommandID = commandID
 	}
 	p.CommandResult = result
 	if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, "CommandResult "+result); err != nil {

@@ -61,6 +61,9 @@ type Config struct {
 	// PublicURL is the base URL drivers and partners reach the hub at: QR
 	// codes, status pages and receipts are under it.
 	PublicURL string
+	// EMSPCountryCode, EMSPPartyID and EMSPName are ocpihub's own eMSP
+	// party, the issuer of the payments' tokens.
+	EMSPCountryCode, EMSPPartyID, EMSPName string
 	// Presets are the amounts (paise) the landing page offers.
 	Presets []int64
 	// MinPaise and MaxPaise bound the amount a driver may pay.
@@ -126,7 +129,6 @@ type Deps struct {
 	Dir      Directory
 	Commands Commands
 	Tokens   Tokens
-	Sessions Sessions
 	Events   event.Emitter
 	Renderer Renderer
 	Notifier Notifier
@@ -144,7 +146,6 @@ type Service struct {
 	dir      Directory
 	commands Commands
 	tokens   Tokens
-	sessions Sessions
 	events   event.Emitter
 	render   Renderer
 	notifier Notifier
@@ -173,7 +174,7 @@ func New(cfg Config, d Deps) *Service {
 	}
 	s := &Service{
 		cfg: cfg.withDefaults(), db: d.DB, jobs: d.Jobs, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,
-		sessions: d.Sessions, events: d.Events, render: d.Renderer, notifier: d.Notifier, clock: d.Clock,
+		events: d.Events, render: d.Renderer, notifier: d.Notifier, clock: d.Clock,
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
 	if d.Jobs != nil {

@@ -57,6 +57,7 @@ type PaymentView struct {
 
 // CommandView is the START_SESSION of a payment.
 type CommandView struct {
+	ID       string        `json:"id,omitempty"`
 	Type     string        `json:"type"`
 	SentAt   ocpi.DateTime `json:"sent_at"`
 	Token    string        `json:"token_uid"`
@@ -122,7 +123,7 @@ func (s *Service) view(p *payment, pgOrderID string) *PaymentView {
 		CreatedAt: ocpi.FromMicros(p.CreatedAt), LastUpdated: ocpi.FromMicros(p.Updated), pk: p.pk, lu: p.Updated,
 	}
 	if p.CommandSentAt != 0 {
-		v.Command = &CommandView{Type: ocpi.CommandStartSession, SentAt: ocpi.FromMicros(p.CommandSentAt), Token: p.TokenUID,
+		v.Command = &CommandView{ID: p.CommandID, Type: ocpi.CommandStartSession, SentAt: ocpi.FromMicros(p.CommandSentAt), Token: p.TokenUID,
 			TokenTyp: p.TokenType, Response: p.CommandResponse, Result: p.CommandResult}
 	}
 	if p.session.ID != "" {

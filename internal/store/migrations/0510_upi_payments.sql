@@ -60,8 +60,9 @@ CREATE TABLE upi_payments (
     shortfall_paise       BIGINT NOT NULL DEFAULT 0,
     token_uid             TEXT NOT NULL DEFAULT '',
     token_type            TEXT NOT NULL DEFAULT '',
-    -- The START_SESSION: when it was sent, the CPO's CommandResponse and
+    -- The START_SESSION: the command service's id, when it was sent, the CPO's CommandResponse and
     -- the CommandResult.
+    command_id            TEXT NOT NULL DEFAULT '',
     command_sent_at       BIGINT NOT NULL DEFAULT 0,
     command_response      TEXT NOT NULL DEFAULT '',
     command_result        TEXT NOT NULL DEFAULT '',
