@@ -96,6 +96,14 @@ func settings(cfg *app.Config) []setting {
 		{"upi-max-amount", "OCPIHUB_UPI_MAX_AMOUNT", "largest amount in rupees a driver may pay", rupees(&cfg.UPIMaxPaise), "5000"},
 		{"upi-payment-window", "OCPIHUB_UPI_PAYMENT_WINDOW", "how long a UPI order takes payments and a pending payment is polled", duration(&cfg.UPIPaymentWindow), "15m"},
 		{"upi-session-deadline", "OCPIHUB_UPI_SESSION_DEADLINE", "how long after START_SESSION a session must appear before the payment is refunded", duration(&cfg.UPISessionDeadline), "5m"},
+		{"upi-start-delay", "OCPIHUB_UPI_START_DELAY", "wait after a UPI capture before START_SESSION (time to plug in)", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration such as 10s, or 0")
+			}
+			cfg.UPIStartDelay = d
+			return nil
+		}, "0s"},
 		{"upi-cdr-deadline", "OCPIHUB_UPI_CDR_DEADLINE", "how long after a UPI session ends its CDR may take before cdr.missing is raised", duration(&cfg.UPICDRDeadline), "1h"},
 		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC*PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
 			var out []string
@@ -144,18 +152,6 @@ func rupees(p *int64) func(string) error {
 			return fmt.Errorf("want a positive amount in rupees such as 50 or 49.50")
 		}
 		*p = n
-		return nil
-	}
-}
-
-// duration binds a positive duration setting.
-func duration(p *time.Duration) func(string) error {
-	return func(v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a duration such as 15m")
-		}
-		*p = d
 		return nil
 	}
 }

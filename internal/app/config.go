@@ -59,6 +59,7 @@ type Config struct {
 	UPISessionDeadline time.Duration
 	UPICDRDeadline     time.Duration
 	UPIOtherTokenCPOs  []string
+	UPIStartDelay      time.Duration
 	// UPIPollInterval and UPIRetryBase tune the pending-payment polls and
 	// the retries of START_SESSION and refunds (tests shorten them).
 	UPIPollInterval time.Duration

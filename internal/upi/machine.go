@@ -160,7 +160,11 @@ func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Orde
 	if err := s.issueToken(ctx, tx, p); err != nil {
 		return err
 	}
-	_, err = s.jobs.InsertTx(ctx, tx, startArgs{PaymentID: p.ID}, &river.InsertOpts{Queue: jobs.QueueMoney})
+	opts := &river.InsertOpts{Queue: jobs.QueueMoney}
+	if s.cfg.StartDelay > 0 {
+		opts.ScheduledAt = s.now().Add(s.cfg.StartDelay)
+	}
+	_, err = s.jobs.InsertTx(ctx, tx, startArgs{PaymentID: p.ID}, opts)
 	return err
 }
 

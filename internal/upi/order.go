@@ -135,8 +135,14 @@ func (s *Service) CreateOrder(ctx context.Context, req OrderRequest) (*Order, er
 	if name == "" {
 		name = "EV charging"
 	}
+	// The PG closes codes no sooner than two minutes from now; a payment
+	// after our window is refunded anyway.
+	closeBy := o.ExpiresAt
+	if earliest := o.CreatedAt.Add(150 * time.Second); closeBy.Before(earliest) {
+		closeBy = earliest
+	}
 	qr, err := s.gw.CreateUPIQR(ctx, pg.QRRequest{OrderID: po.ID, Amount: o.Amount, Name: truncate(name, 80),
-		Description: truncate("Charging at "+c.Label(), 100), CloseBy: o.ExpiresAt, Notes: map[string]string{"qr_ref": o.QRRef, "order": o.ID}})
+		Description: truncate("Charging at "+c.Label(), 100), CloseBy: closeBy, Notes: map[string]string{"qr_ref": o.QRRef, "order": o.ID}})
 	if err != nil {
 		return nil, pgUnavailable("create the UPI QR code", err)
 	}

@@ -80,6 +80,10 @@ type Config struct {
 	// MaxSessionAge raises an alert for a session still charging this long
 	// after it started (default 24 hours).
 	MaxSessionAge time.Duration
+	// StartDelay is how long START_SESSION waits after a capture (default
+	// none): a moment for the driver to plug in, for chargers that refuse a
+	// remote start without a vehicle.
+	StartDelay time.Duration
 	// PollInterval is the first and shortest wait between polls of a
 	// pending payment (default 5 s; the waits grow with the payment's age).
 	PollInterval time.Duration
