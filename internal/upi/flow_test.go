@@ -121,7 +121,13 @@ func (b *bundle) starts() int {
 	return n
 }
 
+// refundsDone holds when every refund of the payment was processed (the
+// payment row and its refunds are read one after the other: both must say
+// so).
 func refundsDone(p *upi.PaymentView) bool {
+	if p.RefundPending != "0.00" {
+		return false
+	}
 	for _, r := range p.Refunds {
 		if r.Status != upi.RefundProcessed {
 			return false
