@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +51,14 @@ func TestQRCommands(t *testing.T) {
 		}
 		if out := mustCLI(t, h, "qr", "list"); !strings.Contains(out, "PUNE-1") || !strings.Contains(out, "ACTIVE") {
 			t.Errorf("qr list:\n%s", out)
+		}
+		out = filepath.Join(t.TempDir(), "sticker.pdf")
+		mustCLI(t, h, "qr", "render", "PUNE-1", "--out", out)
+		if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("%PDF-")) {
+			t.Errorf("qr render: %v, %d bytes", err, len(b))
+		}
+		if svg := mustCLI(t, h, "qr", "render", "PUNE-1", "--format", "svg", "--out", "-"); !strings.Contains(svg, "<svg") {
+			t.Errorf("qr render --format svg: %.80s", svg)
 		}
 		mustCLI(t, h, "qr", "disable", "PUNE-1")
 		var list struct {

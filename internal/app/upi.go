@@ -49,7 +49,7 @@ func (a *App) buildUPI(insertOnly bool) error {
 	}
 	d := upi.Deps{
 		DB: a.DB, Jobs: a.Jobs, Gateway: gw, Dir: upi.LocationDirectory{Locations: a.Locations, Tariffs: a.Tariffs},
-		Events: a.Events, Notifier: notifier, Clock: a.Clock, Logger: a.Logger, Registry: a.Registry,
+		Events: a.Events, Notifier: notifier, Renderer: upi.Printout{Issuer: cfg.EMSPName}, Clock: a.Clock, Logger: a.Logger, Registry: a.Registry,
 	}
 	if a.Tokens != nil {
 		d.Tokens = a.Tokens

@@ -1,10 +1,13 @@
 package upi_test
 
 import (
+	"bytes"
+	"image/png"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -106,6 +109,23 @@ func TestQRMappings(t *testing.T) {
 		resp = adminDo(t, h, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "KORA-E1-V2", "location_id": locID, "evse_uid": "E1", "connector_id": "1"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Errorf("new mapping after disabling: HTTP %d %s", resp.HTTPStatus, resp.Body)
+		}
+		// Stickers: the QR code alone as PNG and SVG, the printable A6 PDF.
+		for format, want := range map[string]string{"png": "\x89PNG", "svg": "<svg", "pdf": "%PDF-"} {
+			resp := b.h.Do(t, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/"+format, hubtest.AdminToken, nil, nil)
+			if resp.HTTPStatus != http.StatusOK || resp.Header.Get("Content-Type") != upi.StickerFormats[format] ||
+				!strings.Contains(string(resp.Body[:min(len(resp.Body), 200)]), want) {
+				t.Errorf("sticker %s: HTTP %d %s, %d bytes", format, resp.HTTPStatus, resp.Header.Get("Content-Type"), len(resp.Body))
+			}
+			if format == "png" {
+				img, err := png.Decode(bytes.NewReader(resp.Body))
+				if err != nil || img.Bounds().Dx() != 1024 {
+					t.Errorf("sticker PNG: %v %v", err, img)
+				}
+			}
+		}
+		if resp := b.h.Do(t, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/pdf", "", nil, nil); resp.HTTPStatus != http.StatusUnauthorized {
+			t.Errorf("sticker without the admin token: HTTP %d", resp.HTTPStatus)
 		}
 		wantError(t, "sticker in a bad format", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/gif", nil),
 			http.StatusOK, ocpi.StatusInvalidParams, "format")
