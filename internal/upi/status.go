@@ -26,10 +26,13 @@ type OrderStatus struct {
 	Title   string `json:"title"`
 	Message string `json:"message"`
 	// Final is true when nothing will change any more.
-	Final      bool   `json:"final"`
-	Amount     string `json:"amount"`
-	EnergyKWh  string `json:"energy_kwh,omitempty"`
-	Cost       string `json:"cost,omitempty"`
+	Final     bool   `json:"final"`
+	Amount    string `json:"amount"`
+	EnergyKWh string `json:"energy_kwh,omitempty"`
+	Cost      string `json:"cost,omitempty"`
+	// CostLabel names Cost: "Cost so far" while charging, "Charging cost"
+	// once the CDR settled it.
+	CostLabel  string `json:"cost_label,omitempty"`
 	Refunded   string `json:"refunded,omitempty"`
 	ReceiptURL string `json:"receipt_url,omitempty"`
 	PaymentID  string `json:"payment_id,omitempty"`
@@ -74,12 +77,13 @@ func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, erro
 		if p.SessionEnd != 0 {
 			st.Title, st.Message = "Charging finished", "Waiting for the final bill from the charging operator."
 		}
-		st.EnergyKWh, st.Cost = formatKWh(p.SessionKWh), money(p.SessionCost)
+		st.EnergyKWh, st.Cost, st.CostLabel = formatKWh(p.SessionKWh), money(p.SessionCost), "Cost so far"
 	case StatusSettled:
 		st.Stage, st.Final, st.Title = StageDone, true, "Done: thank you for charging"
-		st.EnergyKWh, st.Cost, st.Refunded = formatKWh(p.CDRKWh), money(p.Cost), money(p.Reserved)
+		st.EnergyKWh, st.Cost, st.CostLabel = formatKWh(p.CDRKWh), money(p.Cost), "Charging cost"
 		st.Message = "You paid " + money(p.Captured-p.Reserved) + " for " + st.EnergyKWh + " kWh."
 		if p.Reserved > 0 {
+			st.Refunded = money(p.Reserved)
 			st.Message += " " + money(p.Reserved) + " is being returned to your account."
 		}
 		var rid string
