@@ -10,7 +10,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/browsertest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -141,5 +140,4 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	desk.Run(chromedp.Click(chromedp.CSS("#pg-page")), chromedp.WaitVisible(chromedp.CSS(`button[value="captured"]`)),
 		chromedp.Click(chromedp.CSS(`button[value="captured"]`)), chromedp.WaitVisible(chromedp.CSS("#result")))
 	b.waitStatus(t, next, upi.StatusCharging)
-	_ = pgsim.Captured
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -168,6 +167,10 @@ func TestHappyPath(t *testing.T) {
 			tok["type"] != "AD_HOC_USER" || tok["uid"] != p.ID || tok["party_id"] != "OHE" {
 			t.Errorf("START_SESSION %v", body)
 		}
+		var typ string
+		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT type FROM tokens WHERE uid = $1", p.ID).Scan(&typ); err != nil || typ != "AD_HOC_USER" {
+			t.Errorf("the payment's token: type %q (%v)", typ, err)
+		}
 		var ref string
 		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT payment_reference FROM sessions WHERE id = $1", p.Session.ID).Scan(&ref); err != nil || ref != p.PGPaymentID {
 			t.Errorf("session payment_reference %q (%v), want %s", ref, err, p.PGPaymentID)
@@ -209,5 +212,3 @@ func TestHappyPath(t *testing.T) {
 		}
 	})
 }
-
-var _ = sim.CommandBehavior{}

@@ -216,6 +216,8 @@ func TestOperatorRefunds(t *testing.T) {
 		wantError(t, "list by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
 		wantError(t, "list by a bad flag", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=maybe", nil), http.StatusOK, ocpi.StatusInvalidParams, "attention")
 		wantError(t, "unknown payment", adminDo(t, b.h, http.MethodGet, upiBase+"/payments/UPINOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		wantError(t, "refunds by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?status=DONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		wantError(t, "refunds with a bad limit", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?limit=zero", nil), http.StatusOK, ocpi.StatusInvalidParams, "limit")
 		wantError(t, "unknown refund", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds/nope", nil), http.StatusNotFound, ocpi.StatusClientError, "")
 		if list := data[[]upi.Refund](t, adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?payment_id="+p.ID+"&status=processed", nil)); len(list) != 14 {
 			t.Errorf("%d processed refunds of the payment", len(list))

@@ -252,3 +252,48 @@ func TestPaymentOrdering(t *testing.T) {
 		}, func(c *app.Config) { c.UPIPaymentWindow = 1500 * time.Millisecond })
 	})
 }
+
+// TestWebhookForms: the Cashfree form and the seed's flat form start a
+// session like the Razorpay form; the flat form, whose signature covers only
+// the ids, is confirmed with the PG before it is acted on.
+func TestWebhookForms(t *testing.T) {
+	t.Parallel()
+	for _, form := range []pgsim.Form{pgsim.FormCashfree, pgsim.FormFlat} {
+		t.Run(string(form), func(t *testing.T) {
+			t.Parallel()
+			each(t, func(t *testing.T, b *bundle) {
+				b.pg.SetWebhook(b.h.PublicURL()+app.UPIWebhookPath, form)
+				orderID := b.paid(t, "300")
+				p := b.waitStatus(t, orderID, upi.StatusCharging)
+				if p.Captured != "300.00" || b.starts() != 1 {
+					t.Errorf("payment %+v, %d START_SESSION", p, b.starts())
+				}
+				fetched := b.pg.Calls(pgsim.APIFetchPayment)
+				if form == pgsim.FormFlat && fetched == 0 {
+					t.Error("the flat form was acted on without asking the PG")
+				}
+				if form == pgsim.FormCashfree && fetched != 0 {
+					t.Errorf("a signed Cashfree payload was confirmed %d times", fetched)
+				}
+			})
+		})
+	}
+}
+
+// TestTokenTypeOther: a CPO configured as rejecting AD_HOC_USER tokens gets
+// START_SESSION with a token of type OTHER, issued like the others.
+func TestTokenTypeOther(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, b *bundle) {
+		orderID := b.paid(t, "300")
+		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		tok, _ := b.cpo.Commands()[0].Body["token"].(map[string]any)
+		if tok["type"] != "OTHER" || p.Command.TokenTyp != "OTHER" {
+			t.Errorf("token %v", tok)
+		}
+		var typ string
+		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT type FROM tokens WHERE uid = $1", p.ID).Scan(&typ); err != nil || typ != "OTHER" {
+			t.Errorf("issued token type %q (%v)", typ, err)
+		}
+	}, func(c *app.Config) { c.UPIOtherTokenCPOs = []string{"in*cpo"} })
+}
