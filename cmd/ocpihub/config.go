@@ -160,6 +160,11 @@ func rupees(p *int64) func(string) error {
 func configFlags(fs *flag.FlagSet, cfg *app.Config) (binds []setting, configPath *string) {
 	binds = settings(cfg)
 	for _, b := range binds {
+		if b.def == "false" {
+			// A boolean switch: --dev alone means true.
+			fs.BoolFunc(b.name, b.help+" ["+b.env+"]", b.set)
+			continue
+		}
 		fs.Func(b.name, b.help+" ["+b.env+"]", b.set)
 	}
 	configPath = fs.String("config", "", "config file of \"name = value\" lines using the flag names [OCPIHUB_CONFIG]")
