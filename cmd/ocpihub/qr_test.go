@@ -76,3 +76,35 @@ func TestQRCommands(t *testing.T) {
 		}
 	})
 }
+
+// TestPaymentCommands checks the payment commands' arguments against a
+// serving hub without payments (the flows themselves are tested in
+// internal/upi).
+func TestPaymentCommands(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		var list struct {
+			Payments []map[string]any `json:"payments"`
+		}
+		if err := json.Unmarshal([]byte(mustCLI(t, h, "payment", "list", "--json")), &list); err != nil || list.Payments == nil || len(list.Payments) != 0 {
+			t.Errorf("payment list --json: %v %v", err, list)
+		}
+		for _, c := range []struct {
+			args []string
+			code int
+			text string
+		}{
+			{[]string{"payment", "show", "UPINOPE"}, 1, "not found"},
+			{[]string{"payment", "show"}, 2, "needs a payment ID"},
+			{[]string{"payment", "refund", "UPINOPE"}, 2, "--amount"},
+			{[]string{"payment", "refund", "UPINOPE", "--amount", "10.00"}, 1, "not found"},
+			{[]string{"payment", "resolve", "UPINOPE", "--note", "done"}, 1, "not found"},
+			{[]string{"payment", "resolve", "UPINOPE"}, 1, "note"},
+			{[]string{"payment", "frobnicate"}, 2, "unknown payment command"},
+		} {
+			if _, errOut, code := cli(t, h, c.args...); code != c.code || !strings.Contains(errOut, c.text) {
+				t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+			}
+		}
+	})
+}
