@@ -62,12 +62,12 @@ type Local struct {
 
 // target is what a request addresses, read from its body or URL.
 type target struct {
-	responseURL               string
-	locationID, evse, conn    string
-	sessionID, reservationID  string
-	authorizationReference    string
-	method, suffix, query     string
-	request, forwardedOrQuery []byte
+	responseURL              string
+	locationID, evse, conn   string
+	sessionID, reservationID string
+	authorizationReference   string
+	method, suffix           string
+	request                  []byte
 }
 
 // Submit validates a request, finds its CPO, stores it and forwards it with
