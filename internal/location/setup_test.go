@@ -148,7 +148,7 @@ func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header h
 // request.
 func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, cond func() bool) {
 	t.Helper()
-	if _, err := p.WaitFor(ctx, 1, func(sim.Request) bool { return cond() }); err != nil {
+	if err := p.Until(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }

@@ -200,7 +200,32 @@ func (p *Platform) record(next http.Handler) http.Handler {
 			}
 		}
 		next.ServeHTTP(w, r)
+		// Wake waiters again once the request has been handled, so a
+		// condition on the platform's state sees its effect.
+		p.mu.Lock()
+		close(p.notify)
+		p.notify = make(chan struct{})
+		p.mu.Unlock()
 	})
+}
+
+// Until waits until cond holds, checking it again after every request the
+// platform handles, or until ctx ends. cond may call the platform's
+// accessors (it runs without the platform's lock).
+func (p *Platform) Until(ctx context.Context, cond func() bool) error {
+	for {
+		p.mu.Lock()
+		ch := p.notify
+		p.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: condition not met: %w", p.opts.Name, ctx.Err())
+		}
+	}
 }
 
 // guard checks the Authorization header: the token we issued to the hub (or,

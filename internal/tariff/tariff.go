@@ -123,7 +123,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 		if err != nil {
 			return err
 		}
-		if found && bytes.Equal(old, body) {
+		if found && sameJSON(old, body) {
 			return nil
 		}
 		created, changed = !found, true
@@ -284,4 +284,15 @@ func (s *Service) Lookup(ctx context.Context, id string) (cc, pid string, err er
 	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
 		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
 		Message: "tariff " + id + " exists at several CPOs (" + first + ", …); send OCPI-to-country-code and OCPI-to-party-id"}
+}
+
+// sameJSON compares a stored body (PostgreSQL renders JSONB with its own
+// spacing and key order) with a canonical one.
+func sameJSON(stored, canon []byte) bool {
+	o, err := ocpi.ParseObject(stored)
+	if err != nil {
+		return false
+	}
+	b, err := ocpi.MarshalObject(o)
+	return err == nil && bytes.Equal(b, canon)
 }
