@@ -55,6 +55,8 @@ type Request struct {
 	Header http.Header
 	Body   []byte
 	At     time.Time
+	// Down is true when the platform was down and answered 503.
+	Down bool
 }
 
 // Platform is a simulated OCPI platform.
@@ -183,7 +185,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		p.mu.Lock()
-		p.requests = append(p.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()})
+		p.requests = append(p.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now(), Down: p.down})
 		close(p.notify)
 		p.notify = make(chan struct{})
 		down, hold := p.down, p.hold
