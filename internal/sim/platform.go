@@ -85,6 +85,10 @@ type Platform struct {
 	down bool
 	// Unreachable handlers fail the request like a dead server.
 	hold chan struct{}
+	// delay slows every module answer (a slow partner); inFlight and
+	// maxInFlight measure how many module requests overlap.
+	delay                 time.Duration
+	inFlight, maxInFlight int
 }
 
 type endpoint struct {
@@ -166,6 +170,21 @@ func (p *Platform) SetDown(down bool) {
 	p.mu.Unlock()
 }
 
+// SetDelay makes every answer take d longer (a slow partner).
+func (p *Platform) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+// MaxInFlight returns the largest number of requests the platform handled
+// at the same time.
+func (p *Platform) MaxInFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.maxInFlight
+}
+
 // SetSilent makes the platform hold every module request without answering
 // until SetSilent(false) (a partner that times out).
 func (p *Platform) SetSilent(silent bool) {
@@ -201,7 +220,19 @@ func (p *Platform) record(next http.Handler) http.Handler {
 				return
 			}
 		}
+		p.mu.Lock()
+		p.inFlight++
+		p.maxInFlight = max(p.maxInFlight, p.inFlight)
+		delay := p.delay
+		p.mu.Unlock()
+		if delay > 0 {
+			// A slow partner: the answer takes this long.
+			time.Sleep(delay)
+		}
 		next.ServeHTTP(w, r)
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
 		// Wake waiters again once the request has been handled, so a
 		// condition on the platform's state sees its effect.
 		p.mu.Lock()
