@@ -20,8 +20,8 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
-	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"

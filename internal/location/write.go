@@ -577,4 +577,3 @@ func raiseLastUpdated(obj ocpi.Object, lu string) {
 	}
 	obj["last_updated"] = next.String()
 }
-
