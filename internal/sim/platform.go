@@ -495,7 +495,15 @@ func (p *Platform) Raw(ctx context.Context, method, url string, body any, header
 	p.mu.Lock()
 	tok := p.tokenOut
 	p.mu.Unlock()
-	return p.client.Do(ctx, ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, Header: header, MaxAttempts: 1})
+	req := ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, MaxAttempts: 1}
+	if header != nil {
+		header = header.Clone()
+		req.CorrelationID, req.RequestID = header.Get("X-Correlation-ID"), header.Get("X-Request-ID")
+		header.Del("X-Correlation-ID")
+		header.Del("X-Request-ID")
+		req.Header = header
+	}
+	return p.client.Do(ctx, req)
 }
 
 // Requests returns the requests received so far that match (all when match
