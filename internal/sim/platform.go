@@ -38,6 +38,10 @@ type Options struct {
 	PartyID     string
 	// Versions offered (default 2.2.1).
 	Versions []string
+	// ListedVersions, when set, is what the versions endpoint lists instead
+	// of Versions: a platform that speaks 2.2.1 to the hub but lists only
+	// versions the hub does not share (registration 3002 tests).
+	ListedVersions []string
 	// RawTokens makes the platform send and expect raw (not Base64) tokens in
 	// Authorization headers, like many 2.1.1 and 2.2 peers.
 	RawTokens bool
@@ -89,6 +93,16 @@ type Platform struct {
 	// maxInFlight measure how many module requests overlap.
 	delay                 time.Duration
 	inFlight, maxInFlight int
+	// holds are requests held until released (Hold).
+	holds []*holdRule
+	// clientInfo is what the hub pushed to our hubclientinfo receiver, by
+	// ROLE/CC/PID.
+	clientInfo map[string]ClientInfo
+}
+
+type holdRule struct {
+	match   func(Request) bool
+	release chan struct{}
 }
 
 type endpoint struct {
@@ -107,7 +121,8 @@ func Start(opts Options) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger, notify: make(chan struct{})}
+	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger,
+		notify: make(chan struct{}), clientInfo: map[string]ClientInfo{}}
 	p.client.BackoffBase = 20 * time.Millisecond
 	p.mux.HandleFunc("GET /ocpi/versions", p.guard(p.handleVersions, true))
 	for _, v := range opts.Versions {
@@ -116,6 +131,9 @@ func Start(opts Options) (*Platform, error) {
 		p.mux.HandleFunc("/ocpi/"+v+"/credentials", p.guard(p.handleCredentials, true))
 	}
 	p.Handle("credentials", "SENDER", "/credentials", nil)
+	// Every platform connected to a hub receives HubClientInfo (hide it with
+	// OmitEndpoints: "hubclientinfo").
+	p.Handle("hubclientinfo", "RECEIVER", "/clientinfo", p.handleClientInfo)
 	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
 	go p.server.Serve(l)
 	return p, nil
@@ -158,6 +176,10 @@ func (p *Platform) Close() {
 		close(p.hold)
 		p.hold = nil
 	}
+	for _, h := range p.holds {
+		close(h.release)
+	}
+	p.holds = nil
 	p.mu.Unlock()
 	_ = p.server.Shutdown(ctx)
 }
@@ -199,16 +221,53 @@ func (p *Platform) SetSilent(silent bool) {
 	}
 }
 
+// Hold makes the platform hold every request that matches, unanswered, until
+// release is called (release is idempotent). Tests use it to line requests up:
+// e.g. two registrations whose callbacks both wait here have both passed the
+// hub's authentication.
+func (p *Platform) Hold(match func(Request) bool) (release func()) {
+	h := &holdRule{match: match, release: make(chan struct{})}
+	p.mu.Lock()
+	p.holds = append(p.holds, h)
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if i := slices.Index(p.holds, h); i >= 0 {
+				p.holds = slices.Delete(p.holds, i, i+1)
+				close(h.release)
+			}
+		})
+	}
+}
+
 func (p *Platform) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()}
 		p.mu.Lock()
-		p.requests = append(p.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now(), Down: p.down})
+		req.Down = p.down
+		p.requests = append(p.requests, req)
 		close(p.notify)
 		p.notify = make(chan struct{})
 		down, hold := p.down, p.hold
+		var held []chan struct{}
+		for _, h := range p.holds {
+			if h.match(req) {
+				held = append(held, h.release)
+			}
+		}
 		p.mu.Unlock()
+		for _, ch := range held {
+			select {
+			case <-ch:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if down {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -308,8 +367,12 @@ func (p *Platform) reply(w http.ResponseWriter, httpStatus, code int, data any) 
 func (p *Platform) OK(w http.ResponseWriter, data any) { p.reply(w, http.StatusOK, 1000, data) }
 
 func (p *Platform) handleVersions(w http.ResponseWriter, r *http.Request) {
-	vs := make([]ocpi.Version, 0, len(p.opts.Versions))
-	for _, v := range p.opts.Versions {
+	listed := p.opts.Versions
+	if len(p.opts.ListedVersions) > 0 {
+		listed = p.opts.ListedVersions
+	}
+	vs := make([]ocpi.Version, 0, len(listed))
+	for _, v := range listed {
 		vs = append(vs, ocpi.Version{Version: v, URL: p.URL() + "/ocpi/" + v})
 	}
 	p.OK(w, vs)
@@ -332,8 +395,9 @@ func (p *Platform) handleDetails(w http.ResponseWriter, r *http.Request, v strin
 	p.OK(w, d)
 }
 
-// credentials returns the credentials object this platform presents.
-func (p *Platform) credentials(token string) ocpi.Credentials {
+// Credentials returns the credentials object this platform presents with
+// token (the token the hub is to call it with).
+func (p *Platform) Credentials(token string) ocpi.Credentials {
 	return ocpi.Credentials{Token: token, URL: p.VersionsURL(), Roles: []ocpi.CredentialsRole{{
 		Role: p.opts.Role, CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID,
 		BusinessDetails: ocpi.BusinessDetails{Name: p.opts.Name},
@@ -346,7 +410,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		p.mu.Lock()
-		c := p.credentials(p.tokenIn)
+		c := p.Credentials(p.tokenIn)
 		p.mu.Unlock()
 		p.OK(w, c)
 	case http.MethodPost, http.MethodPut:
@@ -367,7 +431,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.tokenIn, p.tokenA = tok, ""
 		p.mu.Unlock()
-		p.OK(w, p.credentials(tok))
+		p.OK(w, p.Credentials(tok))
 	case http.MethodDelete:
 		p.mu.Lock()
 		p.tokenIn, p.tokenOut = "", ""
@@ -405,20 +469,15 @@ func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
 
 // Register performs the partner-initiated handshake: discovery with token A,
 // a credentials POST with a new token B, and the token C from the answer is
-// kept for calling the hub.
+// kept for calling the hub. A refused POST is returned as an
+// *ocpiclient.Error carrying the hub's answer (StatusCode reads it).
 func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) error {
-	p.mu.Lock()
-	p.tokenOut = tokenA
-	p.mu.Unlock()
-	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
-		return fmt.Errorf("discover the hub with token A: %w", err)
+	tokenB, err := p.Begin(ctx, hubVersionsURL, tokenA)
+	if err != nil {
+		return err
 	}
-	tokenB := "B-" + uuid.NewString()
-	p.mu.Lock()
-	p.tokenIn = tokenB
-	p.mu.Unlock()
 	var theirs ocpi.Credentials
-	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.credentials(tokenB), &theirs)
+	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.Credentials(tokenB), &theirs)
 	if err != nil {
 		return fmt.Errorf("credentials POST: %w (%s)", err, bodyOf(resp))
 	}
@@ -426,6 +485,42 @@ func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) 
 	p.tokenOut = theirs.Token
 	p.mu.Unlock()
 	return nil
+}
+
+// Begin is the first half of Register: discovery of the hub with token A
+// (which becomes the token we call the hub with) and a new token B that the
+// platform accepts from now on. Tests that send the credentials POST
+// themselves (races, malformed bodies) start with it.
+func (p *Platform) Begin(ctx context.Context, hubVersionsURL, tokenA string) (tokenB string, err error) {
+	p.mu.Lock()
+	p.tokenOut = tokenA
+	p.mu.Unlock()
+	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
+		return "", fmt.Errorf("discover the hub with token A: %w", err)
+	}
+	tokenB = "B-" + uuid.NewString()
+	p.mu.Lock()
+	p.tokenIn = tokenB
+	p.mu.Unlock()
+	return tokenB, nil
+}
+
+// Unregister sends the hub a credentials DELETE and forgets the tokens.
+func (p *Platform) Unregister(ctx context.Context) error {
+	if _, err := p.CallHub(ctx, http.MethodDelete, "credentials", "", "", nil, nil); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.tokenIn = ""
+	p.mu.Unlock()
+	return nil
+}
+
+// TokenIn returns the token the hub calls us with.
+func (p *Platform) TokenIn() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokenIn
 }
 
 // UpdateCredentials rotates tokens from our side: a credentials PUT with a new
@@ -437,7 +532,7 @@ func (p *Platform) UpdateCredentials(ctx context.Context) (old string, err error
 	p.tokenIn = tokenB
 	p.mu.Unlock()
 	var theirs ocpi.Credentials
-	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.credentials(tokenB), &theirs); err != nil {
+	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.Credentials(tokenB), &theirs); err != nil {
 		p.mu.Lock()
 		p.tokenIn = oldIn
 		p.mu.Unlock()
@@ -540,6 +635,25 @@ func (p *Platform) WaitFor(ctx context.Context, n int, match func(Request) bool)
 // PathHas matches requests with method whose path contains part.
 func PathHas(method, part string) func(Request) bool {
 	return func(r Request) bool { return (method == "" || r.Method == method) && strings.Contains(r.Path, part) }
+}
+
+// StatusCode returns the OCPI status_code of a refused call (0 when the
+// answer had no envelope).
+func StatusCode(err error) int {
+	var e *ocpiclient.Error
+	if errors.As(err, &e) && e.Response != nil && e.Response.Envelope != nil {
+		return e.Response.Envelope.StatusCode
+	}
+	return 0
+}
+
+// HTTPStatus returns the HTTP status of a refused call (0 without one).
+func HTTPStatus(err error) int {
+	var e *ocpiclient.Error
+	if errors.As(err, &e) && e.Response != nil {
+		return e.Response.HTTPStatus
+	}
+	return 0
 }
 
 func bodyOf(r *ocpiclient.Response) string {
