@@ -39,7 +39,6 @@ func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) {
 	e.OK(w, []any{})
 }
 
-
 // receiver applies PUT/PATCH/DELETE to d and serves GET from it; a PATCH or
 // sub-object PUT of an unknown location answers 404 (the sender then PUTs
 // the whole object).

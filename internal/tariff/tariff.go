@@ -50,7 +50,6 @@ func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Servic
 // Ref names a tariff.
 type Ref struct{ CountryCode, PartyID, ID string }
 
-func (r Ref) key() string  { return hub.ObjectKey(r.CountryCode, r.PartyID, r.ID) }
 func (r Ref) path() string { return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), r.ID) }
 
 func errUnknown(r Ref) error {
