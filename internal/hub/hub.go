@@ -120,6 +120,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		metrics: newMetrics(reg), sources: map[string]Source{}}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
+		jobs.AddWorker(jc, &dispatchWorker{h: h})
 		jobs.AddWorker(jc, &resyncWorker{h: h})
 		jobs.AddWorker(jc, &cleanupWorker{h: h})
 	}

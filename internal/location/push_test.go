@@ -85,7 +85,7 @@ func TestPushDirectoryAndBroadcast(t *testing.T) {
 		mustStatus(t, resp, nil, http.StatusNotFound, 2003)
 		resp, _ = hubGet(t, b.emsp1.Platform, "tariffs", "SENDER", "", nil)
 		mustStatus(t, resp, nil, http.StatusOK, 1000)
-		if !strings.Contains(string(resp.Envelope.Data), `"price":18.5`) {
+		if !strings.Contains(strings.ReplaceAll(string(resp.Envelope.Data), " ", ""), `"price":18.5`) {
 			t.Errorf("tariff price not kept exact as a number: %s", resp.Envelope.Data)
 		}
 	})
