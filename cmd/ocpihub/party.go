@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,8 +16,9 @@ import (
 
 const partyUsage = `Usage: ocpihub party <command> [flags]
 
-  invite --name NAME [--expires 72h] [--sandbox]
-                        create a one-time registration token (token A) for a partner
+  invite --name NAME [--expires 72h] [--party ROLE/CC/PID]... [--sandbox]
+                        create a one-time registration token (token A) for a partner;
+                        --party binds it to parties (e.g. CPO/NL/ACM), announced as PLANNED
   connect --versions-url URL --token TOKEN_A [--name NAME]
                         register with a partner that gave us its token A (we start the handshake;
                         the hub must be running on the same database to answer the partner's callbacks)
@@ -42,11 +45,20 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	var name, expires, versionsURL, token *string
 	var sandbox *bool
+	var parties []party.PartyRef
 	switch sub {
 	case "invite":
 		name = fs.String("name", "", "partner name (required)")
 		expires = fs.String("expires", "72h", "how long the token stays valid")
 		sandbox = fs.Bool("sandbox", false, "issue sandbox credentials (unlimited rate limits, reset daily)")
+		fs.Func("party", "a party the partner may register, ROLE/COUNTRY_CODE/PARTY_ID (e.g. CPO/NL/ACM); repeat for more", func(v string) error {
+			f := strings.Split(v, "/")
+			if len(f) != 3 {
+				return fmt.Errorf("want ROLE/COUNTRY_CODE/PARTY_ID, e.g. CPO/NL/ACM")
+			}
+			parties = append(parties, party.PartyRef{Role: party.Role(strings.ToUpper(f[0])), CountryCode: f[1], PartyID: f[2]})
+			return nil
+		})
 	case "connect":
 		name = fs.String("name", "", "partner name (default: its business name)")
 		versionsURL = fs.String("versions-url", "", "the partner's versions URL (required)")
@@ -56,7 +68,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
 	}
 	// Flags may follow the ID: parse, take the ID, parse the rest.
-	if err := fs.Parse(rest); err != nil {
+	if err := parseFlags(fs, rest); err != nil {
 		return err
 	}
 	var id int64
@@ -69,7 +81,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 			return usageError{"platform ID " + strconv.Quote(fs.Arg(0)) + " is not a number"}
 		}
 		id = n
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
 			return err
 		}
 	}
@@ -92,13 +104,23 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		if *name == "" {
 			return usageError{"party invite needs --name"}
 		}
-		inv, err := ps.Invite(ctx, *name, ttl, *sandbox)
+		inv, err := ps.Invite(ctx, *name, ttl, *sandbox, parties...)
 		if err != nil {
 			return err
 		}
-		return print(e, *asJSON, map[string]any{"token": inv.Token, "versions_url": inv.VersionsURL, "expires_at": inv.ExpiresAt},
-			fmt.Sprintf("Registration token (token A) for %s, valid until %s:\n\n  token:        %s\n  versions URL: %s\n\nGive both to the partner over a secure channel. The partner calls GET versions with\n\"Authorization: Token <base64 of the token>\" and then POSTs its credentials.\n",
-				inv.Name, inv.ExpiresAt, inv.Token, inv.VersionsURL))
+		out := map[string]any{"token": inv.Token, "versions_url": inv.VersionsURL, "expires_at": inv.ExpiresAt}
+		var bound string
+		if len(inv.Parties) > 0 {
+			out["parties"] = inv.Parties
+			refs := make([]string, len(inv.Parties))
+			for i, p := range inv.Parties {
+				refs[i] = string(p.Role) + " " + p.CountryCode + "/" + p.PartyID
+			}
+			bound = "  parties:      " + strings.Join(refs, ", ") + " (the only ones it may register)\n"
+		}
+		return print(e, *asJSON, out,
+			fmt.Sprintf("Registration token (token A) for %s, valid until %s:\n\n  token:        %s\n  versions URL: %s\n%s\nGive both to the partner over a secure channel. The partner calls GET versions with\n\"Authorization: Token <base64 of the token>\" and then POSTs its credentials.\n",
+				inv.Name, inv.ExpiresAt, inv.Token, inv.VersionsURL, bound))
 	case "connect":
 		if *versionsURL == "" || *token == "" {
 			return usageError{"party connect needs --versions-url and --token"}
@@ -160,6 +182,15 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		return printPlatform(e, *asJSON, p, "")
 	}
 	return nil
+}
+
+// parseFlags parses args; a bad flag is a usage error (exit status 2).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err.Error()}
 }
 
 func rolesText(p *party.Platform) string {

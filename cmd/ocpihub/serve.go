@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
@@ -114,9 +113,21 @@ func print(e env, asJSON bool, v any, text string) error {
 	return err
 }
 
+// ago says how long ago t was, to the largest whole unit.
 func ago(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return strings.TrimSuffix(time.Since(t).Round(time.Second).String(), "0s") + " ago"
+	d := time.Since(t)
+	switch {
+	case d < time.Second:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
 }

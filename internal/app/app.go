@@ -172,10 +172,20 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.GeneratedAdminToken, err = a.Parties.Init(ctx); err != nil {
-		return nil, err
-	}
 	if !opts.InsertOnly {
+		// Only a serving hub generates the admin token: it is the one that
+		// prints it. (A CLI command run before the first serve would store a
+		// hash of a token nobody ever saw.)
+		if a.GeneratedAdminToken, err = a.Parties.Init(ctx); err != nil {
+			return nil, err
+		}
+		n, err := a.Parties.SealStored(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			a.Logger.Info("sealed partner tokens stored in clear with the secret key", "count", n)
+		}
 		if err := a.Parties.SeedOwn(ctx); err != nil {
 			return nil, err
 		}

@@ -366,7 +366,7 @@ func TestOwnCommands(t *testing.T) {
 			t.Errorf("our own session went to an eMSP")
 		}
 		// AD_HOC_USER tokens of our own are not pushed to CPOs.
-		if b.cpo.Token("IN", "OHE", "PAY-1", "AD_HOC_USER") != nil {
+		if b.cpo.ReceivedToken("IN", "OHE", "PAY-1", "AD_HOC_USER") != nil {
 			t.Errorf("an ad-hoc token was pushed")
 		}
 		// A rejected location is an answer, not an error.

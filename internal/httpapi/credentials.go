@@ -150,6 +150,8 @@ type inviteRequest struct {
 	Name    string `json:"name"`
 	Expires string `json:"expires"` // a Go duration, e.g. "72h"
 	Sandbox bool   `json:"sandbox"`
+	// Parties binds the invitation to parties (announced as PLANNED).
+	Parties []party.PartyRef `json:"parties"`
 }
 
 func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error {
@@ -165,7 +167,7 @@ func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error
 		}
 		ttl = d
 	}
-	inv, err := s.cfg.Parties.Invite(r.Context(), in.Name, ttl, in.Sandbox)
+	inv, err := s.cfg.Parties.Invite(r.Context(), in.Name, ttl, in.Sandbox, in.Parties...)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,10 @@ func (sw *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (sw *statusWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }
 
-// observe logs every request and records its metrics, by route pattern.
+// observe logs every request and records its metrics, by route pattern (the
+// mux sets r.Pattern on the request it is given, so nothing between here and
+// the mux may clone the request). Panics are recovered inside it, so a crash
+// is logged and counted as the 500 it is answered with.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -166,27 +169,11 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
-// aliases maps the URL forms the seed also uses onto ours: the role before
-// the version (/ocpi/cpo/2.2.1/… → /ocpi/2.2.1/cpo/…), credentials without a
-// version (/ocpi/credentials → /ocpi/2.2.1/credentials), and a trailing slash.
+// aliases serves the URL forms of CanonicalPath from the routes of their
+// canonical paths.
 func aliases(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if len(p) > 1 && strings.HasSuffix(p, "/") {
-			p = strings.TrimRight(p, "/")
-		}
-		if rest, ok := strings.CutPrefix(p, "/ocpi/"); ok {
-			parts := strings.SplitN(rest, "/", 3)
-			if len(parts) >= 2 && (parts[0] == "cpo" || parts[0] == "emsp" || parts[0] == "ptp") && isVersion(parts[1]) {
-				p = "/ocpi/" + parts[1] + "/" + parts[0]
-				if len(parts) == 3 {
-					p += "/" + parts[2]
-				}
-			} else if rest == "credentials" {
-				p = "/ocpi/" + DefaultVersion + "/credentials"
-			}
-		}
-		if p != r.URL.Path {
+		if p := CanonicalPath(r.URL.Path); p != r.URL.Path {
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = p
 			r2.URL.RawPath = ""
@@ -194,6 +181,36 @@ func aliases(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// CanonicalPath maps the URL forms the seed also uses onto the paths of the
+// route table: the role before the version (/ocpi/cpo/2.2.1/… →
+// /ocpi/2.2.1/cpo/…, and /ocpi/cpo/2.2.1 → the version details /ocpi/2.2.1),
+// credentials without a version (/ocpi/credentials →
+// /ocpi/2.2.1/credentials), and trailing slashes. Other paths are returned as
+// they are.
+func CanonicalPath(p string) string {
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		p = strings.TrimRight(p, "/")
+		if p == "" {
+			p = "/"
+		}
+	}
+	rest, ok := strings.CutPrefix(p, "/ocpi/")
+	if !ok {
+		return p
+	}
+	parts := strings.SplitN(rest, "/", 3)
+	switch {
+	case len(parts) >= 2 && (parts[0] == "cpo" || parts[0] == "emsp" || parts[0] == "ptp") && isVersion(parts[1]):
+		p = "/ocpi/" + parts[1]
+		if len(parts) == 3 {
+			p += "/" + parts[0] + "/" + parts[2]
+		}
+	case rest == "credentials":
+		p = "/ocpi/" + DefaultVersion + "/credentials"
+	}
+	return p
 }
 
 func isVersion(s string) bool {

@@ -77,6 +77,37 @@ type Server struct {
 	// draining is set when shutdown begins: /readyz turns 503 so a load
 	// balancer stops sending new requests.
 	draining atomic.Bool
+	// routes lists every authenticated route with its access, in the order
+	// they were registered (Routes).
+	routeList []Route
+}
+
+// Route is one authenticated route of the table: its ServeMux pattern
+// ("METHOD /path/{wildcard}") and who may call it.
+type Route struct {
+	Pattern string
+	// Access is "public", "registering" (token A too), "platform" (a
+	// registered partner) or "admin".
+	Access string
+}
+
+// Routes returns the route table's OCPI and admin routes. Tests walk it to
+// hold every route to the access rules (a suspended platform gets 401 on
+// every functional route, token A only reaches versions and credentials).
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routeList...) }
+
+func (a access) String() string {
+	switch a {
+	case public:
+		return "public"
+	case registering:
+		return "registering"
+	case platform:
+		return "platform"
+	case admin:
+		return "admin"
+	}
+	return "unknown"
 }
 
 // New builds a Server. Services it needs are in cfg.
@@ -99,14 +130,8 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(s.recoverPanics(aliases(s.observeMux())))
+	s.handler = withIDs(aliases(s.observe(s.recoverPanics(s.limitBody(s.mux)))))
 	return s
-}
-
-// observeMux runs the access log and metrics around the mux, where the route
-// pattern is known after routing.
-func (s *Server) observeMux() http.Handler {
-	return s.observe(s.limitBody(s.mux))
 }
 
 // ServeHTTP implements http.Handler.
@@ -131,6 +156,7 @@ const (
 
 // handle registers an OCPI handler behind authentication.
 func (s *Server) handle(pattern string, a access, fn apiFunc) {
+	s.routeList = append(s.routeList, Route{Pattern: pattern, Access: a.String()})
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
 			caller, err := s.authenticate(r, a)
@@ -159,13 +185,19 @@ func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Suspended and unregistered platforms never get this far: Authenticate
+	// refuses their tokens on every route.
 	switch {
 	case a == admin && c.Kind != party.CallerAdmin:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs the admin token"}
 	case a == platform && c.Kind == party.CallerRegistering:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
-	case a == platform && c.Kind == party.CallerPlatform && c.Status != party.StatusConnected:
-		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the platform is " + string(c.Status)}
+	case a == platform && c.Kind != party.CallerPlatform:
+		// The admin token is not a partner: it owns no party, and functional
+		// handlers must never see a caller without parties.
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs a partner's credentials token"}
+	case a == platform && c.Status != party.StatusConnected:
+		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the platform is " + string(c.Status) + "; finish the registration first"}
 	}
 	return c, nil
 }

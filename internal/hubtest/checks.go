@@ -7,11 +7,21 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/schematest"
 )
 
 // DefaultChecks are the checks every test hub runs on every response.
 func DefaultChecks() []Check {
-	return []Check{CheckEnvelope}
+	return []Check{CheckEnvelope, CheckSchemas}
+}
+
+// CheckSchemas validates every OCPI 2.2.1 response against the JSON schemas
+// of the spec (internal/schematest): the envelope always, and data on the
+// routes schematest.Routes221 lists.
+func CheckSchemas(t testing.TB, ex Exchange) {
+	if err := schematest.CheckResponse(ex.Method, ex.Path, ex.Header, ex.Body); err != nil {
+		t.Errorf("schema: %v\n%s", err, ex)
+	}
 }
 
 // CheckEnvelope requires every /ocpi and /admin response to be an OCPI

@@ -5,7 +5,9 @@
 //
 // Every response the hub sends during a test passes the hub's Checks (by
 // default DefaultChecks: each /ocpi and /admin response is a well-formed OCPI
-// envelope). A failed check fails the test that caused it.
+// envelope, and each OCPI 2.2.1 response is valid against the spec's JSON
+// schemas, see internal/schematest). A failed check fails the test that
+// caused it.
 package hubtest
 
 import (
@@ -160,6 +162,9 @@ func (h *Hub) start(t testing.TB) {
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
 	}
+	// Retries of outgoing calls (a partner that is down) back off in
+	// milliseconds, not seconds.
+	a.Client.BackoffBase = 5 * time.Millisecond
 	if err := a.Start(context.Background()); err != nil {
 		a.Close(context.Background())
 		t.Fatalf("start hub on %s: %v", h.Engine, err)

@@ -34,7 +34,10 @@ type stored struct {
 	pk   int64
 	id   string // as the body spells it
 	body []byte
-	doc  ocpi.Object
+	// canon is body in the canonical form (PostgreSQL renders JSONB with
+	// its own spacing): what a new body is compared with.
+	canon []byte
+	doc   ocpi.Object
 }
 
 // lockLocation locks and reads a location row inside tx (nil when absent):
@@ -52,6 +55,9 @@ func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		return nil, err
 	}
 	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
+		return nil, err
+	}
+	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
 		return nil, err
 	}
 	cur.id, _ = cur.doc["id"].(string)
@@ -235,8 +241,14 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 				return errUnknown(r)
 			}
 		}
+		oldLU, _ := target["last_updated"].(string)
 		if err := merge(target, patch, ""); err != nil {
 			return err
+		}
+		// A PATCH older than what is stored does not move last_updated back.
+		if oldLU != "" {
+			target["last_updated"] = oldLU
+			raiseLastUpdated(target, lu)
 		}
 		// Check the patched object alone first, so the field paths are
 		// relative to the URL's object.
@@ -268,7 +280,7 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err != nil {
 		return err
 	}
-	if cur != nil && bytes.Equal(cur.body, body) {
+	if cur != nil && bytes.Equal(cur.canon, body) {
 		return nil
 	}
 	res.Changed = true
@@ -565,4 +577,3 @@ func raiseLastUpdated(obj ocpi.Object, lu string) {
 	}
 	obj["last_updated"] = next.String()
 }
-

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -78,8 +79,9 @@ func (c *Check) Required(field string, present bool) bool {
 	return true
 }
 
-// String checks an OCPI string(n): printable UTF-8, no control characters, at
-// most n characters (n = 0: no limit).
+// String checks an OCPI string(n): printable UTF-8, no control characters
+// (C0, DEL and C1, so no CR, LF or TAB), at most n characters (n = 0: no
+// limit).
 func (c *Check) String(field, v string, n int, required bool) {
 	if v == "" {
 		if required {
@@ -92,7 +94,7 @@ func (c *Check) String(field, v string, n int, required bool) {
 		return
 	}
 	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			c.Fail(field, "contains a control character")
 			return
 		}

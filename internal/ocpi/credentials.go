@@ -61,7 +61,9 @@ func (c *Credentials) Check(roles []string) error {
 		sub.Enum("role", r.Role, roles, true)
 		sub.CountryCode("country_code", r.CountryCode, true)
 		sub.PartyID("party_id", r.PartyID, true)
-		r.BusinessDetails.check(sub.Sub("business_details"))
+		bd := sub.Sub("business_details")
+		r.BusinessDetails.check(bd)
+		sub.Merge(bd)
 		key := r.Role + "/" + Key(r.CountryCode) + "/" + Key(r.PartyID)
 		if seen[key] && !sub.Failed() {
 			sub.Fail("", "role %s %s/%s is listed twice", r.Role, r.CountryCode, r.PartyID)
@@ -81,9 +83,12 @@ func (b *BusinessDetails) check(c *Check) {
 		l.URL("thumbnail", b.Logo.Thumbnail, false)
 		l.Enum("category", b.Logo.Category, ImageCategories, true)
 		l.CiString("type", b.Logo.Type, 4, true)
-		for name, v := range map[string]*int{"width": b.Logo.Width, "height": b.Logo.Height} {
-			if v != nil && (*v < 0 || len(strconv.Itoa(*v)) > 5) {
-				l.Fail(name, "must be a non-negative integer of at most 5 digits")
+		for _, f := range []struct {
+			name string
+			v    *int
+		}{{"width", b.Logo.Width}, {"height", b.Logo.Height}} {
+			if f.v != nil && (*f.v < 0 || len(strconv.Itoa(*f.v)) > 5) {
+				l.Fail(f.name, "must be a non-negative integer of at most 5 digits")
 			}
 		}
 		c.Merge(l)

@@ -30,13 +30,19 @@ func (d DateTime) String() string {
 	return d.UTC().Format(outLayout)
 }
 
+// maxDateTimeInput bounds what ParseDateTime reads: room for a fraction of any
+// sensible length and an offset, without parsing megabytes.
+const maxDateTimeInput = 64
+
 // ParseDateTime parses the shapes transport.md §2 allows, and an explicit UTC
-// offset.
+// offset. The instant must lie between 0001-01-01 and 9999-12-31 in UTC and
+// must not be the zero time (which means "absent" here): so whatever is
+// accepted formats back to a string that parses to the same instant.
 func ParseDateTime(s string) (DateTime, error) {
 	if s == "" {
 		return DateTime{}, fmt.Errorf("empty timestamp")
 	}
-	if len(s) > 35 {
+	if len(s) > maxDateTimeInput {
 		return DateTime{}, fmt.Errorf("timestamp %q is too long", truncate(s, 40))
 	}
 	v := s
@@ -47,24 +53,42 @@ func ParseDateTime(s string) (DateTime, error) {
 	if strings.HasSuffix(v, "z") {
 		v = v[:len(v)-1] + "Z"
 	}
-	hasZone := strings.HasSuffix(v, "Z") || hasOffset(v)
-	if !hasZone {
+	offset, hasOffset := offsetOf(v)
+	if hasOffset && !validOffset(offset) {
+		return DateTime{}, fmt.Errorf("timestamp %q has an offset outside -23:59..+23:59", s)
+	}
+	if !hasOffset && !strings.HasSuffix(v, "Z") {
 		v += "Z"
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		return DateTime{}, fmt.Errorf("timestamp %q is not RFC 3339 (want 2006-01-02T15:04:05Z)", s)
 	}
-	return NewDateTime(t), nil
+	d := NewDateTime(t)
+	if y := d.Year(); y < 1 || y > 9999 || d.IsZero() {
+		return DateTime{}, fmt.Errorf("timestamp %q is out of range", s)
+	}
+	return d, nil
 }
 
-// hasOffset reports whether a timestamp ends in ±hh:mm.
-func hasOffset(v string) bool {
+// offsetOf returns the ±hh:mm a timestamp ends in, if it has one.
+func offsetOf(v string) (string, bool) {
 	if len(v) < 20 {
-		return false
+		return "", false
 	}
 	tail := v[len(v)-6:]
-	return (tail[0] == '+' || tail[0] == '-') && tail[3] == ':'
+	return tail, (tail[0] == '+' || tail[0] == '-') && tail[3] == ':'
+}
+
+// validOffset reports whether ±hh:mm is an RFC 3339 offset (hours 00-23,
+// minutes 00-59); the time package alone lets +24:00 through.
+func validOffset(o string) bool {
+	for _, i := range []int{1, 2, 4, 5} {
+		if o[i] < '0' || o[i] > '9' {
+			return false
+		}
+	}
+	return (o[1]-'0')*10+(o[2]-'0') <= 23 && o[4] <= '5'
 }
 
 // MarshalJSON writes the canonical form.

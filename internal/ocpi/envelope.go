@@ -72,8 +72,10 @@ type Envelope struct {
 }
 
 // DecodeEnvelope parses an OCPI response body. It is lenient about what the
-// spec leaves open (data absent, null or of any shape on errors) and strict
-// about what it fixes: a JSON object with an integer status_code.
+// spec leaves open (data absent, null or of any shape on errors; a
+// status_code quoted as a string of digits, as some partners send it; a
+// malformed timestamp) and strict about what it fixes: a JSON object with an
+// integer status_code.
 func DecodeEnvelope(body []byte) (*Envelope, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {

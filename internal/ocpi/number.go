@@ -29,13 +29,51 @@ func NewNumber(s string) Number {
 	return n
 }
 
-// ParseNumber parses a decimal string.
+// Limits of a Number. OCPI numbers carry "4 decimals unless stated and
+// enough integer digits"; these bounds are far beyond any price, energy or
+// power, and keep a short input from expanding into a huge one: 1e9999 is six
+// bytes in but ten thousand digits out.
+const (
+	maxNumberInput  = 64 // characters of the input
+	maxNumberDigits = 30 // digits before the decimal point, and after it
+)
+
+// ParseNumber parses a decimal string: optional sign, digits, optional
+// fraction and exponent.
 func ParseNumber(s string) (Number, error) {
+	if len(s) > maxNumberInput {
+		return Number{}, fmt.Errorf("number %q is too long", truncate(s, 40))
+	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
 		return Number{}, fmt.Errorf("%q is not a number", truncate(s, 40))
 	}
+	if err := checkMagnitude(d); err != nil {
+		return Number{}, fmt.Errorf("%s: %w", truncate(s, 40), err)
+	}
 	return Number{d: d, ok: true}, nil
+}
+
+// checkMagnitude bounds the digits a decimal expands to.
+func checkMagnitude(d decimal.Decimal) error {
+	if d.IsZero() {
+		return nil
+	}
+	exp := int64(d.Exponent())
+	digits := int64(len(d.Coefficient().String()))
+	if d.IsNegative() {
+		digits-- // the sign
+	}
+	if digits+exp > maxNumberDigits {
+		return fmt.Errorf("more than %d digits before the decimal point", maxNumberDigits)
+	}
+	if -exp > maxNumberDigits {
+		// Trailing zeros of the fraction do not count.
+		if d.Truncate(maxNumberDigits).Cmp(d) != 0 {
+			return fmt.Errorf("more than %d digits after the decimal point", maxNumberDigits)
+		}
+	}
+	return nil
 }
 
 // NumberFromInt returns n as a Number.
@@ -97,14 +135,11 @@ func (n *Number) UnmarshalJSON(b []byte) error {
 		*n = v
 		return nil
 	}
-	if len(b) > 64 {
-		return fmt.Errorf("number is too long")
-	}
-	d, err := decimal.NewFromString(string(b))
+	v, err := ParseNumber(string(b))
 	if err != nil {
-		return fmt.Errorf("%s is not a number", truncate(string(b), 40))
+		return err
 	}
-	*n = Number{d: d, ok: true}
+	*n = v
 	return nil
 }
 

@@ -2,8 +2,10 @@ package party
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -38,6 +40,59 @@ func (s *Service) Init(ctx context.Context) (generated string, err error) {
 	return generated, err
 }
 
+// SealStored prepares the tokens we hold for partners at start. With a secret
+// key it checks that the key opens the tokens already sealed (a wrong key
+// would silently break every outgoing call, so it fails the start instead)
+// and seals those stored in clear, e.g. before the key was configured.
+// Without a key it fails when sealed tokens exist.
+func (s *Service) SealStored(ctx context.Context) (sealed int, err error) {
+	type stored struct {
+		id  int64
+		tok string
+	}
+	var all []stored
+	rows, err := s.db.Read().Query(ctx, "SELECT id, token_out FROM platforms WHERE token_out <> ''")
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var st stored
+		if err := rows.Scan(&st.id, &st.tok); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		all = append(all, st)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, st := range all {
+		plain, err := s.box.open(st.tok)
+		if err != nil {
+			return 0, fmt.Errorf("platform %d: %w (is OCPIHUB_SECRET_KEY the key the hub ran with?)", st.id, err)
+		}
+		if !s.box.Encrypted() || strings.HasPrefix(st.tok, sealedPrefix) {
+			continue
+		}
+		err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "UPDATE platforms SET token_out = $1 WHERE id = $2 AND token_out = $3", s.box.seal(plain), st.id, st.tok)
+			return err
+		})
+		if err != nil {
+			return sealed, err
+		}
+		sealed++
+	}
+	if sealed > 0 {
+		// The clear tokens just overwritten must not survive on disk.
+		if err := s.db.Scrub(ctx, "platforms"); err != nil {
+			s.logger.WarnContext(ctx, "could not scrub the tokens replaced by their sealed form", "error", err)
+		}
+	}
+	return sealed, nil
+}
+
 // ResetAdminToken replaces the generated admin token and returns the new one.
 func (s *Service) ResetAdminToken(ctx context.Context) (string, error) {
 	tok := s.NewTokenFunc()
@@ -59,19 +114,21 @@ func unauthorized(msg string) error {
 }
 
 // Authenticate resolves the tokens of an Authorization header (most likely
-// first) to a caller: the admin, a platform, or a registering party holding
-// a token A. Unknown, used or expired tokens, and suspended platforms, are
-// EUNAUTHORIZED.
+// first, as ocpi.TokenCandidates returns them: the Base64-decoded form, then
+// the raw header value last) to a caller: the admin, a platform, or a
+// registering party holding a token A. Unknown, used or expired tokens, and
+// suspended or unregistered platforms, are EUNAUTHORIZED.
 func (s *Service) Authenticate(ctx context.Context, tokens []string) (*Caller, error) {
 	var firstErr error
-	for _, tok := range tokens {
+	for i, tok := range tokens {
+		decoded := i < len(tokens)-1
 		h := hashToken(tok)
 		if s.adminHash != "" && equalHash(h, s.adminHash) {
 			return &Caller{Kind: CallerAdmin, Name: "admin"}, nil
 		}
 		c, err := s.platformCaller(ctx, h)
 		if err == nil {
-			c.Token = tok
+			c.Token, c.TokenBase64 = tok, decoded
 			return c, nil
 		}
 		if !errors.Is(err, store.ErrNoRows) {
@@ -82,7 +139,7 @@ func (s *Service) Authenticate(ctx context.Context, tokens []string) (*Caller, e
 		}
 		c, err = s.invitationCaller(ctx, h)
 		if err == nil {
-			c.Token = tok
+			c.Token, c.TokenBase64 = tok, decoded
 			return c, nil
 		}
 		if !errors.Is(err, store.ErrNoRows) && firstErr == nil {
@@ -156,8 +213,9 @@ func (s *Service) invitationCaller(ctx context.Context, h string) (*Caller, erro
 	var used *int64
 	var name string
 	var sandbox bool
-	err := s.db.Read().QueryRow(ctx, "SELECT id, name, sandbox, expires_at, used_at FROM invitations WHERE token_hash = $1", h).
-		Scan(&id, &name, &sandbox, &expires, &used)
+	var parties []byte
+	err := s.db.Read().QueryRow(ctx, "SELECT id, name, sandbox, expires_at, used_at, parties FROM invitations WHERE token_hash = $1", h).
+		Scan(&id, &name, &sandbox, &expires, &used, &parties)
 	if err != nil {
 		return nil, err
 	}
@@ -167,5 +225,11 @@ func (s *Service) invitationCaller(ctx context.Context, h string) (*Caller, erro
 	if s.now() >= expires {
 		return nil, unauthorized(fmt.Sprintf("this registration token (token A) expired at %s", ocpi.FromMicros(expires)))
 	}
-	return &Caller{Kind: CallerRegistering, Name: name, InvitationID: id, Sandbox: sandbox}, nil
+	c := &Caller{Kind: CallerRegistering, Name: name, InvitationID: id, Sandbox: sandbox}
+	if len(parties) > 0 {
+		if err := json.Unmarshal(parties, &c.Invited); err != nil {
+			return nil, fmt.Errorf("invitation %d parties: %w", id, err)
+		}
+	}
+	return c, nil
 }

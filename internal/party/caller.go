@@ -2,8 +2,11 @@ package party
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
 // Role is an OCPI role (credentials.md §1), plus PTP, which 2.3.0 peers use
@@ -64,9 +67,16 @@ type Caller struct {
 	Sandbox    bool
 	// InvitationID is set for token A callers.
 	InvitationID int64
+	// Invited lists the parties a token A was issued for (empty: any party
+	// not registered yet).
+	Invited []PartyRef
 	// Token is the credentials token the caller authenticated with (never
 	// stored; a credentials GET echoes it).
 	Token string `json:"-"`
+	// TokenBase64 tells how the caller put its token in the Authorization
+	// header: Base64 (2.2.1) or raw (2.1.1 and many 2.2 peers). Registration
+	// calls the partner back in the same encoding first.
+	TokenBase64 bool `json:"-"`
 }
 
 // HasRole reports whether the caller plays role under any party.
@@ -80,6 +90,43 @@ func (c *Caller) Owns(role Role, cc, pid string) bool {
 	return slices.ContainsFunc(c.Roles, func(p PartyRef) bool {
 		return (role == "" || p.Role == role) && p.Matches(cc, pid)
 	})
+}
+
+// CheckOwner is the isolation rule for client-owned URLs
+// (`{module}/{country_code}/{party_id}/…`, transport.md §10): the party in the
+// URL must be one of the caller's registered parties, in role when role is not
+// empty. It returns that party as registered (upper case). Any other party —
+// another partner's, ours, an unknown one, a malformed one — is ENOTFOUND
+// (HTTP 404): the handler stores nothing, and the answer says nothing about
+// whether the party or the object exists. Callers that are not registered
+// platforms own nothing.
+func (c *Caller) CheckOwner(role Role, cc, pid string) (PartyRef, error) {
+	if c != nil && c.Kind == CallerPlatform {
+		for _, p := range c.Roles {
+			if (role == "" || p.Role == role) && p.Matches(cc, pid) {
+				return p, nil
+			}
+		}
+	}
+	what := "one of your parties"
+	if role != "" {
+		what = "one of your " + string(role) + " parties"
+	}
+	return PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("not found: %s/%s is not %s", printable(cc), printable(pid), what)}
+}
+
+// printable returns s for a message: at most 8 characters, printable ASCII
+// only, so a hostile URL segment cannot shape the answer.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < 8; i++ {
+		if s[i] >= 0x21 && s[i] <= 0x7e {
+			b.WriteByte(s[i])
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
 }
 
 // Party returns the caller's first party with role, if any.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -55,6 +56,11 @@ func (s *Service) clientInfoChanged(ctx context.Context, tx *store.Tx, self int6
 		if _, err := tx.Exec(ctx, `INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (role, country_code, party_id) DO UPDATE SET status = excluded.status, last_updated = excluded.last_updated`,
 			string(r.Role), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), status, now); err != nil {
+			return err
+		}
+		ci := ClientInfo{PartyID: ocpi.Key(r.PartyID), CountryCode: ocpi.Key(r.CountryCode), Role: string(r.Role), Status: status, LastUpdated: ocpi.FromMicros(now)}
+		if err := s.cfg.Events.Emit(ctx, tx, event.Event{Name: event.PartyStatusChanged, Data: ci, Public: true,
+			Parties: []event.Party{{Role: ci.Role, CountryCode: ci.CountryCode, PartyID: ci.PartyID}}}); err != nil {
 			return err
 		}
 		changed = append(changed, r)

@@ -18,7 +18,12 @@ import (
 // GET of its versions. name defaults to the partner's business name.
 //
 // The platform exists as PENDING while our POST is in flight, so the partner
-// can call our versions and details back with the token we sent.
+// can call our versions and details back with the token we sent. A failed
+// connect leaves nothing behind: the PENDING row is deleted and, when the
+// partner had already accepted our POST (its answer is unusable, its token
+// does not work, it lacks endpoints we need for its roles — 3003 — or one of
+// its parties is held by another platform), we send it a credentials DELETE
+// so that neither side believes in a half-made connection.
 func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string) (*Platform, error) {
 	if !ocpi.ValidToken(tokenA) {
 		return nil, ocpi.Invalid("token", "must be 1 to 64 printable ASCII characters without spaces")
@@ -38,7 +43,8 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 	var id int64
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		id, err = s.insertPlatform(ctx, tx, name, s.cfg.Sandbox, true, d, tokenA, ours)
+		// Token A is not stored: it is used once, for the POST below.
+		id, err = s.insertPlatform(ctx, tx, name, s.cfg.Sandbox, true, d, "", ours)
 		if err != nil {
 			return err
 		}
@@ -48,39 +54,54 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(cause error) (*Platform, error) {
-		_ = s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, token_in_hash = NULL, token_out = '', last_error = $2, updated_at = $3 WHERE id = $4`,
-				string(StatusUnregistered), truncate(cause.Error(), 500), s.now(), id)
+	var theirs ocpi.Credentials
+	undo := func(cause error, accepted bool) (*Platform, error) {
+		ctx := context.WithoutCancel(ctx)
+		if accepted && ocpi.ValidToken(theirs.Token) {
+			if _, err := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: theirs.Token, Base64: d.base64,
+				MaxAttempts: 1, Timeout: 15 * time.Second}, nil); err != nil {
+				s.logger.WarnContext(ctx, "could not undo a registration at the partner", "versions_url", versionsURL, "error", err)
+			}
+		}
+		if err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "DELETE FROM platforms WHERE id = $1 AND status = $2", id, string(StatusPending))
 			return err
-		})
+		}); err != nil {
+			s.logger.ErrorContext(ctx, "could not remove a pending platform", "platform_id", id, "error", err)
+		}
 		return nil, cause
 	}
 
-	var theirs ocpi.Credentials
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
 		Body: s.OurCredentials(ours), MaxAttempts: 1, Timeout: time.Minute}, &theirs)
 	if err != nil {
-		return fail(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + describe(err), Err: err})
+		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + describe(err), Err: err}, false)
 	}
 	if err := theirs.Check(acceptedRoles()); err != nil {
-		return fail(fmt.Errorf("the partner answered with invalid credentials: %w", err))
+		return undo(fmt.Errorf("the partner answered with invalid credentials: %w", err), true)
 	}
 	// Verify the new token before relying on it.
 	auth := ocpiclient.Auth{Token: theirs.Token, Base64: d.base64}
 	if _, err := s.client.Versions(ctx, versionsURL, auth); err != nil {
-		return fail(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the token the partner gave us does not work on its versions endpoint: " + describe(err), Err: err})
+		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the token the partner gave us does not work on its versions endpoint: " + describe(err), Err: err}, true)
+	}
+	if err := s.requireEndpoints(ocpi.VersionDetails{Endpoints: d.endpoints}, rolesOf(theirs), "the partner's"); err != nil {
+		return undo(err, true)
 	}
 	if name == versionsURL && len(theirs.Roles) > 0 {
 		name = theirs.Roles[0].BusinessDetails.Name
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := checkRoleConflicts(ctx, tx, id, theirs.Roles); err != nil {
+		if err := s.checkRoleConflicts(ctx, tx, id, "roles", refsOf(theirs.Roles)); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, token_out = $2, name = $3, updated_at = $4 WHERE id = $5`,
-			string(StatusConnected), s.box.seal(theirs.Token), name, s.now(), id); err != nil {
+		n, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, token_out = $2, name = $3, last_seen_at = $4, updated_at = $4 WHERE id = $5 AND status = $6`,
+			string(StatusConnected), s.box.seal(theirs.Token), name, s.now(), id, string(StatusPending))
+		if err != nil {
 			return err
+		}
+		if n != 1 {
+			return ocpi.Errorf(ocpi.ECONFLICT, "platform %d changed while connecting (disconnected by the operator?)", id)
 		}
 		if err := s.replaceRoles(ctx, tx, id, theirs.Roles); err != nil {
 			return err
@@ -88,9 +109,9 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 		return s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected)
 	})
 	if err != nil {
-		return fail(err)
+		return undo(err, true)
 	}
-	s.logger.InfoContext(ctx, "connected to platform", "name", name, "version", d.version, "roles", refsString(theirs.Roles))
+	s.logger.InfoContext(ctx, "connected to platform", "name", name, "version", d.version, "roles", refsString(theirs.Roles), "token_base64", d.base64)
 	return s.Find(ctx, id)
 }
 
@@ -159,39 +180,53 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 		_ = s.setNextToken(context.WithoutCancel(ctx), id, "")
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner did not accept the new credentials: " + describe(err), Err: err}
 	}
+	// The partner has switched to the new tokens: store them whatever else
+	// happens, or we lose the connection. Its endpoints and roles are
+	// refreshed when they can be (its answer names its versions URL).
 	newAuth := ocpiclient.Auth{Token: theirs.Token, Base64: auth.Base64}
-	details, derr := s.client.VersionDetails(ctx, s.versionURL(ctx, p, newAuth), newAuth)
+	versionsURL := p.VersionsURL
+	if theirs.URL != "" {
+		versionsURL = theirs.URL
+	}
+	var endpoints []byte
+	if _, d, derr := s.client.Discover(ctx, versionsURL, newAuth, []string{p.Version}, p.Version); derr == nil && len(d.Endpoints) > 0 {
+		endpoints, _ = json.Marshal(d.Endpoints)
+	} else if derr != nil {
+		s.logger.WarnContext(ctx, "rotated tokens but could not refresh the partner's endpoints", "platform_id", id, "error", derr)
+	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, updated_at = $3 WHERE id = $4`,
 			hashToken(next), s.box.seal(theirs.Token), s.now(), id); err != nil {
 			return err
 		}
-		if derr == nil && len(details.Endpoints) > 0 {
-			b, _ := json.Marshal(details.Endpoints)
-			if _, err := tx.Exec(ctx, "UPDATE platforms SET endpoints = $1 WHERE id = $2", string(b), id); err != nil {
+		if endpoints != nil {
+			if _, err := tx.Exec(ctx, "UPDATE platforms SET endpoints = $1, versions_url = $2 WHERE id = $3", string(endpoints), versionsURL, id); err != nil {
 				return err
 			}
 		}
-		if err := checkRoleConflicts(ctx, tx, id, theirs.Roles); err != nil {
+		if err := s.checkRoleConflicts(ctx, tx, id, "roles", refsOf(theirs.Roles)); err != nil {
+			s.logger.WarnContext(ctx, "rotated tokens but kept the platform's roles: its new roles conflict", "platform_id", id, "error", err)
+			return nil
+		}
+		old, err := platformRoles(ctx, tx, id)
+		if err != nil {
 			return err
 		}
-		return s.replaceRoles(ctx, tx, id, theirs.Roles)
+		if err := s.replaceRoles(ctx, tx, id, theirs.Roles); err != nil {
+			return err
+		}
+		if gone := removedRefs(old, theirs.Roles); len(gone) > 0 {
+			if err := s.clientInfoChanged(ctx, tx, id, gone, ClientSuspended); err != nil {
+				return err
+			}
+		}
+		return s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), p.Connection)
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.logger.InfoContext(ctx, "rotated credentials tokens", "platform_id", id, "name", p.Name)
 	return s.Find(ctx, id)
-}
-
-// versionURL finds the details URL of the version we speak with p.
-func (s *Service) versionURL(ctx context.Context, p *Platform, auth ocpiclient.Auth) string {
-	vs, err := s.client.Versions(ctx, p.VersionsURL, auth)
-	if err == nil {
-		if v, ok := ocpiclient.Pick(vs, []string{p.Version}, p.Version); ok {
-			return v.URL
-		}
-	}
-	return p.VersionsURL
 }
 
 func (s *Service) setNextToken(ctx context.Context, id int64, h string) error {
@@ -233,11 +268,15 @@ func (s *Service) Suspend(ctx context.Context, id int64) error {
 	return s.setStatus(ctx, id, StatusConnected, StatusSuspended, ClientSuspended)
 }
 
-// Resume undoes Suspend.
+// Resume undoes Suspend. Partners are told the platform's parties are
+// CONNECTED again (or OFFLINE, when the liveness check last found it
+// unreachable).
 func (s *Service) Resume(ctx context.Context, id int64) error {
-	return s.setStatus(ctx, id, StatusSuspended, StatusConnected, ClientConnected)
+	return s.setStatus(ctx, id, StatusSuspended, StatusConnected, "")
 }
 
+// setStatus moves a platform from one status to another and records the
+// HubClientInfo status ci of its parties ("" = its connection status).
 func (s *Service) setStatus(ctx context.Context, id int64, from, to Status, ci string) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		n, err := tx.Exec(ctx, "UPDATE platforms SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4", string(to), s.now(), id, string(from))
@@ -250,6 +289,11 @@ func (s *Service) setStatus(ctx context.Context, id int64, from, to Status, ci s
 				return err
 			}
 			return ocpi.Errorf(ocpi.EINVALID, "platform %d is %s, not %s", id, p.Status, from)
+		}
+		if ci == "" {
+			if err := tx.QueryRow(ctx, "SELECT connection FROM platforms WHERE id = $1", id).Scan(&ci); err != nil {
+				return err
+			}
 		}
 		roles, err := platformRoles(ctx, tx, id)
 		if err != nil {

@@ -6,6 +6,24 @@
 // (role + country_code + party_id). Tokens partners call us with are stored as
 // SHA-256 hashes only; tokens we call them with are encrypted with AES-GCM
 // when a secret key is configured.
+//
+// Where the spec is silent, the registry decides as follows:
+//   - A failed registration stores nothing and leaves token A usable until it
+//     expires (the partner fixes its side and retries); token A dies only with
+//     a successful POST.
+//   - A country code and party id belong to one platform at a time, whatever
+//     the role, and never to a partner when they are one of ours. Invitations
+//     may be bound to parties; those are announced as PLANNED.
+//   - Our credentials list the HUB role and our own EMSP role
+//     (credentials.md §8).
+//   - Suspension is the operator's: the platform's tokens get 401 everywhere,
+//     nothing is sent to it, its parties are SUSPENDED in HubClientInfo until
+//     it is resumed. Unregistering (either side) releases its parties; coming
+//     back takes a new token A and makes a new platform (the old one stays as
+//     UNREGISTERED history).
+//   - HubClientInfo lists every party, the caller's own included; pushes go to
+//     CONNECTED platforms with the receiver on every change, never to the
+//     party's own platform; a new partner pulls the list.
 package party
 
 import (
@@ -19,6 +37,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -46,6 +65,9 @@ type Config struct {
 	// Required lists the modules a partner must offer, per role, beyond
 	// credentials (registration fails with 3003 otherwise).
 	Required map[Role][]RequiredEndpoint
+	// Events receives party.status_changed whenever a party's HubClientInfo
+	// status changes, in the transaction of the change (default: discarded).
+	Events event.Emitter
 }
 
 // RequiredEndpoint is a module and interface role a partner must offer.
@@ -96,6 +118,9 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	}
 	if cfg.Required == nil {
 		cfg.Required = DefaultRequired
+	}
+	if cfg.Events == nil {
+		cfg.Events = event.Discard{}
 	}
 	box, err := newSecretBox(cfg.SecretKey)
 	if err != nil {

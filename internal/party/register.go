@@ -23,11 +23,20 @@ type Invitation struct {
 	VersionsURL string        `json:"versions_url"`
 	ExpiresAt   ocpi.DateTime `json:"expires_at"`
 	Sandbox     bool          `json:"sandbox,omitempty"`
+	// Parties are the parties the token was issued for (empty: any party not
+	// registered yet).
+	Parties []PartyRef `json:"parties,omitempty"`
 }
 
 // Invite creates a token A for a partner to register with. Only its hash is
 // stored; the token is in the returned value and nowhere else.
-func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sandbox bool) (*Invitation, error) {
+//
+// When parties are given, the invitation is bound to them: the partner may
+// register only those parties, and until it does they are announced to
+// connected platforms as PLANNED in HubClientInfo (hubclientinfo.md §2:
+// "no connection yet"). Without parties the partner may register any party
+// that no platform holds (the operator checks the result with party show).
+func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sandbox bool, parties ...PartyRef) (*Invitation, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, ocpi.Invalid("name", "is required")
@@ -38,17 +47,51 @@ func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sa
 	if ttl <= 0 {
 		ttl = s.cfg.InvitationTTL
 	}
+	planned, err := checkParties(parties)
+	if err != nil {
+		return nil, err
+	}
 	tok := s.NewTokenFunc()
 	now := s.clock.Now()
-	inv := &Invitation{Name: name, Token: tok, VersionsURL: s.VersionsURL(), ExpiresAt: ocpi.NewDateTime(now.Add(ttl)), Sandbox: sandbox}
-	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		return tx.QueryRow(ctx, `INSERT INTO invitations (name, token_hash, sandbox, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id`, name, hashToken(tok), sandbox, now.UnixMicro(), now.Add(ttl).UnixMicro()).Scan(&inv.ID)
+	inv := &Invitation{Name: name, Token: tok, VersionsURL: s.VersionsURL(), ExpiresAt: ocpi.NewDateTime(now.Add(ttl)), Sandbox: sandbox, Parties: planned}
+	var partiesJSON any
+	if len(planned) > 0 {
+		b, _ := json.Marshal(planned)
+		partiesJSON = string(b)
+	}
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := s.checkRoleConflicts(ctx, tx, 0, "parties", planned); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `INSERT INTO invitations (name, token_hash, sandbox, created_at, expires_at, parties)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, name, hashToken(tok), sandbox, now.UnixMicro(), now.Add(ttl).UnixMicro(), partiesJSON).Scan(&inv.ID); err != nil {
+			return err
+		}
+		return s.clientInfoChanged(ctx, tx, 0, planned, ClientPlanned)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return inv, nil
+}
+
+// checkParties validates the parties of an invitation and returns them with
+// country code and party id in upper case.
+func checkParties(parties []PartyRef) ([]PartyRef, error) {
+	chk := ocpi.NewCheck("")
+	out := make([]PartyRef, 0, len(parties))
+	for i, p := range parties {
+		sub := chk.Index("parties", i)
+		sub.Enum("role", string(p.Role), Roles, true)
+		sub.CountryCode("country_code", p.CountryCode, true)
+		sub.PartyID("party_id", p.PartyID, true)
+		chk.Merge(sub)
+		ref := PartyRef{Role: p.Role, CountryCode: ocpi.Key(p.CountryCode), PartyID: ocpi.Key(p.PartyID)}
+		if !slices.Contains(out, ref) {
+			out = append(out, ref)
+		}
+	}
+	return out, chk.Err()
 }
 
 // acceptedRoles are the Role values we accept in a partner's credentials.
@@ -76,13 +119,17 @@ type discovered struct {
 // Failures are the registration errors of credentials.md §3: 3001 when its API
 // cannot be used, 3002 when it does not offer the version, 3003 when
 // endpoints are missing.
-func (s *Service) discover(ctx context.Context, versionsURL, token, version string, roles []Role) (*discovered, error) {
+//
+// The token goes in the encoding the partner itself used to call us
+// (base64First); when the partner answers 401/403 the other encoding is tried
+// once, and the one that worked is what we call the partner with from then
+// on (transport.md §9.1: per-peer encoding).
+func (s *Service) discover(ctx context.Context, versionsURL, token, version string, roles []Role, base64First bool) (*discovered, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	auth := ocpiclient.Auth{Token: token, Base64: version != "2.1.1" && version != "2.0"}
+	auth := ocpiclient.Auth{Token: token, Base64: base64First}
 	vs, err := s.client.Versions(ctx, versionsURL, auth)
 	if err != nil && isUnauthorized(err) {
-		// Many 2.2 peers expect the raw token; try once more before failing.
 		auth.Base64 = !auth.Base64
 		vs, err = s.client.Versions(ctx, versionsURL, auth)
 	}
@@ -103,10 +150,19 @@ func (s *Service) discover(ctx context.Context, versionsURL, token, version stri
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your version details at " + v.URL + ": " + describe(err), Err: err}
 	}
-	if missing := s.missingEndpoints(d, roles); len(missing) > 0 {
-		return nil, &ocpi.Error{Code: ocpi.ENOENDPOINTS, Message: "your version details lack endpoints we need: " + strings.Join(missing, ", ")}
+	if err := s.requireEndpoints(d, roles, "your"); err != nil {
+		return nil, err
 	}
 	return &discovered{version: v.Version, versionsURL: versionsURL, endpoints: d.Endpoints, base64: auth.Base64}, nil
+}
+
+// requireEndpoints is ENOENDPOINTS (3003) when d lacks endpoints we need from
+// a platform with roles.
+func (s *Service) requireEndpoints(d ocpi.VersionDetails, roles []Role, whose string) error {
+	if missing := s.missingEndpoints(d, roles); len(missing) > 0 {
+		return &ocpi.Error{Code: ocpi.ENOENDPOINTS, Message: whose + " version details lack endpoints we need: " + strings.Join(missing, ", ")}
+	}
+	return nil
 }
 
 func (s *Service) missingEndpoints(d ocpi.VersionDetails, roles []Role) []string {
@@ -173,6 +229,11 @@ func rolesOf(c ocpi.Credentials) []Role {
 // the platform, and answers with our credentials and a new token C. Token A
 // dies in the same transaction; of two concurrent POSTs with one token A, one
 // registers and the other gets 401.
+//
+// A registration that fails (bad credentials, 3001, 3002, 3003, a party held
+// by another platform) stores nothing and leaves token A usable until it
+// expires, so the partner can fix its side and POST again: the spec kills
+// token A only once the handshake succeeded (credentials.md §3 step 6).
 func (s *Service) Register(ctx context.Context, caller *Caller, version string, in ocpi.Credentials) (*ocpi.Credentials, error) {
 	switch caller.Kind {
 	case CallerPlatform:
@@ -184,7 +245,14 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err := in.Check(acceptedRoles()); err != nil {
 		return nil, err
 	}
-	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in))
+	if err := checkInvited(caller.Invited, in.Roles); err != nil {
+		return nil, err
+	}
+	// Fail fast, before calling the partner; the transaction checks again.
+	if err := s.checkRoleConflicts(ctx, s.db.Read(), 0, "roles", refsOf(in.Roles)); err != nil {
+		return nil, err
+	}
+	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +266,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if n != 1 {
 			return unauthorized("this registration token (token A) has just been used or has expired")
 		}
-		if err := checkRoleConflicts(ctx, tx, 0, in.Roles); err != nil {
+		if err := s.checkRoleConflicts(ctx, tx, 0, "roles", refsOf(in.Roles)); err != nil {
 			return err
 		}
 		id, err := s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
@@ -216,14 +284,31 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err != nil {
 		return nil, err
 	}
-	s.logger.InfoContext(ctx, "platform registered", "name", caller.Name, "version", d.version, "roles", refsString(in.Roles))
+	s.logger.InfoContext(ctx, "platform registered", "name", caller.Name, "version", d.version, "roles", refsString(in.Roles), "token_base64", d.base64)
 	c := s.OurCredentials(tokenC)
 	return &c, nil
 }
 
+// checkInvited fails when an invitation bound to parties is used to register
+// another party.
+func checkInvited(invited []PartyRef, roles []ocpi.CredentialsRole) error {
+	if len(invited) == 0 {
+		return nil
+	}
+	for i, r := range roles {
+		if !slices.ContainsFunc(invited, func(p PartyRef) bool { return p.Role == Role(r.Role) && p.Matches(r.CountryCode, r.PartyID) }) {
+			return ocpi.Invalid(fmt.Sprintf("roles[%d]", i), fmt.Sprintf("%s %s/%s is not a party this registration token was issued for", r.Role, r.CountryCode, r.PartyID))
+		}
+	}
+	return nil
+}
+
 // Update is a registered partner's credentials PUT: new token B, and maybe a
 // new versions URL or version. Its versions and details are read again, a new
-// token C is issued, and the old B and C stop working in the same transaction.
+// token C is issued, and the old B and C stop working in the same transaction
+// (a request with the old C that is already past authentication finishes;
+// every later one gets 401). A failed update changes nothing: the old tokens
+// keep working.
 func (s *Service) Update(ctx context.Context, caller *Caller, version string, in ocpi.Credentials) (*ocpi.Credentials, error) {
 	if caller.Kind != CallerPlatform {
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered: use POST with a registration token to register"}
@@ -231,21 +316,27 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	if err := in.Check(acceptedRoles()); err != nil {
 		return nil, err
 	}
-	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in))
+	if err := s.checkRoleConflicts(ctx, s.db.Read(), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
+		return nil, err
+	}
+	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)
 	if err != nil {
 		return nil, err
 	}
 	tokenC := s.NewTokenFunc()
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := checkRoleConflicts(ctx, tx, caller.PlatformID, in.Roles); err != nil {
+		if err := s.checkRoleConflicts(ctx, tx, caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
 			return err
 		}
 		endpoints, _ := json.Marshal(d.endpoints)
+		// The partner just answered our discovery: it is reachable, whatever
+		// the liveness check thought.
+		now := s.now()
 		n, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, token_base64 = $3,
-			version = $4, versions_url = $5, endpoints = $6, status = $7, last_error = '', updated_at = $8
-			WHERE id = $9 AND status = $10`,
+			version = $4, versions_url = $5, endpoints = $6, status = $7, connection = $8, last_seen_at = $9, last_error = '', updated_at = $9
+			WHERE id = $10 AND status = $7`,
 			hashToken(tokenC), s.box.seal(in.Token), d.base64, d.version, d.versionsURL, string(endpoints),
-			string(StatusConnected), s.now(), caller.PlatformID, string(StatusConnected))
+			string(StatusConnected), ClientConnected, now, caller.PlatformID)
 		if err != nil {
 			return err
 		}
@@ -321,20 +412,30 @@ func (s *Service) insertPlatform(ctx context.Context, tx *store.Tx, name string,
 	return id, err
 }
 
-// checkRoleConflicts fails when a role is hosted by another platform.
-func checkRoleConflicts(ctx context.Context, tx *store.Tx, self int64, roles []ocpi.CredentialsRole) error {
-	for i, r := range roles {
+// checkRoleConflicts fails when a party is ours or is held by another
+// platform. A country code and party id belong to one platform at a time,
+// whatever the role: OCPI-to/from headers address parties without a role
+// (transport.md §9.3), so two platforms sharing one would make routing and
+// isolation ambiguous.
+func (s *Service) checkRoleConflicts(ctx context.Context, q store.Querier, self int64, field string, refs []PartyRef) error {
+	for i, r := range refs {
+		for _, own := range s.cfg.Own {
+			if r.Matches(own.CountryCode, own.PartyID) {
+				return ocpi.Invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%s/%s is the hub's own party", r.CountryCode, r.PartyID))
+			}
+		}
 		var owner int64
 		var name string
-		err := tx.QueryRow(ctx, `SELECT p.id, p.name FROM platform_roles r JOIN platforms p ON p.id = r.platform_id
-			WHERE r.role = $1 AND r.country_code = $2 AND r.party_id = $3`, r.Role, ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID)).Scan(&owner, &name)
-		if errors.Is(err, store.ErrNoRows) || (err == nil && owner == self) {
+		err := q.QueryRow(ctx, `SELECT p.id, p.name FROM platform_roles r JOIN platforms p ON p.id = r.platform_id
+			WHERE r.country_code = $1 AND r.party_id = $2 AND r.platform_id <> $3 LIMIT 1`,
+			ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), self).Scan(&owner, &name)
+		if errors.Is(err, store.ErrNoRows) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		return ocpi.Invalid(fmt.Sprintf("roles[%d]", i), fmt.Sprintf("%s %s/%s is already registered by another platform (%s)", r.Role, r.CountryCode, r.PartyID, name))
+		return ocpi.Invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%s/%s is already registered by another platform", r.CountryCode, r.PartyID))
 	}
 	return nil
 }

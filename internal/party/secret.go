@@ -34,11 +34,16 @@ func newToken() string {
 
 // secretBox seals the tokens we hold for partners with AES-256-GCM under a key
 // derived from the configured secret. Without a secret it stores them as they
-// are; sealed and plain values are told apart by a prefix, so setting a key
-// later keeps old tokens readable and seals them on their next write.
+// are. Sealed and plain values are told apart by a prefix ("v1:" sealed,
+// "plain:" not), so a partner's token that happens to start with "v1:" is
+// never mistaken for a sealed one, and setting a key later keeps old tokens
+// readable (SealStored seals them at the next start).
 type secretBox struct{ aead cipher.AEAD }
 
-const sealedPrefix = "v1:"
+const (
+	sealedPrefix = "v1:"
+	plainPrefix  = "plain:"
+)
 
 func newSecretBox(secret string) (*secretBox, error) {
 	if secret == "" {
@@ -60,8 +65,11 @@ func newSecretBox(secret string) (*secretBox, error) {
 func (b *secretBox) Encrypted() bool { return b.aead != nil }
 
 func (b *secretBox) seal(plain string) string {
-	if b.aead == nil || plain == "" {
-		return plain
+	if plain == "" {
+		return ""
+	}
+	if b.aead == nil {
+		return plainPrefix + plain
 	}
 	nonce := make([]byte, b.aead.NonceSize())
 	_, _ = rand.Read(nonce)
@@ -70,9 +78,12 @@ func (b *secretBox) seal(plain string) string {
 }
 
 func (b *secretBox) open(stored string) (string, error) {
+	if rest, ok := strings.CutPrefix(stored, plainPrefix); ok {
+		return rest, nil
+	}
 	rest, ok := strings.CutPrefix(stored, sealedPrefix)
 	if !ok {
-		return stored, nil
+		return stored, nil // written before the prefixes existed
 	}
 	if b.aead == nil {
 		return "", errors.New("the token is encrypted but no secret key is configured")

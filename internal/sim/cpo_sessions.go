@@ -107,8 +107,9 @@ func (c *CPO) Errors() []error {
 	return append([]error(nil), c.st.errs...)
 }
 
-// Token returns the CPO's copy of a token pushed by the hub (nil if none).
-func (c *CPO) Token(cc, pid, uid, typ string) map[string]any {
+// ReceivedToken returns the CPO's copy of a token pushed by the hub (nil if
+// none).
+func (c *CPO) ReceivedToken(cc, pid, uid, typ string) map[string]any {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
 	return clone(c.st.tokens[strings.ToUpper(cc+"/"+pid+"/"+uid+"/"+typ)])

@@ -29,7 +29,6 @@ func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options
 	}
 	e := &EMSP{Platform: p, locations: newDirectory(), tariffs: newDirectory()}
 	p.Handle("tokens", "SENDER", "/emsp/tokens", e.handleTokens)
-	p.Handle("hubclientinfo", "RECEIVER", "/emsp/clientinfo", e.handleClientInfo)
 	p.Handle("locations", "RECEIVER", "/emsp/locations", e.receiver(e.locations, "/emsp/locations"))
 	p.Handle("tariffs", "RECEIVER", "/emsp/tariffs", e.receiver(e.tariffs, "/emsp/tariffs"))
 	e.handleSessionModules()
@@ -39,11 +38,6 @@ func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options
 // handleTokens is the eMSP's tokens sender (list and real-time
 // authorization).
 func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) { e.serveTokens(w, r) }
-
-// handleClientInfo receives the hub's ClientInfo pushes.
-func (e *EMSP) handleClientInfo(w http.ResponseWriter, r *http.Request) {
-	e.OK(w, nil)
-}
 
 // receiver applies PUT/PATCH/DELETE to d and serves GET from it; a PATCH or
 // sub-object PUT of an unknown location answers 404 (the sender then PUTs

@@ -39,6 +39,10 @@ type Options struct {
 	PartyID     string
 	// Versions offered (default 2.2.1).
 	Versions []string
+	// ListedVersions, when set, is what the versions endpoint lists instead
+	// of Versions: a platform that speaks 2.2.1 to the hub but lists only
+	// versions the hub does not share (registration 3002 tests).
+	ListedVersions []string
 	// RawTokens makes the platform send and expect raw (not Base64) tokens in
 	// Authorization headers, like many 2.1.1 and 2.2 peers.
 	RawTokens bool
@@ -56,6 +60,8 @@ type Request struct {
 	Header http.Header
 	Body   []byte
 	At     time.Time
+	// Down is true when the platform was down and answered 503.
+	Down bool
 }
 
 // Platform is a simulated OCPI platform.
@@ -84,6 +90,20 @@ type Platform struct {
 	down bool
 	// Unreachable handlers fail the request like a dead server.
 	hold chan struct{}
+	// delay slows every module answer (a slow partner); inFlight and
+	// maxInFlight measure how many module requests overlap.
+	delay                 time.Duration
+	inFlight, maxInFlight int
+	// holds are requests held until released (Hold).
+	holds []*holdRule
+	// clientInfo is what the hub pushed to our hubclientinfo receiver, by
+	// ROLE/CC/PID.
+	clientInfo map[string]ClientInfo
+}
+
+type holdRule struct {
+	match   func(Request) bool
+	release chan struct{}
 }
 
 type endpoint struct {
@@ -102,7 +122,8 @@ func Start(opts Options) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger, notify: make(chan struct{})}
+	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger,
+		notify: make(chan struct{}), clientInfo: map[string]ClientInfo{}}
 	p.client.BackoffBase = 20 * time.Millisecond
 	p.mux.HandleFunc("GET /ocpi/versions", p.guard(p.handleVersions, true))
 	for _, v := range opts.Versions {
@@ -111,6 +132,9 @@ func Start(opts Options) (*Platform, error) {
 		p.mux.HandleFunc("/ocpi/"+v+"/credentials", p.guard(p.handleCredentials, true))
 	}
 	p.Handle("credentials", "SENDER", "/credentials", nil)
+	// Every platform connected to a hub receives HubClientInfo (hide it with
+	// OmitEndpoints: "hubclientinfo").
+	p.Handle("hubclientinfo", "RECEIVER", "/clientinfo", p.handleClientInfo)
 	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
 	go p.server.Serve(l)
 	return p, nil
@@ -153,6 +177,10 @@ func (p *Platform) Close() {
 		close(p.hold)
 		p.hold = nil
 	}
+	for _, h := range p.holds {
+		close(h.release)
+	}
+	p.holds = nil
 	p.mu.Unlock()
 	_ = p.server.Shutdown(ctx)
 }
@@ -163,6 +191,21 @@ func (p *Platform) SetDown(down bool) {
 	p.mu.Lock()
 	p.down = down
 	p.mu.Unlock()
+}
+
+// SetDelay makes every answer take d longer (a slow partner).
+func (p *Platform) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+// MaxInFlight returns the largest number of requests the platform handled
+// at the same time.
+func (p *Platform) MaxInFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.maxInFlight
 }
 
 // SetSilent makes the platform hold every module request without answering
@@ -179,16 +222,53 @@ func (p *Platform) SetSilent(silent bool) {
 	}
 }
 
+// Hold makes the platform hold every request that matches, unanswered, until
+// release is called (release is idempotent). Tests use it to line requests up:
+// e.g. two registrations whose callbacks both wait here have both passed the
+// hub's authentication.
+func (p *Platform) Hold(match func(Request) bool) (release func()) {
+	h := &holdRule{match: match, release: make(chan struct{})}
+	p.mu.Lock()
+	p.holds = append(p.holds, h)
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if i := slices.Index(p.holds, h); i >= 0 {
+				p.holds = slices.Delete(p.holds, i, i+1)
+				close(h.release)
+			}
+		})
+	}
+}
+
 func (p *Platform) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()}
 		p.mu.Lock()
-		p.requests = append(p.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()})
+		req.Down = p.down
+		p.requests = append(p.requests, req)
 		close(p.notify)
 		p.notify = make(chan struct{})
 		down, hold := p.down, p.hold
+		var held []chan struct{}
+		for _, h := range p.holds {
+			if h.match(req) {
+				held = append(held, h.release)
+			}
+		}
 		p.mu.Unlock()
+		for _, ch := range held {
+			select {
+			case <-ch:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if down {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
@@ -200,8 +280,45 @@ func (p *Platform) record(next http.Handler) http.Handler {
 				return
 			}
 		}
+		p.mu.Lock()
+		p.inFlight++
+		p.maxInFlight = max(p.maxInFlight, p.inFlight)
+		delay := p.delay
+		p.mu.Unlock()
+		if delay > 0 {
+			// A slow partner: the answer takes this long.
+			time.Sleep(delay)
+		}
 		next.ServeHTTP(w, r)
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
+		// Wake waiters again once the request has been handled, so a
+		// condition on the platform's state sees its effect.
+		p.mu.Lock()
+		close(p.notify)
+		p.notify = make(chan struct{})
+		p.mu.Unlock()
 	})
+}
+
+// Until waits until cond holds, checking it again after every request the
+// platform handles, or until ctx ends. cond may call the platform's
+// accessors (it runs without the platform's lock).
+func (p *Platform) Until(ctx context.Context, cond func() bool) error {
+	for {
+		p.mu.Lock()
+		ch := p.notify
+		p.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: condition not met: %w", p.opts.Name, ctx.Err())
+		}
+	}
 }
 
 // guard checks the Authorization header: the token we issued to the hub (or,
@@ -257,8 +374,12 @@ func (p *Platform) reply(w http.ResponseWriter, httpStatus, code int, data any) 
 func (p *Platform) OK(w http.ResponseWriter, data any) { p.reply(w, http.StatusOK, 1000, data) }
 
 func (p *Platform) handleVersions(w http.ResponseWriter, r *http.Request) {
-	vs := make([]ocpi.Version, 0, len(p.opts.Versions))
-	for _, v := range p.opts.Versions {
+	listed := p.opts.Versions
+	if len(p.opts.ListedVersions) > 0 {
+		listed = p.opts.ListedVersions
+	}
+	vs := make([]ocpi.Version, 0, len(listed))
+	for _, v := range listed {
 		vs = append(vs, ocpi.Version{Version: v, URL: p.URL() + "/ocpi/" + v})
 	}
 	p.OK(w, vs)
@@ -281,8 +402,9 @@ func (p *Platform) handleDetails(w http.ResponseWriter, r *http.Request, v strin
 	p.OK(w, d)
 }
 
-// credentials returns the credentials object this platform presents.
-func (p *Platform) credentials(token string) ocpi.Credentials {
+// Credentials returns the credentials object this platform presents with
+// token (the token the hub is to call it with).
+func (p *Platform) Credentials(token string) ocpi.Credentials {
 	return ocpi.Credentials{Token: token, URL: p.VersionsURL(), Roles: []ocpi.CredentialsRole{{
 		Role: p.opts.Role, CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID,
 		BusinessDetails: ocpi.BusinessDetails{Name: p.opts.Name},
@@ -295,7 +417,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		p.mu.Lock()
-		c := p.credentials(p.tokenIn)
+		c := p.Credentials(p.tokenIn)
 		p.mu.Unlock()
 		p.OK(w, c)
 	case http.MethodPost, http.MethodPut:
@@ -316,7 +438,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.tokenIn, p.tokenA = tok, ""
 		p.mu.Unlock()
-		p.OK(w, p.credentials(tok))
+		p.OK(w, p.Credentials(tok))
 	case http.MethodDelete:
 		p.mu.Lock()
 		p.tokenIn, p.tokenOut = "", ""
@@ -354,20 +476,15 @@ func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
 
 // Register performs the partner-initiated handshake: discovery with token A,
 // a credentials POST with a new token B, and the token C from the answer is
-// kept for calling the hub.
+// kept for calling the hub. A refused POST is returned as an
+// *ocpiclient.Error carrying the hub's answer (StatusCode reads it).
 func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) error {
-	p.mu.Lock()
-	p.tokenOut = tokenA
-	p.mu.Unlock()
-	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
-		return fmt.Errorf("discover the hub with token A: %w", err)
+	tokenB, err := p.Begin(ctx, hubVersionsURL, tokenA)
+	if err != nil {
+		return err
 	}
-	tokenB := "B-" + uuid.NewString()
-	p.mu.Lock()
-	p.tokenIn = tokenB
-	p.mu.Unlock()
 	var theirs ocpi.Credentials
-	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.credentials(tokenB), &theirs)
+	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.Credentials(tokenB), &theirs)
 	if err != nil {
 		return fmt.Errorf("credentials POST: %w (%s)", err, bodyOf(resp))
 	}
@@ -375,6 +492,42 @@ func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) 
 	p.tokenOut = theirs.Token
 	p.mu.Unlock()
 	return nil
+}
+
+// Begin is the first half of Register: discovery of the hub with token A
+// (which becomes the token we call the hub with) and a new token B that the
+// platform accepts from now on. Tests that send the credentials POST
+// themselves (races, malformed bodies) start with it.
+func (p *Platform) Begin(ctx context.Context, hubVersionsURL, tokenA string) (tokenB string, err error) {
+	p.mu.Lock()
+	p.tokenOut = tokenA
+	p.mu.Unlock()
+	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
+		return "", fmt.Errorf("discover the hub with token A: %w", err)
+	}
+	tokenB = "B-" + uuid.NewString()
+	p.mu.Lock()
+	p.tokenIn = tokenB
+	p.mu.Unlock()
+	return tokenB, nil
+}
+
+// Unregister sends the hub a credentials DELETE and forgets the tokens.
+func (p *Platform) Unregister(ctx context.Context) error {
+	if _, err := p.CallHub(ctx, http.MethodDelete, "credentials", "", "", nil, nil); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.tokenIn = ""
+	p.mu.Unlock()
+	return nil
+}
+
+// TokenIn returns the token the hub calls us with.
+func (p *Platform) TokenIn() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokenIn
 }
 
 // UpdateCredentials rotates tokens from our side: a credentials PUT with a new
@@ -386,7 +539,7 @@ func (p *Platform) UpdateCredentials(ctx context.Context) (old string, err error
 	p.tokenIn = tokenB
 	p.mu.Unlock()
 	var theirs ocpi.Credentials
-	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.credentials(tokenB), &theirs); err != nil {
+	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.Credentials(tokenB), &theirs); err != nil {
 		p.mu.Lock()
 		p.tokenIn = oldIn
 		p.mu.Unlock()
@@ -444,7 +597,15 @@ func (p *Platform) Raw(ctx context.Context, method, url string, body any, header
 	p.mu.Lock()
 	tok := p.tokenOut
 	p.mu.Unlock()
-	return p.client.Do(ctx, ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, Header: header, MaxAttempts: 1})
+	req := ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, MaxAttempts: 1}
+	if header != nil {
+		header = header.Clone()
+		req.CorrelationID, req.RequestID = header.Get("X-Correlation-ID"), header.Get("X-Request-ID")
+		header.Del("X-Correlation-ID")
+		header.Del("X-Request-ID")
+		req.Header = header
+	}
+	return p.client.Do(ctx, req)
 }
 
 // Requests returns the requests received so far that match (all when match
@@ -481,6 +642,25 @@ func (p *Platform) WaitFor(ctx context.Context, n int, match func(Request) bool)
 // PathHas matches requests with method whose path contains part.
 func PathHas(method, part string) func(Request) bool {
 	return func(r Request) bool { return (method == "" || r.Method == method) && strings.Contains(r.Path, part) }
+}
+
+// StatusCode returns the OCPI status_code of a refused call (0 when the
+// answer had no envelope).
+func StatusCode(err error) int {
+	var e *ocpiclient.Error
+	if errors.As(err, &e) && e.Response != nil && e.Response.Envelope != nil {
+		return e.Response.Envelope.StatusCode
+	}
+	return 0
+}
+
+// HTTPStatus returns the HTTP status of a refused call (0 without one).
+func HTTPStatus(err error) int {
+	var e *ocpiclient.Error
+	if errors.As(err, &e) && e.Response != nil {
+		return e.Response.HTTPStatus
+	}
+	return 0
 }
 
 func bodyOf(r *ocpiclient.Response) string {

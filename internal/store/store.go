@@ -128,7 +128,10 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-	write, err := sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_txlock=immediate")
+	// secure_delete(FAST) zeroes the bytes of deleted and overwritten rows
+	// inside their pages, so replaced secrets (a partner token sealed after a
+	// key was configured) do not linger in the file.
+	write, err := sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=secure_delete(FAST)&_txlock=immediate")
 	if err != nil {
 		return err
 	}
@@ -206,6 +209,24 @@ func (db *DB) Ping(ctx context.Context) error {
 		return db.pool.Ping(ctx)
 	}
 	return db.read.PingContext(ctx)
+}
+
+// Scrub removes, as far as the engine allows, the old versions of rows of
+// tables that were just overwritten (secrets replaced by their sealed form).
+// SQLite zeroes freed space in pages (secure_delete) but the WAL keeps old
+// page images until it is reused: Scrub checkpoints and truncates it.
+// PostgreSQL keeps dead row versions until vacuum: Scrub VACUUMs the tables.
+func (db *DB) Scrub(ctx context.Context, tables ...string) error {
+	if db.pool != nil {
+		for _, t := range tables {
+			if _, err := db.pool.Exec(ctx, "VACUUM "+pgx.Identifier{t}.Sanitize()); err != nil {
+				return fmt.Errorf("vacuum %s: %w", t, err)
+			}
+		}
+		return nil
+	}
+	_, err := db.write.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	return err
 }
 
 // Close closes every pool.

@@ -50,7 +50,6 @@ func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Servic
 // Ref names a tariff.
 type Ref struct{ CountryCode, PartyID, ID string }
 
-func (r Ref) key() string  { return hub.ObjectKey(r.CountryCode, r.PartyID, r.ID) }
 func (r Ref) path() string { return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), r.ID) }
 
 func errUnknown(r Ref) error {
@@ -123,7 +122,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 		if err != nil {
 			return err
 		}
-		if found && bytes.Equal(old, body) {
+		if found && sameJSON(old, body) {
 			return nil
 		}
 		created, changed = !found, true
@@ -284,4 +283,15 @@ func (s *Service) Lookup(ctx context.Context, id string) (cc, pid string, err er
 	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
 		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
 		Message: "tariff " + id + " exists at several CPOs (" + first + ", …); send OCPI-to-country-code and OCPI-to-party-id"}
+}
+
+// sameJSON compares a stored body (PostgreSQL renders JSONB with its own
+// spacing and key order) with a canonical one.
+func sameJSON(stored, canon []byte) bool {
+	o, err := ocpi.ParseObject(stored)
+	if err != nil {
+		return false
+	}
+	b, err := ocpi.MarshalObject(o)
+	return err == nil && bytes.Equal(b, canon)
 }

@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// A scenario is one request measured against the hub, next to the no-op
+// baseline. Adding one is adding an entry here: seed what the request needs
+// (once per hub), and say what to request.
+var scenarios = []scenario{
+	{
+		name:   "versions",
+		target: func(h *benchHub) Target { return h.get("/ocpi/versions", h.cpoToken) },
+	},
+	{
+		name: "hubclientinfo-page",
+		seed: func(b *testing.B, h *benchHub) { seedClientInfo(b, h, 300) },
+		target: func(h *benchHub) Target {
+			return h.get("/ocpi/2.2.1/hubclientinfo?offset=100&limit=50", h.cpoToken)
+		},
+	},
+}
+
+type scenario struct {
+	name   string
+	seed   func(b *testing.B, h *benchHub)
+	target func(h *benchHub) Target
+}
+
+// BenchmarkHub measures every scenario on both engines. Each sub-benchmark
+// reports its own req/s and latency percentiles and, measured alternately in
+// the same run on the same server, those of a no-op handler (noop-*), with
+// the ratio of the medians (x-noop-p50).
+//
+//	go test -run '^$' -bench Hub -benchtime 20000x ./bench/
+func BenchmarkHub(b *testing.B) {
+	for _, engine := range storetest.Engines() {
+		b.Run(string(engine), func(b *testing.B) {
+			h := startHub(b, engine)
+			for _, s := range scenarios {
+				if s.seed != nil {
+					s.seed(b, h)
+				}
+			}
+			for _, s := range scenarios {
+				b.Run(s.name, func(b *testing.B) { measure(b, h, s.target(h)) })
+			}
+		})
+	}
+}
+
+// measure runs b.N requests of t and b.N of the no-op, alternating, and
+// reports both.
+func measure(b *testing.B, h *benchHub, t Target) {
+	cfg := Config{Workers: workers(), Requests: b.N, Client: h.client}
+	b.ResetTimer()
+	base, res, err := Compare(context.Background(), cfg, h.noop(), t, 4)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	p50x, share := res.Ratio(base)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(res.RPS, "req/s")
+	b.ReportMetric(float64(res.P50.Microseconds()), "p50-µs")
+	b.ReportMetric(float64(res.P99.Microseconds()), "p99-µs")
+	b.ReportMetric(base.RPS, "noop-req/s")
+	b.ReportMetric(float64(base.P50.Microseconds()), "noop-p50-µs")
+	b.ReportMetric(float64(base.P99.Microseconds()), "noop-p99-µs")
+	b.ReportMetric(p50x, "x-noop-p50")
+	b.ReportMetric(share, "share-of-noop-req/s")
+}
+
+// workers is the number of concurrent clients: OCPIHUB_BENCH_WORKERS, default 8.
+func workers() int {
+	if n, err := strconv.Atoi(os.Getenv("OCPIHUB_BENCH_WORKERS")); err == nil && n > 0 {
+		return n
+	}
+	return 8
+}
+
+// benchHub is an assembled hub on loopback with a no-op route in front of it
+// and a registered CPO.
+type benchHub struct {
+	*app.App
+	client   *http.Client
+	cpoToken string
+	// deepPage is the Link path of the directory page at offset 90 000.
+	deepPage string
+}
+
+// noopBody is what /bench/noop answers: a small OCPI envelope.
+var noopBody = []byte(`{"status_code":1000,"status_message":"Success","timestamp":"2025-01-01T00:00:00Z"}`)
+
+// noopMiddleware answers /bench/noop itself, so the baseline passes the
+// same listener, connection handling and HTTP server as the hub's routes
+// without touching the hub.
+func noopMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bench/noop" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", strconv.Itoa(len(noopBody)))
+			_, _ = w.Write(noopBody)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func startHub(b *testing.B, engine store.Engine) *benchHub {
+	b.Helper()
+	cfg := app.Defaults()
+	cfg.DB = storetest.URL(b, engine)
+	cfg.Addr = "127.0.0.1:0"
+	cfg.AdminToken = hubtest.AdminToken
+	cfg.LogLevel = "error"
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{
+		Logger:     hubtest.Logger(),
+		Listener:   l,
+		JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1, jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
+		Middleware: noopMiddleware,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		a.Close(ctx)
+	})
+	cpo, err := sim.StartCPO("Bench CPO", "NL", "BCP", hubtest.Logger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cpo.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inv, err := a.Parties.Invite(ctx, cpo.Name(), 0, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cpo.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
+		b.Fatal(err)
+	}
+	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token()}
+}
+
+// get is a Target for an authenticated GET of path, with the Base64 token
+// encoding of 2.2.1.
+func (h *benchHub) get(path, token string) Target {
+	hdr := http.Header{"Authorization": {ocpi.EncodeToken(token, true)}}
+	return Get("GET "+path, h.PublicURL()+path, hdr)
+}
+
+func (h *benchHub) noop() Target { return Get("noop", h.PublicURL()+"/bench/noop", nil) }
+
+// seedClientInfo adds n parties to HubClientInfo.
+func seedClientInfo(b *testing.B, h *benchHub, n int) {
+	b.Helper()
+	now := time.Now().UnixMicro()
+	err := h.DB.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+		for i := range n {
+			if _, err := tx.Exec(ctx, "INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)",
+				"CPO", "DE", fmt.Sprintf("%03d", i), "CONNECTED", now+int64(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunCountsAndTimesEveryRequest: warmup plus measured requests reach the
+// server exactly, and the percentiles come from the measured ones.
+func TestRunCountsAndTimesEveryRequest(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.Header.Get("X-Test") != "yes" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	r, err := Run(context.Background(), Config{Workers: 4, Requests: 200, Warmup: 20}, Get("ok", srv.URL, http.Header{"X-Test": {"yes"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits.Load() != 220 || r.Requests != 200 {
+		t.Errorf("server saw %d requests, result counts %d; want 220 and 200", hits.Load(), r.Requests)
+	}
+	if r.RPS <= 0 || r.P50 <= 0 || r.P99 < r.P50 || r.Max < r.P99 || !strings.Contains(r.String(), "req/s") {
+		t.Errorf("result %+v", r)
+	}
+	if _, err := Run(context.Background(), Config{Workers: 2, Requests: 10}, Get("bad", srv.URL, nil)); err == nil || !strings.Contains(err.Error(), "HTTP 400") {
+		t.Errorf("a 400 answer did not fail the run: %v", err)
+	}
+}
+
+// TestCompareAlternates measures both targets fully and relates them.
+func TestCompareAlternates(t *testing.T) {
+	t.Parallel()
+	var fast, slow atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			slow.Add(1)
+			// A real cost: the slow handler does measurable work.
+			deadline := time.Now().Add(200 * time.Microsecond)
+			for time.Now().Before(deadline) {
+			}
+			return
+		}
+		fast.Add(1)
+	}))
+	t.Cleanup(srv.Close)
+	base, res, err := Compare(context.Background(), Config{Workers: 2, Requests: 101, Warmup: 2}, Get("fast", srv.URL+"/fast", nil), Get("slow", srv.URL+"/slow", nil), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Requests != 101 || res.Requests != 101 || fast.Load() != 103 || slow.Load() != 103 {
+		t.Errorf("requests %d/%d, server saw %d/%d", base.Requests, res.Requests, fast.Load(), slow.Load())
+	}
+	if p50x, share := res.Ratio(base); p50x <= 1 || share >= 1 || share <= 0 {
+		t.Errorf("slow vs fast: p50 x%.2f, throughput share %.2f", p50x, share)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	if percentile(d, 0.5) != 50 || percentile(d, 0.99) != 99 || percentile(d[:1], 0.99) != 1 {
+		t.Errorf("percentiles %v %v", percentile(d, 0.5), percentile(d, 0.99))
+	}
+}

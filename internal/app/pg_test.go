@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+)
+
+func TestNewPaymentGateway(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// No PG and not in dev mode: UPI payments are off.
+	if _, err := NewPaymentGateway(Defaults(), "", nil, nil); !errors.Is(err, pg.ErrNotConfigured) {
+		t.Errorf("no PG: %v", err)
+	}
+
+	// Dev mode without a base URL: the built-in simulator, whose signed
+	// webhooks reach the hub's webhook URL and verify with the gateway.
+	got := make(chan *pg.Event, 1)
+	var gw *PaymentGateway
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ev, err := gw.VerifyWebhook(r.Header, body)
+		if err != nil {
+			t.Errorf("the simulator's webhook does not verify: %v", err)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		got <- ev
+	}))
+	defer hook.Close()
+	cfg := Defaults()
+	cfg.DevMode = true
+	cfg.PGWebhookSecret = "whsec-dev, whsec-old"
+	gw, err := NewPaymentGateway(cfg, hook.URL+"/ocpi/2.2.1/payments/upi/webhook", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	if gw.Sim == nil {
+		t.Fatal("dev mode started no simulator")
+	}
+	o, err := gw.CreateOrder(ctx, pg.OrderRequest{Amount: pg.INR(10000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gw.Sim.Pay(ctx, o.ID, pgsim.Captured); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-got:
+		if ev.OrderID != o.ID || ev.Status != pg.PaymentCaptured {
+			t.Errorf("event %+v", ev)
+		}
+	case <-ctx.Done():
+		t.Fatal("no webhook")
+	}
+
+	// A base URL: a client for it, no simulator (dev mode or not).
+	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = "https://api.pg.example", "rzp_live_x", "secret"
+	live, err := NewPaymentGateway(cfg, "", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := live.Gateway.(*pg.Client); !ok || live.Sim != nil || c.BaseURL() != "https://api.pg.example" {
+		t.Errorf("gateway %+v", live)
+	}
+	live.Close()
+	cfg.PGKeySecret = ""
+	if _, err := NewPaymentGateway(cfg, "", nil, nil); err == nil {
+		t.Error("a real PG without a key secret was accepted")
+	}
+}

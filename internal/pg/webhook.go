@@ -1,0 +1,235 @@
+package pg
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+)
+
+// Form is the shape of an incoming webhook.
+type Form string
+
+// The webhook forms of upi.md §3.
+const (
+	// FormRazorpay: X-Razorpay-Signature = hex HMAC-SHA256(secret, raw
+	// body); event id in x-razorpay-event-id.
+	FormRazorpay Form = "razorpay"
+	// FormCashfree: x-webhook-signature = base64 HMAC-SHA256(secret,
+	// x-webhook-timestamp + raw body); event id in x-idempotency-key.
+	FormCashfree Form = "cashfree"
+	// FormFlat is the seed's form: {pg_payment_id, order_id, status, amount,
+	// payer_vpa, signature} with signature = hex HMAC-SHA256(secret,
+	// order_id + "|" + pg_payment_id).
+	FormFlat Form = "flat"
+)
+
+// EventKind says what an Event is about.
+type EventKind string
+
+// The kinds of event.
+const (
+	EventPayment EventKind = "payment" // a payment changed state
+	EventRefund  EventKind = "refund"  // a refund changed state
+	EventOther   EventKind = "other"   // anything else: acknowledge and ignore
+)
+
+// Event is a verified webhook, normalised across forms.
+type Event struct {
+	// ID identifies the delivery for dedupe: the PG's event id header, or,
+	// when the form has none, a key derived from the content (flat form:
+	// "flat:" + pg_payment_id + ":" + status). Redeliveries of one event
+	// carry the same ID.
+	ID   string
+	Form Form
+	// Type is the PG's event name: "payment.captured",
+	// "PAYMENT_SUCCESS_WEBHOOK", or the flat form's status.
+	Type string
+	Kind EventKind
+	// PaymentID (pg_payment_id), OrderID, Status, Amount and PayerVPA
+	// describe the payment (for refund events, as far as the PG tells).
+	PaymentID string
+	OrderID   string
+	Status    PaymentStatus
+	Amount    Amount
+	PayerVPA  string
+	Notes     map[string]string
+	// ErrorCode and ErrorDescription explain a failed payment.
+	ErrorCode        string
+	ErrorDescription string
+	// Refund is set for refund events.
+	Refund *Refund
+	// At is when the PG says the event happened (zero when it does not).
+	At time.Time
+	// PayloadSigned is false for the flat form, whose signature covers only
+	// order_id and pg_payment_id: confirm the status and amount with
+	// FetchPayment before acting on them.
+	PayloadSigned bool
+	// Raw is the body exactly as received.
+	Raw []byte
+}
+
+// WebhookConfig holds the secrets that verify webhooks.
+type WebhookConfig struct {
+	// Secrets: the current one first, then previous ones accepted during a
+	// rotation.
+	Secrets []string
+	// PreviousUntil ends the rotation window (zero: no end).
+	PreviousUntil time.Time
+}
+
+// Verifier authenticates and parses incoming webhooks. It is safe for
+// concurrent use.
+type Verifier struct {
+	secrets       [][]byte
+	previousUntil time.Time
+	clock         clock.Clock
+}
+
+// NewVerifier returns a verifier for the configured secrets; clk decides
+// when the rotation window ends (nil: the real clock).
+func NewVerifier(cfg WebhookConfig, clk clock.Clock) *Verifier {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	v := &Verifier{previousUntil: cfg.PreviousUntil, clock: clk}
+	for _, s := range cfg.Secrets {
+		if s != "" {
+			v.secrets = append(v.secrets, []byte(s))
+		}
+	}
+	return v
+}
+
+// Verify recognises the form from the headers (X-Razorpay-Signature,
+// x-webhook-signature, else the flat form's signature field), checks the
+// signature against every accepted secret in constant time, and returns the
+// normalised event. Errors wrap ErrSignature (HTTP 401) or ErrMalformed
+// (HTTP 400).
+func (v *Verifier) Verify(h http.Header, body []byte) (*Event, error) {
+	switch {
+	case h.Get("X-Razorpay-Signature") != "":
+		return v.VerifyRazorpay(h, body)
+	case h.Get("X-Webhook-Signature") != "":
+		return v.VerifyCashfree(h, body)
+	default:
+		return v.VerifyFlat(body)
+	}
+}
+
+// VerifyRazorpay verifies and parses a Razorpay webhook.
+func (v *Verifier) VerifyRazorpay(h http.Header, body []byte) (*Event, error) {
+	sig, err := hex.DecodeString(strings.TrimSpace(h.Get("X-Razorpay-Signature")))
+	if err != nil || len(sig) != sha256.Size {
+		return nil, fmt.Errorf("%w: X-Razorpay-Signature is not a hex SHA-256 HMAC", ErrSignature)
+	}
+	if !v.matches(sig, body) {
+		return nil, fmt.Errorf("%w: X-Razorpay-Signature does not match the body", ErrSignature)
+	}
+	ev, err := parseRazorpay(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	ev.ID = h.Get("X-Razorpay-Event-Id")
+	finish(ev, body)
+	return ev, nil
+}
+
+// VerifyCashfree verifies and parses a Cashfree webhook.
+func (v *Verifier) VerifyCashfree(h http.Header, body []byte) (*Event, error) {
+	ts := h.Get("X-Webhook-Timestamp")
+	if ts == "" {
+		return nil, fmt.Errorf("%w: x-webhook-timestamp is missing", ErrSignature)
+	}
+	sig, err := base64.StdEncoding.DecodeString(strings.TrimSpace(h.Get("X-Webhook-Signature")))
+	if err != nil || len(sig) != sha256.Size {
+		return nil, fmt.Errorf("%w: x-webhook-signature is not a base64 SHA-256 HMAC", ErrSignature)
+	}
+	signed := make([]byte, 0, len(ts)+len(body))
+	signed = append(append(signed, ts...), body...)
+	if !v.matches(sig, signed) {
+		return nil, fmt.Errorf("%w: x-webhook-signature does not match the timestamp and body", ErrSignature)
+	}
+	ev, err := parseCashfree(body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	ev.ID = h.Get("X-Idempotency-Key")
+	finish(ev, body)
+	return ev, nil
+}
+
+// VerifyFlat verifies and parses the seed's flat webhook. A body that is
+// not a JSON object carrying a signature has no signature: ErrSignature.
+func (v *Verifier) VerifyFlat(body []byte) (*Event, error) {
+	var f flatBody
+	if err := json.Unmarshal(body, &f); err != nil {
+		var probe struct {
+			Signature string `json:"signature"`
+		}
+		if json.Unmarshal(body, &probe) != nil || probe.Signature == "" {
+			return nil, fmt.Errorf("%w: no signature header and no signature field", ErrSignature)
+		}
+		// Signed but unreadable (a bad amount): check the signature first
+		// so a forger learns nothing about our parser.
+		var ids struct {
+			PaymentID string `json:"pg_payment_id"`
+			OrderID   string `json:"order_id"`
+		}
+		_ = json.Unmarshal(body, &ids)
+		if sig, derr := hex.DecodeString(probe.Signature); derr != nil || !v.matches(sig, []byte(ids.OrderID+"|"+ids.PaymentID)) {
+			return nil, fmt.Errorf("%w: the signature does not match order_id|pg_payment_id", ErrSignature)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if f.Signature == "" {
+		return nil, fmt.Errorf("%w: no signature header and no signature field", ErrSignature)
+	}
+	sig, err := hex.DecodeString(strings.TrimSpace(f.Signature))
+	if err != nil || len(sig) != sha256.Size {
+		return nil, fmt.Errorf("%w: signature is not a hex SHA-256 HMAC", ErrSignature)
+	}
+	if !v.matches(sig, []byte(f.OrderID+"|"+f.PaymentID)) {
+		return nil, fmt.Errorf("%w: the signature does not match order_id|pg_payment_id", ErrSignature)
+	}
+	ev, err := f.event()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	finish(ev, body)
+	return ev, nil
+}
+
+// matches reports whether sig is the HMAC-SHA256 of msg under an accepted
+// secret. Every accepted secret is tried, each compared in constant time.
+func (v *Verifier) matches(sig, msg []byte) bool {
+	ok := false
+	for i, s := range v.secrets {
+		if i > 0 && !v.previousUntil.IsZero() && !v.clock.Now().Before(v.previousUntil) {
+			break
+		}
+		m := hmac.New(sha256.New, s)
+		m.Write(msg)
+		if hmac.Equal(m.Sum(nil), sig) {
+			ok = true
+		}
+	}
+	return ok
+}
+
+// finish fills what every form shares: the raw body and a content-derived
+// id when the PG sent none.
+func finish(ev *Event, body []byte) {
+	ev.Raw = body
+	if ev.ID == "" {
+		sum := sha256.Sum256(body)
+		ev.ID = "sha256:" + hex.EncodeToString(sum[:])
+	}
+}
