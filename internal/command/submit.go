@@ -332,11 +332,12 @@ func (s *Service) routeLocation(ctx context.Context, req Request, t *target, to 
 // does not have.
 func (s *Service) unknownSession(req Request, t *target) *Local {
 	msg := "unknown session " + t.sessionID
-	result := ocpi.CommandUnknownSession
 	if req.Module == ProfilesModule {
-		result = "UNKNOWN_SESSION"
+		zero := 0
+		return &Local{HTTPStatus: http.StatusOK, StatusCode: ocpi.StatusSuccess,
+			Data: ocpi.ChargingProfileResponse{Result: "UNKNOWN_SESSION", Timeout: &zero}}
 	}
-	return rejected(http.StatusOK, ocpi.StatusSuccess, result, msg, nil)
+	return rejected(http.StatusOK, ocpi.StatusSuccess, ocpi.CommandUnknownSession, msg, nil)
 }
 
 // rejected builds the hub's own negative answer.
@@ -375,10 +376,11 @@ func (s *Service) storeLocal(ctx context.Context, req Request, t *target, id str
 			return err
 		}
 		data, _ := json.Marshal(l.Data)
-		var result string
-		if r, ok := l.Data.(ocpi.CommandResponse); ok {
-			result = r.Result
+		var answer struct {
+			Result string `json:"result"`
 		}
+		_ = json.Unmarshal(data, &answer)
+		result := answer.Result
 		msg := ""
 		if l.Err != nil {
 			msg = l.Err.Message
