@@ -111,11 +111,13 @@ func (s *Service) Submit(ctx context.Context, req Request) (*Outcome, error) {
 		fr.Body = forwarded
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		deadline := s.deadlineAfter(s.cfg.DefaultTimeout)
-		if err := s.insert(ctx, tx, req, t, id, cpo, StateForwarding, forwarded, deadline); err != nil {
+		if err := s.insert(ctx, tx, req, t, id, cpo, StateForwarding, forwarded, s.deadlineAfter(s.cfg.DefaultTimeout)); err != nil {
 			return err
 		}
-		return s.scheduleTimeout(ctx, tx, id, deadline)
+		// One timeout job per command, due at the earliest deadline the
+		// CPO's answer can set (a timeout of 0); it waits for the actual
+		// deadline from there, so the answer needs no second job.
+		return s.scheduleTimeout(ctx, tx, id, s.deadlineAfter(0))
 	})
 	if err != nil {
 		return nil, err
@@ -456,15 +458,10 @@ func (s *Service) answered(ctx context.Context, module, id string, fwd *hub.Forw
 		if keep == 0 && cur.Deadline != nil {
 			keep = cur.Deadline.Micros()
 		}
-		if _, err := tx.Exec(ctx, `UPDATE commands SET state = $1, response_http = $2, response_status = $3, response = $4,
+		_, err = tx.Exec(ctx, `UPDATE commands SET state = $1, response_http = $2, response_status = $3, response = $4,
 			response_result = $5, timeout_seconds = $6, deadline = $7, updated_at = $8
-			WHERE id = $9`, state, fwd.HTTPStatus, status, body, result, timeoutSeconds, keep, now, id); err != nil {
-			return err
-		}
-		if deadline != 0 {
-			return s.scheduleTimeout(ctx, tx, id, deadline)
-		}
-		return nil
+			WHERE id = $9`, state, fwd.HTTPStatus, status, body, result, timeoutSeconds, keep, now, id)
+		return err
 	})
 }
 
