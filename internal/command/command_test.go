@@ -381,3 +381,59 @@ func TestOwnCommands(t *testing.T) {
 		}
 	}, options(false))
 }
+
+// TestReservation: RESERVE_NOW is relayed; CANCEL_RESERVATION finds the CPO
+// from the stored reservation; the CPO's later CANCELED_RESERVATION for the
+// reservation is relayed after its first result, a repeat is not.
+func TestReservation(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		b.cpo.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
+		reserve := map[string]any{"token": b.token, "location_id": "LOC1", "evse_uid": "E2", "reservation_id": "R-1",
+			"expiry_date": ocpi.NewDateTime(time.Now().Add(30 * time.Minute))}
+		uid, resp, err := b.emsp.SendCommand(b.ctx, "RESERVE_NOW", reserve, nil)
+		mustStatus(t, resp, err, http.StatusOK, 1000)
+		if res, err := b.emsp.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+			t.Fatalf("RESERVE_NOW result %q %v", res, err)
+		}
+		_, ours := b.commandID(t, 0)
+
+		// The CPO cancels the reservation on its own later: relayed once.
+		for range 2 {
+			resp, err = b.cpo.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "CANCELED_RESERVATION"}, nil)
+			mustStatus(t, resp, err, http.StatusOK, 1000)
+		}
+		if _, err := b.emsp.WaitFor(b.ctx, 1, func(sim.Request) bool { return len(b.emsp.Results(uid)) >= 2 }); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := b.commandID(t, 0)
+		eventually(t, b.ctx, "the results settled", func() bool {
+			rec := b.record(t, id)
+			return len(rec.Results) == 3 && rec.Results[1].Relay == command.RelayDelivered
+		})
+		if rec := b.record(t, id); rec.Results[2].Relay != command.RelaySkipped {
+			t.Errorf("repeated CANCELED_RESERVATION: %+v", rec.Results)
+		}
+
+		// The eMSP cancels: the hub finds the CPO from the reservation.
+		uid2, resp, err := b.emsp.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
+		mustStatus(t, resp, err, http.StatusOK, 1000)
+		if result(t, resp) != "ACCEPTED" {
+			t.Fatalf("CANCEL_RESERVATION: %s", resp.Body)
+		}
+		if cmds := b.cpo.Commands(); len(cmds) != 2 || cmds[1].Command != "CANCEL_RESERVATION" || cmds[1].Body["reservation_id"] != "R-1" {
+			t.Fatalf("CPO got %+v", cmds)
+		}
+		if res, err := b.emsp.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
+			t.Fatalf("CANCEL_RESERVATION result %q %v", res, err)
+		}
+		// Another eMSP's CANCEL_RESERVATION of the same id does not reach the
+		// CPO: the reservation is not its.
+		_, resp, err = b.emsp2.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
+		mustStatus(t, resp, err, http.StatusOK, 1000)
+		if result(t, resp) != "REJECTED" || len(b.cpo.Commands()) != 2 {
+			t.Errorf("another eMSP's cancel: %s", resp.Body)
+		}
+	}, options(false))
+}
