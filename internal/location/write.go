@@ -284,6 +284,7 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 		return nil
 	}
 	res.Changed = true
+	tx.AfterCommit(s.totals.Invalidate)
 	var old *ocpi.Location
 	if cur != nil {
 		old = &ocpi.Location{}

@@ -32,6 +32,9 @@ type List struct {
 
 	// Prefix names the table alias of last_updated and pk ("" for none).
 	Prefix string
+
+	// Totals, when set, caches the total (Documents).
+	Totals *Totals
 }
 
 func (l List) col(name string) string {
@@ -106,7 +109,13 @@ func (l List) WithPage(p ocpi.PageRequest) List {
 // position after the last one.
 func Documents(ctx context.Context, q Querier, l List) ([]json.RawMessage, ocpi.Page, error) {
 	var page ocpi.Page
-	total, err := l.Count(ctx, q)
+	var total int64
+	var err error
+	if l.Totals != nil {
+		total, err = l.Totals.count(ctx, q, l)
+	} else {
+		total, err = l.Count(ctx, q)
+	}
 	if err != nil {
 		return nil, page, fmt.Errorf("count %s: %w", l.Table, err)
 	}
