@@ -58,9 +58,10 @@ func (l List) where(withAfter bool) (string, []any) {
 		conds = append(conds, l.col("last_updated")+" < "+next(l.DateTo))
 	}
 	if withAfter && l.HasAfter {
+		// A row-value comparison: both engines seek the (last_updated, pk)
+		// index with it; PostgreSQL does not with the equivalent OR form.
 		lu, pk := next(l.AfterLastUpdated), next(l.AfterPK)
-		conds = append(conds, fmt.Sprintf("(%s > %s OR (%s = %s AND %s > %s))",
-			l.col("last_updated"), lu, l.col("last_updated"), lu, l.col("pk"), pk))
+		conds = append(conds, fmt.Sprintf("(%s, %s) > (%s, %s)", l.col("last_updated"), l.col("pk"), lu, pk))
 	}
 	if len(conds) == 0 {
 		return "", args
