@@ -167,3 +167,32 @@ func TestTariffLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestLateReceiverGetsFullObject: an eMSP that joins after a location was
+// published receives a PATCH it cannot apply; it answers 2003, and the hub
+// follows with a PUT of the whole location (transport.md §10).
+func TestLateReceiverGetsFullObject(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		if err := b.cpo.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
+			t.Fatal(err)
+		}
+		late, err := sim.StartEMSP("Late eMSP", "ES", "LAT", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(late.Close)
+		h.Register(t, late.Platform)
+		if err := b.cpo.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, b.ctx, late.Platform, "the full location at the late eMSP", func() bool {
+			return late.EVSEStatus("NL", "CP1", "LOC1", "E1") == "CHARGING"
+		})
+		reqs := late.Requests(sim.PathHas("", "/emsp/locations/NL/CP1/LOC1"))
+		if len(reqs) != 2 || reqs[0].Method != http.MethodPatch || reqs[1].Method != http.MethodPut {
+			t.Errorf("late eMSP got %d requests, want the PATCH then a full PUT", len(reqs))
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hub"
@@ -33,14 +34,18 @@ type Service struct {
 	hub    *hub.Hub
 	clock  clock.Clock
 	logger *slog.Logger
+	totals *store.Totals
 }
 
 // New returns a Service and registers it as the hub's source of tariffs.
 func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Service {
+	if clk == nil {
+		clk = clock.Real{}
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, hub: h, clock: clk, logger: logger}
+	s := &Service{db: db, hub: h, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
 		h.Register(Module, source{s})
 	}
@@ -78,7 +83,7 @@ type Filter struct{ CountryCode, PartyID string }
 
 // List returns a page of tariffs of every CPO (or one).
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-	l := store.List{Table: "tariffs", Columns: "pk, last_updated, body"}.WithPage(p)
+	l := store.List{Table: "tariffs", Columns: "pk, last_updated, body", Totals: s.totals}.WithPage(p)
 	if f.CountryCode != "" {
 		l.Where = []string{"country_code = $1", "party_id = $2"}
 		l.Args = []any{ocpi.Key(f.CountryCode), ocpi.Key(f.PartyID)}
@@ -126,6 +131,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 			return nil
 		}
 		created, changed = !found, true
+		tx.AfterCommit(s.totals.Invalidate)
 		if found {
 			_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
 				t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
@@ -168,6 +174,7 @@ func (s *Service) Delete(ctx context.Context, ch Change, r Ref) error {
 				Issue:   "is still referenced by connectors: " + strings.Join(users, ", ") + more,
 				Message: fmt.Sprintf("tariff %s is still used by connector(s) %s%s; remove it from their tariff_ids (PATCH the connectors) before deleting it", r.ID, strings.Join(users, ", "), more)}
 		}
+		tx.AfterCommit(s.totals.Invalidate)
 		if _, err := tx.Exec(ctx, "DELETE FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
 			ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)); err != nil {
 			return err
