@@ -312,6 +312,14 @@ func TestCommandTargets(t *testing.T) {
 			t.Errorf("refused results were recorded: %+v", rec.Results)
 		}
 
+		// The admin API checks its parameters.
+		for _, q := range []string{"limit=many", "offset=-1", "platform_id=x"} {
+			resp := enveloped(h.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
+			mustStatus(t, resp, nil, http.StatusOK, 2001)
+		}
+		mustStatus(t, enveloped(h.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
+		mustStatus(t, enveloped(h.Do(t, http.MethodGet, "/admin/commands", b.emsp.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
+
 		// An unreachable CPO: 4003, the command failed.
 		b.cpo.Close()
 		_, resp, err = b.emsp.SendCommand(b.ctx, "START_SESSION", b.startBody("X"), nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
@@ -100,6 +101,12 @@ func mustStatus(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, 
 	return resp
 }
 
+// enveloped decodes the envelope of a raw answer.
+func enveloped(resp *ocpiclient.Response) *ocpiclient.Response {
+	resp.Envelope, _ = ocpi.DecodeEnvelope(resp.Body)
+	return resp
+}
+
 func errorField(resp *ocpiclient.Response) string {
 	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {
 		return ""
@@ -139,8 +146,8 @@ func (b *bundle) record(t *testing.T, id string) command.Record {
 	return rec
 }
 
-// eventually waits, with the test's deadline, until cond holds, checking
-// every 20 ms (and when p receives a request, if p is set).
+// eventually waits, with the test's deadline, until cond holds (a state in
+// the hub's database), checking every 20 ms.
 func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
