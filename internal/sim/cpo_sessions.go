@@ -403,4 +403,3 @@ func (c *CPO) handleCDRs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Limit", "100")
 	c.OK(w, list)
 }
-
