@@ -81,7 +81,7 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, receivers []receiver, p Push) error {
 	now := h.now()
 	if p.Full {
-		args := []any{stateSuperseded, now, p.Module, p.ObjectKey, statePending}
+		args := []any{stateSuperseded, now, p.Module, p.ObjectKey}
 		in := ""
 		for i, r := range receivers {
 			if i > 0 {
@@ -90,8 +90,12 @@ func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, receivers []receiver
 			args = append(args, r.id)
 			in += fmt.Sprintf("$%d", len(args))
 		}
+		// The state terms repeat the queue index's own condition so that
+		// SQLite may use that partial index (a bound parameter cannot prove
+		// it; without it every pending row of the outbox is scanned).
 		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
-			WHERE module = $3 AND object_key = $4 AND state = $5 AND platform_id IN (`+in+`)`, args...); err != nil {
+			WHERE module = $3 AND object_key = $4 AND state IN ('pending', 'leased') AND state = 'pending'
+			AND platform_id IN (`+in+`)`, args...); err != nil {
 			return fmt.Errorf("supersede pushes: %w", err)
 		}
 	}
@@ -201,8 +205,8 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 	now := h.now()
 	if p.Full {
 		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
-			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state = $6`,
-			stateSuperseded, now, platformID, p.Module, p.ObjectKey, statePending); err != nil {
+			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state IN ('pending', 'leased') AND state = 'pending'`,
+			stateSuperseded, now, platformID, p.Module, p.ObjectKey); err != nil {
 			return fmt.Errorf("supersede pushes: %w", err)
 		}
 	}
