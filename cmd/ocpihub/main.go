@@ -42,6 +42,8 @@ Usage:
                                  suspend, resume, rotate, disconnect)
   ocpihub qr <command>           QR stickers for UPI charging (create, list, show, disable, render)
   ocpihub payment <command>      UPI payments (list, show, resolve, refund)
+  ocpihub sync locations|tariffs --party CC-PID [--since TIME]
+                                 pull a CPO's locations or tariffs (recovery after missed pushes)
   ocpihub admin-token --reset    replace the generated admin token
   ocpihub version                print the version
 
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = cmdQR(ctx, e, args[1:])
 	case "payment":
 		err = cmdPayment(ctx, e, args[1:])
+	case "sync":
+		err = cmdSync(ctx, e, args[1:])
 	case "admin-token":
 		err = cmdAdminToken(ctx, e, args[1:])
 	case "version", "--version", "-version":

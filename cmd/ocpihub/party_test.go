@@ -112,7 +112,7 @@ func TestPartyCommands(t *testing.T) {
 		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "show", id, "--json")), &shown); err != nil || shown.ID != pl.ID || shown.Name != "Acme" {
 			t.Errorf("party show --json: %+v %v", shown, err)
 		}
-		for _, tok := range []string{cpo.Platform.Token(), cpo.TokenIn()} {
+		for _, tok := range []string{cpo.Token(), cpo.TokenIn()} {
 			if strings.Contains(mustCLI(t, h, "party", "show", "--json", id), tok) {
 				t.Errorf("party show discloses token %q", tok)
 			}
@@ -139,9 +139,9 @@ func TestPartyCommands(t *testing.T) {
 		}
 
 		// rotate: the CLI calls the partner, which calls the serving hub back.
-		oldC := cpo.Platform.Token()
+		oldC := cpo.Token()
 		mustCLI(t, h, "party", "rotate", id)
-		if cpo.Platform.Token() == oldC {
+		if cpo.Token() == oldC {
 			t.Error("party rotate changed nothing")
 		}
 		if _, err := cpo.CallHub(ctx, http.MethodGet, "credentials", "", "", nil, nil); err != nil {

@@ -44,6 +44,7 @@ type Record struct {
 	CreatedAt              ocpi.DateTime   `json:"created_at"`
 	UpdatedAt              ocpi.DateTime   `json:"updated_at"`
 	// Results lists every result received or made, oldest first (Get only).
+	// Result above is the last one relayed.
 	Results []ResultRecord `json:"results,omitempty"`
 }
 

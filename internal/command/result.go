@@ -56,7 +56,9 @@ func (s *Service) Receive(ctx context.Context, rr ResultRequest) error {
 		if err := s.addResult(ctx, tx, cur, "cpo", result, body, relay); err != nil {
 			return err
 		}
-		if relay == RelayPending && isOpen(cur.State) {
+		if relay == RelayPending {
+			// The command's result is the last one relayed (a reservation's
+			// CANCELED_RESERVATION after its ACCEPTED).
 			if _, err := tx.Exec(ctx, "UPDATE commands SET state = $1, result = $2, updated_at = $3 WHERE id = $4",
 				StateCompleted, result, s.now(), cur.ID); err != nil {
 				return err

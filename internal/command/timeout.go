@@ -12,8 +12,8 @@ import (
 )
 
 // TimeoutArgs is the job that closes a command whose result did not come by
-// its deadline. A command may have several (one per deadline it had); each
-// checks the current deadline.
+// its deadline. It is due at the earliest possible deadline and waits
+// (snoozes) until the command's current one.
 type TimeoutArgs struct {
 	CommandID string `json:"command_id"`
 }
@@ -29,7 +29,7 @@ type timeoutWorker struct {
 // Work times a command out when it is still open past its deadline: a
 // command gets a TIMEOUT result relayed like a CPO's; a charging profile
 // request (whose results have no TIMEOUT value) is closed without one. A
-// command whose deadline moved later waits for it.
+// command whose deadline is later waits for it.
 func (w *timeoutWorker) Work(ctx context.Context, job *river.Job[TimeoutArgs]) error {
 	s := w.s
 	var wait time.Duration

@@ -100,7 +100,7 @@ func TestRouteAccess(t *testing.T) {
 			refused := map[string]string{
 				"no token":              "",
 				"unknown token":         "not-a-token",
-				"suspended platform":    suspended.Platform.Token(),
+				"suspended platform":    suspended.Token(),
 				"unregistered platform": goneToken,
 			}
 			switch r.Access {
@@ -135,7 +135,7 @@ func TestRouteAccess(t *testing.T) {
 		if err := h.Parties.Resume(ctx, p.ID); err != nil {
 			t.Fatal(err)
 		}
-		if got := status(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", suspended.Platform.Token()); got != http.StatusOK {
+		if got := status(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", suspended.Token()); got != http.StatusOK {
 			t.Errorf("hubclientinfo after resume: HTTP %d", got)
 		}
 	})

@@ -81,7 +81,7 @@ func TestAdminParties(t *testing.T) {
 		if err := json.Unmarshal(resp.Envelope.Data, &list); err != nil || len(list) != 1 || list[0].Name != "Acme" || list[0].Status != party.StatusConnected {
 			t.Fatalf("list: %s", resp.Body)
 		}
-		for _, tok := range []string{cpo.Platform.Token(), cpo.TokenIn()} {
+		for _, tok := range []string{cpo.Token(), cpo.TokenIn()} {
 			if strings.Contains(string(resp.Body), tok) {
 				t.Errorf("the admin API discloses token %q", tok)
 			}
@@ -122,9 +122,9 @@ func TestAdminParties(t *testing.T) {
 		}
 
 		// Rotate: both tokens change and the new one works.
-		oldC := cpo.Platform.Token()
+		oldC := cpo.Token()
 		h.Admin(t, http.MethodPost, path+"/rotate", nil, &p)
-		if cpo.Platform.Token() == oldC {
+		if cpo.Token() == oldC {
 			t.Error("rotate changed nothing")
 		}
 		if _, err := cpo.CallHub(ctx, http.MethodGet, "credentials", "", "", nil, nil); err != nil {

@@ -99,7 +99,7 @@ func TestDesignErrorRowsOverHTTP(t *testing.T) {
 				answer{HTTP: 200, Status: 2001, Code: "INVALID_REQUEST", Field: "roles[0].party_id", HasDetail: true}},
 			{"wrong JSON type names the field", "POST", "/ocpi/2.2.1/credentials", func() string { return invite(t, h, "d") }, `{"token":5}`,
 				answer{HTTP: 200, Status: 2001, Code: "INVALID_REQUEST", Field: "token", HasDetail: true}},
-			{"credentials POST when registered", "POST", "/ocpi/2.2.1/credentials", func() string { return cpo.Platform.Token() },
+			{"credentials POST when registered", "POST", "/ocpi/2.2.1/credentials", func() string { return cpo.Token() },
 				`{"token":"tok-b","url":"https://cpo.example/ocpi/versions","roles":[{"role":"CPO","country_code":"NL","party_id":"RWC","business_details":{"name":"x"}}]}`,
 				answer{HTTP: 405, Status: 2000, Code: "METHOD_NOT_ALLOWED"}},
 			{"body over the size cap", "POST", "/admin/invitations", func() string { return hubtest.AdminToken }, `{"name":"` + strings.Repeat("x", 1<<20) + `"}`,
@@ -109,7 +109,7 @@ func TestDesignErrorRowsOverHTTP(t *testing.T) {
 				answer{HTTP: 200, Status: 3001, Code: "CLIENT_API_ERROR"}},
 			{"created", "POST", "/admin/invitations", func() string { return hubtest.AdminToken }, `{"name":"new partner"}`,
 				answer{HTTP: 201, Status: 1000}},
-			{"read", "GET", "/ocpi/versions", func() string { return cpo.Platform.Token() }, "",
+			{"read", "GET", "/ocpi/versions", func() string { return cpo.Token() }, "",
 				answer{HTTP: 200, Status: 1000}},
 		}
 		for _, tt := range tests {
@@ -556,7 +556,7 @@ func TestHubClientInfoPaging(t *testing.T) {
 		if len(tail) != 2 {
 			t.Errorf("offset %d returned %d objects, want 2", total-2, len(tail))
 		}
-		resp := h.Do(t, "GET", "/ocpi/2.2.1/hubclientinfo?offset=-1", cpo.Platform.Token(), nil, nil)
+		resp := h.Do(t, "GET", "/ocpi/2.2.1/hubclientinfo?offset=-1", cpo.Token(), nil, nil)
 		if a := answerOf(t, resp); a.HTTP != 200 || a.Status != 2001 || a.Field != "offset" {
 			t.Errorf("offset=-1: %+v", a)
 		}

@@ -155,7 +155,7 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	return s.pageRaw(w, r, req, items, page)
 }
 
 // handleEMSPLocation serves one Location, EVSE or Connector of the

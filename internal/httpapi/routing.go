@@ -4,20 +4,16 @@ import (
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/hub"
-	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// ownsParty is the one place where a request's URL owner is checked against
-// the caller's parties: a partner never reads or writes another party's
-// objects, and learns nothing about them (HTTP 404).
+// ownsParty checks a request's URL owner against the caller's parties with
+// the shared isolation rule (party.Caller.CheckOwner): a partner never reads
+// or writes another party's objects, and learns nothing about them (404).
 func ownsParty(r *http.Request, role party.Role, cc, pid string) error {
-	c := party.CallerFrom(r.Context())
-	if c == nil || !c.Owns(role, cc, pid) {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no " + string(role) + " " + cc + "/" + pid + " is registered with your credentials"}
-	}
-	return nil
+	_, err := party.CallerFrom(r.Context()).CheckOwner(role, cc, pid)
+	return err
 }
 
 // routingTo returns the party a request addresses with OCPI-to-* headers,

@@ -115,7 +115,7 @@ func (s *Server) handleEMSPTariffs(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	return s.pageRaw(w, r, req, items, page)
 }
 
 // handleEMSPTariff serves one tariff of the directory; like locations, the id

@@ -131,14 +131,14 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 		h.metrics.count(label, a.Module, outcomeOffline)
 		return h.closeQueue(ctx, a, "the platform is OFFLINE", true)
 	}
-	iface := row.iface
-	if iface == "" {
-		iface = ocpi.InterfaceReceiver
+	role := row.iface
+	if role == "" {
+		role = ocpi.InterfaceReceiver
 	}
-	base, ok := p.Endpoint(a.Module, iface)
+	base, ok := p.Endpoint(a.Module, role)
 	if !ok {
 		h.metrics.count(label, a.Module, outcomeDropped)
-		return h.closeQueue(ctx, a, "the platform no longer offers the "+a.Module+" "+iface+" interface", false)
+		return h.closeQueue(ctx, a, "the platform no longer offers the "+a.Module+" "+role+" interface", false)
 	}
 	auth, err := h.parties.Auth(p)
 	if err != nil {

@@ -144,6 +144,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		delivered: map[string][]func(ctx context.Context, d Delivery){}}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
+		jobs.AddWorker(jc, &dispatchWorker{h: h})
 		jobs.AddWorker(jc, &resyncWorker{h: h})
 		jobs.AddWorker(jc, &cleanupWorker{h: h})
 	}

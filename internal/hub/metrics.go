@@ -8,7 +8,7 @@ import (
 
 // metrics are the outbox's Prometheus series.
 type metrics struct {
-	pushes  *prometheus.CounterVec
+	pushes   *prometheus.CounterVec
 	delivery *prometheus.HistogramVec
 }
 

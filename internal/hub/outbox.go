@@ -50,6 +50,8 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 	if err != nil {
 		return err
 	}
+	var online []receiver
+	var ids []int64
 	for _, r := range rs {
 		if r.offline {
 			if err := h.markResync(ctx, tx, r.id, p.Module, p.ObjectKey); err != nil {
@@ -57,15 +59,98 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 			}
 			continue
 		}
-		rp := p
-		if rp.To.IsZero() {
-			rp.To = r.to
+		online = append(online, r)
+		ids = append(ids, r.id)
+	}
+	if len(online) == 0 {
+		return nil
+	}
+	if err := h.insertRows(ctx, tx, online, p); err != nil {
+		return err
+	}
+	// One job fans the delivery jobs out after the commit: the request pays
+	// for one job insert, not one per receiver.
+	d := DispatchArgs{Module: p.Module, ObjectKey: p.ObjectKey, PlatformIDs: ids}
+	_, err = h.jobs.InsertTx(ctx, tx, d, &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 1_000})
+	return err
+}
+
+// insertRows adds p to the outbox of each receiver, in one statement (and
+// supersedes their earlier pending rows of the object when p is full). A
+// push without an addressee goes to each receiver's party in the audience.
+func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, receivers []receiver, p Push) error {
+	now := h.now()
+	if p.Full {
+		args := []any{stateSuperseded, now, p.Module, p.ObjectKey}
+		in := ""
+		for i, r := range receivers {
+			if i > 0 {
+				in += ", "
+			}
+			args = append(args, r.id)
+			in += fmt.Sprintf("$%d", len(args))
 		}
-		if err := h.Enqueue(ctx, tx, r.id, rp); err != nil {
-			return err
+		// The state terms repeat the queue index's own condition so that
+		// SQLite may use that partial index (a bound parameter cannot prove
+		// it; without it every pending row of the outbox is scanned).
+		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
+			WHERE module = $3 AND object_key = $4 AND state IN ('pending', 'leased') AND state = 'pending'
+			AND platform_id IN (`+in+`)`, args...); err != nil {
+			return fmt.Errorf("supersede pushes: %w", err)
 		}
 	}
+	var body any
+	if p.Body != nil {
+		body = string(p.Body)
+	}
+	args := []any{p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
+		p.From.CountryCode, p.From.PartyID, iface(p)}
+	q := `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state, correlation_id, created_at, updated_at,
+		to_country_code, to_party_id, from_country_code, from_party_id, iface) VALUES `
+	for i, r := range receivers {
+		if i > 0 {
+			q += ", "
+		}
+		to := p.To
+		if to.IsZero() {
+			to = r.to
+		}
+		args = append(args, r.id, to.CountryCode, to.PartyID)
+		n := len(args)
+		q += fmt.Sprintf("($%d, $1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $%d, $%d, $10, $11, $12)", n-2, n-1, n)
+	}
+	if _, err := tx.Exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("enqueue pushes: %w", err)
+	}
 	return nil
+}
+
+// DispatchArgs is the job that starts the delivery of one broadcast: a
+// delivery job per receiving platform's queue of the object. It is
+// idempotent: a delivery job finding nothing to do (or the head leased)
+// exits at once.
+type DispatchArgs struct {
+	Module      string  `json:"module"`
+	ObjectKey   string  `json:"object_key"`
+	PlatformIDs []int64 `json:"platform_ids"`
+}
+
+// Kind implements river.JobArgs.
+func (DispatchArgs) Kind() string { return "hub_dispatch" }
+
+type dispatchWorker struct {
+	river.WorkerDefaults[DispatchArgs]
+	h *Hub
+}
+
+func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[DispatchArgs]) error {
+	a := job.Args
+	params := make([]river.InsertManyParams, len(a.PlatformIDs))
+	for i, id := range a.PlatformIDs {
+		params[i] = river.InsertManyParams{Args: PushArgs{PlatformID: id, Module: a.Module, ObjectKey: a.ObjectKey},
+			InsertOpts: &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 1_000}}
+	}
+	return w.h.jobs.InsertMany(ctx, params)
 }
 
 // receivers lists the platforms a broadcast of module goes to.
@@ -120,8 +205,8 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 	now := h.now()
 	if p.Full {
 		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
-			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state = $6`,
-			stateSuperseded, now, platformID, p.Module, p.ObjectKey, statePending); err != nil {
+			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state IN ('pending', 'leased') AND state = 'pending'`,
+			stateSuperseded, now, platformID, p.Module, p.ObjectKey); err != nil {
 			return fmt.Errorf("supersede pushes: %w", err)
 		}
 	}
@@ -129,15 +214,11 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 	if p.Body != nil {
 		body = string(p.Body)
 	}
-	iface := p.Interface
-	if iface == "" {
-		iface = ocpi.InterfaceReceiver
-	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
 		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15)`,
 		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
-		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface); err != nil {
+		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p)); err != nil {
 		return fmt.Errorf("enqueue push: %w", err)
 	}
 	_, err := h.jobs.InsertTx(ctx, tx, PushArgs{PlatformID: platformID, Module: p.Module, ObjectKey: p.ObjectKey},
@@ -162,6 +243,14 @@ type PushArgs struct {
 
 // Kind implements river.JobArgs.
 func (PushArgs) Kind() string { return "hub_push" }
+
+// iface is the receiving interface role of a push.
+func iface(p Push) string {
+	if p.Interface == "" {
+		return ocpi.InterfaceReceiver
+	}
+	return p.Interface
+}
 
 // Outbox row, as the worker sees it.
 type pushRow struct {

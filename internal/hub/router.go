@@ -76,7 +76,7 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 	defer cancel()
 	resp, err := h.client.Do(ctx, req)
 	if resp != nil && resp.Envelope != nil {
-		out := &Forwarded{HTTPStatus: resp.HTTPStatus, Body: resp.Body, Header: http.Header{}}
+		out := &Forwarded{HTTPStatus: resp.HTTPStatus, Body: withErrorObject(resp, fr.To), Header: http.Header{}}
 		for _, k := range []string{"X-Total-Count", "X-Limit", "Location"} {
 			if v := resp.Header.Get(k); v != "" {
 				out.Header.Set(k, v)
@@ -148,4 +148,28 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 	u.RawQuery = q.Encode()
 	return h.client.GetAll(ctx, ocpiclient.Request{URL: u.String(), Token: auth.Token, Base64: auth.Base64, To: to, From: h.Self(),
 		Timeout: h.cfg.Timeout}, 0, fn)
+}
+
+// withErrorObject returns the receiver's answer as it came, except that an
+// error answer without our error object gets one (code RECEIVER_ERROR, the
+// receiver's status_message), so the requester can rely on the envelope
+// shape every hub answer has. data and every other field are kept.
+func withErrorObject(resp *ocpiclient.Response, to ocpiclient.Party) []byte {
+	if ocpi.IsSuccess(resp.Envelope.StatusCode) || resp.Envelope.Error != nil {
+		return resp.Body
+	}
+	env, err := ocpi.ParseObject(resp.Body)
+	if err != nil {
+		return resp.Body
+	}
+	msg := resp.Envelope.StatusMessage
+	if msg == "" {
+		msg = ocpi.StatusText(resp.Envelope.StatusCode)
+	}
+	env["error"] = map[string]any{"code": "RECEIVER_ERROR", "description": "party " + to.CountryCode + "/" + to.PartyID + " answered: " + msg}
+	b, err := ocpi.MarshalObject(env)
+	if err != nil {
+		return resp.Body
+	}
+	return b
 }

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -46,6 +47,8 @@ type Service struct {
 	events event.Emitter
 	clock  clock.Clock
 	logger *slog.Logger
+	// totals caches the directory's X-Total-Count between writes.
+	totals *store.Totals
 }
 
 // New returns a Service and registers it as the hub's source of locations.
@@ -53,10 +56,13 @@ func New(db *store.DB, h *hub.Hub, events event.Emitter, clk clock.Clock, logger
 	if events == nil {
 		events = event.Discard{}
 	}
+	if clk == nil {
+		clk = clock.Real{}
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger}
+	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
 		h.Register(Module, source{s})
 	}
@@ -183,7 +189,7 @@ type Filter struct {
 // List returns a page of the directory: the locations of every CPO, ordered
 // by last_updated, then by row; keyset paging through our own Link cursors.
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-	l := store.List{Table: "locations", Columns: "pk, last_updated, body"}.WithPage(p)
+	l := store.List{Table: "locations", Columns: "pk, last_updated, body", Totals: s.totals}.WithPage(p)
 	if f.CountryCode != "" {
 		l.Where = []string{"country_code = $1", "party_id = $2"}
 		l.Args = []any{ocpi.Key(f.CountryCode), ocpi.Key(f.PartyID)}

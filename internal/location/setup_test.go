@@ -3,7 +3,6 @@ package location_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,12 +16,11 @@ import (
 
 // bundle is a hub with a CPO and two eMSPs registered.
 type bundle struct {
-	h      *hubtest.Hub
-	cpo    *sim.CPO
-	emsp1  *sim.EMSP
-	emsp2  *sim.EMSP
-	ctx    context.Context
-	cc, id string
+	h     *hubtest.Hub
+	cpo   *sim.CPO
+	emsp1 *sim.EMSP
+	emsp2 *sim.EMSP
+	ctx   context.Context
 }
 
 // fastPush makes the outbox retry quickly and give up after attempts.
@@ -148,7 +146,7 @@ func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header h
 // request.
 func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, cond func() bool) {
 	t.Helper()
-	if _, err := p.WaitFor(ctx, 1, func(sim.Request) bool { return cond() }); err != nil {
+	if err := p.Until(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
@@ -159,5 +157,3 @@ func toHeader(cc, pid string) http.Header {
 	h.Set("OCPI-to-party-id", pid)
 	return h
 }
-
-var _ = fmt.Sprintf

@@ -36,7 +36,7 @@ func TestHubConnects(t *testing.T) {
 			t.Errorf("we call the CPO with %q (%v), want its new token %q", auth.Token, err, cpo.TokenIn())
 		}
 		var creds ocpi.Credentials
-		if _, err := cpo.CallHub(ctx(t), http.MethodGet, "credentials", "", "", nil, &creds); err != nil || creds.Token != cpo.Platform.Token() {
+		if _, err := cpo.CallHub(ctx(t), http.MethodGet, "credentials", "", "", nil, &creds); err != nil || creds.Token != cpo.Token() {
 			t.Errorf("the CPO's credentials GET: %+v, %v", creds, err)
 		}
 		// Token A was the CPO's to kill: ours no longer works there.
@@ -108,11 +108,11 @@ func TestRotation(t *testing.T) {
 		pl := platformOf(t, h, "NL", "ACM")
 
 		// From the partner's side.
-		oldC, oldB := cpo.Platform.Token(), cpo.TokenIn()
+		oldC, oldB := cpo.Token(), cpo.TokenIn()
 		if _, err := cpo.UpdateCredentials(ctx(t)); err != nil {
 			t.Fatalf("credentials PUT: %v", err)
 		}
-		newC, newB := cpo.Platform.Token(), cpo.TokenIn()
+		newC, newB := cpo.Token(), cpo.TokenIn()
 		if newC == oldC || newB == oldB {
 			t.Fatal("the PUT changed no token")
 		}
@@ -144,7 +144,7 @@ func TestRotation(t *testing.T) {
 		if _, err := h.Parties.Rotate(ctx(t), pl.ID); err != nil {
 			t.Fatalf("rotate: %v", err)
 		}
-		rotatedC, rotatedB := cpo.Platform.Token(), cpo.TokenIn()
+		rotatedC, rotatedB := cpo.Token(), cpo.TokenIn()
 		if rotatedC == newC || rotatedB == newB {
 			t.Fatal("rotate changed no token")
 		}

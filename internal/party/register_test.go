@@ -207,7 +207,7 @@ func TestTokenARules(t *testing.T) {
 		if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
 			t.Fatal(err)
 		}
-		st, code = call(t, h, http.MethodPost, "/ocpi/2.2.1/credentials", cpo.Platform.Token(), true, body)
+		st, code = call(t, h, http.MethodPost, "/ocpi/2.2.1/credentials", cpo.Token(), true, body)
 		wantStatus(t, "POST when registered", st, code, http.StatusMethodNotAllowed, ocpi.StatusClientError)
 		other := startCPO(t, "Copycat", "NL", "CPY")
 		err := other.Register(ctx(t), h.VersionsURL(), inv.Token)
@@ -249,7 +249,7 @@ func TestSuspendAndResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{"/ocpi/versions", "/ocpi/2.2.1", "/ocpi/2.2.1/credentials", "/ocpi/2.2.1/hubclientinfo"} {
-			st, code := call(t, h, http.MethodGet, path, cpo.Platform.Token(), true, nil)
+			st, code := call(t, h, http.MethodGet, path, cpo.Token(), true, nil)
 			wantStatus(t, "suspended on "+path, st, code, http.StatusUnauthorized, ocpi.StatusClientError)
 		}
 		if _, err := cpo.UpdateCredentials(ctx(t)); sim.HTTPStatus(err) != http.StatusUnauthorized {
@@ -261,7 +261,7 @@ func TestSuspendAndResume(t *testing.T) {
 		if err := h.Parties.Resume(ctx(t), pl.ID); err != nil {
 			t.Fatal(err)
 		}
-		st, code := call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", cpo.Platform.Token(), true, nil)
+		st, code := call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", cpo.Token(), true, nil)
 		wantStatus(t, "resumed", st, code, http.StatusOK, ocpi.StatusSuccess)
 		if err := h.Parties.Resume(ctx(t), pl.ID); ocpi.ErrorCode(err) != ocpi.EINVALID {
 			t.Errorf("resume a connected platform: %v, want EINVALID", err)

@@ -85,7 +85,7 @@ func partnerTokens(t *testing.T, h *hubtest.Hub) (cpoID int64, inbound, outbound
 		t.Fatal(err)
 	}
 	return platformOf(t, h, "NL", "ACM").ID,
-		[]string{cpo.Platform.Token(), emsp.Token()}, []string{cpo.TokenIn(), emsp.TokenIn()}, []string{inv.Token, a}
+		[]string{cpo.Token(), emsp.Token()}, []string{cpo.TokenIn(), emsp.TokenIn()}, []string{inv.Token, a}
 }
 
 // TestTokensAtRestSealed: with a secret key the database holds no partner

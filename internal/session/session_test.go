@@ -162,9 +162,9 @@ func TestSessionLifecycle(t *testing.T) {
 		if hd := got[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" || hd.Get("OCPI-to-country-code") != "DE" {
 			t.Errorf("session push addressed to %s/%s from %s", hd.Get("OCPI-to-country-code"), hd.Get("OCPI-to-party-id"), hd.Get("OCPI-from-party-id"))
 		}
-		copy := b.emsp.Session("IN", "CP1", "S1")
-		if copy["status"] != "COMPLETED" || len(copy["charging_periods"].([]any)) != 2 || copy["x_cpo_note"] != "kept" {
-			t.Errorf("eMSP's copy: %v", copy)
+		mine := b.emsp.Session("IN", "CP1", "S1")
+		if mine["status"] != "COMPLETED" || len(mine["charging_periods"].([]any)) != 2 || mine["x_cpo_note"] != "kept" {
+			t.Errorf("eMSP's copy: %v", mine)
 		}
 		if n := len(b.emsp2.Requests(sim.PathHas("", "/sessions/"))); n != 0 {
 			t.Errorf("another eMSP got %d session requests", n)
@@ -342,4 +342,6 @@ func TestSessionValidation(t *testing.T) {
 	}, fast)
 }
 
-func sessionRef(cc, pid, id string) session.Ref { return session.Ref{CountryCode: cc, PartyID: pid, ID: id} }
+func sessionRef(cc, pid, id string) session.Ref {
+	return session.Ref{CountryCode: cc, PartyID: pid, ID: id}
+}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hub"
@@ -33,14 +34,18 @@ type Service struct {
 	hub    *hub.Hub
 	clock  clock.Clock
 	logger *slog.Logger
+	totals *store.Totals
 }
 
 // New returns a Service and registers it as the hub's source of tariffs.
 func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Service {
+	if clk == nil {
+		clk = clock.Real{}
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, hub: h, clock: clk, logger: logger}
+	s := &Service{db: db, hub: h, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
 		h.Register(Module, source{s})
 	}
@@ -50,7 +55,6 @@ func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Servic
 // Ref names a tariff.
 type Ref struct{ CountryCode, PartyID, ID string }
 
-func (r Ref) key() string  { return hub.ObjectKey(r.CountryCode, r.PartyID, r.ID) }
 func (r Ref) path() string { return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), r.ID) }
 
 func errUnknown(r Ref) error {
@@ -79,7 +83,7 @@ type Filter struct{ CountryCode, PartyID string }
 
 // List returns a page of tariffs of every CPO (or one).
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-	l := store.List{Table: "tariffs", Columns: "pk, last_updated, body"}.WithPage(p)
+	l := store.List{Table: "tariffs", Columns: "pk, last_updated, body", Totals: s.totals}.WithPage(p)
 	if f.CountryCode != "" {
 		l.Where = []string{"country_code = $1", "party_id = $2"}
 		l.Args = []any{ocpi.Key(f.CountryCode), ocpi.Key(f.PartyID)}
@@ -123,10 +127,11 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 		if err != nil {
 			return err
 		}
-		if found && bytes.Equal(old, body) {
+		if found && sameJSON(old, body) {
 			return nil
 		}
 		created, changed = !found, true
+		tx.AfterCommit(s.totals.Invalidate)
 		if found {
 			_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
 				t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
@@ -169,6 +174,7 @@ func (s *Service) Delete(ctx context.Context, ch Change, r Ref) error {
 				Issue:   "is still referenced by connectors: " + strings.Join(users, ", ") + more,
 				Message: fmt.Sprintf("tariff %s is still used by connector(s) %s%s; remove it from their tariff_ids (PATCH the connectors) before deleting it", r.ID, strings.Join(users, ", "), more)}
 		}
+		tx.AfterCommit(s.totals.Invalidate)
 		if _, err := tx.Exec(ctx, "DELETE FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
 			ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)); err != nil {
 			return err
@@ -284,4 +290,15 @@ func (s *Service) Lookup(ctx context.Context, id string) (cc, pid string, err er
 	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
 		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
 		Message: "tariff " + id + " exists at several CPOs (" + first + ", …); send OCPI-to-country-code and OCPI-to-party-id"}
+}
+
+// sameJSON compares a stored body (PostgreSQL renders JSONB with its own
+// spacing and key order) with a canonical one.
+func sameJSON(stored, canon []byte) bool {
+	o, err := ocpi.ParseObject(stored)
+	if err != nil {
+		return false
+	}
+	b, err := ocpi.MarshalObject(o)
+	return err == nil && bytes.Equal(b, canon)
 }

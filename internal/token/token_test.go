@@ -116,7 +116,7 @@ func TestTokenPushReachesCPOs(t *testing.T) {
 		resp, err = b.emsp.PutToken(b.ctx, tok)
 		mustStatus(t, resp, err, http.StatusOK, 1000)
 
-		if _, err := b.cpo.WaitFor(b.ctx, 1, func(sim.Request) bool { return b.cpo.Token("DE", "EM1", "04A1B2C3D4", "RFID") != nil }); err != nil {
+		if _, err := b.cpo.WaitFor(b.ctx, 1, func(sim.Request) bool { return b.cpo.ReceivedToken("DE", "EM1", "04A1B2C3D4", "RFID") != nil }); err != nil {
 			t.Fatal(err)
 		}
 		puts := b.cpo.Requests(sim.PathHas(http.MethodPut, "/cpo/tokens/DE/EM1/04A1B2C3D4"))
@@ -126,7 +126,7 @@ func TestTokenPushReachesCPOs(t *testing.T) {
 		if hd := puts[0].Header; hd.Get("OCPI-to-party-id") != "CP1" || hd.Get("OCPI-from-party-id") != "HUB" {
 			t.Errorf("push addressed to %s from %s, want CP1 from HUB", hd.Get("OCPI-to-party-id"), hd.Get("OCPI-from-party-id"))
 		}
-		if got := b.cpo.Token("DE", "EM1", "04A1B2C3D4", "RFID"); got["x_vendor"] != "kept" || got["valid"] != true {
+		if got := b.cpo.ReceivedToken("DE", "EM1", "04A1B2C3D4", "RFID"); got["x_vendor"] != "kept" || got["valid"] != true {
 			t.Errorf("CPO's copy: %v", got)
 		}
 		if n := len(b.emsp2.Requests(sim.PathHas("", "/tokens/"))); n != 0 {
@@ -137,7 +137,7 @@ func TestTokenPushReachesCPOs(t *testing.T) {
 		resp, err = b.emsp.PatchToken(b.ctx, "04A1B2C3D4", "RFID", map[string]any{"valid": false, "last_updated": ocpi.NewDateTime(time.Now())})
 		mustStatus(t, resp, err, http.StatusOK, 1000)
 		if _, err := b.cpo.WaitFor(b.ctx, 1, func(sim.Request) bool {
-			return b.cpo.Token("DE", "EM1", "04A1B2C3D4", "RFID")["valid"] == false
+			return b.cpo.ReceivedToken("DE", "EM1", "04A1B2C3D4", "RFID")["valid"] == false
 		}); err != nil {
 			t.Fatalf("valid=false did not reach the CPO: %v", err)
 		}

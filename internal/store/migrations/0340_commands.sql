@@ -39,7 +39,7 @@ CREATE TABLE commands (
     timeout_seconds         INTEGER NOT NULL DEFAULT 0,
     -- deadline: past it without a result, the requester gets TIMEOUT.
     deadline                BIGINT NOT NULL DEFAULT 0,
-    -- result is the result relayed to the requester (the first one).
+    -- result is the last result relayed to the requester.
     result                  TEXT NOT NULL DEFAULT '',
     error                   TEXT NOT NULL DEFAULT '',
     correlation_id          TEXT NOT NULL DEFAULT '',
