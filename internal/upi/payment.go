@@ -97,12 +97,15 @@ type payment struct {
 
 type sessionRef struct{ CountryCode, PartyID, ID string }
 
-const paymentColumns = `pk, id, pg_payment_id, order_pk, qr_ref, country_code, party_id, location_id, evse_uid, connector_id,
-	amount_paise, currency, status, pg_status, payer_vpa, error_code, error_description, captured_paise, capture_time,
-	refund_reserved_paise, refunded_paise, cost_paise, not_refundable_paise, shortfall_paise, token_uid, token_type,
-	command_id, command_sent_at, command_response, command_result, session_country_code, session_party_id, session_id, session_status,
-	session_kwh, session_cost_paise, session_start, session_end, cdr_id, cdr_kwh, settled_at, attention, attention_at,
-	created_at, last_updated`
+// paymentCols are the columns of a payment row in scanPayment's order.
+var paymentCols = strings.Fields(`pk id pg_payment_id order_pk qr_ref country_code party_id location_id evse_uid connector_id
+	amount_paise currency status pg_status payer_vpa error_code error_description captured_paise capture_time
+	refund_reserved_paise refunded_paise cost_paise not_refundable_paise shortfall_paise token_uid token_type
+	command_id command_sent_at command_response command_result session_country_code session_party_id session_id
+	session_status session_kwh session_cost_paise session_start session_end cdr_id cdr_kwh settled_at attention
+	attention_at created_at last_updated`)
+
+var paymentColumns = strings.Join(paymentCols, ", ")
 
 func scanPayment(row interface{ Scan(...any) error }) (*payment, error) {
 	var p payment

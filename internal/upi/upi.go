@@ -95,7 +95,7 @@ type Config struct {
 	OtherTokenCPOs []string
 }
 
-// Defaults fills zero settings with their defaults.
+// withDefaults fills zero settings with their defaults.
 func (c Config) withDefaults() Config {
 	if len(c.Presets) == 0 {
 		c.Presets = []int64{100_00, 200_00, 500_00}

@@ -3,6 +3,7 @@ package upi
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
@@ -187,7 +188,7 @@ type PaymentFilter struct {
 // first.
 func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.PageRequest) ([]*PaymentView, ocpi.Page, error) {
 	l := store.List{Table: "upi_payments p JOIN upi_orders o ON o.pk = p.order_pk", Prefix: "p",
-		Columns: prefixed(paymentColumns, "p.") + ", o.pg_order_id"}.WithPage(pr)
+		Columns: "p." + strings.Join(paymentCols, ", p.") + ", o.pg_order_id"}.WithPage(pr)
 	add := func(cond string, arg any) {
 		l.Args = append(l.Args, arg)
 		l.Where = append(l.Where, fmt.Sprintf(cond, len(l.Args)))
@@ -219,33 +220,3 @@ type scanTail struct {
 }
 
 func (t scanTail) Scan(dest ...any) error { return t.row.Scan(append(dest, t.tail)...) }
-
-func prefixed(cols, prefix string) string {
-	out := ""
-	for i, c := range splitColumns(cols) {
-		if i > 0 {
-			out += ", "
-		}
-		out += prefix + c
-	}
-	return out
-}
-
-func splitColumns(cols string) []string {
-	var out []string
-	cur := ""
-	for _, r := range cols {
-		switch r {
-		case ',':
-			out = append(out, cur)
-			cur = ""
-		case ' ', '\n', '\t':
-		default:
-			cur += string(r)
-		}
-	}
-	if cur != "" {
-		out = append(out, cur)
-	}
-	return out
-}
