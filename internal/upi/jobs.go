@@ -16,6 +16,7 @@ func (s *Service) addWorkers() {
 	jobs.AddWorker(s.jobs, &deadlineWorker{s: s})
 	jobs.AddWorker(s.jobs, &refundWorker{s: s})
 	jobs.AddWorker(s.jobs, &notifyWorker{s: s})
+	jobs.AddWorker(s.jobs, &orderCheckWorker{s: s})
 }
 
 // NextRetry retries a refund the PG did not accept with the module's

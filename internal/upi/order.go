@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -148,11 +151,16 @@ func (s *Service) CreateOrder(ctx context.Context, req OrderRequest) (*Order, er
 	}
 	o.Intent, o.QRImageURL = qr.Intent, qr.ImageURL
 	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		return tx.QueryRow(ctx, `INSERT INTO upi_orders (id, pg_order_id, qr_ref, country_code, party_id, location_id, evse_uid,
+		if err := tx.QueryRow(ctx, `INSERT INTO upi_orders (id, pg_order_id, qr_ref, country_code, party_id, location_id, evse_uid,
 			connector_id, amount_paise, currency, email, pg_qr_id, qr_image_url, intent, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING pk`,
 			o.ID, o.PGOrderID, o.QRRef, ocpi.Key(c.CountryCode), ocpi.Key(c.PartyID), c.LocationID, c.EVSEUID, c.ConnectorID,
-			o.Amount.Paise, o.Amount.Currency, o.Email, qr.ID, o.QRImageURL, o.Intent, micros(o.CreatedAt), micros(o.ExpiresAt)).Scan(&o.pk)
+			o.Amount.Paise, o.Amount.Currency, o.Email, qr.ID, o.QRImageURL, o.Intent, micros(o.CreatedAt), micros(o.ExpiresAt)).Scan(&o.pk); err != nil {
+			return err
+		}
+		_, err := s.jobs.InsertTx(ctx, tx, orderCheckArgs{OrderID: o.ID},
+			&river.InsertOpts{Queue: jobs.QueueMoney, ScheduledAt: o.CreatedAt.Add(s.orderCheckDelay(0))})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -193,4 +201,59 @@ func orderByPG(ctx context.Context, q store.Querier, pgOrderID string) (*Order, 
 
 func orderByPK(ctx context.Context, q store.Querier, pk int64) (*Order, error) {
 	return scanOrder(q.QueryRow(ctx, "SELECT "+orderColumns+" FROM upi_orders WHERE pk = $1", pk))
+}
+
+// orderCheckArgs is the job that asks the PG for an order's payments while
+// the order is open: the safety net for webhooks that never come (a
+// misconfigured webhook URL or secret, an outage longer than the PG's
+// retries). What it finds goes through the same state machine.
+type orderCheckArgs struct {
+	OrderID string `json:"order_id"`
+}
+
+func (orderCheckArgs) Kind() string { return "upi_order_check" }
+
+type orderCheckWorker struct {
+	river.WorkerDefaults[orderCheckArgs]
+	s *Service
+}
+
+// orderCheckDelay is the wait before the next look at an order age old:
+// half its age, from 6 to 24 poll intervals (30 s to 2 minutes by default).
+func (s *Service) orderCheckDelay(age time.Duration) time.Duration {
+	return min(max(age/2, 6*s.cfg.PollInterval), 24*s.cfg.PollInterval)
+}
+
+// Work asks the PG for the order's payments until one is captured or the
+// order's window (and the grace after it) has passed; a last look is taken
+// after that.
+func (w *orderCheckWorker) Work(ctx context.Context, job *river.Job[orderCheckArgs]) error {
+	s := w.s
+	o, err := s.Order(ctx, job.Args.OrderID)
+	if isNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.PaymentID != "" {
+		return nil
+	}
+	payments, err := s.gw.OrderPayments(ctx, o.PGOrderID)
+	if err != nil && !pg.IsRetryable(err) {
+		s.logger.WarnContext(ctx, "asking the PG for an order's payments failed", "order", o.ID, "error", err)
+	}
+	for _, p := range payments {
+		obs := observationOf(&p, "order check")
+		if err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := s.applyPayment(ctx, tx, obs)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if s.now().After(o.ExpiresAt.Add(s.cfg.PaymentWindow)) {
+		return nil
+	}
+	return river.JobSnooze(s.orderCheckDelay(s.now().Sub(o.CreatedAt)))
 }

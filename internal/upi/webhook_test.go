@@ -224,12 +224,27 @@ func TestPaymentOrdering(t *testing.T) {
 				t.Fatal(err)
 			}
 			b.waitStatus(t, orderID, upi.StatusCharging)
-			if b.pg.Calls(pgsim.APIFetchPayment) == 0 {
+			if b.pg.Calls(pgsim.APIFetchPayment)+b.pg.Calls(pgsim.APIOrderPayments) == 0 {
 				t.Error("the payment was not polled")
 			}
 			b.pg.ReleaseWebhooks(b.ctx, nil) // and comes late: nothing changes
 			if n := b.starts(); n != 1 {
 				t.Errorf("%d START_SESSION, want 1", n)
+			}
+		})
+	})
+	t.Run("every webhook lost", func(t *testing.T) {
+		t.Parallel()
+		each(t, func(t *testing.T, b *bundle) {
+			b.qr(t)
+			orderID := b.order(t, "200")
+			b.pg.HoldWebhooks() // never released
+			if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Captured); err != nil {
+				t.Fatal(err)
+			}
+			b.waitStatus(t, orderID, upi.StatusCharging)
+			if b.pg.Calls(pgsim.APIOrderPayments) == 0 || b.starts() != 1 || b.rows(t, "upi_webhook_events") != 0 {
+				t.Errorf("found without webhooks: %d order checks, %d START_SESSION", b.pg.Calls(pgsim.APIOrderPayments), b.starts())
 			}
 		})
 	})
