@@ -102,9 +102,7 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	}
 	br.Screenshot("upi-status-charging-phone")
 
-	if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-		t.Fatal(err)
-	}
+	b.stop(t, p.Session.ID)
 	waitStage(br, upi.StageDone)
 	if got := br.Text("#message"); !strings.Contains(got, "You paid ₹200.00") {
 		// ₹272.88 costs more than the ₹200.00 paid: a shortfall, nothing back.

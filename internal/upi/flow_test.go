@@ -176,9 +176,7 @@ func TestHappyPath(t *testing.T) {
 			t.Errorf("session payment_reference %q (%v), want %s", ref, err, p.PGPaymentID)
 		}
 
-		if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-			t.Fatal(err)
-		}
+		b.stop(t, p.Session.ID)
 		p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
 		if p.Cost != "272.88" || p.Refunded != "227.12" || p.NotRefundable != "0.00" || p.Shortfall != "0.00" || p.CDR == nil || p.Receipt == nil {
 			t.Errorf("settled payment %+v", p)
@@ -211,4 +209,15 @@ func TestHappyPath(t *testing.T) {
 			t.Errorf("CPO simulator errors: %v", errs)
 		}
 	})
+}
+
+// stop ends a session at the CPO as a driver unplugging does: a PATCH to
+// COMPLETED and the CDR (with the CPO simulator's plan). The hub may store
+// the session before the simulator keeps its own copy: wait for it.
+func (b *bundle) stop(t *testing.T, sessionID string) {
+	t.Helper()
+	eventually(t, "the CPO's copy of session "+sessionID, func() bool { return b.cpo.Session(sessionID) != nil })
+	if err := b.cpo.StopSession(b.ctx, sessionID); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -123,9 +123,7 @@ func TestDriverPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := b.waitStatus(t, orderID, upi.StatusCharging)
-		if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-			t.Fatal(err)
-		}
+		b.stop(t, p.Session.ID)
 		p = b.waitStatus(t, orderID, upi.StatusSettled)
 		resp, body = get(t, base+"/pay/"+orderID+"/status")
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &st) != nil || st.Stage != upi.StageDone || !st.Final || st.ReceiptURL != p.Receipt.URL {

@@ -184,9 +184,7 @@ func TestPaymentProperties(t *testing.T) {
 				}
 			}
 			b.cpo.SetPlan(sim.SessionPlan{KWh: "10", CostExclVAT: p.cost, CostInclVAT: p.cost})
-			if err := b.cpo.StopSession(b.ctx, pv.Session.ID); err != nil {
-				t.Fatal(err)
-			}
+			b.stop(t, pv.Session.ID)
 			b.waitStatus(t, orders[i], upi.StatusSettled)
 		}
 

@@ -32,9 +32,7 @@ func TestReconciliation(t *testing.T) {
 		each(t, func(t *testing.T, b *bundle) {
 			b.cpo.SetPlan(sim.SessionPlan{KWh: "22.75", CostExclVAT: "423.31", CostInclVAT: "499.505"})
 			orderID, p := b.charging(t, "500")
-			if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-				t.Fatal(err)
-			}
+			b.stop(t, p.Session.ID)
 			p = b.waitStatus(t, orderID, upi.StatusSettled)
 			// 499.505 rounds half away from zero to 499.51.
 			if p.Cost != "499.51" || p.NotRefundable != "0.49" || p.Refunded != "0.00" || len(p.Refunds) != 0 || p.Attention != "" {
@@ -64,9 +62,7 @@ func TestReconciliation(t *testing.T) {
 		each(t, func(t *testing.T, b *bundle) {
 			b.cpo.SetPlan(sim.SessionPlan{KWh: "27.3", CostExclVAT: "508.47", CostInclVAT: "600.00"})
 			orderID, p := b.charging(t, "500")
-			if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-				t.Fatal(err)
-			}
+			b.stop(t, p.Session.ID)
 			p = b.waitStatus(t, orderID, upi.StatusSettled)
 			if p.Shortfall != "100.00" || p.Attention != upi.AttentionShortfall || len(p.Refunds) != 0 {
 				t.Errorf("settled %+v", p)
@@ -97,9 +93,7 @@ func TestReconciliation(t *testing.T) {
 			if err != nil || st.Stage != upi.StageCharging || !strings.Contains(st.Title, "finished") {
 				t.Errorf("status page while the CDR is missing: %+v %v", st, err)
 			}
-			if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-				t.Fatal(err)
-			}
+			b.stop(t, p.Session.ID)
 			p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
 			if p.Attention != "" || p.Refunded != "227.12" {
 				t.Errorf("settled late %+v", p)

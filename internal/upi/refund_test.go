@@ -189,9 +189,7 @@ func TestOperatorRefunds(t *testing.T) {
 		}
 
 		// The session costs ₹272.88, the capture keeps ₹10.00: a shortfall.
-		if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
-			t.Fatal(err)
-		}
+		b.stop(t, p.Session.ID)
 		p = b.waitStatus(t, orderID, upi.StatusSettled)
 		if p.Shortfall != "262.88" || p.Attention != upi.AttentionShortfall || p.Cost != "272.88" || p.Refunded != "490.00" {
 			t.Errorf("settled with a shortfall: %+v", p)
