@@ -150,8 +150,10 @@ func TestHappyPath(t *testing.T) {
 		if _, err := b.pg.Pay(b.ctx, po.ID, pgsim.Captured); err != nil {
 			t.Fatal(err)
 		}
-		p := b.waitStatus(t, orderID, upi.StatusCharging)
-		if p.Captured != "500.00" || p.Session == nil || p.Command == nil || p.Command.Response != "ACCEPTED" {
+		// The session may come before the CPO's answer is recorded: wait for
+		// both.
+		p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
+		if p.Captured != "500.00" || p.Session == nil || p.Command.Response != "ACCEPTED" {
 			t.Fatalf("charging payment %+v", p)
 		}
 		// START_SESSION as our eMSP: the payment's AD_HOC_USER token,

@@ -62,6 +62,10 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) err
 				if uerr := s.noteRefundAttempt(ctx, r.RefundID, err); uerr != nil {
 					return uerr
 				}
+				if wait := pg.RetryAfter(err); wait > 0 {
+					// The PG said when to come back (HTTP 429).
+					return river.JobSnooze(wait)
+				}
 				return fmt.Errorf("refund %s stays queued: %w", r.RefundID, err)
 			}
 			return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -17,7 +18,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
-// TestRefundPGFailures: the PG's refund API failing leaves the refund
+// TestRefundPGFailures: the PG's refund API failing (5xx, 429) leaves the refund
 // QUEUED and the job retries with the same key until it is processed,
 // exactly once; a lost answer does not refund twice; a definitive refusal
 // marks the refund FAILED for the operator and releases its amount.
@@ -31,7 +32,7 @@ func TestRefundPGFailures(t *testing.T) {
 		each(t, func(t *testing.T, b *bundle) {
 			b.cpo.OnCommand(reject)
 			b.pg.FailNext(pgsim.APIRefund, 2, pgsim.Unavailable())
-			b.pg.FailNext(pgsim.APIRefund, 1, pgsim.Timeout())
+			b.pg.FailNext(pgsim.APIRefund, 1, pgsim.RateLimited(time.Second))
 			orderID := b.paid(t, "400")
 			p := b.waitStatus(t, orderID, upi.StatusRefunded)
 			wantFullRefund(t, b, p, 400_00)

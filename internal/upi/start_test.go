@@ -102,7 +102,7 @@ func TestCrashBeforeStart(t *testing.T) {
 			t.Fatalf("START_SESSION sent before the stop (%d): the test did not stop the hub in time", n)
 		}
 		b.h.Restart(t)
-		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
 		if n := b.starts(); n != 1 {
 			t.Errorf("%d START_SESSION after the restart, want 1", n)
 		}
