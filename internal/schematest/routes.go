@@ -97,6 +97,11 @@ var Routes221 = []Route{
 	{Method: "DELETE", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
 	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}"},
 	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{session_id}"},
+
+	// UPI: the PG's webhook is acknowledged without data. The operator's UPI
+	// API (QR mappings, refunds, payments) is ocpihub's own, with no OCPI
+	// schema: its envelopes are checked, its data by the module's tests.
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/webhook"},
 }
 
 // routeMux finds the Route of a request the way the hub's ServeMux does.
