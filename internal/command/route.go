@@ -243,4 +243,3 @@ func rejected(httpStatus, code int, result, msg string, err *ocpi.Error) *Local 
 	return &Local{HTTPStatus: httpStatus, StatusCode: code, Err: err,
 		Data: ocpi.CommandResponse{Result: result, Timeout: &zero, Message: []ocpi.DisplayText{{Language: "en", Text: msg}}}}
 }
-
