@@ -197,7 +197,20 @@ func (s *Service) routeLocation(ctx context.Context, req Request, t *target, to 
 		{"evse_uid", t.evse, "", "EVSE " + t.evse + " of location " + t.locationID},
 		{"connector_id", t.evse, t.conn, "connector " + t.conn + " of EVSE " + t.evse},
 	}
-	for i, st := range steps {
+	// The deepest object named implies its parents: one lookup when all is
+	// well; the levels are checked one by one only to name what is unknown.
+	deepest := 0
+	if t.evse != "" {
+		deepest = 1
+		if t.conn != "" {
+			deepest = 2
+		}
+	}
+	err := s.dir.CheckLocation(ctx, cpo.CountryCode, cpo.PartyID, t.locationID, steps[deepest].evse, steps[deepest].conn)
+	if err == nil || ocpi.ErrorCode(err) != ocpi.EUNKNOWNLOCATION {
+		return cpo, nil, err
+	}
+	for i, st := range steps[:deepest+1] {
 		if (i == 1 && t.evse == "") || (i == 2 && t.conn == "") {
 			continue
 		}
@@ -230,4 +243,3 @@ func rejected(httpStatus, code int, result, msg string, err *ocpi.Error) *Local 
 	return &Local{HTTPStatus: httpStatus, StatusCode: code, Err: err,
 		Data: ocpi.CommandResponse{Result: result, Timeout: &zero, Message: []ocpi.DisplayText{{Language: "en", Text: msg}}}}
 }
-

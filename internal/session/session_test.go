@@ -145,7 +145,7 @@ func TestSessionLifecycle(t *testing.T) {
 		stop := map[string]any{"status": "COMPLETED", "end_date_time": end, "kwh": 7.5, "last_updated": end,
 			"total_cost": map[string]any{"excl_vat": 150, "incl_vat": 177}}
 		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 7.6, "last_updated": end}), nil, http.StatusOK, 1000)
+		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 7.6, "charging_periods": nil, "last_updated": end}), nil, http.StatusOK, 1000)
 
 		// The eMSP got the PUT and the PATCHes in order, from the CPO.
 		if _, err := b.emsp.WaitFor(b.ctx, 5, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {

@@ -116,11 +116,13 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		for k, v := range patch {
 			rest[k] = v
 		}
-		if periods, ok := rest["charging_periods"].([]any); ok {
+		// charging_periods are appended; absent, null or empty leaves
+		// them as they are (sessions.md §3).
+		if periods, ok := rest["charging_periods"].([]any); ok && len(periods) > 0 {
 			existing, _ := cur.doc["charging_periods"].([]any)
 			cur.doc["charging_periods"] = append(existing, periods...)
-			delete(rest, "charging_periods")
 		}
+		delete(rest, "charging_periods")
 		ocpi.MergePatch(cur.doc, rest)
 		merged, err := ocpi.MarshalObject(cur.doc)
 		if err != nil {
