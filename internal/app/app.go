@@ -30,6 +30,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
@@ -83,6 +84,9 @@ type App struct {
 	Sessions *session.Service
 	CDRs     *cdr.Service
 	Commands *command.Service
+	// Payments is Direct Payment: PTPs' terminals, pre-authorised sessions
+	// and financial advice confirmations.
+	Payments *payment.Service
 	Server   *httpapi.Server
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
@@ -168,11 +172,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
 	}
 	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
-		PublicURL:  pub,
-		Versions:   []string{"2.2.1"},
-		Own:        a.ownRoles(),
-		SecretKey:  cfg.SecretKey,
-		AdminToken: cfg.AdminToken,
+		PublicURL:       pub,
+		Versions:        Versions,
+		ConnectVersions: ConnectVersions,
+		VersionRoles:    versionRoles(),
+		Own:             a.ownRoles(),
+		SecretKey:       cfg.SecretKey,
+		AdminToken:      cfg.AdminToken,
 	})
 	if err != nil {
 		return nil, err
@@ -217,6 +223,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Syncer = syncer
 	a.wireSessions(pub, hc.Backoff)
+	a.wirePayments()
 	if err := a.buildUPI(opts.InsertOnly); err != nil {
 		return nil, err
 	}
@@ -238,6 +245,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Sessions:     a.Sessions,
 		CDRs:         a.CDRs,
 		Commands:     a.Commands,
+		Payments:     a.Payments,
 	})
 	ok = true
 	return a, nil

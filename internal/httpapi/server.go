@@ -21,6 +21,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
@@ -66,6 +67,9 @@ type Config struct {
 	Sessions *session.Service
 	CDRs     *cdr.Service
 	Commands *command.Service
+	// Payments serves Direct Payment: terminals and financial advice
+	// confirmations, and PTPs' pre-authorised sessions.
+	Payments *payment.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 }

@@ -147,7 +147,11 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	req := ocpiclient.Request{Method: row.method, URL: base + row.path, Token: auth.Token, Base64: auth.Base64,
 		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout}
 	if row.body != nil {
-		req.Body = row.body
+		body := row.body
+		for _, fn := range h.adapters[a.Module] {
+			body = fn(p.Version, row.method, row.path, body)
+		}
+		req.Body = body
 	}
 	resp, callErr := h.client.Do(ctx, req)
 	switch classify(resp, callErr) {

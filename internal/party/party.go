@@ -50,6 +50,13 @@ type Config struct {
 	PublicURL *url.URL
 	// Versions are the OCPI versions we speak, newest first.
 	Versions []string
+	// ConnectVersions are the versions the hub picks from when it starts a
+	// handshake itself (default Versions).
+	ConnectVersions []string
+	// VersionRoles reserves a version to some roles: a partner registering
+	// on it with another role gets 3002 (a version without an entry is open
+	// to every role).
+	VersionRoles map[string][]Role
 	// Own are ocpihub's own parties (the HUB role and the EMSP role) as we
 	// present them in our credentials.
 	Own []ocpi.CredentialsRole
