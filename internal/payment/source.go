@@ -17,7 +17,7 @@ import (
 )
 
 // source gives the hub the current state of a payments object for a
-// resync: a terminal for its CPO (POST in full) or its PTP (PATCH of the
+// resync: a terminal for its CPO (POST in full) or its PTP (PUT of the
 // assignment), or a confirmation for its CPO.
 type source struct{ s *Service }
 
@@ -45,7 +45,9 @@ func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Pu
 		if err != nil {
 			return hub.Push{}, false, err
 		}
-		return hub.Push{Method: http.MethodPatch, Path: "/terminals/" + url.PathEscape(t.id), Body: body, To: t.ptp, From: t.cpo,
+		// A PUT (which the PTP merges, gaps.md §14e): the hub answers a
+		// rejected PATCH with a resync, a rejected resync ends there.
+		return hub.Push{Method: http.MethodPut, Path: "/terminals/" + url.PathEscape(t.id), Body: body, To: t.ptp, From: t.cpo,
 			Interface: ocpi.InterfaceSender}, true, nil
 	case len(parts) == 4 && parts[0] == "CPO-FAC":
 		args := []any{parts[1], parts[2], parts[3]}
