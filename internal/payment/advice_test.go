@@ -184,7 +184,7 @@ func TestAdviceValidation(t *testing.T) {
 		good := func(id string) map[string]any {
 			return map[string]any{"id": id, "authorization_reference": "ref-" + id, "currency": "INR",
 				"total_costs": map[string]any{"before_taxes": 10, "taxes": []any{map[string]any{"name": "GST", "amount": 1.8}}},
-				"eft_data": []any{"RuPay", "Nr: **** 1234"}, "capture_status_code": "SUCCESS", "last_updated": ocpi.NewDateTime(time.Now())}
+				"eft_data":    []any{"RuPay", "Nr: **** 1234"}, "capture_status_code": "SUCCESS", "last_updated": ocpi.NewDateTime(time.Now())}
 		}
 		edit := func(f func(m map[string]any)) map[string]any {
 			m := good("BAD")
@@ -201,7 +201,9 @@ func TestAdviceValidation(t *testing.T) {
 			{"total", edit(func(m map[string]any) { delete(m, "total_costs") }), "total_costs"},
 			{"mixed price", edit(func(m map[string]any) { m["total_costs"] = map[string]any{"excl_vat": 1, "before_taxes": 1} }), "total_costs"},
 			{"negative", edit(func(m map[string]any) { m["total_costs"] = map[string]any{"excl_vat": -1} }), "total_costs.excl_vat"},
-			{"tax amount", edit(func(m map[string]any) { m["total_costs"] = map[string]any{"before_taxes": 1, "taxes": []any{map[string]any{"name": "GST"}}} }), "total_costs.taxes[0].amount"},
+			{"tax amount", edit(func(m map[string]any) {
+				m["total_costs"] = map[string]any{"before_taxes": 1, "taxes": []any{map[string]any{"name": "GST"}}}
+			}), "total_costs.taxes[0].amount"},
 			{"currency", edit(func(m map[string]any) { m["currency"] = "RUPEES" }), "currency"},
 			{"eft line", edit(func(m map[string]any) { m["eft_data"] = []any{"ok", strings.Repeat("e", 256)} }), "eft_data[1]"},
 			{"status", edit(func(m map[string]any) { m["capture_status_code"] = "CAPTURED" }), "capture_status_code"},
