@@ -207,11 +207,9 @@ func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string,
 			return nil
 		}
 		created = cur == nil
-		pk, err := s.saveTerminal(ctx, tx, cur, a.PlatformID, ptp, customer, t, body, targets)
-		if err != nil {
+		if _, err := s.saveTerminal(ctx, tx, cur, a.PlatformID, ptp, customer, t, body, targets); err != nil {
 			return err
 		}
-		_ = pk
 		return s.pushToCustomer(ctx, tx, a.CorrelationID, ptp, customer, t.TerminalID, body)
 	})
 	return created, err

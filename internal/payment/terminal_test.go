@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -67,9 +68,25 @@ func TestTerminalRules(t *testing.T) {
 		back["location_ids"] = []string{"LOC2"}
 		resp, err = cpo.Payments(ctx, http.MethodPut, "/terminals/TERM-1", back, nil)
 		must(t, resp, err, http.StatusOK, 1000)
-		wait(t, ctx, ptp.Platform, "the assignment at the PTP", func() bool { return len(ptp.Assignments()) == 1 })
-		if got := ptp.Assignments(); join(got[0]["location_ids"]) != "LOC2" {
+		resp, err = cpo.Payments(ctx, http.MethodPatch, "/terminals/TERM-1", map[string]any{"evse_uids": []string{"E1"}}, nil)
+		must(t, resp, err, http.StatusOK, 1000)
+		// Both relayed, in order.
+		wait(t, ctx, ptp.Platform, "the assignments at the PTP", func() bool { return len(ptp.Assignments()) == 2 })
+		if got := ptp.Assignments(); join(got[0]["location_ids"]) != "LOC2" || join(got[0]["evse_uids"]) != "" ||
+			join(got[1]["location_ids"]) != "LOC2" || join(got[1]["evse_uids"]) != "E1" {
 			t.Fatalf("assignments at the PTP: %v", got)
+		}
+		if term := ptp.Terminal("TERM-1"); join(term["location_ids"]) != "LOC2" || join(term["evse_uids"]) != "E1" {
+			t.Errorf("the PTP's terminal: %v", term)
+		}
+
+		// The list pages by last_updated (date_from).
+		future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		if n := len(list(t, ctx, cpo.Platform, "SENDER", "/terminals?date_from="+future)); n != 0 {
+			t.Errorf("%d terminals changed after %s", n, future)
+		}
+		if n := len(list(t, ctx, cpo.Platform, "SENDER", "/terminals?date_from=2020-01-01T00:00:00Z")); n != 1 {
+			t.Errorf("%d terminals since 2020", n)
 		}
 
 		// Now the terminal is CPO One's: CPO Two gets 404 for everything.
@@ -87,7 +104,7 @@ func TestTerminalRules(t *testing.T) {
 		}
 		resp, err = cpo2.Payments(ctx, http.MethodPost, "/terminals/TERM-1/deactivate", nil, nil)
 		must(t, resp, err, http.StatusNotFound, 2000)
-		if got := terminalAt(t, ctx, cpo, "TERM-1"); join(got["location_ids"]) != "LOC2" {
+		if got := terminalAt(t, ctx, cpo, "TERM-1"); join(got["location_ids"]) != "LOC2" || join(got["evse_uids"]) != "E1" {
 			t.Errorf("CPO Two changed the terminal: %v", got)
 		}
 
@@ -108,8 +125,8 @@ func TestTerminalRules(t *testing.T) {
 		if got := terminalAt(t, ctx, cpo, "TERM-1"); got["city"] != "Bengaluru" || got["customer_reference"] != "Acme" {
 			t.Errorf("another PTP changed the terminal: %v", got)
 		}
-		if n := len(ptp.Assignments()); n != 1 {
-			t.Errorf("the PTP got %d assignments, want the one accepted", n)
+		if n := len(ptp.Assignments()); n != 2 {
+			t.Errorf("the PTP got %d assignments, want the two accepted", n)
 		}
 	}, options)
 }
