@@ -314,6 +314,18 @@ func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*
 	return findPlatform(ctx, q, id)
 }
 
+// Hosts reports whether a platform hosts cc/pid in role: a single indexed
+// read, for hot paths that only need the answer.
+func (s *Service) Hosts(ctx context.Context, role Role, cc, pid string) (bool, error) {
+	var one int
+	err := s.db.Read().QueryRow(ctx, "SELECT 1 FROM platform_roles WHERE role = $1 AND country_code = $2 AND party_id = $3",
+		string(role), ocpi.Key(cc), ocpi.Key(pid)).Scan(&one)
+	if errors.Is(err, store.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Auth returns the token and encoding we call the platform with.
 func (s *Service) Auth(p *Platform) (ocpiclient.Auth, error) {
 	tok, err := s.box.open(p.tokenOut)

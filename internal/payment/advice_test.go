@@ -75,6 +75,24 @@ func TestAdviceFlags(t *testing.T) {
 		// Flagged, still forwarded to the CPO.
 		wait(t, ctx, cpo.Platform, "the mismatching confirmation at the CPO", func() bool { return len(cpo.ReceivedAdvice()) == 1 })
 
+		// Another PTP confirming this PTP's payment: unmatched, flagged,
+		// never forwarded nor shown to the CPO.
+		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(other.Close)
+		h.Register(t, other.Platform)
+		stolen, _ := ptp.Advice("FAC-S", "pay-mismatch", "")
+		resp, err = other.Confirm(ctx, stolen)
+		must(t, resp, err, http.StatusCreated, 1000)
+		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 2); err != nil {
+			t.Fatal(err)
+		}
+		if e := b.events.Events(event.FinancialAdviceFlagged)[1]; e.Data.(map[string]any)["reason"] != payment.FlagUnmatched {
+			t.Errorf("another PTP's confirmation: %v", e.Data)
+		}
+
 		// A FAILED capture, without eft_data (the spec's own example).
 		pay(t, b, "pay-failed")
 		resp, err = ptp.Confirm(ctx, map[string]any{"id": "FAC-F", "authorization_reference": "pay-failed", "currency": "INR",
@@ -87,14 +105,15 @@ func TestAdviceFlags(t *testing.T) {
 		advice["id"], advice["authorization_reference"] = "FAC-U", "pay-later"
 		resp, err = ptp.Confirm(ctx, advice)
 		must(t, resp, err, http.StatusCreated, 1000)
-		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 3); err != nil {
+		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 4); err != nil {
 			t.Fatal(err)
 		}
 		reasons := map[string]string{}
 		for _, a := range flagged(t, h) {
 			reasons[a.ID] = a.Flag
 		}
-		want := map[string]string{"FAC-M": payment.FlagAmountMismatch, "FAC-F": payment.FlagCaptureFailed, "FAC-U": payment.FlagUnmatched}
+		want := map[string]string{"FAC-M": payment.FlagAmountMismatch, "FAC-F": payment.FlagCaptureFailed, "FAC-U": payment.FlagUnmatched,
+			"FAC-S": payment.FlagUnmatched}
 		if fmt.Sprint(reasons) != fmt.Sprint(want) {
 			t.Fatalf("flagged list: %v, want %v", reasons, want)
 		}
@@ -109,8 +128,8 @@ func TestAdviceFlags(t *testing.T) {
 			t.Fatalf("unmatched chain: %+v", chain)
 		}
 		for _, c := range list(t, ctx, cpo.Platform, "SENDER", "/financial-advice-confirmations") {
-			if c["id"] == "FAC-U" {
-				t.Error("a CPO sees an unmatched confirmation")
+			if c["id"] == "FAC-U" || c["id"] == "FAC-S" {
+				t.Errorf("a CPO sees an unmatched confirmation: %v", c["id"])
 			}
 		}
 
@@ -146,6 +165,12 @@ func TestAdviceFlags(t *testing.T) {
 		for _, a := range flagged(t, h) {
 			if a.ID == "FAC-X" {
 				t.Error("a matching confirmation is still flagged")
+			}
+		}
+
+		for _, a := range cpo.ReceivedAdvice() {
+			if a["id"] == "FAC-S" {
+				t.Error("another PTP's confirmation of this payment reached the CPO")
 			}
 		}
 
@@ -338,5 +363,16 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 		if resp2.HTTPStatus != http.StatusNotFound {
 			t.Errorf("chain of a refused start: HTTP %d", resp2.HTTPStatus)
 		}
+
+		// A session of a PTP's token without a reference (started at the
+		// charger) still reaches the PTP; it makes no payment.
+		now := ocpi.NewDateTime(time.Now())
+		if err := cpo.PutSession(ctx, map[string]any{"country_code": "IN", "party_id": "CP1", "id": "LOCAL-1", "start_date_time": now,
+			"kwh": 0, "cdr_token": map[string]any{"country_code": "NL", "party_id": "PAY", "uid": "CARD-X", "type": "AD_HOC_USER",
+				"contract_id": "CARD-X"}, "auth_method": "WHITELIST", "location_id": "LOC1", "evse_uid": "E2", "connector_id": "1",
+			"currency": "INR", "status": "ACTIVE", "last_updated": now}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, ctx, ptp.Platform, "the PTP's token's session", func() bool { return ptp.Session("IN", "CP1", "LOCAL-1") != nil })
 	}, options)
 }

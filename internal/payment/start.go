@@ -162,9 +162,20 @@ type SessionChange struct {
 // SessionChanged links a session to its payment and pushes it, whole, to
 // the PTP's sessions receiver; it runs inside the transaction of the change.
 func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, ch SessionChange) error {
-	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
-	if err != nil || p == nil {
+	// Only a PTP's token makes a payment (link checks the owner): every
+	// other session costs one indexed read here.
+	if ok, err := s.parties.Hosts(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
 		return err
+	}
+	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		// Not a payment; a session of a PTP's token goes to it all the same.
+		return s.pushToOwner(ctx, tx, ch.CPO, ch.Owner, hub.Push{Module: sessionsModule,
+			ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID), Method: http.MethodPut,
+			Path: hub.PathOf(ocpi.Key(ch.CPO.CountryCode), ocpi.Key(ch.CPO.PartyID), ch.ID), Body: ch.Body})
 	}
 	if p.sessionID == "" || ocpi.EqualCI(p.sessionID, ch.ID) {
 		if _, err := tx.Exec(ctx, "UPDATE direct_payments SET session_id = $1, updated_at = $2 WHERE authorization_reference = $3",
@@ -202,9 +213,16 @@ type CDRChange struct {
 // and settles the payment's confirmations; it runs inside the transaction
 // that stores the CDR.
 func (s *Service) CDRCreated(ctx context.Context, tx *store.Tx, ch CDRChange) error {
-	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
-	if err != nil || p == nil {
+	if ok, err := s.parties.Hosts(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
 		return err
+	}
+	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return s.pushToOwner(ctx, tx, ch.CPO, ch.Owner, hub.Push{Module: cdrsModule,
+			ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID), Method: http.MethodPost, Body: ch.Body})
 	}
 	if !ch.Credit {
 		incl := ""
@@ -224,9 +242,9 @@ func (s *Service) CDRCreated(ctx context.Context, tx *store.Tx, ch CDRChange) er
 	return s.settle(ctx, tx, p.reference, p.ptp)
 }
 
-// link finds (and locks) the payment a session or CDR carrying ref belongs
-// to: the one started through the hub, when the CPO and the token's owner
-// agree with it; or, for a PTP's token, a payment the PTP started with the
+// link finds (and locks) the payment a session or CDR of a PTP's token
+// carrying ref belongs to: the one started through the hub, when the CPO
+// and the token's owner agree with it; or a payment the PTP started with the
 // CPO directly (it is recorded now). nil: not a payment.
 func (s *Service) link(ctx context.Context, tx *store.Tx, ref string, cpo, owner Party, loc, evse, conn string) (*payment, error) {
 	if ref == "" {
@@ -269,6 +287,12 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, ref string, cpo, owner
 		p.cpo = cpo
 	}
 	return p, nil
+}
+
+// pushToOwner queues a session or CDR that is no payment's for its token's
+// owner, a PTP.
+func (s *Service) pushToOwner(ctx context.Context, tx *store.Tx, cpo, owner Party, push hub.Push) error {
+	return s.pushToPTP(ctx, tx, &payment{ptp: keyParty(owner), cpo: keyParty(cpo)}, push)
 }
 
 // pushToPTP queues a session or CDR for the payment's PTP, unless the
