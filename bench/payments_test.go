@@ -74,7 +74,7 @@ func adviceTarget(h *benchHub) Target {
 		i := adviceSeq.Add(1)
 		b, _ := json.Marshal(map[string]any{"id": fmt.Sprintf("BFAC-%d", i), "authorization_reference": fmt.Sprintf("bref-%d", i),
 			"total_costs": map[string]any{"excl_vat": 231.25, "incl_vat": 272.88}, "currency": "INR",
-			"eft_data": []string{"RuPay", "AID: A0000005241010", "Nr: **** **** **** 1234", "Amount: INR 272.88"},
+			"eft_data":            []string{"RuPay", "AID: A0000005241010", "Nr: **** **** **** 1234", "Amount: INR 272.88"},
 			"capture_status_code": "SUCCESS", "last_updated": time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)})
 		return b
 	}, http.StatusCreated)
