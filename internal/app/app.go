@@ -17,18 +17,28 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/sandbox"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -48,6 +58,9 @@ type Options struct {
 	// Middleware, when set, wraps the HTTP handler (tests check every
 	// response against the OCPI schemas with it).
 	Middleware func(http.Handler) http.Handler
+	// Events, when set, also records the domain events (tests assert on
+	// them); the webhook service records them all the same.
+	Events event.Emitter
 }
 
 // App is an assembled hub.
@@ -60,11 +73,30 @@ type App struct {
 	Client   *ocpiclient.Client
 	Registry *prometheus.Registry
 	Parties  *party.Service
+	// Events records domain events: the webhook service (Webhooks), and
+	// Options.Events too when a test set it.
+	Events    event.Emitter
+	Webhooks  *webhook.Service
+	Hub       *hub.Hub
+	Locations *location.Service
+	Tariffs   *tariff.Service
+	Syncer    *location.Syncer
+	// PG is the payment gateway (nil when none is configured); UPI is QR
+	// charging.
+	PG  *PaymentGateway
+	UPI *upi.Service
+	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
+	// Payments is Direct Payment: PTPs' terminals, pre-authorised sessions
+	// and financial advice confirmations.
+	Payments *payment.Service
 	Server   *httpapi.Server
-	// Webhooks stores and delivers events; Events is the same service as
-	// the event.Emitter every domain service writes its events through.
-	Webhooks    *webhook.Service
-	Events      event.Emitter
+	// RateLimiter limits each token's requests; Idempotency answers repeated
+	// write requests from the store.
 	RateLimiter *ratelimit.Limiter
 	Idempotency *idempotency.Store
 	// Sandbox is the sandbox instance (nil without --sandbox-addr); a
@@ -138,6 +170,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		jc.Logger = a.Logger
 		jc.InsertOnly = opts.InsertOnly
 	}
+	if tg, ok := a.Clock.(rivertype.TimeGenerator); ok && jc.Time == nil {
+		// A fake clock drives the job queue too: scheduled jobs (command
+		// timeouts, retries) come due when the test moves the clock.
+		jc.Time = tg
+	}
 	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
 		return nil, err
 	}
@@ -149,9 +186,12 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if cfg.SecretKey == "" && !opts.InsertOnly {
 		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
 	}
-	// Webhooks first: every domain service takes a.Events.
+	// Webhooks first: every domain service writes its events through them.
 	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Timeout: cfg.WebhookTimeout, Registerer: a.Registry})
 	a.Events = a.Webhooks
+	if opts.Events != nil {
+		a.Events = tee{a.Webhooks, opts.Events}
+	}
 	a.RateLimiter = ratelimit.New(a.DB, a.Clock, cfg.RateLimit)
 	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock)
 	if !opts.InsertOnly {
@@ -160,14 +200,16 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
-		PublicURL:      pub,
-		Versions:       []string{"2.2.1"},
-		Own:            a.ownRoles(),
-		SecretKey:      cfg.SecretKey,
-		AdminToken:     cfg.AdminToken,
-		AdminTokenHash: cfg.adminTokenHash,
-		Sandbox:        cfg.Sandbox,
-		Events:         a.Events,
+		PublicURL:       pub,
+		Versions:        Versions,
+		ConnectVersions: ConnectVersions,
+		VersionRoles:    versionRoles(),
+		Own:             a.ownRoles(),
+		SecretKey:       cfg.SecretKey,
+		AdminToken:      cfg.AdminToken,
+		AdminTokenHash:  cfg.adminTokenHash,
+		Sandbox:         cfg.Sandbox,
+		Events:          a.Events,
 	})
 	if err != nil {
 		return nil, err
@@ -192,7 +234,28 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
-	hc := httpapi.Config{
+	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
+	if base := cfg.PushBackoff; base > 0 {
+		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
+	}
+	a.Hub = hub.New(a.DB, a.Jobs, a.Parties, a.Client, a.Clock, a.Logger, a.Registry, hc)
+	a.Locations = location.New(a.DB, a.Hub, a.Events, a.Clock, a.Logger)
+	a.Tariffs = tariff.New(a.DB, a.Hub, a.Clock, a.Logger)
+	syncer := location.NewSyncer(a.DB, a.Jobs, a.Hub, a.Parties, a.Locations, a.Tariffs, a.Clock, a.Logger, a.Registry)
+	if !opts.InsertOnly {
+		a.Hub.Schedule()
+		if cfg.SyncInterval > 0 {
+			syncer.Schedule(cfg.SyncInterval)
+		}
+	}
+	a.Syncer = syncer
+	a.wireSessions(pub, hc.Backoff)
+	a.wirePayments()
+	if err := a.buildUPI(opts.InsertOnly); err != nil {
+		return nil, err
+	}
+
+	sc := httpapi.Config{
 		PublicURL:    pub,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Logger:       a.Logger,
@@ -201,6 +264,15 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		DB:           a.DB,
 		Auth:         a.Parties,
 		Parties:      a.Parties,
+		Hub:          a.Hub,
+		Locations:    a.Locations,
+		Tariffs:      a.Tariffs,
+		UPI:          a.UPI,
+		Tokens:       a.Tokens,
+		Sessions:     a.Sessions,
+		CDRs:         a.CDRs,
+		Commands:     a.Commands,
+		Payments:     a.Payments,
 		Webhooks:     a.Webhooks,
 		RateLimiter:  a.RateLimiter,
 		Idempotency:  a.Idempotency,
@@ -211,15 +283,15 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		if !opts.InsertOnly {
 			a.Resetter.Schedule(a.Jobs)
 		}
-		hc.SandboxBanner = a.Resetter.Banner()
-		hc.ResetSandboxFunc = a.Resetter.ResetNow
+		sc.SandboxBanner = a.Resetter.Banner()
+		sc.ResetSandboxFunc = a.Resetter.ResetNow
 	} else if cfg.SandboxAddr != "" && !opts.InsertOnly {
 		if a.Sandbox, err = a.newSandbox(ctx, cfg, opts); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
-		hc.SandboxParties = a.Sandbox.Parties
+		sc.SandboxParties = a.Sandbox.Parties
 	}
-	a.Server = httpapi.New(hc)
+	a.Server = httpapi.New(sc)
 	ok = true
 	return a, nil
 }
@@ -238,6 +310,17 @@ func (a *App) newSandbox(ctx context.Context, cfg Config, opts Options) (*App, e
 	so.Logger = a.Logger.With("instance", "sandbox")
 	so.Listener, so.SandboxListener = opts.SandboxListener, nil
 	return New(ctx, sc, so)
+}
+
+// tee records every event with two emitters.
+type tee [2]event.Emitter
+
+// Emit implements event.Emitter.
+func (t tee) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
+	if err := t[0].Emit(ctx, tx, e); err != nil {
+		return err
+	}
+	return t[1].Emit(ctx, tx, e)
 }
 
 // Migrate brings the database schema up to date: ocpihub's tables, then the
@@ -321,6 +404,9 @@ func (a *App) Close(ctx context.Context) error {
 		errs = append(errs, a.Jobs.Stop(sctx))
 		cancel()
 	}
+	if a.PG != nil {
+		a.PG.Close()
+	}
 	if a.DB != nil {
 		errs = append(errs, a.DB.Close())
 	}
@@ -340,6 +426,9 @@ func (a *App) closeQuietly() {
 	}
 	if a.listener != nil {
 		a.listener.Close()
+	}
+	if a.PG != nil {
+		a.PG.Close()
 	}
 	if a.DB != nil {
 		a.DB.Close()

@@ -53,6 +53,49 @@ type Config struct {
 
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
+
+	// SyncInterval is how often the hub pulls every CPO's locations and
+	// tariffs since the last successful pull (0: never; pushes are the
+	// primary path, this is the recovery).
+	SyncInterval time.Duration
+	// PushMaxAttempts and PushBackoff tune the push outbox: attempts before
+	// an object is marked for a full resync, and the first retry delay
+	// (doubling). Zero: 10 attempts, the jobs backoff from 2 s.
+	PushMaxAttempts int
+	PushBackoff     time.Duration
+	// ForwardTimeout bounds a request the hub forwards to another party
+	// (default 30 s; past it the requester gets 4002).
+	ForwardTimeout time.Duration
+	// UPI QR charging (upi.Config): the amounts the landing page offers and
+	// accepts (paise), how long an order takes payments, how long a
+	// session and its CDR may take, and the CPOs ("CC*PID") that want
+	// tokens of type OTHER instead of AD_HOC_USER. Zero: upi's defaults.
+	UPIPresets         []int64
+	UPIMinPaise        int64
+	UPIMaxPaise        int64
+	UPIPaymentWindow   time.Duration
+	UPISessionDeadline time.Duration
+	UPICDRDeadline     time.Duration
+	UPIOtherTokenCPOs  []string
+	UPIStartDelay      time.Duration
+	// UPIPollInterval and UPIRetryBase tune the pending-payment polls and
+	// the retries of START_SESSION and refunds (tests shorten them).
+	UPIPollInterval time.Duration
+	UPIRetryBase    time.Duration
+
+	// SMTP e-mails receipts (upi.SMTPConfig); no SMTPAddr: receipts are
+	// only logged.
+	SMTPAddr     string
+	SMTPFrom     string
+	SMTPUsername string
+	SMTPPassword string
+	SMTPTLS      string
+
+	// CommandTimeoutMargin is added to a CPO's command timeout before the
+	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
+	// the CPO names none (default 60 s).
+	CommandTimeoutMargin time.Duration
+	CommandTimeout       time.Duration
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool
@@ -77,6 +120,7 @@ func Defaults() Config {
 		ShutdownTimeout: 30 * time.Second,
 		RateLimit:       ratelimit.Defaults(),
 		WebhookTimeout:  15 * time.Second,
+		SyncInterval:    time.Hour,
 	}
 }
 
@@ -117,6 +161,12 @@ func (c Config) Validate() error {
 	}
 	if c.RateLimit.PerSecond < 0 || c.RateLimit.PerMinute < 0 || c.RateLimit.PerHour < 0 {
 		return fmt.Errorf("rate limits must not be negative (0 lifts a limit)")
+	}
+	if c.UPIMinPaise > 0 && c.UPIMinPaise < 100 {
+		return fmt.Errorf("the smallest UPI amount must be at least 1.00 rupee (the payment gateway's minimum)")
+	}
+	if c.UPIMinPaise > 0 && c.UPIMaxPaise > 0 && c.UPIMinPaise > c.UPIMaxPaise {
+		return fmt.Errorf("the smallest UPI amount is above the largest")
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -14,12 +14,21 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -47,6 +56,23 @@ type Config struct {
 	DB           *store.DB
 	Auth         Authenticator
 	Parties      *party.Service
+	// Hub routes requests addressed to other parties; Locations and Tariffs
+	// serve the CPO receivers and the eMSP directory.
+	Hub       *hub.Hub
+	Locations *location.Service
+	Tariffs   *tariff.Service
+	// UPI serves QR charging: the PG webhook, the operator's API and the
+	// driver's pages.
+	UPI *upi.Service
+	// Tokens, Sessions, CDRs and Commands serve the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
+	// Payments serves Direct Payment: terminals and financial advice
+	// confirmations, and PTPs' pre-authorised sessions.
+	Payments *payment.Service
 	// Sandbox marks the sandbox instance: version details carry
 	// SandboxBanner, and no request is rate limited.
 	Sandbox       bool
@@ -79,6 +105,8 @@ type Server struct {
 	// routes lists every authenticated route with its access, in the order
 	// they were registered (Routes).
 	routeList []Route
+	// pages are the driver's HTML pages (UPI).
+	pages pageTemplates
 }
 
 // Route is one authenticated route of the table: its ServeMux pattern

@@ -24,10 +24,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river/rivertype"
-
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
@@ -67,14 +66,14 @@ type Options struct {
 	Logger *slog.Logger
 	// DBURL reuses a database (a restart); default: a fresh one.
 	DBURL string
-	// JobsFollowClock makes the job queue tell time by Clock (a clock.Fake):
-	// scheduled jobs and retries become due when the test moves the clock.
-	JobsFollowClock bool
 	// Sandbox starts the hub's sandbox too, on its own fresh database.
 	Sandbox bool
 	// RateLimits turns the product's rate limits on (cfg.RateLimit); test
 	// hubs run without limits unless asked, so tests can make bursts.
 	RateLimits bool
+	// Events receives the hub's domain events (a *Recorder lets tests
+	// assert on them); default: discarded.
+	Events event.Emitter
 }
 
 // Hub is a running hub.
@@ -171,15 +170,13 @@ func (h *Hub) start(t testing.TB) {
 		checks = append(DefaultChecks(), checks...)
 	}
 	jc := &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}}
-	if tg, ok := h.opts.Clock.(rivertype.TimeGenerator); ok && h.opts.JobsFollowClock {
-		jc.Time = tg
-	}
 	a, err := app.New(context.Background(), cfg, app.Options{
 		Logger:     logger,
 		Clock:      h.opts.Clock,
 		Listener:   l,
 		JobsConfig: jc,
 		Middleware: checking(t, checks),
+		Events:     h.opts.Events,
 	})
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)

@@ -127,13 +127,13 @@ func (s *Service) discoverBest(ctx context.Context, versionsURL, token string) (
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's versions at " + versionsURL + ": " + describe(err), Err: err}
 	}
-	v, ok := ocpiclient.Pick(vs, s.cfg.Versions, "")
+	v, ok := ocpiclient.Pick(vs, s.connectVersions(), "")
 	if !ok {
 		var offered []string
 		for _, x := range vs {
 			offered = append(offered, x.Version)
 		}
-		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("the partner offers %s; we speak %v", orNone(offered), s.cfg.Versions)}
+		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("the partner offers %s; we connect with %v", orNone(offered), s.connectVersions())}
 	}
 	if v.Version == "2.1.1" || v.Version == "2.0" {
 		// Legacy versions use raw tokens (transport.md §9.1).
@@ -170,9 +170,14 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	if err := s.setNextToken(ctx, id, hashToken(next)); err != nil {
 		return nil, err
 	}
+	ours, err := s.CredentialsFor(ctx, p.Version, next, p.ID)
+	if err != nil {
+		_ = s.setNextToken(context.WithoutCancel(ctx), id, "")
+		return nil, err
+	}
 	var theirs ocpi.Credentials
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: credURL, Token: auth.Token, Base64: auth.Base64,
-		Body: s.OurCredentials(next), MaxAttempts: 1, Timeout: time.Minute}, &theirs)
+		Body: ours, MaxAttempts: 1, Timeout: time.Minute}, &theirs)
 	if err == nil {
 		err = theirs.Check(acceptedRoles())
 	}

@@ -248,6 +248,9 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err := checkInvited(caller.Invited, in.Roles); err != nil {
 		return nil, err
 	}
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
+		return nil, err
+	}
 	// Fail fast, before calling the partner; the transaction checks again.
 	if err := s.checkRoleConflicts(ctx, s.db.Read(), 0, "roles", refsOf(in.Roles)); err != nil {
 		return nil, err
@@ -258,6 +261,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	}
 	tokenC := s.NewTokenFunc()
 	now := s.now()
+	var id int64
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		n, err := tx.Exec(ctx, "UPDATE invitations SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND expires_at > $1", now, caller.InvitationID)
 		if err != nil {
@@ -269,7 +273,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if err := s.checkRoleConflicts(ctx, tx, 0, "roles", refsOf(in.Roles)); err != nil {
 			return err
 		}
-		id, err := s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
+		id, err = s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
 		if err != nil {
 			return err
 		}
@@ -285,8 +289,8 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		return nil, err
 	}
 	s.logger.InfoContext(ctx, "platform registered", "name", caller.Name, "version", d.version, "roles", refsString(in.Roles), "token_base64", d.base64)
-	c := s.OurCredentials(tokenC)
-	return &c, nil
+	c, err := s.CredentialsFor(ctx, d.version, tokenC, id)
+	return &c, err
 }
 
 // checkInvited fails when an invitation bound to parties is used to register
@@ -314,6 +318,9 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered: use POST with a registration token to register"}
 	}
 	if err := in.Check(acceptedRoles()); err != nil {
+		return nil, err
+	}
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
 		return nil, err
 	}
 	if err := s.checkRoleConflicts(ctx, s.db.Read(), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
@@ -361,8 +368,8 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		return nil, err
 	}
 	s.logger.InfoContext(ctx, "platform credentials updated", "platform_id", caller.PlatformID, "version", d.version)
-	c := s.OurCredentials(tokenC)
-	return &c, nil
+	c, err := s.CredentialsFor(ctx, d.version, tokenC, caller.PlatformID)
+	return &c, err
 }
 
 // Unregister is a partner's credentials DELETE: the platform is marked

@@ -71,6 +71,9 @@ func TestHeadersAnd429(t *testing.T) {
 	for _, engine := range []store.Engine{store.SQLite, store.Postgres} {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
+			// The next top of the hour: windows start together, and the job
+			// queue (which follows the fake clock) stays near real time.
+			start := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 			clk := clock.NewFake(start)
 			h := limitedHub(t, engine, clk, "")
 			c := cpo(t, h, "RL1")
@@ -141,7 +144,7 @@ func TestHeadersAnd429(t *testing.T) {
 // against one limit whichever replica serves them.
 func TestTwoServersOnOnePostgreSQLShareTheLimit(t *testing.T) {
 	t.Parallel()
-	clk := clock.NewFake(start)
+	clk := clock.NewFake(time.Now().UTC().Truncate(time.Hour).Add(time.Hour))
 	a := limitedHub(t, store.Postgres, clk, "")
 	b := limitedHub(t, store.Postgres, clk, a.DBURL)
 	c := cpo(t, a, "RL2")

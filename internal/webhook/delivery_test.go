@@ -107,7 +107,6 @@ func fakeHub(t *testing.T, engine string, timeout time.Duration) (*hubtest.Hub, 
 	clk := clock.NewFake(time.Now().Truncate(time.Second))
 	h := hubtest.Start(t, store.Engine(engine), func(o *hubtest.Options) {
 		o.Clock = clk
-		o.JobsFollowClock = true
 		o.Config = func(c *app.Config) {
 			if timeout > 0 {
 				c.WebhookTimeout = timeout
