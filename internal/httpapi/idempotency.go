@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -23,12 +25,17 @@ func replayedHeaders() []string {
 // not kept (the request may then run again).
 const maxStoredAnswer = 1 << 20
 
+// inFlightWait is how long a repeated X-Request-ID waits for the first
+// request's answer before it gets 409.
+const inFlightWait = 30 * time.Second
+
 // serveIdempotent runs fn, unless the write request repeats a key already
 // answered for the same caller:
 //
 //   - a POST, PUT or PATCH carrying the X-Request-ID of an earlier request of
-//     the caller (24 h) gets the stored answer and has no second effect; the
-//     same X-Request-ID with a different method, path or body is refused with
+//     the caller (24 h) gets the stored answer and has no second effect (one
+//     arriving while the first still runs waits for its answer); the same
+//     X-Request-ID with a different method, path or body is refused with
 //     2001. Routes of the registration handshake (their answers hold
 //     credentials tokens) and routes marked withoutReplay are excluded.
 //   - routes marked withIdempotencyKey also take Idempotency-Key, which
@@ -68,9 +75,23 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	claim, err := st.Begin(ctx, idempotency.Request{Caller: callerKey(c), Kind: kind, Key: key, Fingerprint: idempotency.Fingerprint(r.Method, r.URL.Path, r.URL.RawQuery, body)})
+	req := idempotency.Request{Caller: callerKey(c), Kind: kind, Key: key, Fingerprint: idempotency.Fingerprint(r.Method, r.URL.Path, r.URL.RawQuery, body)}
+	claim, err := st.Begin(ctx, req)
 	if err != nil {
 		return err
+	}
+	if claim.State == idempotency.InFlight && kind == idempotency.KindRequestID {
+		// An OCPI client retrying after its own timeout, while the first
+		// attempt still runs: wait for that answer and give it (OCPI has
+		// no "409, come back later").
+		wctx, cancel := context.WithTimeout(ctx, inFlightWait)
+		err := st.Wait(wctx, req)
+		cancel()
+		if err == nil {
+			if claim, err = st.Begin(ctx, req); err != nil {
+				return err
+			}
+		}
 	}
 	switch claim.State {
 	case idempotency.Replay:

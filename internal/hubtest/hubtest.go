@@ -85,6 +85,10 @@ type Hub struct {
 	SandboxDBURL string
 	// Client calls the hub (admin API, raw requests).
 	Client *ocpiclient.Client
+	// Events is Options.Events when a test set one (a *Recorder to assert
+	// on), else the hub's own emitter; the hub emits through the webhook
+	// service and hands every event to Options.Events too.
+	Events event.Emitter
 
 	t      testing.TB
 	opts   Options
@@ -189,6 +193,10 @@ func (h *Hub) start(t testing.TB) {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
 	}
 	h.App = a
+	h.Events = a.Events
+	if h.opts.Events != nil {
+		h.Events = h.opts.Events
+	}
 	h.Client = ocpiclient.New(logger)
 	h.closed = false
 }

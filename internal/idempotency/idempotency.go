@@ -170,6 +170,31 @@ func (s *Store) Begin(ctx context.Context, req Request) (Claim, error) {
 	return claim, err
 }
 
+// Wait waits, reading without locks, until the request holding req's key is
+// no longer in flight (answered, abandoned, or taken over as stale), or ctx
+// ends. Call Begin again afterwards.
+func (s *Store) Wait(ctx context.Context, req Request) error {
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var status int
+		var created int64
+		err := s.db.Read().QueryRow(ctx, "SELECT status, created_at FROM idempotency_keys WHERE caller = $1 AND kind = $2 AND key = $3",
+			req.Caller, req.Kind, req.Key).Scan(&status, &created)
+		if errors.Is(err, store.ErrNoRows) || (err == nil && (status != 0 || created <= s.clock.Now().Add(-StaleAfter).UnixMicro())) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Finish stores the answer of a claimed request.
 func (s *Store) Finish(ctx context.Context, claim Claim, resp Response) error {
 	header, err := json.Marshal(resp.Header)

@@ -262,3 +262,41 @@ func TestClaims(t *testing.T) {
 		}
 	})
 }
+
+// TestRepeatedRequestIDWaitsForTheFirst: an OCPI client that retries after
+// its own timeout, while the first attempt still runs, gets that attempt's
+// answer once it is there (OCPI has no 409).
+func TestRepeatedRequestIDWaitsForTheFirst(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t, store.SQLite)
+	tok := platform(t, h, "WT1")
+	var pid int64
+	if err := h.DB.Read().QueryRow(t.Context(), "SELECT id FROM platforms WHERE name = 'CPO WT1'").Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"url":"https://hooks.example.com/a","events":["cdr.created"]}`
+	req := idempotency.Request{Caller: "platform:" + itoa(pid), Kind: idempotency.KindRequestID, Key: "slow-1",
+		Fingerprint: idempotency.Fingerprint(http.MethodPost, "/ocpi/2.2.1/webhooks", "", []byte(body))}
+	claim, err := h.Idempotency.Begin(t.Context(), req)
+	if err != nil || claim.State != idempotency.Proceed {
+		t.Fatalf("claim: %+v %v", claim, err)
+	}
+	// The retry is sent while the claim is open; whether it arrives before
+	// or after Finish, it must get the first answer and run nothing.
+	got := make(chan answer, 1)
+	go func() {
+		got <- post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "slow-1"))
+	}()
+	stored := []byte(`{"status_code":1000,"status_message":"Success","timestamp":"2025-03-01T10:00:00Z"}`)
+	if err := h.Idempotency.Finish(t.Context(), claim, idempotency.Response{Status: http.StatusCreated,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: stored}); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.status != http.StatusCreated || !bytes.Equal(a.body, stored) || a.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the retry got HTTP %d %s", a.status, a.body)
+	}
+	if n := count(t, h, subsCount); n != 0 {
+		t.Fatalf("the retry ran the request: %d subscriptions", n)
+	}
+}
