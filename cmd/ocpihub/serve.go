@@ -37,7 +37,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := apply(); err != nil {
 		return err
 	}
-	a, err := app.New(ctx, *cfg, app.Options{})
+	a, err := app.New(ctx, *cfg, app.Options{Version: version})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,9 @@ type Options struct {
 	// Middleware, when set, wraps the HTTP handler (tests check every
 	// response against the OCPI schemas with it).
 	Middleware func(http.Handler) http.Handler
+	// Version is the build's version (the OpenAPI document and the console
+	// show it).
+	Version string
 }
 
 // App is an assembled hub.
@@ -171,6 +174,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		DB:           a.DB,
 		Auth:         a.Parties,
 		Parties:      a.Parties,
+		Version:      opts.Version,
 	})
 	ok = true
 	return a, nil

@@ -148,10 +148,10 @@ func (s *Server) handleAdminPartyAction(action string) apiFunc {
 // inviteRequest is the body of POST /admin/invitations.
 type inviteRequest struct {
 	Name    string `json:"name"`
-	Expires string `json:"expires"` // a Go duration, e.g. "72h"
-	Sandbox bool   `json:"sandbox"`
+	Expires string `json:"expires,omitempty"` // a Go duration, e.g. "72h"
+	Sandbox bool   `json:"sandbox,omitempty"`
 	// Parties binds the invitation to parties (announced as PLANNED).
-	Parties []party.PartyRef `json:"parties"`
+	Parties []party.PartyRef `json:"parties,omitempty"`
 }
 
 func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error {
@@ -176,7 +176,7 @@ func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error
 
 // connectRequest is the body of POST /admin/parties/connect.
 type connectRequest struct {
-	Name        string `json:"name"`
+	Name        string `json:"name,omitempty"`
 	VersionsURL string `json:"versions_url"`
 	Token       string `json:"token"`
 }

@@ -46,6 +46,10 @@ type Config struct {
 	Parties      *party.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
+	// Version is the build's version, shown in the OpenAPI document.
+	Version string
+	// Console, when set, serves the operator console under /console/.
+	Console http.Handler
 }
 
 // Server serves the hub's HTTP API.
@@ -62,10 +66,11 @@ type Server struct {
 	// routes lists every authenticated route with its access, in the order
 	// they were registered (Routes).
 	routeList []Route
+	apiDocCache
 }
 
-// Route is one authenticated route of the table: its ServeMux pattern
-// ("METHOD /path/{wildcard}") and who may call it.
+// Route is one route of the table: its ServeMux pattern ("METHOD
+// /path/{wildcard}") and who may call it.
 type Route struct {
 	Pattern string
 	// Access is "public", "registering" (token A too), "platform" (a
@@ -73,8 +78,9 @@ type Route struct {
 	Access string
 }
 
-// Routes returns the route table's OCPI and admin routes. Tests walk it to
-// hold every route to the access rules (a suspended platform gets 401 on
+// Routes returns the route table: the OCPI, admin and operations routes
+// (not the console's pages). Tests walk it to hold every route to the access
+// rules (a suspended platform gets 401 on
 // every functional route, token A only reaches versions and credentials).
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routeList...) }
 
@@ -135,6 +141,13 @@ const (
 	// admin routes need the operator's admin token.
 	admin
 )
+
+// handlePlain registers a public route that answers without an OCPI envelope
+// (operations endpoints).
+func (s *Server) handlePlain(pattern string, h http.Handler) {
+	s.routeList = append(s.routeList, Route{Pattern: pattern, Access: public.String()})
+	s.mux.Handle(pattern, h)
+}
 
 // handle registers an OCPI handler behind authentication.
 func (s *Server) handle(pattern string, a access, fn apiFunc) {

@@ -3,16 +3,49 @@ package hubtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/schematest"
 )
 
 // DefaultChecks are the checks every test hub runs on every response.
 func DefaultChecks() []Check {
-	return []Check{CheckEnvelope, CheckSchemas}
+	return []Check{CheckEnvelope, CheckSchemas, CheckOpenAPI}
+}
+
+// apiValidator is the OpenAPI document of the route table, compiled once per
+// test binary.
+var apiValidator = sync.OnceValues(func() (*openapi.Validator, error) {
+	return openapi.NewValidator(httpapi.New(httpapi.Config{}).OpenAPI())
+})
+
+// CheckOpenAPI validates every response against the hub's own OpenAPI
+// document (/openapi.json): the operation must declare the HTTP status, the
+// media type must be the declared one, and the body must match the declared
+// schema (on OCPI routes the envelope, and data against the schema of the Go
+// type the route documents). Requests no operation matches (unknown paths,
+// the console's pages) are not checked here.
+func CheckOpenAPI(t testing.TB, ex Exchange) {
+	v, err := apiValidator()
+	if err != nil {
+		t.Errorf("the OpenAPI document does not compile: %v", err)
+		return
+	}
+	method := ex.Method
+	if method == http.MethodHead {
+		return
+	}
+	err = v.Check(method, httpapi.CanonicalPath(ex.Path), ex.Status, ex.Header, ex.Body)
+	if err != nil && !errors.Is(err, openapi.ErrUndocumented) {
+		t.Errorf("openapi: %v", err)
+	}
 }
 
 // CheckSchemas validates every OCPI 2.2.1 response against the JSON schemas
