@@ -38,6 +38,8 @@ func settings(cfg *app.Config) []setting {
 		{"hub-name", "OCPIHUB_HUB_NAME", "business name of the HUB role", str(&cfg.HubName), cfg.HubName},
 		{"emsp-name", "OCPIHUB_EMSP_NAME", "business name of the EMSP role", str(&cfg.EMSPName), cfg.EMSPName},
 		{"sandbox-addr", "OCPIHUB_SANDBOX_ADDR", "address of the sandbox instance (default: off)", str(&cfg.SandboxAddr), ""},
+		{"console-map-tiles", "OCPIHUB_CONSOLE_MAP_TILES", "tile URL template with {z}, {x}, {y} for the console's maps (default: none, a coordinate grid that works offline)", str(&cfg.ConsoleMapTiles), ""},
+		{"console-map-attribution", "OCPIHUB_CONSOLE_MAP_ATTRIBUTION", "attribution shown under the map tiles (e.g. \"© OpenStreetMap contributors\")", str(&cfg.ConsoleMapAttribution), ""},
 		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},
 		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
 		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/console"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -57,6 +58,8 @@ type App struct {
 	Registry *prometheus.Registry
 	Parties  *party.Service
 	Server   *httpapi.Server
+	// Console is the operator console served at /console.
+	Console *console.Console
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
@@ -165,6 +168,18 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
+	a.Console = console.New(console.Config{
+		DB:             a.DB,
+		Parties:        a.Parties,
+		Jobs:           a.Jobs,
+		Clock:          a.Clock,
+		Logger:         a.Logger,
+		PublicURL:      pub,
+		Version:        opts.Version,
+		Dev:            cfg.DevMode,
+		MapTiles:       cfg.ConsoleMapTiles,
+		MapAttribution: cfg.ConsoleMapAttribution,
+	})
 	a.Server = httpapi.New(httpapi.Config{
 		PublicURL:    pub,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -175,6 +190,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Auth:         a.Parties,
 		Parties:      a.Parties,
 		Version:      opts.Version,
+		Console:      a.Console,
 	})
 	ok = true
 	return a, nil

@@ -25,6 +25,11 @@ type Config struct {
 
 	SandboxAddr string
 
+	// ConsoleMapTiles is a tile URL template ({z}/{x}/{y}) drawn under the
+	// console's maps; empty: a coordinate grid only (works offline).
+	ConsoleMapTiles       string
+	ConsoleMapAttribution string
+
 	PGBaseURL       string
 	PGKeyID         string
 	PGKeySecret     string
@@ -88,6 +93,13 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("the admin token must have at least 16 characters")
+	}
+	if c.ConsoleMapTiles != "" {
+		u, err := url.Parse(strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(c.ConsoleMapTiles))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+			!strings.Contains(c.ConsoleMapTiles, "{z}") || !strings.Contains(c.ConsoleMapTiles, "{x}") || !strings.Contains(c.ConsoleMapTiles, "{y}") {
+			return fmt.Errorf("console map tiles %q: want an http(s) URL template with {z}, {x} and {y}", c.ConsoleMapTiles)
+		}
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -245,7 +245,7 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		return op
 	}
 
-	success := openapi.Ref("OcpiSuccess")
+	var success openapi.Schema
 	if doc.Data != nil {
 		success = openapi.Schema{"allOf": []any{openapi.Ref("OcpiSuccess"), openapi.Schema{
 			"required":   []any{"data"},

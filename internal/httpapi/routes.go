@@ -22,7 +22,7 @@ func (s *Server) routes() {
 	// The operator console (HTML; its pages are not API operations).
 	if s.cfg.Console != nil {
 		s.mux.Handle("/console/", s.cfg.Console)
-		s.mux.Handle("GET /console", http.RedirectHandler("/console/", http.StatusFound))
+		s.mux.Handle("/console", s.cfg.Console)
 	}
 
 	// Versions (token A too).

@@ -64,6 +64,9 @@ type Options struct {
 	Logger *slog.Logger
 	// DBURL reuses a database (a restart); default: a fresh one.
 	DBURL string
+	// Jobs edits the job queue settings (e.g. MaxAttempts 1, so a failing
+	// job is discarded at once).
+	Jobs func(*jobs.Config)
 }
 
 // Hub is a running hub.
@@ -147,11 +150,15 @@ func (h *Hub) start(t testing.TB) {
 	if !h.opts.NoDefaultChecks {
 		checks = append(DefaultChecks(), checks...)
 	}
+	jc := &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}}
+	if h.opts.Jobs != nil {
+		h.opts.Jobs(jc)
+	}
 	a, err := app.New(context.Background(), cfg, app.Options{
 		Logger:     logger,
 		Clock:      h.opts.Clock,
 		Listener:   l,
-		JobsConfig: &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}},
+		JobsConfig: jc,
 		Middleware: checking(t, checks),
 	})
 	if err != nil {

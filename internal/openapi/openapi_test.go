@@ -36,8 +36,9 @@ type sample struct {
 	Raw      json.RawMessage   `json:"raw,omitempty"`
 	Quoted   int               `json:"quoted,string"`
 	Hidden   string            `json:"-"`
-	private  string
-	Self     *sample `json:"self,omitempty"`
+	//lint:ignore U1000 present to show unexported fields are not encoded
+	private string
+	Self    *sample `json:"self,omitempty"`
 }
 
 // TestSchemasFollowEncodingJSON: the derived schema says what encoding/json
