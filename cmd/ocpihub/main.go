@@ -41,6 +41,7 @@ Usage:
   ocpihub party <command>        onboard and manage partners (invite, connect, list, show,
                                  suspend, resume, rotate, disconnect)
   ocpihub admin-token --reset    replace the generated admin token
+  ocpihub demo [--keep-running]  run the hub with simulated partners and play the stories
   ocpihub version                print the version
 
 Run "ocpihub <command> --help" for the flags of a command. Every setting is also an
@@ -63,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = cmdParty(ctx, e, args[1:])
 	case "admin-token":
 		err = cmdAdminToken(ctx, e, args[1:])
+	case "demo":
+		err = cmdDemo(ctx, e, args[1:])
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
