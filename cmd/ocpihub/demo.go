@@ -32,6 +32,6 @@ func cmdDemo(ctx context.Context, e env, args []string) error {
 		return usageError{"--log-level: want debug, info, warn or error"}
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
-	_, err := demo.Run(ctx, demo.Options{Addr: *addr, Dir: *dir, KeepRunning: *keep, Out: e.stdout, Logger: logger, Version: version})
+	_, err := demo.Run(ctx, demo.Options{Addr: *addr, Dir: *dir, KeepRunning: *keep, Out: e.stdout, Logger: logger, Version: versionName()})
 	return err
 }
