@@ -100,6 +100,8 @@ type benchHub struct {
 	*app.App
 	client   *http.Client
 	cpoToken string
+	// deepPage is the Link path of the directory page at offset 90 000.
+	deepPage string
 }
 
 // noopBody is what /bench/noop answers: a small OCPI envelope.

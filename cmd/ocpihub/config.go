@@ -62,6 +62,14 @@ func settings(cfg *app.Config) []setting {
 			cfg.ShutdownTimeout = d
 			return nil
 		}, cfg.ShutdownTimeout.String()},
+		{"sync-interval", "OCPIHUB_SYNC_INTERVAL", "how often CPOs' locations and tariffs are pulled since the last pull (0 disables)", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration such as 1h, or 0")
+			}
+			cfg.SyncInterval = d
+			return nil
+		}, cfg.SyncInterval.String()},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

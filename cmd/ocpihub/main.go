@@ -33,6 +33,8 @@ Usage:
   ocpihub migrate [flags]        bring the database schema up to date and exit
   ocpihub party <command>        onboard and manage partners (invite, connect, list, show,
                                  suspend, resume, rotate, disconnect)
+  ocpihub sync locations|tariffs --party CC-PID [--since TIME]
+                                 pull a CPO's locations or tariffs (recovery after missed pushes)
   ocpihub admin-token --reset    replace the generated admin token
   ocpihub demo [--keep-running]  run the hub with simulated partners and play the stories
   ocpihub version [--json]       print the version, commit and build date
@@ -55,6 +57,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = cmdMigrate(ctx, e, args[1:])
 	case "party":
 		err = cmdParty(ctx, e, args[1:])
+	case "sync":
+		err = cmdSync(ctx, e, args[1:])
 	case "admin-token":
 		err = cmdAdminToken(ctx, e, args[1:])
 	case "demo":

@@ -20,12 +20,16 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/console"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tariff"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -57,7 +61,14 @@ type App struct {
 	Client   *ocpiclient.Client
 	Registry *prometheus.Registry
 	Parties  *party.Service
-	Server   *httpapi.Server
+	// Events records domain events; event.Discard until the webhook
+	// service is wired.
+	Events    event.Emitter
+	Hub       *hub.Hub
+	Locations *location.Service
+	Tariffs   *tariff.Service
+	Syncer    *location.Syncer
+	Server    *httpapi.Server
 	// Console is the operator console served at /console.
 	Console *console.Console
 
@@ -168,6 +179,23 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
+	a.Events = event.Discard{}
+	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
+	if base := cfg.PushBackoff; base > 0 {
+		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
+	}
+	a.Hub = hub.New(a.DB, a.Jobs, a.Parties, a.Client, a.Clock, a.Logger, a.Registry, hc)
+	a.Locations = location.New(a.DB, a.Hub, a.Events, a.Clock, a.Logger)
+	a.Tariffs = tariff.New(a.DB, a.Hub, a.Clock, a.Logger)
+	syncer := location.NewSyncer(a.DB, a.Jobs, a.Hub, a.Parties, a.Locations, a.Tariffs, a.Clock, a.Logger, a.Registry)
+	if !opts.InsertOnly {
+		a.Hub.Schedule()
+		if cfg.SyncInterval > 0 {
+			syncer.Schedule(cfg.SyncInterval)
+		}
+	}
+	a.Syncer = syncer
+
 	a.Console = console.New(console.Config{
 		DB:             a.DB,
 		Parties:        a.Parties,
@@ -189,6 +217,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		DB:           a.DB,
 		Auth:         a.Parties,
 		Parties:      a.Parties,
+		Hub:          a.Hub,
+		Locations:    a.Locations,
+		Tariffs:      a.Tariffs,
 		Version:      opts.Version,
 		Console:      a.Console,
 	})

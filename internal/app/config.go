@@ -40,6 +40,19 @@ type Config struct {
 
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
+
+	// SyncInterval is how often the hub pulls every CPO's locations and
+	// tariffs since the last successful pull (0: never; pushes are the
+	// primary path, this is the recovery).
+	SyncInterval time.Duration
+	// PushMaxAttempts and PushBackoff tune the push outbox: attempts before
+	// an object is marked for a full resync, and the first retry delay
+	// (doubling). Zero: 10 attempts, the jobs backoff from 2 s.
+	PushMaxAttempts int
+	PushBackoff     time.Duration
+	// ForwardTimeout bounds a request the hub forwards to another party
+	// (default 30 s; past it the requester gets 4002).
+	ForwardTimeout time.Duration
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool
@@ -59,6 +72,7 @@ func Defaults() Config {
 		LogFormat:       "text",
 		MaxBodyBytes:    1 << 20,
 		ShutdownTimeout: 30 * time.Second,
+		SyncInterval:    time.Hour,
 	}
 }
 

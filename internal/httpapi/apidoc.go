@@ -57,6 +57,12 @@ type Doc struct {
 	// Raw replaces the envelope: the HTTP 200 answer's schema by media type
 	// (health, metrics, this document).
 	Raw map[string]openapi.Schema
+	// Also adds media types to the envelope's success answer (GeoJSON).
+	Also map[string]openapi.Schema
+	// Relayed marks routes the hub forwards when OCPI-to-* names another
+	// party: the addressed partner's answer is relayed as it is, whatever
+	// its status (a "default" response).
+	Relayed bool
 	// RawErrors are other statuses of a Raw route, with the same media types
 	// (the 503 of /readyz).
 	RawErrors []int
@@ -78,12 +84,13 @@ type apiDocs struct {
 var docSets = []func() apiDocs{
 	operationsDocs,
 	coreDocs,
+	locationDocs,
 	adminDocs,
 }
 
 // fallbacks are the patterns without a method that answer paths no route
 // matches; they are not operations.
-var fallbacks = []string{"/ocpi/", "/admin/"}
+var fallbacks = []string{"/ocpi/", "/admin/", "/api/"}
 
 // Docs returns the description of every documented route, by pattern.
 func Docs() map[string]Doc {
@@ -255,6 +262,9 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		success = openapi.Schema{"allOf": []any{openapi.Ref("OcpiSuccess"), openapi.Schema{"properties": openapi.Schema{"data": false}}}}
 	}
 	ok := &openapi.Response{Description: "OCPI success (status_code 1xxx)", Content: jsonContent(success)}
+	for mt, sch := range doc.Also {
+		ok.Content[mt] = openapi.MediaType{Schema: sch}
+	}
 	if doc.Paged {
 		ok.Headers = pagingHeaders
 	}
@@ -262,6 +272,9 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	// request, 3001 partner API error, 4xxx hub errors).
 	ok200 := &openapi.Response{Description: "OCPI success (1xxx), or an OCPI error answered with HTTP 200 (2001, 2002, 3001, 400x)",
 		Headers: ok.Headers, Content: jsonContent(openapi.Schema{"anyOf": []any{success, openapi.Ref("OcpiErrorResponse")}})}
+	for mt, sch := range doc.Also {
+		ok200.Content[mt] = openapi.MediaType{Schema: sch}
+	}
 	if doc.Created {
 		op.Responses["201"] = ok
 		op.Responses["200"] = &openapi.Response{Description: "OCPI error answered with HTTP 200 (2001 invalid request, 3001 partner API error…)", Content: jsonContent(openapi.Ref("OcpiErrorResponse"))}
@@ -279,6 +292,11 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		errs = append(errs, http.StatusNotFound)
 	}
 	errs = append(errs, doc.Errors...)
+	if doc.Relayed {
+		op.Responses["default"] = &openapi.Response{Description: "the addressed partner's answer (OCPI-to-* names another party), relayed as it is",
+			Content: jsonContent(openapi.Ref("OcpiAnyResponse"))}
+		op.Parameters = append(op.Parameters, routingHeaders...)
+	}
 	for _, st := range errs {
 		r := &openapi.Response{Description: http.StatusText(st), Content: jsonContent(openapi.Ref("OcpiErrorResponse"))}
 		if st == http.StatusUnauthorized {
@@ -310,6 +328,12 @@ func defineEnvelope(sch *openapi.Schemas) {
 		// No error object on a success.
 		"not": openapi.Schema{"required": []any{"error"}},
 	})
+	sch.Define("OcpiAnyResponse", openapi.Schema{
+		"description": "an OCPI response envelope of any kind",
+		"type":        "object",
+		"required":    []any{"status_code"},
+		"properties":  openapi.Schema{"status_code": openapi.Schema{"type": "integer"}},
+	})
 	sch.Define("OcpiError", openapi.Schema{
 		"type":     "object",
 		"required": []any{"code", "description"},
@@ -338,6 +362,15 @@ func defineEnvelope(sch *openapi.Schemas) {
 			"data":           false,
 		},
 	})
+}
+
+// routingHeaders address a request to another party through the hub
+// (transport.md §8).
+var routingHeaders = []openapi.Parameter{
+	{Name: "OCPI-to-country-code", In: "header", Description: "the addressed party, when not the hub", Schema: openapi.Schema{"type": "string", "minLength": 2, "maxLength": 2}},
+	{Name: "OCPI-to-party-id", In: "header", Schema: openapi.Schema{"type": "string", "minLength": 3, "maxLength": 3}},
+	{Name: "OCPI-from-country-code", In: "header", Description: "the requesting party, when the platform hosts several", Schema: openapi.Schema{"type": "string", "minLength": 2, "maxLength": 2}},
+	{Name: "OCPI-from-party-id", In: "header", Schema: openapi.Schema{"type": "string", "minLength": 3, "maxLength": 3}},
 }
 
 var pagingParams = []openapi.Parameter{

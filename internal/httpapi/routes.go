@@ -36,6 +36,38 @@ func (s *Server) routes() {
 	s.handle("DELETE /ocpi/2.2.1/credentials", registering, s.handleCredentialsDelete)
 	s.handle("GET /ocpi/2.2.1/hubclientinfo", platform, s.handleHubClientInfo)
 
+	// Locations and tariffs: CPO receivers (a CPO pushes here) and the eMSP
+	// directory (eMSPs and NSPs pull here). The short forms without
+	// {cc}/{pid} are the seed's; they take the caller's only CPO party.
+	if s.cfg.Locations != nil {
+		for _, p := range []string{
+			"/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}",
+			"/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}",
+			"/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}",
+			"/ocpi/2.2.1/cpo/locations/{location_id}",
+		} {
+			s.handle("GET "+p, platform, s.handleCPOLocationGet)
+			s.handle("PUT "+p, platform, s.handleCPOLocationPut)
+			s.handle("PATCH "+p, platform, s.handleCPOLocationPatch)
+			s.handle("DELETE "+p, platform, s.handleCPOLocationDelete)
+		}
+		s.handle("GET /ocpi/2.2.1/emsp/locations", platform, s.handleEMSPLocations)
+		s.handle("GET /ocpi/2.2.1/emsp/locations/{location_id}", platform, s.handleEMSPLocation)
+		s.handle("GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}", platform, s.handleEMSPLocation)
+		s.handle("GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", platform, s.handleEMSPLocation)
+		s.handle("GET /api/locations", public, s.handleSearch)
+	}
+	if s.cfg.Tariffs != nil {
+		for _, p := range []string{"/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}", "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"} {
+			s.handle("GET "+p, platform, s.handleCPOTariffGet)
+			s.handle("PUT "+p, platform, s.handleCPOTariffPut)
+			s.handle("DELETE "+p, platform, s.handleCPOTariffDelete)
+			s.handle("PATCH "+p, platform, s.handleCPOTariffPatch)
+		}
+		s.handle("GET /ocpi/2.2.1/emsp/tariffs", platform, s.handleEMSPTariffs)
+		s.handle("GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}", platform, s.handleEMSPTariff)
+	}
+
 	// Operator API.
 	s.handle("GET /admin/parties", admin, s.handleAdminParties)
 	s.handle("GET /admin/parties/{id}", admin, s.handleAdminParty)
@@ -49,6 +81,7 @@ func (s *Server) routes() {
 	// Anything else under /ocpi answers with an envelope, not a text 404.
 	s.handle("/ocpi/", public, s.handleNoRoute)
 	s.handle("/admin/", public, s.handleNoRoute)
+	s.handle("/api/", public, s.handleNoRoute)
 }
 
 // handleHealthz says the process is alive.
@@ -88,7 +121,7 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) error {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/ocpi/" && pattern != "/admin/" {
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/ocpi/" && pattern != "/admin/" && pattern != "/api/" {
 			allow = append(allow, m)
 		}
 	}

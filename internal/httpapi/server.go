@@ -15,9 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tariff"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -44,6 +47,11 @@ type Config struct {
 	DB           *store.DB
 	Auth         Authenticator
 	Parties      *party.Service
+	// Hub routes requests addressed to other parties; Locations and Tariffs
+	// serve the CPO receivers and the eMSP directory.
+	Hub       *hub.Hub
+	Locations *location.Service
+	Tariffs   *tariff.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 	// Version is the build's version, shown in the OpenAPI document.

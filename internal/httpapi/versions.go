@@ -21,6 +21,13 @@ type endpoint struct {
 var endpoints221 = []endpoint{
 	{"credentials", "SENDER", "/ocpi/2.2.1/credentials"},
 	{"hubclientinfo", "SENDER", "/ocpi/2.2.1/hubclientinfo"},
+	// locations and tariffs appear twice, once per interface role (the spec
+	// allows a module to be listed with both): CPOs push to the RECEIVER,
+	// eMSPs pull the SENDER. A partner picks by role, never by URL.
+	{"locations", "RECEIVER", "/ocpi/2.2.1/cpo/locations"},
+	{"locations", "SENDER", "/ocpi/2.2.1/emsp/locations"},
+	{"tariffs", "RECEIVER", "/ocpi/2.2.1/cpo/tariffs"},
+	{"tariffs", "SENDER", "/ocpi/2.2.1/emsp/tariffs"},
 }
 
 // versions lists the versions we speak, newest first.

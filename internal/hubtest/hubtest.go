@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -44,6 +46,10 @@ type Exchange struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// API is the OpenAPI document of the hub that answered, compiled (nil
+	// for exchanges made up by hand: CheckOpenAPI then uses the route table
+	// of a bare server).
+	API *openapi.Validator
 }
 
 // Check inspects one exchange and reports problems with t.Errorf.
@@ -82,6 +88,7 @@ type Hub struct {
 	addr   string
 	closed bool
 	mu     sync.Mutex
+	api    atomic.Pointer[openapi.Validator]
 }
 
 // Each runs fn once per engine as parallel subtests, each with its own hub.
@@ -159,7 +166,7 @@ func (h *Hub) start(t testing.TB) {
 		Clock:      h.opts.Clock,
 		Listener:   l,
 		JobsConfig: jc,
-		Middleware: checking(t, checks),
+		Middleware: checking(t, checks, h.api.Load),
 	})
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
@@ -172,6 +179,11 @@ func (h *Hub) start(t testing.TB) {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
 	}
 	h.App = a
+	v, err := validatorFor(a.Server)
+	if err != nil {
+		t.Fatalf("the hub's OpenAPI document does not compile: %v", err)
+	}
+	h.api.Store(v)
 	h.Client = ocpiclient.New(logger)
 	h.closed = false
 }
@@ -301,7 +313,7 @@ func (r *recorder) Flush() {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-func checking(t testing.TB, checks []Check) func(http.Handler) http.Handler {
+func checking(t testing.TB, checks []Check, api func() *openapi.Validator) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rec := &recorder{ResponseWriter: w}
@@ -310,7 +322,7 @@ func checking(t testing.TB, checks []Check) func(http.Handler) http.Handler {
 			if len(checks) == 0 || strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
 				return
 			}
-			ex := Exchange{Method: method, Path: path, Query: query, Status: rec.status, Header: rec.Header().Clone(), Body: rec.buf.Bytes()}
+			ex := Exchange{Method: method, Path: path, Query: query, Status: rec.status, Header: rec.Header().Clone(), Body: rec.buf.Bytes(), API: api()}
 			for _, c := range checks {
 				c(t, ex)
 			}

@@ -247,6 +247,18 @@ func (c *Client) Insert(ctx context.Context, args river.JobArgs, opts *river.Ins
 	return c.pg.Insert(ctx, args, opts)
 }
 
+// InsertMany enqueues several jobs at once, outside a transaction (a
+// worker fanning out work it was given durably).
+func (c *Client) InsertMany(ctx context.Context, params []river.InsertManyParams) error {
+	var err error
+	if c.sq != nil {
+		_, err = c.sq.InsertMany(ctx, params)
+	} else {
+		_, err = c.pg.InsertMany(ctx, params)
+	}
+	return err
+}
+
 // ListParams filter a job listing.
 type ListParams struct {
 	States []rivertype.JobState

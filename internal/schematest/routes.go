@@ -36,6 +36,37 @@ var Routes221 = []Route{
 	{Method: "PUT", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
 	{Method: "DELETE", Pattern: "/ocpi/2.2.1/credentials"},
 	{Method: "GET", Pattern: "/ocpi/2.2.1/hubclientinfo", Success: "[]ClientInfo"},
+
+	// Locations and tariffs: the CPO receivers (GET returns the hub's copy;
+	// PUT, PATCH and DELETE answer without data) and the eMSP directory.
+	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}", Success: "Location"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}", Success: "EVSE"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}", Success: "Connector"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}", Success: "Location"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}"},
+	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
+	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
+	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}", Success: "Tariff"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}", Success: "Tariff"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"},
+	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
+	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations", Success: "[]Location"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}", Success: "Location"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}", Success: "EVSE"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", Success: "Connector"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tariffs", Success: "[]Tariff"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tariffs/{tariff_id}", Success: "Tariff"},
 }
 
 // routeMux finds the Route of a request the way the hub's ServeMux does.

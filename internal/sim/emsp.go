@@ -1,13 +1,18 @@
 package sim
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 )
 
-// EMSP is a simulated e-mobility service provider.
+// EMSP is a simulated e-mobility service provider. Its locations and
+// tariffs RECEIVER interfaces apply what the hub pushes to an in-memory
+// copy (tests assert the final state; the request log keeps the order).
 type EMSP struct {
 	*Platform
+	locations *directory
+	tariffs   *directory
 }
 
 // StartEMSP starts an eMSP simulator with the modules an eMSP offers.
@@ -20,8 +25,10 @@ func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options
 	if err != nil {
 		return nil, err
 	}
-	e := &EMSP{Platform: p}
+	e := &EMSP{Platform: p, locations: newDirectory(), tariffs: newDirectory()}
 	p.Handle("tokens", "SENDER", "/emsp/tokens", e.handleTokens)
+	p.Handle("locations", "RECEIVER", "/emsp/locations", e.receiver(e.locations, "/emsp/locations"))
+	p.Handle("tariffs", "RECEIVER", "/emsp/tariffs", e.receiver(e.tariffs, "/emsp/tariffs"))
 	return e, nil
 }
 
@@ -31,3 +38,53 @@ func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Limit", "100")
 	e.OK(w, []any{})
 }
+
+// receiver applies PUT/PATCH/DELETE to d and serves GET from it; a PATCH or
+// sub-object PUT of an unknown location answers 404 (the sender then PUTs
+// the whole object).
+func (e *EMSP) receiver(d *directory, marker string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		seg := segments(r.URL.Path, marker)
+		if len(seg) < 3 {
+			e.reply(w, http.StatusNotFound, 2000, nil)
+			return
+		}
+		if r.Method == http.MethodGet {
+			if o := d.get(seg[0], seg[1], seg[2]); o != nil {
+				e.OK(w, o)
+				return
+			}
+			e.reply(w, http.StatusNotFound, 2003, nil)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if !d.apply(r.Method, seg, body) {
+			e.reply(w, http.StatusNotFound, 2003, nil)
+			return
+		}
+		e.OK(w, nil)
+	}
+}
+
+// Location returns the eMSP's copy of a location (nil when it has none).
+func (e *EMSP) Location(cc, pid, id string) map[string]any { return e.locations.get(cc, pid, id) }
+
+// Tariff returns the eMSP's copy of a tariff.
+func (e *EMSP) Tariff(cc, pid, id string) map[string]any { return e.tariffs.get(cc, pid, id) }
+
+// EVSEStatus returns the status of an EVSE in the eMSP's copy ("" if none).
+func (e *EMSP) EVSEStatus(cc, pid, locationID, evseUID string) string {
+	loc := e.Location(cc, pid, locationID)
+	if loc == nil {
+		return ""
+	}
+	evses, _ := loc["evses"].([]any)
+	if ev := findObj(evses, "uid", evseUID); ev != nil {
+		s, _ := ev["status"].(string)
+		return s
+	}
+	return ""
+}
+
+// LocationCount returns how many locations the eMSP holds.
+func (e *EMSP) LocationCount() int { return e.locations.len() }

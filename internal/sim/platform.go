@@ -59,6 +59,8 @@ type Request struct {
 	Header http.Header
 	Body   []byte
 	At     time.Time
+	// Down is true when the platform was down and answered 503.
+	Down bool
 }
 
 // Platform is a simulated OCPI platform.
@@ -87,6 +89,10 @@ type Platform struct {
 	down bool
 	// Unreachable handlers fail the request like a dead server.
 	hold chan struct{}
+	// delay slows every module answer (a slow partner); inFlight and
+	// maxInFlight measure how many module requests overlap.
+	delay                 time.Duration
+	inFlight, maxInFlight int
 	// holds are requests held until released (Hold).
 	holds []*holdRule
 	// clientInfo is what the hub pushed to our hubclientinfo receiver, by
@@ -186,6 +192,21 @@ func (p *Platform) SetDown(down bool) {
 	p.mu.Unlock()
 }
 
+// SetDelay makes every answer take d longer (a slow partner).
+func (p *Platform) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = d
+	p.mu.Unlock()
+}
+
+// MaxInFlight returns the largest number of requests the platform handled
+// at the same time.
+func (p *Platform) MaxInFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.maxInFlight
+}
+
 // SetSilent makes the platform hold every module request without answering
 // until SetSilent(false) (a partner that times out).
 func (p *Platform) SetSilent(silent bool) {
@@ -228,6 +249,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()}
 		p.mu.Lock()
+		req.Down = p.down
 		p.requests = append(p.requests, req)
 		close(p.notify)
 		p.notify = make(chan struct{})
@@ -257,8 +279,45 @@ func (p *Platform) record(next http.Handler) http.Handler {
 				return
 			}
 		}
+		p.mu.Lock()
+		p.inFlight++
+		p.maxInFlight = max(p.maxInFlight, p.inFlight)
+		delay := p.delay
+		p.mu.Unlock()
+		if delay > 0 {
+			// A slow partner: the answer takes this long.
+			time.Sleep(delay)
+		}
 		next.ServeHTTP(w, r)
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
+		// Wake waiters again once the request has been handled, so a
+		// condition on the platform's state sees its effect.
+		p.mu.Lock()
+		close(p.notify)
+		p.notify = make(chan struct{})
+		p.mu.Unlock()
 	})
+}
+
+// Until waits until cond holds, checking it again after every request the
+// platform handles, or until ctx ends. cond may call the platform's
+// accessors (it runs without the platform's lock).
+func (p *Platform) Until(ctx context.Context, cond func() bool) error {
+	for {
+		p.mu.Lock()
+		ch := p.notify
+		p.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: condition not met: %w", p.opts.Name, ctx.Err())
+		}
+	}
 }
 
 // guard checks the Authorization header: the token we issued to the hub (or,
@@ -531,7 +590,15 @@ func (p *Platform) Raw(ctx context.Context, method, url string, body any, header
 	p.mu.Lock()
 	tok := p.tokenOut
 	p.mu.Unlock()
-	return p.client.Do(ctx, ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, Header: header, MaxAttempts: 1})
+	req := ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, MaxAttempts: 1}
+	if header != nil {
+		header = header.Clone()
+		req.CorrelationID, req.RequestID = header.Get("X-Correlation-ID"), header.Get("X-Request-ID")
+		header.Del("X-Correlation-ID")
+		header.Del("X-Request-ID")
+		req.Header = header
+	}
+	return p.client.Do(ctx, req)
 }
 
 // Requests returns the requests received so far that match (all when match

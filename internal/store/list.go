@@ -32,6 +32,9 @@ type List struct {
 
 	// Prefix names the table alias of last_updated and pk ("" for none).
 	Prefix string
+
+	// Totals, when set, caches the total (Documents).
+	Totals *Totals
 }
 
 func (l List) col(name string) string {
@@ -55,9 +58,10 @@ func (l List) where(withAfter bool) (string, []any) {
 		conds = append(conds, l.col("last_updated")+" < "+next(l.DateTo))
 	}
 	if withAfter && l.HasAfter {
+		// A row-value comparison: both engines seek the (last_updated, pk)
+		// index with it; PostgreSQL does not with the equivalent OR form.
 		lu, pk := next(l.AfterLastUpdated), next(l.AfterPK)
-		conds = append(conds, fmt.Sprintf("(%s > %s OR (%s = %s AND %s > %s))",
-			l.col("last_updated"), lu, l.col("last_updated"), lu, l.col("pk"), pk))
+		conds = append(conds, fmt.Sprintf("(%s, %s) > (%s, %s)", l.col("last_updated"), l.col("pk"), lu, pk))
 	}
 	if len(conds) == 0 {
 		return "", args
@@ -106,7 +110,13 @@ func (l List) WithPage(p ocpi.PageRequest) List {
 // position after the last one.
 func Documents(ctx context.Context, q Querier, l List) ([]json.RawMessage, ocpi.Page, error) {
 	var page ocpi.Page
-	total, err := l.Count(ctx, q)
+	var total int64
+	var err error
+	if l.Totals != nil {
+		total, err = l.Totals.count(ctx, q, l)
+	} else {
+		total, err = l.Count(ctx, q)
+	}
 	if err != nil {
 		return nil, page, fmt.Errorf("count %s: %w", l.Table, err)
 	}

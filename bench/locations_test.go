@@ -1,0 +1,177 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Location scenarios (see README.md):
+//
+//   - evse-status-patch: the CPO PATCHes EVSE statuses round-robin over 100
+//     locations while 10 eMSPs receive the broadcast: each PATCH stores the
+//     location and enqueues 10 pushes and their jobs in its transaction.
+//   - directory-deep: an eMSP follows the directory's Link 90 000 locations
+//     deep into a 100 000-location directory (keyset cursor);
+//     directory-deep-offset asks for the same page by offset alone.
+func init() {
+	scenarios = append(scenarios,
+		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget},
+		scenario{name: "directory-deep", seed: seedDirectory, target: func(h *benchHub) Target {
+			return h.get(h.deepPage, h.cpoToken)
+		}},
+		scenario{name: "directory-deep-offset", target: func(h *benchHub) Target {
+			return h.get("/ocpi/2.2.1/emsp/locations?offset=90000&limit=100", h.cpoToken)
+		}},
+	)
+}
+
+const (
+	patchLocations = 100
+	directorySize  = 100_000
+	broadcastTo    = 10
+)
+
+func benchLocation(pid, id string, lu time.Time, lat int) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"country_code": "NL", "party_id": pid, "id": id, "publish": true, "address": "Bench Road 1", "city": "Pune",
+		"country": "IND", "coordinates": map[string]any{"latitude": fmt.Sprintf("18.%05d", lat%100000), "longitude": "73.85670"},
+		"time_zone": "Asia/Kolkata", "last_updated": ocpi.NewDateTime(lu).String(),
+		"evses": []any{evse("E1", lu), evse("E2", lu)},
+	})
+	return b
+}
+
+func evse(uid string, lu time.Time) map[string]any {
+	return map[string]any{"uid": uid, "status": "AVAILABLE", "last_updated": ocpi.NewDateTime(lu).String(),
+		"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+			"max_voltage": 230, "max_amperage": 32, "tariff_ids": []string{"T1"}, "last_updated": ocpi.NewDateTime(lu).String()}}}
+}
+
+// seedStatusPatch registers 10 eMSPs with locations receivers and publishes
+// the locations whose EVSEs the scenario patches.
+func seedStatusPatch(b *testing.B, h *benchHub) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range broadcastTo {
+		e, err := sim.StartEMSP(fmt.Sprintf("Bench eMSP %d", i), "DE", fmt.Sprintf("E%02d", i), hubtest.Logger())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(e.Close)
+		inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
+			b.Fatal(err)
+		}
+	}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range patchLocations {
+		id := fmt.Sprintf("P%03d", i)
+		status, _ := h.do(ctx, http.MethodPut, "/ocpi/2.2.1/cpo/locations/NL/BCP/"+id, benchLocation("BCP", id, base, i))
+		if status != http.StatusCreated {
+			b.Fatalf("seed location %s: HTTP %d", id, status)
+		}
+	}
+}
+
+// statusPatchTarget PATCHes E1/E2 of the seeded locations round-robin, each
+// PATCH with a new status and a later last_updated.
+func statusPatchTarget(h *benchHub) Target {
+	var n atomic.Int64
+	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
+	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}
+	return Target{Name: "PATCH evse status", NewRequest: func(ctx context.Context) (*http.Request, error) {
+		i := n.Add(1)
+		path := fmt.Sprintf("/ocpi/2.2.1/cpo/locations/NL/BCP/P%03d/E%d", i%patchLocations, 1+(i/patchLocations)%2)
+		body := fmt.Sprintf(`{"status":%q,"last_updated":%q}`, statuses[i%4], ocpi.NewDateTime(base.Add(time.Duration(i)*time.Millisecond)))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPatch, h.PublicURL()+path, strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		return req, nil
+	}}
+}
+
+// seedDirectory fills the directory to 100 000 locations straight into the
+// tables (through the service it would take minutes) and finds the Link URL
+// of the page at offset 90 000.
+func seedDirectory(b *testing.B, h *benchHub) {
+	ctx := context.Background()
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	const batch = 500
+	for start := 0; start < directorySize; start += batch {
+		err := h.DB.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var sb strings.Builder
+			sb.WriteString("INSERT INTO locations (country_code, party_id, id, publish, lat_e7, lon_e7, evses_active, last_updated, body) VALUES ")
+			args := make([]any, 0, batch*5)
+			for i := start; i < start+batch; i++ {
+				id := fmt.Sprintf("D%06d", i)
+				lu := base.Add(time.Duration(i) * time.Second)
+				if i > start {
+					sb.WriteString(", ")
+				}
+				n := len(args)
+				fmt.Fprintf(&sb, "('NL', 'DIR', $%d, TRUE, $%d, 738567000, 2, $%d, $%d)", n+1, n+2, n+3, n+4)
+				args = append(args, id, int64(180000000+i%100000*100), lu.UnixMicro(), string(benchLocation("DIR", id, lu, i)))
+			}
+			_, err := tx.Exec(ctx, sb.String(), args...)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if h.DB.Engine() == store.Postgres {
+		if _, err := h.DB.Read().Exec(ctx, "ANALYZE locations"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Walk to the page before the deep one and keep its Link, as a client
+	// paging through the directory would hold it.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/emsp/locations?offset=89900&limit=100", nil)
+	req.Header.Set("Authorization", ocpi.EncodeToken(h.cpoToken, true))
+	resp, err := h.client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	next := ocpi.NextLink(resp.Header)
+	if next == "" || !strings.Contains(next, "cursor=") {
+		b.Fatalf("no Link with a cursor: %q", next)
+	}
+	h.deepPage = strings.TrimPrefix(next, h.PublicURL())
+}
+
+// do sends an authenticated request as the CPO and returns the HTTP status.
+func (h *benchHub) do(ctx context.Context, method, path string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, h.PublicURL()+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", ocpi.EncodeToken(h.cpoToken, true))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

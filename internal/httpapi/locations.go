@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// locationRef reads {cc}/{pid}/{location_id}[/{evse_uid}[/{connector_id}]]
+// and checks the lengths of the path parameters (locations.md §3).
+func locationRef(r *http.Request) (location.Ref, error) {
+	ref := location.Ref{CountryCode: r.PathValue("cc"), PartyID: r.PathValue("pid"), LocationID: r.PathValue("location_id"),
+		EVSEUID: r.PathValue("evse_uid"), ConnectorID: r.PathValue("connector_id")}
+	c := ocpi.NewCheck("")
+	if ref.CountryCode != "" || ref.PartyID != "" {
+		c.CountryCode("country_code", ref.CountryCode, true)
+		c.PartyID("party_id", ref.PartyID, true)
+	}
+	c.CiString("location_id", ref.LocationID, 36, true)
+	c.CiString("evse_uid", ref.EVSEUID, 36, false)
+	c.CiString("connector_id", ref.ConnectorID, 36, false)
+	return ref, c.Err()
+}
+
+// cpoLocationRef is locationRef for the CPO receiver: the URL's owner must be
+// one of the caller's CPO parties. The short seed form without cc/pid takes
+// the caller's CPO party when it has exactly one.
+func cpoLocationRef(r *http.Request) (location.Ref, error) {
+	ref, err := locationRef(r)
+	if err != nil {
+		return ref, err
+	}
+	if ref.CountryCode == "" {
+		p, err := soleCPO(r)
+		if err != nil {
+			return ref, err
+		}
+		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
+	}
+	return ref, ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+}
+
+// soleCPO returns the caller's only CPO party, for the URL forms without
+// country_code and party_id.
+func soleCPO(r *http.Request) (party.PartyRef, error) {
+	c := party.CallerFrom(r.Context())
+	var found []party.PartyRef
+	for _, p := range c.Roles {
+		if p.Role == party.RoleCPO {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return party.PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "your credentials register no CPO party"}
+	}
+	return party.PartyRef{}, ocpi.Invalid("country_code", "your credentials hold several CPO parties: use the URL with {country_code}/{party_id}")
+}
+
+// handleCPOLocationGet serves GET on the locations receiver: the hub's copy,
+// for the CPO to verify.
+func (s *Server) handleCPOLocationGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := cpoLocationRef(r)
+	if err != nil {
+		return err
+	}
+	if to, ok := s.addressedElsewhere(r); ok {
+		return s.forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), nil)
+	}
+	body, err := s.cfg.Locations.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, body)
+}
+
+// handleCPOLocationPut serves PUT of a Location, EVSE or Connector.
+func (s *Server) handleCPOLocationPut(w http.ResponseWriter, r *http.Request) error {
+	return s.cpoLocationWrite(w, r, s.cfg.Locations.Put)
+}
+
+// handleCPOLocationPatch serves PATCH of a Location, EVSE or Connector.
+func (s *Server) handleCPOLocationPatch(w http.ResponseWriter, r *http.Request) error {
+	return s.cpoLocationWrite(w, r, s.cfg.Locations.Patch)
+}
+
+func (s *Server) cpoLocationWrite(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context, ch location.Change, ref location.Ref, raw []byte) (location.Result, error)) error {
+	ref, err := cpoLocationRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if to, ok := s.addressedElsewhere(r); ok {
+		return s.forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), raw)
+	}
+	c := party.CallerFrom(r.Context())
+	res, err := fn(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.stored(w, res.Created)
+}
+
+// handleCPOLocationDelete explains that the locations module has no DELETE.
+func (s *Server) handleCPOLocationDelete(w http.ResponseWriter, r *http.Request) error {
+	if _, err := cpoLocationRef(r); err != nil {
+		return err
+	}
+	w.Header().Set("Allow", "GET, PUT, PATCH")
+	return &ocpi.Error{Code: ocpi.EMETHOD, Message: "locations, EVSEs and connectors cannot be deleted (OCPI): PUT or PATCH the EVSE with status REMOVED"}
+}
+
+func cpoSuffix(ref location.Ref) string {
+	parts := []string{ocpi.Key(ref.CountryCode), ocpi.Key(ref.PartyID), ref.LocationID}
+	if ref.EVSEUID != "" {
+		parts = append(parts, ref.EVSEUID)
+	}
+	if ref.ConnectorID != "" {
+		parts = append(parts, ref.ConnectorID)
+	}
+	return hub.PathOf(parts...)
+}
+
+// directoryFilter reads OCPI-to-* of a directory request: the hub itself (or
+// nothing) means every CPO; a CPO party restricts the directory to it.
+func (s *Server) directoryFilter(r *http.Request) (cc, pid string) {
+	if to, ok := s.addressedElsewhere(r); ok {
+		return to.CountryCode, to.PartyID
+	}
+	return "", ""
+}
+
+// handleEMSPLocations is the locations SENDER for eMSPs: the merged
+// directory of every CPO (GET ALL via hub), paged.
+func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	cc, pid := s.directoryFilter(r)
+	items, page, err := s.cfg.Locations.List(r.Context(), location.Filter{CountryCode: cc, PartyID: pid}, req)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.pageRaw(w, r, req, items, page)
+}
+
+// handleEMSPLocation serves one Location, EVSE or Connector of the
+// directory. The location id alone may name locations of several CPOs:
+// OCPI-to-* picks the CPO; without it the id must be unique across CPOs,
+// otherwise the answer is 2001 asking for OCPI-to-*.
+func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) error {
+	ref, err := locationRef(r)
+	if err != nil {
+		return err
+	}
+	ref.CountryCode, ref.PartyID = s.directoryFilter(r)
+	if ref.CountryCode == "" {
+		if ref.CountryCode, ref.PartyID, err = s.cfg.Locations.Lookup(r.Context(), ref.LocationID); err != nil {
+			return err
+		}
+	}
+	body, err := s.cfg.Locations.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, json.RawMessage(body))
+}

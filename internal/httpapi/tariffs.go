@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+)
+
+// cpoTariffRef reads {cc}/{pid}/{tariff_id} (or the short form with the
+// caller's only CPO party) and checks the owner is the caller's.
+func cpoTariffRef(r *http.Request) (tariff.Ref, error) {
+	ref := tariff.Ref{CountryCode: r.PathValue("cc"), PartyID: r.PathValue("pid"), ID: r.PathValue("tariff_id")}
+	c := ocpi.NewCheck("")
+	if ref.CountryCode != "" || ref.PartyID != "" {
+		c.CountryCode("country_code", ref.CountryCode, true)
+		c.PartyID("party_id", ref.PartyID, true)
+	}
+	c.CiString("tariff_id", ref.ID, 36, true)
+	if err := c.Err(); err != nil {
+		return ref, err
+	}
+	if ref.CountryCode == "" {
+		p, err := soleCPO(r)
+		if err != nil {
+			return ref, err
+		}
+		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
+	}
+	return ref, ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+}
+
+func tariffSuffix(ref tariff.Ref) string {
+	return hub.PathOf(ocpi.Key(ref.CountryCode), ocpi.Key(ref.PartyID), ref.ID)
+}
+
+// handleCPOTariffGet serves GET on the tariffs receiver.
+func (s *Server) handleCPOTariffGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := cpoTariffRef(r)
+	if err != nil {
+		return err
+	}
+	if to, ok := s.addressedElsewhere(r); ok {
+		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
+	}
+	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, body)
+}
+
+// handleCPOTariffPut serves PUT of a Tariff.
+func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) error {
+	ref, err := cpoTariffRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if to, ok := s.addressedElsewhere(r); ok {
+		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), raw)
+	}
+	c := party.CallerFrom(r.Context())
+	created, _, err := s.cfg.Tariffs.Put(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.stored(w, created)
+}
+
+// handleCPOTariffDelete serves DELETE of a Tariff.
+func (s *Server) handleCPOTariffDelete(w http.ResponseWriter, r *http.Request) error {
+	ref, err := cpoTariffRef(r)
+	if err != nil {
+		return err
+	}
+	if to, ok := s.addressedElsewhere(r); ok {
+		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
+	}
+	c := party.CallerFrom(r.Context())
+	if err := s.cfg.Tariffs.Delete(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref); err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, nil)
+}
+
+// handleCPOTariffPatch explains that 2.2.1 tariffs have no PATCH.
+func (s *Server) handleCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
+	if _, err := cpoTariffRef(r); err != nil {
+		return err
+	}
+	w.Header().Set("Allow", "GET, PUT, DELETE")
+	return &ocpi.Error{Code: ocpi.EMETHOD, Message: "OCPI 2.2.1 tariffs have no PATCH (it was removed after 2.1.1): PUT the whole tariff"}
+}
+
+// handleEMSPTariffs is the tariffs SENDER for eMSPs: the tariffs of every
+// CPO (or of the one OCPI-to-* names), paged.
+func (s *Server) handleEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	cc, pid := s.directoryFilter(r)
+	items, page, err := s.cfg.Tariffs.List(r.Context(), tariff.Filter{CountryCode: cc, PartyID: pid}, req)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.pageRaw(w, r, req, items, page)
+}
+
+// handleEMSPTariff serves one tariff of the directory; like locations, the id
+// alone must be unique across CPOs unless OCPI-to-* names the CPO.
+func (s *Server) handleEMSPTariff(w http.ResponseWriter, r *http.Request) error {
+	ref := tariff.Ref{ID: r.PathValue("tariff_id")}
+	c := ocpi.NewCheck("")
+	c.CiString("tariff_id", ref.ID, 36, true)
+	if err := c.Err(); err != nil {
+		return err
+	}
+	ref.CountryCode, ref.PartyID = s.directoryFilter(r)
+	var err error
+	if ref.CountryCode == "" {
+		if ref.CountryCode, ref.PartyID, err = s.cfg.Tariffs.Lookup(r.Context(), ref.ID); err != nil {
+			return err
+		}
+	}
+	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, json.RawMessage(body))
+}

@@ -1,0 +1,194 @@
+// Package hub decides who receives what: the ordered push outbox that
+// broadcasts CPO data to every connected receiver, the full-object resync of
+// receivers that missed pushes, the forwarding of requests addressed to
+// another party (OCPI-to-*), and the pull of a partner's sender endpoints.
+//
+// It is generic over modules: a domain package hands it Pushes (a module, an
+// object key, a method, a path suffix and a body) inside the transaction of
+// its change, and registers a Source that gives the current state of an
+// object for resyncs. Locations and tariffs use it; tokens, sessions and CDRs
+// reuse it unchanged.
+package hub
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Config tunes the hub. Zero values mean the defaults.
+type Config struct {
+	// MaxAttempts of one push before the object is marked for a full resync
+	// (default 10: with the jobs backoff, about half an hour).
+	MaxAttempts int
+	// Backoff is the delay before retry number attempt (default
+	// jobs.BackoffDelay: 2 s doubling, capped at an hour, with jitter).
+	Backoff func(attempt int) time.Duration
+	// Lease is how long a worker holds the head of a queue while delivering
+	// (default 2 minutes); a crashed worker's row is taken again after it.
+	Lease time.Duration
+	// Timeout bounds one delivery attempt (default 30 s).
+	Timeout time.Duration
+	// ForwardTimeout bounds a forwarded request (default 30 s); past it the
+	// requester gets 4002.
+	ForwardTimeout time.Duration
+	// Keep is how long delivered pushes stay in the outbox for inspection
+	// (default 7 days).
+	Keep time.Duration
+}
+
+// Hub routes OCPI objects between parties.
+type Hub struct {
+	db      *store.DB
+	jobs    *jobs.Client
+	parties *party.Service
+	client  *ocpiclient.Client
+	clock   clock.Clock
+	logger  *slog.Logger
+	cfg     Config
+	metrics *metrics
+	sources map[string]Source
+}
+
+// Source gives the current state of an object as the Push that replaces it
+// in full at a receiver (a PUT, or a DELETE when the object is gone). ok is
+// false when there is nothing to send. It must lock the object's row in tx
+// (as a write of it would) so the push is ordered after every committed
+// change of the object.
+type Source interface {
+	Current(ctx context.Context, tx *store.Tx, objectKey string) (p Push, ok bool, err error)
+}
+
+// Push is one change to deliver to a receiver.
+type Push struct {
+	// Module is the OCPI module identifier (locations, tariffs, tokens…); the
+	// receiver's RECEIVER endpoint of that module is the base URL.
+	Module string
+	// ObjectKey identifies the object whose pushes are ordered (and
+	// coalesced) together, e.g. "NL/TNM/LOC1" for a location and all its
+	// EVSEs and connectors.
+	ObjectKey string
+	Method    string
+	// Path is appended to the endpoint URL: "/NL/TNM/LOC1/EVSE1".
+	Path string
+	// Body is the JSON body (nil for DELETE).
+	Body []byte
+	// Full marks a push that carries the whole object (PUT of the top-level
+	// object, or DELETE): it supersedes earlier undelivered pushes of the
+	// same object to the same receiver.
+	Full bool
+	// CorrelationID continues the request chain that caused the push.
+	CorrelationID string
+}
+
+// New returns a Hub and registers its workers on jc.
+func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclient.Client, clk clock.Clock,
+	logger *slog.Logger, reg prometheus.Registerer, cfg Config) *Hub {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 10
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = jobs.BackoffDelay
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 2 * time.Minute
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = ocpiclient.DefaultTimeout
+	}
+	if cfg.ForwardTimeout <= 0 {
+		cfg.ForwardTimeout = ocpiclient.DefaultTimeout
+	}
+	if cfg.Keep <= 0 {
+		cfg.Keep = 7 * 24 * time.Hour
+	}
+	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
+		metrics: newMetrics(reg), sources: map[string]Source{}}
+	if jc != nil {
+		jobs.AddWorker(jc, &pushWorker{h: h})
+		jobs.AddWorker(jc, &dispatchWorker{h: h})
+		jobs.AddWorker(jc, &resyncWorker{h: h})
+		jobs.AddWorker(jc, &cleanupWorker{h: h})
+	}
+	if parties != nil {
+		parties.ReconnectFuncs = append(parties.ReconnectFuncs, h.reconnected)
+	}
+	return h
+}
+
+// Register makes src the Source of module's objects for resyncs. Call it
+// while wiring, before Start.
+func (h *Hub) Register(module string, src Source) { h.sources[module] = src }
+
+// Schedule adds the hub's periodic jobs (outbox cleanup) on the leader.
+func (h *Hub) Schedule() {
+	h.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+		func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
+		&river.PeriodicJobOpts{ID: "hub_cleanup"}))
+}
+
+// Self is the hub's own party: OCPI-from of broadcasts.
+func (h *Hub) Self() ocpiclient.Party {
+	if p, ok := h.parties.OwnParty(party.RoleHUB); ok {
+		return ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID}
+	}
+	return ocpiclient.Party{}
+}
+
+// IsSelf reports whether cc/pid names the hub itself (or one of its own
+// parties: the hub's eMSP answers through the same directory).
+func (h *Hub) IsSelf(cc, pid string) bool {
+	for _, r := range h.parties.Own() {
+		if strings.EqualFold(r.CountryCode, cc) && strings.EqualFold(r.PartyID, pid) {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Hub) now() int64 { return h.clock.Now().UnixMicro() }
+
+// ObjectKey joins the parts of an object's identity into a key: upper case
+// (CiString), each part path-escaped, joined by "/".
+func ObjectKey(parts ...string) string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = url.PathEscape(strings.ToUpper(p))
+	}
+	return strings.Join(out, "/")
+}
+
+// SplitKey is the inverse of ObjectKey.
+func SplitKey(key string) []string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		if u, err := url.PathUnescape(p); err == nil {
+			parts[i] = u
+		}
+	}
+	return parts
+}
+
+// PathOf builds a push path from segments, each path-escaped: "/a/b/c".
+func PathOf(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(p))
+	}
+	return b.String()
+}

@@ -1,0 +1,210 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+type bundle struct {
+	h    *hubtest.Hub
+	cpo  *sim.CPO
+	emsp *sim.EMSP
+	ctx  context.Context
+}
+
+func setup(t *testing.T, h *hubtest.Hub) *bundle {
+	t.Helper()
+	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
+	var err error
+	if b.cpo, err = sim.StartCPO("CPO", "NL", "CP1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.cpo.Close)
+	if b.emsp, err = sim.StartEMSP("eMSP", "DE", "EM1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.emsp.Close)
+	h.Register(t, b.cpo.Platform)
+	h.Register(t, b.emsp.Platform)
+	return b
+}
+
+func ts(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+}
+
+func location(id, status, lu string) map[string]any {
+	return map[string]any{"country_code": "NL", "party_id": "CP1", "id": id, "publish": true, "address": "A 1", "city": "Pune",
+		"country": "IND", "coordinates": map[string]any{"latitude": "18.52040", "longitude": "73.85670"}, "time_zone": "Asia/Kolkata",
+		"last_updated": lu, "evses": []any{map[string]any{"uid": "E1", "status": status, "last_updated": lu,
+			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+				"max_voltage": 230, "max_amperage": 16, "last_updated": lu}}}}}
+}
+
+func evseStatus(e *sim.EMSP, id string) string { return e.EVSEStatus("NL", "CP1", id, "E1") }
+
+func fast(clk clock.Clock) func(*hubtest.Options) {
+	return func(o *hubtest.Options) {
+		o.Clock = clk
+		o.Config = func(c *app.Config) {
+			c.PushBackoff = 20 * time.Millisecond
+			c.PushMaxAttempts = 3
+			c.ForwardTimeout = 400 * time.Millisecond
+			c.SyncInterval = 0
+		}
+	}
+}
+
+// TestOneObjectIsDeliveredSerially: every PATCH of one location inserts a
+// job, and many workers run them, yet a slow receiver sees the object's
+// pushes one at a time and in commit order.
+func TestOneObjectIsDeliveredSerially(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+			t.Fatal(err)
+		}
+		b.emsp.SetDelay(5 * time.Millisecond)
+		statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED", "OUTOFORDER", "INOPERATIVE", "UNKNOWN", "PLANNED"}
+		var want []string
+		for i := 0; i < 24; i++ {
+			st := statuses[i%len(statuses)]
+			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": st, "last_updated": ts(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, st+"@"+ts(i+1))
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return len(b.emsp.Requests(sim.PathHas(http.MethodPatch, "/L1/E1"))) == len(want) }); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range b.emsp.Requests(sim.PathHas(http.MethodPatch, "/L1/E1")) {
+			var body map[string]any
+			_ = json.Unmarshal(r.Body, &body)
+			got = append(got, fmt.Sprintf("%v@%v", body["status"], body["last_updated"]))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("order:\n got %v\nwant %v", got, want)
+		}
+		if n := b.emsp.MaxInFlight(); n != 1 {
+			t.Errorf("%d pushes of one object were in flight at once, want 1", n)
+		}
+	}, fast(nil))
+}
+
+// TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its
+// lease expired) is delivered by the next job.
+func TestCrashedLeaseIsTakenAgain(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		var platformID int64
+		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(location("L9", "CHARGING", ts(1)))
+		err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
+			// Seed the receiver with the location, then a row as a crashed
+			// worker leaves it: leased, lease long expired.
+			if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
+				Method: http.MethodPut, Path: "/NL/CP1/L9", Body: body, Full: true}); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "UPDATE hub_push SET state = 'leased', lease_token = 'dead-worker', lease_until = 1, attempts = 1")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L9") == "CHARGING" }); err != nil {
+			t.Fatal(err)
+		}
+		var rows []hub.OutboxEntry
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for len(rows) == 0 {
+			if rows, err = h.Hub.Outbox(b.ctx, platformID, "delivered"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-tick.C:
+			case <-b.ctx.Done():
+				t.Fatal("the rescued row is never marked delivered")
+			}
+		}
+		if len(rows) != 1 || rows[0].Attempts != 2 {
+			t.Errorf("outbox after the rescue: %+v", rows)
+		}
+	}, fast(nil))
+}
+
+// TestOfflineReceiverIsSkippedAndResynced: the liveness job marks a silent,
+// unreachable eMSP OFFLINE; changes made meanwhile are not queued for it
+// (hubclientinfo: do not send, do not queue); when it answers again it gets
+// every changed object in full, in its current state.
+func TestOfflineReceiverIsSkippedAndResynced(t *testing.T) {
+	t.Parallel()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(time.Now())
+			offlineResync(t, hubtest.Start(t, engine, fast(clk)), clk)
+		})
+	}
+}
+
+func offlineResync(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+	{
+		b := setup(t, h)
+		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
+			t.Fatal(err)
+		}
+		b.emsp.SetDown(true)
+		clk.Add(10 * time.Minute)
+		if err := h.Parties.CheckLiveness(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := len(b.emsp.Requests(nil))
+		for i, st := range []string{"CHARGING", "BLOCKED"} {
+			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": st, "last_updated": ts(i + 1)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := b.cpo.PutLocation(b.ctx, "L2", location("L2", "RESERVED", ts(3))); err != nil {
+			t.Fatal(err)
+		}
+		open, err := h.Hub.Outbox(b.ctx, 0, "pending", "leased")
+		if err != nil || len(open) != 0 {
+			t.Fatalf("pushes queued for an OFFLINE receiver: %+v %v", open, err)
+		}
+		b.emsp.SetDown(false)
+		clk.Add(time.Minute)
+		if err := h.Parties.CheckLiveness(b.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" && evseStatus(b.emsp, "L2") == "RESERVED" }); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range b.emsp.Requests(nil)[before:] {
+			if r.Method == http.MethodPatch {
+				t.Errorf("an OFFLINE receiver got a replayed PATCH: %s %s", r.Path, r.Body)
+			}
+		}
+	}
+}

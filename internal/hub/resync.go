@@ -1,0 +1,157 @@
+package hub
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// resyncObject queues, inside tx, a full push of the current state of an
+// object to one platform (superseding what is queued for it) and clears the
+// object's resync mark.
+func (h *Hub) resyncObject(ctx context.Context, tx *store.Tx, platformID int64, module, key string) error {
+	if _, err := tx.Exec(ctx, "DELETE FROM hub_resync WHERE platform_id = $1 AND module = $2 AND object_key = $3",
+		platformID, module, key); err != nil {
+		return err
+	}
+	src, ok := h.sources[module]
+	if !ok {
+		return nil
+	}
+	p, ok, err := src.Current(ctx, tx, key)
+	if err != nil || !ok {
+		return err
+	}
+	p.Module, p.ObjectKey, p.Full = module, key, true
+	return h.Enqueue(ctx, tx, platformID, p)
+}
+
+// reconnected schedules the resync of a platform that answers again.
+func (h *Hub) reconnected(ctx context.Context, platformID int64) {
+	if _, err := h.jobs.Insert(ctx, ResyncArgs{PlatformID: platformID}, &river.InsertOpts{Queue: jobs.QueuePush,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: time.Second}}); err != nil {
+		h.logger.WarnContext(ctx, "could not schedule a resync", "platform_id", platformID, "error", err)
+	}
+}
+
+// Resync queues full pushes of every object marked for a platform. It is
+// what the resync job runs; the operator may run it too.
+func (h *Hub) Resync(ctx context.Context, platformID int64) (int, error) {
+	p, err := h.parties.Find(ctx, platformID)
+	if err != nil {
+		return 0, err
+	}
+	if p.Status != party.StatusConnected || p.Connection == party.ClientOffline {
+		return 0, nil
+	}
+	total := 0
+	for {
+		type mark struct{ module, key string }
+		var marks []mark
+		rows, err := h.db.Read().Query(ctx, `SELECT module, object_key FROM hub_resync WHERE platform_id = $1
+			ORDER BY module, object_key LIMIT 200`, platformID)
+		if err != nil {
+			return total, err
+		}
+		for rows.Next() {
+			var m mark
+			if err := rows.Scan(&m.module, &m.key); err != nil {
+				rows.Close()
+				return total, err
+			}
+			marks = append(marks, m)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return total, err
+		}
+		if len(marks) == 0 {
+			return total, nil
+		}
+		err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			for _, m := range marks {
+				if err := h.resyncObject(ctx, tx, platformID, m.module, m.key); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += len(marks)
+	}
+}
+
+// ResyncArgs is the job that resyncs one platform.
+type ResyncArgs struct {
+	PlatformID int64 `json:"platform_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ResyncArgs) Kind() string { return "hub_resync" }
+
+type resyncWorker struct {
+	river.WorkerDefaults[ResyncArgs]
+	h *Hub
+}
+
+func (w *resyncWorker) Work(ctx context.Context, job *river.Job[ResyncArgs]) error {
+	n, err := w.h.Resync(ctx, job.Args.PlatformID)
+	if n > 0 {
+		w.h.logger.InfoContext(ctx, "resyncing a receiver", "platform_id", job.Args.PlatformID, "objects", n)
+	}
+	return err
+}
+
+// CleanupArgs is the periodic job that prunes finished pushes and retries
+// the resync of connected platforms with marks left (a receiver whose
+// endpoint failed while its versions endpoint kept answering).
+type CleanupArgs struct{}
+
+// Kind implements river.JobArgs.
+func (CleanupArgs) Kind() string { return "hub_cleanup" }
+
+type cleanupWorker struct {
+	river.WorkerDefaults[CleanupArgs]
+	h *Hub
+}
+
+func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) error {
+	h := w.h
+	horizon := h.clock.Now().Add(-h.cfg.Keep).UnixMicro()
+	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM hub_push WHERE state IN ('delivered', 'rejected', 'superseded', 'failed') AND updated_at < $1`, horizon)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM hub_resync WHERE NOT EXISTS (SELECT 1 FROM platforms p WHERE p.id = hub_resync.platform_id AND p.status <> 'UNREGISTERED')`)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rows, err := h.db.Read().Query(ctx, "SELECT DISTINCT platform_id FROM hub_resync")
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		h.reconnected(ctx, id)
+	}
+	return rows.Err()
+}

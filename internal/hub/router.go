@@ -1,0 +1,175 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// ForwardRequest is a request to pass on to another party (open or
+// addressed routing, transport.md §11).
+type ForwardRequest struct {
+	// From is the requesting party (OCPI-from of both legs); To the
+	// receiving party.
+	From, To ocpiclient.Party
+	// Module and Interface select the receiver's endpoint: e.g. locations
+	// RECEIVER for a CPO's push, tokens SENDER for a GET.
+	Module, Interface string
+	Method            string
+	// Suffix is appended to the endpoint URL ("/NL/TNM/LOC1"); Query is the
+	// raw query string.
+	Suffix, Query string
+	Body          []byte
+	// CorrelationID is kept; a new X-Request-ID is made.
+	CorrelationID string
+}
+
+// Forwarded is the receiver's answer as it goes back to the requester.
+type Forwarded struct {
+	HTTPStatus int
+	Body       []byte
+	// Header carries the routing headers of the answer (OCPI-to = the
+	// requester, OCPI-from = the receiver) and the paging headers.
+	Header http.Header
+}
+
+// Forward passes a request to the party it is addressed to and returns the
+// answer unchanged (body and last_updated untouched; errors of the receiver,
+// 2xxx and 3xxx, are passed back as they are). The hub's own failures are
+// errors: 4001 unknown receiver (or one without the endpoint), 4003 receiver
+// not connected or unreachable, 4002 timeout, 4000 anything else.
+func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error) {
+	p, err := h.parties.FindByParty(ctx, "", fr.To.CountryCode, fr.To.PartyID)
+	if ocpi.IsNotFound(err) {
+		return nil, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "no party %s/%s is connected to this hub", fr.To.CountryCode, fr.To.PartyID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Status != party.StatusConnected || p.Connection == party.ClientOffline {
+		return nil, ocpi.Errorf(ocpi.ENOTCONNECTED, "party %s/%s is not connected (%s, %s)", fr.To.CountryCode, fr.To.PartyID, p.Status, p.Connection)
+	}
+	base, ok := p.Endpoint(fr.Module, fr.Interface)
+	if !ok {
+		return nil, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "party %s/%s offers no %s %s interface", fr.To.CountryCode, fr.To.PartyID, fr.Module, fr.Interface)
+	}
+	auth, err := h.parties.Auth(p)
+	if err != nil {
+		return nil, err
+	}
+	u := base + fr.Suffix
+	if fr.Query != "" {
+		u += "?" + fr.Query
+	}
+	req := ocpiclient.Request{Method: fr.Method, URL: u, Token: auth.Token, Base64: auth.Base64, To: fr.To, From: fr.From,
+		CorrelationID: fr.CorrelationID, MaxAttempts: 1, Timeout: h.cfg.ForwardTimeout}
+	if fr.Body != nil {
+		req.Body = fr.Body
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.ForwardTimeout+time.Second)
+	defer cancel()
+	resp, err := h.client.Do(ctx, req)
+	if resp != nil && resp.Envelope != nil {
+		out := &Forwarded{HTTPStatus: resp.HTTPStatus, Body: withErrorObject(resp, fr.To), Header: http.Header{}}
+		for _, k := range []string{"X-Total-Count", "X-Limit", "Location"} {
+			if v := resp.Header.Get(k); v != "" {
+				out.Header.Set(k, v)
+			}
+		}
+		setRouting(out.Header, fr.From, fr.To)
+		return out, nil
+	}
+	switch ocpiclient.KindOf(err) {
+	case ocpiclient.KindTimeout:
+		return nil, &ocpi.Error{Code: ocpi.ETIMEOUT, Message: "party " + fr.To.CountryCode + "/" + fr.To.PartyID + " did not answer in time", Err: err}
+	case ocpiclient.KindUnreachable:
+		return nil, &ocpi.Error{Code: ocpi.ENOTCONNECTED, Message: "party " + fr.To.CountryCode + "/" + fr.To.PartyID + " is unreachable", Err: err}
+	}
+	if err == nil {
+		return nil, ocpi.Errorf(ocpi.EHUB, "party %s/%s answered without an OCPI envelope (HTTP %d)", fr.To.CountryCode, fr.To.PartyID, resp.HTTPStatus)
+	}
+	return nil, &ocpi.Error{Code: ocpi.EHUB, Message: "forwarding to " + fr.To.CountryCode + "/" + fr.To.PartyID + " failed", Err: err}
+}
+
+// setRouting writes the routing headers of an answer: to the requester, from
+// the responder.
+func setRouting(h http.Header, to, from ocpiclient.Party) {
+	if !to.IsZero() {
+		h.Set("OCPI-to-country-code", to.CountryCode)
+		h.Set("OCPI-to-party-id", to.PartyID)
+	}
+	if !from.IsZero() {
+		h.Set("OCPI-from-country-code", from.CountryCode)
+		h.Set("OCPI-from-party-id", from.PartyID)
+	}
+}
+
+// Pull GETs a platform's SENDER interface of module from since (zero: all),
+// following Link pages, and calls fn with each page's objects. The hub is
+// OCPI-from, the platform's first party of role OCPI-to.
+func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role party.Role, since time.Time, fn func(items []json.RawMessage) error) error {
+	p, err := h.parties.Find(ctx, platformID)
+	if err != nil {
+		return err
+	}
+	if p.Status != party.StatusConnected {
+		return ocpi.Errorf(ocpi.ENOTCONNECTED, "platform %d is %s", platformID, p.Status)
+	}
+	base, ok := p.Endpoint(module, ocpi.InterfaceSender)
+	if !ok {
+		return ocpi.Errorf(ocpi.ENOENDPOINTS, "platform %s offers no %s SENDER interface", p.Name, module)
+	}
+	auth, err := h.parties.Auth(p)
+	if err != nil {
+		return err
+	}
+	var to ocpiclient.Party
+	for _, r := range p.Roles {
+		if r.Role == role {
+			to = ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID}
+			break
+		}
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return ocpi.Errorf(ocpi.ECLIENTAPI, "platform %s has a malformed %s URL", p.Name, module)
+	}
+	q := u.Query()
+	if !since.IsZero() {
+		q.Set("date_from", ocpi.NewDateTime(since).String())
+	}
+	q.Set("limit", "100")
+	u.RawQuery = q.Encode()
+	return h.client.GetAll(ctx, ocpiclient.Request{URL: u.String(), Token: auth.Token, Base64: auth.Base64, To: to, From: h.Self(),
+		Timeout: h.cfg.Timeout}, 0, fn)
+}
+
+// withErrorObject returns the receiver's answer as it came, except that an
+// error answer without our error object gets one (code RECEIVER_ERROR, the
+// receiver's status_message), so the requester can rely on the envelope
+// shape every hub answer has. data and every other field are kept.
+func withErrorObject(resp *ocpiclient.Response, to ocpiclient.Party) []byte {
+	if ocpi.IsSuccess(resp.Envelope.StatusCode) || resp.Envelope.Error != nil {
+		return resp.Body
+	}
+	env, err := ocpi.ParseObject(resp.Body)
+	if err != nil {
+		return resp.Body
+	}
+	msg := resp.Envelope.StatusMessage
+	if msg == "" {
+		msg = ocpi.StatusText(resp.Envelope.StatusCode)
+	}
+	env["error"] = map[string]any{"code": "RECEIVER_ERROR", "description": "party " + to.CountryCode + "/" + to.PartyID + " answered: " + msg}
+	b, err := ocpi.MarshalObject(env)
+	if err != nil {
+		return resp.Body
+	}
+	return b
+}

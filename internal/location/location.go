@@ -1,0 +1,244 @@
+// Package location is the directory of Locations, EVSEs and Connectors that
+// CPOs publish through the hub: validation, storage, the eMSP/driver
+// directory, broadcast to receivers, pull recovery and the driver search.
+//
+// A location is stored as a document (locations.body, the canonical JSON the
+// CPO sent, unknown fields included) with key columns; its EVSEs are indexed
+// in evses (status, power, connector types) and the tariffs its connectors
+// reference in tariff_refs. The body is the source of truth.
+//
+// Rules the spec leaves to us, decided here:
+//   - EVSEs are never deleted: a PUT or PATCH of a location whose evses list
+//     lacks a stored EVSE is rejected (send it with status REMOVED). A PATCH
+//     never removes anything: lists of EVSEs or connectors it carries are
+//     merged by uid/id and must contain every stored one.
+//   - PATCH merges like JSON Merge Patch (RFC 7396): objects field by field,
+//     lists and values replaced, except the evses and connectors lists.
+//   - last_updated is stored as sent; EVSE- and connector-level changes raise
+//     the parents' last_updated to theirs when it is later (the cascade the
+//     spec demands of receivers), never lower it.
+//   - A change that leaves the stored body byte-for-byte the same is answered
+//     as a success and neither broadcast nor emitted.
+package location
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Module is the OCPI module identifier.
+const Module = "locations"
+
+// Service manages the location directory.
+type Service struct {
+	db     *store.DB
+	hub    *hub.Hub
+	events event.Emitter
+	clock  clock.Clock
+	logger *slog.Logger
+	// totals caches the directory's X-Total-Count between writes.
+	totals *store.Totals
+}
+
+// New returns a Service and registers it as the hub's source of locations.
+func New(db *store.DB, h *hub.Hub, events event.Emitter, clk clock.Clock, logger *slog.Logger) *Service {
+	if events == nil {
+		events = event.Discard{}
+	}
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
+	if h != nil {
+		h.Register(Module, source{s})
+	}
+	return s
+}
+
+// Ref addresses a location, or an EVSE or connector in it.
+type Ref struct {
+	CountryCode, PartyID string
+	LocationID           string
+	EVSEUID              string
+	ConnectorID          string
+}
+
+// Level is what the ref names: "location", "evse" or "connector".
+func (r Ref) Level() string {
+	switch {
+	case r.ConnectorID != "":
+		return "connector"
+	case r.EVSEUID != "":
+		return "evse"
+	}
+	return "location"
+}
+
+func (r Ref) key() string { return hub.ObjectKey(r.CountryCode, r.PartyID, r.LocationID) }
+
+// path is the push path of the ref's object, with the ids as the body has
+// them.
+func (r Ref) path() string {
+	parts := []string{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), r.LocationID}
+	if r.EVSEUID != "" {
+		parts = append(parts, r.EVSEUID)
+	}
+	if r.ConnectorID != "" {
+		parts = append(parts, r.ConnectorID)
+	}
+	return hub.PathOf(parts...)
+}
+
+func (r Ref) String() string {
+	s := ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID) + "/" + r.LocationID
+	if r.EVSEUID != "" {
+		s += "/" + r.EVSEUID
+	}
+	if r.ConnectorID != "" {
+		s += "/" + r.ConnectorID
+	}
+	return s
+}
+
+// errUnknown is the error of a ref that names nothing stored: HTTP 404 with
+// OCPI 2003 (unknown location).
+func errUnknown(r Ref) error {
+	what := "location " + r.LocationID
+	switch r.Level() {
+	case "evse":
+		what = "EVSE " + r.EVSEUID + " of location " + r.LocationID
+	case "connector":
+		what = "connector " + r.ConnectorID + " of EVSE " + r.EVSEUID + " of location " + r.LocationID
+	}
+	return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: "unknown " + what + " of " + ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID)}
+}
+
+// Get returns the stored Location, EVSE or Connector the ref names.
+func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
+	var body []byte
+	err := s.db.Read().QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)).Scan(&body)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, errUnknown(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pick(body, r)
+}
+
+// pick extracts the EVSE or connector a ref names from a location body.
+func pick(body []byte, r Ref) (json.RawMessage, error) {
+	if r.Level() == "location" {
+		return body, nil
+	}
+	doc, err := ocpi.ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	evse := findItem(doc["evses"], "uid", r.EVSEUID)
+	if evse == nil {
+		return nil, errUnknown(r)
+	}
+	if r.ConnectorID == "" {
+		return ocpi.MarshalObject(evse)
+	}
+	conn := findItem(evse["connectors"], "id", r.ConnectorID)
+	if conn == nil {
+		return nil, errUnknown(r)
+	}
+	return ocpi.MarshalObject(conn)
+}
+
+// findItem returns the object in a JSON list whose key field equals id
+// (CiString).
+func findItem(list any, key, id string) map[string]any {
+	items, _ := list.([]any)
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			continue
+		}
+		if v, _ := m[key].(string); strings.EqualFold(v, id) {
+			return m
+		}
+	}
+	return nil
+}
+
+// Filter selects locations of the directory.
+type Filter struct {
+	// CountryCode and PartyID restrict the list to one CPO (OCPI-to-*).
+	CountryCode, PartyID string
+}
+
+// List returns a page of the directory: the locations of every CPO, ordered
+// by last_updated, then by row; keyset paging through our own Link cursors.
+func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+	l := store.List{Table: "locations", Columns: "pk, last_updated, body", Totals: s.totals}.WithPage(p)
+	if f.CountryCode != "" {
+		l.Where = []string{"country_code = $1", "party_id = $2"}
+		l.Args = []any{ocpi.Key(f.CountryCode), ocpi.Key(f.PartyID)}
+	}
+	return store.Documents(ctx, s.db.Read(), l)
+}
+
+// Lookup finds a location by id alone, for a directory GET that does not
+// name the owner. It is ErrAmbiguous when several CPOs use the id.
+func (s *Service) Lookup(ctx context.Context, locationID string) (cc, pid string, err error) {
+	rows, err := s.db.Read().Query(ctx, "SELECT country_code, party_id FROM locations WHERE id = $1 ORDER BY country_code, party_id LIMIT 2",
+		ocpi.Key(locationID))
+	if err != nil {
+		return "", "", err
+	}
+	defer rows.Close()
+	var owners []string
+	for rows.Next() {
+		if err := rows.Scan(&cc, &pid); err != nil {
+			return "", "", err
+		}
+		owners = append(owners, cc+"/"+pid)
+	}
+	if err := rows.Err(); err != nil {
+		return "", "", err
+	}
+	switch len(owners) {
+	case 0:
+		return "", "", errUnknown(Ref{LocationID: locationID})
+	case 1:
+		return cc, pid, nil
+	}
+	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "location_id",
+		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
+		Message: fmt.Sprintf("location %s exists at several CPOs (%s, …); send OCPI-to-country-code and OCPI-to-party-id", locationID, strings.Join(owners, ", "))}
+}
+
+// source is the hub's view of locations: the current body as a full PUT.
+type source struct{ s *Service }
+
+func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
+	parts := hub.SplitKey(key)
+	if len(parts) != 3 {
+		return hub.Push{}, false, nil
+	}
+	cur, err := lockLocation(ctx, tx, Ref{CountryCode: parts[0], PartyID: parts[1], LocationID: parts[2]})
+	if err != nil || cur == nil {
+		return hub.Push{}, false, err
+	}
+	r := Ref{CountryCode: parts[0], PartyID: parts[1], LocationID: cur.id}
+	return hub.Push{Method: "PUT", Path: r.path(), Body: cur.body}, true, nil
+}

@@ -1,0 +1,159 @@
+package location_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+// bundle is a hub with a CPO and two eMSPs registered.
+type bundle struct {
+	h     *hubtest.Hub
+	cpo   *sim.CPO
+	emsp1 *sim.EMSP
+	emsp2 *sim.EMSP
+	ctx   context.Context
+}
+
+// fastPush makes the outbox retry quickly and give up after attempts.
+func fastPush(attempts int) func(*hubtest.Options) {
+	return func(o *hubtest.Options) {
+		o.Config = func(c *app.Config) {
+			c.PushBackoff = 20 * time.Millisecond
+			c.PushMaxAttempts = attempts
+			c.ForwardTimeout = 500 * time.Millisecond
+			c.SyncInterval = 0
+		}
+	}
+}
+
+func setup(t *testing.T, h *hubtest.Hub) *bundle {
+	t.Helper()
+	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
+	var err error
+	if b.cpo, err = sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.cpo.Close)
+	if b.emsp1, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.emsp1.Close)
+	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.emsp2.Close)
+	h.Register(t, b.cpo.Platform)
+	h.Register(t, b.emsp1.Platform)
+	h.Register(t, b.emsp2.Platform)
+	return b
+}
+
+// locationJSON returns a valid location of the CPO with the given EVSEs
+// (uid:status pairs), each with one T2 connector referencing tariff T1.
+func locationJSON(cc, pid, id, lat, lon, lastUpdated string, evses ...string) map[string]any {
+	var list []any
+	for _, e := range evses {
+		uid, status, _ := strings.Cut(e, ":")
+		list = append(list, evseJSON(uid, status, lastUpdated))
+	}
+	loc := map[string]any{
+		"country_code": cc, "party_id": pid, "id": id, "publish": true,
+		"name": "Station " + id, "address": "Main Street 1", "city": "Bengaluru", "country": "IND",
+		"coordinates": map[string]any{"latitude": lat, "longitude": lon},
+		"time_zone":   "Asia/Kolkata", "last_updated": lastUpdated,
+		"x_vendor_note": "kept as sent",
+	}
+	if list != nil {
+		loc["evses"] = list
+	}
+	return loc
+}
+
+func evseJSON(uid, status, lastUpdated string) map[string]any {
+	return map[string]any{"uid": uid, "evse_id": "IN*CP1*E" + uid, "status": status, "last_updated": lastUpdated,
+		"capabilities": []any{"REMOTE_START_STOP_CAPABLE"},
+		"connectors":   []any{connectorJSON("1", "IEC_62196_T2", "AC_3_PHASE", 230, 32, lastUpdated, "T1")}}
+}
+
+func connectorJSON(id, standard, power string, volt, amp int, lastUpdated string, tariffs ...string) map[string]any {
+	c := map[string]any{"id": id, "standard": standard, "format": "SOCKET", "power_type": power,
+		"max_voltage": volt, "max_amperage": amp, "last_updated": lastUpdated}
+	if len(tariffs) > 0 {
+		c["tariff_ids"] = tariffs
+	}
+	return c
+}
+
+func tariffJSON(cc, pid, id, lastUpdated string) map[string]any {
+	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR", "last_updated": lastUpdated,
+		"elements": []any{map[string]any{"price_components": []any{
+			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
+}
+
+// ts returns a timestamp i seconds after a fixed base.
+func ts(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+}
+
+// mustStatus checks an answer's HTTP status and status_code.
+func mustStatus(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
+	t.Helper()
+	if err != nil && resp == nil {
+		t.Fatalf("call failed: %v", err)
+	}
+	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
+		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
+	}
+	return resp
+}
+
+// errorField returns error.details.field of an answer.
+func errorField(resp *ocpiclient.Response) string {
+	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {
+		return ""
+	}
+	return resp.Envelope.Error.Details.Field
+}
+
+// hubGet calls a hub URL as a platform and decodes data.
+func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header http.Header) (*ocpiclient.Response, map[string]any) {
+	t.Helper()
+	base, ok := p.HubEndpoint(module, role)
+	if !ok {
+		t.Fatalf("hub lists no %s %s", module, role)
+	}
+	resp, err := p.Raw(context.Background(), http.MethodGet, base+suffix, nil, header)
+	if err != nil && resp == nil {
+		t.Fatal(err)
+	}
+	var data map[string]any
+	if resp.Envelope != nil && len(resp.Envelope.Data) > 0 {
+		_ = json.Unmarshal(resp.Envelope.Data, &data)
+	}
+	return resp, data
+}
+
+// waitState waits until cond holds, re-checking whenever p receives a
+// request.
+func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, cond func() bool) {
+	t.Helper()
+	if err := p.Until(ctx, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func toHeader(cc, pid string) http.Header {
+	h := http.Header{}
+	h.Set("OCPI-to-country-code", cc)
+	h.Set("OCPI-to-party-id", pid)
+	return h
+}

@@ -1,0 +1,140 @@
+package location
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// writeLocation inserts or updates a location row and returns its pk.
+func writeLocation(ctx context.Context, tx *store.Tx, cur *stored, loc *ocpi.Location, body []byte) (int64, error) {
+	active := 0
+	for _, e := range loc.EVSEs {
+		if e.Status != "REMOVED" {
+			active++
+		}
+	}
+	lat, lon := E7(loc.Coordinates.Latitude), E7(loc.Coordinates.Longitude)
+	publish := loc.Publish != nil && *loc.Publish
+	if cur == nil {
+		var pk int64
+		err := tx.QueryRow(ctx, `INSERT INTO locations (country_code, party_id, id, publish, lat_e7, lon_e7, evses_active, last_updated, body)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING pk`,
+			ocpi.Key(loc.CountryCode), ocpi.Key(loc.PartyID), ocpi.Key(loc.ID), publish, lat, lon, active,
+			loc.LastUpdated.Micros(), string(body)).Scan(&pk)
+		return pk, err
+	}
+	_, err := tx.Exec(ctx, `UPDATE locations SET publish = $1, lat_e7 = $2, lon_e7 = $3, evses_active = $4, last_updated = $5, body = $6
+		WHERE pk = $7`, publish, lat, lon, active, loc.LastUpdated.Micros(), string(body), cur.pk)
+	return cur.pk, err
+}
+
+// evseRow is the indexed part of an EVSE.
+type evseRow struct {
+	evseID, status string
+	maxPowerW      int64
+	types          string
+	lastUpdated    int64
+}
+
+func evseRows(loc *ocpi.Location) map[string]evseRow {
+	out := map[string]evseRow{}
+	if loc == nil {
+		return out
+	}
+	for _, e := range loc.EVSEs {
+		r := evseRow{evseID: e.EVSEID, status: e.Status, lastUpdated: e.LastUpdated.Micros()}
+		var types []string
+		for _, k := range e.Connectors {
+			r.maxPowerW = max(r.maxPowerW, k.PowerW())
+			types = append(types, k.Standard)
+		}
+		r.types = "," + strings.Join(types, ",") + ","
+		out[ocpi.Key(e.UID)] = r
+	}
+	return out
+}
+
+type tariffRef struct{ tariff, evse, connector string }
+
+func tariffRefs(loc *ocpi.Location) map[tariffRef]bool {
+	out := map[tariffRef]bool{}
+	if loc == nil {
+		return out
+	}
+	for _, e := range loc.EVSEs {
+		for _, k := range e.Connectors {
+			for _, t := range k.TariffIDs {
+				out[tariffRef{ocpi.Key(t), e.UID, k.ID}] = true
+			}
+		}
+	}
+	return out
+}
+
+// index brings the evses and tariff_refs rows of a location in line with its
+// new body, writing only what changed (a status PATCH touches one row).
+func index(ctx context.Context, tx *store.Tx, pk int64, old, next *ocpi.Location) error {
+	before, after := evseRows(old), evseRows(next)
+	for uid, r := range after {
+		if b, ok := before[uid]; ok && b == r {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO evses (location_pk, uid, evse_id, status, max_power_w, connector_types, last_updated)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (location_pk, uid) DO UPDATE SET evse_id = excluded.evse_id, status = excluded.status,
+			max_power_w = excluded.max_power_w, connector_types = excluded.connector_types, last_updated = excluded.last_updated`,
+			pk, uid, r.evseID, r.status, r.maxPowerW, r.types, r.lastUpdated); err != nil {
+			return err
+		}
+	}
+	refsBefore, refsAfter := tariffRefs(old), tariffRefs(next)
+	for ref := range refsBefore {
+		if refsAfter[ref] {
+			continue
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM tariff_refs WHERE location_pk = $1 AND evse_uid = $2 AND connector_id = $3 AND tariff_id = $4",
+			pk, ref.evse, ref.connector, ref.tariff); err != nil {
+			return err
+		}
+	}
+	for ref := range refsAfter {
+		if refsBefore[ref] {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO tariff_refs (country_code, party_id, tariff_id, location_pk, evse_uid, connector_id)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+			ocpi.Key(next.CountryCode), ocpi.Key(next.PartyID), ref.tariff, pk, ref.evse, ref.connector); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// E7 converts a coordinate string ("52.3789012") to integer units of 1e-7
+// degree, exactly (no floating point). Malformed input gives 0; coordinates
+// are validated before.
+func E7(s string) int64 {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 7 {
+		frac = frac[:7]
+	}
+	frac += strings.Repeat("0", 7-len(frac))
+	w, err1 := strconv.ParseInt(whole, 10, 64)
+	f, err2 := strconv.ParseInt(frac, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	v := w*10_000_000 + f
+	if neg {
+		v = -v
+	}
+	return v
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,409 @@
+package location
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Change is who makes a change and how it is traced.
+type Change struct {
+	// PlatformID is the sending platform: it never gets its own change back.
+	PlatformID int64
+	// CorrelationID continues the sender's request chain in the pushes.
+	CorrelationID string
+}
+
+// Result says what a write did.
+type Result struct {
+	// Created is true when the object the ref names did not exist.
+	Created bool
+	// Changed is false when the stored body stayed the same.
+	Changed bool
+}
+
+// stored is a locked location row.
+type stored struct {
+	pk   int64
+	id   string // as the body spells it
+	body []byte
+	// canon is body in the canonical form (PostgreSQL renders JSONB with
+	// its own spacing): what a new body is compared with.
+	canon []byte
+	doc   ocpi.Object
+}
+
+// lockLocation locks and reads a location row inside tx (nil when absent):
+// a write of the same location waits for this transaction, which is what
+// orders the outbox (hub.Broadcast).
+func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
+	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)}
+	n, err := tx.Exec(ctx, "UPDATE locations SET publish = publish WHERE country_code = $1 AND party_id = $2 AND id = $3", args...)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	var cur stored
+	if err := tx.QueryRow(ctx, "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).
+		Scan(&cur.pk, &cur.body); err != nil {
+		return nil, err
+	}
+	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
+		return nil, err
+	}
+	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
+		return nil, err
+	}
+	cur.id, _ = cur.doc["id"].(string)
+	return &cur, nil
+}
+
+// inTx runs fn in a transaction, once more when a concurrent first write of
+// the same object won the race to insert it.
+func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
+	err := s.db.InTx(ctx, fn)
+	if err != nil && store.IsUniqueViolation(err) {
+		err = s.db.InTx(ctx, fn)
+	}
+	return err
+}
+
+// Put creates or replaces the Location, EVSE or Connector the ref names with
+// raw (a full object). An EVSE or connector is created inside its location,
+// which must exist.
+func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result, error) {
+	var res Result
+	level := r.Level()
+	var item ocpi.Object // the EVSE or connector, canonical
+	switch level {
+	case "location":
+		var loc ocpi.Location
+		if err := ocpi.Decode(raw, &loc); err != nil {
+			return res, err
+		}
+		c := ocpi.NewCheck("")
+		loc.Check(c)
+		if err := c.Err(); err != nil {
+			return res, err
+		}
+		if err := matchOwner(r, loc.CountryCode, loc.PartyID, loc.ID); err != nil {
+			return res, err
+		}
+	case "evse":
+		var e ocpi.EVSE
+		if err := ocpi.Decode(raw, &e); err != nil {
+			return res, err
+		}
+		c := ocpi.NewCheck("")
+		e.Check(c)
+		if err := c.Err(); err != nil {
+			return res, err
+		}
+		if !ocpi.EqualCI(e.UID, r.EVSEUID) {
+			return res, ocpi.Invalid("uid", "must equal the evse_uid of the URL ("+r.EVSEUID+")")
+		}
+		canon, err := ocpi.Canonical(raw, &e)
+		if err != nil {
+			return res, err
+		}
+		item, _ = ocpi.ParseObject(canon)
+	case "connector":
+		var k ocpi.Connector
+		if err := ocpi.Decode(raw, &k); err != nil {
+			return res, err
+		}
+		c := ocpi.NewCheck("")
+		k.Check(c)
+		if err := c.Err(); err != nil {
+			return res, err
+		}
+		if !ocpi.EqualCI(k.ID, r.ConnectorID) {
+			return res, ocpi.Invalid("id", "must equal the connector_id of the URL ("+r.ConnectorID+")")
+		}
+		canon, err := ocpi.Canonical(raw, &k)
+		if err != nil {
+			return res, err
+		}
+		item, _ = ocpi.ParseObject(canon)
+	}
+	err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		res = Result{}
+		cur, err := lockLocation(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		var doc ocpi.Object
+		switch level {
+		case "location":
+			if doc, err = ocpi.ParseObject(raw); err != nil {
+				return err
+			}
+			res.Created = cur == nil
+			if cur != nil {
+				if err := keepsEVSEs(cur.doc, doc, "evses"); err != nil {
+					return err
+				}
+			}
+		case "evse", "connector":
+			if cur == nil {
+				return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID})
+			}
+			doc = cur.doc
+			lu, _ := item["last_updated"].(string)
+			evses, _ := doc["evses"].([]any)
+			evse := findItem(evses, "uid", r.EVSEUID)
+			if level == "evse" {
+				res.Created = evse == nil
+				if evse == nil {
+					doc["evses"] = append(evses, item)
+				} else {
+					replaceItem(evses, "uid", r.EVSEUID, item)
+				}
+			} else {
+				if evse == nil {
+					return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID, EVSEUID: r.EVSEUID})
+				}
+				conns, _ := evse["connectors"].([]any)
+				res.Created = findItem(conns, "id", r.ConnectorID) == nil
+				if res.Created {
+					evse["connectors"] = append(conns, item)
+				} else {
+					replaceItem(conns, "id", r.ConnectorID, item)
+				}
+				raiseLastUpdated(evse, lu)
+			}
+			raiseLastUpdated(doc, lu)
+		}
+		return s.save(ctx, tx, ch, r, cur, doc, http.MethodPut, nil, &res)
+	})
+	return res, err
+}
+
+// Patch merges raw (a partial object with last_updated) into the Location,
+// EVSE or Connector the ref names.
+func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Result, error) {
+	var res Result
+	level := r.Level()
+	// The typed decode names fields of the wrong type; the checks of
+	// required fields and values run on the merged object.
+	var shape any
+	switch level {
+	case "location":
+		shape = &ocpi.Location{}
+	case "evse":
+		shape = &ocpi.EVSE{}
+	default:
+		shape = &ocpi.Connector{}
+	}
+	if err := ocpi.Decode(raw, shape); err != nil {
+		return res, err
+	}
+	patch, err := ocpi.ParseObject(raw)
+	if err != nil {
+		return res, err
+	}
+	lu, ok := patch["last_updated"].(string)
+	if !ok || lu == "" {
+		return res, ocpi.Invalid("last_updated", "is required in a PATCH")
+	}
+	if _, err := ocpi.ParseDateTime(lu); err != nil {
+		return res, ocpi.Invalid("last_updated", err.Error())
+	}
+	if err := patchKeepsIdentity(r, patch); err != nil {
+		return res, err
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		res = Result{}
+		cur, err := lockLocation(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID})
+		}
+		doc := cur.doc
+		target := doc
+		var evse ocpi.Object
+		if level != "location" {
+			if evse = findItem(doc["evses"], "uid", r.EVSEUID); evse == nil {
+				return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID, EVSEUID: r.EVSEUID})
+			}
+			target = evse
+		}
+		if level == "connector" {
+			if target = findItem(evse["connectors"], "id", r.ConnectorID); target == nil {
+				return errUnknown(r)
+			}
+		}
+		oldLU, _ := target["last_updated"].(string)
+		if err := merge(target, patch, ""); err != nil {
+			return err
+		}
+		// A PATCH older than what is stored does not move last_updated back.
+		if oldLU != "" {
+			target["last_updated"] = oldLU
+			raiseLastUpdated(target, lu)
+		}
+		// Check the patched object alone first, so the field paths are
+		// relative to the URL's object.
+		if err := checkItem(level, target); err != nil {
+			return err
+		}
+		if level == "connector" {
+			raiseLastUpdated(evse, lu)
+		}
+		if level != "location" {
+			raiseLastUpdated(doc, lu)
+		}
+		method := http.MethodPatch
+		if _, ok := patch["evses"]; ok && level == "location" {
+			// A patched EVSE list goes out as the whole location.
+			method = http.MethodPut
+		}
+		return s.save(ctx, tx, ch, r, cur, doc, method, patch, &res)
+	})
+	return res, err
+}
+
+// save validates the new location document, stores it, indexes it, and (when
+// it changed) broadcasts the change and emits location.updated, all in tx.
+// method and patch say what to push: a PUT of the ref's object, or a PATCH
+// carrying the patched fields.
+func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur *stored, doc ocpi.Object, method string, patch ocpi.Object, res *Result) error {
+	loc, body, err := finalize(doc)
+	if err != nil {
+		return err
+	}
+	if cur != nil && bytes.Equal(cur.canon, body) {
+		return nil
+	}
+	res.Changed = true
+	tx.AfterCommit(s.totals.Invalidate)
+	var old *ocpi.Location
+	if cur != nil {
+		old = &ocpi.Location{}
+		if err := ocpi.Decode(cur.body, old); err != nil {
+			old = nil
+		}
+	}
+	pk, err := writeLocation(ctx, tx, cur, loc, body)
+	if err != nil {
+		return err
+	}
+	if err := index(ctx, tx, pk, old, loc); err != nil {
+		return err
+	}
+	// Push the object the ref names, with ids spelled as stored.
+	r.LocationID = loc.ID
+	final, err := ocpi.ParseObject(body)
+	if err != nil {
+		return err
+	}
+	var obj ocpi.Object = final
+	if r.EVSEUID != "" {
+		obj = findItem(final["evses"], "uid", r.EVSEUID)
+		r.EVSEUID, _ = obj["uid"].(string)
+	}
+	if r.ConnectorID != "" {
+		obj = findItem(obj["connectors"], "id", r.ConnectorID)
+		r.ConnectorID, _ = obj["id"].(string)
+	}
+	if method == http.MethodPut && r.Level() == "location" {
+		r.EVSEUID, r.ConnectorID = "", ""
+		obj = final
+	}
+	if patch != nil && method == http.MethodPatch {
+		out := ocpi.Object{}
+		for k := range patch {
+			if v, ok := obj[k]; ok {
+				out[k] = v
+			}
+		}
+		obj = out
+	}
+	pushBody, err := ocpi.MarshalObject(obj)
+	if err != nil {
+		return err
+	}
+	if s.hub != nil {
+		p := hub.Push{Module: Module, ObjectKey: r.key(), Method: method, Path: r.path(), Body: pushBody,
+			Full: method == http.MethodPut && r.Level() == "location", CorrelationID: ch.CorrelationID}
+		if err := s.hub.Broadcast(ctx, tx, ch.PlatformID, hub.CPOAudience, p); err != nil {
+			return err
+		}
+	}
+	return s.emit(ctx, tx, r, loc)
+}
+
+// emit records location.updated for the change.
+func (s *Service) emit(ctx context.Context, tx *store.Tx, r Ref, loc *ocpi.Location) error {
+	data := map[string]any{
+		"country_code": loc.CountryCode, "party_id": loc.PartyID, "location_id": loc.ID,
+		"last_updated": loc.LastUpdated,
+	}
+	if r.EVSEUID != "" {
+		data["evse_uid"] = r.EVSEUID
+		if e, _ := loc.EVSE(r.EVSEUID); e != nil {
+			data["status"] = e.Status
+			if e.EVSEID != "" {
+				data["evse_id"] = e.EVSEID
+			}
+		}
+	}
+	if r.ConnectorID != "" {
+		data["connector_id"] = r.ConnectorID
+	}
+	return s.events.Emit(ctx, tx, event.Event{Name: event.LocationUpdated, Data: data, Public: true,
+		Parties: []event.Party{{Role: string(party.RoleCPO), CountryCode: ocpi.Key(loc.CountryCode), PartyID: ocpi.Key(loc.PartyID)}}})
+}
+
+// finalize validates a whole location document and returns its typed form
+// and canonical body.
+func finalize(doc ocpi.Object) (*ocpi.Location, []byte, error) {
+	raw, err := ocpi.MarshalObject(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var loc ocpi.Location
+	if err := ocpi.Decode(raw, &loc); err != nil {
+		return nil, nil, err
+	}
+	c := ocpi.NewCheck("")
+	loc.Check(c)
+	if err := c.Err(); err != nil {
+		return nil, nil, err
+	}
+	body, err := ocpi.Canonical(raw, &loc)
+	return &loc, body, err
+}
+
+// checkItem validates a patched EVSE or connector on its own.
+func checkItem(level string, obj ocpi.Object) error {
+	if level == "location" {
+		return nil
+	}
+	raw, err := ocpi.MarshalObject(obj)
+	if err != nil {
+		return err
+	}
+	c := ocpi.NewCheck("")
+	if level == "evse" {
+		var e ocpi.EVSE
+		if err := ocpi.Decode(raw, &e); err != nil {
+			return err
+		}
+		e.Check(c)
+	} else {
+		var k ocpi.Connector
+		if err := ocpi.Decode(raw, &k); err != nil {
+			return err
+		}
+		k.Check(c)
+	}
+	return c.Err()
+}

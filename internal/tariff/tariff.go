@@ -1,0 +1,304 @@
+// Package tariff stores the Tariffs CPOs publish through the hub, serves them
+// to eMSPs, and broadcasts their changes.
+//
+// A tariff is a document (tariffs.body, the canonical JSON as sent, unknown
+// fields kept). A DELETE of a tariff that a connector still lists in its
+// tariff_ids is rejected, naming the connectors (tariffs.md §1 recommends
+// removing it from the connectors first; we make it a rule, so an eMSP never
+// holds a connector priced by a tariff it cannot read).
+package tariff
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Module is the OCPI module identifier.
+const Module = "tariffs"
+
+// Service manages tariffs.
+type Service struct {
+	db     *store.DB
+	hub    *hub.Hub
+	clock  clock.Clock
+	logger *slog.Logger
+	totals *store.Totals
+}
+
+// New returns a Service and registers it as the hub's source of tariffs.
+func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Service {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{db: db, hub: h, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
+	if h != nil {
+		h.Register(Module, source{s})
+	}
+	return s
+}
+
+// Ref names a tariff.
+type Ref struct{ CountryCode, PartyID, ID string }
+
+func (r Ref) path() string { return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), r.ID) }
+
+func errUnknown(r Ref) error {
+	return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown tariff " + r.ID + " of " + ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID)}
+}
+
+// Change is who makes a change and how it is traced.
+type Change struct {
+	PlatformID    int64
+	CorrelationID string
+}
+
+// Get returns a stored tariff.
+func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
+	var body []byte
+	err := s.db.Read().QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)).Scan(&body)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, errUnknown(r)
+	}
+	return body, err
+}
+
+// Filter restricts a listing to one CPO.
+type Filter struct{ CountryCode, PartyID string }
+
+// List returns a page of tariffs of every CPO (or one).
+func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+	l := store.List{Table: "tariffs", Columns: "pk, last_updated, body", Totals: s.totals}.WithPage(p)
+	if f.CountryCode != "" {
+		l.Where = []string{"country_code = $1", "party_id = $2"}
+		l.Args = []any{ocpi.Key(f.CountryCode), ocpi.Key(f.PartyID)}
+	}
+	return store.Documents(ctx, s.db.Read(), l)
+}
+
+// Validate decodes and checks a tariff body against the ref.
+func Validate(r Ref, raw []byte) (*ocpi.Tariff, []byte, error) {
+	var t ocpi.Tariff
+	if err := ocpi.Decode(raw, &t); err != nil {
+		return nil, nil, err
+	}
+	c := ocpi.NewCheck("")
+	t.Check(c)
+	if err := c.Err(); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case !ocpi.EqualCI(t.CountryCode, r.CountryCode):
+		return nil, nil, ocpi.Invalid("country_code", "must equal the country_code of the URL ("+r.CountryCode+")")
+	case !ocpi.EqualCI(t.PartyID, r.PartyID):
+		return nil, nil, ocpi.Invalid("party_id", "must equal the party_id of the URL ("+r.PartyID+")")
+	case !ocpi.EqualCI(t.ID, r.ID):
+		return nil, nil, ocpi.Invalid("id", "must equal the tariff_id of the URL ("+r.ID+")")
+	}
+	body, err := ocpi.Canonical(raw, &t)
+	return &t, body, err
+}
+
+// Put creates or replaces a tariff. created reports a new one; changed is
+// false when the stored body stayed the same (nothing is broadcast then).
+func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
+	t, body, err := Validate(r, raw)
+	if err != nil {
+		return false, false, err
+	}
+	fn := func(ctx context.Context, tx *store.Tx) error {
+		created, changed = false, false
+		old, found, err := lockTariff(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if found && sameJSON(old, body) {
+			return nil
+		}
+		created, changed = !found, true
+		tx.AfterCommit(s.totals.Invalidate)
+		if found {
+			_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
+				t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
+		} else {
+			_, err = tx.Exec(ctx, "INSERT INTO tariffs (country_code, party_id, id, last_updated, body) VALUES ($1, $2, $3, $4, $5)",
+				ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID), t.LastUpdated.Micros(), string(body))
+		}
+		if err != nil {
+			return err
+		}
+		return s.broadcast(ctx, tx, ch, hub.Push{Method: http.MethodPut, Path: Ref{r.CountryCode, r.PartyID, t.ID}.path(), Body: body})
+	}
+	err = s.db.InTx(ctx, fn)
+	if err != nil && store.IsUniqueViolation(err) {
+		err = s.db.InTx(ctx, fn)
+	}
+	return created, changed, err
+}
+
+// Delete removes a tariff that no connector references.
+func (s *Service) Delete(ctx context.Context, ch Change, r Ref) error {
+	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		old, found, err := lockTariff(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errUnknown(r)
+		}
+		users, err := referencedBy(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if len(users) > 0 {
+			more := ""
+			if len(users) == 10 {
+				more = ", …"
+			}
+			return &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
+				Issue:   "is still referenced by connectors: " + strings.Join(users, ", ") + more,
+				Message: fmt.Sprintf("tariff %s is still used by connector(s) %s%s; remove it from their tariff_ids (PATCH the connectors) before deleting it", r.ID, strings.Join(users, ", "), more)}
+		}
+		tx.AfterCommit(s.totals.Invalidate)
+		if _, err := tx.Exec(ctx, "DELETE FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
+			ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)); err != nil {
+			return err
+		}
+		id := r.ID
+		var t struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(old, &t) == nil && t.ID != "" {
+			id = t.ID
+		}
+		return s.broadcast(ctx, tx, ch, hub.Push{Method: http.MethodDelete, Path: Ref{r.CountryCode, r.PartyID, id}.path()})
+	})
+}
+
+// referencedBy lists (up to 10) connectors whose tariff_ids name the tariff,
+// as location/evse/connector.
+func referencedBy(ctx context.Context, q store.Querier, r Ref) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT l.id, t.evse_uid, t.connector_id FROM tariff_refs t JOIN locations l ON l.pk = t.location_pk
+		WHERE t.country_code = $1 AND t.party_id = $2 AND t.tariff_id = $3 ORDER BY l.id, t.evse_uid, t.connector_id LIMIT 10`,
+		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var l, e, c string
+		if err := rows.Scan(&l, &e, &c); err != nil {
+			return nil, err
+		}
+		out = append(out, l+"/"+e+"/"+c)
+	}
+	return out, rows.Err()
+}
+
+func (s *Service) broadcast(ctx context.Context, tx *store.Tx, ch Change, p hub.Push) error {
+	if s.hub == nil {
+		return nil
+	}
+	parts := hub.SplitKey(strings.TrimPrefix(p.Path, "/"))
+	p.Module, p.Full, p.CorrelationID = Module, true, ch.CorrelationID
+	p.ObjectKey = hub.ObjectKey(parts...)
+	return s.hub.Broadcast(ctx, tx, ch.PlatformID, hub.CPOAudience, p)
+}
+
+// lockTariff locks and reads a tariff row in tx.
+func lockTariff(ctx context.Context, tx *store.Tx, r Ref) ([]byte, bool, error) {
+	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)}
+	n, err := tx.Exec(ctx, "UPDATE tariffs SET last_updated = last_updated WHERE country_code = $1 AND party_id = $2 AND id = $3", args...)
+	if err != nil || n == 0 {
+		return nil, false, err
+	}
+	var body []byte
+	err = tx.QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).Scan(&body)
+	return body, err == nil, err
+}
+
+// source gives the hub the current tariff (a PUT) or its deletion.
+type source struct{ s *Service }
+
+func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
+	parts := hub.SplitKey(key)
+	if len(parts) != 3 {
+		return hub.Push{}, false, nil
+	}
+	r := Ref{parts[0], parts[1], parts[2]}
+	body, found, err := lockTariff(ctx, tx, r)
+	if err != nil {
+		return hub.Push{}, false, err
+	}
+	if !found {
+		return hub.Push{Method: http.MethodDelete, Path: r.path()}, true, nil
+	}
+	var t struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &t) == nil && t.ID != "" {
+		r.ID = t.ID
+	}
+	return hub.Push{Method: http.MethodPut, Path: r.path(), Body: body}, true, nil
+}
+
+// Lookup finds the owner of a tariff id, for a directory GET that does not
+// name it; several owners is a 2001 asking for OCPI-to-*.
+func (s *Service) Lookup(ctx context.Context, id string) (cc, pid string, err error) {
+	rows, err := s.db.Read().Query(ctx, "SELECT country_code, party_id FROM tariffs WHERE id = $1 ORDER BY country_code, party_id LIMIT 2", ocpi.Key(id))
+	if err != nil {
+		return "", "", err
+	}
+	defer rows.Close()
+	n := 0
+	var first string
+	for rows.Next() {
+		var c, p string
+		if err := rows.Scan(&c, &p); err != nil {
+			return "", "", err
+		}
+		if n == 0 {
+			cc, pid, first = c, p, c+"/"+p
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return "", "", err
+	}
+	switch n {
+	case 0:
+		return "", "", errUnknown(Ref{ID: id})
+	case 1:
+		return cc, pid, nil
+	}
+	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
+		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
+		Message: "tariff " + id + " exists at several CPOs (" + first + ", …); send OCPI-to-country-code and OCPI-to-party-id"}
+}
+
+// sameJSON compares a stored body (PostgreSQL renders JSONB with its own
+// spacing and key order) with a canonical one.
+func sameJSON(stored, canon []byte) bool {
+	o, err := ocpi.ParseObject(stored)
+	if err != nil {
+		return false
+	}
+	b, err := ocpi.MarshalObject(o)
+	return err == nil && bytes.Equal(b, canon)
+}
