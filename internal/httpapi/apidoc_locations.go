@@ -100,7 +100,9 @@ func locationDocs() apiDocs {
 		Routes: routes,
 		Schemas: func(s *openapi.Schemas) {
 			enum := func(v []string) openapi.Schema { return openapi.Schema{"enum": anyOf(v)} }
-			items := func(v []string) openapi.Schema { return openapi.Schema{"items": openapi.Schema{"type": "string", "enum": anyOf(v)}} }
+			items := func(v []string) openapi.Schema {
+				return openapi.Schema{"items": openapi.Schema{"type": "string", "enum": anyOf(v)}}
+			}
 			s.Field(ocpi.Location{}, "country_code", openapi.Schema{"minLength": 2, "maxLength": 2})
 			s.Field(ocpi.Location{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
 			s.Field(ocpi.Location{}, "id", openapi.Schema{"maxLength": 36})
