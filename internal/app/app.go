@@ -200,6 +200,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		DB:             a.DB,
 		Parties:        a.Parties,
 		Jobs:           a.Jobs,
+		Locations:      a.Locations,
 		Clock:          a.Clock,
 		Logger:         a.Logger,
 		PublicURL:      pub,

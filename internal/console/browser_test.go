@@ -76,6 +76,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Acme publishes three locations.
+	for _, l := range []struct{ id, name, city, lat, lon, status string }{
+		{"BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", "AVAILABLE"},
+		{"BOM01", "Bandra Kurla Complex", "Mumbai", "19.066245", "72.868393", "CHARGING"},
+		{"DEL01", "Aerocity", "New Delhi", "28.548764", "77.121262", "OUTOFORDER"},
+	} {
+		if err := cpo.PutLocation(ctx, l.id, sim.SampleLocation("IN", "ACM", l.id, l.name, l.city, l.lat, l.lon, time.Now(), l.status, "AVAILABLE")); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	// Confirmation dialogs are accepted, and their text kept.
 	var mu sync.Mutex
@@ -126,6 +136,21 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("recent problems: %q", problems)
 	}
 	checkScreenshot(t, b, "console-overview", "Connected platforms")
+
+	// The directory: Acme's locations on the map and in the table; one
+	// location's EVSEs.
+	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/directory"]`)), chromedp.WaitVisible(chromedp.CSS("#locations")))
+	if n := browsertest.Get(b, chromedp.Evaluate[int](`document.querySelectorAll('.map-points circle').length`)); n != 3 {
+		t.Errorf("directory map points: %d, want 3", n)
+	}
+	if text := b.Text("#locations"); !strings.Contains(text, "Koramangala Hub") || !strings.Contains(text, "1 of 2 EVSEs available") {
+		t.Errorf("directory table: %q", text)
+	}
+	checkScreenshot(t, b, "console-directory", "Aerocity")
+	b.Run(chromedp.Click(chromedp.CSS(`.map-points a[href="/console/directory/IN/ACM/DEL01"]`)), chromedp.WaitVisible(chromedp.CSS("#evses")))
+	if text := b.Text("#evses"); !strings.Contains(text, "DEL01-E1") || !strings.Contains(text, "OUTOFORDER") || !strings.Contains(text, "120.0 kW") {
+		t.Errorf("location EVSEs: %q", text)
+	}
 
 	// Suspend Acme from its page, through the confirmation.
 	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/parties"]`)), chromedp.WaitVisible(chromedp.CSS("#parties")),

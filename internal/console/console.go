@@ -63,15 +63,18 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // Config is what the console needs.
 type Config struct {
-	DB        *store.DB
-	Parties   *party.Service
-	Jobs      *jobs.Client
+	DB      *store.DB
+	Parties *party.Service
+	Jobs    *jobs.Client
+	// Locations is the directory (nil: no directory pages).
+	Locations *location.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -153,6 +156,7 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 	return []func() ([]Page, []Action){
 		c.overviewPages,
 		c.partyPages,
+		c.directoryPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,

@@ -336,3 +336,45 @@ func TestActions(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestDirectoryPages: the directory lists what CPOs pushed, on the map and
+// in the table, filters by CPO and EVSE status, and shows a location's
+// EVSEs.
+func TestDirectoryPages(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cpo.Close)
+		h.Register(t, cpo.Platform)
+		now := time.Now()
+		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", now, "AVAILABLE", "CHARGING")); err != nil {
+			t.Fatal(err)
+		}
+		if err := cpo.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "ACM", "DEL01", "Aerocity", "New Delhi", "28.548764", "-77.121262", now, "OUTOFORDER")); err != nil {
+			t.Fatal(err)
+		}
+		c := newClient(t, h)
+		c.signIn()
+		p := c.get("/console/directory")
+		if p.status != http.StatusOK || strings.Count(p.body, "<circle") != 2 || !strings.Contains(p.body, "Koramangala Hub") || !strings.Contains(p.body, "1 of 2 EVSEs available") {
+			t.Fatalf("directory: HTTP %d\n%s", p.status, p.body)
+		}
+		if p := c.get("/console/directory?status=OUTOFORDER"); !strings.Contains(p.body, "Aerocity") || strings.Contains(p.body, "Koramangala Hub") {
+			t.Errorf("status filter")
+		}
+		if p := c.get("/console/directory?cpo=IN-XYZ"); strings.Contains(p.body, "Aerocity") || !strings.Contains(p.body, "No locations") {
+			t.Errorf("CPO filter")
+		}
+		loc := c.get("/console/directory/IN/ACM/DEL01")
+		if loc.status != http.StatusOK || !strings.Contains(loc.body, "DEL01-E1") || !strings.Contains(loc.body, "28.548764, -77.121262") {
+			t.Errorf("location page: HTTP %d", loc.status)
+		}
+		if p := c.get("/console/directory/IN/ACM/NOPE"); p.status != http.StatusNotFound {
+			t.Errorf("unknown location: HTTP %d", p.status)
+		}
+	})
+}

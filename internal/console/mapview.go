@@ -219,7 +219,11 @@ func grid(x0, x1, y0, y1 float64, toScreen func(x, y float64) (float64, float64)
 		}
 		_, y := mercator(lat, 0)
 		_, sy := toScreen(0, y)
-		out = append(out, GridLine{X1: 0, Y1: sy, X2: w, Y2: sy, Label: degrees(lat, "N", "S", as), LX: 4, LY: sy - 3})
+		ly := sy - 3
+		if ly < 12 {
+			ly = sy + 12 // below the line when it runs along the top
+		}
+		out = append(out, GridLine{X1: 0, Y1: sy, X2: w, Y2: sy, Label: degrees(lat, "N", "S", as), LX: 4, LY: ly})
 	}
 	return out
 }

@@ -216,7 +216,7 @@ func (c *Console) renderLoadError(w http.ResponseWriter, r *http.Request, err er
 	var oe *ocpi.Error
 	if errors.As(err, &oe) {
 		switch {
-		case oe.Code == ocpi.ENOTFOUND:
+		case oe.Code == ocpi.ENOTFOUND || oe.Code == ocpi.EUNKNOWNLOCATION || oe.Code == ocpi.EUNKNOWNTOKEN:
 			c.renderError(w, r, http.StatusNotFound, oe.Message)
 			return
 		case oe.Code == ocpi.EINVALID || oe.Code == ocpi.EINVALIDJSON:

@@ -100,7 +100,11 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 		{Label: "Failed jobs", Value: thousands(failed), Note: "waiting for a retry or given up", Href: "/jobs", Tone: attention(int(failed), "bad")},
 		{Label: "Queued jobs", Value: thousands(queued), Note: "available, running or scheduled", Tone: "muted"},
 	}
-	v.Cards = append(v.Cards, c.overviewCards(ctx)...)
+	cards, err := c.overviewCards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v.Cards = append(v.Cards, cards...)
 
 	// Health: what /readyz checks, and the build.
 	cur, latest, err := c.cfg.DB.MigrationStatus(ctx)
@@ -143,11 +147,28 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	return v, nil
 }
 
-// overviewCards are the modules' figures on the overview: a module adds a
-// line here (active sessions, payments needing attention, failed webhook
+// overviewCards are the modules' figures on the overview: a module adds its
+// block here (active sessions, payments needing attention, failed webhook
 // deliveries…).
-func (c *Console) overviewCards(ctx context.Context) []Card {
-	return nil
+func (c *Console) overviewCards(ctx context.Context) ([]Card, error) {
+	var out []Card
+	if c.cfg.Locations != nil {
+		counts, err := c.cfg.Locations.EVSEStatusCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var total int64
+		for st, n := range counts {
+			if st != "REMOVED" {
+				total += n
+			}
+		}
+		broken := counts["OUTOFORDER"] + counts["INOPERATIVE"]
+		out = append(out,
+			Card{Label: "EVSEs available", Value: thousands(counts["AVAILABLE"]), Note: "of " + thousands(total) + " in the directory", Href: "/directory?status=AVAILABLE", Tone: "ok"},
+			Card{Label: "EVSEs out of order", Value: thousands(broken), Note: "out of order or inoperative", Href: "/directory?status=OUTOFORDER", Tone: attention(int(broken), "warn")})
+	}
+	return out, nil
 }
 
 // attention returns tone when n > 0, else "muted".

@@ -122,8 +122,17 @@ func (c *Console) funcs() template.FuncMap {
 		"title":     titleCase,
 		"thousands": func(n any) string { return thousands(toInt64(n)) },
 		"add":       func(a, b int) int { return a + b },
-		"dict":      dict,
-		"list":      func(v ...any) []any { return v },
+		// deref reads an optional boolean.
+		"deref": func(b *bool) bool { return b != nil && *b },
+		// kw writes a power in watts as kW, exactly.
+		"kw": func(w *int64) string {
+			if w == nil {
+				return ""
+			}
+			return scaled(*w, 1000, 1) + " kW"
+		},
+		"dict": dict,
+		"list": func(v ...any) []any { return v },
 		"selected": func(q url.Values, key, value string) bool {
 			return q.Get(key) == value
 		},

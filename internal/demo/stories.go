@@ -6,5 +6,6 @@ func Stories() []Story {
 	return []Story{
 		registrationStory(),
 		hubClientInfoStory(),
+		directoryStory(),
 	}
 }
