@@ -40,7 +40,9 @@
 //		}}
 //	}
 //
-// and adds c.sessionPages to modules() below. Load's value is the template's
+// and adds c.sessionPages to modules() below (page_directory.go is a
+// complete example: a list with a map, filters, keyset paging and a detail
+// page, on the location service). Load's value is the template's
 // .Data; the template reaches the shared parts with {{template "badge" …}},
 // {{template "time" …}}, {{template "pager" …}}, {{template "empty" …}},
 // {{template "csrf" $}} inside POST forms, {{template "map" …}} with a
