@@ -26,6 +26,16 @@ type setting struct {
 // settings returns the bindings of cfg's fields (DESIGN §8 fixes the names).
 func settings(cfg *app.Config) []setting {
 	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	duration := func(p *time.Duration) func(string) error {
+		return func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a positive duration such as 30s")
+			}
+			*p = d
+			return nil
+		}
+	}
 	return []setting{
 		{"addr", "OCPIHUB_ADDR", "address to listen on", str(&cfg.Addr), cfg.Addr},
 		{"db", "OCPIHUB_DB", "database: sqlite:FILE (default, embedded) or postgres://user@host/db", str(&cfg.DB), cfg.DB},
@@ -70,6 +80,8 @@ func settings(cfg *app.Config) []setting {
 			cfg.SyncInterval = d
 			return nil
 		}, cfg.SyncInterval.String()},
+		{"command-timeout-margin", "OCPIHUB_COMMAND_TIMEOUT_MARGIN", "added to a CPO's command timeout before the requester gets TIMEOUT", duration(&cfg.CommandTimeoutMargin), "30s"},
+		{"command-timeout", "OCPIHUB_COMMAND_TIMEOUT", "how long a command result is awaited when the CPO names no timeout", duration(&cfg.CommandTimeout), "60s"},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

@@ -17,8 +17,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/console"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
@@ -28,8 +31,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -49,6 +54,9 @@ type Options struct {
 	// Version is the build's version (the OpenAPI document and the console
 	// show it).
 	Version string
+	// Events, when set, records the domain events instead of the default
+	// (tests assert on them).
+	Events event.Emitter
 }
 
 // App is an assembled hub.
@@ -68,7 +76,13 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
-	Server    *httpapi.Server
+	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
+	Server   *httpapi.Server
 	// Console is the operator console served at /console.
 	Console *console.Console
 
@@ -138,6 +152,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		jc.Logger = a.Logger
 		jc.InsertOnly = opts.InsertOnly
 	}
+	if tg, ok := a.Clock.(rivertype.TimeGenerator); ok && jc.Time == nil {
+		// A fake clock drives the job queue too: scheduled jobs (command
+		// timeouts, retries) come due when the test moves the clock.
+		jc.Time = tg
+	}
 	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
 		return nil, err
 	}
@@ -180,6 +199,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Events = event.Discard{}
+	if opts.Events != nil {
+		a.Events = opts.Events
+	}
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
@@ -195,6 +217,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		}
 	}
 	a.Syncer = syncer
+	a.wireSessions(pub, hc.Backoff)
 
 	a.Console = console.New(console.Config{
 		DB:             a.DB,
@@ -221,6 +244,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		Tokens:       a.Tokens,
+		Sessions:     a.Sessions,
+		CDRs:         a.CDRs,
+		Commands:     a.Commands,
 		Version:      opts.Version,
 		Console:      a.Console,
 	})

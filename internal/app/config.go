@@ -53,6 +53,11 @@ type Config struct {
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
+	// CommandTimeoutMargin is added to a CPO's command timeout before the
+	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
+	// the CPO names none (default 60 s).
+	CommandTimeoutMargin time.Duration
+	CommandTimeout       time.Duration
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool

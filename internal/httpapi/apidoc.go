@@ -31,7 +31,7 @@ import (
 // The document derives the schemas from the Go types by reflection, wraps
 // them in the OCPI envelope, and adds the error answers every route may give
 // (401 on authenticated routes, 400/413/415 with a body, 404 with path
-// parameters, 429, 500, 503); Errors lists the others a handler gives (405,
+// parameters and on partners' routes, 429, 500, 503); Errors lists the others a handler gives (405,
 // 409…). Enums and lengths Go types cannot say go in the module's Schemas
 // function.
 type Doc struct {
@@ -41,11 +41,21 @@ type Doc struct {
 	Tag string
 	// Request is a value of the request body's type; nil: no body.
 	Request any
+	// BodyOptional: the request body may be left out.
+	BodyOptional bool
 	// Data is a value of the type of data in a success envelope; nil: the
 	// envelope carries no data.
 	Data any
+	// DataSchema describes data when no Go type does (an enum string).
+	DataSchema openapi.Schema
+	// ErrorData is a value of the type of data an error envelope may carry
+	// (a CommandResponse with REJECTED next to 2003 unknown location).
+	ErrorData any
 	// Created: success is HTTP 201.
 	Created bool
+	// Stored: a PUT of a client-owned object, 201 when it was new and 200
+	// when it replaced one, without data either way.
+	Stored bool
 	// Paged: OCPI paging parameters (offset, limit, date_from, date_to) and
 	// headers (Link, X-Total-Count, X-Limit).
 	Paged bool
@@ -85,6 +95,7 @@ var docSets = []func() apiDocs{
 	operationsDocs,
 	coreDocs,
 	locationDocs,
+	sessionDocs,
 	adminDocs,
 }
 
@@ -235,7 +246,7 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		}
 	}
 	if doc.Request != nil {
-		op.RequestBody = &openapi.RequestBody{Required: true, Content: map[string]openapi.MediaType{
+		op.RequestBody = &openapi.RequestBody{Required: !doc.BodyOptional, Content: map[string]openapi.MediaType{
 			"application/json": {Schema: openapi.NotNull(sch.Of(doc.Request))},
 		}}
 	}
@@ -253,10 +264,14 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	}
 
 	var success openapi.Schema
-	if doc.Data != nil {
+	if doc.Data != nil || doc.DataSchema != nil {
+		data := doc.DataSchema
+		if data == nil {
+			data = openapi.NotNull(sch.Of(doc.Data))
+		}
 		success = openapi.Schema{"allOf": []any{openapi.Ref("OcpiSuccess"), openapi.Schema{
 			"required":   []any{"data"},
-			"properties": openapi.Schema{"data": openapi.NotNull(sch.Of(doc.Data))},
+			"properties": openapi.Schema{"data": data},
 		}}}
 	} else {
 		success = openapi.Schema{"allOf": []any{openapi.Ref("OcpiSuccess"), openapi.Schema{"properties": openapi.Schema{"data": false}}}}
@@ -270,15 +285,25 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	}
 	// HTTP 200 also carries the OCPI errors mapped to it (2001 invalid
 	// request, 3001 partner API error, 4xxx hub errors).
+	errorEnvelope := openapi.Ref("OcpiErrorResponse")
+	if doc.ErrorData != nil {
+		errorEnvelope = openapi.Schema{"allOf": []any{openapi.Ref("OcpiErrorBase"),
+			openapi.Schema{"properties": openapi.Schema{"data": openapi.NotNull(sch.Of(doc.ErrorData))}}}}
+	}
 	ok200 := &openapi.Response{Description: "OCPI success (1xxx), or an OCPI error answered with HTTP 200 (2001, 2002, 3001, 400x)",
-		Headers: ok.Headers, Content: jsonContent(openapi.Schema{"anyOf": []any{success, openapi.Ref("OcpiErrorResponse")}})}
+		Headers: ok.Headers, Content: jsonContent(openapi.Schema{"anyOf": []any{success, errorEnvelope}})}
 	for mt, sch := range doc.Also {
 		ok200.Content[mt] = openapi.MediaType{Schema: sch}
 	}
-	if doc.Created {
+	switch {
+	case doc.Created:
 		op.Responses["201"] = ok
-		op.Responses["200"] = &openapi.Response{Description: "OCPI error answered with HTTP 200 (2001 invalid request, 3001 partner API error…)", Content: jsonContent(openapi.Ref("OcpiErrorResponse"))}
-	} else {
+		op.Responses["200"] = &openapi.Response{Description: "OCPI error answered with HTTP 200 (2001 invalid request, 3001 partner API error…)", Content: jsonContent(errorEnvelope)}
+	case doc.Stored:
+		op.Responses["201"] = &openapi.Response{Description: "stored: the object is new", Headers: ok.Headers, Content: ok.Content}
+		ok200.Description = "stored: the object replaced an existing one; or an OCPI error answered with HTTP 200 (2001…)"
+		op.Responses["200"] = ok200
+	default:
 		op.Responses["200"] = ok200
 	}
 	errs := []int{http.StatusInternalServerError, http.StatusServiceUnavailable}
@@ -288,7 +313,9 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	if doc.Request != nil {
 		errs = append(errs, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
-	if strings.Contains(path, "{") {
+	// 404: an unknown object, another party's, or a module of a role the
+	// caller does not play (isolation rule).
+	if strings.Contains(path, "{") || access == "platform" {
 		errs = append(errs, http.StatusNotFound)
 	}
 	errs = append(errs, doc.Errors...)
@@ -298,7 +325,7 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		op.Parameters = append(op.Parameters, routingHeaders...)
 	}
 	for _, st := range errs {
-		r := &openapi.Response{Description: http.StatusText(st), Content: jsonContent(openapi.Ref("OcpiErrorResponse"))}
+		r := &openapi.Response{Description: http.StatusText(st), Content: jsonContent(errorEnvelope)}
 		if st == http.StatusUnauthorized {
 			r.Headers = map[string]openapi.Header{"WWW-Authenticate": {Schema: openapi.Schema{"type": "string"}}}
 		}
@@ -348,6 +375,17 @@ func defineEnvelope(sch *openapi.Schemas) {
 					"issue": openapi.Schema{"type": "string"},
 				},
 			},
+		},
+	})
+	sch.Define("OcpiErrorBase", openapi.Schema{
+		"description": "OCPI response envelope of an error (status_code 2000 and up).",
+		"type":        "object",
+		"required":    []any{"status_code", "timestamp", "error"},
+		"properties": openapi.Schema{
+			"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
+			"status_message": openapi.Schema{"type": "string"},
+			"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
+			"error":          openapi.Ref("OcpiError"),
 		},
 	})
 	sch.Define("OcpiErrorResponse", openapi.Schema{

@@ -42,7 +42,7 @@ func locationDocs() apiDocs {
 			}
 			routes["GET "+p] = Doc{Summary: "Read the hub's copy of " + level.what + " the CPO pushed", Data: level.obj, Params: params,
 				Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc", Description: "A CPO checks what the hub stored." + short}
-			routes["PUT "+p] = Doc{Summary: "Push " + level.what + " (created: 201, replaced: 200)", Request: level.obj, Params: params,
+			routes["PUT "+p] = Doc{Summary: "Push " + level.what + " (created: 201, replaced: 200)", Request: level.obj, Params: params, Stored: true,
 				Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc",
 				Description: "The hub validates, stores and broadcasts it to every connected eMSP with a locations receiver." + short}
 			routes["PATCH "+p] = Doc{Summary: "Update fields of " + level.what + " (last_updated required)", Request: map[string]any{}, Params: params,
@@ -57,7 +57,7 @@ func locationDocs() apiDocs {
 			params = nil
 		}
 		routes["GET "+p] = Doc{Summary: "Read the hub's copy of a Tariff", Data: ocpi.Tariff{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
-		routes["PUT "+p] = Doc{Summary: "Push a Tariff (created: 201, replaced: 200)", Request: ocpi.Tariff{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
+		routes["PUT "+p] = Doc{Summary: "Push a Tariff (created: 201, replaced: 200)", Request: ocpi.Tariff{}, Params: params, Stored: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
 		routes["PATCH "+p] = Doc{Summary: "Update fields of a Tariff (last_updated required)", Request: map[string]any{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
 		routes["DELETE "+p] = Doc{Summary: "Delete a Tariff", Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
 	}

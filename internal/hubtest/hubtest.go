@@ -27,6 +27,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/openapi"
@@ -73,6 +74,9 @@ type Options struct {
 	// Jobs edits the job queue settings (e.g. MaxAttempts 1, so a failing
 	// job is discarded at once).
 	Jobs func(*jobs.Config)
+	// Events receives the hub's domain events (a *Recorder lets tests
+	// assert on them); default: discarded.
+	Events event.Emitter
 }
 
 // Hub is a running hub.
@@ -167,6 +171,7 @@ func (h *Hub) start(t testing.TB) {
 		Listener:   l,
 		JobsConfig: jc,
 		Middleware: checking(t, checks, h.api.Load),
+		Events:     h.opts.Events,
 	})
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)
