@@ -224,6 +224,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Parties:        a.Parties,
 		Jobs:           a.Jobs,
 		Locations:      a.Locations,
+		Commands:       a.Commands,
 		Clock:          a.Clock,
 		Logger:         a.Logger,
 		PublicURL:      pub,

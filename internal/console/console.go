@@ -64,6 +64,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -77,6 +78,8 @@ type Config struct {
 	Jobs    *jobs.Client
 	// Locations is the directory (nil: no directory pages).
 	Locations *location.Service
+	// Commands is the command relay (nil: no commands pages).
+	Commands  *command.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -159,6 +162,7 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.overviewPages,
 		c.partyPages,
 		c.directoryPages,
+		c.commandPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,

@@ -378,3 +378,54 @@ func TestDirectoryPages(t *testing.T) {
 		}
 	})
 }
+
+// TestCommandPages: a command an eMSP sends through the hub is listed with
+// its state and shows its lifecycle: forwarded, answered, result relayed.
+func TestCommandPages(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cpo.Close)
+		emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(emsp.Close)
+		h.Register(t, cpo.Platform)
+		h.Register(t, emsp.Platform)
+		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
+			t.Fatal(err)
+		}
+		cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
+		uid, resp, err := emsp.SendCommand(ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil)
+		if err != nil || resp.HTTPStatus != http.StatusOK {
+			t.Fatalf("UNLOCK_CONNECTOR: %v %v", resp, err)
+		}
+		if res, err := emsp.WaitResult(ctx, uid); err != nil || res != "ACCEPTED" {
+			t.Fatalf("result: %q %v", res, err)
+		}
+		c := newClient(t, h)
+		c.signIn()
+		list := c.get("/console/commands")
+		m := regexp.MustCompile(`href="/console/commands/([^"]+)">Unlock Connector<`).FindStringSubmatch(list.body)
+		if list.status != http.StatusOK || m == nil || !strings.Contains(list.body, "completed") || !strings.Contains(list.body, "BLR01 / BLR01-E1 / 1") {
+			t.Fatalf("commands page: HTTP %d\n%s", list.status, list.body)
+		}
+		if p := c.get("/console/commands?state=timeout"); strings.Contains(p.body, `href="/console/commands/`+m[1]+`"`) {
+			t.Error("the state filter keeps a completed command")
+		}
+		detail := c.get("/console/commands/" + m[1])
+		for _, want := range []string{"Forwarded", "CPO answered", "Result ACCEPTED", "IN-VLT", "IN-ACM", "response_url"} {
+			if !strings.Contains(detail.body, want) {
+				t.Errorf("command page lacks %q", want)
+			}
+		}
+		if p := c.get("/console/commands/nope"); p.status != http.StatusNotFound {
+			t.Errorf("unknown command: HTTP %d", p.status)
+		}
+	})
+}

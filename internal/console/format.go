@@ -24,6 +24,8 @@ var tones = map[string]string{
 	// EVSE statuses (locations)
 	"AVAILABLE": "ok", "CHARGING": "active", "BLOCKED": "warn", "RESERVED": "warn",
 	"OUTOFORDER": "bad", "INOPERATIVE": "bad", "UNKNOWN": "muted", "REMOVED": "muted",
+	// commands (lifecycle states, lower case)
+	"forwarding": "active", "accepted": "ok", "unconfirmed": "warn", "rejected": "bad", "failed": "bad", "timeout": "bad",
 	// sessions, commands, payments
 	"ACTIVE": "active", "COMPLETED": "ok", "INVALID": "bad", "ACCEPTED": "ok", "REJECTED": "bad",
 	"TIMEOUT": "bad", "FAILED": "bad", "CAPTURED": "ok", "REFUNDED": "muted", "SUCCEEDED": "ok",

@@ -20,17 +20,25 @@ type Pager struct {
 // (1-based), size per page, and its pager. For lists that are small enough
 // to hold (platforms, invitations).
 func Paginate[T any](r *http.Request, items []T, size int) ([]T, Pager) {
+	lo, hi, p := OffsetPager(r, len(items), size)
+	return items[lo:hi], p
+}
+
+// OffsetPager pages a list of total items that the store pages itself: it
+// returns the page's bounds [lo, hi) (the offset and end to fetch) from the
+// request's "page" parameter, and the pager.
+func OffsetPager(r *http.Request, total, size int) (lo, hi int, p Pager) {
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	pages := (len(items) + size - 1) / size
+	pages := (total + size - 1) / size
 	if page < 1 {
 		page = 1
 	}
 	if page > pages && pages > 0 {
 		page = pages
 	}
-	lo := min((page-1)*size, len(items))
-	hi := min(lo+size, len(items))
-	p := Pager{Total: len(items)}
+	lo = min((page-1)*size, total)
+	hi = min(lo+size, total)
+	p = Pager{Total: total}
 	if hi > lo {
 		p.From, p.To = lo+1, hi
 	}
@@ -43,7 +51,7 @@ func Paginate[T any](r *http.Request, items []T, size int) ([]T, Pager) {
 	if page < pages {
 		p.Next = withQuery(path, q, "page", strconv.Itoa(page+1))
 	}
-	return items[lo:hi], p
+	return lo, hi, p
 }
 
 // KeysetPager is the pager of a keyset-paged list: "after" is the last key

@@ -261,13 +261,13 @@ func summary(tl *Timeline, env *Env, results []Result) int {
 	for _, r := range results {
 		switch {
 		case r.OK:
-			tl.Printf("  ✓ %-24s %s\n", r.Story, r.Took.Round(time.Millisecond))
+			tl.Printf("  ✓ %-28s %s\n", r.Story, r.Took.Round(time.Millisecond))
 		case r.Skipped:
 			failed++
-			tl.Printf("  – %-24s skipped\n", r.Story)
+			tl.Printf("  – %-28s skipped\n", r.Story)
 		default:
 			failed++
-			tl.Printf("  ✗ %-24s %v\n", r.Story, r.Err)
+			tl.Printf("  ✗ %-28s %v\n", r.Story, r.Err)
 		}
 	}
 	if failed == 0 {

@@ -7,5 +7,6 @@ func Stories() []Story {
 		registrationStory(),
 		hubClientInfoStory(),
 		directoryStory(),
+		chargingStory(),
 	}
 }
