@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -68,6 +69,16 @@ func settings(cfg *app.Config) []setting {
 			cfg.SyncInterval = d
 			return nil
 		}, cfg.SyncInterval.String()},
+		{"legacy-sunset", "OCPIHUB_LEGACY_SUNSET", "date OCPI 2.1.1 and 2.0 stop working, announced in a Sunset header (e.g. 2027-06-30; default: none)", dateSetting(&cfg.LegacySunset), ""},
+		{"legacy-deprecated", "OCPIHUB_LEGACY_DEPRECATED", "date announced in the Deprecation header of OCPI 2.1.1 and 2.0 answers (default 2021-10-01, when 2.2.1 superseded them)", dateSetting(&cfg.LegacyDeprecated), ""},
+		{"legacy-policy-url", "OCPIHUB_LEGACY_POLICY_URL", "page explaining the deprecation, linked from OCPI 2.1.1 and 2.0 answers (default: none)", func(v string) error {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("want an absolute http(s) URL")
+			}
+			cfg.LegacyPolicyURL = v
+			return nil
+		}, ""},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -76,6 +87,20 @@ func settings(cfg *app.Config) []setting {
 			cfg.DevMode = b
 			return nil
 		}, "false"},
+	}
+}
+
+// dateSetting parses a setting given as a date (2027-06-30) or a timestamp
+// (2027-06-30T00:00:00Z).
+func dateSetting(p *time.Time) func(string) error {
+	return func(v string) error {
+		for _, layout := range []string{"2006-01-02", time.RFC3339} {
+			if t, err := time.Parse(layout, v); err == nil {
+				*p = t.UTC()
+				return nil
+			}
+		}
+		return fmt.Errorf("want a date such as 2027-06-30")
 	}
 }
 

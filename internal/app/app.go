@@ -23,8 +23,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -64,7 +66,9 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
-	Server    *httpapi.Server
+	// Legacy counts OCPI 2.1.1 and 2.0 traffic and what conversions drop.
+	Legacy *legacy.Recorder
+	Server *httpapi.Server
 
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
@@ -145,7 +149,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
 		PublicURL:  pub,
-		Versions:   []string{"2.2.1"},
+		Versions:   []string{"2.2.1", v211.V211, v211.V20},
 		Own:        a.ownRoles(),
 		SecretKey:  cfg.SecretKey,
 		AdminToken: cfg.AdminToken,
@@ -173,6 +177,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
+	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
 	a.Events = event.Discard{}
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
 	if base := cfg.PushBackoff; base > 0 {
@@ -202,6 +207,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
+			PolicyURL: cfg.LegacyPolicyURL},
+		LegacyRecorder: a.Legacy,
 	})
 	ok = true
 	return a, nil

@@ -48,6 +48,14 @@ type Config struct {
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
+	// LegacySunset, when set, is announced in the Sunset header of every
+	// OCPI 2.1.1 and 2.0 answer (RFC 8594): the date the hub stops speaking
+	// them. LegacyDeprecated is the Deprecation date (RFC 9745; default
+	// 2021-10-01, when 2.2.1 superseded them); LegacyPolicyURL, when set, is
+	// linked from both as the operator's policy.
+	LegacySunset     time.Time
+	LegacyDeprecated time.Time
+	LegacyPolicyURL  string
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool

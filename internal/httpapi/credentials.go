@@ -179,6 +179,9 @@ type connectRequest struct {
 	Name        string `json:"name"`
 	VersionsURL string `json:"versions_url"`
 	Token       string `json:"token"`
+	// Role is needed when the partner speaks only OCPI 2.1.1 or 2.0: their
+	// credentials do not say it (CPO or EMSP).
+	Role string `json:"role"`
 }
 
 func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) error {
@@ -192,9 +195,35 @@ func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) erro
 	if err := c.Err(); err != nil {
 		return err
 	}
-	p, err := s.cfg.Parties.Connect(r.Context(), in.Name, in.VersionsURL, in.Token)
+	p, err := s.cfg.Parties.ConnectWith(r.Context(), party.ConnectRequest{Name: in.Name, VersionsURL: in.VersionsURL, Token: in.Token,
+		Role: party.Role(strings.ToUpper(in.Role))})
 	if err != nil {
 		return err
 	}
 	return s.created(w, p)
+}
+
+// handleUnsupportedVersion answers a credentials POST or PUT on a version we
+// do not speak: 3002, and the versions we do.
+func (s *Server) handleUnsupportedVersion(w http.ResponseWriter, r *http.Request) error {
+	versions := []string{DefaultVersion}
+	if s.cfg.Parties != nil {
+		versions = s.cfg.Parties.Versions()
+	}
+	return &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: "OCPI " + printableVersion(r.PathValue("version")) +
+		" is not supported by this hub; it speaks " + strings.Join(versions, ", ") + ": see " + s.publicURL("/ocpi/versions")}
+}
+
+// printableVersion returns a version from a URL for a message: at most 10
+// characters of digits and dots.
+func printableVersion(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v) && b.Len() < 10; i++ {
+		if v[i] == '.' || (v[i] >= '0' && v[i] <= '9') {
+			b.WriteByte(v[i])
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
 }

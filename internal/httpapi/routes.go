@@ -61,6 +61,12 @@ func (s *Server) routes() {
 		s.handle("GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}", platform, s.handleEMSPTariff)
 	}
 
+	// Legacy 2.1.1 and 2.0 partners (legacy.go), and registrations in a
+	// version we do not speak (3002 with the list of those we do).
+	s.legacyRoutes()
+	s.handle("POST /ocpi/{version}/credentials", registering, s.handleUnsupportedVersion)
+	s.handle("PUT /ocpi/{version}/credentials", registering, s.handleUnsupportedVersion)
+
 	// Operator API.
 	s.handle("GET /admin/parties", admin, s.handleAdminParties)
 	s.handle("GET /admin/parties/{id}", admin, s.handleAdminParty)

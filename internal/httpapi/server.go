@@ -16,6 +16,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -54,6 +55,10 @@ type Config struct {
 	Tariffs   *tariff.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
+	// Legacy announces the deprecation of 2.1.1 and 2.0; LegacyRecorder
+	// counts their traffic and logs what conversions drop.
+	Legacy         LegacyConfig
+	LegacyRecorder *legacy.Recorder
 }
 
 // Server serves the hub's HTTP API.
@@ -117,10 +122,13 @@ func New(cfg Config) *Server {
 	if cfg.PublicURL == nil {
 		cfg.PublicURL = &url.URL{Scheme: "http", Host: "localhost:8080"}
 	}
+	if cfg.Legacy.Deprecated.IsZero() {
+		cfg.Legacy.Deprecated = DefaultLegacyDeprecated
+	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(aliases(s.observe(s.recoverPanics(s.limitBody(s.mux)))))
+	s.handler = withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))
 	return s
 }
 
@@ -150,6 +158,7 @@ func (s *Server) handle(pattern string, a access, fn apiFunc) {
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
 			caller, err := s.authenticate(r, a)
+			s.countLegacy(r, caller)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
