@@ -59,6 +59,8 @@ type Hub struct {
 	cfg     Config
 	metrics *metrics
 	sources map[string]Source
+	// dialects convert traffic for partners of other versions (Speak).
+	dialects map[string]Dialect
 }
 
 // Source gives the current state of an object as the Push that replaces it
@@ -117,7 +119,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		cfg.Keep = 7 * 24 * time.Hour
 	}
 	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
-		metrics: newMetrics(reg), sources: map[string]Source{}}
+		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{}}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
 		jobs.AddWorker(jc, &dispatchWorker{h: h})

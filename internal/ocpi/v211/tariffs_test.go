@@ -94,7 +94,7 @@ func TestCredentials(t *testing.T) {
 	if legacy.PartyID != "HUB" || len(loss) != 1 {
 		t.Errorf("legacy %+v loss %v", legacy, loss)
 	}
-	validate211(t, "V2_1_1/eMSP/Server/Credentials/credentialsPostRequest", legacy)
+	validate211(t, "credentials", legacy)
 	back := legacy.To221("CPO")
 	if back.Roles[0].Role != "CPO" || back.Roles[0].PartyID != "HUB" || back.Token != "tok" {
 		t.Errorf("back: %+v", back)
