@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
 
@@ -426,7 +427,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request, ver
 		p.mu.Lock()
 		p.tokenOut = in.Token
 		p.mu.Unlock()
-		if err := p.discoverHub(r.Context(), in.URL); err != nil {
+		if err := p.discoverHub(r.Context(), in.URL, ""); err != nil {
 			p.reply(w, http.StatusOK, 3001, nil)
 			return
 		}
@@ -455,12 +456,13 @@ func (p *Platform) Invite() string {
 	return tok
 }
 
-// discoverHub reads the hub's versions and details with the current token.
-func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
+// discoverHub reads the hub's versions and details with the current token:
+// of version want, or the highest both speak when want is "".
+func (p *Platform) discoverHub(ctx context.Context, versionsURL, want string) error {
 	p.mu.Lock()
 	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.raw}
 	p.mu.Unlock()
-	v, d, err := p.client.Discover(ctx, versionsURL, auth, p.opts.Versions, "")
+	v, d, err := p.client.Discover(ctx, versionsURL, auth, p.opts.Versions, want)
 	if err != nil {
 		return err
 	}
@@ -475,7 +477,12 @@ func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
 // kept for calling the hub. A refused POST is returned as an
 // *ocpiclient.Error carrying the hub's answer (StatusCode reads it).
 func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) error {
-	tokenB, err := p.Begin(ctx, hubVersionsURL, tokenA)
+	return p.RegisterIn(ctx, hubVersionsURL, tokenA, "")
+}
+
+// RegisterIn is Register in a given version ("" : the highest both speak).
+func (p *Platform) RegisterIn(ctx context.Context, hubVersionsURL, tokenA, version string) error {
+	tokenB, err := p.begin(ctx, hubVersionsURL, tokenA, version)
 	if err != nil {
 		return err
 	}
@@ -499,10 +506,17 @@ func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) 
 // platform accepts from now on. Tests that send the credentials POST
 // themselves (races, malformed bodies) start with it.
 func (p *Platform) Begin(ctx context.Context, hubVersionsURL, tokenA string) (tokenB string, err error) {
+	return p.begin(ctx, hubVersionsURL, tokenA, "")
+}
+
+func (p *Platform) begin(ctx context.Context, hubVersionsURL, tokenA, version string) (tokenB string, err error) {
 	p.mu.Lock()
 	p.tokenOut = tokenA
+	if version != "" {
+		p.raw = p.opts.RawTokens || v211.IsLegacy(version)
+	}
 	p.mu.Unlock()
-	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
+	if err := p.discoverHub(ctx, hubVersionsURL, version); err != nil {
 		return "", fmt.Errorf("discover the hub with token A: %w", err)
 	}
 	tokenB = "B-" + uuid.NewString()
