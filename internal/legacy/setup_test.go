@@ -103,7 +103,7 @@ func location221(cc, pid, id, lastUpdated string) map[string]any {
 	return map[string]any{
 		"country_code": cc, "party_id": pid, "id": id, "publish": true, "name": "New Town " + id,
 		"address": "Ring Road 2", "city": "Delhi", "postal_code": "110001", "country": "IND",
-		"coordinates": map[string]any{"latitude": "28.613900", "longitude": "77.209000"},
+		"coordinates":  map[string]any{"latitude": "28.613900", "longitude": "77.209000"},
 		"parking_type": "ALONG_MOTORWAY", "time_zone": "Asia/Kolkata",
 		"evses": []any{map[string]any{
 			"uid": "E1", "status": "AVAILABLE", "capabilities": []any{"REMOTE_START_STOP_CAPABLE", "PED_TERMINAL"},
