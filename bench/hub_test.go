@@ -102,6 +102,14 @@ type benchHub struct {
 	cpoToken string
 	// deepPage is the Link path of the directory page at offset 90 000.
 	deepPage string
+	// The session scenarios: the CPO simulator, the eMSP's token, a
+	// START_SESSION body, the token the hub calls the CPO with and the
+	// CPO's commands URL.
+	cpo         *sim.CPO
+	emspToken   string
+	startBody   func() []byte
+	hubToCPO    string
+	cpoCommands string
 }
 
 // noopBody is what /bench/noop answers: a small OCPI envelope.
@@ -164,7 +172,7 @@ func startHub(b *testing.B, engine store.Engine) *benchHub {
 	if err := cpo.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
 		b.Fatal(err)
 	}
-	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token()}
+	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token(), cpo: cpo}
 }
 
 // get is a Target for an authenticated GET of path, with the Base64 token

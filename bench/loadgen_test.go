@@ -37,17 +37,15 @@ func TestRunCountsAndTimesEveryRequest(t *testing.T) {
 	}
 }
 
-// TestCompareAlternates measures both targets fully and relates them.
+// TestCompareAlternates measures both targets fully: every request of both
+// reaches the server and is counted. How the two compare in time is what the
+// benchmarks report, not something a test may assert on a shared machine.
 func TestCompareAlternates(t *testing.T) {
 	t.Parallel()
 	var fast, slow atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			slow.Add(1)
-			// A real cost: the slow handler does measurable work.
-			deadline := time.Now().Add(200 * time.Microsecond)
-			for time.Now().Before(deadline) {
-			}
 			return
 		}
 		fast.Add(1)
@@ -60,8 +58,21 @@ func TestCompareAlternates(t *testing.T) {
 	if base.Requests != 101 || res.Requests != 101 || fast.Load() != 103 || slow.Load() != 103 {
 		t.Errorf("requests %d/%d, server saw %d/%d", base.Requests, res.Requests, fast.Load(), slow.Load())
 	}
-	if p50x, share := res.Ratio(base); p50x <= 1 || share >= 1 || share <= 0 {
-		t.Errorf("slow vs fast: p50 x%.2f, throughput share %.2f", p50x, share)
+	if base.Name != "fast" || res.Name != "slow" || base.P50 <= 0 || res.P50 <= 0 {
+		t.Errorf("results %+v and %+v", base, res)
+	}
+}
+
+// TestRatio relates a result to its baseline.
+func TestRatio(t *testing.T) {
+	t.Parallel()
+	base := Result{P50: 2 * time.Millisecond, RPS: 1000}
+	got := Result{P50: 5 * time.Millisecond, RPS: 250}
+	if p50x, share := got.Ratio(base); p50x != 2.5 || share != 0.25 {
+		t.Errorf("Ratio = %v, %v; want 2.5, 0.25", p50x, share)
+	}
+	if p50x, share := got.Ratio(Result{}); p50x != 0 || share != 0 {
+		t.Errorf("Ratio against an empty baseline = %v, %v; want 0, 0", p50x, share)
 	}
 }
 

@@ -27,6 +27,16 @@ type setting struct {
 // settings returns the bindings of cfg's fields (DESIGN §8 fixes the names).
 func settings(cfg *app.Config) []setting {
 	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	duration := func(p *time.Duration) func(string) error {
+		return func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a positive duration such as 30s")
+			}
+			*p = d
+			return nil
+		}
+	}
 	return []setting{
 		{"addr", "OCPIHUB_ADDR", "address to listen on", str(&cfg.Addr), cfg.Addr},
 		{"db", "OCPIHUB_DB", "database: sqlite:FILE (default, embedded) or postgres://user@host/db", str(&cfg.DB), cfg.DB},
@@ -69,6 +79,8 @@ func settings(cfg *app.Config) []setting {
 			cfg.SyncInterval = d
 			return nil
 		}, cfg.SyncInterval.String()},
+		{"command-timeout-margin", "OCPIHUB_COMMAND_TIMEOUT_MARGIN", "added to a CPO's command timeout before the requester gets TIMEOUT", duration(&cfg.CommandTimeoutMargin), "30s"},
+		{"command-timeout", "OCPIHUB_COMMAND_TIMEOUT", "how long a command result is awaited when the CPO names no timeout", duration(&cfg.CommandTimeout), "60s"},
 		{"legacy-sunset", "OCPIHUB_LEGACY_SUNSET", "date OCPI 2.1.1 and 2.0 stop working, announced in a Sunset header (e.g. 2027-06-30; default: none)", dateSetting(&cfg.LegacySunset), ""},
 		{"legacy-deprecated", "OCPIHUB_LEGACY_DEPRECATED", "date announced in the Deprecation header of OCPI 2.1.1 and 2.0 answers (default 2021-10-01, when 2.2.1 superseded them)", dateSetting(&cfg.LegacyDeprecated), ""},
 		{"legacy-policy-url", "OCPIHUB_LEGACY_POLICY_URL", "page explaining the deprecation, linked from OCPI 2.1.1 and 2.0 answers (default: none)", func(v string) error {

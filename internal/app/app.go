@@ -17,8 +17,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hub"
@@ -29,8 +32,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -47,6 +52,9 @@ type Options struct {
 	// Middleware, when set, wraps the HTTP handler (tests check every
 	// response against the OCPI schemas with it).
 	Middleware func(http.Handler) http.Handler
+	// Events, when set, records the domain events instead of the default
+	// (tests assert on them).
+	Events event.Emitter
 }
 
 // App is an assembled hub.
@@ -66,6 +74,12 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
+	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
 	// Legacy counts OCPI 2.1.1 and 2.0 traffic and what conversions drop.
 	Legacy *legacy.Recorder
 	Server *httpapi.Server
@@ -136,6 +150,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		jc.Logger = a.Logger
 		jc.InsertOnly = opts.InsertOnly
 	}
+	if tg, ok := a.Clock.(rivertype.TimeGenerator); ok && jc.Time == nil {
+		// A fake clock drives the job queue too: scheduled jobs (command
+		// timeouts, retries) come due when the test moves the clock.
+		jc.Time = tg
+	}
 	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
 		return nil, err
 	}
@@ -179,6 +198,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
 	a.Events = event.Discard{}
+	if opts.Events != nil {
+		a.Events = opts.Events
+	}
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
@@ -197,6 +219,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		}
 	}
 	a.Syncer = syncer
+	a.wireSessions(pub, hc.Backoff)
 
 	a.Server = httpapi.New(httpapi.Config{
 		PublicURL:    pub,
@@ -210,6 +233,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		Tokens:       a.Tokens,
+		Sessions:     a.Sessions,
+		CDRs:         a.CDRs,
+		Commands:     a.Commands,
 		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
 			PolicyURL: cfg.LegacyPolicyURL},
 		LegacyRecorder: a.Legacy,

@@ -48,6 +48,11 @@ type Config struct {
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
+	// CommandTimeoutMargin is added to a CPO's command timeout before the
+	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
+	// the CPO names none (default 60 s).
+	CommandTimeoutMargin time.Duration
+	CommandTimeout       time.Duration
 	// LegacySunset, when set, is announced in the Sunset header of every
 	// OCPI 2.1.1 and 2.0 answer (RFC 8594): the date the hub stops speaking
 	// them. LegacyDeprecated is the Deprecation date (RFC 9745; default

@@ -61,6 +61,45 @@ func (s *Server) routes() {
 		s.handle("GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}", platform, s.handleEMSPTariff)
 	}
 
+	// Tokens: eMSPs push theirs (receiver), CPOs pull them and ask for
+	// real-time authorization (sender).
+	if s.cfg.Tokens != nil {
+		s.handle("GET /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", platform, s.handleEMSPTokenGet)
+		s.handle("PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", platform, s.handleEMSPTokenPut)
+		s.handle("PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", platform, s.handleEMSPTokenPatch)
+		s.handle("GET /ocpi/2.2.1/cpo/tokens", platform, s.handleCPOTokens)
+		s.handle("POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize", platform, s.handleCPOTokenAuthorize)
+	}
+
+	// Sessions and CDRs: CPOs push them (receivers), eMSPs pull those of
+	// their own tokens (senders) and send charging preferences.
+	if s.cfg.Sessions != nil {
+		s.handle("GET /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", platform, s.handleCPOSessionGet)
+		s.handle("PUT /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", platform, s.handleCPOSessionPut)
+		s.handle("PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", platform, s.handleCPOSessionPatch)
+		s.handle("GET /ocpi/2.2.1/emsp/sessions", platform, s.handleEMSPSessions)
+		s.handle("PUT /ocpi/2.2.1/emsp/sessions/{session_id}/charging_preferences", platform, s.handleEMSPChargingPreferences)
+	}
+	if s.cfg.CDRs != nil {
+		s.handle("POST /ocpi/2.2.1/cpo/cdrs", platform, s.handleCPOCDRPost)
+		s.handle("GET /ocpi/2.2.1/cpo/cdrs/{cc}/{pid}/{id}", platform, s.handleCPOCDRGet)
+		s.handle("GET /ocpi/2.2.1/emsp/cdrs", platform, s.handleEMSPCDRs)
+	}
+
+	// Commands and charging profiles: eMSPs (and SCSPs) send them to the
+	// hub as to a CPO; CPOs post the results to the hub's response_url.
+	if s.cfg.Commands != nil {
+		s.handle("POST /ocpi/2.2.1/emsp/commands/{command}", platform, s.handleEMSPCommand)
+		s.handle("POST /ocpi/2.2.1/cpo/commands/{command}/{id}", platform, s.handleCPOCommandResult)
+		s.handle("GET /ocpi/2.2.1/emsp/chargingprofiles/{session_id}", platform, s.handleEMSPChargingProfile)
+		s.handle("PUT /ocpi/2.2.1/emsp/chargingprofiles/{session_id}", platform, s.handleEMSPChargingProfile)
+		s.handle("DELETE /ocpi/2.2.1/emsp/chargingprofiles/{session_id}", platform, s.handleEMSPChargingProfile)
+		s.handle("POST /ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}", platform, s.handleCPOProfileResult)
+		s.handle("PUT /ocpi/2.2.1/cpo/chargingprofiles/{session_id}", platform, s.handleCPOActiveProfile)
+		s.handle("GET /admin/commands", admin, s.handleAdminCommands)
+		s.handle("GET /admin/commands/{id}", admin, s.handleAdminCommand)
+	}
+
 	// Legacy 2.1.1 and 2.0 partners (legacy.go), and registrations in a
 	// version we do not speak (3002 with the list of those we do).
 	s.legacyRoutes()

@@ -14,14 +14,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -53,6 +57,12 @@ type Config struct {
 	Hub       *hub.Hub
 	Locations *location.Service
 	Tariffs   *tariff.Service
+	// Tokens, Sessions, CDRs and Commands serve the tokens, sessions, CDRs,
+	// commands and charging profiles modules.
+	Tokens   *token.Service
+	Sessions *session.Service
+	CDRs     *cdr.Service
+	Commands *command.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 	// Legacy announces the deprecation of 2.1.1 and 2.0; LegacyRecorder

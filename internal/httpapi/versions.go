@@ -30,6 +30,24 @@ var endpoints221 = []endpoint{
 	{"locations", "SENDER", "/ocpi/2.2.1/emsp/locations"},
 	{"tariffs", "RECEIVER", "/ocpi/2.2.1/cpo/tariffs"},
 	{"tariffs", "SENDER", "/ocpi/2.2.1/emsp/tariffs"},
+	// Tokens: the hub is the CPOs' tokens sender (pull, real-time
+	// authorization) and the eMSPs' tokens receiver.
+	{"tokens", "SENDER", "/ocpi/2.2.1/cpo/tokens"},
+	{"tokens", "RECEIVER", "/ocpi/2.2.1/emsp/tokens"},
+	// Sessions and CDRs: CPOs push to the RECEIVER, eMSPs pull the SENDER
+	// (and PUT charging preferences on it).
+	{"sessions", "RECEIVER", "/ocpi/2.2.1/cpo/sessions"},
+	{"sessions", "SENDER", "/ocpi/2.2.1/emsp/sessions"},
+	{"cdrs", "RECEIVER", "/ocpi/2.2.1/cpo/cdrs"},
+	{"cdrs", "SENDER", "/ocpi/2.2.1/emsp/cdrs"},
+	// Commands and charging profiles: the hub is the eMSPs' (and SCSPs')
+	// RECEIVER, as a CPO is; CPOs reach its SENDER side: command results
+	// go to the response_url the hub gives them, under /cpo/commands, and
+	// ActiveChargingProfile updates to /cpo/chargingprofiles/{session_id}.
+	{"commands", "RECEIVER", "/ocpi/2.2.1/emsp/commands"},
+	{"commands", "SENDER", "/ocpi/2.2.1/cpo/commands"},
+	{"chargingprofiles", "RECEIVER", "/ocpi/2.2.1/emsp/chargingprofiles"},
+	{"chargingprofiles", "SENDER", "/ocpi/2.2.1/cpo/chargingprofiles"},
 }
 
 // versionList lists the versions we speak, newest first. A legacy version

@@ -62,10 +62,12 @@ func (h *Hub) lease(ctx context.Context, a PushArgs) (*pushRow, string, time.Dur
 		var state string
 		var body *string
 		var leaseUntil, retryAt int64
-		err := tx.QueryRow(ctx, `SELECT id, method, path, body, full_object, state, attempts, lease_until, retry_at, correlation_id, created_at
+		err := tx.QueryRow(ctx, `SELECT id, method, path, body, full_object, state, attempts, lease_until, retry_at, correlation_id, created_at,
+			to_country_code, to_party_id, from_country_code, from_party_id, iface
 			FROM hub_push WHERE platform_id = $1 AND module = $2 AND object_key = $3 AND state IN ('pending', 'leased')
 			ORDER BY id LIMIT 1`, a.PlatformID, a.Module, a.ObjectKey).
-			Scan(&r.id, &r.method, &r.path, &body, &r.full, &state, &r.attempts, &leaseUntil, &retryAt, &r.correlationID, &r.createdAt)
+			Scan(&r.id, &r.method, &r.path, &body, &r.full, &state, &r.attempts, &leaseUntil, &retryAt, &r.correlationID, &r.createdAt,
+				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface)
 		if errors.Is(err, store.ErrNoRows) {
 			return nil
 		}
@@ -117,23 +119,34 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 		h.metrics.count(fmt.Sprintf("platform-%d", a.PlatformID), a.Module, outcomeDropped)
 		return h.closeQueue(ctx, a, "the platform is not connected", p != nil)
 	}
-	to := receivingParty(p)
+	to := row.to
+	if to.IsZero() {
+		to = receivingParty(p)
+	}
+	from := row.from
+	if from.IsZero() {
+		from = h.Self()
+	}
 	label := to.CountryCode + "-" + to.PartyID
 	if p.Connection == party.ClientOffline {
 		h.metrics.count(label, a.Module, outcomeOffline)
 		return h.closeQueue(ctx, a, "the platform is OFFLINE", true)
 	}
-	base, ok := p.Endpoint(a.Module, ocpi.InterfaceReceiver)
+	role := row.iface
+	if role == "" {
+		role = ocpi.InterfaceReceiver
+	}
+	base, ok := p.Endpoint(a.Module, role)
 	if !ok {
 		h.metrics.count(label, a.Module, outcomeDropped)
-		return h.closeQueue(ctx, a, "the platform no longer offers the "+a.Module+" receiver", false)
+		return h.closeQueue(ctx, a, "the platform no longer offers the "+a.Module+" "+role+" interface", false)
 	}
 	auth, err := h.parties.Auth(p)
 	if err != nil {
 		return h.release(ctx, row, token, err)
 	}
 	req := ocpiclient.Request{Method: row.method, URL: base + row.path, Token: auth.Token, Base64: auth.Base64,
-		To: to, From: h.Self(), CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout}
+		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout}
 	if row.body != nil {
 		req.Body = row.body
 	}
@@ -160,7 +173,13 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	case outcomeDelivered:
 		h.metrics.count(label, a.Module, outcomeDelivered)
 		h.metrics.latency(a.Module, time.Duration(h.now()-row.createdAt)*time.Microsecond)
-		return h.finish(ctx, a, row, token, stateDelivered, "", false)
+		if err := h.finish(ctx, a, row, token, stateDelivered, "", false); err != nil {
+			return err
+		}
+		for _, fn := range h.delivered[a.Module] {
+			fn(ctx, Delivery{PlatformID: a.PlatformID, Module: a.Module, ObjectKey: a.ObjectKey, Method: row.method, Path: row.path, Header: resp.Header})
+		}
+		return nil
 	case outcomeRejected:
 		h.metrics.count(label, a.Module, outcomeRejected)
 		msg := describeAnswer(resp)

@@ -13,6 +13,7 @@ package hub
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -59,6 +60,8 @@ type Hub struct {
 	cfg     Config
 	metrics *metrics
 	sources map[string]Source
+	// delivered are the OnDelivered callbacks by module.
+	delivered map[string][]func(ctx context.Context, d Delivery)
 	// dialects convert traffic for partners of other versions (Speak).
 	dialects map[string]Dialect
 }
@@ -92,6 +95,26 @@ type Push struct {
 	Full bool
 	// CorrelationID continues the request chain that caused the push.
 	CorrelationID string
+	// To and From address a push that is not a broadcast (OCPI-to and
+	// OCPI-from): a session goes to the eMSP owning its token, from the CPO
+	// that sent it. Zero To means the receiving platform's party in the
+	// broadcast audience; zero From means the hub.
+	To, From ocpiclient.Party
+	// Interface is the interface role of the receiving endpoint: RECEIVER
+	// (the default), or SENDER for the updates a Receiver sends back to a
+	// Sender's endpoint (ActiveChargingProfile).
+	Interface string
+}
+
+// Delivery is a push a receiver accepted, as OnDelivered callbacks see it.
+type Delivery struct {
+	PlatformID int64
+	Module     string
+	ObjectKey  string
+	Method     string
+	Path       string
+	// Header is the receiver's answer's headers (a CDR receiver's Location).
+	Header http.Header
 }
 
 // New returns a Hub and registers its workers on jc.
@@ -119,7 +142,8 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		cfg.Keep = 7 * 24 * time.Hour
 	}
 	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
-		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{}}
+		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
+		delivered: map[string][]func(ctx context.Context, d Delivery){}}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
 		jobs.AddWorker(jc, &dispatchWorker{h: h})
@@ -135,6 +159,14 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 // Register makes src the Source of module's objects for resyncs. Call it
 // while wiring, before Start.
 func (h *Hub) Register(module string, src Source) { h.sources[module] = src }
+
+// OnDelivered registers fn to run after a push of module was delivered
+// (outside any transaction). It is for bookkeeping that may be lost in a
+// crash, such as remembering the URL a CDR receiver stored the CDR at. Call
+// it while wiring, before Start.
+func (h *Hub) OnDelivered(module string, fn func(ctx context.Context, d Delivery)) {
+	h.delivered[module] = append(h.delivered[module], fn)
+}
 
 // Schedule adds the hub's periodic jobs (outbox cleanup) on the leader.
 func (h *Hub) Schedule() {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -29,10 +31,12 @@ const (
 // CPOAudience are the roles a CPO's broadcast reaches (transport.md §11).
 var CPOAudience = []party.Role{party.RoleEMSP, party.RoleNSP, party.RoleOTHER}
 
-// receiver is a platform a broadcast goes to.
+// receiver is a platform a broadcast goes to, and its party in the
+// audience (the push's OCPI-to).
 type receiver struct {
 	id      int64
 	offline bool
+	to      ocpiclient.Party
 }
 
 // Broadcast enqueues p, inside tx, for every connected platform other than
@@ -48,7 +52,8 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 	if err != nil {
 		return err
 	}
-	var online []int64
+	var online []receiver
+	var ids []int64
 	for _, r := range rs {
 		if r.offline {
 			if err := h.markResync(ctx, tx, r.id, p.Module, p.ObjectKey); err != nil {
@@ -56,7 +61,8 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 			}
 			continue
 		}
-		online = append(online, r.id)
+		online = append(online, r)
+		ids = append(ids, r.id)
 	}
 	if len(online) == 0 {
 		return nil
@@ -66,27 +72,32 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 	}
 	// One job fans the delivery jobs out after the commit: the request pays
 	// for one job insert, not one per receiver.
-	d := DispatchArgs{Module: p.Module, ObjectKey: p.ObjectKey, PlatformIDs: online}
+	d := DispatchArgs{Module: p.Module, ObjectKey: p.ObjectKey, PlatformIDs: ids}
 	_, err = h.jobs.InsertTx(ctx, tx, d, &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 1_000})
 	return err
 }
 
-// insertRows adds p to the outbox of each platform, in one statement (and
-// supersedes their earlier pending rows of the object when p is full).
-func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, platforms []int64, p Push) error {
+// insertRows adds p to the outbox of each receiver, in one statement (and
+// supersedes their earlier pending rows of the object when p is full). A
+// push without an addressee goes to each receiver's party in the audience.
+func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, receivers []receiver, p Push) error {
 	now := h.now()
 	if p.Full {
-		args := []any{stateSuperseded, now, p.Module, p.ObjectKey, statePending}
+		args := []any{stateSuperseded, now, p.Module, p.ObjectKey}
 		in := ""
-		for i, id := range platforms {
+		for i, r := range receivers {
 			if i > 0 {
 				in += ", "
 			}
-			args = append(args, id)
+			args = append(args, r.id)
 			in += fmt.Sprintf("$%d", len(args))
 		}
+		// The state terms repeat the queue index's own condition so that
+		// SQLite may use that partial index (a bound parameter cannot prove
+		// it; without it every pending row of the outbox is scanned).
 		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
-			WHERE module = $3 AND object_key = $4 AND state = $5 AND platform_id IN (`+in+`)`, args...); err != nil {
+			WHERE module = $3 AND object_key = $4 AND state IN ('pending', 'leased') AND state = 'pending'
+			AND platform_id IN (`+in+`)`, args...); err != nil {
 			return fmt.Errorf("supersede pushes: %w", err)
 		}
 	}
@@ -94,14 +105,21 @@ func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, platforms []int64, p
 	if p.Body != nil {
 		body = string(p.Body)
 	}
-	args := []any{p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now}
-	q := `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state, correlation_id, created_at, updated_at) VALUES `
-	for i, id := range platforms {
+	args := []any{p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
+		p.From.CountryCode, p.From.PartyID, iface(p)}
+	q := `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state, correlation_id, created_at, updated_at,
+		to_country_code, to_party_id, from_country_code, from_party_id, iface) VALUES `
+	for i, r := range receivers {
 		if i > 0 {
 			q += ", "
 		}
-		args = append(args, id)
-		q += fmt.Sprintf("($%d, $1, $2, $3, $4, $5, $6, $7, $8, $9, $9)", len(args))
+		to := p.To
+		if to.IsZero() {
+			to = r.to
+		}
+		args = append(args, r.id, to.CountryCode, to.PartyID)
+		n := len(args)
+		q += fmt.Sprintf("($%d, $1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $%d, $%d, $10, $11, $12)", n-2, n-1, n)
 	}
 	if _, err := tx.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("enqueue pushes: %w", err)
@@ -149,7 +167,10 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 		roles = append(roles, string(r))
 		ph += fmt.Sprintf("$%d", len(roles))
 	}
-	rows, err := q.Query(ctx, `SELECT p.id, p.connection, p.endpoints FROM platforms p
+	rows, err := q.Query(ctx, `SELECT p.id, p.connection, p.endpoints,
+		(SELECT r.country_code || '/' || r.party_id FROM platform_roles r WHERE r.platform_id = p.id AND r.role IN (`+ph+`)
+			ORDER BY r.role, r.country_code, r.party_id LIMIT 1) AS party
+		FROM platforms p
 		WHERE p.status = $1 AND p.id <> $2
 		AND EXISTS (SELECT 1 FROM platform_roles r WHERE r.platform_id = p.id AND r.role IN (`+ph+`))
 		ORDER BY p.id`, roles...)
@@ -160,9 +181,9 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 	var out []receiver
 	for rows.Next() {
 		var id int64
-		var conn string
+		var conn, addr string
 		var raw []byte
-		if err := rows.Scan(&id, &conn, &raw); err != nil {
+		if err := rows.Scan(&id, &conn, &raw, &addr); err != nil {
 			return nil, err
 		}
 		var eps []ocpi.Endpoint
@@ -172,7 +193,8 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 		if _, ok := (ocpi.VersionDetails{Endpoints: eps}).Find(module, ocpi.InterfaceReceiver); !ok {
 			continue
 		}
-		out = append(out, receiver{id: id, offline: conn == party.ClientOffline})
+		cc, pid, _ := strings.Cut(addr, "/")
+		out = append(out, receiver{id: id, offline: conn == party.ClientOffline, to: ocpiclient.Party{CountryCode: cc, PartyID: pid}})
 	}
 	return out, rows.Err()
 }
@@ -185,8 +207,8 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 	now := h.now()
 	if p.Full {
 		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
-			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state = $6`,
-			stateSuperseded, now, platformID, p.Module, p.ObjectKey, statePending); err != nil {
+			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state IN ('pending', 'leased') AND state = 'pending'`,
+			stateSuperseded, now, platformID, p.Module, p.ObjectKey); err != nil {
 			return fmt.Errorf("supersede pushes: %w", err)
 		}
 	}
@@ -195,8 +217,10 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 		body = string(p.Body)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
-		correlation_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now); err != nil {
+		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15)`,
+		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
+		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p)); err != nil {
 		return fmt.Errorf("enqueue push: %w", err)
 	}
 	_, err := h.jobs.InsertTx(ctx, tx, PushArgs{PlatformID: platformID, Module: p.Module, ObjectKey: p.ObjectKey},
@@ -222,6 +246,14 @@ type PushArgs struct {
 // Kind implements river.JobArgs.
 func (PushArgs) Kind() string { return "hub_push" }
 
+// iface is the receiving interface role of a push.
+func iface(p Push) string {
+	if p.Interface == "" {
+		return ocpi.InterfaceReceiver
+	}
+	return p.Interface
+}
+
 // Outbox row, as the worker sees it.
 type pushRow struct {
 	id            int64
@@ -231,6 +263,8 @@ type pushRow struct {
 	attempts      int
 	correlationID string
 	createdAt     int64
+	to, from      ocpiclient.Party
+	iface         string
 }
 
 // OutboxEntry is a push as the admin API and tests see it.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -66,6 +67,9 @@ type Options struct {
 	Logger *slog.Logger
 	// DBURL reuses a database (a restart); default: a fresh one.
 	DBURL string
+	// Events receives the hub's domain events (a *Recorder lets tests
+	// assert on them); default: discarded.
+	Events event.Emitter
 }
 
 // Hub is a running hub.
@@ -155,6 +159,7 @@ func (h *Hub) start(t testing.TB) {
 		Listener:   l,
 		JobsConfig: &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}},
 		Middleware: checking(t, checks),
+		Events:     h.opts.Events,
 	})
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)

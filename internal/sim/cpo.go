@@ -18,6 +18,8 @@ type CPO struct {
 	*Platform
 	locations *directory
 	tariffs   *directory
+	// st is the tokens, commands, sessions and CDRs side.
+	st *cpoState
 }
 
 // StartCPO starts a CPO simulator with the modules a CPO offers.
@@ -33,6 +35,7 @@ func StartCPO(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)
 	c := &CPO{Platform: p, locations: newDirectory(), tariffs: newDirectory()}
 	p.Handle("locations", "SENDER", "/cpo/locations", c.handleLocations)
 	p.Handle("tariffs", "SENDER", "/cpo/tariffs", c.handleTariffs)
+	c.handleSessionModules()
 	return c, nil
 }
 

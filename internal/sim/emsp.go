@@ -13,6 +13,8 @@ type EMSP struct {
 	*Platform
 	locations *directory
 	tariffs   *directory
+	// st is the tokens, sessions, CDRs and commands side.
+	st *emspState
 }
 
 // StartEMSP starts an eMSP simulator with the modules an eMSP offers.
@@ -29,15 +31,13 @@ func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options
 	p.Handle("tokens", "SENDER", "/emsp/tokens", e.handleTokens)
 	p.Handle("locations", "RECEIVER", "/emsp/locations", e.receiver(e.locations, "/emsp/locations"))
 	p.Handle("tariffs", "RECEIVER", "/emsp/tariffs", e.receiver(e.tariffs, "/emsp/tariffs"))
+	e.handleSessionModules()
 	return e, nil
 }
 
-// handleTokens is the eMSP's tokens sender.
-func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Total-Count", "0")
-	w.Header().Set("X-Limit", "100")
-	e.OK(w, []any{})
-}
+// handleTokens is the eMSP's tokens sender (list and real-time
+// authorization).
+func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) { e.serveTokens(w, r) }
 
 // receiver applies PUT/PATCH/DELETE to d and serves GET from it; a PATCH or
 // sub-object PUT of an unknown location answers 404 (the sender then PUTs

@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -363,6 +364,12 @@ func (p *Platform) reply(w http.ResponseWriter, httpStatus, code int, data any) 
 	env := map[string]any{"status_code": code, "status_message": ocpi.StatusText(code), "timestamp": ocpi.NewDateTime(time.Now())}
 	if data != nil {
 		env["data"] = data
+	}
+	if !ocpi.IsSuccess(code) {
+		// Like ocpihub itself, the simulators explain errors in an error
+		// object (the envelope checks of the hub's tests expect one on every
+		// error the hub passes back).
+		env["error"] = map[string]any{"code": "SIMULATED_" + strconv.Itoa(code), "description": ocpi.StatusText(code)}
 	}
 	_ = json.NewEncoder(w).Encode(env)
 }

@@ -1,0 +1,178 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+// Token, command and CDR scenarios (see README.md):
+//
+//   - authorize-own: the CPO asks for real-time authorization of one of
+//     ocpihub's own tokens at a location of the directory (token, location
+//     and EVSE lookups, a remembered authorization_reference).
+//   - authorize-forwarded: the same for an eMSP's NEVER token: forwarded to
+//     the eMSP simulator on loopback and its answer passed back.
+//   - command-relay: an eMSP's START_SESSION through the hub to the CPO
+//     simulator (directory checks, the command stored, forwarded with the
+//     hub's response_url, the CPO's answer recorded and passed back);
+//     command-direct is the same request straight to the CPO simulator: the
+//     difference is the hub's added latency.
+//   - cdr-ingest: the CPO posts a new CDR (validation, canonical form,
+//     stored, cdr.created, queued for the eMSP).
+func init() {
+	// cdr-ingest runs first and command-relay last: the commands' timeout
+	// jobs (due 30 s later, then their TIMEOUT relays) would otherwise load
+	// the database during the scenarios that follow.
+	scenarios = append(scenarios,
+		scenario{name: "cdr-ingest", seed: seedSessions, target: cdrTarget},
+		scenario{name: "authorize-own", target: func(h *benchHub) Target {
+			return h.post("authorize own token", "/ocpi/2.2.1/cpo/tokens/APP-B/authorize?type=APP_USER", h.cpoToken, authorizeBody, 200)
+		}},
+		scenario{name: "authorize-forwarded", target: func(h *benchHub) Target {
+			return h.post("authorize forwarded", "/ocpi/2.2.1/cpo/tokens/NEVER-B/authorize", h.cpoToken, authorizeBody, 200)
+		}},
+		scenario{name: "command-direct", target: func(h *benchHub) Target {
+			return h.postURL("START_SESSION to the CPO", h.cpoCommands, h.hubToCPO, h.startBody, 200)
+		}},
+		scenario{name: "command-relay", target: func(h *benchHub) Target {
+			return h.post("START_SESSION via hub", "/ocpi/2.2.1/emsp/commands/START_SESSION", h.emspToken, h.startBody, 200)
+		}},
+	)
+}
+
+var authorizeBody = func() []byte { return []byte(`{"location_id":"BLOC","evse_uids":["E1"]}`) }
+
+// seedSessions publishes the location BLOC, issues ocpihub's own token
+// APP-B, registers an eMSP with its NEVER token NEVER-B, and checks that
+// every scenario's request is answered with OCPI 1000.
+func seedSessions(b *testing.B, h *benchHub) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if status, err := h.do(ctx, http.MethodPut, "/ocpi/2.2.1/cpo/locations/NL/BCP/BLOC",
+		benchLocation("BCP", "BLOC", time.Now(), 1)); err != nil || status != http.StatusCreated {
+		b.Fatalf("seed location: HTTP %d %v", status, err)
+	}
+	if _, err := h.Tokens.Issue(ctx, ocpi.Token{UID: "APP-B", Type: "APP_USER"}); err != nil {
+		b.Fatal(err)
+	}
+	e, err := sim.StartEMSP("Bench eMSP", "DE", "BEM", hubtest.Logger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
+		b.Fatal(err)
+	}
+	tok := e.NewToken("NEVER-B", "RFID", "NEVER")
+	if _, err := e.PutToken(ctx, tok); err != nil {
+		b.Fatal(err)
+	}
+	h.emspToken = e.Token()
+	start, _ := json.Marshal(map[string]any{"response_url": e.URL() + "/ocpi/2.2.1/emsp/commands/START_SESSION/bench",
+		"token": tok, "location_id": "BLOC", "evse_uid": "E1", "connector_id": "1"})
+	h.startBody = func() []byte { return start }
+
+	// The CPO accepts commands and reports nothing (the scenario measures
+	// the synchronous relay; results and sessions would load the machine in
+	// the background).
+	h.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
+	p, err := h.Parties.FindByParty(ctx, party.RoleCPO, "NL", "BCP")
+	if err != nil {
+		b.Fatal(err)
+	}
+	auth, err := h.Parties.Auth(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h.hubToCPO = auth.Token
+	h.cpoCommands, _ = p.Endpoint("commands", ocpi.InterfaceReceiver)
+	h.cpoCommands += "/START_SESSION"
+
+	for _, s := range scenarios {
+		if !strings.HasPrefix(s.name, "authorize") && !strings.HasPrefix(s.name, "command") && s.name != "cdr-ingest" {
+			continue
+		}
+		if err := probe(ctx, h, s.target(h)); err != nil {
+			b.Fatalf("%s: %v", s.name, err)
+		}
+	}
+}
+
+// probe sends one request of a target and requires OCPI success.
+func probe(ctx context.Context, h *benchHub, t Target) error {
+	req, err := t.NewRequest(ctx)
+	if err != nil {
+		return err
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	env, err := ocpi.DecodeEnvelope(body)
+	if err != nil || env.StatusCode != 1000 {
+		return fmt.Errorf("HTTP %d %s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+// post is a Target for an authenticated POST of a hub path.
+func (h *benchHub) post(name, path, token string, body func() []byte, want int) Target {
+	return h.postURL(name, h.PublicURL()+path, token, body, want)
+}
+
+func (h *benchHub) postURL(name, url, token string, body func() []byte, want int) Target {
+	hdr := http.Header{"Authorization": {ocpi.EncodeToken(token, true)}, "Content-Type": {"application/json"}}
+	return Target{Name: name, WantStatus: want, NewRequest: func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body())))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		return req, nil
+	}}
+}
+
+// cdrSeq numbers the bench CDRs across targets (the probe's and the run's).
+var cdrSeq atomic.Int64
+
+// cdrTarget posts a new CDR per request, for the bench eMSP's token.
+func cdrTarget(h *benchHub) Target {
+	n := &cdrSeq
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	return h.post("POST cdr", "/ocpi/2.2.1/cpo/cdrs", h.cpoToken, func() []byte {
+		i := n.Add(1)
+		b, _ := json.Marshal(map[string]any{
+			"country_code": "NL", "party_id": "BCP", "id": fmt.Sprintf("BCDR-%d", i), "session_id": fmt.Sprintf("BS-%d", i),
+			"start_date_time": start, "end_date_time": start.Add(time.Hour), "auth_method": "COMMAND",
+			"cdr_token": map[string]any{"country_code": "DE", "party_id": "BEM", "uid": "NEVER-B", "type": "RFID", "contract_id": "C-NEVER-B"},
+			"cdr_location": map[string]any{"id": "BLOC", "address": "Bench Road 1", "city": "Pune", "country": "IND",
+				"coordinates": map[string]any{"latitude": "18.00001", "longitude": "73.85670"}, "evse_uid": "E1", "evse_id": "IN*BCP*E1",
+				"connector_id": "1", "connector_standard": "IEC_62196_T2", "connector_format": "SOCKET", "connector_power_type": "AC_3_PHASE"},
+			"currency": "INR", "charging_periods": []any{map[string]any{"start_date_time": start, "dimensions": []any{
+				map[string]any{"type": "ENERGY", "volume": 12.5}, map[string]any{"type": "TIME", "volume": 1}}}},
+			"total_cost": map[string]any{"excl_vat": 231.25, "incl_vat": 272.88}, "total_energy": 12.5, "total_time": 1,
+			"last_updated": start.Add(time.Hour),
+		})
+		return b
+	}, http.StatusCreated)
+}

@@ -1,0 +1,326 @@
+package cdr_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/cdr"
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/session"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+type bundle struct {
+	h      *hubtest.Hub
+	cpo    *sim.CPO
+	cpo2   *sim.CPO
+	emsp   *sim.EMSP
+	emsp2  *sim.EMSP
+	events *hubtest.Recorder
+	ctx    context.Context
+}
+
+func fast(o *hubtest.Options) {
+	o.Events = hubtest.NewRecorder()
+	o.Config = func(c *app.Config) {
+		c.PushBackoff = 20 * time.Millisecond
+		c.SyncInterval = 0
+	}
+}
+
+func setup(t *testing.T, h *hubtest.Hub) *bundle {
+	t.Helper()
+	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
+	var err error
+	reg := func(p *sim.Platform) {
+		t.Cleanup(p.Close)
+		h.Register(t, p)
+	}
+	if b.cpo, err = sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.cpo.Platform)
+	if b.cpo2, err = sim.StartCPO("CPO Two", "IN", "CP2", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.cpo2.Platform)
+	if b.emsp, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.emsp.Platform)
+	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.emsp2.Platform)
+	return b
+}
+
+var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+
+func ts(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+
+// cdrJSON is a CDR of CP1 for session sid, for a token of EM1.
+func cdrJSON(id, sid, cost string) map[string]any {
+	return map[string]any{
+		"country_code": "IN", "party_id": "CP1", "id": id, "start_date_time": ts(0), "end_date_time": ts(time.Hour),
+		"session_id": sid, "authorization_reference": "REF-" + sid,
+		"cdr_token":   map[string]any{"country_code": "DE", "party_id": "EM1", "uid": "TOK1", "type": "RFID", "contract_id": "C1"},
+		"auth_method": "COMMAND",
+		"cdr_location": map[string]any{"id": "LOC1", "address": "MG Road 1", "city": "Bengaluru", "country": "IND",
+			"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"}, "evse_uid": "E1", "evse_id": "IN*CP1*EE1",
+			"connector_id": "1", "connector_standard": "IEC_62196_T2", "connector_format": "SOCKET", "connector_power_type": "AC_3_PHASE"},
+		"currency":         "INR",
+		"charging_periods": []any{map[string]any{"start_date_time": ts(0), "dimensions": []any{map[string]any{"type": "ENERGY", "volume": 7.5}}}},
+		"total_cost":       map[string]any{"excl_vat": json.Number(cost)}, "total_energy": 7.5, "total_time": 1,
+		"last_updated": ts(time.Hour), "x_meter": "kept",
+	}
+}
+
+func sessionJSON(id, cost string) map[string]any {
+	return map[string]any{
+		"country_code": "IN", "party_id": "CP1", "id": id, "start_date_time": ts(0), "end_date_time": ts(time.Hour), "kwh": 7.5,
+		"cdr_token":   map[string]any{"country_code": "DE", "party_id": "EM1", "uid": "TOK1", "type": "RFID", "contract_id": "C1"},
+		"auth_method": "COMMAND", "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "currency": "INR",
+		"total_cost": map[string]any{"excl_vat": json.Number(cost)}, "status": "COMPLETED", "last_updated": ts(time.Hour),
+	}
+}
+
+func mustStatus(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
+	t.Helper()
+	if resp == nil {
+		t.Fatalf("call failed: %v", err)
+	}
+	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
+		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
+	}
+	return resp
+}
+
+func errorField(resp *ocpiclient.Response) string {
+	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {
+		return ""
+	}
+	return resp.Envelope.Error.Details.Field
+}
+
+func (b *bundle) post(t *testing.T, p *sim.Platform, body any) *ocpiclient.Response {
+	t.Helper()
+	base, _ := p.HubEndpoint("cdrs", "RECEIVER")
+	resp, err := p.Raw(b.ctx, http.MethodPost, base, body, nil)
+	if resp == nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// eventually waits, with the test's deadline, until cond holds; it checks
+// again whenever the eMSP receives a request, and at least every 20 ms.
+func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// TestCDRRoutedAndImmutable: a CDR is stored (201, Location the CPO can
+// GET), routed to its token's eMSP only (whose Location is kept), linked to
+// its session with the costs compared; a repeat is 1000, a changed repeat
+// 2001; credit CDRs are accepted; each eMSP pulls only its own.
+func TestCDRRoutedAndImmutable(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		if err := b.cpo.PutSession(b.ctx, sessionJSON("S1", "150.00")); err != nil {
+			t.Fatal(err)
+		}
+		resp := mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
+		loc := resp.Header.Get("Location")
+		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, h.PublicURL()) {
+			t.Fatalf("Location %q", loc)
+		}
+		got, err := b.cpo.Raw(b.ctx, http.MethodGet, loc, nil, nil)
+		mustStatus(t, got, err, http.StatusOK, 1000)
+		var stored map[string]any
+		_ = json.Unmarshal(got.Envelope.Data, &stored)
+		if stored["id"] != "CDR1" || stored["x_meter"] != "kept" {
+			t.Errorf("stored CDR: %s", got.Body)
+		}
+		got, err = b.cpo2.Raw(b.ctx, http.MethodGet, loc, nil, nil)
+		mustStatus(t, got, err, http.StatusNotFound, 2000)
+
+		// Routed to EM1 from CP1; its Location is kept.
+		reqs, err := b.emsp.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hd := reqs[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" {
+			t.Errorf("CDR push from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
+		}
+		eventually(t, b.ctx, "the eMSP's Location", func() bool {
+			c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+			return err == nil && c.EMSPLocation == b.emsp.URL()+"/ocpi/2.2.1/emsp/cdrs/1"
+		})
+		c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+		if !c.SessionKnown || c.CostCheck != "match" {
+			t.Errorf("link to the session: known %v, cost %q", c.SessionKnown, c.CostCheck)
+		}
+
+		// Repeats: the same CDR is 1000 again; a changed one 2001, naming
+		// the field; nothing stored or sent again.
+		resp = mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusOK, 1000)
+		if resp.Header.Get("Location") != loc {
+			t.Errorf("repeat Location %q", resp.Header.Get("Location"))
+		}
+		resp = mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "160")), nil, http.StatusOK, 2001)
+		if errorField(resp) != "total_cost" {
+			t.Errorf("conflict field: %s", resp.Body)
+		}
+		if c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
+			t.Errorf("stored CDR changed: %s", c.Body)
+		}
+
+		// A credit CDR, and a CDR whose cost differs from its session's.
+		credit := cdrJSON("CDR1-C", "S1", "-150")
+		credit["credit"], credit["credit_reference_id"] = true, "CDR1"
+		mustStatus(t, b.post(t, b.cpo.Platform, credit), nil, http.StatusCreated, 1000)
+		if err := b.cpo.PutSession(b.ctx, sessionJSON("S2", "100")); err != nil {
+			t.Fatal(err)
+		}
+		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR2", "S2", "120")), nil, http.StatusCreated, 1000)
+		if c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
+			t.Errorf("cost check %q, want mismatch", c.CostCheck)
+		}
+		if v := counter(t, h, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
+			t.Errorf("mismatch counter = %v, want 1", v)
+		}
+
+		if _, err := b.emsp.WaitFor(b.ctx, 3, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
+			t.Fatal(err)
+		}
+		ids := []string{}
+		for _, d := range b.emsp.CDRs() {
+			ids = append(ids, d["id"].(string))
+		}
+		// Each CDR is a queue of its own: they may arrive in any order.
+		sort.Strings(ids)
+		if strings.Join(ids, ",") != "CDR1,CDR1-C,CDR2" {
+			t.Errorf("eMSP received %v", ids)
+		}
+		created := b.events.Events(event.CDRCreated)
+		if len(created) != 3 || created[0].Data.(map[string]any)["cdr_id"] != "CDR1" || created[1].Data.(map[string]any)["credit"] != true {
+			t.Errorf("cdr.created events: %v", created)
+		}
+
+		// Pulls: EM1 sees its three, EM2 none, a CPO may not.
+		for _, c := range []struct {
+			p    *sim.Platform
+			want int
+		}{{b.emsp.Platform, 3}, {b.emsp2.Platform, 0}} {
+			base, _ := c.p.HubEndpoint("cdrs", "SENDER")
+			resp, err := c.p.Raw(b.ctx, http.MethodGet, base+"?limit=2", nil, nil)
+			mustStatus(t, resp, err, http.StatusOK, 1000)
+			var l []map[string]any
+			_ = json.Unmarshal(resp.Envelope.Data, &l)
+			if resp.Header.Get("X-Total-Count") != strconv.Itoa(c.want) || len(l) != min(c.want, 2) {
+				t.Errorf("%s pulls %d of %s", c.p.Name(), len(l), resp.Header.Get("X-Total-Count"))
+			}
+		}
+		base, _ := b.emsp.HubEndpoint("cdrs", "SENDER")
+		resp, err = b.cpo.Raw(b.ctx, http.MethodGet, base, nil, nil)
+		mustStatus(t, resp, err, http.StatusNotFound, 2000)
+
+		// Go lookups the payment flows use.
+		byRef, err := h.CDRs.FindByAuthorizationReference(b.ctx, "REF-S2")
+		if err != nil || len(byRef) != 1 || byRef[0].ID != "CDR2" {
+			t.Errorf("FindByAuthorizationReference: %v %v", byRef, err)
+		}
+		bySession, err := h.CDRs.FindBySession(b.ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
+		if err != nil || len(bySession) != 2 {
+			t.Errorf("FindBySession: %d %v", len(bySession), err)
+		}
+	}, fast)
+}
+
+// counter reads a counter from the hub's registry.
+func counter(t *testing.T, h *hubtest.Hub, name string) float64 {
+	t.Helper()
+	mfs, err := h.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// TestCDRValidation: malformed CDRs are refused with the field named, and
+// nothing is stored or routed.
+func TestCDRValidation(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		edit := func(f func(m map[string]any)) map[string]any {
+			m := cdrJSON("BAD", "S1", "10")
+			f(m)
+			return m
+		}
+		cases := []struct {
+			name       string
+			body       any
+			http, code int
+			field      string
+		}{
+			{"another CPO's", edit(func(m map[string]any) { m["party_id"] = "CP2" }), 404, 2000, ""},
+			{"id 37", edit(func(m map[string]any) { m["id"] = strings.Repeat("i", 37) }), 200, 2001, "id"},
+			{"credit without reference", edit(func(m map[string]any) { m["credit"] = true }), 200, 2001, "credit_reference_id"},
+			{"no periods", edit(func(m map[string]any) { m["charging_periods"] = []any{} }), 200, 2001, "charging_periods"},
+			{"session-only dimension", edit(func(m map[string]any) {
+				m["charging_periods"] = []any{map[string]any{"start_date_time": ts(0), "dimensions": []any{map[string]any{"type": "POWER", "volume": 7}}}}
+			}), 200, 2001, "charging_periods[0].dimensions[0].type"},
+			{"location address", edit(func(m map[string]any) { m["cdr_location"].(map[string]any)["address"] = strings.Repeat("a", 46) }), 200, 2001, "cdr_location.address"},
+			{"negative cost", edit(func(m map[string]any) { m["total_cost"] = map[string]any{"excl_vat": -1} }), 200, 2001, "total_cost.excl_vat"},
+			{"cost as text", edit(func(m map[string]any) { m["total_cost"] = map[string]any{"excl_vat": "ten"} }), 200, 2001, "total_cost.excl_vat"},
+			{"not an object", []byte(`[]`), 200, 2001, "body"},
+			{"not JSON", []byte(`{"id":`), 400, 2001, ""},
+		}
+		for _, c := range cases {
+			resp := mustStatus(t, b.post(t, b.cpo.Platform, c.body), nil, c.http, c.code)
+			if got := errorField(resp); got != c.field {
+				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
+			}
+		}
+		base, _ := b.emsp.HubEndpoint("cdrs", "RECEIVER")
+		resp, err := b.emsp.Raw(b.ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)
+		mustStatus(t, resp, err, http.StatusNotFound, 2000)
+		if _, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
+			t.Error("an invalid CDR was stored")
+		}
+		entries, _ := h.Hub.Outbox(b.ctx, 0)
+		for _, e := range entries {
+			if e.Module == "cdrs" {
+				t.Errorf("an invalid CDR was queued: %+v", e)
+			}
+		}
+		if n := len(b.events.Events(event.CDRCreated)); n != 0 {
+			t.Errorf("%d cdr.created events", n)
+		}
+	}, fast)
+}

@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"bytes"
+	"net/http"
+	"slices"
+
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/token"
+)
+
+// callerParty returns the caller's party in role that a request acts for:
+// OCPI-from-* when the caller owns it in that role, else its first party in
+// the role. A caller without the role learns nothing (HTTP 404).
+func callerParty(r *http.Request, role party.Role) (party.PartyRef, error) {
+	c := party.CallerFrom(r.Context())
+	if c == nil || !c.HasRole(role) {
+		return party.PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this endpoint serves parties in the " + string(role) + " role; your credentials name none"}
+	}
+	if cc, pid := r.Header.Get("OCPI-from-country-code"), r.Header.Get("OCPI-from-party-id"); cc != "" && c.Owns(role, cc, pid) {
+		for _, p := range c.Roles {
+			if p.Role == role && p.Matches(cc, pid) {
+				return p, nil
+			}
+		}
+	}
+	p, _ := c.Party(role)
+	return p, nil
+}
+
+// callerParties returns the caller's parties in role.
+func callerParties(r *http.Request, role party.Role) []party.PartyRef {
+	c := party.CallerFrom(r.Context())
+	if c == nil {
+		return nil
+	}
+	var out []party.PartyRef
+	for _, p := range c.Roles {
+		if p.Role == role {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func asParty(p party.PartyRef) ocpiclient.Party {
+	return ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID}
+}
+
+// tokenType reads the ?type= of a token URL: a TokenType, RFID when absent.
+func tokenType(r *http.Request) (string, error) {
+	t := r.URL.Query().Get("type")
+	if t == "" {
+		return ocpi.DefaultTokenType, nil
+	}
+	if !slices.Contains(ocpi.TokenTypes, t) {
+		return "", ocpi.Invalid("type", "query parameter "+t+" is not a TokenType (AD_HOC_USER, APP_USER, OTHER, RFID)")
+	}
+	return t, nil
+}
+
+// tokenRef reads the token an eMSP's URL names and checks the caller owns
+// it.
+func tokenRef(r *http.Request) (token.Ref, error) {
+	typ, err := tokenType(r)
+	if err != nil {
+		return token.Ref{}, err
+	}
+	ref := token.Ref{CountryCode: r.PathValue("cc"), PartyID: r.PathValue("pid"), UID: r.PathValue("uid"), Type: typ}
+	if len(ref.UID) > 36 {
+		return ref, ocpi.Invalid("token_uid", "is longer than 36 characters")
+	}
+	return ref, ownsParty(r, party.RoleEMSP, ref.CountryCode, ref.PartyID)
+}
+
+func tokenChange(r *http.Request) token.Change {
+	c := party.CallerFrom(r.Context())
+	return token.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+}
+
+// handleEMSPTokenPut serves PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
+func (s *Server) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
+	ref, err := tokenRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	created, err := s.cfg.Tokens.Put(r.Context(), tokenChange(r), ref, raw)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.stored(w, created)
+}
+
+// handleEMSPTokenPatch serves PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
+func (s *Server) handleEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
+	ref, err := tokenRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, raw); err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, nil)
+}
+
+// handleEMSPTokenGet serves GET /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}:
+// the eMSP checks the hub's copy.
+func (s *Server) handleEMSPTokenGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := tokenRef(r)
+	if err != nil {
+		return err
+	}
+	body, err := s.cfg.Tokens.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, body)
+}
+
+// handleCPOTokens serves GET /ocpi/2.2.1/cpo/tokens: a CPO pulls the tokens
+// of every eMSP (GET ALL via hub), or of the one OCPI-to-* names.
+func (s *Server) handleCPOTokens(w http.ResponseWriter, r *http.Request) error {
+	if _, err := callerParty(r, party.RoleCPO); err != nil {
+		return err
+	}
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	var f token.Filter
+	if to, ok := s.addressedElsewhere(r); ok {
+		f.CountryCode, f.PartyID = to.CountryCode, to.PartyID
+	}
+	items, page, err := s.cfg.Tokens.List(r.Context(), f, req)
+	if err != nil {
+		return err
+	}
+	s.setHubRouting(w, r)
+	return s.page(w, r, req, items, len(items), page)
+}
+
+// handleCPOTokenAuthorize serves POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize.
+func (s *Server) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request) error {
+	cpo, err := callerParty(r, party.RoleCPO)
+	if err != nil {
+		return err
+	}
+	typ, err := tokenType(r)
+	if err != nil {
+		return err
+	}
+	uid := r.PathValue("uid")
+	if len(uid) > 36 {
+		return ocpi.Invalid("token_uid", "is longer than 36 characters")
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req := token.AuthorizeRequest{CPO: asParty(cpo), CPOParties: callerParties(r, party.RoleCPO), UID: uid, Type: typ,
+		CorrelationID: CorrelationID(r.Context())}
+	req.To, _ = routingTo(r)
+	if len(bytes.TrimSpace(raw)) > 0 {
+		req.Location = &ocpi.LocationReferences{}
+		if err := ocpi.Decode(raw, req.Location); err != nil {
+			return err
+		}
+		req.Body = raw
+	}
+	res, err := s.cfg.Tokens.Authorize(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if res.Forwarded != nil {
+		writeForwarded(w, res.Forwarded)
+		return nil
+	}
+	s.setHubRouting(w, r)
+	return s.ok(w, res.Answer)
+}
+
+// writeForwarded writes a forwarded answer back as it came.
+func writeForwarded(w http.ResponseWriter, out *hub.Forwarded) {
+	for k, vs := range out.Header {
+		w.Header()[k] = vs
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(out.HTTPStatus)
+	_, _ = w.Write(out.Body)
+}

@@ -1,0 +1,332 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Change is who makes a change and how it is traced.
+type Change struct {
+	// CorrelationID continues the CPO's request chain in the pushes.
+	CorrelationID string
+}
+
+// stored is a locked session row.
+type stored struct {
+	pk                   int64
+	id                   string // as the body spells it
+	body                 []byte
+	doc                  ocpi.Object
+	owner                ocpiclient.Party
+	startedAt, stoppedAt int64
+}
+
+// lock locks and reads a session row inside tx (nil when absent): a write
+// of the same session waits for this transaction, which orders the outbox.
+func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
+	n, err := tx.Exec(ctx, "UPDATE sessions SET status = status WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	var cur stored
+	if err := tx.QueryRow(ctx, `SELECT pk, body, token_country_code, token_party_id, started_at, stopped_at
+		FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3`, r.args()...).
+		Scan(&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt); err != nil {
+		return nil, err
+	}
+	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
+		return nil, err
+	}
+	cur.id, _ = cur.doc["id"].(string)
+	return &cur, nil
+}
+
+// Put creates or replaces a session with raw (a full Session, charging
+// periods included). It reports whether the session is new.
+func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (created bool, err error) {
+	var sess ocpi.Session
+	if err := ocpi.Decode(raw, &sess); err != nil {
+		return false, err
+	}
+	if err := checkSession(&sess, r); err != nil {
+		return false, err
+	}
+	body, err := ocpi.Canonical(raw, &sess)
+	if err != nil {
+		return false, err
+	}
+	evseID := s.evseID(ctx, r, &sess)
+	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		cur, err := lock(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		created = cur == nil
+		if cur != nil && bytes.Equal(cur.body, body) {
+			return nil
+		}
+		push := hub.Push{Method: http.MethodPut, Path: r.path(sess.ID), Body: body, Full: true}
+		return s.save(ctx, tx, ch, r, cur, &sess, body, evseID, push)
+	})
+	return created, err
+}
+
+// Patch applies a partial Session to a stored one: charging_periods are
+// appended, other fields merged. It must carry last_updated.
+func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error {
+	patch, err := ocpi.ParseObject(raw)
+	if err != nil {
+		return ocpi.Invalid("body", "must be a JSON object")
+	}
+	var partial struct {
+		LastUpdated     ocpi.DateTime         `json:"last_updated"`
+		ChargingPeriods []ocpi.ChargingPeriod `json:"charging_periods"`
+	}
+	if err := ocpi.Decode(raw, &partial); err != nil {
+		return err
+	}
+	if partial.LastUpdated.IsZero() {
+		return ocpi.Invalid("last_updated", "is required in a PATCH")
+	}
+	c := ocpi.NewCheck("")
+	c.ChargingPeriods("charging_periods", partial.ChargingPeriods, nil)
+	if err := c.Err(); err != nil {
+		return err
+	}
+	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "id": r.ID}); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		cur, err := lock(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if cur == nil {
+			return errUnknown(r)
+		}
+		rest := ocpi.Object{}
+		for k, v := range patch {
+			rest[k] = v
+		}
+		// charging_periods are appended; absent, null or empty leaves
+		// them as they are (sessions.md §3).
+		if periods, ok := rest["charging_periods"].([]any); ok && len(periods) > 0 {
+			existing, _ := cur.doc["charging_periods"].([]any)
+			cur.doc["charging_periods"] = append(existing, periods...)
+		}
+		delete(rest, "charging_periods")
+		ocpi.MergePatch(cur.doc, rest)
+		merged, err := ocpi.MarshalObject(cur.doc)
+		if err != nil {
+			return err
+		}
+		var sess ocpi.Session
+		if err := ocpi.Decode(merged, &sess); err != nil {
+			return err
+		}
+		if err := checkSession(&sess, r); err != nil {
+			return err
+		}
+		if owner := tokenOwner(&sess); !samePartyCI(owner, cur.owner) {
+			return ocpi.Invalid("cdr_token", "a PATCH cannot move a session to another eMSP's token; PUT the session")
+		}
+		body, err := ocpi.Canonical(merged, &sess)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(cur.body, body) {
+			return nil
+		}
+		patchBody, err := canonicalPatch(patch)
+		if err != nil {
+			return err
+		}
+		push := hub.Push{Method: http.MethodPatch, Path: r.path(cur.id), Body: patchBody}
+		return s.save(ctx, tx, ch, r, cur, &sess, body, s.evseID(ctx, r, &sess), push)
+	})
+}
+
+// canonicalPatch writes the PATCH body for the eMSP: the fields the CPO
+// sent, with last_updated in canonical form.
+func canonicalPatch(patch ocpi.Object) ([]byte, error) {
+	if lu, ok := patch["last_updated"].(string); ok {
+		if dt, err := ocpi.ParseDateTime(lu); err == nil {
+			patch["last_updated"] = dt.String()
+		}
+	}
+	return ocpi.MarshalObject(patch)
+}
+
+// checkSession validates a session and its identity against the URL.
+func checkSession(sess *ocpi.Session, r Ref) error {
+	c := ocpi.NewCheck("")
+	sess.Check(c)
+	if err := c.Err(); err != nil {
+		return err
+	}
+	switch {
+	case !ocpi.EqualCI(sess.CountryCode, r.CountryCode):
+		return ocpi.Invalid("country_code", "must equal the country_code in the URL ("+r.CountryCode+")")
+	case !ocpi.EqualCI(sess.PartyID, r.PartyID):
+		return ocpi.Invalid("party_id", "must equal the party_id in the URL ("+r.PartyID+")")
+	case !ocpi.EqualCI(sess.ID, r.ID):
+		return ocpi.Invalid("id", "must equal the session id in the URL ("+r.ID+")")
+	}
+	return nil
+}
+
+func tokenOwner(sess *ocpi.Session) ocpiclient.Party {
+	return ocpiclient.Party{CountryCode: ocpi.Key(sess.CdrToken.CountryCode), PartyID: ocpi.Key(sess.CdrToken.PartyID)}
+}
+
+func samePartyCI(a, b ocpiclient.Party) bool {
+	return ocpi.EqualCI(a.CountryCode, b.CountryCode) && ocpi.EqualCI(a.PartyID, b.PartyID)
+}
+
+// evseID looks the session's EVSE up in the directory, outside the
+// transaction, for the events.
+func (s *Service) evseID(ctx context.Context, r Ref, sess *ocpi.Session) string {
+	if s.dir == nil || sess.EVSEUID == "#NA" {
+		return ""
+	}
+	return s.dir.EVSEID(ctx, r.CountryCode, r.PartyID, sess.LocationID, sess.EVSEUID)
+}
+
+// save writes a session row, emits its events, routes push to the token
+// owner and tells the observers, inside tx.
+func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur *stored, sess *ocpi.Session, body []byte,
+	evseID string, push hub.Push) error {
+	now := s.clock.Now().UnixMicro()
+	owner := tokenOwner(sess)
+	startedAt, stoppedAt := int64(0), int64(0)
+	if cur != nil {
+		startedAt, stoppedAt = cur.startedAt, cur.stoppedAt
+	}
+	started := startedAt == 0 && (sess.Status == ocpi.SessionActive || sess.Status == ocpi.SessionCompleted)
+	stopped := stoppedAt == 0 && (ocpi.IsFinalSessionStatus(sess.Status) || sess.EndDateTime != nil)
+	if started {
+		startedAt = now
+	}
+	if stopped {
+		stoppedAt = now
+	}
+	args := []any{owner.CountryCode, owner.PartyID, ocpi.Key(sess.CdrToken.UID), sess.AuthorizationReference, sess.Status,
+		ocpi.Key(sess.LocationID), ocpi.Key(sess.EVSEUID), ocpi.Key(sess.ConnectorID), startedAt, stoppedAt,
+		sess.LastUpdated.Micros(), string(body)}
+	var err error
+	if cur == nil {
+		_, err = tx.Exec(ctx, `INSERT INTO sessions (token_country_code, token_party_id, token_uid, authorization_reference, status,
+			location_id, evse_uid, connector_id, started_at, stopped_at, last_updated, body, country_code, party_id, id, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, append(args, append(r.args(), now)...)...)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE sessions SET token_country_code = $1, token_party_id = $2, token_uid = $3,
+			authorization_reference = $4, status = $5, location_id = $6, evse_uid = $7, connector_id = $8, started_at = $9,
+			stopped_at = $10, last_updated = $11, body = $12 WHERE pk = $13`, append(args, cur.pk)...)
+	}
+	if err != nil {
+		return err
+	}
+	st := &Stored{CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID), ID: sess.ID, Owner: owner, Status: sess.Status,
+		AuthorizationReference: sess.AuthorizationReference, Session: *sess, Body: body}
+	if started {
+		if err := s.emit(ctx, tx, event.SessionStarted, st, evseID, sess.StartDateTime); err != nil {
+			return err
+		}
+	}
+	if stopped {
+		at := sess.LastUpdated
+		if sess.EndDateTime != nil {
+			at = *sess.EndDateTime
+		}
+		if err := s.emit(ctx, tx, event.SessionStopped, st, evseID, at); err != nil {
+			return err
+		}
+	}
+	if err := s.route(ctx, tx, ch, r, owner, push); err != nil {
+		return err
+	}
+	for _, fn := range s.observers {
+		if err := fn(ctx, tx, Update{Session: st, Created: cur == nil, Started: started, Stopped: stopped}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// route queues a change for the eMSP that owns the token: nothing when the
+// token is ours, or when no connected platform hosts the owner with a
+// sessions RECEIVER (the eMSP pulls, then).
+func (s *Service) route(ctx context.Context, tx *store.Tx, ch Change, r Ref, owner ocpiclient.Party, push hub.Push) error {
+	if s.hub == nil || s.isOwn(owner) {
+		return nil
+	}
+	p, err := s.parties.FindByParty(ctx, party.RoleEMSP, owner.CountryCode, owner.PartyID)
+	if ocpi.IsNotFound(err) {
+		s.logger.InfoContext(ctx, "session for an eMSP that is not connected; kept for its pull", "session", r.String(),
+			"emsp", owner.CountryCode+"/"+owner.PartyID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, ok := p.Endpoint(Module, ocpi.InterfaceReceiver); !ok || p.Status != party.StatusConnected {
+		return nil
+	}
+	push.Module, push.ObjectKey, push.CorrelationID = Module, r.key(), ch.CorrelationID
+	push.To = owner
+	push.From = ocpiclient.Party{CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID)}
+	return s.hub.Enqueue(ctx, tx, p.ID, push)
+}
+
+func (s *Service) isOwn(p ocpiclient.Party) bool {
+	if s.parties == nil {
+		return false
+	}
+	own, ok := s.parties.OwnParty(party.RoleEMSP)
+	return ok && own.Matches(p.CountryCode, p.PartyID)
+}
+
+// emit records session.started or session.stopped. The data carries what
+// the seed names (session_id, location_id, evse_id, timestamp) and what a
+// subscriber needs to act without a lookup.
+func (s *Service) emit(ctx context.Context, tx *store.Tx, name string, st *Stored, evseID string, at ocpi.DateTime) error {
+	sess := &st.Session
+	if evseID == "" {
+		evseID = sess.EVSEUID
+	}
+	data := map[string]any{
+		"session_id": sess.ID, "country_code": st.CountryCode, "party_id": st.PartyID,
+		"location_id": sess.LocationID, "evse_uid": sess.EVSEUID, "evse_id": evseID, "connector_id": sess.ConnectorID,
+		"timestamp": at, "status": sess.Status, "kwh": sess.KWh, "currency": sess.Currency,
+		"token": map[string]any{"country_code": st.Owner.CountryCode, "party_id": st.Owner.PartyID, "uid": sess.CdrToken.UID,
+			"type": sess.CdrToken.Type},
+	}
+	if sess.AuthorizationReference != "" {
+		data["authorization_reference"] = sess.AuthorizationReference
+	}
+	if sess.TotalCost != nil {
+		data["total_cost"] = sess.TotalCost
+	}
+	return s.events.Emit(ctx, tx, event.Event{Name: name, Data: data, Parties: []event.Party{
+		{Role: string(party.RoleCPO), CountryCode: st.CountryCode, PartyID: st.PartyID},
+		{Role: string(party.RoleEMSP), CountryCode: st.Owner.CountryCode, PartyID: st.Owner.PartyID},
+	}})
+}
+
+// inTx runs fn in a transaction, once more when a concurrent first write of
+// the same session won the race to insert it.
+func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
+	err := s.db.InTx(ctx, fn)
+	if err != nil && store.IsUniqueViolation(err) {
+		err = s.db.InTx(ctx, fn)
+	}
+	return err
+}
