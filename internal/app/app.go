@@ -206,9 +206,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}
 	a.Hub = hub.New(a.DB, a.Jobs, a.Parties, a.Client, a.Clock, a.Logger, a.Registry, hc)
-	for _, v := range []string{v211.V211, v211.V20} {
-		a.Hub.Speak(v, legacy.NewDialect(v, a.Legacy, a.Clock.Now))
-	}
+	a.wireLegacy()
 	a.Locations = location.New(a.DB, a.Hub, a.Events, a.Clock, a.Logger)
 	a.Tariffs = tariff.New(a.DB, a.Hub, a.Clock, a.Logger)
 	syncer := location.NewSyncer(a.DB, a.Jobs, a.Hub, a.Parties, a.Locations, a.Tariffs, a.Clock, a.Logger, a.Registry)

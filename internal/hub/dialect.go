@@ -45,3 +45,15 @@ func (h *Hub) dialect(version string) (Dialect, bool) {
 	d, ok := h.dialects[version]
 	return d, ok
 }
+
+// Convert converts a request the caller sends a partner of version itself
+// (outside the outbox and Forward, e.g. a command result relayed to a
+// response_url). ok is false when it has no form in that version.
+func (h *Hub) Convert(ctx context.Context, version string, m *Message) (ok bool, err error) {
+	d, found := h.dialect(version)
+	if !found {
+		return true, nil
+	}
+	m.Version = version
+	return d.Request(ctx, m)
+}

@@ -16,10 +16,32 @@ var decimals20 = map[string]bool{
 }
 
 // To20 rewrites the 2.1.1 JSON form of an object of module (at level, for
-// locations) into 2.0: decimals as strings, and for locations no
-// last_updated and a status on each connector (the status of its EVSE: 2.2
-// moved it there). obj is changed in place.
+// locations) into 2.0: decimals as strings; for locations no last_updated
+// and a status on each connector (the status of its EVSE: 2.2 moved it
+// there); for tokens allow_whitelist (whitelist is not NEVER) and no
+// language; for CDRs total_usage instead of the totals. obj is changed in
+// place.
 func To20(module, level string, obj ocpi.Object) {
+	switch module {
+	case "tokens":
+		// 2.0 says whether whitelisting is allowed at all.
+		if w, ok := obj["whitelist"].(string); ok {
+			obj["allow_whitelist"] = w != "NEVER"
+			delete(obj, "whitelist")
+		}
+		delete(obj, "language")
+	case "cdrs":
+		var usage []any
+		for _, f := range []struct{ field, typ string }{{"total_energy", "ENERGY"}, {"total_time", "TIME"}, {"total_parking_time", "PARKING_TIME"}} {
+			if v, ok := obj[f.field]; ok {
+				usage = append(usage, map[string]any{"type": f.typ, "volume": v})
+				delete(obj, f.field)
+			}
+		}
+		if usage != nil {
+			obj["total_usage"] = usage
+		}
+	}
 	stringify(obj)
 	if module != "locations" {
 		return
@@ -57,12 +79,26 @@ func evseTo20(e map[string]any) {
 // From20 rewrites a 2.0 object of module (at level, for locations) into the
 // 2.1.1 JSON form: a missing last_updated becomes now (2.0 locations carry
 // none: the hub stamps the time it received them), a connector's status is
-// dropped (the EVSE's status is the one 2.2.1 keeps). Decimal strings need no
-// rewriting: ocpi.Number reads them. obj is changed in place.
+// dropped (the EVSE's status is the one 2.2.1 keeps), allow_whitelist
+// becomes whitelist ALLOWED or NEVER, total_usage the CDR totals. Decimal
+// strings need no rewriting: ocpi.Number reads them. obj is changed in
+// place.
 func From20(module, level string, obj ocpi.Object, now time.Time) {
 	stamp := NewDateTime(ocpi.NewDateTime(now)).String()
 	if _, ok := obj["last_updated"]; !ok {
 		obj["last_updated"] = stamp
+	}
+	switch module {
+	case "tokens":
+		if b, ok := obj["allow_whitelist"].(bool); ok {
+			obj["whitelist"] = "NEVER"
+			if b {
+				obj["whitelist"] = "ALLOWED"
+			}
+			delete(obj, "allow_whitelist")
+		}
+	case "cdrs":
+		totalsFrom20(obj)
 	}
 	if module != "locations" {
 		return
@@ -114,6 +150,36 @@ func stringify(v any) {
 	case []any:
 		for _, it := range x {
 			stringify(it)
+		}
+	}
+}
+
+// totalsFrom20 sums a 2.0 CDR's total_usage into the 2.1.1 totals it
+// replaced (energy, time, parking time).
+func totalsFrom20(obj ocpi.Object) {
+	usage, ok := obj["total_usage"].([]any)
+	if !ok {
+		return
+	}
+	delete(obj, "total_usage")
+	sums := map[string]ocpi.Number{}
+	for _, u := range usage {
+		m, _ := u.(map[string]any)
+		typ, _ := m["type"].(string)
+		var n ocpi.Number
+		if b, err := json.Marshal(m["volume"]); err != nil || json.Unmarshal(b, &n) != nil || !n.Valid() {
+			continue
+		}
+		if cur, ok := sums[typ]; ok {
+			n = cur.Add(n)
+		}
+		sums[typ] = n
+	}
+	for typ, field := range map[string]string{"ENERGY": "total_energy", "TIME": "total_time", "PARKING_TIME": "total_parking_time"} {
+		if _, set := obj[field]; !set {
+			if n, ok := sums[typ]; ok {
+				obj[field] = json.Number(n.String())
+			}
 		}
 	}
 }
