@@ -194,4 +194,6 @@ func ResponseTo221(raw []byte, wait int) ([]byte, Loss, error) {
 
 // ResponseFrom221 converts a 2.2.1 CommandResponse into 2.1.1 for a 2.1.1
 // eMSP (no timeout or message).
-func ResponseFrom221(r ocpi.CommandResponse) CommandResponse { return CommandResponse{Result: r.Result} }
+func ResponseFrom221(r ocpi.CommandResponse) CommandResponse {
+	return CommandResponse{Result: r.Result}
+}
