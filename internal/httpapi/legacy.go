@@ -206,6 +206,19 @@ func (s *Server) legacyEndpoints(version string, role party.Role) []endpoint {
 	if s.cfg.Tariffs != nil {
 		out = append(out, endpoint{"tariffs", "", base + "/tariffs"})
 	}
+	if s.cfg.Tokens != nil {
+		out = append(out, endpoint{"tokens", "", base + "/tokens"})
+	}
+	if s.cfg.Sessions != nil {
+		out = append(out, endpoint{"sessions", "", base + "/sessions"})
+	}
+	if s.cfg.CDRs != nil {
+		out = append(out, endpoint{"cdrs", "", base + "/cdrs"})
+	}
+	if s.cfg.Commands != nil && version == v211.V211 {
+		// 2.0 has no commands module.
+		out = append(out, endpoint{"commands", "", base + "/commands"})
+	}
 	return out
 }
 
@@ -225,5 +238,7 @@ func (s *Server) legacyRoutes() {
 			s.handle("DELETE "+prefix+"/credentials", registering, s.handleCredentialsDelete)
 		}
 		s.legacyLocationRoutes(v)
+		s.legacySessionRoutes(v)
+		s.legacyTokenRoutes(v)
 	}
 }

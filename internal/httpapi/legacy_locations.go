@@ -258,9 +258,7 @@ func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Reque
 	if err := v211.Decode(v, "tariffs", "", raw, s.clock.Now(), &patch); err != nil {
 		return err
 	}
-	if _, ok := patch["last_updated"]; !ok {
-		patch["last_updated"] = ocpi.NewDateTime(s.clock.Now()).String()
-	}
+	stampPatch(patch, s.clock.Now())
 	// The owner is the URL's (legacy tariffs have no owner fields).
 	delete(patch, "country_code")
 	delete(patch, "party_id")

@@ -22,6 +22,20 @@ import (
 // pushes are what the test gives it (2.1.1 shapes for a 2.1.1 partner); its
 // receivers store what the hub sends as it comes.
 
+// inVersion reports whether a module exists in an OCPI version: 2.1.1 has no
+// hubclientinfo or chargingprofiles, 2.0 no commands either.
+func inVersion(version, module string) bool {
+	switch {
+	case !v211.IsLegacy(version):
+		return true
+	case module == "hubclientinfo" || module == "chargingprofiles":
+		return false
+	case module == "commands":
+		return version == v211.V211
+	}
+	return true
+}
+
 // onlyLegacy reports whether every version is a legacy one.
 func onlyLegacy(versions []string) bool {
 	for _, v := range versions {

@@ -393,7 +393,7 @@ func (p *Platform) handleDetails(w http.ResponseWriter, r *http.Request, v strin
 	d := ocpi.VersionDetails{Version: v}
 	p.mu.Lock()
 	for _, e := range p.endpoints {
-		if slices.Contains(p.opts.OmitEndpoints, e.identifier) {
+		if slices.Contains(p.opts.OmitEndpoints, e.identifier) || !inVersion(v, e.identifier) {
 			continue
 		}
 		role := e.role
