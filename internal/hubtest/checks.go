@@ -131,6 +131,10 @@ func legacyModule(path string) (module, level string) {
 		level = "location"
 	case module == "tokens" && len(rest) > 0 && rest[len(rest)-1] == "authorize":
 		level = "authorize"
+	case module == "commands" && seg[0] == "cpo" && len(rest) == 1:
+		level = rest[0] // a command the CPO receives
+	case module == "commands":
+		level = "result" // a result at the eMSP's response_url
 	}
 	return module, level
 }

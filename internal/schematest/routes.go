@@ -157,7 +157,12 @@ func CheckResponse(method, path string, header http.Header, body []byte) error {
 	if !ok {
 		return nil
 	}
-	env := v.(map[string]any) // the envelope schema requires an object
+	return checkData(set, route, v.(map[string]any), method, path, body) // the envelope schema requires an object
+}
+
+// checkData validates the data of an envelope against the route's schema
+// for its status code.
+func checkData(set *Set, route Route, env map[string]any, method, path string, body []byte) error {
 	schema := route.Error
 	if code, _ := env["status_code"].(interface{ String() string }); code != nil && strings.HasPrefix(code.String(), "1") && len(code.String()) == 4 {
 		schema = route.Success
