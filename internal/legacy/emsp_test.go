@@ -13,7 +13,7 @@ import (
 // session221 is a 2.2.1 session of CPO IN/NEW at LOC9/E1/1 for a token.
 func session221(id string, tok map[string]any, status string) map[string]any {
 	return map[string]any{"country_code": "IN", "party_id": "NEW", "id": id, "start_date_time": "2026-02-01T10:00:00.250Z", "kwh": 0,
-		"cdr_token": map[string]any{"country_code": tok["cc"], "party_id": tok["pid"], "uid": tok["uid"], "type": "RFID", "contract_id": tok["contract"]},
+		"cdr_token":   map[string]any{"country_code": tok["cc"], "party_id": tok["pid"], "uid": tok["uid"], "type": "RFID", "contract_id": tok["contract"]},
 		"auth_method": "COMMAND", "authorization_reference": "REF-1", "location_id": "LOC9", "evse_uid": "E1", "connector_id": "1",
 		"currency": "INR", "status": status, "last_updated": "2026-02-01T10:00:00Z"}
 }
@@ -87,7 +87,7 @@ func TestLegacyEMSPs(t *testing.T) {
 		}
 		cdr := map[string]any{"country_code": "IN", "party_id": "NEW", "id": "CDR7", "start_date_time": "2026-02-01T10:00:00Z",
 			"end_date_time": "2026-02-01T11:00:00Z", "session_id": "S7",
-			"cdr_token": map[string]any{"country_code": "NL", "party_id": "E21", "uid": "T2", "type": "RFID", "contract_id": "C-T2"},
+			"cdr_token":   map[string]any{"country_code": "NL", "party_id": "E21", "uid": "T2", "type": "RFID", "contract_id": "C-T2"},
 			"auth_method": "WHITELIST", "cdr_location": map[string]any{"id": "LOC9", "address": "Ring Road 2", "city": "Delhi", "country": "IND",
 				"coordinates": map[string]any{"latitude": "28.613900", "longitude": "77.209000"}, "evse_uid": "E1", "evse_id": "IN*NEW*E1",
 				"connector_id": "1", "connector_standard": "IEC_62196_T2_COMBO", "connector_format": "CABLE", "connector_power_type": "DC"},
