@@ -3,12 +3,10 @@ package legacy_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -38,15 +36,6 @@ func startEMSP(t *testing.T, name, cc, pid string, tweak ...func(*sim.Options)) 
 	}
 	t.Cleanup(e.Close)
 	return e
-}
-
-// quiet turns the periodic pull off and makes pushes retry fast.
-func quiet(o *hubtest.Options) {
-	o.Config = func(c *app.Config) {
-		c.SyncInterval = 0
-		c.PushBackoff = 20 * time.Millisecond
-		c.PushMaxAttempts = 5
-	}
 }
 
 func ctx(t *testing.T) context.Context { return hubtest.Ctx(t, 60*time.Second) }
@@ -125,8 +114,6 @@ func mustOK(t *testing.T, what string, err error) {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
-
-var _ = http.MethodGet
 
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
