@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -148,6 +149,17 @@ func TestLegacyLocations(t *testing.T) {
 		if resp, _ := old.Raw(ctx(t), http.MethodPut, recv+"/IN/NEW/LOC9", location211("LOC9", "2026-01-03T00:00:00Z"), nil); resp == nil || resp.HTTPStatus != http.StatusNotFound {
 			t.Errorf("PUT on another CPO's location: %s", bodyOf(resp))
 		}
+
+		// The hub pulls the 2.1.1 CPO's locations sender (the recovery
+		// path): its objects are read as 2.1.1 and owned by its party.
+		mustOK(t, "own directory", old.SetLocation(location211("LOC5", "2026-01-05T10:00:00Z")))
+		res, err := h.Syncer.Sync(ctx(t), "locations", platformOf(t, h, "IN", "OLD").ID, time.Time{})
+		// (LOC1 may count as changed too: the hub stamped the 2.1.1 PATCH
+		// that came without last_updated, the CPO's copy is not stamped.)
+		if err != nil || res.Invalid != 0 || res.Received != 2 || res.Changed < 1 {
+			t.Fatalf("pull from the 2.1.1 CPO: %+v %v", res, err)
+		}
+		waitFor(t, e221.Platform, 1, http.MethodPut, "/emsp/locations/IN/OLD/LOC5")
 
 		for _, p := range []*sim.Platform{e211.Platform, old.Platform} {
 			hubtest.CheckLegacyRequests(t, p)
