@@ -29,13 +29,14 @@ import (
 	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -74,12 +75,19 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
+	// PG is the payment gateway (nil when none is configured); UPI is QR
+	// charging.
+	PG  *PaymentGateway
+	UPI *upi.Service
 	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
 	// commands and charging profiles modules.
 	Tokens   *token.Service
 	Sessions *session.Service
 	CDRs     *cdr.Service
 	Commands *command.Service
+	// Payments is Direct Payment: PTPs' terminals, pre-authorised sessions
+	// and financial advice confirmations.
+	Payments *payment.Service
 	// Legacy counts OCPI 2.1.1 and 2.0 traffic and what conversions drop.
 	Legacy *legacy.Recorder
 	Server *httpapi.Server
@@ -167,11 +175,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
 	}
 	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
-		PublicURL:  pub,
-		Versions:   []string{"2.2.1", v211.V211, v211.V20},
-		Own:        a.ownRoles(),
-		SecretKey:  cfg.SecretKey,
-		AdminToken: cfg.AdminToken,
+		PublicURL:       pub,
+		Versions:        Versions,
+		ConnectVersions: ConnectVersions,
+		VersionRoles:    versionRoles(),
+		Own:             a.ownRoles(),
+		SecretKey:       cfg.SecretKey,
+		AdminToken:      cfg.AdminToken,
 	})
 	if err != nil {
 		return nil, err
@@ -218,6 +228,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Syncer = syncer
 	a.wireSessions(pub, hc.Backoff)
+	a.wirePayments()
+	if err := a.buildUPI(opts.InsertOnly); err != nil {
+		return nil, err
+	}
 
 	a.Server = httpapi.New(httpapi.Config{
 		PublicURL:    pub,
@@ -231,10 +245,12 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		UPI:          a.UPI,
 		Tokens:       a.Tokens,
 		Sessions:     a.Sessions,
 		CDRs:         a.CDRs,
 		Commands:     a.Commands,
+		Payments:     a.Payments,
 		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
 			PolicyURL: cfg.LegacyPolicyURL},
 		LegacyRecorder: a.Legacy,
@@ -316,6 +332,9 @@ func (a *App) Close(ctx context.Context) error {
 		errs = append(errs, a.Jobs.Stop(sctx))
 		cancel()
 	}
+	if a.PG != nil {
+		a.PG.Close()
+	}
 	if a.DB != nil {
 		errs = append(errs, a.DB.Close())
 	}
@@ -332,6 +351,9 @@ func (a *App) shutdownTimeout() time.Duration {
 func (a *App) closeQuietly() {
 	if a.listener != nil {
 		a.listener.Close()
+	}
+	if a.PG != nil {
+		a.PG.Close()
 	}
 	if a.DB != nil {
 		a.DB.Close()

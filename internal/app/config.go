@@ -48,6 +48,31 @@ type Config struct {
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
+	// UPI QR charging (upi.Config): the amounts the landing page offers and
+	// accepts (paise), how long an order takes payments, how long a
+	// session and its CDR may take, and the CPOs ("CC*PID") that want
+	// tokens of type OTHER instead of AD_HOC_USER. Zero: upi's defaults.
+	UPIPresets         []int64
+	UPIMinPaise        int64
+	UPIMaxPaise        int64
+	UPIPaymentWindow   time.Duration
+	UPISessionDeadline time.Duration
+	UPICDRDeadline     time.Duration
+	UPIOtherTokenCPOs  []string
+	UPIStartDelay      time.Duration
+	// UPIPollInterval and UPIRetryBase tune the pending-payment polls and
+	// the retries of START_SESSION and refunds (tests shorten them).
+	UPIPollInterval time.Duration
+	UPIRetryBase    time.Duration
+
+	// SMTP e-mails receipts (upi.SMTPConfig); no SMTPAddr: receipts are
+	// only logged.
+	SMTPAddr     string
+	SMTPFrom     string
+	SMTPUsername string
+	SMTPPassword string
+	SMTPTLS      string
+
 	// CommandTimeoutMargin is added to a CPO's command timeout before the
 	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
 	// the CPO names none (default 60 s).
@@ -115,6 +140,12 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("the admin token must have at least 16 characters")
+	}
+	if c.UPIMinPaise > 0 && c.UPIMinPaise < 100 {
+		return fmt.Errorf("the smallest UPI amount must be at least 1.00 rupee (the payment gateway's minimum)")
+	}
+	if c.UPIMinPaise > 0 && c.UPIMaxPaise > 0 && c.UPIMinPaise > c.UPIMaxPaise {
+		return fmt.Errorf("the smallest UPI amount is above the largest")
 	}
 	switch c.LogFormat {
 	case "text", "json":

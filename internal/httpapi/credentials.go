@@ -24,7 +24,11 @@ func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) er
 	if c.Kind == party.CallerAdmin {
 		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
 	}
-	return s.ok(w, s.cfg.Parties.OurCredentials(c.Token))
+	creds, err := s.cfg.Parties.CredentialsFor(r.Context(), versionOf(r), c.Token, c.PlatformID)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, creds)
 }
 
 // handleCredentialsPost registers a partner (token A).
@@ -72,6 +76,9 @@ func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) err
 	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), req)
 	if err != nil {
 		return err
+	}
+	for i := range items {
+		items[i].Role = string(party.RoleFor(versionOf(r), party.Role(items[i].Role)))
 	}
 	return s.page(w, r, req, items, len(items), page)
 }

@@ -188,8 +188,9 @@ func aliases(next http.Handler) http.Handler {
 // /ocpi/2.2.1/cpo/…, /ocpi/cpo/2.2.1 → the version details /ocpi/2.2.1, and
 // /ocpi/cpo/2.1.1 → the legacy details of the role, /ocpi/2.1.1/cpo),
 // credentials without a version (/ocpi/credentials →
-// /ocpi/2.2.1/credentials), and trailing slashes. Other paths are returned as
-// they are.
+// /ocpi/2.2.1/credentials), the payments module under a role
+// (/ocpi/2.2.1/cpo/payments/… → /ocpi/2.2.1/payments/…), and trailing
+// slashes. Other paths are returned as they are.
 func CanonicalPath(p string) string {
 	if len(p) > 1 && strings.HasSuffix(p, "/") {
 		p = strings.TrimRight(p, "/")
@@ -214,6 +215,16 @@ func CanonicalPath(p string) string {
 		}
 	case rest == "credentials":
 		p = "/ocpi/" + DefaultVersion + "/credentials"
+	}
+	// The Payments examples put the module under a role
+	// (/ocpi/cpo/2.2.1/payments/terminals, gaps.md §14f): one URL serves
+	// both roles here.
+	if rest, ok := strings.CutPrefix(p, "/ocpi/"); ok {
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) == 3 && isVersion(parts[0]) && (parts[1] == "cpo" || parts[1] == "ptp") &&
+			(parts[2] == "payments" || strings.HasPrefix(parts[2], "payments/")) {
+			p = "/ocpi/" + parts[0] + "/" + parts[2]
+		}
 	}
 	return p
 }

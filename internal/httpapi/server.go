@@ -22,10 +22,12 @@ import (
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -57,12 +59,18 @@ type Config struct {
 	Hub       *hub.Hub
 	Locations *location.Service
 	Tariffs   *tariff.Service
+	// UPI serves QR charging: the PG webhook, the operator's API and the
+	// driver's pages.
+	UPI *upi.Service
 	// Tokens, Sessions, CDRs and Commands serve the tokens, sessions, CDRs,
 	// commands and charging profiles modules.
 	Tokens   *token.Service
 	Sessions *session.Service
 	CDRs     *cdr.Service
 	Commands *command.Service
+	// Payments serves Direct Payment: terminals and financial advice
+	// confirmations, and PTPs' pre-authorised sessions.
+	Payments *payment.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 	// Legacy announces the deprecation of 2.1.1 and 2.0; LegacyRecorder
@@ -85,6 +93,8 @@ type Server struct {
 	// routes lists every authenticated route with its access, in the order
 	// they were registered (Routes).
 	routeList []Route
+	// pages are the driver's HTML pages (UPI).
+	pages pageTemplates
 }
 
 // Route is one authenticated route of the table: its ServeMux pattern

@@ -48,12 +48,30 @@ var endpoints221 = []endpoint{
 	{"commands", "SENDER", "/ocpi/2.2.1/cpo/commands"},
 	{"chargingprofiles", "RECEIVER", "/ocpi/2.2.1/emsp/chargingprofiles"},
 	{"chargingprofiles", "SENDER", "/ocpi/2.2.1/cpo/chargingprofiles"},
+	// Direct Payment: the 2.3.0 Payments module under its own identifier
+	// (gaps.md §14c; one URL per role, the sub-paths /terminals and
+	// /financial-advice-confirmations appended). PTPs push to the hub's
+	// RECEIVER; CPOs read and assign through its SENDER.
+	{"payments", "RECEIVER", "/ocpi/2.2.1/payments"},
+	{"payments", "SENDER", "/ocpi/2.2.1/payments"},
 }
 
-// versionList lists the versions we speak, newest first. A legacy version
-// (2.1.1, 2.0) has one set of endpoints per role (2.1.1 endpoints carry no
-// role): when the caller's role is known, its entry leads to the details for
-// that role; otherwise to the generic details, which need the role too.
+// endpoints230 lists the 2.3.0 endpoints: the Payments module, the
+// credentials to register with, and the commands a PTP starts its
+// pre-authorised sessions with. Other modules are served in 2.2.1 only, so
+// only PTPs register on 2.3.0 (party.Config.VersionRoles).
+var endpoints230 = []endpoint{
+	{"credentials", "SENDER", "/ocpi/2.3.0/credentials"},
+	{"payments", "RECEIVER", "/ocpi/2.3.0/payments"},
+	{"payments", "SENDER", "/ocpi/2.3.0/payments"},
+	{"commands", "RECEIVER", "/ocpi/2.3.0/ptp/commands"},
+}
+
+// versionList lists the versions we speak, newest first (2.3.0 only when
+// the Payments module is served). A legacy version (2.1.1, 2.0) has one set
+// of endpoints per role (2.1.1 endpoints carry no role): when the caller's
+// role is known, its entry leads to the details for that role; otherwise to
+// the generic details, which need the role too.
 func (s *Server) versionList(role party.Role) []ocpi.Version {
 	versions := []string{DefaultVersion}
 	if s.cfg.Parties != nil {
@@ -61,6 +79,9 @@ func (s *Server) versionList(role party.Role) []ocpi.Version {
 	}
 	out := make([]ocpi.Version, 0, len(versions))
 	for _, v := range versions {
+		if v == ocpi.Version230 && s.cfg.Payments == nil {
+			continue
+		}
 		path := "/ocpi/" + v
 		if v211.IsLegacy(v) && role != "" {
 			path += "/" + roleSegment(role)
@@ -91,6 +112,21 @@ func (s *Server) handleRoleVersions(role party.Role) apiFunc {
 func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request) error {
 	d := ocpi.VersionDetails{Version: "2.2.1"}
 	for _, e := range endpoints221 {
+		if e.Identifier == "payments" && s.cfg.Payments == nil {
+			continue
+		}
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+	}
+	return s.ok(w, d)
+}
+
+// handleVersionDetails230 serves GET /ocpi/2.3.0.
+func (s *Server) handleVersionDetails230(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Payments == nil {
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this hub does not serve OCPI 2.3.0; see GET /ocpi/versions"}
+	}
+	d := ocpi.VersionDetails{Version: ocpi.Version230}
+	for _, e := range endpoints230 {
 		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
 	}
 	return s.ok(w, d)

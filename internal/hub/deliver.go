@@ -147,12 +147,17 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	}
 	req := ocpiclient.Request{Method: row.method, URL: base + row.path, Token: auth.Token, Base64: auth.Base64,
 		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout}
+	var body []byte
 	if row.body != nil {
-		req.Body = row.body
+		body = row.body
+		for _, fn := range h.adapters[a.Module] {
+			body = fn(p.Version, row.method, row.path, body)
+		}
+		req.Body = body
 	}
 	if d, ok := h.dialect(p.Version); ok {
 		m := Message{Version: p.Version, PlatformID: p.ID, Party: label, Module: a.Module, Interface: ocpi.InterfaceReceiver,
-			Method: row.method, Path: row.path, Body: row.body}
+			Method: row.method, Path: row.path, Body: body}
 		send, err := d.Request(ctx, &m)
 		if err != nil || !send {
 			msg := "not sent: it has no OCPI " + p.Version + " form"

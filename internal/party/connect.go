@@ -95,8 +95,12 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		return nil, cause
 	}
 
+	body, err := s.credentialsBody(ctx, d.version, req.Role, ours, id)
+	if err != nil {
+		return undo(err, false)
+	}
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
-		Body: s.credentialsBody(d.version, req.Role, ours), MaxAttempts: 1, Timeout: time.Minute}, &answer)
+		Body: body, MaxAttempts: 1, Timeout: time.Minute}, &answer)
 	if err != nil {
 		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + describe(err), Err: err}, false)
 	}
@@ -152,13 +156,13 @@ func (s *Service) discoverBest(ctx context.Context, versionsURL, token string, r
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's versions at " + versionsURL + ": " + describe(err), Err: err}
 	}
-	v, ok := ocpiclient.Pick(vs, s.cfg.Versions, "")
+	v, ok := ocpiclient.Pick(vs, s.connectVersions(), "")
 	if !ok {
 		var offered []string
 		for _, x := range vs {
 			offered = append(offered, x.Version)
 		}
-		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("the partner offers %s; we speak %v", orNone(offered), s.cfg.Versions)}
+		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("the partner offers %s; we connect with %v", orNone(offered), s.connectVersions())}
 	}
 	if v211.IsLegacy(v.Version) {
 		if role == "" {
@@ -203,9 +207,14 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 		return nil, err
 	}
 	role := legacyRole(p)
+	ours, err := s.credentialsBody(ctx, p.Version, role, next, p.ID)
+	if err != nil {
+		_ = s.setNextToken(context.WithoutCancel(ctx), id, "")
+		return nil, err
+	}
 	var answer json.RawMessage
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: credURL, Token: auth.Token, Base64: auth.Base64,
-		Body: s.credentialsBody(p.Version, role, next), MaxAttempts: 1, Timeout: time.Minute}, &answer)
+		Body: ours, MaxAttempts: 1, Timeout: time.Minute}, &answer)
 	var theirs ocpi.Credentials
 	if err == nil {
 		theirs, err = readCredentials(p.Version, role, answer)

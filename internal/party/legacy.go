@@ -1,6 +1,7 @@
 package party
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -81,12 +82,13 @@ func (s *Service) LegacyCredentials(role Role, token string) v211.Credentials {
 	return c
 }
 
-// credentialsBody is our credentials with token in the wire form of version.
-func (s *Service) credentialsBody(version string, role Role, token string) any {
+// credentialsBody is our credentials with token in the wire form of
+// version, for a partner of role (legacy versions) on platform self.
+func (s *Service) credentialsBody(ctx context.Context, version string, role Role, token string, self int64) (any, error) {
 	if v211.IsLegacy(version) {
-		return s.LegacyCredentials(role, token)
+		return s.LegacyCredentials(role, token), nil
 	}
-	return s.OurCredentials(token)
+	return s.CredentialsFor(ctx, version, token, self)
 }
 
 // readCredentials decodes a partner's credentials (the data of its answer)

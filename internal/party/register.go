@@ -260,6 +260,9 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err := checkInvited(caller.Invited, in.Roles); err != nil {
 		return nil, err
 	}
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
+		return nil, err
+	}
 	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
 		return nil, err
 	}
@@ -273,6 +276,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	}
 	tokenC := s.NewTokenFunc()
 	now := s.now()
+	var id int64
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		n, err := tx.Exec(ctx, "UPDATE invitations SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND expires_at > $1", now, caller.InvitationID)
 		if err != nil {
@@ -284,7 +288,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if err := s.checkRoleConflicts(ctx, tx, 0, "roles", refsOf(in.Roles)); err != nil {
 			return err
 		}
-		id, err := s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
+		id, err = s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
 		if err != nil {
 			return err
 		}
@@ -300,8 +304,8 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		return nil, err
 	}
 	s.logger.InfoContext(ctx, "platform registered", "name", caller.Name, "version", d.version, "roles", refsString(in.Roles), "token_base64", d.base64)
-	c := s.OurCredentials(tokenC)
-	return &c, nil
+	c, err := s.CredentialsFor(ctx, d.version, tokenC, id)
+	return &c, err
 }
 
 // checkInvited fails when an invitation bound to parties is used to register
@@ -329,6 +333,9 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered: use POST with a registration token to register"}
 	}
 	if err := in.Check(acceptedRoles()); err != nil {
+		return nil, err
+	}
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
 		return nil, err
 	}
 	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
@@ -382,8 +389,8 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		s.logger.InfoContext(ctx, "platform switched OCPI version", "platform_id", caller.PlatformID, "from", caller.Version, "to", d.version)
 	}
 	s.logger.InfoContext(ctx, "platform credentials updated", "platform_id", caller.PlatformID, "version", d.version)
-	c := s.OurCredentials(tokenC)
-	return &c, nil
+	c, err := s.CredentialsFor(ctx, d.version, tokenC, caller.PlatformID)
+	return &c, err
 }
 
 // Unregister is a partner's credentials DELETE: the platform is marked

@@ -3,6 +3,10 @@
 // and the OCPI 2.1.1 JSON schemas of ChargeMap/ocpi-protocol, both copied
 // unmodified into testdata/ with their SOURCE.md and licence.
 //
+// No third-party set covers the 2.3.0 Payments module: its schemas (and the
+// 2.3.0 Credentials) are ocpihub's own, in ours/, written from the spec
+// digests and loaded with the 2.2.1 set.
+//
 // The 2.2.1 schemas have known defects (see testdata/…/SOURCE.md and the
 // survey in the project's spec folder); they are corrected in code by an
 // overlay (overlay.go) applied while loading, so the vendored files stay
@@ -36,6 +40,12 @@ import (
 //go:embed testdata/thaddeusjiang-ocpi-openapi-2.2.1/openapi/components/responses/BaseResponse.yaml
 //go:embed testdata/chargemap-ocpi-protocol-2.1.1/resources/jsonSchemas
 var files embed.FS
+
+// ours are ocpihub's own schemas for what no third-party set covers (the
+// 2.3.0 Payments module and Credentials; ours/README.md).
+//
+//go:embed ours/*.json
+var ours embed.FS
 
 const (
 	dir221 = "testdata/thaddeusjiang-ocpi-openapi-2.2.1/openapi/components"
@@ -175,6 +185,30 @@ func load221() (*Set, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Our own schemas live beside the component schemas, so their $refs
+	// (./DateTime.yaml) resolve to the vendored files.
+	entries, err := fs.ReadDir(ours, "ours")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		raw, err := ours.ReadFile("ours/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("ours/%s: %w", e.Name(), err)
+		}
+		name := strings.TrimSuffix(e.Name(), ".json")
+		if names[name] {
+			return nil, fmt.Errorf("ours/%s: the vendored set has a schema of that name", e.Name())
+		}
+		names[name] = true
+		if err := c.AddResource(base221+"schemas/"+name+".yaml", v); err != nil {
+			return nil, err
+		}
 	}
 	// List forms and the envelope are small documents of our own.
 	for name := range names {

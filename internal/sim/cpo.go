@@ -20,6 +20,8 @@ type CPO struct {
 	tariffs   *directory
 	// st is the tokens, commands, sessions and CDRs side.
 	st *cpoState
+	// pay is the payments receiver side.
+	pay *cpoPayments
 }
 
 // StartCPO starts a CPO simulator with the modules a CPO offers.
@@ -36,6 +38,7 @@ func StartCPO(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)
 	p.Handle("locations", "SENDER", "/cpo/locations", c.handleLocations)
 	p.Handle("tariffs", "SENDER", "/cpo/tariffs", c.handleTariffs)
 	c.handleSessionModules()
+	c.handlePaymentModules()
 	return c, nil
 }
 

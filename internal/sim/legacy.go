@@ -53,14 +53,6 @@ func (p *Platform) rawTokens() bool {
 	return p.raw
 }
 
-// HubVersion returns the version of the platform's connection with the hub
-// ("" before discovery).
-func (p *Platform) HubVersion() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.hubVersion
-}
-
 // Role returns the platform's role.
 func (p *Platform) Role() string { return p.opts.Role }
 
