@@ -87,8 +87,7 @@ func legacyRoleOf(c *party.Caller) party.Role {
 }
 
 // urlRole reads the role segment of a legacy path (/ocpi/2.1.1/cpo/…), or
-// the caller's role for the generic paths. It is ENOTFOUND-free: "" when
-// neither says.
+// the caller's role for the generic paths; "" when neither says.
 func urlRole(r *http.Request) party.Role {
 	rest, _ := strings.CutPrefix(r.URL.Path, "/ocpi/")
 	parts := strings.SplitN(rest, "/", 3)

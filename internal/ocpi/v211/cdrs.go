@@ -127,11 +127,11 @@ func (d *CDR) To221(cc, pid string, tok *ocpi.CdrToken, evseID string) (ocpi.CDR
 	}
 	out.ChargingPeriods = periodsTo221(d.ChargingPeriods, &loss)
 	l := d.Location
-	if _, _, _, sub, ok := l.Place(); !ok {
+	_, _, _, sub, ok := l.Place()
+	if !ok {
 		return out, loss, ocpi.Invalid("location.evses", "must name the EVSE and connector of the CDR")
-	} else {
-		loss = append(loss, sub...)
 	}
+	loss = append(loss, sub...)
 	e, k := l.EVSEs[0], l.EVSEs[0].Connectors[0]
 	if e.EVSEID != "" {
 		evseID = e.EVSEID

@@ -2,6 +2,7 @@ package v211
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -177,7 +178,7 @@ func connectorField(k string, v any, out ocpi.Object, loss *Loss) bool {
 		if k == "power_type" {
 			allowed = PowerTypes
 		}
-		if !contains(allowed, s) {
+		if !slices.Contains(allowed, s) {
 			loss.Add(k, "%s is not a 2.1.1 value; the change is not sent", s)
 			return false
 		}

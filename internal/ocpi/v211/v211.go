@@ -160,12 +160,3 @@ func Marshal(v any) ([]byte, error) {
 }
 
 func boolPtr(b bool) *bool { return &b }
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
