@@ -79,6 +79,17 @@ func (d *Dialect) request(ctx context.Context, m *hub.Message) (converted, error
 		case m.Method == http.MethodPut && m.Body != nil:
 			c.body, c.loss, c.ok, err = v211.LocationOut(d.version, level, m.Body)
 		case m.Method == http.MethodPatch && m.Body != nil:
+			// A location a legacy partner must not see (unpublished) is not
+			// patched there either.
+			if seg := pathSegments(m.Path); len(seg) >= 3 {
+				loc, err := d.look.LocationFunc(ctx, seg[0], seg[1], seg[2])
+				if err != nil {
+					return converted{}, err
+				}
+				if loc != nil && !v211.Shareable(loc) {
+					return converted{loss: v211.Loss{"publish: the location is not published; not sent to legacy partners"}}, nil
+				}
+			}
 			c, err = d.patch(m.Body, func(p ocpi.Object) (ocpi.Object, v211.Loss, bool) { return v211.LocationPatchFrom221(level, p) }, "locations", level)
 		}
 	case "tariffs":

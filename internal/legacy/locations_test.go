@@ -3,6 +3,7 @@ package legacy_test
 import (
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,19 @@ func TestLegacyLocations(t *testing.T) {
 			}
 		}
 
+		// An unpublished location does not reach legacy eMSPs (they cannot
+		// restrict it), nor do changes of its EVSEs.
+		hidden := location221("IN", "NEW", "LOC8", "2026-01-02T10:00:00Z")
+		hidden["publish"] = false
+		mustOK(t, "unpublished PUT", neu.PutLocation(ctx(t), "LOC8", hidden))
+		mustOK(t, "unpublished PATCH", neu.PatchEVSE(ctx(t), "LOC8", "E1", map[string]any{"status": "CHARGING", "last_updated": "2026-01-02T11:00:00Z"}))
+		waitFor(t, e221.Platform, 1, http.MethodPatch, "/emsp/locations/IN/NEW/LOC8/E1")
+		e211ID := platformOf(t, h, "NL", "E21").ID
+		waitOutbox(t, h, e211ID, "IN/NEW/LOC8", 2, "skipped")
+		if n := len(e211.Requests(sim.PathHas("", "/LOC8"))); n != 0 {
+			t.Errorf("the 2.1.1 eMSP got %d requests about an unpublished location", n)
+		}
+
 		// Tariffs: a 2.1.1 tariff reaches the 2.2.1 eMSP owned by the CPO;
 		// a 2.1.1 PATCH (2.2.1 has none) is applied and sent on whole.
 		tariff := map[string]any{"id": "T1", "currency": "INR", "elements": []any{map[string]any{
@@ -185,4 +199,33 @@ func scrape(t *testing.T, h *hubtest.Hub) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// waitOutbox waits until a platform's outbox holds n pushes of an object,
+// all in state.
+func waitOutbox(t *testing.T, h *hubtest.Hub, platformID int64, key string, n int, state string) {
+	t.Helper()
+	c := ctx(t)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		rows, err := h.Hub.Outbox(c, platformID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rows {
+			if r.ObjectKey == key {
+				got = append(got, r.State)
+			}
+		}
+		if len(got) == n && !slices.ContainsFunc(got, func(s string) bool { return s != state }) {
+			return
+		}
+		select {
+		case <-c.Done():
+			t.Fatalf("outbox of platform %d for %s: %v, want %d %s", platformID, key, got, n, state)
+		case <-tick.C:
+		}
+	}
 }
