@@ -110,6 +110,8 @@ type benchHub struct {
 	startBody   func() []byte
 	hubToCPO    string
 	cpoCommands string
+	// ptpToken is the Direct Payment scenarios' PTP's token.
+	ptpToken string
 }
 
 // noopBody is what /bench/noop answers: a small OCPI envelope.

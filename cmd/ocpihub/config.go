@@ -5,12 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // setting binds one configuration value to its flag, its environment variable
@@ -80,8 +83,69 @@ func settings(cfg *app.Config) []setting {
 			cfg.SyncInterval = d
 			return nil
 		}, cfg.SyncInterval.String()},
+		{"upi-presets", "OCPIHUB_UPI_PRESETS", "amounts in rupees the UPI landing page offers, comma-separated", func(v string) error {
+			var out []int64
+			for _, f := range strings.Split(v, ",") {
+				p, err := pg.ParseRupees(strings.TrimSpace(f))
+				if err != nil || p <= 0 {
+					return fmt.Errorf("want rupee amounts such as 100,200,500")
+				}
+				out = append(out, p)
+			}
+			cfg.UPIPresets = out
+			return nil
+		}, "100,200,500"},
+		{"upi-min-amount", "OCPIHUB_UPI_MIN_AMOUNT", "smallest amount in rupees a driver may pay", rupees(&cfg.UPIMinPaise), "50"},
+		{"upi-max-amount", "OCPIHUB_UPI_MAX_AMOUNT", "largest amount in rupees a driver may pay", rupees(&cfg.UPIMaxPaise), "5000"},
+		{"upi-payment-window", "OCPIHUB_UPI_PAYMENT_WINDOW", "how long a UPI order takes payments and a pending payment is polled", duration(&cfg.UPIPaymentWindow), "15m"},
+		{"upi-session-deadline", "OCPIHUB_UPI_SESSION_DEADLINE", "how long after START_SESSION a session must appear before the payment is refunded", duration(&cfg.UPISessionDeadline), "5m"},
+		{"upi-start-delay", "OCPIHUB_UPI_START_DELAY", "wait after a UPI capture before START_SESSION (time to plug in)", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration such as 10s, or 0")
+			}
+			cfg.UPIStartDelay = d
+			return nil
+		}, "0s"},
+		{"upi-cdr-deadline", "OCPIHUB_UPI_CDR_DEADLINE", "how long after a UPI session ends its CDR may take before cdr.missing is raised", duration(&cfg.UPICDRDeadline), "1h"},
+		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC*PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
+			var out []string
+			for _, f := range strings.Split(v, ",") {
+				if f = strings.TrimSpace(f); f == "" {
+					continue
+				}
+				if _, _, err := upi.ParseTenant(f); err != nil {
+					return err
+				}
+				out = append(out, f)
+			}
+			cfg.UPIOtherTokenCPOs = out
+			return nil
+		}, ""},
+		{"smtp-addr", "OCPIHUB_SMTP_ADDR", "SMTP server (host:port) that e-mails receipts (default: receipts are logged only)", str(&cfg.SMTPAddr), ""},
+		{"smtp-from", "OCPIHUB_SMTP_FROM", "sender address of receipt e-mails", str(&cfg.SMTPFrom), ""},
+		{"smtp-username", "OCPIHUB_SMTP_USERNAME", "SMTP user name (PLAIN authentication)", str(&cfg.SMTPUsername), ""},
+		{"smtp-password", "OCPIHUB_SMTP_PASSWORD", "SMTP password (sent only over TLS or to a server on loopback)", str(&cfg.SMTPPassword), ""},
+		{"smtp-tls", "OCPIHUB_SMTP_TLS", "starttls (default: when offered), tls (implicit, port 465) or none", func(v string) error {
+			switch v {
+			case "", "starttls", "tls", "none":
+				cfg.SMTPTLS = v
+				return nil
+			}
+			return fmt.Errorf("want starttls, tls or none")
+		}, "starttls"},
 		{"command-timeout-margin", "OCPIHUB_COMMAND_TIMEOUT_MARGIN", "added to a CPO's command timeout before the requester gets TIMEOUT", duration(&cfg.CommandTimeoutMargin), "30s"},
 		{"command-timeout", "OCPIHUB_COMMAND_TIMEOUT", "how long a command result is awaited when the CPO names no timeout", duration(&cfg.CommandTimeout), "60s"},
+		{"legacy-sunset", "OCPIHUB_LEGACY_SUNSET", "date OCPI 2.1.1 and 2.0 stop working, announced in a Sunset header (e.g. 2027-06-30; default: none)", dateSetting(&cfg.LegacySunset), ""},
+		{"legacy-deprecated", "OCPIHUB_LEGACY_DEPRECATED", "date announced in the Deprecation header of OCPI 2.1.1 and 2.0 answers (default 2021-10-01, when 2.2.1 superseded them)", dateSetting(&cfg.LegacyDeprecated), ""},
+		{"legacy-policy-url", "OCPIHUB_LEGACY_POLICY_URL", "page explaining the deprecation, linked from OCPI 2.1.1 and 2.0 answers (default: none)", func(v string) error {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("want an absolute http(s) URL")
+			}
+			cfg.LegacyPolicyURL = v
+			return nil
+		}, ""},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -93,10 +157,41 @@ func settings(cfg *app.Config) []setting {
 	}
 }
 
+// dateSetting parses a setting given as a date (2027-06-30) or a timestamp
+// (2027-06-30T00:00:00Z).
+func dateSetting(p *time.Time) func(string) error {
+	return func(v string) error {
+		for _, layout := range []string{"2006-01-02", time.RFC3339} {
+			if t, err := time.Parse(layout, v); err == nil {
+				*p = t.UTC()
+				return nil
+			}
+		}
+		return fmt.Errorf("want a date such as 2027-06-30")
+	}
+}
+
+// rupees binds a setting given in rupees ("50", "50.50") to paise.
+func rupees(p *int64) func(string) error {
+	return func(v string) error {
+		n, err := pg.ParseRupees(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive amount in rupees such as 50 or 49.50")
+		}
+		*p = n
+		return nil
+	}
+}
+
 // configFlags registers every setting on fs, plus --config.
 func configFlags(fs *flag.FlagSet, cfg *app.Config) (binds []setting, configPath *string) {
 	binds = settings(cfg)
 	for _, b := range binds {
+		if b.def == "false" {
+			// A boolean switch: --dev alone means true.
+			fs.BoolFunc(b.name, b.help+" ["+b.env+"]", b.set)
+			continue
+		}
 		fs.Func(b.name, b.help+" ["+b.env+"]", b.set)
 	}
 	configPath = fs.String("config", "", "config file of \"name = value\" lines using the flag names [OCPIHUB_CONFIG]")

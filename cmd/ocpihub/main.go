@@ -33,6 +33,8 @@ Usage:
   ocpihub migrate [flags]        bring the database schema up to date and exit
   ocpihub party <command>        onboard and manage partners (invite, connect, list, show,
                                  suspend, resume, rotate, disconnect)
+  ocpihub qr <command>           QR stickers for UPI charging (create, list, show, disable, render)
+  ocpihub payment <command>      UPI payments (list, show, resolve, refund)
   ocpihub sync locations|tariffs --party CC-PID [--since TIME]
                                  pull a CPO's locations or tariffs (recovery after missed pushes)
   ocpihub admin-token --reset    replace the generated admin token
@@ -57,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = cmdMigrate(ctx, e, args[1:])
 	case "party":
 		err = cmdParty(ctx, e, args[1:])
+	case "qr":
+		err = cmdQR(ctx, e, args[1:])
+	case "payment":
+		err = cmdPayment(ctx, e, args[1:])
 	case "sync":
 		err = cmdSync(ctx, e, args[1:])
 	case "admin-token":

@@ -27,14 +27,17 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // Options are the parts a caller may supply instead of the defaults.
@@ -76,13 +79,22 @@ type App struct {
 	Locations *location.Service
 	Tariffs   *tariff.Service
 	Syncer    *location.Syncer
+	// PG is the payment gateway (nil when none is configured); UPI is QR
+	// charging.
+	PG  *PaymentGateway
+	UPI *upi.Service
 	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
 	// commands and charging profiles modules.
 	Tokens   *token.Service
 	Sessions *session.Service
 	CDRs     *cdr.Service
 	Commands *command.Service
-	Server   *httpapi.Server
+	// Payments is Direct Payment: PTPs' terminals, pre-authorised sessions
+	// and financial advice confirmations.
+	Payments *payment.Service
+	// Legacy counts OCPI 2.1.1 and 2.0 traffic and what conversions drop.
+	Legacy *legacy.Recorder
+	Server *httpapi.Server
 	// Console is the operator console served at /console.
 	Console *console.Console
 
@@ -169,11 +181,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
 	}
 	a.Parties, err = party.New(a.DB, a.Jobs, a.Client, a.Clock, a.Logger, party.Config{
-		PublicURL:  pub,
-		Versions:   []string{"2.2.1"},
-		Own:        a.ownRoles(),
-		SecretKey:  cfg.SecretKey,
-		AdminToken: cfg.AdminToken,
+		PublicURL:       pub,
+		Versions:        Versions,
+		ConnectVersions: ConnectVersions,
+		VersionRoles:    versionRoles(),
+		Own:             a.ownRoles(),
+		SecretKey:       cfg.SecretKey,
+		AdminToken:      cfg.AdminToken,
 	})
 	if err != nil {
 		return nil, err
@@ -198,6 +212,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
+	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
 	a.Events = event.Discard{}
 	if opts.Events != nil {
 		a.Events = opts.Events
@@ -207,6 +222,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}
 	a.Hub = hub.New(a.DB, a.Jobs, a.Parties, a.Client, a.Clock, a.Logger, a.Registry, hc)
+	a.wireLegacy()
 	a.Locations = location.New(a.DB, a.Hub, a.Events, a.Clock, a.Logger)
 	a.Tariffs = tariff.New(a.DB, a.Hub, a.Clock, a.Logger)
 	syncer := location.NewSyncer(a.DB, a.Jobs, a.Hub, a.Parties, a.Locations, a.Tariffs, a.Clock, a.Logger, a.Registry)
@@ -218,6 +234,10 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Syncer = syncer
 	a.wireSessions(pub, hc.Backoff)
+	a.wirePayments()
+	if err := a.buildUPI(opts.InsertOnly); err != nil {
+		return nil, err
+	}
 
 	a.Console = console.New(console.Config{
 		DB:             a.DB,
@@ -245,12 +265,17 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Hub:          a.Hub,
 		Locations:    a.Locations,
 		Tariffs:      a.Tariffs,
+		UPI:          a.UPI,
 		Tokens:       a.Tokens,
 		Sessions:     a.Sessions,
 		CDRs:         a.CDRs,
 		Commands:     a.Commands,
-		Version:      opts.Version,
-		Console:      a.Console,
+		Payments:     a.Payments,
+		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
+			PolicyURL: cfg.LegacyPolicyURL},
+		LegacyRecorder: a.Legacy,
+		Version:        opts.Version,
+		Console:        a.Console,
 	})
 	ok = true
 	return a, nil
@@ -329,6 +354,9 @@ func (a *App) Close(ctx context.Context) error {
 		errs = append(errs, a.Jobs.Stop(sctx))
 		cancel()
 	}
+	if a.PG != nil {
+		a.PG.Close()
+	}
 	if a.DB != nil {
 		errs = append(errs, a.DB.Close())
 	}
@@ -345,6 +373,9 @@ func (a *App) shutdownTimeout() time.Duration {
 func (a *App) closeQuietly() {
 	if a.listener != nil {
 		a.listener.Close()
+	}
+	if a.PG != nil {
+		a.PG.Close()
 	}
 	if a.DB != nil {
 		a.DB.Close()

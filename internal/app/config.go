@@ -53,11 +53,44 @@ type Config struct {
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
+	// UPI QR charging (upi.Config): the amounts the landing page offers and
+	// accepts (paise), how long an order takes payments, how long a
+	// session and its CDR may take, and the CPOs ("CC*PID") that want
+	// tokens of type OTHER instead of AD_HOC_USER. Zero: upi's defaults.
+	UPIPresets         []int64
+	UPIMinPaise        int64
+	UPIMaxPaise        int64
+	UPIPaymentWindow   time.Duration
+	UPISessionDeadline time.Duration
+	UPICDRDeadline     time.Duration
+	UPIOtherTokenCPOs  []string
+	UPIStartDelay      time.Duration
+	// UPIPollInterval and UPIRetryBase tune the pending-payment polls and
+	// the retries of START_SESSION and refunds (tests shorten them).
+	UPIPollInterval time.Duration
+	UPIRetryBase    time.Duration
+
+	// SMTP e-mails receipts (upi.SMTPConfig); no SMTPAddr: receipts are
+	// only logged.
+	SMTPAddr     string
+	SMTPFrom     string
+	SMTPUsername string
+	SMTPPassword string
+	SMTPTLS      string
+
 	// CommandTimeoutMargin is added to a CPO's command timeout before the
 	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
 	// the CPO names none (default 60 s).
 	CommandTimeoutMargin time.Duration
 	CommandTimeout       time.Duration
+	// LegacySunset, when set, is announced in the Sunset header of every
+	// OCPI 2.1.1 and 2.0 answer (RFC 8594): the date the hub stops speaking
+	// them. LegacyDeprecated is the Deprecation date (RFC 9745; default
+	// 2021-10-01, when 2.2.1 superseded them); LegacyPolicyURL, when set, is
+	// linked from both as the operator's policy.
+	LegacySunset     time.Time
+	LegacyDeprecated time.Time
+	LegacyPolicyURL  string
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool
@@ -119,6 +152,12 @@ func (c Config) Validate() error {
 			!strings.Contains(c.ConsoleMapTiles, "{z}") || !strings.Contains(c.ConsoleMapTiles, "{x}") || !strings.Contains(c.ConsoleMapTiles, "{y}") {
 			return fmt.Errorf("console map tiles %q: want an http(s) URL template with {z}, {x} and {y}", c.ConsoleMapTiles)
 		}
+	}
+	if c.UPIMinPaise > 0 && c.UPIMinPaise < 100 {
+		return fmt.Errorf("the smallest UPI amount must be at least 1.00 rupee (the payment gateway's minimum)")
+	}
+	if c.UPIMinPaise > 0 && c.UPIMaxPaise > 0 && c.UPIMinPaise > c.UPIMaxPaise {
+		return fmt.Errorf("the smallest UPI amount is above the largest")
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -103,10 +103,11 @@ func (s *Service) parse(req Request) (*target, error) {
 }
 
 // ownToken requires a command's token to be the requester's own (an eMSP
-// may only use its own tokens, commands.md §5).
+// may only use its own tokens, commands.md §5; a PTP the ad-hoc tokens it
+// issues under its own party, payments.md §6.3).
 func ownToken(req Request, tok *ocpi.Token) error {
 	for _, p := range req.Parties {
-		if p.Role == party.RoleEMSP && p.Matches(tok.CountryCode, tok.PartyID) {
+		if (p.Role == party.RoleEMSP || p.Role == party.RolePTP) && p.Matches(tok.CountryCode, tok.PartyID) {
 			return nil
 		}
 	}
@@ -129,7 +130,7 @@ func (s *Service) routeTo(ctx context.Context, req Request, t *target) (ocpiclie
 		scsp := false
 		for _, p := range req.Parties {
 			switch p.Role {
-			case party.RoleEMSP:
+			case party.RoleEMSP, party.RolePTP:
 				owners = append(owners, ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID})
 			case party.RoleSCSP:
 				scsp = true

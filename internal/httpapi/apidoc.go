@@ -76,6 +76,8 @@ type Doc struct {
 	// RawErrors are other statuses of a Raw route, with the same media types
 	// (the 503 of /readyz).
 	RawErrors []int
+	// Deprecated marks the legacy versions' routes.
+	Deprecated bool
 	// Spec names the OCPI 2.2.1 document of the module
 	// (https://github.com/ocpi/ocpi/blob/2.2.1/<Spec>).
 	Spec string
@@ -96,6 +98,8 @@ var docSets = []func() apiDocs{
 	coreDocs,
 	locationDocs,
 	sessionDocs,
+	paymentDocs,
+	legacyDocs,
 	adminDocs,
 }
 
@@ -208,6 +212,7 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		Tags:        []string{doc.Tag},
 		Security:    []map[string][]string{},
 		Responses:   map[string]*openapi.Response{},
+		Deprecated:  doc.Deprecated,
 	}
 	if doc.Tag == "" {
 		op.Tags = []string{tagOf(path)}
@@ -260,6 +265,14 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		for _, st := range doc.RawErrors {
 			op.Responses[strconv.Itoa(st)] = &openapi.Response{Description: http.StatusText(st), Content: content}
 		}
+		// Raw answers under /ocpi and /admin still fail with envelopes (an
+		// OCPI error may come with HTTP 200).
+		if strings.HasPrefix(path, "/ocpi/") || strings.HasPrefix(path, "/admin/") {
+			if _, ok := content["application/json"]; !ok {
+				content["application/json"] = openapi.MediaType{Schema: openapi.Ref("OcpiErrorResponse")}
+			}
+			addErrors(op, path, access, doc, openapi.Ref("OcpiErrorResponse"))
+		}
 		return op
 	}
 
@@ -306,6 +319,21 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	default:
 		op.Responses["200"] = ok200
 	}
+	addErrors(op, path, access, doc, errorEnvelope)
+	if doc.Relayed {
+		op.Responses["default"] = &openapi.Response{Description: "the addressed partner's answer (OCPI-to-* names another party), relayed as it is",
+			Content: jsonContent(openapi.Ref("OcpiAnyResponse"))}
+		op.Parameters = append(op.Parameters, routingHeaders...)
+	}
+	return op
+}
+
+// addErrors declares the error answers a route may give: 500 and 503
+// always; 401 and 429 when it needs a token; 400, 413 and 415 with a body;
+// 404 with path parameters and on partners' routes (an unknown object,
+// another party's, or a module of a role the caller does not play); and
+// the route's own.
+func addErrors(op *openapi.Operation, path, access string, doc Doc, envelope openapi.Schema) {
 	errs := []int{http.StatusInternalServerError, http.StatusServiceUnavailable}
 	if access != "public" {
 		errs = append(errs, http.StatusUnauthorized, http.StatusTooManyRequests)
@@ -313,19 +341,15 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	if doc.Request != nil {
 		errs = append(errs, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
-	// 404: an unknown object, another party's, or a module of a role the
-	// caller does not play (isolation rule).
 	if strings.Contains(path, "{") || access == "platform" {
 		errs = append(errs, http.StatusNotFound)
 	}
 	errs = append(errs, doc.Errors...)
-	if doc.Relayed {
-		op.Responses["default"] = &openapi.Response{Description: "the addressed partner's answer (OCPI-to-* names another party), relayed as it is",
-			Content: jsonContent(openapi.Ref("OcpiAnyResponse"))}
-		op.Parameters = append(op.Parameters, routingHeaders...)
-	}
 	for _, st := range errs {
-		r := &openapi.Response{Description: http.StatusText(st), Content: jsonContent(errorEnvelope)}
+		if _, set := op.Responses[strconv.Itoa(st)]; set {
+			continue
+		}
+		r := &openapi.Response{Description: http.StatusText(st), Content: jsonContent(envelope)}
 		if st == http.StatusUnauthorized {
 			r.Headers = map[string]openapi.Header{"WWW-Authenticate": {Schema: openapi.Schema{"type": "string"}}}
 		}
@@ -334,7 +358,6 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 		}
 		op.Responses[strconv.Itoa(st)] = r
 	}
-	return op
 }
 
 func jsonContent(s openapi.Schema) map[string]openapi.MediaType {

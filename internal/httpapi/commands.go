@@ -43,8 +43,10 @@ func (s *Server) writeLocal(w http.ResponseWriter, l *command.Local) {
 }
 
 // handleEMSPCommand serves POST /ocpi/2.2.1/emsp/commands/{command}.
+// A PTP sends commands here too: its START_SESSION carries the payment's
+// authorization_reference and goes through the payment service.
 func (s *Server) handleEMSPCommand(w http.ResponseWriter, r *http.Request) error {
-	from, err := callerParty(r, party.RoleEMSP)
+	from, err := commandRequester(r)
 	if err != nil {
 		return err
 	}
@@ -56,7 +58,11 @@ func (s *Server) handleEMSPCommand(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return s.submit(w, r, command.Request{Module: command.Module, Command: cmd, From: asParty(from), Body: raw})
+	req := command.Request{Module: command.Module, Command: cmd, From: asParty(from), Body: raw}
+	if from.Role == party.RolePTP && cmd == ocpi.CommandStartSession && s.cfg.Payments != nil {
+		return s.startPayment(w, r, req)
+	}
+	return s.submit(w, r, req)
 }
 
 // handleCPOCommandResult serves POST

@@ -24,7 +24,11 @@ func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) er
 	if c.Kind == party.CallerAdmin {
 		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
 	}
-	return s.ok(w, s.cfg.Parties.OurCredentials(c.Token))
+	creds, err := s.cfg.Parties.CredentialsFor(r.Context(), versionOf(r), c.Token, c.PlatformID)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, creds)
 }
 
 // handleCredentialsPost registers a partner (token A).
@@ -72,6 +76,9 @@ func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) err
 	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), req)
 	if err != nil {
 		return err
+	}
+	for i := range items {
+		items[i].Role = string(party.RoleFor(versionOf(r), party.Role(items[i].Role)))
 	}
 	return s.page(w, r, req, items, len(items), page)
 }
@@ -179,6 +186,9 @@ type connectRequest struct {
 	Name        string `json:"name,omitempty"`
 	VersionsURL string `json:"versions_url"`
 	Token       string `json:"token"`
+	// Role is needed when the partner speaks only OCPI 2.1.1 or 2.0: their
+	// credentials do not say it (CPO or EMSP).
+	Role string `json:"role"`
 }
 
 func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) error {
@@ -192,9 +202,35 @@ func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) erro
 	if err := c.Err(); err != nil {
 		return err
 	}
-	p, err := s.cfg.Parties.Connect(r.Context(), in.Name, in.VersionsURL, in.Token)
+	p, err := s.cfg.Parties.ConnectWith(r.Context(), party.ConnectRequest{Name: in.Name, VersionsURL: in.VersionsURL, Token: in.Token,
+		Role: party.Role(strings.ToUpper(in.Role))})
 	if err != nil {
 		return err
 	}
 	return s.created(w, p)
+}
+
+// handleUnsupportedVersion answers a credentials POST or PUT on a version we
+// do not speak: 3002, and the versions we do.
+func (s *Server) handleUnsupportedVersion(w http.ResponseWriter, r *http.Request) error {
+	versions := []string{DefaultVersion}
+	if s.cfg.Parties != nil {
+		versions = s.cfg.Parties.Versions()
+	}
+	return &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: "OCPI " + printableVersion(r.PathValue("version")) +
+		" is not supported by this hub; it speaks " + strings.Join(versions, ", ") + ": see " + s.publicURL("/ocpi/versions")}
+}
+
+// printableVersion returns a version from a URL for a message: at most 10
+// characters of digits and dots.
+func printableVersion(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v) && b.Len() < 10; i++ {
+		if v[i] == '.' || (v[i] >= '0' && v[i] <= '9') {
+			b.WriteByte(v[i])
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
 }

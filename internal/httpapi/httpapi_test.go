@@ -333,12 +333,16 @@ func testAliases(t *testing.T, h *hubtest.Hub) {
 	}
 }
 
-// testVersionsAndDetails lists 2.2.1 and every endpoint with identifier,
-// role and an absolute URL the hub answers at.
+// testVersionsAndDetails lists 2.3.0 (the Payments module), 2.2.1 and the
+// legacy 2.1.1 and 2.0, and
+// every endpoint with identifier, role and an absolute URL the hub answers
+// at.
 func testVersionsAndDetails(t *testing.T, h *hubtest.Hub) {
 	var versions []ocpi.Version
 	h.Admin(t, "GET", "/ocpi/versions", nil, &versions)
-	if diff := cmp.Diff([]ocpi.Version{{Version: "2.2.1", URL: h.PublicURL() + "/ocpi/2.2.1"}}, versions); diff != "" {
+	wantVersions := []ocpi.Version{{Version: "2.3.0", URL: h.PublicURL() + "/ocpi/2.3.0"}, {Version: "2.2.1", URL: h.PublicURL() + "/ocpi/2.2.1"},
+		{Version: "2.1.1", URL: h.PublicURL() + "/ocpi/2.1.1"}, {Version: "2.0", URL: h.PublicURL() + "/ocpi/2.0"}}
+	if diff := cmp.Diff(wantVersions, versions); diff != "" {
 		t.Fatalf("versions (-want +got):\n%s", diff)
 	}
 	var d ocpi.VersionDetails
@@ -460,7 +464,8 @@ func TestCanonicalPath(t *testing.T) {
 		"/ocpi/emsp/2.2.1/":                     "/ocpi/2.2.1",
 		"/ocpi/cpo/2.2.1/locations/IN/ABC/LOC1": "/ocpi/2.2.1/cpo/locations/IN/ABC/LOC1",
 		"/ocpi/emsp/2.2.1/tokens/IN/OHE/T1/":    "/ocpi/2.2.1/emsp/tokens/IN/OHE/T1",
-		"/ocpi/ptp/2.2.1/payments/terminals":    "/ocpi/2.2.1/ptp/payments/terminals",
+		"/ocpi/ptp/2.2.1/payments/terminals":    "/ocpi/2.2.1/payments/terminals",
+		"/ocpi/cpo/2.3.0/payments/terminals/T1": "/ocpi/2.3.0/payments/terminals/T1",
 		"/ocpi/cpo/2.1.1/locations":             "/ocpi/2.1.1/cpo/locations",
 		"/ocpi/credentials":                     "/ocpi/2.2.1/credentials",
 		"/ocpi/credentials/":                    "/ocpi/2.2.1/credentials",

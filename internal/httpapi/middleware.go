@@ -185,10 +185,12 @@ func aliases(next http.Handler) http.Handler {
 
 // CanonicalPath maps the URL forms the seed also uses onto the paths of the
 // route table: the role before the version (/ocpi/cpo/2.2.1/… →
-// /ocpi/2.2.1/cpo/…, and /ocpi/cpo/2.2.1 → the version details /ocpi/2.2.1),
+// /ocpi/2.2.1/cpo/…, /ocpi/cpo/2.2.1 → the version details /ocpi/2.2.1, and
+// /ocpi/cpo/2.1.1 → the legacy details of the role, /ocpi/2.1.1/cpo),
 // credentials without a version (/ocpi/credentials →
-// /ocpi/2.2.1/credentials), and trailing slashes. Other paths are returned as
-// they are.
+// /ocpi/2.2.1/credentials), the payments module under a role
+// (/ocpi/2.2.1/cpo/payments/… → /ocpi/2.2.1/payments/…), and trailing
+// slashes. Other paths are returned as they are.
 func CanonicalPath(p string) string {
 	if len(p) > 1 && strings.HasSuffix(p, "/") {
 		p = strings.TrimRight(p, "/")
@@ -204,11 +206,25 @@ func CanonicalPath(p string) string {
 	switch {
 	case len(parts) >= 2 && (parts[0] == "cpo" || parts[0] == "emsp" || parts[0] == "ptp") && isVersion(parts[1]):
 		p = "/ocpi/" + parts[1]
-		if len(parts) == 3 {
+		switch {
+		case len(parts) == 3:
 			p += "/" + parts[0] + "/" + parts[2]
+		case parts[1] == "2.1.1" || parts[1] == "2.0":
+			// Legacy versions have details per role (legacy.go).
+			p += "/" + parts[0]
 		}
 	case rest == "credentials":
 		p = "/ocpi/" + DefaultVersion + "/credentials"
+	}
+	// The Payments examples put the module under a role
+	// (/ocpi/cpo/2.2.1/payments/terminals, gaps.md §14f): one URL serves
+	// both roles here.
+	if rest, ok := strings.CutPrefix(p, "/ocpi/"); ok {
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) == 3 && isVersion(parts[0]) && (parts[1] == "cpo" || parts[1] == "ptp") &&
+			(parts[2] == "payments" || strings.HasPrefix(parts[2], "payments/")) {
+			p = "/ocpi/" + parts[0] + "/" + parts[2]
+		}
 	}
 	return p
 }

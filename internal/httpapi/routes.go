@@ -28,12 +28,17 @@ func (s *Server) routes() {
 	// Versions (token A too).
 	s.handle("GET /ocpi/versions", registering, s.handleVersions)
 	s.handle("GET /ocpi/2.2.1", registering, s.handleVersionDetails221)
+	s.handle("GET /ocpi/2.3.0", registering, s.handleVersionDetails230)
 
 	// Credentials and hub client info.
 	s.handle("GET /ocpi/2.2.1/credentials", registering, s.handleCredentialsGet)
 	s.handle("POST /ocpi/2.2.1/credentials", registering, s.handleCredentialsPost)
 	s.handle("PUT /ocpi/2.2.1/credentials", registering, s.handleCredentialsPut)
 	s.handle("DELETE /ocpi/2.2.1/credentials", registering, s.handleCredentialsDelete)
+	s.handle("GET /ocpi/2.3.0/credentials", registering, s.handleCredentialsGet)
+	s.handle("POST /ocpi/2.3.0/credentials", registering, s.handleCredentialsPost)
+	s.handle("PUT /ocpi/2.3.0/credentials", registering, s.handleCredentialsPut)
+	s.handle("DELETE /ocpi/2.3.0/credentials", registering, s.handleCredentialsDelete)
 	s.handle("GET /ocpi/2.2.1/hubclientinfo", platform, s.handleHubClientInfo)
 
 	// Locations and tariffs: CPO receivers (a CPO pushes here) and the eMSP
@@ -106,6 +111,45 @@ func (s *Server) routes() {
 		s.handle("GET /admin/commands", admin, s.handleAdminCommands)
 		s.handle("GET /admin/commands/{id}", admin, s.handleAdminCommand)
 	}
+
+	// Direct Payment (the 2.3.0 Payments module, also served under 2.2.1):
+	// PTPs post terminals and confirmations here, CPOs read them, assign
+	// terminals and ask PTPs to activate or deactivate them.
+	if s.cfg.Payments != nil {
+		for _, v := range []string{"2.2.1", "2.3.0"} {
+			base := "/ocpi/" + v + "/payments"
+			s.handle("GET "+base+"/terminals", platform, s.handlePaymentTerminals)
+			s.handle("POST "+base+"/terminals", platform, s.handlePaymentTerminalPost)
+			s.handle("POST "+base+"/terminals/activate", platform, s.handlePaymentActivate)
+			s.handle("POST "+base+"/terminals/{terminal_id}", platform, s.handlePaymentTerminalPost)
+			s.handle("GET "+base+"/terminals/{terminal_id}", platform, s.handlePaymentTerminal)
+			s.handle("PUT "+base+"/terminals/{terminal_id}", platform, s.handlePaymentTerminal)
+			s.handle("PATCH "+base+"/terminals/{terminal_id}", platform, s.handlePaymentTerminal)
+			s.handle("POST "+base+"/terminals/{terminal_id}/deactivate", platform, s.handlePaymentDeactivate)
+			s.handle("GET "+base+"/financial-advice-confirmations", platform, s.handlePaymentAdviceList)
+			s.handle("POST "+base+"/financial-advice-confirmations", platform, s.handlePaymentAdvicePost)
+			s.handle("GET "+base+"/financial-advice-confirmations/{financial_advice_confirmation_id}", platform, s.handlePaymentAdvice)
+		}
+		if s.cfg.Commands != nil {
+			// A 2.3.0 PTP sends its START_SESSION here (the commands
+			// objects are the same in 2.3.0).
+			s.handle("POST /ocpi/2.3.0/ptp/commands/{command}", platform, s.handleEMSPCommand)
+		}
+		s.handle("GET /admin/payments/{authorization_reference}", admin, s.handleAdminPayment)
+		s.handle("GET /admin/financial-advice/flagged", admin, s.handleAdminFlagged)
+		s.handle("POST /admin/financial-advice/{record_id}/resolve", admin, s.handleAdminResolve)
+	}
+
+	// UPI QR charging.
+	if s.cfg.UPI != nil {
+		s.upiRoutes()
+	}
+
+	// Legacy 2.1.1 and 2.0 partners (legacy.go), and registrations in a
+	// version we do not speak (3002 with the list of those we do).
+	s.legacyRoutes()
+	s.handle("POST /ocpi/{version}/credentials", registering, s.handleUnsupportedVersion)
+	s.handle("PUT /ocpi/{version}/credentials", registering, s.handleUnsupportedVersion)
 
 	// Operator API.
 	s.handle("GET /admin/parties", admin, s.handleAdminParties)

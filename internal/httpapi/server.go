@@ -18,13 +18,16 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // DefaultVersion is the OCPI version of the unversioned aliases.
@@ -56,18 +59,28 @@ type Config struct {
 	Hub       *hub.Hub
 	Locations *location.Service
 	Tariffs   *tariff.Service
+	// UPI serves QR charging: the PG webhook, the operator's API and the
+	// driver's pages.
+	UPI *upi.Service
 	// Tokens, Sessions, CDRs and Commands serve the tokens, sessions, CDRs,
 	// commands and charging profiles modules.
 	Tokens   *token.Service
 	Sessions *session.Service
 	CDRs     *cdr.Service
 	Commands *command.Service
+	// Payments serves Direct Payment: terminals and financial advice
+	// confirmations, and PTPs' pre-authorised sessions.
+	Payments *payment.Service
 	// Sandbox marks the sandbox instance: version details carry a banner.
 	Sandbox bool
 	// Version is the build's version, shown in the OpenAPI document.
 	Version string
 	// Console, when set, serves the operator console under /console/.
 	Console http.Handler
+	// Legacy announces the deprecation of 2.1.1 and 2.0; LegacyRecorder
+	// counts their traffic and logs what conversions drop.
+	Legacy         LegacyConfig
+	LegacyRecorder *legacy.Recorder
 }
 
 // Server serves the hub's HTTP API.
@@ -85,6 +98,8 @@ type Server struct {
 	// they were registered (Routes).
 	routeList []Route
 	apiDocCache
+	// pages are the driver's HTML pages (UPI).
+	pages pageTemplates
 }
 
 // Route is one route of the table: its ServeMux pattern ("METHOD
@@ -133,10 +148,13 @@ func New(cfg Config) *Server {
 	if cfg.PublicURL == nil {
 		cfg.PublicURL = &url.URL{Scheme: "http", Host: "localhost:8080"}
 	}
+	if cfg.Legacy.Deprecated.IsZero() {
+		cfg.Legacy.Deprecated = DefaultLegacyDeprecated
+	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(aliases(s.observe(s.recoverPanics(s.limitBody(s.mux)))))
+	s.handler = withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))
 	return s
 }
 
@@ -173,6 +191,7 @@ func (s *Server) handle(pattern string, a access, fn apiFunc) {
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
 			caller, err := s.authenticate(r, a)
+			s.countLegacy(r, caller)
 			if err != nil {
 				s.writeError(w, r, err)
 				return

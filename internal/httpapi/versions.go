@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 // endpoint is one line of version details: a module, the interface role we
@@ -46,24 +48,85 @@ var endpoints221 = []endpoint{
 	{"commands", "SENDER", "/ocpi/2.2.1/cpo/commands"},
 	{"chargingprofiles", "RECEIVER", "/ocpi/2.2.1/emsp/chargingprofiles"},
 	{"chargingprofiles", "SENDER", "/ocpi/2.2.1/cpo/chargingprofiles"},
+	// Direct Payment: the 2.3.0 Payments module under its own identifier
+	// (gaps.md §14c; one URL per role, the sub-paths /terminals and
+	// /financial-advice-confirmations appended). PTPs push to the hub's
+	// RECEIVER; CPOs read and assign through its SENDER.
+	{"payments", "RECEIVER", "/ocpi/2.2.1/payments"},
+	{"payments", "SENDER", "/ocpi/2.2.1/payments"},
 }
 
-// versions lists the versions we speak, newest first.
-func (s *Server) versionList() []ocpi.Version {
-	return []ocpi.Version{
-		{Version: "2.2.1", URL: s.publicURL("/ocpi/2.2.1")},
+// endpoints230 lists the 2.3.0 endpoints: the Payments module, the
+// credentials to register with, and the commands a PTP starts its
+// pre-authorised sessions with. Other modules are served in 2.2.1 only, so
+// only PTPs register on 2.3.0 (party.Config.VersionRoles).
+var endpoints230 = []endpoint{
+	{"credentials", "SENDER", "/ocpi/2.3.0/credentials"},
+	{"payments", "RECEIVER", "/ocpi/2.3.0/payments"},
+	{"payments", "SENDER", "/ocpi/2.3.0/payments"},
+	{"commands", "RECEIVER", "/ocpi/2.3.0/ptp/commands"},
+}
+
+// versionList lists the versions we speak, newest first (2.3.0 only when
+// the Payments module is served). A legacy version (2.1.1, 2.0) has one set
+// of endpoints per role (2.1.1 endpoints carry no role): when the caller's
+// role is known, its entry leads to the details for that role; otherwise to
+// the generic details, which need the role too.
+func (s *Server) versionList(role party.Role) []ocpi.Version {
+	versions := []string{DefaultVersion}
+	if s.cfg.Parties != nil {
+		versions = s.cfg.Parties.Versions()
 	}
+	out := make([]ocpi.Version, 0, len(versions))
+	for _, v := range versions {
+		if v == ocpi.Version230 && s.cfg.Payments == nil {
+			continue
+		}
+		path := "/ocpi/" + v
+		if v211.IsLegacy(v) && role != "" {
+			path += "/" + roleSegment(role)
+		}
+		out = append(out, ocpi.Version{Version: v, URL: s.publicURL(path)})
+	}
+	return out
 }
 
-// handleVersions serves GET /ocpi/versions.
+// handleVersions serves GET /ocpi/versions. The list is read by partners of
+// every version, so its timestamp is in whole seconds, the one form all of
+// them accept.
 func (s *Server) handleVersions(w http.ResponseWriter, r *http.Request) error {
-	return s.ok(w, s.versionList())
+	return s.legacyOK(w, s.versionList(legacyRoleOf(party.CallerFrom(r.Context()))))
+}
+
+// handleRoleVersions serves GET /ocpi/cpo/versions and /ocpi/emsp/versions:
+// the versions list for a partner of that role, whose legacy entries lead to
+// the endpoints meant for it. It is the versions URL to give a 2.1.1 or 2.0
+// partner.
+func (s *Server) handleRoleVersions(role party.Role) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.legacyOK(w, s.versionList(role))
+	}
 }
 
 // handleVersionDetails221 serves GET /ocpi/2.2.1.
 func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request) error {
 	d := ocpi.VersionDetails{Version: "2.2.1"}
 	for _, e := range endpoints221 {
+		if e.Identifier == "payments" && s.cfg.Payments == nil {
+			continue
+		}
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+	}
+	return s.ok(w, d)
+}
+
+// handleVersionDetails230 serves GET /ocpi/2.3.0.
+func (s *Server) handleVersionDetails230(w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Payments == nil {
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this hub does not serve OCPI 2.3.0; see GET /ocpi/versions"}
+	}
+	d := ocpi.VersionDetails{Version: ocpi.Version230}
+	for _, e := range endpoints230 {
 		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
 	}
 	return s.ok(w, d)

@@ -62,6 +62,10 @@ type Hub struct {
 	sources map[string]Source
 	// delivered are the OnDelivered callbacks by module.
 	delivered map[string][]func(ctx context.Context, d Delivery)
+	// adapters rewrite push bodies for the receiver's version, by module.
+	adapters map[string][]AdaptFunc
+	// dialects convert traffic for partners of other versions (Speak).
+	dialects map[string]Dialect
 }
 
 // Source gives the current state of an object as the Push that replaces it
@@ -140,8 +144,8 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		cfg.Keep = 7 * 24 * time.Hour
 	}
 	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
-		metrics: newMetrics(reg), sources: map[string]Source{},
-		delivered: map[string][]func(ctx context.Context, d Delivery){}}
+		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
+		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{}}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
 		jobs.AddWorker(jc, &dispatchWorker{h: h})
@@ -164,6 +168,19 @@ func (h *Hub) Register(module string, src Source) { h.sources[module] = src }
 // it while wiring, before Start.
 func (h *Hub) OnDelivered(module string, fn func(ctx context.Context, d Delivery)) {
 	h.delivered[module] = append(h.delivered[module], fn)
+}
+
+// AdaptFunc rewrites the body of a push for a receiver that speaks OCPI
+// version (the outbox stores one body for every receiver; a 2.3.0 receiver
+// needs the 2.3.0 Price, for instance). It returns body itself when nothing
+// changes.
+type AdaptFunc func(version, method, path string, body []byte) []byte
+
+// Adapt registers fn to rewrite every push body of module just before it is
+// sent (broadcasts, addressed pushes and resyncs alike). Call it while
+// wiring, before Start.
+func (h *Hub) Adapt(module string, fn AdaptFunc) {
+	h.adapters[module] = append(h.adapters[module], fn)
 }
 
 // Schedule adds the hub's periodic jobs (outbox cleanup) on the leader.

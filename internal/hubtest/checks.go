@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/schematest"
+	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
 // DefaultChecks are the checks every test hub runs on every response.
@@ -153,4 +154,47 @@ func CheckEnvelope(t testing.TB, ex Exchange) {
 	if e.Details != nil && (e.Details.Field == "" || e.Details.Issue == "") {
 		t.Errorf("error details lack field or issue: %s", ex)
 	}
+}
+
+// CheckLegacyRequests validates every body a simulated platform received
+// from the hub on its OCPI 2.1.1 endpoints against the 2.1.1 schemas
+// (schematest.CheckRequest211): what the hub sends a 2.1.1 partner is held
+// to the same standard as what it answers.
+func CheckLegacyRequests(t testing.TB, p *sim.Platform) {
+	t.Helper()
+	for _, r := range p.Requests(func(r sim.Request) bool { return strings.HasPrefix(r.Path, "/ocpi/2.1.1/") && len(r.Body) > 0 }) {
+		module, level := legacyModule(r.Path)
+		if err := schematest.CheckRequest211(module, r.Method, level, r.Body); err != nil {
+			t.Errorf("%s received %s %s: %v\n%s", p.Name(), r.Method, r.Path, err, r.Body)
+		}
+	}
+}
+
+// legacyModule reads the module and level of a simulator's 2.1.1 path:
+// /ocpi/2.1.1/credentials, /ocpi/2.1.1/{role}/{module}/… (locations: the
+// level from the segments after the module; tokens: "authorize").
+func legacyModule(path string) (module, level string) {
+	seg := strings.Split(strings.Trim(strings.TrimPrefix(path, "/ocpi/2.1.1/"), "/"), "/")
+	if len(seg) > 0 && seg[0] == "credentials" {
+		return "credentials", ""
+	}
+	if len(seg) < 2 {
+		return "", ""
+	}
+	module, rest := seg[1], seg[2:]
+	switch {
+	case module == "locations" && len(rest) == 4:
+		level = "evse"
+	case module == "locations" && len(rest) == 5:
+		level = "connector"
+	case module == "locations":
+		level = "location"
+	case module == "tokens" && len(rest) > 0 && rest[len(rest)-1] == "authorize":
+		level = "authorize"
+	case module == "commands" && seg[0] == "cpo" && len(rest) == 1:
+		level = rest[0] // a command the CPO receives
+	case module == "commands":
+		level = "result" // a result at the eMSP's response_url
+	}
+	return module, level
 }

@@ -29,8 +29,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/openapi"
+	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -226,9 +228,21 @@ func (h *Hub) Register(t testing.TB, p *sim.Platform) {
 	if err != nil {
 		t.Fatalf("invite %s: %v", p.Name(), err)
 	}
-	if err := p.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
+	if err := p.Register(ctx, h.VersionsURLOf(p), inv.Token); err != nil {
 		t.Fatalf("register %s: %v", p.Name(), err)
 	}
+}
+
+// VersionsURLOf returns the versions URL to give a simulated platform: the
+// one of its role when it speaks only legacy versions (2.1.1 endpoints carry
+// no role, so the hub has a set per role), the hub's otherwise.
+func (h *Hub) VersionsURLOf(p *sim.Platform) string {
+	for _, v := range p.Versions() {
+		if !v211.IsLegacy(v) {
+			return h.VersionsURL()
+		}
+	}
+	return h.Parties.VersionsURLFor(party.Role(p.Role()))
 }
 
 // Admin calls the admin API with the admin token and requires an OCPI

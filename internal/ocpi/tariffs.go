@@ -17,7 +17,11 @@ type Tariff struct {
 	StartDateTime *DateTime       `json:"start_date_time,omitempty"`
 	EndDateTime   *DateTime       `json:"end_date_time,omitempty"`
 	EnergyMix     *EnergyMix      `json:"energy_mix,omitempty"`
-	LastUpdated   DateTime        `json:"last_updated"`
+	// PreauthorizeAmount is what a Payment Terminal Provider should
+	// pre-authorise for a card session (2.3.0 Payments edition, tariffs.md
+	// §2): kept and served when a CPO sends it.
+	PreauthorizeAmount Number   `json:"preauthorize_amount,omitzero"`
+	LastUpdated        DateTime `json:"last_updated"`
 }
 
 // TariffElement is a set of price components sharing restrictions.
@@ -91,6 +95,9 @@ func (t *Tariff) Check(c *Check) {
 		sub := c.Sub("energy_mix")
 		t.EnergyMix.Check(sub)
 		c.Merge(sub)
+	}
+	if t.PreauthorizeAmount.IsNegative() {
+		c.Fail("preauthorize_amount", "must not be negative")
 	}
 	c.DateTime("last_updated", t.LastUpdated, true)
 }

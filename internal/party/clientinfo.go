@@ -189,6 +189,7 @@ func (w *clientInfoWorker) Work(ctx context.Context, job *river.Job[ClientInfoPu
 		return err
 	}
 	ci.LastUpdated = ocpi.FromMicros(lu)
+	ci.Role = string(RoleFor(p.Version, Role(ci.Role)))
 	auth, err := s.Auth(p)
 	if err != nil {
 		return err

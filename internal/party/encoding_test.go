@@ -61,10 +61,11 @@ func TestTokenEncodings(t *testing.T) {
 			// Later calls: the eMSP receives the ClientInfo of the new CPO in
 			// its encoding; the CPO calls the hub in its own.
 			cc, pid := cpo.Party()
-			got, err := emsp.WaitFor(ctx(t), 1, sim.PathHas(http.MethodPut, "/clientinfo/"+cc+"/"+pid))
-			if err != nil {
+			// Wait for the push to be handled, not only received.
+			if err := emsp.Until(ctx(t), func() bool { _, ok := emsp.ClientInfo(string(party.RoleCPO), cc, pid); return ok }); err != nil {
 				t.Fatalf("raw=%v: %v", raw, err)
 			}
+			got := emsp.Requests(sim.PathHas(http.MethodPut, "/clientinfo/"+cc+"/"+pid))
 			if authOf(got[0], b64) != emsp.TokenIn() {
 				t.Errorf("raw=%v: ClientInfo push with %q", raw, got[0].Header.Get("Authorization"))
 			}

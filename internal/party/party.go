@@ -50,6 +50,13 @@ type Config struct {
 	PublicURL *url.URL
 	// Versions are the OCPI versions we speak, newest first.
 	Versions []string
+	// ConnectVersions are the versions the hub picks from when it starts a
+	// handshake itself (default Versions).
+	ConnectVersions []string
+	// VersionRoles reserves a version to some roles: a partner registering
+	// on it with another role gets 3002 (a version without an entry is open
+	// to every role).
+	VersionRoles map[string][]Role
 	// Own are ocpihub's own parties (the HUB role and the EMSP role) as we
 	// present them in our credentials.
 	Own []ocpi.CredentialsRole
@@ -305,6 +312,18 @@ func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*
 		return nil, err
 	}
 	return findPlatform(ctx, q, id)
+}
+
+// Hosts reports whether a platform hosts cc/pid in role: a single indexed
+// read, for hot paths that only need the answer.
+func (s *Service) Hosts(ctx context.Context, role Role, cc, pid string) (bool, error) {
+	var one int
+	err := s.db.Read().QueryRow(ctx, "SELECT 1 FROM platform_roles WHERE role = $1 AND country_code = $2 AND party_id = $3",
+		string(role), ocpi.Key(cc), ocpi.Key(pid)).Scan(&one)
+	if errors.Is(err, store.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Auth returns the token and encoding we call the platform with.

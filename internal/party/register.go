@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -127,6 +128,14 @@ type discovered struct {
 func (s *Service) discover(ctx context.Context, versionsURL, token, version string, roles []Role, base64First bool) (*discovered, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	if !slices.Contains(s.cfg.Versions, version) {
+		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("OCPI %s is not a version this hub speaks; it speaks %s (see GET /ocpi/versions)",
+			version, strings.Join(s.cfg.Versions, ", "))}
+	}
+	if v211.IsLegacy(version) {
+		// Legacy versions send the token raw (transport.md §9.1).
+		base64First = false
+	}
 	auth := ocpiclient.Auth{Token: token, Base64: base64First}
 	vs, err := s.client.Versions(ctx, versionsURL, auth)
 	if err != nil && isUnauthorized(err) {
@@ -149,6 +158,9 @@ func (s *Service) discover(ctx context.Context, versionsURL, token, version stri
 	d, err := s.client.VersionDetails(ctx, v.URL, auth)
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your version details at " + v.URL + ": " + describe(err), Err: err}
+	}
+	if v211.IsLegacy(v.Version) && len(roles) == 1 {
+		d.Endpoints = LegacyEndpoints(d.Endpoints, roles[0])
 	}
 	if err := s.requireEndpoints(d, roles, "your"); err != nil {
 		return nil, err
@@ -248,6 +260,12 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err := checkInvited(caller.Invited, in.Roles); err != nil {
 		return nil, err
 	}
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
+		return nil, err
+	}
+	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
+		return nil, err
+	}
 	// Fail fast, before calling the partner; the transaction checks again.
 	if err := s.checkRoleConflicts(ctx, s.db.Read(), 0, "roles", refsOf(in.Roles)); err != nil {
 		return nil, err
@@ -258,6 +276,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	}
 	tokenC := s.NewTokenFunc()
 	now := s.now()
+	var id int64
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		n, err := tx.Exec(ctx, "UPDATE invitations SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND expires_at > $1", now, caller.InvitationID)
 		if err != nil {
@@ -269,7 +288,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if err := s.checkRoleConflicts(ctx, tx, 0, "roles", refsOf(in.Roles)); err != nil {
 			return err
 		}
-		id, err := s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
+		id, err = s.insertPlatform(ctx, tx, caller.Name, caller.Sandbox, false, d, in.Token, tokenC)
 		if err != nil {
 			return err
 		}
@@ -285,8 +304,8 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		return nil, err
 	}
 	s.logger.InfoContext(ctx, "platform registered", "name", caller.Name, "version", d.version, "roles", refsString(in.Roles), "token_base64", d.base64)
-	c := s.OurCredentials(tokenC)
-	return &c, nil
+	c, err := s.CredentialsFor(ctx, d.version, tokenC, id)
+	return &c, err
 }
 
 // checkInvited fails when an invitation bound to parties is used to register
@@ -314,6 +333,12 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered: use POST with a registration token to register"}
 	}
 	if err := in.Check(acceptedRoles()); err != nil {
+		return nil, err
+	}
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
+		return nil, err
+	}
+	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
 		return nil, err
 	}
 	if err := s.checkRoleConflicts(ctx, s.db.Read(), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
@@ -360,9 +385,12 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	if err != nil {
 		return nil, err
 	}
+	if d.version != caller.Version {
+		s.logger.InfoContext(ctx, "platform switched OCPI version", "platform_id", caller.PlatformID, "from", caller.Version, "to", d.version)
+	}
 	s.logger.InfoContext(ctx, "platform credentials updated", "platform_id", caller.PlatformID, "version", d.version)
-	c := s.OurCredentials(tokenC)
-	return &c, nil
+	c, err := s.CredentialsFor(ctx, d.version, tokenC, caller.PlatformID)
+	return &c, err
 }
 
 // Unregister is a partner's credentials DELETE: the platform is marked

@@ -50,6 +50,17 @@ var overlay221 = map[string]func(doc map[string]any) error{
 		return nil
 	},
 
+	// Not a defect: ocpihub lists 2.3.0 (the Payments module) in its
+	// versions (transport.md §3: 2.3.0 adds the value).
+	"VersionNumber": func(doc map[string]any) error {
+		enum, ok := doc["enum"].([]any)
+		if !ok {
+			return fmt.Errorf("VersionNumber has no enum")
+		}
+		doc["enum"] = append(slices.Clone(enum), "2.3.0")
+		return nil
+	},
+
 	// Not a defect: ModuleID is closed in the schema, but OCPI allows custom
 	// modules with an owner prefix, and ocpihub advertises the 2.3.0
 	// `payments` module for Direct Payment in 2.2.1 (gaps.md §14 c).

@@ -97,6 +97,42 @@ var Routes221 = []Route{
 	{Method: "DELETE", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
 	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}"},
 	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{session_id}"},
+
+	// Direct Payment under 2.2.1 (prices in the 2.2.1 shape) and the 2.3.0
+	// surface (credentials, payments with the 2.3.0 Price, commands), with
+	// ocpihub's own schemas (ours/). Terminal writes and confirmations
+	// answer without data; an activation passes the PTP's answer back.
+	{Method: "GET", Pattern: "/ocpi/2.3.0", Success: "VersionDetail"},
+	{Method: "GET", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
+	{Method: "POST", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
+	{Method: "PUT", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
+	{Method: "DELETE", Pattern: "/ocpi/2.3.0/credentials"},
+	{Method: "POST", Pattern: "/ocpi/2.3.0/ptp/commands/{command}", Success: "CommandResponse", Error: "?CommandResponse"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/terminals", Success: "[]Terminal"},
+	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/terminals", Success: "[]Terminal"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}", Success: "Terminal"},
+	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}", Success: "Terminal"},
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals"},
+	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals"},
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
+	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
+	{Method: "PUT", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
+	{Method: "PATCH", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}/deactivate"},
+	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}/deactivate"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations", Success: "[]FinancialAdviceConfirmation"},
+	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations", Success: "[]FinancialAdviceConfirmation230"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations/{financial_advice_confirmation_id}", Success: "FinancialAdviceConfirmation"},
+	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations/{financial_advice_confirmation_id}", Success: "FinancialAdviceConfirmation230"},
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations"},
+	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations"},
+
+	// UPI: the PG's webhook is acknowledged without data. The operator's UPI
+	// API (QR mappings, refunds, payments) is ocpihub's own, with no OCPI
+	// schema: its envelopes are checked, its data by the module's tests.
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/webhook"},
 }
 
 // routeMux finds the Route of a request the way the hub's ServeMux does.
@@ -128,12 +164,18 @@ func FindRoute(method, path string) (Route, bool) {
 }
 
 // CheckResponse validates one answer of the hub. Every JSON answer to an
-// OCPI path (the legacy 2.1.1 and 2.0 surfaces excepted: they get their own
-// schemas) must be an envelope valid against the 2.2.1 envelope schema; on a
-// listed route its data must match the route's schema. Other paths and
+// OCPI path must be an envelope valid against the 2.2.1 envelope schema (the
+// legacy 2.1.1 and 2.0 surfaces: the 2.1.1 envelope); on a listed route
+// (Routes221, Routes211) its data must match the route's schema. Other paths and
 // non-JSON answers (pages, receipts) are not checked.
 func CheckResponse(method, path string, header http.Header, body []byte) error {
-	if method == http.MethodHead || !isOCPI221(path) {
+	if method == http.MethodHead {
+		return nil
+	}
+	if !isOCPI221(path) {
+		if strings.HasPrefix(httpapi.CanonicalPath(path), "/ocpi/") {
+			return checkLegacy(method, path, header, body)
+		}
 		return nil
 	}
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
@@ -151,7 +193,12 @@ func CheckResponse(method, path string, header http.Header, body []byte) error {
 	if !ok {
 		return nil
 	}
-	env := v.(map[string]any) // the envelope schema requires an object
+	return checkData(set, route, v.(map[string]any), method, path, body) // the envelope schema requires an object
+}
+
+// checkData validates the data of an envelope against the route's schema
+// for its status code.
+func checkData(set *Set, route Route, env map[string]any, method, path string, body []byte) error {
 	schema := route.Error
 	if code, _ := env["status_code"].(interface{ String() string }); code != nil && strings.HasPrefix(code.String(), "1") && len(code.String()) == 4 {
 		schema = route.Success

@@ -3,6 +3,10 @@
 // and the OCPI 2.1.1 JSON schemas of ChargeMap/ocpi-protocol, both copied
 // unmodified into testdata/ with their SOURCE.md and licence.
 //
+// No third-party set covers the 2.3.0 Payments module: its schemas (and the
+// 2.3.0 Credentials) are ocpihub's own, in ours/, written from the spec
+// digests and loaded with the 2.2.1 set.
+//
 // The 2.2.1 schemas have known defects (see testdata/…/SOURCE.md and the
 // survey in the project's spec folder); they are corrected in code by an
 // overlay (overlay.go) applied while loading, so the vendored files stay
@@ -36,6 +40,12 @@ import (
 //go:embed testdata/thaddeusjiang-ocpi-openapi-2.2.1/openapi/components/responses/BaseResponse.yaml
 //go:embed testdata/chargemap-ocpi-protocol-2.1.1/resources/jsonSchemas
 var files embed.FS
+
+// ours are ocpihub's own schemas for what no third-party set covers (the
+// 2.3.0 Payments module and Credentials; ours/README.md).
+//
+//go:embed ours/*.json
+var ours embed.FS
 
 const (
 	dir221 = "testdata/thaddeusjiang-ocpi-openapi-2.2.1/openapi/components"
@@ -76,10 +86,13 @@ func OCPI221() *Set {
 	return set221
 }
 
-// OCPI211 returns the OCPI 2.1.1 schemas. Names are the object schemas (cdr,
-// connector, credentials, evse, location, session, tariff, token, version:
-// the files of V2_1_1/Common) or a file path under jsonSchemas/ (the request
-// and response wrappers, e.g. V2_1_1/eMSP/Server/Locations/locationGetResponse).
+// OCPI211 returns the OCPI 2.1.1 schemas. Names are the data schemas of
+// legacy.go (location, evse, connector, tariff, session, cdr, token,
+// credentials, version, authorization_info: each object with its required
+// fields; "[]name" for lists; envelope) or a file path under jsonSchemas/
+// (the request and response wrappers, e.g.
+// V2_1_1/eMSP/Server/Locations/locationGetResponse, and the bare object
+// schemas, e.g. V2_1_1/Common/location).
 func OCPI211() *Set {
 	once211.Do(func() { set211, err211 = load211() })
 	if err211 != nil {
@@ -173,6 +186,30 @@ func load221() (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Our own schemas live beside the component schemas, so their $refs
+	// (./DateTime.yaml) resolve to the vendored files.
+	entries, err := fs.ReadDir(ours, "ours")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		raw, err := ours.ReadFile("ours/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("ours/%s: %w", e.Name(), err)
+		}
+		name := strings.TrimSuffix(e.Name(), ".json")
+		if names[name] {
+			return nil, fmt.Errorf("ours/%s: the vendored set has a schema of that name", e.Name())
+		}
+		names[name] = true
+		if err := c.AddResource(base221+"schemas/"+name+".yaml", v); err != nil {
+			return nil, err
+		}
+	}
 	// List forms and the envelope are small documents of our own.
 	for name := range names {
 		list := map[string]any{"type": "array", "items": map[string]any{"$ref": "../schemas/" + name + ".yaml"}}
@@ -219,8 +256,14 @@ func load211() (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := addComposites211(c); err != nil {
+		return nil, err
+	}
 	s := &Set{name: "OCPI 2.1.1", compiler: c, compiled: map[string]*jsonschema.Schema{}}
 	s.resolve = func(name string) (string, error) {
+		if u, ok := composite211(name); ok {
+			return u, nil
+		}
 		if slices.Contains(paths, "V2_1_1/Common/"+name) && name != "common" {
 			return base211 + "V2_1_1/Common/" + name + ".schema.json", nil
 		}

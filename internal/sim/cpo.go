@@ -20,6 +20,8 @@ type CPO struct {
 	tariffs   *directory
 	// st is the tokens, commands, sessions and CDRs side.
 	st *cpoState
+	// pay is the payments receiver side.
+	pay *cpoPayments
 }
 
 // StartCPO starts a CPO simulator with the modules a CPO offers.
@@ -36,6 +38,7 @@ func StartCPO(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)
 	p.Handle("locations", "SENDER", "/cpo/locations", c.handleLocations)
 	p.Handle("tariffs", "SENDER", "/cpo/tariffs", c.handleTariffs)
 	c.handleSessionModules()
+	c.handlePaymentModules()
 	return c, nil
 }
 
@@ -78,6 +81,10 @@ func (c *CPO) set(d *directory, obj any) error {
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
 		return err
+	}
+	if head.CC == "" {
+		// A legacy object has no owner fields: it is this CPO's.
+		head.CC, head.PID = c.opts.CountryCode, c.opts.PartyID
 	}
 	if !d.apply(http.MethodPut, []string{head.CC, head.PID, head.ID}, b) {
 		return fmt.Errorf("could not store %s", head.ID)

@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// BenchmarkUPIWebhook measures the payment gateway's webhook intake on both
+// engines next to the no-op: signature verification, the insert that
+// deduplicates by event id and the job enqueued in the same transaction
+// (the PG wants an answer within seconds). Every request is a new signed
+// Razorpay payment.captured event; the jobs it enqueues run in the
+// background on one worker, as they would in production.
+//
+//	go test -run '^$' -bench UPIWebhook -benchtime 5000x ./bench/
+func BenchmarkUPIWebhook(b *testing.B) {
+	for _, engine := range storetest.Engines() {
+		b.Run(string(engine), func(b *testing.B) {
+			cfg := app.Defaults()
+			cfg.DB = storetest.URL(b, engine)
+			cfg.Addr = "127.0.0.1:0"
+			cfg.AdminToken = hubtest.AdminToken
+			cfg.LogLevel = "error"
+			cfg.DevMode = true // the built-in PG simulator: its webhook secret signs below
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			a, err := app.New(context.Background(), cfg, app.Options{
+				Logger: hubtest.Logger(), Listener: l, Middleware: noopMiddleware,
+				JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1,
+					jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := a.Start(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				a.Close(ctx)
+			})
+			h := &benchHub{App: a, client: NewClient(workers())}
+			measure(b, h, webhookTarget(a.PublicURL()+app.UPIWebhookPath))
+		})
+	}
+}
+
+// webhookTarget posts a fresh signed payment.captured event per request.
+func webhookTarget(url string) Target {
+	var n atomic.Int64
+	return Target{Name: "POST upi webhook", NewRequest: func(ctx context.Context) (*http.Request, error) {
+		i := n.Add(1)
+		body := fmt.Appendf(nil, `{"entity":"event","account_id":"acc_bench","event":"payment.captured","contains":["payment"],`+
+			`"payload":{"payment":{"entity":{"id":"pay_bench%010d","entity":"payment","amount":50000,"currency":"INR",`+
+			`"status":"captured","order_id":"order_bench%010d","method":"upi","vpa":"driver@okbench","captured":true,`+
+			`"created_at":1767225600}}},"created_at":1767225600}`, i, i)
+		m := hmac.New(sha256.New, []byte(pgsim.DefaultWebhookSecret))
+		m.Write(body)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Razorpay-Signature", hex.EncodeToString(m.Sum(nil)))
+		req.Header.Set("X-Razorpay-Event-Id", fmt.Sprintf("evt_bench%010d", i))
+		return req, nil
+	}}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/upi"
+)
+
+const paymentUsage = `Usage: ocpihub payment <command> [flags]
+
+  list [--status S] [--attention]
+                        list UPI payments (newest changes last); --attention: those an operator must look at
+  show ID               show a payment with its chain: order, command, session, CDR, refunds, receipt, audit
+  resolve ID --note TEXT
+                        clear a payment's attention flag once dealt with (the note is audited)
+  refund ID --amount RUPEES [--refund-id ID] [--reason TEXT]
+                        refund part of a payment; the running hub sends it to the payment gateway
+                        (--refund-id is the idempotency key: repeating the command refunds once)
+
+Every command takes the serve flags (--db, …) and --json.
+`
+
+func cmdPayment(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(e.stdout, paymentUsage)
+		if len(args) == 0 {
+			return usageError{"payment needs a command"}
+		}
+		return nil
+	}
+	sub, rest := args[0], args[1:]
+	fs, cfg, apply := newFlagSet(e, "payment "+sub, "payment "+sub+" [flags]")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	var status, note, amount, refundID, reason *string
+	var attention *bool
+	switch sub {
+	case "list":
+		status = fs.String("status", "", "only payments in this state ("+strings.Join(upi.Statuses, ", ")+")")
+		attention = fs.Bool("attention", false, "only payments that need the operator")
+	case "show":
+	case "resolve":
+		note = fs.String("note", "", "what was done (required)")
+	case "refund":
+		amount = fs.String("amount", "", "amount in rupees, e.g. 120.50 (required)")
+		refundID = fs.String("refund-id", "", "idempotency key (default: generated; repeat it to retry safely)")
+		reason = fs.String("reason", "", "why, for the audit trail and the PG")
+	default:
+		return usageError{fmt.Sprintf("unknown payment command %q\n\n%s", sub, paymentUsage)}
+	}
+	if err := parseFlags(fs, rest); err != nil {
+		return err
+	}
+	var id string
+	if sub != "list" {
+		if fs.NArg() == 0 {
+			return usageError{"payment " + sub + " needs a payment ID (see ocpihub payment list)"}
+		}
+		id = fs.Arg(0)
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	var paise int64
+	if sub == "refund" {
+		p, err := pg.ParseRupees(*amount)
+		if err != nil || p <= 0 {
+			return usageError{"payment refund needs --amount in rupees, e.g. 120.50"}
+		}
+		paise = p
+		if *refundID == "" {
+			*refundID = "op-" + strings.ToLower(id) + "-" + strings.ReplaceAll(pg.FormatRupees(p), ".", "")
+		}
+	}
+	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	u := a.UPI
+
+	switch sub {
+	case "list":
+		f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
+		var list []*upi.PaymentView
+		page := ocpi.PageRequest{Limit: ocpi.MaxLimit}
+		for {
+			items, p, err := u.ListPayments(ctx, f, page)
+			if err != nil {
+				return err
+			}
+			list = append(list, items...)
+			if p.Last == nil || int64(p.Last.Offset) >= p.Total {
+				break
+			}
+			page.Offset, page.After = p.Last.Offset, p.Last
+		}
+		if *asJSON {
+			if list == nil {
+				list = []*upi.PaymentView{}
+			}
+			return print(e, true, map[string]any{"payments": list}, "")
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED")
+		for _, p := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
+				p.Attention, ago(p.LastUpdated.Time))
+		}
+		return tw.Flush()
+	case "show":
+		p, err := u.Payment(ctx, id)
+		if err != nil {
+			return err
+		}
+		return printPayment(e, *asJSON, p)
+	case "resolve":
+		p, err := u.ResolveAttention(ctx, id, *note)
+		if err != nil {
+			return err
+		}
+		return printPayment(e, *asJSON, p)
+	case "refund":
+		r, isNew, err := u.CreateRefund(ctx, upi.RefundRequest{RefundID: *refundID, PaymentID: id, Paise: paise, Reason: *reason})
+		if err != nil {
+			return err
+		}
+		head := "Refund queued: the running hub sends it to the payment gateway.\n"
+		if !isNew {
+			head = "This refund exists already (same refund id); nothing new was sent.\n"
+		}
+		return print(e, *asJSON, r, fmt.Sprintf("%s  refund_id: %s\n  payment:   %s\n  amount:    %s %s\n  status:    %s\n",
+			head, r.RefundID, r.PaymentID, r.Amount, r.Currency, r.Status))
+	}
+	return nil
+}
+
+func printPayment(e env, asJSON bool, p *upi.PaymentView) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Payment %s: %s (PG %s, %s)\n", p.ID, p.Status, p.PGPaymentID, p.PGStatus)
+	fmt.Fprintf(&b, "  amount %s %s · captured %s · cost %s · refunded %s (pending %s) · not refundable %s · shortfall %s\n",
+		p.Amount, p.Currency, p.Captured, p.Cost, p.Refunded, p.RefundPending, p.NotRefundable, p.Shortfall)
+	fmt.Fprintf(&b, "  QR %s → %s %s/%s/%s\n", p.QRRef, p.TenantID, p.LocationID, p.EVSEUID, p.ConnectorID)
+	if p.Attention != "" {
+		fmt.Fprintf(&b, "  ATTENTION: %s\n", p.Attention)
+	}
+	if c := p.Command; c != nil {
+		fmt.Fprintf(&b, "  command  START_SESSION %s, response %s, result %s\n", c.SentAt, orDash(c.Response), orDash(c.Result))
+	}
+	if s := p.Session; s != nil {
+		fmt.Fprintf(&b, "  session  %s/%s/%s %s, %s kWh, %s\n", s.CountryCode, s.PartyID, s.ID, s.Status, s.KWh, s.TotalCost)
+	}
+	if c := p.CDR; c != nil {
+		fmt.Fprintf(&b, "  cdr      %s, %s kWh, %s\n", c.ID, c.TotalKWh, c.TotalCost)
+	}
+	for _, r := range p.Refunds {
+		fmt.Fprintf(&b, "  refund   %s %s %s (%s) %s\n", r.RefundID, r.Amount, r.Status, r.Kind, r.Reason)
+	}
+	if r := p.Receipt; r != nil {
+		fmt.Fprintf(&b, "  receipt  %s\n", r.URL)
+	}
+	for _, a := range p.Audit {
+		fmt.Fprintf(&b, "  %s  %-6s %s → %s  %s\n", a.At, a.Actor, orDash(a.From), a.To, a.Note)
+	}
+	return print(e, asJSON, p, b.String())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

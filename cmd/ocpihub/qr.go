@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/upi"
+)
+
+const qrUsage = `Usage: ocpihub qr <command> [flags]
+
+  create --location ID --evse UID --connector ID [--ref REF] [--tenant CC*PID]
+                        map a new QR sticker to a connector of the directory (REF: 4–36 letters,
+                        digits, - or _; generated when omitted; the tenant is the CPO party,
+                        found from the location when omitted)
+  list [--all]          list active mappings (--all: disabled ones too)
+  show REF              show one mapping and the URL its QR code encodes
+  disable REF           stop a sticker taking payments (the connector may then get a new one)
+  render REF [--format png|svg|pdf] [--out FILE]
+                        draw the printable sticker (default: PDF to qr-REF.pdf)
+
+Every command takes the serve flags (--db, --public-url, …) and --json.
+`
+
+func cmdQR(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(e.stdout, qrUsage)
+		if len(args) == 0 {
+			return usageError{"qr needs a command"}
+		}
+		return nil
+	}
+	sub, rest := args[0], args[1:]
+	fs, cfg, apply := newFlagSet(e, "qr "+sub, "qr "+sub+" [flags]")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	var in upi.QRCreate
+	var all *bool
+	var format, out *string
+	switch sub {
+	case "create":
+		fs.StringVar(&in.LocationID, "location", "", "location id (required)")
+		fs.StringVar(&in.EVSEUID, "evse", "", "EVSE uid (required)")
+		fs.StringVar(&in.ConnectorID, "connector", "", "connector id (required)")
+		fs.StringVar(&in.QRRef, "ref", "", "the reference printed in the code (default: generated)")
+		fs.StringVar(&in.TenantID, "tenant", "", "the CPO party owning the location, CC*PID (default: from the location)")
+	case "list":
+		all = fs.Bool("all", false, "include disabled mappings")
+	case "show", "disable":
+	case "render":
+		format = fs.String("format", "pdf", "png, svg or pdf")
+		out = fs.String("out", "", "file to write (default qr-REF.FORMAT; - for stdout)")
+	default:
+		return usageError{fmt.Sprintf("unknown qr command %q\n\n%s", sub, qrUsage)}
+	}
+	if err := parseFlags(fs, rest); err != nil {
+		return err
+	}
+	var ref string
+	if sub == "show" || sub == "disable" || sub == "render" {
+		if fs.NArg() == 0 {
+			return usageError{"qr " + sub + " needs a QR reference (see ocpihub qr list)"}
+		}
+		ref = fs.Arg(0)
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	if err := apply(); err != nil {
+		return err
+	}
+	if sub == "create" && (in.LocationID == "" || in.EVSEUID == "" || in.ConnectorID == "") {
+		return usageError{"qr create needs --location, --evse and --connector"}
+	}
+	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	u := a.UPI
+
+	switch sub {
+	case "create":
+		m, err := u.CreateQR(ctx, in)
+		if err != nil {
+			return err
+		}
+		return printQR(e, *asJSON, m, "QR mapping created. Print its sticker with: ocpihub qr render "+m.QRRef+"\n")
+	case "list":
+		f := upi.QRFilter{Status: upi.QRActive}
+		if *all {
+			f.Status = ""
+		}
+		var list []*upi.QRMapping
+		page := ocpi.PageRequest{Limit: ocpi.MaxLimit}
+		for {
+			items, p, err := u.ListQR(ctx, f, page)
+			if err != nil {
+				return err
+			}
+			list = append(list, items...)
+			if p.Last == nil || int64(p.Last.Offset) >= p.Total {
+				break
+			}
+			page.Offset, page.After = p.Last.Offset, p.Last
+		}
+		if *asJSON {
+			if list == nil {
+				list = []*upi.QRMapping{}
+			}
+			return print(e, true, map[string]any{"qr_mappings": list}, "")
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL")
+		for _, m := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
+		}
+		return tw.Flush()
+	case "show":
+		m, err := u.QR(ctx, ref)
+		if err != nil {
+			return err
+		}
+		return printQR(e, *asJSON, m, "")
+	case "disable":
+		m, err := u.DisableQR(ctx, ref)
+		if err != nil {
+			return err
+		}
+		return printQR(e, *asJSON, m, "Disabled: the sticker takes no more payments.\n")
+	case "render":
+		f := strings.ToLower(*format)
+		b, err := u.Sticker(ctx, ref, f)
+		if err != nil {
+			return err
+		}
+		path := *out
+		if path == "" {
+			path = "qr-" + ref + "." + f
+		}
+		if path == "-" {
+			_, err = e.stdout.Write(b)
+			return err
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+		return print(e, *asJSON, map[string]any{"file": path, "format": f, "bytes": len(b)},
+			fmt.Sprintf("Sticker written to %s (%s).\n", path, humanBytes(len(b))))
+	}
+	return nil
+}
+
+func printQR(e env, asJSON bool, m *upi.QRMapping, prefix string) error {
+	text := fmt.Sprintf("%sQR %s (%s)\n  tenant:    %s\n  connector: %s / %s / %s\n  url:       %s\n",
+		prefix, m.QRRef, m.Status, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.URL)
+	return print(e, asJSON, m, text)
+}
+
+func humanBytes(n int) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+}

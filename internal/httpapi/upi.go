@@ -1,0 +1,249 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/upi"
+)
+
+// The UPI routes (DESIGN §4): the PG's webhook (public, authenticated by
+// its signature), the operator's API for QR mappings, refunds and payments
+// (admin), and the driver's pages (upi_pages.go).
+func (s *Server) upiRoutes() {
+	const base = "/ocpi/2.2.1/payments/upi"
+	s.handle("POST "+base+"/webhook", public, s.handleUPIWebhook)
+	s.handle("POST "+base+"/qr", admin, s.handleQRCreate)
+	s.handle("GET "+base+"/qr", admin, s.handleQRList)
+	s.handle("GET "+base+"/qr/{qr_ref}", admin, s.handleQRGet)
+	s.handle("POST "+base+"/qr/{qr_ref}/disable", admin, s.handleQRDisable)
+	s.handle("GET "+base+"/qr/{qr_ref}/sticker/{format}", admin, s.handleQRSticker)
+	s.handle("POST "+base+"/refunds", admin, s.handleRefundCreate)
+	s.handle("GET "+base+"/refunds", admin, s.handleRefundList)
+	s.handle("GET "+base+"/refunds/{refund_id}", admin, s.handleRefundGet)
+	s.handle("GET "+base+"/payments", admin, s.handlePaymentList)
+	s.handle("GET "+base+"/payments/attention", admin, s.handlePaymentAttention)
+	s.handle("GET "+base+"/payments/{payment_id}", admin, s.handlePaymentGet)
+	s.handle("POST "+base+"/payments/{payment_id}/resolve", admin, s.handlePaymentResolve)
+	s.upiPages()
+}
+
+// handleUPIWebhook receives the payment gateway's webhooks: verified,
+// stored and answered at once; the work happens in a job.
+func (s *Server) handleUPIWebhook(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.UPI.ReceiveWebhook(upi.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
+		return err
+	}
+	return s.ok(w, nil)
+}
+
+func (s *Server) handleQRCreate(w http.ResponseWriter, r *http.Request) error {
+	var in upi.QRCreate
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	m, err := s.cfg.UPI.CreateQR(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return s.created(w, m)
+}
+
+func (s *Server) handleQRList(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	f := upi.QRFilter{Status: strings.ToUpper(r.URL.Query().Get("status")), LocationID: r.URL.Query().Get("location_id")}
+	if f.Status != "" && f.Status != upi.QRActive && f.Status != upi.QRDisabled {
+		return ocpi.Invalid("status", "must be ACTIVE or DISABLED")
+	}
+	items, page, err := s.cfg.UPI.ListQR(r.Context(), f, req)
+	if err != nil {
+		return err
+	}
+	return s.page(w, r, req, items, len(items), page)
+}
+
+func (s *Server) handleQRGet(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.cfg.UPI.QR(r.Context(), r.PathValue("qr_ref"))
+	if err != nil {
+		return err
+	}
+	return s.ok(w, m)
+}
+
+func (s *Server) handleQRDisable(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.cfg.UPI.DisableQR(r.Context(), r.PathValue("qr_ref"))
+	if err != nil {
+		return err
+	}
+	return s.ok(w, m)
+}
+
+// handleQRSticker serves the printable sticker of a mapping as PNG, SVG or
+// PDF.
+func (s *Server) handleQRSticker(w http.ResponseWriter, r *http.Request) error {
+	format := strings.ToLower(r.PathValue("format"))
+	ref := r.PathValue("qr_ref")
+	b, err := s.cfg.UPI.Sticker(r.Context(), ref, format)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", upi.StickerFormats[format])
+	w.Header().Set("Content-Disposition", `inline; filename="qr-`+ref+`.`+format+`"`)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, err = w.Write(b)
+	return err
+}
+
+// refundBody is the body of POST …/upi/refunds (upi.md §5). refund_amount
+// is decimal rupees, as a string ("12.50", the seed's money convention) or
+// a JSON number.
+type refundBody struct {
+	RefundID     string          `json:"refund_id"`
+	PaymentID    string          `json:"payment_id"`
+	RefundAmount json.RawMessage `json:"refund_amount"`
+	Reason       string          `json:"reason"`
+}
+
+func (s *Server) handleRefundCreate(w http.ResponseWriter, r *http.Request) error {
+	var in refundBody
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	req := upi.RefundRequest{RefundID: in.RefundID, PaymentID: in.PaymentID, Reason: in.Reason}
+	if in.RefundID == "" {
+		return ocpi.Invalid("refund_id", "is required: it is the idempotency key")
+	}
+	if in.PaymentID == "" {
+		return ocpi.Invalid("payment_id", "is required")
+	}
+	paise, err := rupeesField(in.RefundAmount)
+	if err != nil {
+		return ocpi.Invalid("refund_amount", err.Error())
+	}
+	req.Paise = paise
+	ref, isNew, err := s.cfg.UPI.CreateRefund(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if isNew {
+		return s.created(w, ref)
+	}
+	return s.ok(w, ref)
+}
+
+// rupeesField reads a decimal amount of rupees from a JSON string or
+// number, exactly.
+func rupeesField(raw json.RawMessage) (int64, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, errString("is required (decimal rupees, e.g. \"12.50\")")
+	}
+	text := string(raw)
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return 0, errString("must be decimal rupees, e.g. \"12.50\"")
+		}
+	}
+	p, err := pg.ParseRupees(text)
+	if err != nil {
+		return 0, errString("must be decimal rupees with at most two decimals, e.g. \"12.50\"")
+	}
+	return p, nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func (s *Server) handleRefundList(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := upi.RefundFilter{Status: strings.ToUpper(q.Get("status")), PaymentID: q.Get("payment_id")}
+	if f.Status != "" && !slices.Contains([]string{upi.RefundQueued, upi.RefundPending, upi.RefundProcessed, upi.RefundFailed}, f.Status) {
+		return ocpi.Invalid("status", "must be QUEUED, PENDING, PROCESSED or FAILED")
+	}
+	items, page, err := s.cfg.UPI.ListRefunds(r.Context(), f, req)
+	if err != nil {
+		return err
+	}
+	return s.page(w, r, req, items, len(items), page)
+}
+
+func (s *Server) handleRefundGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := s.cfg.UPI.Refund(r.Context(), r.PathValue("refund_id"))
+	if err != nil {
+		return err
+	}
+	return s.ok(w, ref)
+}
+
+func (s *Server) handlePaymentList(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	f := upi.PaymentFilter{Status: strings.ToUpper(q.Get("status")), QRRef: q.Get("qr_ref")}
+	if f.Status != "" && !slices.Contains(upi.Statuses, f.Status) {
+		return ocpi.Invalid("status", "must be one of "+strings.Join(upi.Statuses, ", "))
+	}
+	if a := q.Get("attention"); a != "" {
+		b, err := strconv.ParseBool(a)
+		if err != nil {
+			return ocpi.Invalid("attention", "must be true or false")
+		}
+		f.Attention = b
+	}
+	return s.paymentList(w, r, f)
+}
+
+// handlePaymentAttention lists the payments an operator must look at.
+func (s *Server) handlePaymentAttention(w http.ResponseWriter, r *http.Request) error {
+	return s.paymentList(w, r, upi.PaymentFilter{Attention: true})
+}
+
+func (s *Server) paymentList(w http.ResponseWriter, r *http.Request, f upi.PaymentFilter) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := s.cfg.UPI.ListPayments(r.Context(), f, req)
+	if err != nil {
+		return err
+	}
+	return s.page(w, r, req, items, len(items), page)
+}
+
+func (s *Server) handlePaymentGet(w http.ResponseWriter, r *http.Request) error {
+	p, err := s.cfg.UPI.Payment(r.Context(), r.PathValue("payment_id"))
+	if err != nil {
+		return err
+	}
+	return s.ok(w, p)
+}
+
+func (s *Server) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Note string `json:"note"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	p, err := s.cfg.UPI.ResolveAttention(r.Context(), r.PathValue("payment_id"), in.Note)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, p)
+}

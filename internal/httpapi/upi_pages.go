@@ -1,0 +1,279 @@
+package httpapi
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/upi"
+)
+
+//go:embed pages/*.html
+var pageFS embed.FS
+
+// pageTemplates are the driver's pages, each a layout with its content.
+type pageTemplates map[string]*template.Template
+
+func parsePages() pageTemplates {
+	out := pageTemplates{}
+	for _, name := range []string{"landing", "status", "receipt", "message"} {
+		out[name] = template.Must(template.ParseFS(pageFS, "pages/layout.html", "pages/"+name+".html"))
+	}
+	return out
+}
+
+// upiPages registers the driver's pages: the landing page of a sticker, the
+// status page of an order, and receipts. They are public, HTML (JSON for
+// the small endpoints their scripts poll), and never cached.
+func (s *Server) upiPages() {
+	s.pages = parsePages()
+	s.mux.HandleFunc("GET /qr/{qr_ref}", s.pageLanding)
+	s.mux.HandleFunc("POST /qr/{qr_ref}", s.pageOrder)
+	s.mux.HandleFunc("GET /qr/{qr_ref}/connector", s.pageConnectorJSON)
+	s.mux.HandleFunc("GET /pay/{order_id}", s.pageStatus)
+	s.mux.HandleFunc("GET /pay/{order_id}/status", s.pageStatusJSON)
+	s.mux.HandleFunc("GET /pay/{order_id}/qr.png", s.pagePayQR)
+	s.mux.HandleFunc("GET /receipts/{receipt}", s.pageReceipt)
+}
+
+// render writes a page; title is its <title>.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data map[string]any) {
+	var buf bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
+		s.logger.ErrorContext(r.Context(), "page failed", "page", name, "error", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	// Order and receipt URLs are secrets: never leak them in a Referer.
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'self'; form-action 'self'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// pageError answers a page request that failed: not found, refused or
+// broken, as a page people can read.
+func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
+	status, title, msg := http.StatusInternalServerError, "Something went wrong", "Please try again in a moment."
+	var oe *ocpi.Error
+	switch {
+	case ocpi.IsNotFound(err):
+		status, title, msg = http.StatusNotFound, "Not found", "This code or link is not known. Check that you scanned the code on the charger."
+	case errors.As(err, &oe) && oe.Code == ocpi.EUNAVAILABLE:
+		status, title, msg = http.StatusServiceUnavailable, "Not available right now", oe.Message
+	case errors.As(err, &oe) && oe.Code == ocpi.EINVALID:
+		status, title, msg = http.StatusBadRequest, "Cannot do that", oe.Message
+	default:
+		s.logger.ErrorContext(r.Context(), "page failed", "path", r.URL.Path, "error", err)
+	}
+	s.render(w, r, status, "message", map[string]any{"Title": title, "Message": msg})
+}
+
+func (s *Server) pageLanding(w http.ResponseWriter, r *http.Request) {
+	l, err := s.cfg.UPI.Landing(r.Context(), r.PathValue("qr_ref"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "landing", map[string]any{"Title": landingTitle(l), "Landing": l})
+}
+
+func landingTitle(l *upi.Landing) string {
+	if l.Connector != nil && l.Connector.LocationName != "" {
+		return "Charge at " + l.Connector.LocationName
+	}
+	return "Charge with UPI"
+}
+
+// pageOrder takes the landing page's form: a preset amount or a custom
+// one, and an optional e-mail. A good choice creates the order and goes to
+// its status page (303); a bad one shows the form again with the error.
+func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
+	ref := r.PathValue("qr_ref")
+	if err := r.ParseForm(); err != nil {
+		s.pageError(w, r, ocpi.Invalid("body", "is not a form"))
+		return
+	}
+	custom := strings.TrimSpace(r.PostForm.Get("custom"))
+	email := strings.TrimSpace(r.PostForm.Get("email"))
+	amount := custom
+	if amount == "" {
+		amount = r.PostForm.Get("amount")
+	}
+	fail := func(msg string) {
+		l, err := s.cfg.UPI.Landing(r.Context(), ref)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		s.render(w, r, http.StatusUnprocessableEntity, "landing", map[string]any{"Title": landingTitle(l), "Landing": l,
+			"Error": msg, "Custom": custom, "Email": email})
+	}
+	paise, err := pg.ParseRupees(amount)
+	if err != nil || amount == "" {
+		fail("Choose an amount, or enter one in rupees (for example 250 or 250.50).")
+		return
+	}
+	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email})
+	var oe *ocpi.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &oe) && oe.Code == ocpi.EINVALID:
+		fail(strings.TrimPrefix(oe.Message, "invalid "))
+		return
+	default:
+		s.pageError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/pay/"+o.ID, http.StatusSeeOther)
+}
+
+// pageConnectorJSON is the landing page's live view of the connector.
+func (s *Server) pageConnectorJSON(w http.ResponseWriter, r *http.Request) {
+	l, err := s.cfg.UPI.Landing(r.Context(), r.PathValue("qr_ref"))
+	if err != nil {
+		s.pageJSONError(w, r, err)
+		return
+	}
+	status := ""
+	if l.Connector != nil {
+		status = l.Connector.Status
+	}
+	pageJSON(w, map[string]any{"status": status, "available": l.Refusal == "", "refusal": l.Refusal})
+}
+
+func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) {
+	o, err := s.cfg.UPI.Order(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	st, err := s.cfg.UPI.OrderStatus(r.Context(), o)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	data := map[string]any{"Title": st.Title, "Order": o, "Status": st, "Where": o.QRRef}
+	if l, err := s.cfg.UPI.Landing(r.Context(), o.QRRef); err == nil && l.Connector != nil {
+		data["Where"] = strings.TrimSpace(l.Connector.LocationName + " · " + l.Connector.Label())
+	}
+	// html/template refuses schemes it does not know; these come from the
+	// PG and are checked here.
+	if strings.HasPrefix(o.Intent, "upi://") {
+		data["Intent"] = template.URL(o.Intent)
+	}
+	if strings.HasPrefix(o.QRImageURL, "https://") || strings.HasPrefix(o.QRImageURL, "http://") {
+		data["CheckoutURL"] = template.URL(o.QRImageURL)
+	}
+	data["HasQR"] = o.Intent != "" && s.cfg.UPI.CanDrawQR(r.Context())
+	s.render(w, r, http.StatusOK, "status", data)
+}
+
+// pageStatusJSON is what the status page polls.
+func (s *Server) pageStatusJSON(w http.ResponseWriter, r *http.Request) {
+	o, err := s.cfg.UPI.Order(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		s.pageJSONError(w, r, err)
+		return
+	}
+	st, err := s.cfg.UPI.OrderStatus(r.Context(), o)
+	if err != nil {
+		s.pageJSONError(w, r, err)
+		return
+	}
+	pageJSON(w, st)
+}
+
+// pagePayQR draws the order's UPI intent as a QR code, for desktops.
+func (s *Server) pagePayQR(w http.ResponseWriter, r *http.Request) {
+	o, err := s.cfg.UPI.Order(r.Context(), r.PathValue("order_id"))
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	png, err := s.cfg.UPI.IntentQR(r.Context(), o)
+	if err != nil {
+		s.logger.WarnContext(r.Context(), "UPI QR not drawn", "error", err)
+		http.Error(w, "no QR code", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "private, max-age=900")
+	w.Header().Set("Content-Length", strconv.Itoa(len(png)))
+	_, _ = w.Write(png)
+}
+
+// pageReceipt serves a receipt: /receipts/{id} as a page, /receipts/{id}.pdf
+// as a PDF download.
+func (s *Server) pageReceipt(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("receipt")
+	if id, ok := strings.CutSuffix(name, ".pdf"); ok {
+		pdf, err := s.cfg.UPI.ReceiptPDF(r.Context(), id)
+		if err != nil {
+			s.pageError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Header().Set("Content-Disposition", `attachment; filename="receipt-`+id[:8]+`.pdf"`)
+		w.Header().Set("Cache-Control", "private, no-store")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("Content-Length", strconv.Itoa(len(pdf)))
+		_, _ = w.Write(pdf)
+		return
+	}
+	rc, err := s.cfg.UPI.Receipt(r.Context(), name)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "receipt", map[string]any{"Title": "Receipt " + rc.Display(rc.Amount), "Receipt": rc,
+		"Local": func(d ocpi.DateTime) string { return localTime(d.Time, rc.Currency) }})
+}
+
+// localTime writes a time for a receipt: Indian Standard Time for rupees,
+// UTC otherwise.
+func localTime(t time.Time, currency string) string {
+	if t.IsZero() {
+		return ""
+	}
+	if currency == pg.CurrencyINR {
+		return t.In(time.FixedZone("IST", 5*3600+1800)).Format("2 Jan 2006, 15:04 IST")
+	}
+	return t.UTC().Format("2 Jan 2006, 15:04 UTC")
+}
+
+func pageJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	_, _ = w.Write(b)
+}
+
+func (s *Server) pageJSONError(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	if ocpi.IsNotFound(err) {
+		status = http.StatusNotFound
+	} else {
+		s.logger.ErrorContext(r.Context(), "page data failed", "path", r.URL.Path, "error", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"error":"` + http.StatusText(status) + `"}`))
+}

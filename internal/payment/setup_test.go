@@ -1,0 +1,218 @@
+package payment_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/schematest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+// bundle is a hub with two CPOs, an eMSP and a PTP registered. CPO One
+// (IN/CP1) publishes LOC1 (EVSEs E1, E2) and LOC2 (E3), priced by tariff T1
+// with a preauthorize_amount of 50; CPO Two (IN/CP2) publishes LOC9 (E9).
+type bundle struct {
+	h      *hubtest.Hub
+	cpo    *sim.CPO
+	cpo2   *sim.CPO
+	emsp   *sim.EMSP
+	ptp    *sim.PTP
+	events *hubtest.Recorder
+	ctx    context.Context
+}
+
+// options records events and makes the outbox and commands fast.
+func options(o *hubtest.Options) {
+	o.Events = hubtest.NewRecorder()
+	o.Config = func(c *app.Config) {
+		c.PushBackoff = 20 * time.Millisecond
+		c.PushMaxAttempts = 5
+		c.ForwardTimeout = 2 * time.Second
+		c.SyncInterval = 0
+	}
+}
+
+// setup registers the partners; ptpVersion is the version the PTP speaks
+// ("2.2.1" or "2.3.0").
+func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
+	t.Helper()
+	b := &bundle{h: h, ctx: hubtest.Ctx(t, 90*time.Second), events: h.Events.(*hubtest.Recorder)}
+	reg := func(p *sim.Platform) {
+		t.Cleanup(p.Close)
+		h.Register(t, p)
+	}
+	var err error
+	if b.cpo, err = sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.cpo.Platform)
+	if b.cpo2, err = sim.StartCPO("CPO Two", "IN", "CP2", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.cpo2.Platform)
+	if b.emsp, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.emsp.Platform)
+	if b.ptp, err = sim.StartPTP("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) {
+		o.Versions = []string{ptpVersion}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	reg(b.ptp.Platform)
+	if got := b.ptp.HubVersion(); got != ptpVersion {
+		t.Fatalf("the PTP speaks %s with the hub, want %s", got, ptpVersion)
+	}
+	tariff := map[string]any{"country_code": "IN", "party_id": "CP1", "id": "T1", "currency": "INR", "type": "AD_HOC_PAYMENT",
+		"preauthorize_amount": 50, "elements": []any{map[string]any{"price_components": []any{
+			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}},
+		"last_updated": ocpi.NewDateTime(time.Now())}
+	if err := b.cpo.PutTariff(b.ctx, "T1", tariff); err != nil {
+		t.Fatal(err)
+	}
+	for id, evses := range map[string][]string{"LOC1": {"E1", "E2"}, "LOC2": {"E3"}} {
+		if err := b.cpo.PutLocation(b.ctx, id, priced(sim.LocationObject("IN", "CP1", id, evses...), "T1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.cpo2.PublishLocation(b.ctx, "LOC9", "E9"); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// priced makes every connector of a location name a tariff.
+func priced(loc map[string]any, tariff string) map[string]any {
+	for _, e := range loc["evses"].([]any) {
+		for _, c := range e.(map[string]any)["connectors"].([]any) {
+			c.(map[string]any)["tariff_ids"] = []any{tariff}
+		}
+	}
+	return loc
+}
+
+// data decodes an answer's data.
+func data(t *testing.T, resp *ocpiclient.Response, out any) {
+	t.Helper()
+	if resp.Envelope == nil || len(resp.Envelope.Data) == 0 {
+		t.Fatalf("answer without data: HTTP %d %s", resp.HTTPStatus, resp.Body)
+	}
+	if err := json.Unmarshal(resp.Envelope.Data, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// must checks an answer's HTTP status and status_code.
+func must(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
+	t.Helper()
+	if resp == nil {
+		t.Fatalf("call failed: %v", err)
+	}
+	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
+		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
+	}
+	return resp
+}
+
+// refused checks a refusal: HTTP status, status_code and the field named.
+func refused(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int, field string) {
+	t.Helper()
+	must(t, resp, err, httpStatus, code)
+	got := ""
+	if e := resp.Envelope.Error; e != nil && e.Details != nil {
+		got = e.Details.Field
+	}
+	if got != field {
+		t.Fatalf("error names field %q, want %q: %s", got, field, resp.Body)
+	}
+}
+
+// wait waits until cond holds, re-checking whenever p receives a request.
+func wait(t *testing.T, ctx context.Context, p *sim.Platform, what string, cond func() bool) {
+	t.Helper()
+	if err := p.Until(ctx, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// terminalAt reads a terminal from the hub as a CPO (nil when 404).
+func terminalAt(t *testing.T, ctx context.Context, c *sim.CPO, id string) map[string]any {
+	t.Helper()
+	resp, err := c.Payments(ctx, http.MethodGet, "/terminals/"+id, nil, nil)
+	if resp == nil {
+		t.Fatal(err)
+	}
+	if resp.HTTPStatus == http.StatusNotFound {
+		return nil
+	}
+	var term map[string]any
+	data(t, must(t, resp, err, http.StatusOK, 1000), &term)
+	return term
+}
+
+// list reads a payments list from the hub and returns its items.
+func list(t *testing.T, ctx context.Context, p *sim.Platform, role, path string) []map[string]any {
+	t.Helper()
+	base, ok := p.HubEndpoint("payments", role)
+	if !ok {
+		t.Fatal("no payments endpoint")
+	}
+	resp, err := p.Raw(ctx, http.MethodGet, base+path, nil, nil)
+	var items []map[string]any
+	data(t, must(t, resp, err, http.StatusOK, 1000), &items)
+	return items
+}
+
+// schema validates a body a simulator received against one of the schemas.
+func schema(t *testing.T, name string, body any) {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schematest.OCPI221().Validate(name, b); err != nil {
+		t.Errorf("%s received: %v\n%s", name, err, b)
+	}
+}
+
+// strs reads a JSON list of strings.
+func strs(v any) []string {
+	items, _ := v.([]any)
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i], _ = it.(string)
+	}
+	return out
+}
+
+func join(v any) string { return strings.Join(strs(v), ",") }
+
+// counter reads a counter of the hub's registry with a label value.
+func counter(t *testing.T, h *hubtest.Hub, name, label string) float64 {
+	t.Helper()
+	mfs, err := h.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == label {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}

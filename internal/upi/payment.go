@@ -1,0 +1,258 @@
+package upi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Payment states (upi.md §4). Terminal: FAILED, EXPIRED, SETTLED, REFUNDED
+// (a FAILED payment still moves to CAPTURED when the PG captures it late).
+const (
+	StatusPending          = "PENDING"           // paid at the PG but not yet captured; polled
+	StatusFailed           = "FAILED"            // the PG says it failed: no session
+	StatusExpired          = "EXPIRED"           // still pending when the payment window closed
+	StatusCaptured         = "CAPTURED"          // captured and verified; START_SESSION queued
+	StatusSessionRequested = "SESSION_REQUESTED" // START_SESSION sent
+	StatusCharging         = "CHARGING"          // the CPO's session carries our reference
+	StatusSettled          = "SETTLED"           // CDR reconciled against the capture
+	StatusRefunding        = "REFUNDING"         // a full refund is under way
+	StatusRefunded         = "REFUNDED"          // refunded in full
+)
+
+// Statuses lists every payment state.
+var Statuses = []string{StatusPending, StatusFailed, StatusExpired, StatusCaptured, StatusSessionRequested, StatusCharging,
+	StatusSettled, StatusRefunding, StatusRefunded}
+
+// Actors of audit records.
+const (
+	actorPG       = "pg"
+	actorCPO      = "cpo"
+	actorOperator = "operator"
+	actorSystem   = "system"
+)
+
+// Attention reasons.
+const (
+	AttentionCDRMissing     = "cdr_missing"
+	AttentionShortfall      = "shortfall"
+	AttentionRefundFailed   = "refund_failed"
+	AttentionSessionLate    = "session_after_refund"
+	AttentionSecondSession  = "second_session"
+	AttentionSecondCDR      = "second_cdr"
+	AttentionCDRCurrency    = "cdr_currency"
+	AttentionCreditCDR      = "credit_cdr"
+	AttentionLongSession    = "session_not_completed"
+	AttentionRefundedAtPG   = "refunded_outside"
+	AttentionStartUndecided = "start_undelivered"
+)
+
+// payment is a payment row.
+type payment struct {
+	pk                 int64
+	ID                 string
+	PGPaymentID        string
+	orderPK            int64
+	QRRef              string
+	ref                ConnectorRef
+	Amount             pg.Amount
+	Status             string
+	PGStatus           pg.PaymentStatus
+	PayerVPA           string
+	ErrorCode          string
+	ErrorDescription   string
+	Captured           int64
+	CaptureTime        int64
+	Reserved           int64
+	Refunded           int64
+	Cost               int64
+	NotRefundable      int64
+	Shortfall          int64
+	TokenUID           string
+	TokenType          string
+	CommandID          string
+	CommandSentAt      int64
+	CommandResponse    string
+	CommandResult      string
+	session            sessionRef
+	SessionStatus      string
+	SessionKWh         string
+	SessionCost        int64
+	SessionStart       int64
+	SessionEnd         int64
+	CDRID              string
+	CDRKWh             string
+	SettledAt          int64
+	Attention          string
+	AttentionAt        int64
+	CreatedAt, Updated int64
+}
+
+type sessionRef struct{ CountryCode, PartyID, ID string }
+
+// paymentCols are the columns of a payment row in scanPayment's order.
+var paymentCols = strings.Fields(`pk id pg_payment_id order_pk qr_ref country_code party_id location_id evse_uid connector_id
+	amount_paise currency status pg_status payer_vpa error_code error_description captured_paise capture_time
+	refund_reserved_paise refunded_paise cost_paise not_refundable_paise shortfall_paise token_uid token_type
+	command_id command_sent_at command_response command_result session_country_code session_party_id session_id
+	session_status session_kwh session_cost_paise session_start session_end cdr_id cdr_kwh settled_at attention
+	attention_at created_at last_updated`)
+
+var paymentColumns = strings.Join(paymentCols, ", ")
+
+func scanPayment(row interface{ Scan(...any) error }) (*payment, error) {
+	var p payment
+	var pgStatus string
+	err := row.Scan(&p.pk, &p.ID, &p.PGPaymentID, &p.orderPK, &p.QRRef, &p.ref.CountryCode, &p.ref.PartyID, &p.ref.LocationID,
+		&p.ref.EVSEUID, &p.ref.ConnectorID, &p.Amount.Paise, &p.Amount.Currency, &p.Status, &pgStatus, &p.PayerVPA,
+		&p.ErrorCode, &p.ErrorDescription, &p.Captured, &p.CaptureTime, &p.Reserved, &p.Refunded, &p.Cost, &p.NotRefundable,
+		&p.Shortfall, &p.TokenUID, &p.TokenType, &p.CommandID, &p.CommandSentAt, &p.CommandResponse, &p.CommandResult,
+		&p.session.CountryCode, &p.session.PartyID, &p.session.ID, &p.SessionStatus, &p.SessionKWh, &p.SessionCost,
+		&p.SessionStart, &p.SessionEnd, &p.CDRID, &p.CDRKWh, &p.SettledAt, &p.Attention, &p.AttentionAt, &p.CreatedAt, &p.Updated)
+	p.PGStatus = pg.PaymentStatus(pgStatus)
+	return &p, err
+}
+
+// lockPayment locks and reads a payment inside tx (a write to the row
+// first: PostgreSQL takes the row lock, SQLite holds the only writer). where
+// is "id = $1" or "pg_payment_id = $1".
+func lockPayment(ctx context.Context, tx *store.Tx, where string, arg any) (*payment, error) {
+	n, err := tx.Exec(ctx, "UPDATE upi_payments SET status = status WHERE "+where, arg)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, store.ErrNoRows
+	}
+	return scanPayment(tx.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE "+where, arg))
+}
+
+// readPayment reads a payment outside a transaction.
+func (s *Service) readPayment(ctx context.Context, q store.Querier, id string) (*payment, error) {
+	p, err := scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE id = $1", ocpi.Key(id)))
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, errNotFound("payment " + id)
+	}
+	return p, err
+}
+
+// save writes the mutable columns of p.
+func (s *Service) save(ctx context.Context, tx *store.Tx, p *payment) error {
+	p.Updated = s.micros()
+	_, err := tx.Exec(ctx, `UPDATE upi_payments SET status = $1, pg_status = $2, payer_vpa = $3, error_code = $4,
+		error_description = $5, captured_paise = $6, capture_time = $7, cost_paise = $8, not_refundable_paise = $9,
+		shortfall_paise = $10, token_uid = $11, token_type = $12, command_sent_at = $13, command_response = $14,
+		command_result = $15, session_country_code = $16, session_party_id = $17, session_id = $18, session_status = $19,
+		session_kwh = $20, session_cost_paise = $21, session_start = $22, session_end = $23, cdr_id = $24, cdr_kwh = $25,
+		settled_at = $26, attention = $27, attention_at = $28, last_updated = $29, command_id = $31 WHERE pk = $30`,
+		p.Status, string(p.PGStatus), p.PayerVPA, p.ErrorCode, p.ErrorDescription, p.Captured, p.CaptureTime, p.Cost,
+		p.NotRefundable, p.Shortfall, p.TokenUID, p.TokenType, p.CommandSentAt, p.CommandResponse, p.CommandResult,
+		p.session.CountryCode, p.session.PartyID, p.session.ID, p.SessionStatus, p.SessionKWh, p.SessionCost, p.SessionStart,
+		p.SessionEnd, p.CDRID, p.CDRKWh, p.SettledAt, p.Attention, p.AttentionAt, p.Updated, p.pk, p.CommandID)
+	return err
+}
+
+// transition moves p to a new state with an audit record. It does not save
+// p: the caller saves once after all its changes.
+func (s *Service) transition(ctx context.Context, tx *store.Tx, p *payment, to, actor, note string) error {
+	if p.Status == to {
+		return nil
+	}
+	from := p.Status
+	p.Status = to
+	s.metrics.transitions.WithLabelValues(to).Inc()
+	s.logger.InfoContext(ctx, "UPI payment state", "payment_id", p.ID, "pg_payment_id", p.PGPaymentID, "from", from, "to", to, "why", note)
+	return audit(ctx, tx, s.micros(), p.ID, "", from, to, actor, note)
+}
+
+func audit(ctx context.Context, tx *store.Tx, at int64, paymentID, refundID, from, to, actor, note string) error {
+	_, err := tx.Exec(ctx, `INSERT INTO upi_audit (payment_id, refund_id, from_state, to_state, actor, note, at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, paymentID, refundID, from, to, actor, truncate(note, 1000), at)
+	return err
+}
+
+// flag marks p for the operator: the reason, an audit record, the alert
+// metric and the payment.needs_attention event (cdr.missing too for a
+// missing CDR).
+func (s *Service) flag(ctx context.Context, tx *store.Tx, p *payment, reason, note string) error {
+	p.Attention, p.AttentionAt = reason, s.micros()
+	s.metrics.alerts.WithLabelValues(reason).Inc()
+	s.logger.WarnContext(ctx, "UPI payment needs attention", "payment_id", p.ID, "reason", reason, "why", note)
+	if err := audit(ctx, tx, p.AttentionAt, p.ID, "", p.Status, p.Status, actorSystem, "attention "+reason+": "+note); err != nil {
+		return err
+	}
+	data := map[string]any{"payment_id": p.ID, "pg_payment_id": p.PGPaymentID, "reason": reason, "description": note,
+		"status": p.Status, "location_id": p.ref.LocationID, "evse_uid": p.ref.EVSEUID, "connector_id": p.ref.ConnectorID}
+	if err := s.events.Emit(ctx, tx, event.Event{Name: event.PaymentNeedsAttention, Data: data}); err != nil {
+		return err
+	}
+	if reason == AttentionCDRMissing {
+		cpo := event.Party{Role: "CPO", CountryCode: p.ref.CountryCode, PartyID: p.ref.PartyID}
+		return s.events.Emit(ctx, tx, event.Event{Name: event.CDRMissing, Parties: []event.Party{cpo}, Data: map[string]any{
+			"payment_id": p.ID, "authorization_reference": p.ID, "session_id": p.session.ID,
+			"location_id": p.ref.LocationID, "evse_uid": p.ref.EVSEUID, "timestamp": ocpi.NewDateTime(s.now())}})
+	}
+	return nil
+}
+
+// ResolveAttention clears a payment's attention flag once an operator has
+// dealt with it; the note goes to the audit trail.
+func (s *Service) ResolveAttention(ctx context.Context, id, note string) (*PaymentView, error) {
+	if strings.TrimSpace(note) == "" {
+		return nil, ocpi.Invalid("note", "is required: say what was done")
+	}
+	if len(note) > 1000 {
+		return nil, ocpi.Invalid("note", "may have at most 1000 characters")
+	}
+	err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		p, err := lockPayment(ctx, tx, "id = $1", ocpi.Key(id))
+		if errors.Is(err, store.ErrNoRows) {
+			return errNotFound("payment " + id)
+		}
+		if err != nil {
+			return err
+		}
+		if p.Attention == "" {
+			return &ocpi.Error{Code: ocpi.EINVALID, Field: "payment_id", Issue: "needs no attention", Message: "payment " + id + " needs no attention"}
+		}
+		if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorOperator, "resolved "+p.Attention+": "+note); err != nil {
+			return err
+		}
+		p.Attention, p.AttentionAt = "", 0
+		return s.save(ctx, tx, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Payment(ctx, id)
+}
+
+// paymentEvent is the data of payment events.
+func (s *Service) paymentEvent(p *payment) map[string]any {
+	return map[string]any{
+		"payment_id": p.ID, "pg_payment_id": p.PGPaymentID, "qr_ref": p.QRRef, "status": p.Status,
+		"amount": pg.FormatRupees(p.Amount.Paise), "currency": p.Amount.Currency,
+		"location_id": p.ref.LocationID, "evse_uid": p.ref.EVSEUID, "connector_id": p.ref.ConnectorID,
+		"timestamp": ocpi.NewDateTime(s.now()),
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fmtPaise(p int64, currency string) string {
+	return fmt.Sprintf("%s %s", pg.FormatRupees(p), currency)
+}

@@ -1,0 +1,199 @@
+package upi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Receipt is the receipt of a settled payment (upi.md §6, seed §2.17): the
+// CDR and the money. Amounts are decimal rupees; Amount is what the driver
+// paid in the end (the capture less the refunds).
+type Receipt struct {
+	ID        string        `json:"id"`
+	CDRID     string        `json:"cdr_id"`
+	PaymentID string        `json:"payment_id"`
+	Amount    string        `json:"amount"`
+	Currency  string        `json:"currency"`
+	EnergyKWh string        `json:"energy_kwh"`
+	Timestamp ocpi.DateTime `json:"timestamp"`
+
+	PGPaymentID   string        `json:"pg_payment_id"`
+	PayerVPA      string        `json:"payer_vpa,omitempty"`
+	Captured      string        `json:"captured"`
+	Cost          string        `json:"cost"`
+	Refunded      string        `json:"refunded"`
+	NotRefundable string        `json:"not_refundable"`
+	Shortfall     string        `json:"shortfall"`
+	SessionStart  ocpi.DateTime `json:"session_start"`
+	SessionEnd    ocpi.DateTime `json:"session_end"`
+	LocationName  string        `json:"location_name,omitempty"`
+	Address       string        `json:"address,omitempty"`
+	EVSEID        string        `json:"evse_id,omitempty"`
+	ConnectorID   string        `json:"connector_id"`
+	Operator      string        `json:"operator"`
+	IssuedAt      ocpi.DateTime `json:"issued_at"`
+	// URL is the receipt's page; its PDF is URL + ".pdf".
+	URL string `json:"url"`
+}
+
+// Display returns an amount of the receipt as people read it ("₹1,234.50").
+func (r *Receipt) Display(rupees string) string {
+	p, err := pg.ParseRupees(rupees)
+	if err != nil {
+		return rupees
+	}
+	return pg.Amount{Paise: p, Currency: r.Currency}.Display()
+}
+
+// Duration is the session's length, rounded to the minute ("1 h 05 min").
+func (r *Receipt) Duration() string {
+	d := r.SessionEnd.Sub(r.SessionStart.Time).Round(time.Minute)
+	if d <= 0 {
+		return ""
+	}
+	h, m := int(d.Hours()), int(d.Minutes())%60
+	if h == 0 {
+		return fmt.Sprintf("%d min", m)
+	}
+	return fmt.Sprintf("%d h %02d min", h, m)
+}
+
+// ReceiptURL is the public URL of a receipt.
+func (s *Service) ReceiptURL(id string) string { return s.cfg.PublicURL + "/receipts/" + id }
+
+// issueReceipt builds, stores and announces the receipt of a settled
+// payment, and enqueues its delivery to the driver.
+func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cdr *ocpi.CDR) error {
+	cur := p.Amount.Currency
+	r := &Receipt{
+		ID: newReceiptID(), CDRID: cdr.ID, PaymentID: p.ID, Amount: pg.FormatRupees(p.Captured - p.Reserved), Currency: cur,
+		EnergyKWh: formatKWh(cdr.TotalEnergy.String()), Timestamp: cdr.EndDateTime, PGPaymentID: p.PGPaymentID,
+		PayerVPA: maskVPA(p.PayerVPA), Captured: pg.FormatRupees(p.Captured), Cost: pg.FormatRupees(p.Cost),
+		Refunded: pg.FormatRupees(p.Reserved), NotRefundable: pg.FormatRupees(p.NotRefundable),
+		Shortfall: pg.FormatRupees(p.Shortfall), SessionStart: cdr.StartDateTime, SessionEnd: cdr.EndDateTime,
+		ConnectorID: p.ref.ConnectorID, Operator: TenantOf(p.ref.CountryCode, p.ref.PartyID), IssuedAt: ocpi.NewDateTime(s.now()),
+	}
+	if l := cdr.CdrLocation; l != nil {
+		r.LocationName, r.Address, r.EVSEID, r.ConnectorID = l.Name, joinAddress(l.Address, l.City), l.EVSEID, l.ConnectorID
+	}
+	r.URL = s.ReceiptURL(r.ID)
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO upi_receipts (id, payment_id, cdr_id, amount_paise, currency, energy_kwh, ended_at, body, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.ID, p.ID, r.CDRID, p.Captured-p.Reserved, cur, r.EnergyKWh,
+		r.Timestamp.Micros(), string(body), s.micros())
+	if err != nil {
+		return err
+	}
+	if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorSystem, "receipt "+r.ID+" issued"); err != nil {
+		return err
+	}
+	if err := s.events.Emit(ctx, tx, event.Event{Name: event.ReceiptIssued, Data: map[string]any{
+		"receipt_id": r.ID, "payment_id": p.ID, "cdr_id": r.CDRID, "amount": r.Amount, "currency": cur,
+		"energy_kwh": r.EnergyKWh, "url": r.URL, "timestamp": r.Timestamp}}); err != nil {
+		return err
+	}
+	_, err = s.jobs.InsertTx(ctx, tx, notifyArgs{ReceiptID: r.ID}, &river.InsertOpts{Queue: jobs.QueueDefault})
+	return err
+}
+
+// maskVPA hides most of a payer's UPI address: "dr****@okpgsim".
+func maskVPA(v string) string {
+	user, host, ok := strings.Cut(v, "@")
+	if !ok || user == "" {
+		return ""
+	}
+	keep := min(2, len(user))
+	return user[:keep] + strings.Repeat("*", max(len(user)-keep, 2)) + "@" + host
+}
+
+// Receipt returns a stored receipt by its id.
+func (s *Service) Receipt(ctx context.Context, id string) (*Receipt, error) {
+	if len(id) != 32 {
+		return nil, errNotFound("receipt")
+	}
+	var body []byte
+	err := s.db.Read().QueryRow(ctx, "SELECT body FROM upi_receipts WHERE id = $1", id).Scan(&body)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, errNotFound("receipt")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Receipt
+	return &r, json.Unmarshal(body, &r)
+}
+
+// ReceiptPDF renders a stored receipt as a PDF.
+func (s *Service) ReceiptPDF(ctx context.Context, id string) ([]byte, error) {
+	r, err := s.Receipt(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.render.ReceiptPDF(ctx, r)
+	if errors.Is(err, ErrNoRenderer) {
+		return nil, &ocpi.Error{Code: ocpi.EUNAVAILABLE, Message: "receipts cannot be rendered as PDF: no renderer is configured", Err: err}
+	}
+	return b, err
+}
+
+// notifyArgs is the job that sends a receipt to the driver.
+type notifyArgs struct {
+	ReceiptID string `json:"receipt_id"`
+}
+
+func (notifyArgs) Kind() string { return "upi_receipt_notify" }
+
+type notifyWorker struct {
+	river.WorkerDefaults[notifyArgs]
+	s *Service
+}
+
+// Work sends a receipt through the notifier, once: to the e-mail address
+// the driver gave on the landing page, if any.
+func (w *notifyWorker) Work(ctx context.Context, job *river.Job[notifyArgs]) error {
+	s := w.s
+	var email string
+	var notified int64
+	err := s.db.Read().QueryRow(ctx, `SELECT o.email, r.notified_at FROM upi_receipts r
+		JOIN upi_payments p ON p.id = r.payment_id JOIN upi_orders o ON o.pk = p.order_pk WHERE r.id = $1`, job.Args.ReceiptID).Scan(&email, &notified)
+	if errors.Is(err, store.ErrNoRows) || err == nil && notified != 0 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r, err := s.Receipt(ctx, job.Args.ReceiptID)
+	if err != nil {
+		return err
+	}
+	n := ReceiptNotice{Receipt: r, Email: email}
+	if email != "" {
+		// The PDF travels as an attachment when it can be drawn; the link
+		// always does.
+		if pdf, err := s.render.ReceiptPDF(ctx, r); err == nil {
+			n.PDF = pdf
+		}
+	}
+	if err := s.notifier.SendReceipt(ctx, n); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE upi_receipts SET notified_at = $1 WHERE id = $2", s.micros(), r.ID)
+		return err
+	})
+}

@@ -1,0 +1,229 @@
+package upi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// MinRefundPaise is the PG's smallest refund, ₹1.00: a smaller excess is
+// recorded as not refundable.
+const MinRefundPaise = 100
+
+// Refund states (upi.md §5).
+const (
+	RefundQueued    = "QUEUED"    // not yet accepted by the PG; the job retries
+	RefundPending   = "PENDING"   // accepted by the PG, not yet processed
+	RefundProcessed = "PROCESSED" // the money went back
+	RefundFailed    = "FAILED"    // refused for good: the operator decides
+)
+
+// Refund kinds.
+const (
+	RefundOperator = "operator" // asked through the API or the CLI
+	RefundFull     = "full"     // the start failed, or the payment may not start a session
+	RefundExcess   = "excess"   // the CDR cost less than the capture
+)
+
+// RefundRequest asks for a refund. RefundID is the idempotency key end to
+// end.
+type RefundRequest struct {
+	RefundID  string
+	PaymentID string
+	Paise     int64
+	Reason    string
+}
+
+// Refund is a refund as the operator sees it. ID is the PG's id of the
+// refund ("" until the PG accepted it); RefundID is ours.
+type Refund struct {
+	ID          string        `json:"id"`
+	RefundID    string        `json:"refund_id"`
+	PaymentID   string        `json:"payment_id"`
+	Amount      string        `json:"amount"`
+	Currency    string        `json:"currency"`
+	Status      string        `json:"status"`
+	Reason      string        `json:"reason"`
+	Kind        string        `json:"kind"`
+	Attempts    int           `json:"attempts"`
+	LastError   string        `json:"last_error,omitempty"`
+	CreatedAt   ocpi.DateTime `json:"created_at"`
+	LastUpdated ocpi.DateTime `json:"last_updated"`
+
+	pk, lu int64
+	paise  int64
+}
+
+const refundColumns = `pk, pg_refund_id, refund_id, payment_id, amount_paise, currency, status, reason, kind, attempts, last_error,
+	created_at, last_updated`
+
+func scanRefund(row interface{ Scan(...any) error }) (*Refund, error) {
+	var r Refund
+	var created int64
+	err := row.Scan(&r.pk, &r.ID, &r.RefundID, &r.PaymentID, &r.paise, &r.Currency, &r.Status, &r.Reason, &r.Kind, &r.Attempts,
+		&r.LastError, &created, &r.lu)
+	r.Amount, r.CreatedAt, r.LastUpdated = pg.FormatRupees(r.paise), ocpi.FromMicros(created), ocpi.FromMicros(r.lu)
+	return &r, err
+}
+
+var refundIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+func (r *RefundRequest) check() error {
+	c := ocpi.NewCheck("")
+	if r.RefundID == "" {
+		c.Fail("refund_id", "is required: it is the idempotency key")
+	} else if !refundIDRE.MatchString(r.RefundID) {
+		c.Fail("refund_id", "must be 1 to 64 letters, digits, dots, colons, hyphens or underscores")
+	}
+	c.CiString("payment_id", r.PaymentID, 36, true)
+	switch {
+	case c.Failed():
+	case r.Paise <= 0:
+		c.Fail("refund_amount", "must be positive")
+	case r.Paise < MinRefundPaise:
+		c.Fail("refund_amount", "must be at least 1.00: the payment gateway refunds no less")
+	}
+	c.String("reason", r.Reason, 255, false)
+	return c.Err()
+}
+
+// CreateRefund refunds part of a payment at the operator's request. The
+// refund is stored QUEUED with its job in one transaction and sent to the PG
+// by the job. A repeated refund_id with the same payment and amount returns
+// the first refund and sends nothing (isNew false); with anything else it is
+// a conflict. The sum of refunds never exceeds the capture.
+func (s *Service) CreateRefund(ctx context.Context, req RefundRequest) (r *Refund, isNew bool, err error) {
+	if err := req.check(); err != nil {
+		return nil, false, err
+	}
+	req.PaymentID = ocpi.Key(req.PaymentID)
+	if req.Reason == "" {
+		req.Reason = "refund by the operator"
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if prev, err := s.sameRefund(ctx, tx, req); prev || err != nil {
+			return err
+		}
+		p, err := lockPayment(ctx, tx, "id = $1", req.PaymentID)
+		if errors.Is(err, store.ErrNoRows) {
+			return &ocpi.Error{Code: ocpi.ENOTFOUND, Field: "payment_id", Issue: "is unknown", Message: "payment " + req.PaymentID + " not found"}
+		}
+		if err != nil {
+			return err
+		}
+		isNew = true
+		return s.createRefundTx(ctx, tx, p, req, RefundOperator)
+	})
+	if store.IsUniqueViolation(err) {
+		// The same refund_id was created concurrently: answer like a repeat.
+		isNew = false
+		err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := s.sameRefund(ctx, tx, req)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	r, err = s.Refund(ctx, req.RefundID)
+	return r, isNew, err
+}
+
+// sameRefund reports whether req repeats a stored refund, and is a conflict
+// error when the stored one differs.
+func (s *Service) sameRefund(ctx context.Context, q store.Querier, req RefundRequest) (bool, error) {
+	var payment string
+	var paise int64
+	err := q.QueryRow(ctx, "SELECT payment_id, amount_paise FROM upi_refunds WHERE refund_id = $1", req.RefundID).Scan(&payment, &paise)
+	if errors.Is(err, store.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if payment != req.PaymentID || paise != req.Paise {
+		return true, &ocpi.Error{Code: ocpi.ECONFLICT, Field: "refund_id", Issue: "is already used for another refund",
+			Message: fmt.Sprintf("refund_id %s was used for %s of payment %s; a refund_id names one refund", req.RefundID, pg.FormatRupees(paise), payment)}
+	}
+	return true, nil
+}
+
+// createRefundTx reserves the amount on the locked payment p and stores the
+// refund QUEUED with its job. The reservation is one conditional UPDATE
+// (and a CHECK constraint behind it): concurrent refunds cannot together
+// exceed the capture.
+func (s *Service) createRefundTx(ctx context.Context, tx *store.Tx, p *payment, req RefundRequest, kind string) error {
+	if p.Captured <= 0 {
+		return &ocpi.Error{Code: ocpi.EINVALID, Field: "payment_id", Issue: "has no captured amount",
+			Message: "payment " + p.ID + " is " + p.Status + ": nothing was captured to refund"}
+	}
+	n, err := tx.Exec(ctx, `UPDATE upi_payments SET refund_reserved_paise = refund_reserved_paise + $1
+		WHERE pk = $2 AND refund_reserved_paise + $1 <= captured_paise`, req.Paise, p.pk)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		left := p.Captured - p.Reserved
+		return &ocpi.Error{Code: ocpi.EINVALID, Field: "refund_amount", Issue: "exceeds what remains of the capture",
+			Message: fmt.Sprintf("refund of %s exceeds what remains of payment %s: %s of %s captured", pg.FormatRupees(req.Paise), p.ID,
+				pg.FormatRupees(left), pg.FormatRupees(p.Captured))}
+	}
+	p.Reserved += req.Paise
+	now := s.micros()
+	if _, err := tx.Exec(ctx, `INSERT INTO upi_refunds (refund_id, payment_id, amount_paise, currency, status, reason, kind,
+		created_at, last_updated) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
+		req.RefundID, p.ID, req.Paise, p.Amount.Currency, RefundQueued, truncate(req.Reason, 255), kind, now); err != nil {
+		return err
+	}
+	s.metrics.refunds.WithLabelValues(RefundQueued).Inc()
+	if err := audit(ctx, tx, now, p.ID, req.RefundID, "", RefundQueued, actorOf(kind),
+		fmt.Sprintf("%s refund of %s: %s", kind, pg.FormatRupees(req.Paise), req.Reason)); err != nil {
+		return err
+	}
+	_, err = s.jobs.InsertTx(ctx, tx, refundArgs{RefundID: req.RefundID}, &river.InsertOpts{Queue: jobs.QueueMoney})
+	return err
+}
+
+func actorOf(kind string) string {
+	if kind == RefundOperator {
+		return actorOperator
+	}
+	return actorSystem
+}
+
+// Refund returns a refund by our refund_id.
+func (s *Service) Refund(ctx context.Context, refundID string) (*Refund, error) {
+	r, err := scanRefund(s.db.Read().QueryRow(ctx, "SELECT "+refundColumns+" FROM upi_refunds WHERE refund_id = $1", refundID))
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, errNotFound("refund " + refundID)
+	}
+	return r, err
+}
+
+// RefundFilter selects refunds.
+type RefundFilter struct {
+	Status    string
+	PaymentID string
+}
+
+// ListRefunds returns a page of refunds, oldest change first.
+func (s *Service) ListRefunds(ctx context.Context, f RefundFilter, p ocpi.PageRequest) ([]*Refund, ocpi.Page, error) {
+	l := store.List{Table: "upi_refunds", Columns: refundColumns}.WithPage(p)
+	if f.Status != "" {
+		l.Args = append(l.Args, f.Status)
+		l.Where = append(l.Where, fmt.Sprintf("status = $%d", len(l.Args)))
+	}
+	if f.PaymentID != "" {
+		l.Args = append(l.Args, ocpi.Key(f.PaymentID))
+		l.Where = append(l.Where, fmt.Sprintf("payment_id = $%d", len(l.Args)))
+	}
+	return listPage(ctx, s.db.Read(), l, scanRefund, func(r *Refund) (int64, int64) { return r.lu, r.pk })
+}

@@ -1,0 +1,175 @@
+package upi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// bundle is a hub with a registered CPO that published one location (two
+// EVSEs with one connector each, tariff T1) and a PG simulator that outlives
+// hub restarts.
+type bundle struct {
+	h      *hubtest.Hub
+	cpo    *sim.CPO
+	pg     *pgsim.Server
+	events *hubtest.Recorder
+	ctx    context.Context
+}
+
+const (
+	cpoCC  = "IN"
+	cpoPID = "CPO"
+	locID  = "LOC1"
+)
+
+// setup starts the bundle on engine; tweak edits the hub's configuration.
+func setup(t *testing.T, engine store.Engine, tweak ...func(*app.Config)) *bundle {
+	t.Helper()
+	b := &bundle{ctx: hubtest.Ctx(t, 2*time.Minute), events: hubtest.NewRecorder()}
+	var err error
+	if b.pg, err = pgsim.Start(pgsim.Options{Logger: hubtest.Logger()}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.pg.Close)
+	b.h = hubtest.Start(t, engine, func(o *hubtest.Options) {
+		o.Events = b.events
+		o.Config = func(c *app.Config) {
+			c.PGBaseURL, c.PGKeyID, c.PGKeySecret, c.PGWebhookSecret = b.pg.URL(), b.pg.KeyID(), b.pg.KeySecret(), pgsim.DefaultWebhookSecret
+			c.SyncInterval = 0
+			c.UPIPollInterval = 50 * time.Millisecond
+			c.UPIRetryBase = 20 * time.Millisecond
+			c.PushBackoff = 20 * time.Millisecond
+			c.ForwardTimeout = 2 * time.Second
+			c.CommandTimeout = 2 * time.Second
+			c.CommandTimeoutMargin = time.Second
+			for _, fn := range tweak {
+				fn(c)
+			}
+		}
+	})
+	b.pg.SetWebhook(b.h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
+	if b.cpo, err = sim.StartCPO("CPO One", cpoCC, cpoPID, hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.cpo.Close)
+	b.h.Register(t, b.cpo.Platform)
+	if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("T1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.cpo.PutLocation(b.ctx, locID, locationJSON(locID, "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// each runs fn on both engines as parallel subtests, each with its own
+// bundle.
+func each(t *testing.T, fn func(t *testing.T, b *bundle), tweak ...func(*app.Config)) {
+	t.Helper()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			fn(t, setup(t, engine, tweak...))
+		})
+	}
+}
+
+func ts(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+}
+
+func locationJSON(id string, evses ...string) map[string]any {
+	var list []any
+	for _, e := range evses {
+		uid, status, _ := strings.Cut(e, ":")
+		list = append(list, map[string]any{"uid": uid, "evse_id": "IN*CPO*E" + uid, "status": status, "last_updated": ts(0),
+			"capabilities": []any{"REMOTE_START_STOP_CAPABLE"},
+			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+				"max_voltage": 230, "max_amperage": 32, "tariff_ids": []any{"T1"}, "last_updated": ts(0)}}})
+	}
+	return map[string]any{
+		"country_code": cpoCC, "party_id": cpoPID, "id": id, "publish": true,
+		"name": "Koramangala Hub", "address": "80 Feet Road 12", "city": "Bengaluru", "country": "IND",
+		"coordinates": map[string]any{"latitude": "12.93520", "longitude": "77.62450"},
+		"time_zone":   "Asia/Kolkata", "last_updated": ts(0), "evses": list,
+	}
+}
+
+func tariffJSON(id string) map[string]any {
+	return map[string]any{"country_code": cpoCC, "party_id": cpoPID, "id": id, "currency": "INR", "last_updated": ts(0),
+		"elements": []any{map[string]any{"price_components": []any{
+			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
+}
+
+// adminDo calls the admin API and returns the answer whatever it is.
+func adminDo(t *testing.T, h *hubtest.Hub, method, path string, body any) *ocpiclient.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := h.Client.Do(ctx, ocpiclient.Request{Method: method, URL: h.PublicURL() + path, Token: hubtest.AdminToken,
+		Base64: true, Body: body, MaxAttempts: 1})
+	if err != nil && resp == nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// data decodes the data of an answer.
+func data[T any](t *testing.T, resp *ocpiclient.Response) T {
+	t.Helper()
+	var v T
+	if resp.Envelope == nil {
+		t.Fatalf("no envelope: HTTP %d %s", resp.HTTPStatus, resp.Body)
+	}
+	if err := json.Unmarshal(resp.Envelope.Data, &v); err != nil {
+		t.Fatalf("data: %v: %s", err, resp.Body)
+	}
+	return v
+}
+
+// wantError checks an error answer: HTTP status, status_code and the
+// field it names ("" for none).
+func wantError(t *testing.T, what string, resp *ocpiclient.Response, httpStatus, code int, field string) {
+	t.Helper()
+	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
+		t.Errorf("%s: HTTP %d %s, want HTTP %d status_code %d", what, resp.HTTPStatus, resp.Body, httpStatus, code)
+		return
+	}
+	got := ""
+	if e := resp.Envelope.Error; e != nil && e.Details != nil {
+		got = e.Details.Field
+	}
+	if got != field {
+		t.Errorf("%s: error names field %q, want %q: %s", what, got, field, resp.Body)
+	}
+}
+
+const upiBase = "/ocpi/2.2.1/payments/upi"
+
+// get fetches a hub URL without credentials (pages).
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
