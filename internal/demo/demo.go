@@ -186,6 +186,9 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	}
 	tl.Printf("ocpihub demo — everything on this machine, nothing else needed\n\n")
 	tl.Event("hub", "ocpihub %s at %s (SQLite %s)", opts.Version, hub.PublicURL(), filepath.Join(dir, "ocpihub.db"))
+	if hub.PG != nil && hub.PG.Sim != nil {
+		tl.Event("pg", "payment gateway simulator (Razorpay-compatible) at %s", hub.PG.Sim.URL())
+	}
 	if err := startPartners(env, tl, &closers); err != nil {
 		stop()
 		return nil, nil, err
