@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -66,6 +67,8 @@ func settings(cfg *app.Config) []setting {
 		{"rate-limit-per-second", "OCPIHUB_RATE_LIMIT_PER_SECOND", "requests per second per token, the burst (0: no limit)", count(&cfg.RateLimit.PerSecond, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerSecond)},
 		{"rate-limit-per-minute", "OCPIHUB_RATE_LIMIT_PER_MINUTE", "requests per minute per token (0: no limit)", count(&cfg.RateLimit.PerMinute, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerMinute)},
 		{"rate-limit-per-hour", "OCPIHUB_RATE_LIMIT_PER_HOUR", "requests per hour per token (0: no limit)", count(&cfg.RateLimit.PerHour, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerHour)},
+		{"console-map-tiles", "OCPIHUB_CONSOLE_MAP_TILES", "tile URL template with {z}, {x}, {y} for the console's maps (default: none, a coordinate grid that works offline)", str(&cfg.ConsoleMapTiles), ""},
+		{"console-map-attribution", "OCPIHUB_CONSOLE_MAP_ATTRIBUTION", "attribution shown under the map tiles (e.g. \"© OpenStreetMap contributors\")", str(&cfg.ConsoleMapAttribution), ""},
 		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},
 		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
 		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},
@@ -157,6 +160,16 @@ func settings(cfg *app.Config) []setting {
 		}, "starttls"},
 		{"command-timeout-margin", "OCPIHUB_COMMAND_TIMEOUT_MARGIN", "added to a CPO's command timeout before the requester gets TIMEOUT", duration(&cfg.CommandTimeoutMargin), "30s"},
 		{"command-timeout", "OCPIHUB_COMMAND_TIMEOUT", "how long a command result is awaited when the CPO names no timeout", duration(&cfg.CommandTimeout), "60s"},
+		{"legacy-sunset", "OCPIHUB_LEGACY_SUNSET", "date OCPI 2.1.1 and 2.0 stop working, announced in a Sunset header (e.g. 2027-06-30; default: none)", dateSetting(&cfg.LegacySunset), ""},
+		{"legacy-deprecated", "OCPIHUB_LEGACY_DEPRECATED", "date announced in the Deprecation header of OCPI 2.1.1 and 2.0 answers (default 2021-10-01, when 2.2.1 superseded them)", dateSetting(&cfg.LegacyDeprecated), ""},
+		{"legacy-policy-url", "OCPIHUB_LEGACY_POLICY_URL", "page explaining the deprecation, linked from OCPI 2.1.1 and 2.0 answers (default: none)", func(v string) error {
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("want an absolute http(s) URL")
+			}
+			cfg.LegacyPolicyURL = v
+			return nil
+		}, ""},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -165,6 +178,20 @@ func settings(cfg *app.Config) []setting {
 			cfg.DevMode = b
 			return nil
 		}, "false"},
+	}
+}
+
+// dateSetting parses a setting given as a date (2027-06-30) or a timestamp
+// (2027-06-30T00:00:00Z).
+func dateSetting(p *time.Time) func(string) error {
+	return func(v string) error {
+		for _, layout := range []string{"2006-01-02", time.RFC3339} {
+			if t, err := time.Parse(layout, v); err == nil {
+				*p = t.UTC()
+				return nil
+			}
+		}
+		return fmt.Errorf("want a date such as 2027-06-30")
 	}
 }
 

@@ -14,13 +14,6 @@ import (
 	"syscall"
 )
 
-// Build information, set with -ldflags "-X main.version=… -X main.commit=… -X main.date=…".
-var (
-	version = "dev"
-	commit  = ""
-	date    = ""
-)
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -45,7 +38,8 @@ Usage:
   ocpihub sync locations|tariffs --party CC-PID [--since TIME]
                                  pull a CPO's locations or tariffs (recovery after missed pushes)
   ocpihub admin-token --reset    replace the generated admin token
-  ocpihub version                print the version
+  ocpihub demo [--keep-running]  run the hub with simulated partners and play the stories
+  ocpihub version [--json]       print the version, commit and build date
 
 Run "ocpihub <command> --help" for the flags of a command. Every setting is also an
 environment variable (OCPIHUB_*) and a line of the --config file.
@@ -73,9 +67,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = cmdSync(ctx, e, args[1:])
 	case "admin-token":
 		err = cmdAdminToken(ctx, e, args[1:])
+	case "demo":
+		err = cmdDemo(ctx, e, args[1:])
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, versionString())
-		return 0
+		err = cmdVersion(stdout, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -102,15 +97,3 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 type usageError struct{ msg string }
 
 func (u usageError) Error() string { return u.msg }
-
-func versionString() string {
-	s := "ocpihub " + version
-	if commit != "" {
-		s += " (" + commit
-		if date != "" {
-			s += ", " + date
-		}
-		s += ")"
-	}
-	return s
-}

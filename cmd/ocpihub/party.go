@@ -20,9 +20,10 @@ const partyUsage = `Usage: ocpihub party <command> [flags]
                         create a one-time registration token (token A) for a partner;
                         --party binds it to parties (e.g. CPO/NL/ACM), announced as PLANNED;
                         --sandbox issues sandbox credentials (they register with the sandbox)
-  connect --versions-url URL --token TOKEN_A [--name NAME]
+  connect --versions-url URL --token TOKEN_A [--name NAME] [--role CPO|EMSP]
                         register with a partner that gave us its token A (we start the handshake;
-                        the hub must be running on the same database to answer the partner's callbacks)
+                        the hub must be running on the same database to answer the partner's callbacks);
+                        --role is needed when the partner speaks OCPI 2.1.1 or 2.0 only
   list                  list platforms
   show ID               show one platform
   suspend ID | resume ID
@@ -45,7 +46,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "party "+sub, "party "+sub+" [flags]")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	var name, expires, versionsURL, token *string
+	var name, expires, versionsURL, token, role *string
 	sandbox := fs.Bool("sandbox", false, "act on the sandbox (invite: issue sandbox credentials: unlimited rate limits, data reset daily)")
 	var parties []party.PartyRef
 	switch sub {
@@ -64,6 +65,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		name = fs.String("name", "", "partner name (default: its business name)")
 		versionsURL = fs.String("versions-url", "", "the partner's versions URL (required)")
 		token = fs.String("token", "", "the token A the partner gave us (required)")
+		role = fs.String("role", "", "the partner's role, CPO or EMSP, when its highest version shared with us is 2.1.1 or 2.0 (their credentials do not say)")
 	case "list", "show", "suspend", "resume", "rotate", "disconnect":
 	default:
 		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
@@ -116,6 +118,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return err
 		}
+		legacyURLs := map[string]string{"CPO": ps.VersionsURLFor(party.RoleCPO), "EMSP": ps.VersionsURLFor(party.RoleEMSP)}
 		out := map[string]any{"token": inv.Token, "versions_url": inv.VersionsURL, "expires_at": inv.ExpiresAt}
 		var bound string
 		if len(inv.Parties) > 0 {
@@ -127,13 +130,14 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 			bound = "  parties:      " + strings.Join(refs, ", ") + " (the only ones it may register)\n"
 		}
 		return print(e, *asJSON, out,
-			fmt.Sprintf("Registration token (token A) for %s, valid until %s:\n\n  token:        %s\n  versions URL: %s\n%s\nGive both to the partner over a secure channel. The partner calls GET versions with\n\"Authorization: Token <base64 of the token>\" and then POSTs its credentials.\n",
-				inv.Name, inv.ExpiresAt, inv.Token, inv.VersionsURL, bound))
+			fmt.Sprintf("Registration token (token A) for %s, valid until %s:\n\n  token:        %s\n  versions URL: %s\n%s\nGive both to the partner over a secure channel. The partner calls GET versions with\n\"Authorization: Token <base64 of the token>\" and then POSTs its credentials.\nA partner that speaks only OCPI 2.1.1 or 2.0 (raw token, no Base64) uses the versions URL of its role:\n  CPO:  %s\n  eMSP: %s\n",
+				inv.Name, inv.ExpiresAt, inv.Token, inv.VersionsURL, bound, legacyURLs["CPO"], legacyURLs["EMSP"]))
 	case "connect":
 		if *versionsURL == "" || *token == "" {
 			return usageError{"party connect needs --versions-url and --token"}
 		}
-		p, err := ps.Connect(ctx, *name, *versionsURL, *token)
+		p, err := ps.ConnectWith(ctx, party.ConnectRequest{Name: *name, VersionsURL: *versionsURL, Token: *token,
+			Role: party.Role(strings.ToUpper(*role))})
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := apply(); err != nil {
 		return err
 	}
-	a, err := app.New(ctx, *cfg, app.Options{})
+	a, err := app.New(ctx, *cfg, app.Options{Version: versionName()})
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 		a.Close(context.Background())
 		return err
 	}
-	fmt.Fprintf(e.stderr, "ocpihub %s serving %s (versions: %s)\n", version, a.PublicURL(), a.VersionsURL())
+	fmt.Fprintf(e.stderr, "ocpihub %s serving %s (versions: %s)\n", versionName(), a.PublicURL(), a.VersionsURL())
 	if a.Sandbox != nil {
 		fmt.Fprintf(e.stderr, "sandbox serving %s (database %s; data reset daily at %02d:00 UTC)\n",
 			a.Sandbox.VersionsURL(), a.Sandbox.DB.Engine(), cfg.SandboxResetHour)

@@ -22,11 +22,13 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/console"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -58,6 +60,9 @@ type Options struct {
 	// Middleware, when set, wraps the HTTP handler (tests check every
 	// response against the OCPI schemas with it).
 	Middleware func(http.Handler) http.Handler
+	// Version is the build's version (the OpenAPI document and the console
+	// show it).
+	Version string
 	// Events, when set, also records the domain events (tests assert on
 	// them); the webhook service records them all the same.
 	Events event.Emitter
@@ -94,7 +99,11 @@ type App struct {
 	// Payments is Direct Payment: PTPs' terminals, pre-authorised sessions
 	// and financial advice confirmations.
 	Payments *payment.Service
-	Server   *httpapi.Server
+	// Legacy counts OCPI 2.1.1 and 2.0 traffic and what conversions drop.
+	Legacy *legacy.Recorder
+	Server *httpapi.Server
+	// Console is the operator console served at /console.
+	Console *console.Console
 	// RateLimiter limits each token's requests; Idempotency answers repeated
 	// write requests from the store.
 	RateLimiter *ratelimit.Limiter
@@ -234,11 +243,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Parties.ScheduleLiveness()
 	}
 
+	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}
 	a.Hub = hub.New(a.DB, a.Jobs, a.Parties, a.Client, a.Clock, a.Logger, a.Registry, hc)
+	a.wireLegacy()
 	a.Locations = location.New(a.DB, a.Hub, a.Events, a.Clock, a.Logger)
 	a.Tariffs = tariff.New(a.DB, a.Hub, a.Clock, a.Logger)
 	syncer := location.NewSyncer(a.DB, a.Jobs, a.Hub, a.Parties, a.Locations, a.Tariffs, a.Clock, a.Logger, a.Registry)
@@ -255,6 +266,20 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		return nil, err
 	}
 
+	a.Console = console.New(console.Config{
+		DB:             a.DB,
+		Parties:        a.Parties,
+		Jobs:           a.Jobs,
+		Locations:      a.Locations,
+		Commands:       a.Commands,
+		Clock:          a.Clock,
+		Logger:         a.Logger,
+		PublicURL:      pub,
+		Version:        opts.Version,
+		Dev:            cfg.DevMode,
+		MapTiles:       cfg.ConsoleMapTiles,
+		MapAttribution: cfg.ConsoleMapAttribution,
+	})
 	sc := httpapi.Config{
 		PublicURL:    pub,
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -273,10 +298,15 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		CDRs:         a.CDRs,
 		Commands:     a.Commands,
 		Payments:     a.Payments,
-		Webhooks:     a.Webhooks,
-		RateLimiter:  a.RateLimiter,
-		Idempotency:  a.Idempotency,
-		Sandbox:      cfg.Sandbox,
+		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
+			PolicyURL: cfg.LegacyPolicyURL},
+		LegacyRecorder: a.Legacy,
+		Version:        opts.Version,
+		Console:        a.Console,
+		Webhooks:       a.Webhooks,
+		RateLimiter:    a.RateLimiter,
+		Idempotency:    a.Idempotency,
+		Sandbox:        cfg.Sandbox,
 	}
 	if cfg.Sandbox {
 		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)

@@ -43,6 +43,11 @@ type Config struct {
 	// in the admin API); zero values lift a window's limit.
 	RateLimit ratelimit.Limits
 
+	// ConsoleMapTiles is a tile URL template ({z}/{x}/{y}) drawn under the
+	// console's maps; empty: a coordinate grid only (works offline).
+	ConsoleMapTiles       string
+	ConsoleMapAttribution string
+
 	PGBaseURL       string
 	PGKeyID         string
 	PGKeySecret     string
@@ -96,6 +101,14 @@ type Config struct {
 	// the CPO names none (default 60 s).
 	CommandTimeoutMargin time.Duration
 	CommandTimeout       time.Duration
+	// LegacySunset, when set, is announced in the Sunset header of every
+	// OCPI 2.1.1 and 2.0 answer (RFC 8594): the date the hub stops speaking
+	// them. LegacyDeprecated is the Deprecation date (RFC 9745; default
+	// 2021-10-01, when 2.2.1 superseded them); LegacyPolicyURL, when set, is
+	// linked from both as the operator's policy.
+	LegacySunset     time.Time
+	LegacyDeprecated time.Time
+	LegacyPolicyURL  string
 	// DevMode relaxes checks meant for production (http webhook URLs on
 	// loopback, the built-in PG simulator).
 	DevMode bool
@@ -161,6 +174,13 @@ func (c Config) Validate() error {
 	}
 	if c.RateLimit.PerSecond < 0 || c.RateLimit.PerMinute < 0 || c.RateLimit.PerHour < 0 {
 		return fmt.Errorf("rate limits must not be negative (0 lifts a limit)")
+	}
+	if c.ConsoleMapTiles != "" {
+		u, err := url.Parse(strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(c.ConsoleMapTiles))
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+			!strings.Contains(c.ConsoleMapTiles, "{z}") || !strings.Contains(c.ConsoleMapTiles, "{x}") || !strings.Contains(c.ConsoleMapTiles, "{y}") {
+			return fmt.Errorf("console map tiles %q: want an http(s) URL template with {z}, {x} and {y}", c.ConsoleMapTiles)
+		}
 	}
 	if c.UPIMinPaise > 0 && c.UPIMinPaise < 100 {
 		return fmt.Errorf("the smallest UPI amount must be at least 1.00 rupee (the payment gateway's minimum)")

@@ -7,6 +7,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/payment"
@@ -16,10 +17,11 @@ import (
 
 // Versions are the OCPI versions the hub speaks, newest first, and those it
 // picks from when it starts a handshake itself: 2.3.0 carries only the
-// Payments module, for PTPs.
+// Payments module, for PTPs; 2.1.1 and 2.0 are deprecated, for legacy
+// partners (internal/legacy).
 var (
-	Versions        = []string{ocpi.Version230, "2.2.1"}
-	ConnectVersions = []string{"2.2.1"}
+	Versions        = []string{ocpi.Version230, "2.2.1", v211.V211, v211.V20}
+	ConnectVersions = []string{"2.2.1", v211.V211, v211.V20}
 )
 
 // versionRoles reserves 2.3.0 to PTPs (httpapi serves only credentials,

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -271,6 +272,13 @@ func (s *Service) deliver(ctx context.Context, cmd *Record, body []byte) error {
 	if err != nil {
 		return err
 	}
+	// A requester of another OCPI version gets the result in its form.
+	m := hub.Message{PlatformID: p.ID, Party: cmd.Requester.CountryCode + "-" + cmd.Requester.PartyID, Module: cmd.Module,
+		Interface: ocpi.InterfaceSender, Method: http.MethodPost, Body: body}
+	if send, err := s.hub.Convert(ctx, p.Version, &m); err != nil || !send {
+		return &permanentError{fmt.Sprintf("the result has no OCPI %s form (%v)", p.Version, err)}
+	}
+	body = m.Body
 	resp, err := s.client.Do(ctx, ocpiclient.Request{Method: http.MethodPost, URL: cmd.Requester.ResponseURL, Body: body,
 		Token: auth.Token, Base64: auth.Base64, MaxAttempts: 1, CorrelationID: cmd.CorrelationID,
 		To:   ocpiclient.Party{CountryCode: cmd.Requester.CountryCode, PartyID: cmd.Requester.PartyID},

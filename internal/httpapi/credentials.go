@@ -155,10 +155,10 @@ func (s *Server) handleAdminPartyAction(action string) apiFunc {
 // inviteRequest is the body of POST /admin/invitations.
 type inviteRequest struct {
 	Name    string `json:"name"`
-	Expires string `json:"expires"` // a Go duration, e.g. "72h"
-	Sandbox bool   `json:"sandbox"`
+	Expires string `json:"expires,omitempty"` // a Go duration, e.g. "72h"
+	Sandbox bool   `json:"sandbox,omitempty"`
 	// Parties binds the invitation to parties (announced as PLANNED).
-	Parties []party.PartyRef `json:"parties"`
+	Parties []party.PartyRef `json:"parties,omitempty"`
 }
 
 func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error {
@@ -205,9 +205,12 @@ func (s *Server) handleAdminSandboxReset(w http.ResponseWriter, r *http.Request)
 
 // connectRequest is the body of POST /admin/parties/connect.
 type connectRequest struct {
-	Name        string `json:"name"`
+	Name        string `json:"name,omitempty"`
 	VersionsURL string `json:"versions_url"`
 	Token       string `json:"token"`
+	// Role is needed when the partner speaks only OCPI 2.1.1 or 2.0: their
+	// credentials do not say it (CPO or EMSP).
+	Role string `json:"role"`
 }
 
 func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) error {
@@ -221,9 +224,35 @@ func (s *Server) handleAdminConnect(w http.ResponseWriter, r *http.Request) erro
 	if err := c.Err(); err != nil {
 		return err
 	}
-	p, err := s.cfg.Parties.Connect(r.Context(), in.Name, in.VersionsURL, in.Token)
+	p, err := s.cfg.Parties.ConnectWith(r.Context(), party.ConnectRequest{Name: in.Name, VersionsURL: in.VersionsURL, Token: in.Token,
+		Role: party.Role(strings.ToUpper(in.Role))})
 	if err != nil {
 		return err
 	}
 	return s.created(w, p)
+}
+
+// handleUnsupportedVersion answers a credentials POST or PUT on a version we
+// do not speak: 3002, and the versions we do.
+func (s *Server) handleUnsupportedVersion(w http.ResponseWriter, r *http.Request) error {
+	versions := []string{DefaultVersion}
+	if s.cfg.Parties != nil {
+		versions = s.cfg.Parties.Versions()
+	}
+	return &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: "OCPI " + printableVersion(r.PathValue("version")) +
+		" is not supported by this hub; it speaks " + strings.Join(versions, ", ") + ": see " + s.publicURL("/ocpi/versions")}
+}
+
+// printableVersion returns a version from a URL for a message: at most 10
+// characters of digits and dots.
+func printableVersion(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v) && b.Len() < 10; i++ {
+		if v[i] == '.' || (v[i] >= '0' && v[i] <= '9') {
+			b.WriteByte(v[i])
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
 }

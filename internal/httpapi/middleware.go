@@ -185,7 +185,8 @@ func aliases(next http.Handler) http.Handler {
 
 // CanonicalPath maps the URL forms the seed also uses onto the paths of the
 // route table: the role before the version (/ocpi/cpo/2.2.1/… →
-// /ocpi/2.2.1/cpo/…, and /ocpi/cpo/2.2.1 → the version details /ocpi/2.2.1),
+// /ocpi/2.2.1/cpo/…, /ocpi/cpo/2.2.1 → the version details /ocpi/2.2.1, and
+// /ocpi/cpo/2.1.1 → the legacy details of the role, /ocpi/2.1.1/cpo),
 // credentials without a version (/ocpi/credentials →
 // /ocpi/2.2.1/credentials), the payments module under a role
 // (/ocpi/2.2.1/cpo/payments/… → /ocpi/2.2.1/payments/…), and trailing
@@ -205,8 +206,12 @@ func CanonicalPath(p string) string {
 	switch {
 	case len(parts) >= 2 && (parts[0] == "cpo" || parts[0] == "emsp" || parts[0] == "ptp") && isVersion(parts[1]):
 		p = "/ocpi/" + parts[1]
-		if len(parts) == 3 {
+		switch {
+		case len(parts) == 3:
 			p += "/" + parts[0] + "/" + parts[2]
+		case parts[1] == "2.1.1" || parts[1] == "2.0":
+			// Legacy versions have details per role (legacy.go).
+			p += "/" + parts[0]
 		}
 	case rest == "credentials":
 		p = "/ocpi/" + DefaultVersion + "/credentials"

@@ -61,6 +61,9 @@ func (s *Server) stored(w http.ResponseWriter, isNew bool) error {
 // see.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, resp := ocpi.ErrorResponse(err, s.clock.Now())
+	if legacyVersion(r.URL.Path) != "" {
+		resp = legacyEnvelope(resp)
+	}
 	if status >= 500 {
 		s.logger.ErrorContext(r.Context(), "request failed", "error", err, "method", r.Method, "path", r.URL.Path, "request_id", RequestID(r.Context()))
 	} else if ocpi.ErrorCode(err) == ocpi.EINTERNAL {

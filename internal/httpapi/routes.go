@@ -14,9 +14,16 @@ import (
 // routes is the route table: every endpoint ocpihub serves, in one place.
 func (s *Server) routes() {
 	// Operations.
-	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
-	s.mux.HandleFunc("GET /readyz", s.handleReadyz)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	s.handlePlain("GET /healthz", http.HandlerFunc(s.handleHealthz))
+	s.handlePlain("GET /readyz", http.HandlerFunc(s.handleReadyz))
+	s.handlePlain("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	s.handlePlain("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
+
+	// The operator console (HTML; its pages are not API operations).
+	if s.cfg.Console != nil {
+		s.mux.Handle("/console/", s.cfg.Console)
+		s.mux.Handle("/console", s.cfg.Console)
+	}
 
 	// Versions (token A too).
 	s.handle("GET /ocpi/versions", registering, s.handleVersions)
@@ -137,6 +144,12 @@ func (s *Server) routes() {
 	if s.cfg.UPI != nil {
 		s.upiRoutes()
 	}
+
+	// Legacy 2.1.1 and 2.0 partners (legacy.go), and registrations in a
+	// version we do not speak (3002 with the list of those we do).
+	s.legacyRoutes()
+	s.handle("POST /ocpi/{version}/credentials", registering, s.handleUnsupportedVersion)
+	s.handle("PUT /ocpi/{version}/credentials", registering, s.handleUnsupportedVersion)
 
 	// Operator API.
 	s.handle("GET /admin/parties", admin, s.handleAdminParties)

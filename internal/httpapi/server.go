@@ -19,6 +19,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -73,6 +74,14 @@ type Config struct {
 	// Payments serves Direct Payment: terminals and financial advice
 	// confirmations, and PTPs' pre-authorised sessions.
 	Payments *payment.Service
+	// Version is the build's version, shown in the OpenAPI document.
+	Version string
+	// Console, when set, serves the operator console under /console/.
+	Console http.Handler
+	// Legacy announces the deprecation of 2.1.1 and 2.0; LegacyRecorder
+	// counts their traffic and logs what conversions drop.
+	Legacy         LegacyConfig
+	LegacyRecorder *legacy.Recorder
 	// Sandbox marks the sandbox instance: version details carry
 	// SandboxBanner, and no request is rate limited.
 	Sandbox       bool
@@ -105,12 +114,13 @@ type Server struct {
 	// routes lists every authenticated route with its access, in the order
 	// they were registered (Routes).
 	routeList []Route
+	apiDocCache
 	// pages are the driver's HTML pages (UPI).
 	pages pageTemplates
 }
 
-// Route is one authenticated route of the table: its ServeMux pattern
-// ("METHOD /path/{wildcard}") and who may call it.
+// Route is one route of the table: its ServeMux pattern ("METHOD
+// /path/{wildcard}") and who may call it.
 type Route struct {
 	Pattern string
 	// Access is "public", "registering" (token A too), "platform" (a
@@ -118,8 +128,9 @@ type Route struct {
 	Access string
 }
 
-// Routes returns the route table's OCPI and admin routes. Tests walk it to
-// hold every route to the access rules (a suspended platform gets 401 on
+// Routes returns the route table: the OCPI, admin and operations routes
+// (not the console's pages). Tests walk it to hold every route to the access
+// rules (a suspended platform gets 401 on
 // every functional route, token A only reaches versions and credentials).
 func (s *Server) Routes() []Route { return append([]Route(nil), s.routeList...) }
 
@@ -156,10 +167,13 @@ func New(cfg Config) *Server {
 	if cfg.PublicURL == nil {
 		cfg.PublicURL = &url.URL{Scheme: "http", Host: "localhost:8080"}
 	}
+	if cfg.Legacy.Deprecated.IsZero() {
+		cfg.Legacy.Deprecated = DefaultLegacyDeprecated
+	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(aliases(s.observe(s.recoverPanics(s.limitBody(s.mux)))))
+	s.handler = withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))
 	return s
 }
 
@@ -185,6 +199,13 @@ const (
 	// partner's token or the admin token: each manages its own.
 	subscriber
 )
+
+// handlePlain registers a public route that answers without an OCPI envelope
+// (operations endpoints).
+func (s *Server) handlePlain(pattern string, h http.Handler) {
+	s.routeList = append(s.routeList, Route{Pattern: pattern, Access: public.String()})
+	s.mux.Handle(pattern, h)
+}
 
 // route holds the options of one route.
 type route struct {
@@ -217,6 +238,7 @@ func (s *Server) handle(pattern string, a access, fn apiFunc, opts ...routeOptio
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
 			caller, err := s.authenticate(r, a)
+			s.countLegacy(r, caller)
 			if err != nil {
 				s.writeError(w, r, err)
 				return

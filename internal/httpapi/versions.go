@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 // endpoint is one line of version details: a module, the interface role we
@@ -65,18 +67,45 @@ var endpoints230 = []endpoint{
 	{"commands", "RECEIVER", "/ocpi/2.3.0/ptp/commands"},
 }
 
-// versions lists the versions we speak, newest first.
-func (s *Server) versionList() []ocpi.Version {
-	out := []ocpi.Version{}
-	if s.cfg.Payments != nil {
-		out = append(out, ocpi.Version{Version: ocpi.Version230, URL: s.publicURL("/ocpi/2.3.0")})
+// versionList lists the versions we speak, newest first (2.3.0 only when
+// the Payments module is served). A legacy version (2.1.1, 2.0) has one set
+// of endpoints per role (2.1.1 endpoints carry no role): when the caller's
+// role is known, its entry leads to the details for that role; otherwise to
+// the generic details, which need the role too.
+func (s *Server) versionList(role party.Role) []ocpi.Version {
+	versions := []string{DefaultVersion}
+	if s.cfg.Parties != nil {
+		versions = s.cfg.Parties.Versions()
 	}
-	return append(out, ocpi.Version{Version: "2.2.1", URL: s.publicURL("/ocpi/2.2.1")})
+	out := make([]ocpi.Version, 0, len(versions))
+	for _, v := range versions {
+		if v == ocpi.Version230 && s.cfg.Payments == nil {
+			continue
+		}
+		path := "/ocpi/" + v
+		if v211.IsLegacy(v) && role != "" {
+			path += "/" + roleSegment(role)
+		}
+		out = append(out, ocpi.Version{Version: v, URL: s.publicURL(path)})
+	}
+	return out
 }
 
-// handleVersions serves GET /ocpi/versions.
+// handleVersions serves GET /ocpi/versions. The list is read by partners of
+// every version, so its timestamp is in whole seconds, the one form all of
+// them accept.
 func (s *Server) handleVersions(w http.ResponseWriter, r *http.Request) error {
-	return s.ok(w, s.versionList())
+	return s.legacyOK(w, s.versionList(legacyRoleOf(party.CallerFrom(r.Context()))))
+}
+
+// handleRoleVersions serves GET /ocpi/cpo/versions and /ocpi/emsp/versions:
+// the versions list for a partner of that role, whose legacy entries lead to
+// the endpoints meant for it. It is the versions URL to give a 2.1.1 or 2.0
+// partner.
+func (s *Server) handleRoleVersions(role party.Role) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.legacyOK(w, s.versionList(role))
+	}
 }
 
 // handleVersionDetails221 serves GET /ocpi/2.2.1.

@@ -106,6 +106,7 @@ const (
 	outcomeGaveUp    = "gave_up"
 	outcomeDropped   = "dropped"
 	outcomeOffline   = "offline"
+	outcomeSkipped   = "skipped"
 )
 
 // deliver sends one leased row and records the outcome.
@@ -146,12 +147,31 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	}
 	req := ocpiclient.Request{Method: row.method, URL: base + row.path, Token: auth.Token, Base64: auth.Base64,
 		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout}
+	var body []byte
 	if row.body != nil {
-		body := row.body
+		body = row.body
 		for _, fn := range h.adapters[a.Module] {
 			body = fn(p.Version, row.method, row.path, body)
 		}
 		req.Body = body
+	}
+	if d, ok := h.dialect(p.Version); ok {
+		m := Message{Version: p.Version, PlatformID: p.ID, Party: label, Module: a.Module, Interface: ocpi.InterfaceReceiver,
+			Method: row.method, Path: row.path, Body: body}
+		send, err := d.Request(ctx, &m)
+		if err != nil || !send {
+			msg := "not sent: it has no OCPI " + p.Version + " form"
+			if err != nil {
+				msg = "not sent: converting it to OCPI " + p.Version + " failed: " + err.Error()
+				h.logger.ErrorContext(ctx, "could not convert a push", "platform_id", a.PlatformID, "module", a.Module, "path", row.path, "error", err)
+			}
+			h.metrics.count(label, a.Module, outcomeSkipped)
+			return h.finish(ctx, a, row, token, stateSkipped, msg, false)
+		}
+		req.Method, req.URL, req.Body = m.Method, base+m.Path, nil
+		if m.Body != nil {
+			req.Body = m.Body
+		}
 	}
 	resp, callErr := h.client.Do(ctx, req)
 	switch classify(resp, callErr) {

@@ -64,6 +64,8 @@ type Hub struct {
 	delivered map[string][]func(ctx context.Context, d Delivery)
 	// adapters rewrite push bodies for the receiver's version, by module.
 	adapters map[string][]AdaptFunc
+	// dialects convert traffic for partners of other versions (Speak).
+	dialects map[string]Dialect
 }
 
 // Source gives the current state of an object as the Push that replaces it
@@ -142,7 +144,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		cfg.Keep = 7 * 24 * time.Hour
 	}
 	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
-		metrics: newMetrics(reg), sources: map[string]Source{},
+		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{}}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})

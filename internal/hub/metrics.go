@@ -16,7 +16,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocpihub_hub_pushes_total",
-			Help: "Push delivery attempts to partners, by receiving party, module and outcome (delivered, rejected, retry, gave_up, offline, dropped).",
+			Help: "Push delivery attempts to partners, by receiving party, module and outcome (delivered, rejected, retry, gave_up, offline, dropped, skipped: no form in the receiver's OCPI version).",
 		}, []string{"receiver", "module", "outcome"}),
 		delivery: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "ocpihub_hub_push_delivery_seconds",

@@ -24,6 +24,8 @@ const (
 	stateRejected   = "rejected"
 	stateSuperseded = "superseded"
 	stateFailed     = "failed"
+	// stateSkipped is a push a receiver's version cannot express (Dialect).
+	stateSkipped = "skipped"
 )
 
 // CPOAudience are the roles a CPO's broadcast reaches (transport.md §11).

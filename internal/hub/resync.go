@@ -126,7 +126,7 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	h := w.h
 	horizon := h.clock.Now().Add(-h.cfg.Keep).UnixMicro()
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `DELETE FROM hub_push WHERE state IN ('delivered', 'rejected', 'superseded', 'failed') AND updated_at < $1`, horizon)
+		_, err := tx.Exec(ctx, `DELETE FROM hub_push WHERE state IN ('delivered', 'rejected', 'superseded', 'failed', 'skipped') AND updated_at < $1`, horizon)
 		if err != nil {
 			return err
 		}

@@ -63,19 +63,36 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 	if err != nil {
 		return nil, err
 	}
-	u := base + fr.Suffix
-	if fr.Query != "" {
-		u += "?" + fr.Query
+	d, converted := h.dialect(p.Version)
+	m := Message{Version: p.Version, PlatformID: p.ID, Party: fr.To.CountryCode + "-" + fr.To.PartyID, Module: fr.Module,
+		Interface: fr.Interface, Method: fr.Method, Path: fr.Suffix, Query: fr.Query, Body: fr.Body}
+	if converted {
+		send, err := d.Request(ctx, &m)
+		if err != nil {
+			return nil, err
+		}
+		if !send {
+			return nil, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "party %s/%s speaks OCPI %s, which cannot express this request", fr.To.CountryCode, fr.To.PartyID, p.Version)
+		}
 	}
-	req := ocpiclient.Request{Method: fr.Method, URL: u, Token: auth.Token, Base64: auth.Base64, To: fr.To, From: fr.From,
+	u := base + m.Path
+	if m.Query != "" {
+		u += "?" + m.Query
+	}
+	req := ocpiclient.Request{Method: m.Method, URL: u, Token: auth.Token, Base64: auth.Base64, To: fr.To, From: fr.From,
 		CorrelationID: fr.CorrelationID, MaxAttempts: 1, Timeout: h.cfg.ForwardTimeout}
-	if fr.Body != nil {
-		req.Body = fr.Body
+	if m.Body != nil {
+		req.Body = m.Body
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.ForwardTimeout+time.Second)
 	defer cancel()
 	resp, err := h.client.Do(ctx, req)
 	if resp != nil && resp.Envelope != nil {
+		if converted {
+			if err := h.convertAnswer(ctx, d, m, resp); err != nil {
+				return nil, &ocpi.Error{Code: ocpi.EHUB, Message: "party " + fr.To.CountryCode + "/" + fr.To.PartyID + " answered in OCPI " + p.Version + " with data the hub could not convert", Err: err}
+			}
+		}
 		out := &Forwarded{HTTPStatus: resp.HTTPStatus, Body: withErrorObject(resp, fr.To), Header: http.Header{}}
 		for _, k := range []string{"X-Total-Count", "X-Limit", "Location"} {
 			if v := resp.Header.Get(k); v != "" {
@@ -146,6 +163,31 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 	}
 	q.Set("limit", "100")
 	u.RawQuery = q.Encode()
+	if d, ok := h.dialect(p.Version); ok {
+		// A legacy sender's objects have no owner: they are the party's.
+		inner := fn
+		fn = func(items []json.RawMessage) error {
+			out := make([]json.RawMessage, 0, len(items))
+			for _, it := range items {
+				var head struct {
+					ID string `json:"id"`
+				}
+				_ = json.Unmarshal(it, &head)
+				m := Message{Version: p.Version, PlatformID: p.ID, Party: to.CountryCode + "-" + to.PartyID, Module: module,
+					Interface: ocpi.InterfaceSender, Method: http.MethodGet, Path: PathOf(to.CountryCode, to.PartyID, head.ID)}
+				conv, err := d.Answer(ctx, m, it)
+				if err != nil {
+					// The caller counts objects that fail validation; an
+					// object that does not convert is one of them.
+					h.logger.WarnContext(ctx, "could not convert a pulled object", "platform_id", p.ID, "module", module, "id", head.ID, "error", err)
+					out = append(out, it)
+					continue
+				}
+				out = append(out, conv)
+			}
+			return inner(out)
+		}
+	}
 	return h.client.GetAll(ctx, ocpiclient.Request{URL: u.String(), Token: auth.Token, Base64: auth.Base64, To: to, From: h.Self(),
 		Timeout: h.cfg.Timeout}, 0, fn)
 }
@@ -172,4 +214,27 @@ func withErrorObject(resp *ocpiclient.Response, to ocpiclient.Party) []byte {
 		return resp.Body
 	}
 	return b
+}
+
+// convertAnswer rewrites the data of a legacy partner's answer into 2.2.1,
+// in resp's body and envelope.
+func (h *Hub) convertAnswer(ctx context.Context, d Dialect, m Message, resp *ocpiclient.Response) error {
+	if len(resp.Envelope.Data) == 0 {
+		return nil
+	}
+	data, err := d.Answer(ctx, m, resp.Envelope.Data)
+	if err != nil {
+		return err
+	}
+	env, err := ocpi.ParseObject(resp.Body)
+	if err != nil {
+		return err
+	}
+	env["data"] = data
+	b, err := ocpi.MarshalObject(env)
+	if err != nil {
+		return err
+	}
+	resp.Body, resp.Envelope.Data = b, data
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +29,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/openapi"
+	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -46,6 +50,10 @@ type Exchange struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// API is the OpenAPI document of the hub that answered, compiled (nil
+	// for exchanges made up by hand: CheckOpenAPI then uses the route table
+	// of a bare server).
+	API *openapi.Validator
 }
 
 // Check inspects one exchange and reports problems with t.Errorf.
@@ -71,6 +79,9 @@ type Options struct {
 	// RateLimits turns the product's rate limits on (cfg.RateLimit); test
 	// hubs run without limits unless asked, so tests can make bursts.
 	RateLimits bool
+	// Jobs edits the job queue settings (e.g. MaxAttempts 1, so a failing
+	// job is discarded at once).
+	Jobs func(*jobs.Config)
 	// Events receives the hub's domain events (a *Recorder lets tests
 	// assert on them); default: discarded.
 	Events event.Emitter
@@ -95,6 +106,7 @@ type Hub struct {
 	addr   string
 	closed bool
 	mu     sync.Mutex
+	api    atomic.Pointer[openapi.Validator]
 }
 
 // Each runs fn once per engine as parallel subtests, each with its own hub.
@@ -174,12 +186,15 @@ func (h *Hub) start(t testing.TB) {
 		checks = append(DefaultChecks(), checks...)
 	}
 	jc := &jobs.Config{PollInterval: 20 * time.Millisecond, Queues: map[string]int{jobs.QueueDefault: 4, jobs.QueuePush: 8, jobs.QueueWebhooks: 4, jobs.QueueMoney: 2}}
+	if h.opts.Jobs != nil {
+		h.opts.Jobs(jc)
+	}
 	a, err := app.New(context.Background(), cfg, app.Options{
 		Logger:     logger,
 		Clock:      h.opts.Clock,
 		Listener:   l,
 		JobsConfig: jc,
-		Middleware: checking(t, checks),
+		Middleware: checking(t, checks, h.api.Load),
 		Events:     h.opts.Events,
 	})
 	if err != nil {
@@ -197,6 +212,11 @@ func (h *Hub) start(t testing.TB) {
 	if h.opts.Events != nil {
 		h.Events = h.opts.Events
 	}
+	v, err := validatorFor(a.Server)
+	if err != nil {
+		t.Fatalf("the hub's OpenAPI document does not compile: %v", err)
+	}
+	h.api.Store(v)
 	h.Client = ocpiclient.New(logger)
 	h.closed = false
 }
@@ -249,9 +269,23 @@ func register(t testing.TB, a *app.App, p *sim.Platform, sandbox bool) {
 	if err != nil {
 		t.Fatalf("invite %s: %v", p.Name(), err)
 	}
-	if err := p.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
+	if err := p.Register(ctx, versionsURLOf(a, p), inv.Token); err != nil {
 		t.Fatalf("register %s: %v", p.Name(), err)
 	}
+}
+
+// VersionsURLOf returns the versions URL to give a simulated platform: the
+// one of its role when it speaks only legacy versions (2.1.1 endpoints carry
+// no role, so the hub has a set per role), the hub's otherwise.
+func (h *Hub) VersionsURLOf(p *sim.Platform) string { return versionsURLOf(h.App, p) }
+
+func versionsURLOf(a *app.App, p *sim.Platform) string {
+	for _, v := range p.Versions() {
+		if !v211.IsLegacy(v) {
+			return a.VersionsURL()
+		}
+	}
+	return a.Parties.VersionsURLFor(party.Role(p.Role()))
 }
 
 // Admin calls the admin API with the admin token and requires an OCPI
@@ -358,7 +392,7 @@ func (r *recorder) Flush() {
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-func checking(t testing.TB, checks []Check) func(http.Handler) http.Handler {
+func checking(t testing.TB, checks []Check, api func() *openapi.Validator) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rec := &recorder{ResponseWriter: w}
@@ -367,7 +401,7 @@ func checking(t testing.TB, checks []Check) func(http.Handler) http.Handler {
 			if len(checks) == 0 || strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
 				return
 			}
-			ex := Exchange{Method: method, Path: path, Query: query, Status: rec.status, Header: rec.Header().Clone(), Body: rec.buf.Bytes()}
+			ex := Exchange{Method: method, Path: path, Query: query, Status: rec.status, Header: rec.Header().Clone(), Body: rec.buf.Bytes(), API: api()}
 			for _, c := range checks {
 				c(t, ex)
 			}

@@ -61,8 +61,9 @@ func TestDefaultChecksValidateSchemas(t *testing.T) {
 	for _, c := range hubtest.DefaultChecks() {
 		c(rec, ex)
 	}
-	if len(rec.errors) != 1 || !strings.Contains(rec.errors[0], "data[0].status") {
-		t.Errorf("checks reported %q; want one schema failure naming data[0].status", rec.errors)
+	// The spec's schema and our own OpenAPI document both catch it.
+	if len(rec.errors) != 2 || !strings.Contains(rec.errors[0], "data[0].status") || !strings.Contains(rec.errors[1], "openapi:") || !strings.Contains(rec.errors[1], "/data/0/status") {
+		t.Errorf("checks reported %q; want a schema and an OpenAPI failure naming data[0].status", rec.errors)
 	}
 	ex.Body = []byte(strings.Replace(string(ex.Body), "ONLINE", "OFFLINE", 1))
 	rec = &recordingTB{TB: t}
@@ -71,5 +72,46 @@ func TestDefaultChecksValidateSchemas(t *testing.T) {
 	}
 	if len(rec.errors) != 0 {
 		t.Errorf("a valid answer was reported: %q", rec.errors)
+	}
+}
+
+// TestCheckOpenAPI: the OpenAPI check catches what the envelope and schema
+// checks cannot see — a status the route does not declare, an admin answer
+// whose data is not the documented type, a plain endpoint answering another
+// shape — and passes the answers the document describes.
+func TestCheckOpenAPI(t *testing.T) {
+	t.Parallel()
+	jsonHdr := http.Header{"Content-Type": {"application/json"}}
+	platform := `{"id":1,"name":"Acme","status":"CONNECTED","connection":"CONNECTED","version":"2.2.1","versions_url":"http://acme.invalid/ocpi/versions","endpoints":[],"roles":[],"token_base64":true,"sandbox":false,"initiated_by_us":false,"created_at":"2025-01-01T00:00:00Z","updated_at":"2025-01-01T00:00:00Z"}`
+	env := func(data string) []byte {
+		return []byte(`{"data":` + data + `,"status_code":1000,"timestamp":"2025-01-01T00:00:00Z"}`)
+	}
+	for _, tc := range []struct {
+		name string
+		ex   hubtest.Exchange
+		want string // "" = passes
+	}{
+		{"documented answer", hubtest.Exchange{Method: "GET", Path: "/admin/parties/1", Status: 200, Header: jsonHdr, Body: env(platform)}, ""},
+		{"OCPI error with HTTP 200", hubtest.Exchange{Method: "POST", Path: "/admin/parties/1/suspend", Status: 200, Header: jsonHdr,
+			Body: []byte(`{"status_code":2001,"status_message":"x","error":{"code":"INVALID_REQUEST","description":"x"},"timestamp":"2025-01-01T00:00:00Z"}`)}, ""},
+		{"undeclared status", hubtest.Exchange{Method: "GET", Path: "/admin/parties", Status: 418, Header: jsonHdr,
+			Body: []byte(`{"status_code":2000,"error":{"code":"X","description":"x"},"timestamp":"2025-01-01T00:00:00Z"}`)}, "HTTP 418 is not a declared response"},
+		{"data of another type", hubtest.Exchange{Method: "GET", Path: "/admin/parties/1", Status: 200, Header: jsonHdr,
+			Body: env(`{"id":1,"name":"Acme","token":"t","versions_url":"http://x.invalid","expires_at":"2025-01-01T00:00:00Z"}`)}, "missing properties"},
+		{"data where none is documented", hubtest.Exchange{Method: "DELETE", Path: "/ocpi/2.2.1/credentials", Status: 200, Header: jsonHdr, Body: env(`{}`)}, "/data"},
+		{"readyz of another shape", hubtest.Exchange{Method: "GET", Path: "/readyz", Status: 200, Header: jsonHdr, Body: []byte(`{"ready":true}`)}, "status"},
+		{"wrong media type", hubtest.Exchange{Method: "GET", Path: "/healthz", Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(`ok`)}, "declared application/json"},
+		{"alias path", hubtest.Exchange{Method: "GET", Path: "/ocpi/credentials", Status: 200, Header: jsonHdr, Body: env(`{"token":"x"}`)}, "missing properties"},
+		{"unknown path", hubtest.Exchange{Method: "GET", Path: "/console/whatever", Status: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: []byte(`<p>`)}, ""},
+	} {
+		rec := &recordingTB{TB: t}
+		hubtest.CheckOpenAPI(rec, tc.ex)
+		got := strings.Join(rec.errors, "\n")
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: reported %s", tc.name, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%s: reported %q, want it to mention %q", tc.name, got, tc.want)
+		}
 	}
 }

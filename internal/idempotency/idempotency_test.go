@@ -287,7 +287,8 @@ func TestRepeatedRequestIDWaitsForTheFirst(t *testing.T) {
 	go func() {
 		got <- post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "slow-1"))
 	}()
-	stored := []byte(`{"status_code":1000,"status_message":"Success","timestamp":"2025-03-01T10:00:00Z"}`)
+	stored := []byte(`{"data":{"id":"s-1","url":"https://hooks.example.com/a","events":["cdr.created"],"status":"ACTIVE",` +
+		`"created_at":"2025-03-01T10:00:00Z","last_updated":"2025-03-01T10:00:00Z"},"status_code":1000,"status_message":"Success","timestamp":"2025-03-01T10:00:00Z"}`)
 	if err := h.Idempotency.Finish(t.Context(), claim, idempotency.Response{Status: http.StatusCreated,
 		Header: http.Header{"Content-Type": {"application/json"}}, Body: stored}); err != nil {
 		t.Fatal(err)

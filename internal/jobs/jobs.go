@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -278,11 +279,21 @@ type ListParams struct {
 	States []rivertype.JobState
 	Kinds  []string
 	Limit  int
+	// After continues a listing after the job with this id (keyset paging:
+	// the last id of the previous page).
+	After int64
 }
 
 // List returns jobs, newest first.
 func (c *Client) List(ctx context.Context, p ListParams) ([]*rivertype.JobRow, error) {
 	params := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(cmpOr(p.Limit, 100))
+	if p.After > 0 {
+		last, err := c.Get(ctx, p.After)
+		if err != nil {
+			return nil, err
+		}
+		params = params.After(river.JobListCursorFromJob(last))
+	}
 	if len(p.States) > 0 {
 		params = params.States(p.States...)
 	}
@@ -306,6 +317,54 @@ func (c *Client) List(ctx context.Context, p ListParams) ([]*rivertype.JobRow, e
 // for a retry further away than a few seconds: what an operator looks at.
 func (c *Client) Failed(ctx context.Context, limit int) ([]*rivertype.JobRow, error) {
 	return c.List(ctx, ListParams{States: []rivertype.JobState{rivertype.JobStateDiscarded, rivertype.JobStateCancelled, rivertype.JobStateRetryable}, Limit: limit})
+}
+
+// Counts returns the number of jobs in each state (River keeps finished
+// jobs for a day, then deletes them).
+func (c *Client) Counts(ctx context.Context) (map[rivertype.JobState]int64, error) {
+	rows, err := c.db.Read().Query(ctx, "SELECT CAST(state AS TEXT), COUNT(*) FROM river_job GROUP BY state")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[rivertype.JobState]int64{}
+	for rows.Next() {
+		var state string
+		var n int64
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, err
+		}
+		out[rivertype.JobState(state)] = n
+	}
+	return out, rows.Err()
+}
+
+// Kinds returns the kinds of the jobs in the given states, sorted.
+func (c *Client) Kinds(ctx context.Context, states ...rivertype.JobState) ([]string, error) {
+	query := "SELECT DISTINCT kind FROM river_job"
+	var args []any
+	if len(states) > 0 {
+		ph := make([]string, len(states))
+		for i, st := range states {
+			ph[i] = fmt.Sprintf("CAST($%d AS TEXT)", i+1)
+			args = append(args, string(st))
+		}
+		query += " WHERE CAST(state AS TEXT) IN (" + strings.Join(ph, ", ") + ")"
+	}
+	rows, err := c.db.Read().Query(ctx, query+" ORDER BY kind", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
 }
 
 // Get returns one job.

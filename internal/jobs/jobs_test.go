@@ -206,6 +206,30 @@ func TestRetryUniqueScheduledAndFailedListing(t *testing.T) {
 		if err != nil || len(list) != 1 || list[0].ID != res2.Job.ID {
 			t.Fatalf("Failed() after discard = %d jobs, %v", len(list), err)
 		}
+		counts, err := b.client.Counts(ctx)
+		if err != nil || counts[rivertype.JobStateDiscarded] != 1 || counts[rivertype.JobStateCompleted] != 1 {
+			t.Fatalf("Counts() = %v, %v; want 1 discarded, 1 completed", counts, err)
+		}
+		kinds, err := b.client.Kinds(ctx, rivertype.JobStateDiscarded, rivertype.JobStateCancelled)
+		if err != nil || len(kinds) != 1 || kinds[0] != "test_mark" {
+			t.Fatalf("Kinds(discarded, cancelled) = %v, %v", kinds, err)
+		}
+		if kinds, err := b.client.Kinds(ctx, rivertype.JobStateCancelled); err != nil || len(kinds) != 0 {
+			t.Fatalf("Kinds(cancelled) = %v, %v", kinds, err)
+		}
+		// Keyset paging: newest first, each page after the last id of the
+		// previous one.
+		page1, err := b.client.List(ctx, jobs.ListParams{Limit: 1})
+		if err != nil || len(page1) != 1 || page1[0].ID != res2.Job.ID {
+			t.Fatalf("List(limit 1) = %v, %v", page1, err)
+		}
+		page2, err := b.client.List(ctx, jobs.ListParams{Limit: 1, After: page1[0].ID})
+		if err != nil || len(page2) != 1 || page2[0].ID != res.Job.ID {
+			t.Fatalf("List(after %d) = %v, %v", page1[0].ID, page2, err)
+		}
+		if page3, err := b.client.List(ctx, jobs.ListParams{Limit: 1, After: page2[0].ID}); err != nil || len(page3) != 0 {
+			t.Fatalf("List(after the oldest) = %v, %v", page3, err)
+		}
 
 		// Unique jobs: the second insert with equal args is skipped.
 		opts := &river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}, ScheduledAt: time.Now().Add(time.Hour)}

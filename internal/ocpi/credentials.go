@@ -74,6 +74,9 @@ func (c *Credentials) Check(roles []string) error {
 	return chk.Err()
 }
 
+// Check validates BusinessDetails (the same object in every version).
+func (b *BusinessDetails) Check(c *Check) { b.check(c) }
+
 func (b *BusinessDetails) check(c *Check) {
 	c.String("name", b.Name, 100, true)
 	c.URL("website", b.Website, false)

@@ -8,14 +8,32 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
+
+// ConnectRequest is what the operator gives to connect to a partner: its
+// versions URL and token A, a name (default: the partner's business name),
+// and, for a partner whose highest version shared with us is 2.1.1 or 2.0,
+// its role (CPO or EMSP): legacy credentials do not say it.
+type ConnectRequest struct {
+	Name        string
+	VersionsURL string
+	Token       string
+	Role        Role
+}
 
 // Connect performs the client side of the handshake (we start it): read the
 // partner's versions and details with its token A, POST our credentials with
 // a fresh token for it, store the token it answers with, and verify it with a
 // GET of its versions. name defaults to the partner's business name.
+func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string) (*Platform, error) {
+	return s.ConnectWith(ctx, ConnectRequest{Name: name, VersionsURL: versionsURL, Token: tokenA})
+}
+
+// ConnectWith is Connect with every option. The version is the highest both
+// sides speak.
 //
 // The platform exists as PENDING while our POST is in flight, so the partner
 // can call our versions and details back with the token we sent. A failed
@@ -24,11 +42,15 @@ import (
 // does not work, it lacks endpoints we need for its roles — 3003 — or one of
 // its parties is held by another platform), we send it a credentials DELETE
 // so that neither side believes in a half-made connection.
-func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string) (*Platform, error) {
+func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platform, error) {
+	name, versionsURL, tokenA := req.Name, req.VersionsURL, req.Token
 	if !ocpi.ValidToken(tokenA) {
 		return nil, ocpi.Invalid("token", "must be 1 to 64 printable ASCII characters without spaces")
 	}
-	d, err := s.discoverBest(ctx, versionsURL, tokenA)
+	if req.Role != "" && req.Role != RoleCPO && req.Role != RoleEMSP {
+		return nil, ocpi.Invalid("role", "must be CPO or EMSP (the roles of OCPI 2.1.1 and 2.0)")
+	}
+	d, err := s.discoverBest(ctx, versionsURL, tokenA, req.Role)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +77,7 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 		return nil, err
 	}
 	var theirs ocpi.Credentials
+	var answer json.RawMessage
 	undo := func(cause error, accepted bool) (*Platform, error) {
 		ctx := context.WithoutCancel(ctx)
 		if accepted && ocpi.ValidToken(theirs.Token) {
@@ -72,12 +95,17 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 		return nil, cause
 	}
 
+	body, err := s.credentialsBody(ctx, d.version, req.Role, ours, id)
+	if err != nil {
+		return undo(err, false)
+	}
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
-		Body: s.OurCredentials(ours), MaxAttempts: 1, Timeout: time.Minute}, &theirs)
+		Body: body, MaxAttempts: 1, Timeout: time.Minute}, &answer)
 	if err != nil {
 		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + describe(err), Err: err}, false)
 	}
-	if err := theirs.Check(acceptedRoles()); err != nil {
+	theirs, err = readCredentials(d.version, req.Role, answer)
+	if err != nil {
 		return undo(fmt.Errorf("the partner answered with invalid credentials: %w", err), true)
 	}
 	// Verify the new token before relying on it.
@@ -116,8 +144,9 @@ func (s *Service) Connect(ctx context.Context, name, versionsURL, tokenA string)
 }
 
 // discoverBest reads versions with a token, trying Base64 and then raw, and
-// picks the highest version both sides speak.
-func (s *Service) discoverBest(ctx context.Context, versionsURL, token string) (*discovered, error) {
+// picks the highest version both sides speak. A legacy version needs the
+// partner's role, to know what its endpoints are.
+func (s *Service) discoverBest(ctx context.Context, versionsURL, token string, role Role) (*discovered, error) {
 	auth := ocpiclient.Auth{Token: token, Base64: true}
 	vs, err := s.client.Versions(ctx, versionsURL, auth)
 	if err != nil && isUnauthorized(err) {
@@ -135,13 +164,20 @@ func (s *Service) discoverBest(ctx context.Context, versionsURL, token string) (
 		}
 		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("the partner offers %s; we connect with %v", orNone(offered), s.connectVersions())}
 	}
-	if v.Version == "2.1.1" || v.Version == "2.0" {
+	if v211.IsLegacy(v.Version) {
+		if role == "" {
+			return nil, &ocpi.Error{Code: ocpi.EINVALID, Field: "role", Issue: "is required for an OCPI " + v.Version + " partner",
+				Message: "the highest version the partner shares with us is " + v.Version + ", whose credentials do not name a role: say whether it is a CPO or an EMSP (role)"}
+		}
 		// Legacy versions use raw tokens (transport.md §9.1).
 		auth.Base64 = false
 	}
 	d, err := s.client.VersionDetails(ctx, v.URL, auth)
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's version details: " + describe(err), Err: err}
+	}
+	if v211.IsLegacy(v.Version) {
+		d.Endpoints = LegacyEndpoints(d.Endpoints, role)
 	}
 	return &discovered{version: v.Version, versionsURL: versionsURL, endpoints: d.Endpoints, base64: auth.Base64}, nil
 }
@@ -170,16 +206,18 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	if err := s.setNextToken(ctx, id, hashToken(next)); err != nil {
 		return nil, err
 	}
-	ours, err := s.CredentialsFor(ctx, p.Version, next, p.ID)
+	role := legacyRole(p)
+	ours, err := s.credentialsBody(ctx, p.Version, role, next, p.ID)
 	if err != nil {
 		_ = s.setNextToken(context.WithoutCancel(ctx), id, "")
 		return nil, err
 	}
-	var theirs ocpi.Credentials
+	var answer json.RawMessage
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: credURL, Token: auth.Token, Base64: auth.Base64,
-		Body: ours, MaxAttempts: 1, Timeout: time.Minute}, &theirs)
+		Body: ours, MaxAttempts: 1, Timeout: time.Minute}, &answer)
+	var theirs ocpi.Credentials
 	if err == nil {
-		err = theirs.Check(acceptedRoles())
+		theirs, err = readCredentials(p.Version, role, answer)
 	}
 	if err != nil {
 		_ = s.setNextToken(context.WithoutCancel(ctx), id, "")
@@ -195,6 +233,9 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	}
 	var endpoints []byte
 	if _, d, derr := s.client.Discover(ctx, versionsURL, newAuth, []string{p.Version}, p.Version); derr == nil && len(d.Endpoints) > 0 {
+		if v211.IsLegacy(p.Version) {
+			d.Endpoints = LegacyEndpoints(d.Endpoints, role)
+		}
 		endpoints, _ = json.Marshal(d.Endpoints)
 	} else if derr != nil {
 		s.logger.WarnContext(ctx, "rotated tokens but could not refresh the partner's endpoints", "platform_id", id, "error", derr)

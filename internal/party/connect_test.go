@@ -76,9 +76,9 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 			t.Errorf("the CPO was not told to forget the registration: %d DELETEs", len(dels))
 		}
 
-		old := startCPO(t, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1.1"} })
+		old := startCPO(t, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1", "2.2"} })
 		if _, err := h.Parties.Connect(ctx(t), "", old.VersionsURL(), old.Invite()); ocpi.ErrorCode(err) != ocpi.EUNSUPPORTEDVER {
-			t.Errorf("connect to a 2.1.1-only partner: %v, want 3002", err)
+			t.Errorf("connect to a partner speaking only 2.1 and 2.2: %v, want 3002", err)
 		}
 		if _, err := h.Parties.Connect(ctx(t), "", "http://127.0.0.1:1/ocpi/versions", "A-token"); ocpi.ErrorCode(err) != ocpi.ECLIENTAPI {
 			t.Errorf("connect to nowhere: %v, want 3001", err)

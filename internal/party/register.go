@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -127,6 +128,14 @@ type discovered struct {
 func (s *Service) discover(ctx context.Context, versionsURL, token, version string, roles []Role, base64First bool) (*discovered, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	if !slices.Contains(s.cfg.Versions, version) {
+		return nil, &ocpi.Error{Code: ocpi.EUNSUPPORTEDVER, Message: fmt.Sprintf("OCPI %s is not a version this hub speaks; it speaks %s (see GET /ocpi/versions)",
+			version, strings.Join(s.cfg.Versions, ", "))}
+	}
+	if v211.IsLegacy(version) {
+		// Legacy versions send the token raw (transport.md §9.1).
+		base64First = false
+	}
 	auth := ocpiclient.Auth{Token: token, Base64: base64First}
 	vs, err := s.client.Versions(ctx, versionsURL, auth)
 	if err != nil && isUnauthorized(err) {
@@ -149,6 +158,9 @@ func (s *Service) discover(ctx context.Context, versionsURL, token, version stri
 	d, err := s.client.VersionDetails(ctx, v.URL, auth)
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your version details at " + v.URL + ": " + describe(err), Err: err}
+	}
+	if v211.IsLegacy(v.Version) && len(roles) == 1 {
+		d.Endpoints = LegacyEndpoints(d.Endpoints, roles[0])
 	}
 	if err := s.requireEndpoints(d, roles, "your"); err != nil {
 		return nil, err
@@ -251,6 +263,9 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err := s.checkVersionRoles(version, in.Roles); err != nil {
 		return nil, err
 	}
+	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
+		return nil, err
+	}
 	// Fail fast, before calling the partner; the transaction checks again.
 	if err := s.checkRoleConflicts(ctx, s.db.Read(), 0, "roles", refsOf(in.Roles)); err != nil {
 		return nil, err
@@ -323,6 +338,9 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	if err := s.checkVersionRoles(version, in.Roles); err != nil {
 		return nil, err
 	}
+	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
+		return nil, err
+	}
 	if err := s.checkRoleConflicts(ctx, s.db.Read(), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
 		return nil, err
 	}
@@ -366,6 +384,9 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	})
 	if err != nil {
 		return nil, err
+	}
+	if d.version != caller.Version {
+		s.logger.InfoContext(ctx, "platform switched OCPI version", "platform_id", caller.PlatformID, "from", caller.Version, "to", d.version)
 	}
 	s.logger.InfoContext(ctx, "platform credentials updated", "platform_id", caller.PlatformID, "version", d.version)
 	c, err := s.CredentialsFor(ctx, d.version, tokenC, caller.PlatformID)

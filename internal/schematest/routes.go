@@ -164,12 +164,18 @@ func FindRoute(method, path string) (Route, bool) {
 }
 
 // CheckResponse validates one answer of the hub. Every JSON answer to an
-// OCPI path (the legacy 2.1.1 and 2.0 surfaces excepted: they get their own
-// schemas) must be an envelope valid against the 2.2.1 envelope schema; on a
-// listed route its data must match the route's schema. Other paths and
+// OCPI path must be an envelope valid against the 2.2.1 envelope schema (the
+// legacy 2.1.1 and 2.0 surfaces: the 2.1.1 envelope); on a listed route
+// (Routes221, Routes211) its data must match the route's schema. Other paths and
 // non-JSON answers (pages, receipts) are not checked.
 func CheckResponse(method, path string, header http.Header, body []byte) error {
-	if method == http.MethodHead || !isOCPI221(path) {
+	if method == http.MethodHead {
+		return nil
+	}
+	if !isOCPI221(path) {
+		if strings.HasPrefix(httpapi.CanonicalPath(path), "/ocpi/") {
+			return checkLegacy(method, path, header, body)
+		}
 		return nil
 	}
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
@@ -187,7 +193,12 @@ func CheckResponse(method, path string, header http.Header, body []byte) error {
 	if !ok {
 		return nil
 	}
-	env := v.(map[string]any) // the envelope schema requires an object
+	return checkData(set, route, v.(map[string]any), method, path, body) // the envelope schema requires an object
+}
+
+// checkData validates the data of an envelope against the route's schema
+// for its status code.
+func checkData(set *Set, route Route, env map[string]any, method, path string, body []byte) error {
 	schema := route.Error
 	if code, _ := env["status_code"].(interface{ String() string }); code != nil && strings.HasPrefix(code.String(), "1") && len(code.String()) == 4 {
 		schema = route.Success

@@ -86,10 +86,13 @@ func OCPI221() *Set {
 	return set221
 }
 
-// OCPI211 returns the OCPI 2.1.1 schemas. Names are the object schemas (cdr,
-// connector, credentials, evse, location, session, tariff, token, version:
-// the files of V2_1_1/Common) or a file path under jsonSchemas/ (the request
-// and response wrappers, e.g. V2_1_1/eMSP/Server/Locations/locationGetResponse).
+// OCPI211 returns the OCPI 2.1.1 schemas. Names are the data schemas of
+// legacy.go (location, evse, connector, tariff, session, cdr, token,
+// credentials, version, authorization_info: each object with its required
+// fields; "[]name" for lists; envelope) or a file path under jsonSchemas/
+// (the request and response wrappers, e.g.
+// V2_1_1/eMSP/Server/Locations/locationGetResponse, and the bare object
+// schemas, e.g. V2_1_1/Common/location).
 func OCPI211() *Set {
 	once211.Do(func() { set211, err211 = load211() })
 	if err211 != nil {
@@ -253,8 +256,14 @@ func load211() (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := addComposites211(c); err != nil {
+		return nil, err
+	}
 	s := &Set{name: "OCPI 2.1.1", compiler: c, compiled: map[string]*jsonschema.Schema{}}
 	s.resolve = func(name string) (string, error) {
+		if u, ok := composite211(name); ok {
+			return u, nil
+		}
 		if slices.Contains(paths, "V2_1_1/Common/"+name) && name != "common" {
 			return base211 + "V2_1_1/Common/" + name + ".schema.json", nil
 		}

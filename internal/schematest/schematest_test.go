@@ -320,7 +320,13 @@ func TestCheckResponse(t *testing.T) {
 		{"not JSON although it says so", "GET", "/ocpi/versions", jsonHeader, `<html>`, "not JSON"},
 		{"a page is not checked", "GET", "/ocpi/2.2.1/payments/upi/qr/abc", http.Header{"Content-Type": {"text/html; charset=utf-8"}}, `<html>`, ""},
 		{"admin is not OCPI", "GET", "/admin/parties", jsonHeader, `{"whatever":true}`, ""},
-		{"legacy 2.1.1 is not checked against 2.2.1", "GET", "/ocpi/2.1.1/locations", jsonHeader, `{"data":[]}`, ""},
+		{"legacy 2.1.1 is not checked against 2.2.1", "GET", "/ocpi/2.1.1/emsp/locations", jsonHeader,
+			`{"data":[],"status_code":1000,"timestamp":"2025-01-01T00:00:00Z"}`, ""},
+		{"legacy 2.1.1 envelope", "GET", "/ocpi/2.0/emsp/locations", jsonHeader, `{"data":[]}`, "missing properties"},
+		{"legacy 2.1.1 timestamp without fractions", "GET", "/ocpi/2.1.1/emsp/locations", jsonHeader,
+			`{"data":[],"status_code":1000,"timestamp":"2025-01-01T00:00:00.123Z"}`, "timestamp"},
+		{"legacy 2.1.1 data", "GET", "/ocpi/2.1.1/emsp/locations", jsonHeader,
+			`{"data":[{"id":"L1"}],"status_code":1000,"timestamp":"2025-01-01T00:00:00Z"}`, "missing properties"},
 		{"HEAD is not checked", "HEAD", "/ocpi/versions", jsonHeader, ``, ""},
 	}
 	for _, tt := range tests {

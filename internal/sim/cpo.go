@@ -82,6 +82,10 @@ func (c *CPO) set(d *directory, obj any) error {
 	if err := json.Unmarshal(b, &head); err != nil {
 		return err
 	}
+	if head.CC == "" {
+		// A legacy object has no owner fields: it is this CPO's.
+		head.CC, head.PID = c.opts.CountryCode, c.opts.PartyID
+	}
 	if !d.apply(http.MethodPut, []string{head.CC, head.PID, head.ID}, b) {
 		return fmt.Errorf("could not store %s", head.ID)
 	}

@@ -67,7 +67,12 @@ func (c *CPO) handleCommand(w http.ResponseWriter, r *http.Request) {
 	if b.StatusCode == 0 {
 		b.StatusCode = 1000
 	}
-	c.reply(w, http.StatusOK, b.StatusCode, map[string]any{"result": b.Response, "timeout": b.Timeout})
+	answer := map[string]any{"result": b.Response, "timeout": b.Timeout}
+	if c.legacy() {
+		// 2.1.1 CommandResponse: the result alone.
+		answer = map[string]any{"result": b.Response}
+	}
+	c.reply(w, http.StatusOK, b.StatusCode, answer)
 	if b.Response != ocpi.CommandAccepted || b.NoResult || b.StatusCode != 1000 {
 		return
 	}

@@ -123,6 +123,17 @@ func (c *CPO) handleTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	typ := r.URL.Query().Get("type")
+	var obj map[string]any
+	if r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+			c.reply(w, http.StatusBadRequest, 2001, nil)
+			return
+		}
+		if t, _ := obj["type"].(string); typ == "" && r.Method == http.MethodPut {
+			// 2.1.1 token URLs name no type: the token says it.
+			typ = t
+		}
+	}
 	if typ == "" {
 		typ = "RFID"
 	}
@@ -137,11 +148,6 @@ func (c *CPO) handleTokens(w http.ResponseWriter, r *http.Request) {
 		}
 		c.reply(w, http.StatusNotFound, 2004, nil)
 	case http.MethodPut, http.MethodPatch:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			c.reply(w, http.StatusBadRequest, 2001, nil)
-			return
-		}
 		cur, ok := c.st.tokens[key]
 		if r.Method == http.MethodPatch {
 			if !ok {
@@ -194,6 +200,9 @@ func (c *CPO) plan() SessionPlan {
 // as a CPO does when the EV is plugged in, and PUTs it to the hub. It
 // returns the session id.
 func (c *CPO) StartSession(ctx context.Context, cmd map[string]any) (string, error) {
+	if c.legacy() {
+		return c.startLegacySession(ctx, cmd)
+	}
 	tok, _ := cmd["token"].(map[string]any)
 	loc, _ := cmd["location_id"].(string)
 	evse, _ := cmd["evse_uid"].(string)
@@ -289,6 +298,9 @@ func (c *CPO) StopSession(ctx context.Context, id string) error {
 	s := c.Session(id)
 	if s == nil {
 		return fmt.Errorf("no session %s", id)
+	}
+	if c.legacy() {
+		return c.stopLegacySession(ctx, s)
 	}
 	p := c.plan()
 	now := ocpi.NewDateTime(time.Now())

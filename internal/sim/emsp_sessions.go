@@ -78,6 +78,9 @@ func tokenKey(uid, typ string) string {
 
 // NewToken returns a valid token of this eMSP.
 func (e *EMSP) NewToken(uid, typ, whitelist string) map[string]any {
+	if e.legacy() {
+		return e.legacyToken(uid, typ, whitelist)
+	}
 	return map[string]any{"country_code": e.opts.CountryCode, "party_id": e.opts.PartyID, "uid": uid, "type": typ,
 		"contract_id": "C-" + uid, "issuer": e.opts.Name, "valid": true, "whitelist": whitelist,
 		"last_updated": ocpi.NewDateTime(time.Now())}
@@ -119,7 +122,8 @@ func (e *EMSP) tokenCall(ctx context.Context, method, uid, typ string, body any)
 		return nil, fmt.Errorf("the hub lists no tokens RECEIVER")
 	}
 	u := base + "/" + url.PathEscape(e.opts.CountryCode) + "/" + url.PathEscape(e.opts.PartyID) + "/" + url.PathEscape(uid)
-	if typ != "" {
+	// 2.1.1 token URLs name no type.
+	if typ != "" && !e.legacy() {
 		u += "?type=" + url.QueryEscape(typ)
 	}
 	resp, err := e.Raw(ctx, method, u, body, nil)
@@ -186,6 +190,10 @@ func (e *EMSP) authorize(w http.ResponseWriter, r *http.Request, uid string) {
 		if v, _ := tok["valid"].(bool); !v {
 			allowed = "BLOCKED"
 		}
+	}
+	if e.legacy() {
+		e.OK(w, legacyAuthorization(allowed, body))
+		return
 	}
 	info := map[string]any{"allowed": allowed, "token": tok}
 	if allowed == "ALLOWED" {
@@ -311,7 +319,11 @@ func (e *EMSP) SendCommand(ctx context.Context, command string, body map[string]
 	if b == nil {
 		b = map[string]any{}
 	}
-	b["response_url"] = e.URL() + "/ocpi/2.2.1/emsp/commands/" + command + "/" + uid
+	version := e.HubVersion()
+	if version == "" {
+		version = "2.2.1"
+	}
+	b["response_url"] = e.URL() + "/ocpi/" + version + "/emsp/commands/" + command + "/" + uid
 	resp, err := e.Raw(ctx, http.MethodPost, base+"/"+command, b, header)
 	return uid, resp, err
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
 
@@ -99,6 +100,9 @@ type Platform struct {
 	// clientInfo is what the hub pushed to our hubclientinfo receiver, by
 	// ROLE/CC/PID.
 	clientInfo map[string]ClientInfo
+	// raw is true while tokens go raw in Authorization headers: RawTokens,
+	// or a legacy version with the hub (legacy.go).
+	raw bool
 }
 
 type holdRule struct {
@@ -123,13 +127,13 @@ func Start(opts Options) (*Platform, error) {
 		return nil, err
 	}
 	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger,
-		notify: make(chan struct{}), clientInfo: map[string]ClientInfo{}}
+		notify: make(chan struct{}), clientInfo: map[string]ClientInfo{}, raw: opts.RawTokens || onlyLegacy(opts.Versions)}
 	p.client.BackoffBase = 20 * time.Millisecond
 	p.mux.HandleFunc("GET /ocpi/versions", p.guard(p.handleVersions, true))
 	for _, v := range opts.Versions {
 		v := v
 		p.mux.HandleFunc("GET /ocpi/"+v, p.guard(func(w http.ResponseWriter, r *http.Request) { p.handleDetails(w, r, v) }, true))
-		p.mux.HandleFunc("/ocpi/"+v+"/credentials", p.guard(p.handleCredentials, true))
+		p.mux.HandleFunc("/ocpi/"+v+"/credentials", p.guard(func(w http.ResponseWriter, r *http.Request) { p.handleCredentials(w, r, v) }, true))
 	}
 	p.Handle("credentials", "SENDER", "/credentials", nil)
 	// Every platform connected to a hub receives HubClientInfo (hide it with
@@ -343,7 +347,7 @@ func (p *Platform) tokenFrom(h string) string {
 	if !ok {
 		return ""
 	}
-	if p.opts.RawTokens {
+	if p.rawTokens() {
 		return v
 	}
 	b, err := base64.StdEncoding.DecodeString(v)
@@ -389,7 +393,7 @@ func (p *Platform) handleDetails(w http.ResponseWriter, r *http.Request, v strin
 	d := ocpi.VersionDetails{Version: v}
 	p.mu.Lock()
 	for _, e := range p.endpoints {
-		if slices.Contains(p.opts.OmitEndpoints, e.identifier) {
+		if slices.Contains(p.opts.OmitEndpoints, e.identifier) || !inVersion(v, e.identifier) {
 			continue
 		}
 		role := e.role
@@ -413,16 +417,16 @@ func (p *Platform) Credentials(token string) ocpi.Credentials {
 
 // handleCredentials serves the hub-initiated handshake (the hub POSTs with
 // our token A) and the hub's PUT/DELETE.
-func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
+func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request, version string) {
 	switch r.Method {
 	case http.MethodGet:
 		p.mu.Lock()
-		c := p.Credentials(p.tokenIn)
+		c := p.credentialsFor(version, p.tokenIn)
 		p.mu.Unlock()
 		p.OK(w, c)
 	case http.MethodPost, http.MethodPut:
-		var in ocpi.Credentials
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		in, err := readCredentials(version, r.Body)
+		if err != nil {
 			p.reply(w, http.StatusBadRequest, 2001, nil)
 			return
 		}
@@ -430,7 +434,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.tokenOut = in.Token
 		p.mu.Unlock()
-		if err := p.discoverHub(r.Context(), in.URL); err != nil {
+		if err := p.discoverHub(r.Context(), in.URL, ""); err != nil {
 			p.reply(w, http.StatusOK, 3001, nil)
 			return
 		}
@@ -438,7 +442,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.tokenIn, p.tokenA = tok, ""
 		p.mu.Unlock()
-		p.OK(w, p.Credentials(tok))
+		p.OK(w, p.credentialsFor(version, tok))
 	case http.MethodDelete:
 		p.mu.Lock()
 		p.tokenIn, p.tokenOut = "", ""
@@ -459,12 +463,13 @@ func (p *Platform) Invite() string {
 	return tok
 }
 
-// discoverHub reads the hub's versions and details with the current token.
-func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
+// discoverHub reads the hub's versions and details with the current token:
+// of version want, or the highest both speak when want is "".
+func (p *Platform) discoverHub(ctx context.Context, versionsURL, want string) error {
 	p.mu.Lock()
-	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.opts.RawTokens}
+	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.raw}
 	p.mu.Unlock()
-	v, d, err := p.client.Discover(ctx, versionsURL, auth, p.opts.Versions, "")
+	v, d, err := p.client.Discover(ctx, versionsURL, auth, p.opts.Versions, want)
 	if err != nil {
 		return err
 	}
@@ -479,14 +484,23 @@ func (p *Platform) discoverHub(ctx context.Context, versionsURL string) error {
 // kept for calling the hub. A refused POST is returned as an
 // *ocpiclient.Error carrying the hub's answer (StatusCode reads it).
 func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) error {
-	tokenB, err := p.Begin(ctx, hubVersionsURL, tokenA)
+	return p.RegisterIn(ctx, hubVersionsURL, tokenA, "")
+}
+
+// RegisterIn is Register in a given version ("" : the highest both speak).
+func (p *Platform) RegisterIn(ctx context.Context, hubVersionsURL, tokenA, version string) error {
+	tokenB, err := p.begin(ctx, hubVersionsURL, tokenA, version)
 	if err != nil {
 		return err
 	}
-	var theirs ocpi.Credentials
-	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.Credentials(tokenB), &theirs)
+	var answer json.RawMessage
+	resp, err := p.CallHub(ctx, http.MethodPost, "credentials", "", "", p.credentialsFor(p.HubVersion(), tokenB), &answer)
 	if err != nil {
 		return fmt.Errorf("credentials POST: %w (%s)", err, bodyOf(resp))
+	}
+	theirs, err := readCredentials(p.HubVersion(), bytes.NewReader(answer))
+	if err != nil {
+		return fmt.Errorf("credentials POST answer: %w", err)
 	}
 	p.mu.Lock()
 	p.tokenOut = theirs.Token
@@ -499,10 +513,17 @@ func (p *Platform) Register(ctx context.Context, hubVersionsURL, tokenA string) 
 // platform accepts from now on. Tests that send the credentials POST
 // themselves (races, malformed bodies) start with it.
 func (p *Platform) Begin(ctx context.Context, hubVersionsURL, tokenA string) (tokenB string, err error) {
+	return p.begin(ctx, hubVersionsURL, tokenA, "")
+}
+
+func (p *Platform) begin(ctx context.Context, hubVersionsURL, tokenA, version string) (tokenB string, err error) {
 	p.mu.Lock()
 	p.tokenOut = tokenA
+	if version != "" {
+		p.raw = p.opts.RawTokens || v211.IsLegacy(version)
+	}
 	p.mu.Unlock()
-	if err := p.discoverHub(ctx, hubVersionsURL); err != nil {
+	if err := p.discoverHub(ctx, hubVersionsURL, version); err != nil {
 		return "", fmt.Errorf("discover the hub with token A: %w", err)
 	}
 	tokenB = "B-" + uuid.NewString()
@@ -538,11 +559,15 @@ func (p *Platform) UpdateCredentials(ctx context.Context) (old string, err error
 	old, oldIn := p.tokenOut, p.tokenIn
 	p.tokenIn = tokenB
 	p.mu.Unlock()
-	var theirs ocpi.Credentials
-	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.Credentials(tokenB), &theirs); err != nil {
+	var answer json.RawMessage
+	if _, err := p.CallHub(ctx, http.MethodPut, "credentials", "", "", p.credentialsFor(p.HubVersion(), tokenB), &answer); err != nil {
 		p.mu.Lock()
 		p.tokenIn = oldIn
 		p.mu.Unlock()
+		return old, err
+	}
+	theirs, err := readCredentials(p.HubVersion(), bytes.NewReader(answer))
+	if err != nil {
 		return old, err
 	}
 	p.mu.Lock()
@@ -586,7 +611,7 @@ func (p *Platform) CallHub(ctx context.Context, method, identifier, role, suffix
 // success.
 func (p *Platform) Do(ctx context.Context, method, url string, body, out any) (*ocpiclient.Response, error) {
 	p.mu.Lock()
-	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.opts.RawTokens}
+	auth := ocpiclient.Auth{Token: p.tokenOut, Base64: !p.raw}
 	p.mu.Unlock()
 	return p.client.Call(ctx, ocpiclient.Request{Method: method, URL: url, Token: auth.Token, Base64: auth.Base64, Body: body, MaxAttempts: 1,
 		From: ocpiclient.Party{CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID}}, out)
@@ -595,9 +620,9 @@ func (p *Platform) Do(ctx context.Context, method, url string, body, out any) (*
 // Raw calls a hub URL with our token and returns the answer whatever it is.
 func (p *Platform) Raw(ctx context.Context, method, url string, body any, header http.Header) (*ocpiclient.Response, error) {
 	p.mu.Lock()
-	tok := p.tokenOut
+	tok, raw := p.tokenOut, p.raw
 	p.mu.Unlock()
-	req := ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !p.opts.RawTokens, Body: body, MaxAttempts: 1}
+	req := ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !raw, Body: body, MaxAttempts: 1}
 	if header != nil {
 		header = header.Clone()
 		req.CorrelationID, req.RequestID = header.Get("X-Correlation-ID"), header.Get("X-Request-ID")

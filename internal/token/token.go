@@ -153,6 +153,29 @@ func (s *Service) Find(ctx context.Context, r Ref) (*ocpi.Token, error) {
 	return &t, nil
 }
 
+// FindByContract returns the stored tokens of a contract id (the auth_id of
+// OCPI 2.1.1 and 2.0), oldest change first.
+func (s *Service) FindByContract(ctx context.Context, contractID string) ([]ocpi.Token, error) {
+	rows, err := s.db.Read().Query(ctx, "SELECT body FROM tokens WHERE contract_id = $1 ORDER BY last_updated, pk LIMIT 20", ocpi.Key(contractID))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ocpi.Token
+	for rows.Next() {
+		var body []byte
+		if err := rows.Scan(&body); err != nil {
+			return nil, err
+		}
+		var t ocpi.Token
+		if err := json.Unmarshal(body, &t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
 // Filter selects tokens in List.
 type Filter struct {
 	// CountryCode and PartyID restrict the list to one eMSP (OCPI-to-*).
@@ -336,12 +359,13 @@ func checkToken(t *ocpi.Token, r Ref) error {
 // write stores a token row.
 func (s *Service) write(ctx context.Context, tx *store.Tx, r Ref, cur *stored, t *ocpi.Token, body []byte) error {
 	if cur == nil {
-		_, err := tx.Exec(ctx, `INSERT INTO tokens (country_code, party_id, uid, type, valid, whitelist, last_updated, body)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, append(r.args(), t.IsValid(), t.Whitelist, t.LastUpdated.Micros(), string(body))...)
+		_, err := tx.Exec(ctx, `INSERT INTO tokens (country_code, party_id, uid, type, valid, whitelist, last_updated, body, contract_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, append(r.args(), t.IsValid(), t.Whitelist, t.LastUpdated.Micros(), string(body),
+			ocpi.Key(t.ContractID))...)
 		return err
 	}
-	_, err := tx.Exec(ctx, "UPDATE tokens SET valid = $1, whitelist = $2, last_updated = $3, body = $4 WHERE pk = $5",
-		t.IsValid(), t.Whitelist, t.LastUpdated.Micros(), string(body), cur.pk)
+	_, err := tx.Exec(ctx, "UPDATE tokens SET valid = $1, whitelist = $2, last_updated = $3, body = $4, contract_id = $5 WHERE pk = $6",
+		t.IsValid(), t.Whitelist, t.LastUpdated.Micros(), string(body), ocpi.Key(t.ContractID), cur.pk)
 	return err
 }
 

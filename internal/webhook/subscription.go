@@ -56,10 +56,10 @@ type Subscription struct {
 // Input is the body of a create (POST), replace (PUT) or update (PATCH).
 // Absent fields are nil.
 type Input struct {
-	URL    *string  `json:"url"`
-	Events []string `json:"events"`
-	Secret *string  `json:"secret"`
-	Status *string  `json:"status"`
+	URL    *string  `json:"url,omitempty"`
+	Events []string `json:"events,omitempty"`
+	Secret *string  `json:"secret,omitempty"`
+	Status *string  `json:"status,omitempty"`
 }
 
 const subscriptionColumns = "id, platform_id, url, secret, status, disabled_reason, failures, failing_since, created_at, updated_at"

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/demo"
+)
+
+// syncBuffer is a buffer written by the demo and read by the test, which
+// is told of every write.
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case b.wrote <- struct{}{}:
+	default:
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until the output contains s.
+func (b *syncBuffer) waitFor(t *testing.T, s string, d time.Duration) string {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		if out := b.String(); strings.Contains(out, s) {
+			return out
+		}
+		select {
+		case <-b.wrote:
+		case <-deadline:
+			t.Fatalf("the demo never printed %q:\n%s", s, b.String())
+		}
+	}
+}
+
+// TestDemo runs `ocpihub demo --keep-running` to the end of its stories:
+// every story of the demo succeeded in its timeline, the one-time console
+// link signs in and the console shows the partners, and Ctrl-C (the context
+// ending) stops it cleanly.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{wrote: make(chan struct{}, 1)}
+	var errOut bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--keep-running", "--dir", t.TempDir()}, out, &errOut, func(string) string { return "" })
+	}()
+	text := out.waitFor(t, "Ctrl-C stops it", 2*time.Minute)
+
+	stories := demo.Stories()
+	if !strings.Contains(text, "All "+strconv.Itoa(len(stories))+" stories succeeded.") {
+		t.Errorf("the demo does not say every story succeeded:\n%s", text)
+	}
+	summary := text[strings.Index(text, "\nSummary\n"):]
+	for _, s := range stories {
+		if !regexp.MustCompile(`(?m)^  ✓ ` + regexp.QuoteMeta(s.Name) + ` +\d`).MatchString(summary) {
+			t.Errorf("story %q did not succeed:\n%s", s.Name, summary)
+		}
+		if !strings.Contains(text, "── "+s.Name+" ") || !strings.Contains(text, "✓ "+s.Name+" (") {
+			t.Errorf("story %q has no section in the timeline", s.Name)
+		}
+	}
+	if strings.Contains(text, "✗") || strings.Contains(text, "skipped") {
+		t.Errorf("the timeline reports a failure:\n%s", text)
+	}
+
+	// The one-time link signs in to a console that shows the partners.
+	link := regexp.MustCompile(`one-time link \(valid 10 minutes\): (http://\S+)`).FindStringSubmatch(text)
+	if link == nil {
+		t.Fatalf("no console link in:\n%s", text)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	resp, err := client.Get(link[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body.String(), "Connected platforms") {
+		t.Fatalf("console link: HTTP %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	resp, err = client.Get(strings.Replace(link[1], "/login?code=", "/parties?x=", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body.Reset()
+	body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for _, name := range []string{"Volt Yatra Charging", "Surya Chargers", "Chalo EV", "Roam India"} {
+		if !strings.Contains(body.String(), name) {
+			t.Errorf("the console's parties page lacks %s", name)
+		}
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("demo exit status %d: %s", code, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not stop when its context ended")
+	}
+}

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/legacy"
+	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/session"
+	"github.com/ocpihub/ocpihub/internal/token"
+)
+
+// wireLegacy makes the hub speak OCPI 2.1.1 and 2.0 to the partners that
+// use them: one dialect per version, converting what the hub sends them at
+// delivery time, with the lookups legacy objects need (a session's whole
+// location, the token of an authorization). The services it reads are built
+// after it; the lookups reach them when they run.
+func (a *App) wireLegacy() {
+	look := legacy.Lookups{
+		LocationFunc: func(ctx context.Context, cc, pid, id string) (*ocpi.Location, error) {
+			raw, err := a.Locations.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: id})
+			if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			var l ocpi.Location
+			return &l, json.Unmarshal(raw, &l)
+		},
+		SessionFunc: func(ctx context.Context, cc, pid, id string) (*ocpi.Session, error) {
+			raw, err := a.Sessions.Get(ctx, session.Ref{CountryCode: cc, PartyID: pid, ID: id})
+			if ocpi.IsNotFound(err) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			var s ocpi.Session
+			return &s, json.Unmarshal(raw, &s)
+		},
+		TokenFunc: func(ctx context.Context, cc, pid, uid, typ string) (*ocpi.Token, error) {
+			t, err := a.Tokens.Find(ctx, token.Ref{CountryCode: cc, PartyID: pid, UID: uid, Type: typ})
+			if ocpi.IsNotFound(err) {
+				return nil, nil
+			}
+			return t, err
+		},
+		CommandWait: int(a.commandWait().Seconds()),
+	}
+	for _, v := range []string{v211.V211, v211.V20} {
+		a.Hub.Speak(v, legacy.NewDialect(v, a.Legacy, a.Clock.Now, look))
+	}
+}
+
+// commandWait is how long the hub waits for a command result when the CPO
+// names no timeout (command.Config.DefaultTimeout).
+func (a *App) commandWait() time.Duration {
+	if a.Config.CommandTimeout > 0 {
+		return a.Config.CommandTimeout
+	}
+	return 60 * time.Second
+}

@@ -1,0 +1,84 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+type invitationsView struct {
+	Invitations []party.InvitationInfo
+	Pager       Pager
+	Expiries    []string
+}
+
+type invitationCreatedView struct {
+	*party.Invitation
+}
+
+// PageTitle names the page.
+func (v invitationCreatedView) PageTitle() string { return "Invitation for " + v.Name }
+
+// inviteExpiries are the lifetimes offered for a token A.
+var inviteExpiries = []string{"24h", "72h", "168h", "720h"}
+
+func (c *Console) invitationPages() ([]Page, []Action) {
+	return []Page{{
+			Path: "/invitations", Title: "Invitations", Section: "Network", Nav: "Invitations", Template: "invitations",
+			Load: func(r *http.Request) (any, error) {
+				list, err := c.cfg.Parties.Invitations(r.Context(), 500)
+				if err != nil {
+					return nil, err
+				}
+				if st := r.URL.Query().Get("state"); st != "" {
+					kept := list[:0]
+					for _, inv := range list {
+						if inv.State == st {
+							kept = append(kept, inv)
+						}
+					}
+					list = kept
+				}
+				page, pager := Paginate(r, list, 25)
+				return invitationsView{Invitations: page, Pager: pager, Expiries: inviteExpiries}, nil
+			},
+		}}, []Action{{
+			Path: "/invitations",
+			Do: func(r *http.Request) (Result, error) {
+				name := strings.TrimSpace(r.PostFormValue("name"))
+				ttl, err := time.ParseDuration(r.PostFormValue("expires"))
+				if err != nil || ttl <= 0 {
+					return Result{Redirect: "/invitations"}, ocpi.Invalid("expires", "must be a duration such as 72h")
+				}
+				parties, err := parsePartyRefs(r.PostFormValue("parties"))
+				if err != nil {
+					return Result{Redirect: "/invitations"}, err
+				}
+				inv, err := c.cfg.Parties.Invite(r.Context(), name, ttl, r.PostFormValue("sandbox") == "on", parties...)
+				if err != nil {
+					return Result{Redirect: "/invitations"}, err
+				}
+				c.logger.InfoContext(r.Context(), "console: invitation created", "invitation_id", inv.ID, "name", inv.Name)
+				// The token exists in this answer only: render it, do not
+				// redirect to a page that would have to store it.
+				return Result{Template: "invitation_created", Title: "Invitation for " + inv.Name, Data: invitationCreatedView{inv}}, nil
+			},
+		}}
+}
+
+// parsePartyRefs reads "CPO/IN/ACM, EMSP/IN/VLT" (commas, spaces or new
+// lines between them).
+func parsePartyRefs(s string) ([]party.PartyRef, error) {
+	var out []party.PartyRef
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == ';' }) {
+		parts := strings.Split(f, "/")
+		if len(parts) != 3 {
+			return nil, ocpi.Invalid("parties", "write each party as ROLE/COUNTRY_CODE/PARTY_ID, e.g. CPO/IN/ACM; got "+truncate(30, f))
+		}
+		out = append(out, party.PartyRef{Role: party.Role(strings.ToUpper(parts[0])), CountryCode: strings.ToUpper(parts[1]), PartyID: strings.ToUpper(parts[2])})
+	}
+	return out, nil
+}

@@ -1,0 +1,137 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+type partiesView struct {
+	Platforms []*party.Platform
+	Pager     Pager
+	Total     int
+	Statuses  []string
+	Roles     []string
+}
+
+type partyView struct {
+	*party.Platform
+}
+
+// PageTitle names the page after the platform.
+func (v partyView) PageTitle() string { return v.Name }
+
+func (c *Console) partyPages() ([]Page, []Action) {
+	pages := []Page{
+		{
+			Path: "/parties", Title: "Parties", Section: "Network", Nav: "Parties", Template: "parties", Refresh: 30,
+			Load: func(r *http.Request) (any, error) {
+				all, err := c.cfg.Parties.List(r.Context(), party.Filter{})
+				if err != nil {
+					return nil, err
+				}
+				list := filterPlatforms(all, r)
+				page, pager := Paginate(r, list, 25)
+				return partiesView{Platforms: page, Pager: pager, Total: len(all),
+					Statuses: []string{"CONNECTED", "PENDING", "SUSPENDED", "UNREGISTERED"}, Roles: party.Roles}, nil
+			},
+		},
+		{
+			Path: "/parties/{id}", Title: "Party", Template: "party",
+			Load: func(r *http.Request) (any, error) {
+				id, err := pathInt(r, "id")
+				if err != nil {
+					return nil, err
+				}
+				p, err := c.cfg.Parties.Find(r.Context(), id)
+				if err != nil {
+					return nil, err
+				}
+				return partyView{p}, nil
+			},
+		},
+	}
+	act := func(verb, done string, fn func(r *http.Request, id int64) (string, error)) Action {
+		return Action{
+			Path: "/parties/{id}/" + verb,
+			Do: func(r *http.Request) (Result, error) {
+				id, err := pathInt(r, "id")
+				if err != nil {
+					return Result{}, err
+				}
+				back := "/parties/" + strconv.FormatInt(id, 10)
+				warning, err := fn(r, id)
+				if err != nil {
+					return Result{Redirect: back}, err
+				}
+				p, err := c.cfg.Parties.Find(r.Context(), id)
+				if err != nil {
+					return Result{Redirect: back}, err
+				}
+				c.logger.InfoContext(r.Context(), "console: platform "+verb, "platform_id", id, "name", p.Name)
+				if warning != "" {
+					return Result{Redirect: back, Flash: fmt.Sprintf("%s %s; %s", p.Name, done, warning), Failed: true}, nil
+				}
+				return Result{Redirect: back, Flash: fmt.Sprintf("%s %s.", p.Name, done)}, nil
+			},
+		}
+	}
+	actions := []Action{
+		act("suspend", "is suspended: its tokens are refused and partners see it SUSPENDED", func(r *http.Request, id int64) (string, error) {
+			return "", c.cfg.Parties.Suspend(r.Context(), id)
+		}),
+		act("resume", "is connected again", func(r *http.Request, id int64) (string, error) {
+			return "", c.cfg.Parties.Resume(r.Context(), id)
+		}),
+		act("rotate", "has new credentials tokens in both directions", func(r *http.Request, id int64) (string, error) {
+			_, err := c.cfg.Parties.Rotate(r.Context(), id)
+			return "", err
+		}),
+		act("disconnect", "is unregistered", func(r *http.Request, id int64) (string, error) {
+			return c.cfg.Parties.Disconnect(r.Context(), id)
+		}),
+	}
+	return pages, actions
+}
+
+// filterPlatforms applies the list's filters: status, connection, role and
+// a search over names, party ids and URLs.
+func filterPlatforms(all []*party.Platform, r *http.Request) []*party.Platform {
+	q := r.URL.Query()
+	status, conn, role := q.Get("status"), q.Get("connection"), q.Get("role")
+	search := strings.ToLower(strings.TrimSpace(q.Get("q")))
+	var out []*party.Platform
+	for _, p := range all {
+		if status != "" && string(p.Status) != status {
+			continue
+		}
+		if conn != "" && (p.Connection != conn || p.Status != party.StatusConnected) {
+			continue
+		}
+		if role != "" && !slices.ContainsFunc(p.Roles, func(h party.HostedParty) bool { return string(h.Role) == role }) {
+			continue
+		}
+		if search != "" && !matches(p, search) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func matches(p *party.Platform, search string) bool {
+	hay := []string{p.Name, p.VersionsURL, strconv.FormatInt(p.ID, 10)}
+	for _, r := range p.Roles {
+		hay = append(hay, r.CountryCode+"-"+r.PartyID, r.CountryCode+"/"+r.PartyID, r.PartyID, r.BusinessDetails.Name)
+	}
+	for _, h := range hay {
+		if strings.Contains(strings.ToLower(h), search) {
+			return true
+		}
+	}
+	return false
+}

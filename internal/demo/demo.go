@@ -1,0 +1,288 @@
+// Package demo runs ocpihub end to end on one machine with nothing else
+// installed: a hub on a fresh SQLite file, simulated partners on loopback
+// ports speaking the real protocol, and a series of stories — registration,
+// hub client info, and one per module as they land — printed as a timeline
+// with links into the console.
+//
+// # Adding a story
+//
+// A story is one file, story_<name>.go, returning a Story, and one line in
+// Stories. A story gets the Env (the hub, the partners, links) and a
+// Timeline; it performs its flow through the simulators as a partner would,
+// checks the outcome, and writes what happened as steps:
+//
+//	func paymentStory() Story {
+//		return Story{Name: "UPI payment", Needs: []string{"Registration"},
+//			Run: func(ctx context.Context, env *Env, tl *Timeline) error {
+//				… drive the PG simulator and the CPO …
+//				tl.Step("payment %s captured, ₹%s", id, amount)
+//				tl.Link("payment", env.ConsoleURL("/payments/"+id))
+//				return nil // or an error: the story fails, the next ones still run
+//			}}
+//	}
+//
+// A story that needs partners the Env lacks (a PTP, a webhook receiver)
+// adds them to Env and starts them in startPartners. Stories run in order;
+// one whose Needs failed is skipped.
+package demo
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/console"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+// Options configure a demo run.
+type Options struct {
+	// Addr is where the hub listens (default 127.0.0.1:8080; a free port
+	// when that one is taken).
+	Addr string
+	// Dir holds the SQLite file (default: a new temporary directory,
+	// removed at the end). It must not hold one already: the demo starts
+	// from nothing.
+	Dir string
+	// KeepRunning leaves the hub and the partners up after the stories,
+	// until ctx ends (Ctrl-C).
+	KeepRunning bool
+	// Out receives the timeline.
+	Out io.Writer
+	// Logger receives the hub's and the simulators' logs (default: warnings
+	// and errors on stderr).
+	Logger  *slog.Logger
+	Version string
+}
+
+// Env is what stories work with.
+type Env struct {
+	Hub        *app.App
+	CPOs       []*sim.CPO
+	EMSPs      []*sim.EMSP
+	AdminToken string
+	Logger     *slog.Logger
+	// Parties is every simulated partner, in the order they started.
+	Parties []Partner
+}
+
+// Partner is a simulated partner with the party it plays.
+type Partner struct {
+	*sim.Platform
+	Role, CountryCode, PartyID string
+}
+
+// ConsoleURL returns the absolute URL of a console page ("/parties/3").
+func (e *Env) ConsoleURL(path string) string { return e.Hub.Console.URL(path) }
+
+// Story is one flow of the demo.
+type Story struct {
+	Name string
+	// Needs names stories that must have succeeded first.
+	Needs []string
+	Run   func(ctx context.Context, env *Env, tl *Timeline) error
+}
+
+// Result is how a story ended.
+type Result struct {
+	Story   string
+	OK      bool
+	Skipped bool
+	Err     error
+	Took    time.Duration
+}
+
+// Run starts the hub and the partners, runs every story, prints the
+// timeline and, with KeepRunning, waits for ctx to end. It returns the
+// stories' results; err is set when the demo could not start or a story
+// failed.
+func Run(ctx context.Context, opts Options) ([]Result, error) {
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	tl := newTimeline(opts.Out)
+	dir := opts.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ocpihub-demo-")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+		defer os.RemoveAll(d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ocpihub.db")); err == nil {
+		return nil, fmt.Errorf("%s already holds a demo database; give an empty directory", dir)
+	}
+	env, stop, err := start(ctx, opts, dir, tl)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+
+	results := runStories(ctx, env, tl, Stories())
+	failed := summary(tl, env, results)
+	if opts.KeepRunning && ctx.Err() == nil {
+		tl.Printf("\nEverything stays up: the hub at %s, the partners on their ports. Ctrl-C stops it.\n", env.Hub.PublicURL())
+		<-ctx.Done()
+		tl.Printf("Stopping…\n")
+	}
+	if failed > 0 {
+		return results, fmt.Errorf("%d of %d stories failed", failed, len(results))
+	}
+	return results, nil
+}
+
+// start brings up the hub and the partners.
+func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, func(), error) {
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil && opts.Addr == "" && errors.Is(err, syscall.EADDRINUSE) {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	cfg := app.Defaults()
+	cfg.Addr = l.Addr().String()
+	cfg.DB = "sqlite:" + filepath.Join(dir, "ocpihub.db")
+	cfg.DevMode = true
+	// Partners' tokens are sealed as in production; the key lives as long
+	// as the demo's database.
+	cfg.SecretKey = rand.Text()
+	cfg.LogLevel = "warn"
+	cfg.ShutdownTimeout = 5 * time.Second
+	hub, err := app.New(ctx, cfg, app.Options{Logger: opts.Logger.With("component", "hub"), Listener: l, Version: opts.Version})
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	env := &Env{Hub: hub, AdminToken: hub.GeneratedAdminToken, Logger: opts.Logger}
+	var closers []func()
+	stop := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	closers = append(closers, func() { hub.Close(context.Background()) })
+	if err := hub.Start(ctx); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	tl.Printf("ocpihub demo — everything on this machine, nothing else needed\n\n")
+	tl.Event("hub", "ocpihub %s at %s (SQLite %s)", opts.Version, hub.PublicURL(), filepath.Join(dir, "ocpihub.db"))
+	if hub.PG != nil && hub.PG.Sim != nil {
+		tl.Event("pg", "payment gateway simulator (Razorpay-compatible) at %s", hub.PG.Sim.URL())
+	}
+	if err := startPartners(env, tl, &closers); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return env, stop, nil
+}
+
+// startPartners starts the simulated partners: two CPOs and two eMSPs
+// (modules add a PTP, the PG simulator, a webhook receiver here).
+func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
+	logger := env.Logger.With("component", "sim")
+	for _, c := range []struct{ name, cc, pid string }{{"Volt Yatra Charging", "IN", "VYC"}, {"Surya Chargers", "IN", "SUR"}} {
+		cpo, err := sim.StartCPO(c.name, c.cc, c.pid, logger)
+		if err != nil {
+			return err
+		}
+		*closers = append(*closers, cpo.Close)
+		env.CPOs = append(env.CPOs, cpo)
+		env.Parties = append(env.Parties, Partner{Platform: cpo.Platform, Role: "CPO", CountryCode: c.cc, PartyID: c.pid})
+		tl.Event("cpo", "%s (CPO %s-%s) at %s", c.name, c.cc, c.pid, cpo.URL())
+	}
+	for _, e := range []struct{ name, cc, pid string }{{"Chalo EV", "IN", "CEV"}, {"Roam India", "IN", "RMI"}} {
+		emsp, err := sim.StartEMSP(e.name, e.cc, e.pid, logger)
+		if err != nil {
+			return err
+		}
+		*closers = append(*closers, emsp.Close)
+		env.EMSPs = append(env.EMSPs, emsp)
+		env.Parties = append(env.Parties, Partner{Platform: emsp.Platform, Role: "EMSP", CountryCode: e.cc, PartyID: e.pid})
+		tl.Event("emsp", "%s (eMSP %s-%s) at %s", e.name, e.cc, e.pid, emsp.URL())
+	}
+	return nil
+}
+
+// runStories runs the stories in order, each with its own deadline.
+func runStories(ctx context.Context, env *Env, tl *Timeline, stories []Story) []Result {
+	ok := map[string]bool{}
+	var results []Result
+	for _, s := range stories {
+		tl.Section(s.Name)
+		var missing []string
+		for _, n := range s.Needs {
+			if !ok[n] {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			tl.Skip("skipped: needs %s", strings.Join(missing, ", "))
+			results = append(results, Result{Story: s.Name, Skipped: true})
+			continue
+		}
+		start := time.Now()
+		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		err := s.Run(sctx, env, tl)
+		cancel()
+		r := Result{Story: s.Name, OK: err == nil, Err: err, Took: time.Since(start)}
+		if err != nil {
+			tl.Fail("%s failed: %v", s.Name, err)
+		} else {
+			tl.Done("%s (%s)", s.Name, r.Took.Round(time.Millisecond))
+		}
+		ok[s.Name] = err == nil
+		results = append(results, r)
+	}
+	return results
+}
+
+// summary prints the outcome and the way into the console; it returns the
+// number of stories that failed or were skipped.
+func summary(tl *Timeline, env *Env, results []Result) int {
+	tl.Printf("\nSummary\n")
+	failed := 0
+	for _, r := range results {
+		switch {
+		case r.OK:
+			tl.Printf("  ✓ %-28s %s\n", r.Story, r.Took.Round(time.Millisecond))
+		case r.Skipped:
+			failed++
+			tl.Printf("  – %-28s skipped\n", r.Story)
+		default:
+			failed++
+			tl.Printf("  ✗ %-28s %v\n", r.Story, r.Err)
+		}
+	}
+	if failed == 0 {
+		tl.Printf("All %d stories succeeded.\n", len(results))
+	} else {
+		tl.Printf("%d of %d stories did not succeed.\n", failed, len(results))
+	}
+	tl.Printf("\nConsole: %s\n", env.ConsoleURL("/"))
+	if link, err := env.Hub.Console.LoginLink(context.Background()); err == nil {
+		tl.Printf("  sign in with this one-time link (valid %d minutes): %s\n", int(console.LoginLinkTTL/time.Minute), link)
+	}
+	tl.Printf("  or with the admin token: %s\n", env.AdminToken)
+	tl.Printf("API description: %s/openapi.json\n", env.Hub.PublicURL())
+	return failed
+}

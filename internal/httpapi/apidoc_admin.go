@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"github.com/ocpihub/ocpihub/internal/openapi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// adminDocs describes the operator API for platforms and invitations.
+func adminDocs() apiDocs {
+	id := openapi.Parameter{Name: "id", In: "path", Description: "platform id", Schema: openapi.Schema{"type": "integer", "minimum": 1}}
+	action := func(summary string) Doc {
+		return Doc{Summary: summary, Data: &party.Platform{}, Params: []openapi.Parameter{id}}
+	}
+	return apiDocs{
+		Tag: openapi.Tag{Name: "admin", Description: "The operator's API (admin token): platforms, invitations. The console at /console does the same in a browser."},
+		Routes: map[string]Doc{
+			"GET /admin/parties": {
+				Summary: "List platforms, newest first",
+				Data:    []*party.Platform{},
+				Params: []openapi.Parameter{{Name: "status", In: "query", Description: "only platforms with this status (repeatable)",
+					Schema: openapi.Schema{"type": "string", "enum": platformStatuses()}}},
+			},
+			"GET /admin/parties/{id}":          {Summary: "One platform: status, connection, endpoints, roles, last seen, last error (never tokens)", Data: &party.Platform{}, Params: []openapi.Parameter{id}},
+			"POST /admin/parties/{id}/suspend": action("Suspend a platform: its tokens get 401 everywhere, its parties are announced SUSPENDED"),
+			"POST /admin/parties/{id}/resume":  action("Resume a suspended platform"),
+			"POST /admin/parties/{id}/rotate":  action("Replace the credentials tokens of a platform (credentials PUT to the partner)"),
+			"DELETE /admin/parties/{id}": {
+				Summary:     "Disconnect a platform: credentials DELETE to the partner, then UNREGISTERED here",
+				Description: "The partner's failure to answer does not stop the disconnection; it is reported in a Warning header.",
+				Data:        &party.Platform{}, Params: []openapi.Parameter{id},
+			},
+			"POST /admin/parties/connect": {
+				Summary: "Register with a partner that gave us its token A (hub-initiated handshake)",
+				Request: connectRequest{}, Data: &party.Platform{}, Created: true,
+			},
+			"POST /admin/invitations": {
+				Summary:     "Create a registration token (token A) for a partner; the token is in this answer only",
+				Description: "expires is a duration such as 72h (default 72h); parties binds the token to parties, announced as PLANNED until they register.",
+				Request:     inviteRequest{}, Data: &party.Invitation{}, Created: true,
+			},
+		},
+		Schemas: func(s *openapi.Schemas) {
+			s.Field(party.Platform{}, "status", openapi.Schema{"enum": platformStatuses()})
+			s.Field(party.Platform{}, "connection", openapi.Schema{"enum": []any{party.ClientConnected, party.ClientOffline}})
+			s.Field(party.Platform{}, "versions_url", openapi.Schema{"maxLength": 255})
+			s.Field(party.PartyRef{}, "role", openapi.Schema{"enum": anyOf(party.Roles)})
+			s.Field(party.PartyRef{}, "country_code", openapi.Schema{"minLength": 2, "maxLength": 2})
+			s.Field(party.PartyRef{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
+			s.Field(party.Invitation{}, "versions_url", openapi.Schema{"format": "uri"})
+			s.Field(connectRequest{}, "versions_url", openapi.Schema{"format": "uri"})
+			s.Field(inviteRequest{}, "name", openapi.Schema{"minLength": 1, "maxLength": 100})
+		},
+	}
+}
+
+func platformStatuses() []any {
+	return []any{string(party.StatusPending), string(party.StatusConnected), string(party.StatusSuspended), string(party.StatusUnregistered)}
+}

@@ -1,0 +1,57 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// handleLegacyCredentialsGet returns our credentials in the legacy form,
+// with the token the caller used.
+func (s *Server) handleLegacyCredentialsGet(w http.ResponseWriter, r *http.Request) error {
+	c := party.CallerFrom(r.Context())
+	if c.Kind == party.CallerAdmin {
+		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
+	}
+	return s.legacyOK(w, s.cfg.Parties.LegacyCredentials(urlRole(r), c.Token))
+}
+
+// handleLegacyCredentialsPost registers a legacy partner: its one party in
+// the role of the URL it registered through.
+func (s *Server) handleLegacyCredentialsPost(w http.ResponseWriter, r *http.Request) error {
+	return s.legacyCredentialsWrite(w, r, s.cfg.Parties.Register)
+}
+
+// handleLegacyCredentialsPut updates a registration, or switches a partner
+// to this legacy version (its one party then has the role of the URL).
+func (s *Server) handleLegacyCredentialsPut(w http.ResponseWriter, r *http.Request) error {
+	return s.legacyCredentialsWrite(w, r, s.cfg.Parties.Update)
+}
+
+func (s *Server) legacyCredentialsWrite(w http.ResponseWriter, r *http.Request,
+	fn func(context.Context, *party.Caller, string, ocpi.Credentials) (*ocpi.Credentials, error)) error {
+	version := legacyVersion(r.URL.Path)
+	var in v211.Credentials
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := ocpi.Decode(raw, &in); err != nil {
+		return err
+	}
+	if err := in.Check(); err != nil {
+		return err
+	}
+	role := urlRole(r)
+	if role == "" {
+		return s.errLegacyRole(version)
+	}
+	out, err := fn(r.Context(), party.CallerFrom(r.Context()), version, in.To221(string(role)))
+	if err != nil {
+		return err
+	}
+	return s.legacyOK(w, s.cfg.Parties.LegacyCredentials(role, out.Token))
+}

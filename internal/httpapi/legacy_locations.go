@@ -1,0 +1,339 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+)
+
+// legacyLocationRoutes registers the legacy locations and tariffs: the
+// receivers a legacy CPO pushes to (its data is stored in the 2.2.1 model,
+// owned by the party of the URL, which must be the caller's, and broadcast
+// to every receiver in its version), and the senders a legacy eMSP pulls
+// the directory from (converted on the way out; unpublished locations are
+// left out).
+func (s *Server) legacyLocationRoutes(v string) {
+	if s.cfg.Locations != nil {
+		for _, p := range []string{
+			"/locations/{country_code}/{party_id}/{location_id}",
+			"/locations/{country_code}/{party_id}/{location_id}/{evse_uid}",
+			"/locations/{country_code}/{party_id}/{location_id}/{evse_uid}/{connector_id}",
+		} {
+			s.handle("GET /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationGet)
+			s.handle("PUT /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationPut)
+			s.handle("PATCH /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationPatch)
+		}
+		s.handle("GET /ocpi/"+v+"/emsp/locations", platform, s.handleLegacyEMSPLocations)
+		for _, p := range []string{"/{location_id}", "/{location_id}/{evse_uid}", "/{location_id}/{evse_uid}/{connector_id}"} {
+			s.handle("GET /ocpi/"+v+"/emsp/locations"+p, platform, s.handleLegacyEMSPLocation)
+		}
+	}
+	if s.cfg.Tariffs != nil {
+		p := "/ocpi/" + v + "/cpo/tariffs/{country_code}/{party_id}/{tariff_id}"
+		s.handle("GET "+p, platform, s.handleLegacyCPOTariffGet)
+		s.handle("PUT "+p, platform, s.handleLegacyCPOTariffPut)
+		s.handle("PATCH "+p, platform, s.handleLegacyCPOTariffPatch)
+		s.handle("DELETE "+p, platform, s.handleLegacyCPOTariffDelete)
+		s.handle("GET /ocpi/"+v+"/emsp/tariffs", platform, s.handleLegacyEMSPTariffs)
+	}
+}
+
+// legacyLocationRef reads a legacy CPO's location URL and checks that the
+// party in it is the caller's CPO party.
+func legacyLocationRef(r *http.Request) (location.Ref, error) {
+	owner, err := ownerOf(r, party.RoleCPO)
+	if err != nil {
+		return location.Ref{}, err
+	}
+	ref := location.Ref{CountryCode: owner.CountryCode, PartyID: owner.PartyID, LocationID: r.PathValue("location_id"),
+		EVSEUID: r.PathValue("evse_uid"), ConnectorID: r.PathValue("connector_id")}
+	c := ocpi.NewCheck("")
+	c.CiString("location_id", ref.LocationID, 36, true)
+	c.CiString("evse_uid", ref.EVSEUID, 36, false)
+	c.CiString("connector_id", ref.ConnectorID, 36, false)
+	return ref, c.Err()
+}
+
+// handleLegacyCPOLocationGet serves the hub's copy of a legacy CPO's
+// Location, EVSE or Connector, in its version.
+func (s *Server) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyLocationRef(r)
+	if err != nil {
+		return err
+	}
+	body, err := s.cfg.Locations.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return s.legacyLocationAnswer(w, r, ref, body)
+}
+
+// legacyLocationAnswer converts a stored object for the caller's version.
+func (s *Server) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref, body []byte) error {
+	v := legacyVersion(r.URL.Path)
+	out, loss, ok, err := v211.LocationOut(v, ref.Level(), body)
+	if err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
+	if !ok {
+		return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: "the " + ref.Level() + " " + ref.String() + " has no OCPI " + v + " form: " + loss.String()}
+	}
+	return s.legacyOK(w, json.RawMessage(out))
+}
+
+// handleLegacyCPOLocationPut stores a legacy CPO's Location, EVSE or
+// Connector.
+func (s *Server) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyLocationRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	body, loss, err := v211.LocationIn(v, ref.Level(), raw, ref.CountryCode, ref.PartyID, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
+	c := party.CallerFrom(r.Context())
+	res, err := s.cfg.Locations.Put(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, body)
+	if err != nil {
+		return err
+	}
+	return s.legacyStored(w, res.Created)
+}
+
+// handleLegacyCPOLocationPatch merges a legacy CPO's PATCH.
+func (s *Server) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyLocationRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	body, loss, err := v211.LocationPatchIn(v, ref.Level(), raw, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
+	c := party.CallerFrom(r.Context())
+	if _, err := s.cfg.Locations.Patch(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, body); err != nil {
+		return err
+	}
+	return s.legacyStored(w, false)
+}
+
+// handleLegacyEMSPLocations is the locations sender for legacy eMSPs: the
+// directory, each location converted; unpublished ones and those 2.1.1
+// cannot express are left out of the page (X-Total-Count still counts
+// them: the directory is not filtered before paging).
+func (s *Server) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := s.cfg.Locations.List(r.Context(), location.Filter{}, req)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		b, loss, ok, err := v211.LocationOut(v, v211.LevelLocation, it)
+		if err != nil {
+			return err
+		}
+		s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, "directory location", loss)
+		if ok {
+			out = append(out, b)
+		}
+	}
+	return s.legacyPage(w, r, req, out, len(items), page)
+}
+
+// handleLegacyEMSPLocation serves one Location, EVSE or Connector of the
+// directory to a legacy eMSP. Legacy requests carry no OCPI-to-*: the
+// location id must be unique across CPOs.
+func (s *Server) handleLegacyEMSPLocation(w http.ResponseWriter, r *http.Request) error {
+	ref, err := locationRef(r)
+	if err != nil {
+		return err
+	}
+	if ref.CountryCode, ref.PartyID, err = s.cfg.Locations.Lookup(r.Context(), ref.LocationID); err != nil {
+		return err
+	}
+	body, err := s.cfg.Locations.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	return s.legacyLocationAnswer(w, r, ref, body)
+}
+
+// legacyTariffRef reads a legacy CPO's tariff URL.
+func legacyTariffRef(r *http.Request) (tariff.Ref, error) {
+	owner, err := ownerOf(r, party.RoleCPO)
+	if err != nil {
+		return tariff.Ref{}, err
+	}
+	ref := tariff.Ref{CountryCode: owner.CountryCode, PartyID: owner.PartyID, ID: r.PathValue("tariff_id")}
+	c := ocpi.NewCheck("")
+	c.CiString("tariff_id", ref.ID, 36, true)
+	return ref, c.Err()
+}
+
+func (s *Server) tariffChange(r *http.Request) tariff.Change {
+	c := party.CallerFrom(r.Context())
+	return tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+}
+
+// handleLegacyCPOTariffGet serves the hub's copy of a legacy CPO's tariff.
+func (s *Server) handleLegacyCPOTariffGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyTariffRef(r)
+	if err != nil {
+		return err
+	}
+	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	out, loss, ok, err := v211.TariffOut(v, body)
+	if err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, tariff.Module, "tariff "+ref.ID, loss)
+	if !ok {
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "tariff " + ref.ID + " has no OCPI " + v + " form: " + loss.String()}
+	}
+	return s.legacyOK(w, json.RawMessage(out))
+}
+
+// handleLegacyCPOTariffPut stores a legacy CPO's tariff.
+func (s *Server) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyTariffRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	body, err := v211.TariffIn(legacyVersion(r.URL.Path), raw, ref.CountryCode, ref.PartyID, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	created, _, err := s.cfg.Tariffs.Put(r.Context(), s.tariffChange(r), ref, body)
+	if err != nil {
+		return err
+	}
+	return s.legacyStored(w, created)
+}
+
+// handleLegacyCPOTariffPatch merges a legacy CPO's tariff PATCH (2.1.1 has
+// one; 2.2.1 does not) into the stored tariff and stores the result whole.
+// A PATCH without last_updated is stamped with the time it arrived.
+func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyTariffRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	var patch ocpi.Object
+	if err := v211.Decode(v, "tariffs", "", raw, s.clock.Now(), &patch); err != nil {
+		return err
+	}
+	stampPatch(patch, s.clock.Now())
+	// The owner is the URL's (legacy tariffs have no owner fields).
+	delete(patch, "country_code")
+	delete(patch, "party_id")
+	stored, err := s.cfg.Tariffs.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	doc, err := ocpi.ParseObject(stored)
+	if err != nil {
+		return err
+	}
+	for k, val := range patch {
+		if val == nil {
+			delete(doc, k)
+		} else {
+			doc[k] = val
+		}
+	}
+	merged, err := ocpi.MarshalObject(doc)
+	if err != nil {
+		return err
+	}
+	if _, _, err := s.cfg.Tariffs.Put(r.Context(), s.tariffChange(r), ref, merged); err != nil {
+		return err
+	}
+	return s.legacyStored(w, false)
+}
+
+// handleLegacyCPOTariffDelete deletes a legacy CPO's tariff.
+func (s *Server) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacyTariffRef(r)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Tariffs.Delete(r.Context(), s.tariffChange(r), ref); err != nil {
+		return err
+	}
+	return s.legacyOK(w, nil)
+}
+
+// handleLegacyEMSPTariffs is the tariffs sender for legacy eMSPs.
+func (s *Server) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := s.cfg.Tariffs.List(r.Context(), tariff.Filter{}, req)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		b, loss, ok, err := v211.TariffOut(v, it)
+		if err != nil {
+			return err
+		}
+		s.cfg.LegacyRecorder.Lost(r.Context(), v, tariff.Module, "directory tariff", loss)
+		if ok {
+			out = append(out, b)
+		}
+	}
+	return s.legacyPage(w, r, req, out, len(items), page)
+}
+
+// legacyPage writes a page of converted objects with the paging headers and
+// a whole-second timestamp. read is how many stored objects the page read
+// (some may have been left out): the next page starts after them. The Link
+// to the next page joins the deprecation links.
+func (s *Server) legacyPage(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items []json.RawMessage, read int, page ocpi.Page) error {
+	links := w.Header().Values("Link")
+	w.Header().Del("Link")
+	ocpi.SetPageHeaders(w.Header(), s.selfURL(r), req, page, ocpi.MaxLimit, read)
+	for _, l := range links {
+		w.Header().Add("Link", l)
+	}
+	return s.legacyOK(w, items)
+}

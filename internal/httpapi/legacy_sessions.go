@@ -1,0 +1,373 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/cdr"
+	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/session"
+)
+
+// Legacy sessions and CDRs: a legacy CPO pushes them (its objects carry the
+// whole location and the contract id, auth_id, instead of the token: the
+// hub finds the token by its contract id, so that the session reaches the
+// token's eMSP), a legacy eMSP pulls those of its tokens.
+
+func (s *Server) legacySessionRoutes(v string) {
+	if s.cfg.Sessions != nil {
+		p := "/ocpi/" + v + "/cpo/sessions/{country_code}/{party_id}/{session_id}"
+		s.handle("GET "+p, platform, s.handleLegacyCPOSessionGet)
+		s.handle("PUT "+p, platform, s.handleLegacyCPOSessionPut)
+		s.handle("PATCH "+p, platform, s.handleLegacyCPOSessionPatch)
+		if v == v211.V20 {
+			s.handle("DELETE "+p, platform, s.handleLegacyCPOSessionDelete)
+		}
+		s.handle("GET /ocpi/"+v+"/emsp/sessions", platform, s.handleLegacyEMSPSessions)
+	}
+	if s.cfg.CDRs != nil {
+		s.handle("POST /ocpi/"+v+"/cpo/cdrs", platform, s.handleLegacyCPOCDRPost)
+		s.handle("GET /ocpi/"+v+"/cpo/cdrs/{country_code}/{party_id}/{cdr_id}", platform, s.handleLegacyCPOCDRGet)
+		s.handle("GET /ocpi/"+v+"/emsp/cdrs", platform, s.handleLegacyEMSPCDRs)
+	}
+}
+
+// contractToken finds the token of a legacy session's or CDR's auth_id. A
+// contract id with several tokens gives the first stored one: they share
+// the owner, which is what routing needs (the loss is logged).
+func (s *Server) contractToken(ctx context.Context, version, authID string) (*ocpi.CdrToken, error) {
+	toks, err := s.cfg.Tokens.FindByContract(ctx, authID)
+	if err != nil {
+		return nil, err
+	}
+	if len(toks) == 0 {
+		return nil, ocpi.Invalid("auth_id", "no token with contract id "+authID+" is known to the hub: the session or CDR cannot be given to its eMSP")
+	}
+	if len(toks) > 1 {
+		s.cfg.LegacyRecorder.Lost(ctx, version, session.Module, "auth_id "+authID, v211.Loss{"cdr_token.uid: the contract has several tokens; the first is named"})
+	}
+	t := toks[0]
+	return &ocpi.CdrToken{CountryCode: t.CountryCode, PartyID: t.PartyID, UID: t.UID, Type: t.Type, ContractID: t.ContractID}, nil
+}
+
+// directoryLocation returns a location of the hub's directory (nil when it
+// has none).
+func (s *Server) directoryLocation(ctx context.Context, cc, pid, id string) (*ocpi.Location, error) {
+	if s.cfg.Locations == nil {
+		return nil, nil
+	}
+	raw, err := s.cfg.Locations.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: id})
+	if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l ocpi.Location
+	return &l, json.Unmarshal(raw, &l)
+}
+
+// legacySessionRef reads a legacy CPO's session URL; the party must be the
+// caller's.
+func legacySessionRef(r *http.Request) (session.Ref, error) {
+	owner, err := ownerOf(r, party.RoleCPO)
+	if err != nil {
+		return session.Ref{}, err
+	}
+	ref := session.Ref{CountryCode: owner.CountryCode, PartyID: owner.PartyID, ID: r.PathValue("session_id")}
+	c := ocpi.NewCheck("")
+	c.CiString("session_id", ref.ID, 36, true)
+	return ref, c.Err()
+}
+
+// handleLegacyCPOSessionPut stores a legacy CPO's session.
+func (s *Server) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacySessionRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	var ls v211.Session
+	if err := v211.Decode(v, session.Module, "", raw, s.clock.Now(), &ls); err != nil {
+		return err
+	}
+	c := ocpi.NewCheck("")
+	if ls.Check(c); c.Err() != nil {
+		return c.Err()
+	}
+	if !ocpi.EqualCI(ls.ID, ref.ID) {
+		return ocpi.Invalid("id", "must equal the session_id of the URL ("+ref.ID+")")
+	}
+	tok, err := s.contractToken(r.Context(), v, ls.AuthID)
+	if err != nil {
+		return err
+	}
+	sess, loss := ls.To221(ref.CountryCode, ref.PartyID, tok)
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, session.Module, "session "+ref.String(), loss)
+	body, err := json.Marshal(sess)
+	if err != nil {
+		return err
+	}
+	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context())}, ref, body)
+	if err != nil {
+		return err
+	}
+	return s.legacyStored(w, created)
+}
+
+// handleLegacyCPOSessionPatch merges a legacy CPO's session PATCH (stamped
+// with the time it arrived when it has no last_updated, which 2.1.1 does not
+// require).
+func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacySessionRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	var patch ocpi.Object
+	if err := v211.Decode(v, session.Module, "", raw, s.clock.Now(), &patch); err != nil {
+		return err
+	}
+	stampPatch(patch, s.clock.Now())
+	p, loss, err := v211.SessionPatchTo221(patch, func(authID string) (*ocpi.CdrToken, error) {
+		return s.contractToken(r.Context(), v, authID)
+	})
+	if err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, session.Module, "session "+ref.String(), loss)
+	body, err := ocpi.MarshalObject(p)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context())}, ref, body); err != nil {
+		return err
+	}
+	return s.legacyStored(w, false)
+}
+
+// handleLegacyCPOSessionDelete answers a 2.0 CPO's session DELETE: 2.2.1
+// has no deletion of sessions, so the session stays as last sent (the
+// DELETE is logged and counted as a dropped change).
+func (s *Server) handleLegacyCPOSessionDelete(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacySessionRef(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Sessions.Get(r.Context(), ref); err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v211.V20, session.Module, "session "+ref.String(), v211.Loss{"DELETE: 2.2.1 sessions are not deleted; the session stays as last sent"})
+	return s.legacyOK(w, nil)
+}
+
+// handleLegacyCPOSessionGet serves the hub's copy of a legacy CPO's
+// session, in its version.
+func (s *Server) handleLegacyCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
+	ref, err := legacySessionRef(r)
+	if err != nil {
+		return err
+	}
+	raw, err := s.cfg.Sessions.Get(r.Context(), ref)
+	if err != nil {
+		return err
+	}
+	out, ok, err := s.sessionOut(r, raw)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "session " + ref.String() + " has no OCPI " + legacyVersion(r.URL.Path) + " form"}
+	}
+	return s.legacyOK(w, json.RawMessage(out))
+}
+
+// sessionOut converts a stored session for the caller's version.
+func (s *Server) sessionOut(r *http.Request, raw []byte) ([]byte, bool, error) {
+	var sess ocpi.Session
+	if err := json.Unmarshal(raw, &sess); err != nil {
+		return nil, false, err
+	}
+	loc, err := s.directoryLocation(r.Context(), sess.CountryCode, sess.PartyID, sess.LocationID)
+	if err != nil {
+		return nil, false, err
+	}
+	v := legacyVersion(r.URL.Path)
+	ls, loss, ok := v211.FromSession(&sess, loc)
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, session.Module, "session "+sess.ID, loss)
+	if !ok {
+		return nil, false, nil
+	}
+	out, err := v211.Encode(v, session.Module, "", ls)
+	return out, err == nil, err
+}
+
+// handleLegacyEMSPSessions is the sessions sender for legacy eMSPs: the
+// sessions of their tokens, converted.
+func (s *Server) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request) error {
+	if _, err := callerParty(r, party.RoleEMSP); err != nil {
+		return err
+	}
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := s.cfg.Sessions.List(r.Context(), session.Filter{Owners: owners(r)}, req)
+	if err != nil {
+		return err
+	}
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		b, ok, err := s.sessionOut(r, it)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out = append(out, b)
+		}
+	}
+	return s.legacyPage(w, r, req, out, len(items), page)
+}
+
+// handleLegacyCPOCDRPost stores a legacy CPO's CDR: 201 with its URL at the
+// hub (in the CPO's version) in Location; a repeat 200 with the same.
+func (s *Server) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) error {
+	owner, err := callerParty(r, party.RoleCPO)
+	if err != nil {
+		return err
+	}
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	v := legacyVersion(r.URL.Path)
+	var lc v211.CDR
+	if err := v211.Decode(v, cdr.Module, "", raw, s.clock.Now(), &lc); err != nil {
+		return err
+	}
+	c := ocpi.NewCheck("")
+	if lc.Check(c); c.Err() != nil {
+		return c.Err()
+	}
+	tok, err := s.contractToken(r.Context(), v, lc.AuthID)
+	if err != nil {
+		return err
+	}
+	evseID := ""
+	if _, evse, _, _, ok := lc.Location.Place(); ok {
+		// 2.2.1 names the EVSE by evse_id, which 2.1.1 may leave out: the
+		// hub's copy of the location may have it.
+		if loc, err := s.directoryLocation(r.Context(), owner.CountryCode, owner.PartyID, lc.Location.ID); err == nil && loc != nil {
+			if e, _ := loc.EVSE(evse); e != nil {
+				evseID = e.EVSEID
+			}
+		}
+	}
+	d, loss, err := lc.To221(owner.CountryCode, owner.PartyID, tok, evseID)
+	if err != nil {
+		return err
+	}
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, cdr.Module, "CDR "+lc.ID, loss)
+	body, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	res, err := s.cfg.CDRs.Create(r.Context(), cdr.Change{CPOs: callerParties(r, party.RoleCPO), CorrelationID: CorrelationID(r.Context())}, body)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", s.publicURL("/ocpi/"+v+"/cpo/cdrs/"+url.PathEscape(res.Ref.CountryCode)+"/"+url.PathEscape(res.Ref.PartyID)+"/"+url.PathEscape(res.Ref.ID)))
+	return s.legacyStored(w, res.Created)
+}
+
+// handleLegacyCPOCDRGet serves a CDR at the URL a legacy CPO's POST was
+// answered with.
+func (s *Server) handleLegacyCPOCDRGet(w http.ResponseWriter, r *http.Request) error {
+	owner, err := ownerOf(r, party.RoleCPO)
+	if err != nil {
+		return err
+	}
+	c, err := s.cfg.CDRs.Find(r.Context(), cdr.Ref{CountryCode: owner.CountryCode, PartyID: owner.PartyID, ID: r.PathValue("cdr_id")})
+	if err != nil {
+		return err
+	}
+	out, ok, err := s.cdrOut(r, &c.CDR)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "CDR " + c.ID + " has no OCPI " + legacyVersion(r.URL.Path) + " form"}
+	}
+	return s.legacyOK(w, json.RawMessage(out))
+}
+
+// cdrOut converts a stored CDR for the caller's version.
+func (s *Server) cdrOut(r *http.Request, d *ocpi.CDR) ([]byte, bool, error) {
+	var loc *ocpi.Location
+	if d.CdrLocation != nil {
+		var err error
+		if loc, err = s.directoryLocation(r.Context(), d.CountryCode, d.PartyID, d.CdrLocation.ID); err != nil {
+			return nil, false, err
+		}
+	}
+	v := legacyVersion(r.URL.Path)
+	lc, loss, ok := v211.FromCDR(d, loc)
+	s.cfg.LegacyRecorder.Lost(r.Context(), v, cdr.Module, "CDR "+d.ID, loss)
+	if !ok {
+		return nil, false, nil
+	}
+	out, err := v211.Encode(v, cdr.Module, "", lc)
+	return out, err == nil, err
+}
+
+// handleLegacyEMSPCDRs is the CDRs sender for legacy eMSPs.
+func (s *Server) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) error {
+	if _, err := callerParty(r, party.RoleEMSP); err != nil {
+		return err
+	}
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := s.cfg.CDRs.List(r.Context(), cdr.Filter{Owners: owners(r)}, req)
+	if err != nil {
+		return err
+	}
+	out := make([]json.RawMessage, 0, len(items))
+	for _, it := range items {
+		var d ocpi.CDR
+		if err := json.Unmarshal(it, &d); err != nil {
+			return err
+		}
+		b, ok, err := s.cdrOut(r, &d)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out = append(out, b)
+		}
+	}
+	return s.legacyPage(w, r, req, out, len(items), page)
+}
+
+// stampPatch gives a legacy PATCH without last_updated (2.1.1 does not
+// require one; 2.2.1 does) the time the hub received it.
+func stampPatch(patch ocpi.Object, now time.Time) {
+	if _, ok := patch["last_updated"]; !ok {
+		patch["last_updated"] = ocpi.NewDateTime(now).String()
+	}
+}

@@ -1,0 +1,174 @@
+package location
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+)
+
+// Summary is a location as the operator's console lists it: where it is,
+// whose it is, and how its EVSEs are doing.
+type Summary struct {
+	Key         int64 // the row key, for keyset paging
+	CountryCode string
+	PartyID     string
+	ID          string
+	Name        string
+	City        string
+	Publish     bool
+	// Latitude and Longitude are decimal strings (7 decimals).
+	Latitude, Longitude string
+	// EVSEs counts the location's EVSEs by status.
+	EVSEs       map[string]int
+	LastUpdated ocpi.DateTime
+}
+
+// Status sums a location up for a map: AVAILABLE when a driver can charge
+// there now, CHARGING when every working EVSE is busy (charging, blocked,
+// reserved), OUTOFORDER when none works, REMOVED when all are removed,
+// UNKNOWN otherwise.
+func (s Summary) Status() string {
+	n := func(st ...string) (c int) {
+		for _, x := range st {
+			c += s.EVSEs[x]
+		}
+		return c
+	}
+	switch {
+	case n("AVAILABLE") > 0:
+		return "AVAILABLE"
+	case n("CHARGING", "BLOCKED", "RESERVED") > 0:
+		return "CHARGING"
+	case n("OUTOFORDER", "INOPERATIVE") > 0:
+		return "OUTOFORDER"
+	case n("REMOVED") > 0 && n("REMOVED") == s.total():
+		return "REMOVED"
+	}
+	return "UNKNOWN"
+}
+
+func (s Summary) total() (t int) {
+	for _, n := range s.EVSEs {
+		t += n
+	}
+	return t
+}
+
+// SummaryFilter selects locations for Summaries.
+type SummaryFilter struct {
+	// CountryCode and PartyID restrict the list to one CPO.
+	CountryCode, PartyID string
+	// EVSEStatus keeps locations with at least one EVSE in that status.
+	EVSEStatus string
+	// Before continues after the location with this key (newest first).
+	Before int64
+	Limit  int
+}
+
+// Summaries returns locations newest first with their EVSE counts, for the
+// operator (published or not).
+func (s *Service) Summaries(ctx context.Context, f SummaryFilter) ([]Summary, error) {
+	if f.Limit <= 0 {
+		f.Limit = 100
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if f.CountryCode != "" {
+		where = append(where, "l.country_code = "+arg(ocpi.Key(f.CountryCode)), "l.party_id = "+arg(ocpi.Key(f.PartyID)))
+	}
+	if f.EVSEStatus != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM evses e WHERE e.location_pk = l.pk AND e.status = "+arg(f.EVSEStatus)+")")
+	}
+	if f.Before > 0 {
+		where = append(where, "l.pk < "+arg(f.Before))
+	}
+	q := "SELECT l.pk, l.country_code, l.party_id, l.id, l.publish, l.lat_e7, l.lon_e7, l.last_updated, l.body FROM locations l"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY l.pk DESC LIMIT " + arg(f.Limit)
+	rows, err := s.db.Read().Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	byKey := map[int64]int{}
+	for rows.Next() {
+		var sm Summary
+		var lat, lon, lu int64
+		var body []byte
+		if err := rows.Scan(&sm.Key, &sm.CountryCode, &sm.PartyID, &sm.ID, &sm.Publish, &lat, &lon, &lu, &body); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		var head struct {
+			Name string `json:"name"`
+			City string `json:"city"`
+		}
+		_ = json.Unmarshal(body, &head) // a body we stored is valid JSON
+		sm.Name, sm.City = head.Name, head.City
+		sm.Latitude, sm.Longitude = FromE7(lat), FromE7(lon)
+		sm.LastUpdated = ocpi.FromMicros(lu)
+		sm.EVSEs = map[string]int{}
+		byKey[sm.Key] = len(out)
+		out = append(out, sm)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(out) == 0 {
+		return out, err
+	}
+	keys := make([]string, 0, len(out))
+	var kargs []any
+	for _, sm := range out {
+		kargs = append(kargs, sm.Key)
+		keys = append(keys, "$"+strconv.Itoa(len(kargs)))
+	}
+	rows, err = s.db.Read().Query(ctx, "SELECT location_pk, status, COUNT(*) FROM evses WHERE location_pk IN ("+strings.Join(keys, ", ")+") GROUP BY location_pk, status", kargs...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pk, n int64
+		var st string
+		if err := rows.Scan(&pk, &st, &n); err != nil {
+			return nil, err
+		}
+		out[byKey[pk]].EVSEs[st] = int(n)
+	}
+	return out, rows.Err()
+}
+
+// EVSEStatusCounts counts every EVSE of the directory by status.
+func (s *Service) EVSEStatusCounts(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.db.Read().Query(ctx, "SELECT status, COUNT(*) FROM evses GROUP BY status")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+// FromE7 writes a coordinate in units of 1e-7 degree as a decimal string
+// with 7 decimals, exactly.
+func FromE7(v int64) string {
+	sign := ""
+	if v < 0 {
+		sign, v = "-", -v
+	}
+	return fmt.Sprintf("%s%d.%07d", sign, v/10_000_000, v%10_000_000)
+}
