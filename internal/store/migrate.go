@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -78,6 +77,15 @@ func (db *DB) provider() (*goose.Provider, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return db.providerFor(fsys)
+}
+
+// providerFor builds a goose provider over fsys. Migrations are numbered by
+// module range, so a release can bring a migration numbered below one that an
+// earlier release already applied (a new table of the parties module after the
+// UPI tables): such migrations are applied, not refused.
+func (db *DB) providerFor(fsys fs.FS) (*goose.Provider, func() error, error) {
+	outOfOrder := goose.WithAllowOutofOrder(true)
 	switch db.engine {
 	case Postgres:
 		sqlDB := stdlib.OpenDBFromPool(db.pool)
@@ -93,14 +101,14 @@ func (db *DB) provider() (*goose.Provider, func() error, error) {
 			sqlDB.Close()
 			return nil, nil, err
 		}
-		p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, fsys, goose.WithSessionLocker(locker))
+		p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, fsys, goose.WithSessionLocker(locker), outOfOrder)
 		if err != nil {
 			sqlDB.Close()
 			return nil, nil, err
 		}
 		return p, sqlDB.Close, nil
 	default:
-		p, err := goose.NewProvider(goose.DialectSQLite3, db.write, fsys)
+		p, err := goose.NewProvider(goose.DialectSQLite3, db.write, fsys, outOfOrder)
 		return p, func() error { return nil }, err
 	}
 }
@@ -123,21 +131,34 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// MigrationStatus reports the applied and the latest known version.
+// MigrationStatus reports how far the schema is: current is the highest
+// version up to which every known migration is applied (a migration applied
+// out of order beyond a gap does not count), latest the highest known one.
+// current < latest means migrations are pending.
 func (db *DB) MigrationStatus(ctx context.Context) (current, latest int64, err error) {
 	p, closeFn, err := db.provider()
 	if err != nil {
 		return 0, 0, err
 	}
 	defer closeFn()
-	current, err = p.GetDBVersion(ctx)
-	if err != nil && !errors.Is(err, goose.ErrVersionNotFound) {
+	return migrationStatus(ctx, p)
+}
+
+func migrationStatus(ctx context.Context, p *goose.Provider) (current, latest int64, err error) {
+	statuses, err := p.Status(ctx)
+	if err != nil {
 		return 0, 0, err
 	}
-	sources := p.ListSources()
-	if len(sources) > 0 {
-		sort.Slice(sources, func(i, j int) bool { return sources[i].Version < sources[j].Version })
-		latest = sources[len(sources)-1].Version
+	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Source.Version < statuses[j].Source.Version })
+	gap := false
+	for _, st := range statuses {
+		v := st.Source.Version
+		latest = v
+		if st.State != goose.StateApplied {
+			gap = true
+		} else if !gap {
+			current = v
+		}
 	}
 	return current, latest, nil
 }

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"context"
+	"io/fs"
+)
+
+// UpFS applies the migrations in fsys, as Migrate does with ours.
+func (db *DB) UpFS(ctx context.Context, fsys fs.FS) error {
+	p, closeFn, err := db.providerFor(fsys)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	_, err = p.Up(ctx)
+	return err
+}
+
+// StatusFS is MigrationStatus over the migrations in fsys.
+func (db *DB) StatusFS(ctx context.Context, fsys fs.FS) (current, latest int64, err error) {
+	p, closeFn, err := db.providerFor(fsys)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer closeFn()
+	return migrationStatus(ctx, p)
+}
