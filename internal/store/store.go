@@ -62,7 +62,11 @@ type DB struct {
 // Options tune Open.
 type Options struct {
 	Logger *slog.Logger
-	// MaxConns caps the PostgreSQL pool and the SQLite reader pool
+	// MaxConns caps the PostgreSQL pool and the SQLite reader pool. The
+	// default for PostgreSQL is max(16, 4×CPUs): besides requests, the job
+	// queue's workers (tens of them) and its listener hold connections, and a
+	// pool of 4 made them queue for one. A pool_max_conns parameter in the URL
+	// wins. SQLite readers default to max(4, 2×CPUs).
 	// (0: a default from the number of CPUs).
 	MaxConns int
 	// Schema selects a PostgreSQL schema (created when missing); a
@@ -77,12 +81,15 @@ func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.MaxConns <= 0 {
-		opts.MaxConns = max(4, 2*runtime.NumCPU())
-	}
 	engine, target, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = max(4, 2*runtime.NumCPU())
+		if engine == Postgres {
+			opts.MaxConns = max(16, 4*runtime.NumCPU())
+		}
 	}
 	db := &DB{engine: engine, url: rawURL, logger: opts.Logger, schema: opts.Schema}
 	switch engine {

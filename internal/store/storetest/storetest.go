@@ -125,6 +125,12 @@ func URL(t testing.TB, engine store.Engine) string {
 		}
 		q := u.Query()
 		q.Set("search_path", schema)
+		// Many hubs run at once in a test binary, each with its pool and job
+		// workers; a small pool each keeps them all under the server's
+		// connection limit.
+		if q.Get("pool_max_conns") == "" {
+			q.Set("pool_max_conns", "6")
+		}
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
