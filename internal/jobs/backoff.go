@@ -14,12 +14,27 @@ import (
 // attempt, capped at one hour, with ±20 % jitter so that many jobs failing on
 // one partner do not come back in lockstep. Workers with a schedule of their
 // own (webhook deliveries) implement NextRetry.
-type Backoff struct{}
+//
+// The delay counts from when the attempt ended, not when it started: an
+// attempt that ran longer than the delay (a partner timing out after 30 s)
+// would otherwise be scheduled in the past.
+type Backoff struct {
+	// Time is the queue's clock (nil: the wall clock).
+	Time rivertype.TimeGenerator
+}
 
 // NextRetry implements river.ClientRetryPolicy.
-func (Backoff) NextRetry(job *rivertype.JobRow) time.Time {
-	return job.AttemptedAt.Add(BackoffDelay(job.Attempt))
-	// AttemptedAt is always set for a job that ran; River stamps it.
+func (b Backoff) NextRetry(job *rivertype.JobRow) time.Time {
+	now := time.Now().UTC()
+	if b.Time != nil {
+		if t := b.Time.NowOrNil(); t != nil {
+			now = *t
+		}
+	}
+	if job.AttemptedAt != nil && job.AttemptedAt.After(now) {
+		now = *job.AttemptedAt
+	}
+	return now.Add(BackoffDelay(job.Attempt))
 }
 
 // BackoffDelay returns the delay before retry number attempt (1-based).

@@ -111,7 +111,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 		Logger:               quietRiver(cfg.Logger),
 		MaxAttempts:          cmpOr(cfg.MaxAttempts, 25),
 		RescueStuckJobsAfter: rescue,
-		RetryPolicy:          Backoff{},
+		RetryPolicy:          Backoff{Time: cfg.Time},
 		Schema:               db.Schema(),
 		Workers:              c.workers,
 		ErrorHandler:         &errorHandler{logger: cfg.Logger},
