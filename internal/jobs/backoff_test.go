@@ -19,8 +19,8 @@ func TestBackoffCountsFromTheEndOfTheAttempt(t *testing.T) {
 	for attempt := 1; attempt <= 12; attempt++ {
 		started := now.Add(-90 * time.Second) // a 90 s attempt (a partner timing out)
 		next := b.NextRetry(&rivertype.JobRow{Attempt: attempt, AttemptedAt: &started})
-		want := jobs.BackoffDelay(attempt)
-		lo, hi := now.Add(time.Duration(float64(want)*0.75)), now.Add(time.Duration(float64(want)*1.25)+time.Second)
+		want := min(2*time.Second<<(attempt-1), time.Hour) // before jitter
+		lo, hi := now.Add(time.Duration(float64(want)*0.8)), now.Add(time.Duration(float64(want)*1.2))
 		if next.Before(lo) || next.After(hi) {
 			t.Errorf("attempt %d: next retry at %s, want within [%s, %s]", attempt, next, lo, hi)
 		}
