@@ -54,7 +54,7 @@ func settings(cfg *app.Config) []setting {
 		{"db", "OCPIHUB_DB", "database: sqlite:FILE (default, embedded) or postgres://user@host/db", str(&cfg.DB), cfg.DB},
 		{"public-url", "OCPIHUB_PUBLIC_URL", "base URL partners and drivers reach the hub at (default http://ADDR)", str(&cfg.PublicURL), ""},
 		{"admin-token", "OCPIHUB_ADMIN_TOKEN", "operator token for /admin and the console (default: generated at first start and printed once)", str(&cfg.AdminToken), ""},
-		{"secret-key", "OCPIHUB_SECRET_KEY", "key that encrypts the tokens we hold for partners (default: stored unencrypted, with a warning)", str(&cfg.SecretKey), ""},
+		{"secret-key", "OCPIHUB_SECRET_KEY", "key that encrypts the tokens we hold for partners and the webhook signing secrets (default: stored unencrypted, with a warning)", str(&cfg.SecretKey), ""},
 		{"country-code", "OCPIHUB_COUNTRY_CODE", "country code of the hub's own parties", str(&cfg.CountryCode), cfg.CountryCode},
 		{"hub-party-id", "OCPIHUB_HUB_PARTY_ID", "party id of the hub's HUB role", str(&cfg.HubPartyID), cfg.HubPartyID},
 		{"emsp-party-id", "OCPIHUB_EMSP_PARTY_ID", "party id of the hub's own EMSP role (UPI and Direct Payment drivers)", str(&cfg.EMSPPartyID), cfg.EMSPPartyID},

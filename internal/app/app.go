@@ -36,6 +36,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/sandbox"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
@@ -193,10 +194,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	a.Registry.MustRegister(jobsCollector{a.Jobs})
 
 	if cfg.SecretKey == "" && !opts.InsertOnly {
-		a.Logger.Warn("no secret key configured: tokens for calling partners are stored unencrypted; set OCPIHUB_SECRET_KEY")
+		a.Logger.Warn("no secret key configured: tokens for calling partners and webhook signing secrets are stored unencrypted; set OCPIHUB_SECRET_KEY")
+	}
+	box, err := sealbox.New(cfg.SecretKey)
+	if err != nil {
+		return nil, err
 	}
 	// Webhooks first: every domain service writes its events through them.
-	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Timeout: cfg.WebhookTimeout, Registerer: a.Registry})
+	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Timeout: cfg.WebhookTimeout, Registerer: a.Registry, Box: box})
 	a.Events = a.Webhooks
 	if opts.Events != nil {
 		a.Events = tee{a.Webhooks, opts.Events}
@@ -236,6 +241,12 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		}
 		if n > 0 {
 			a.Logger.Info("sealed partner tokens stored in clear with the secret key", "count", n)
+		}
+		if n, err = a.Webhooks.SealStored(ctx); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			a.Logger.Info("sealed webhook signing secrets stored in clear with the secret key", "count", n)
 		}
 		if err := a.Parties.SeedOwn(ctx); err != nil {
 			return nil, err

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -76,15 +76,15 @@ func (s *Service) SealStored(ctx context.Context) (sealed int, err error) {
 		return 0, err
 	}
 	for _, st := range all {
-		plain, err := s.box.open(st.tok)
+		plain, err := s.box.Open(st.tok)
 		if err != nil {
 			return 0, fmt.Errorf("platform %d: %w (is OCPIHUB_SECRET_KEY the key the hub ran with?)", st.id, err)
 		}
-		if !s.box.Encrypted() || strings.HasPrefix(st.tok, sealedPrefix) {
+		if !s.box.Encrypted() || sealbox.IsSealed(st.tok) {
 			continue
 		}
 		err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "UPDATE platforms SET token_out = $1 WHERE id = $2 AND token_out = $3", s.box.seal(plain), st.id, st.tok)
+			_, err := tx.Exec(ctx, "UPDATE platforms SET token_out = $1 WHERE id = $2 AND token_out = $3", s.box.Seal(plain), st.id, st.tok)
 			return err
 		})
 		if err != nil {

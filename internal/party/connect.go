@@ -124,7 +124,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 			return err
 		}
 		n, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, token_out = $2, name = $3, last_seen_at = $4, updated_at = $4 WHERE id = $5 AND status = $6`,
-			string(StatusConnected), s.box.seal(theirs.Token), name, s.now(), id, string(StatusPending))
+			string(StatusConnected), s.box.Seal(theirs.Token), name, s.now(), id, string(StatusPending))
 		if err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, updated_at = $3 WHERE id = $4`,
-			hashToken(next), s.box.seal(theirs.Token), s.now(), id); err != nil {
+			hashToken(next), s.box.Seal(theirs.Token), s.now(), id); err != nil {
 			return err
 		}
 		if endpoints != nil {

@@ -41,6 +41,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -103,7 +104,7 @@ type Service struct {
 	clock  clock.Clock
 	logger *slog.Logger
 	cfg    Config
-	box    *secretBox
+	box    *sealbox.Box
 	// adminHash is the SHA-256 of the admin token.
 	adminHash string
 	// NewTokenFunc makes credentials tokens; tests may replace it.
@@ -133,7 +134,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	if cfg.Events == nil {
 		cfg.Events = event.Discard{}
 	}
-	box, err := newSecretBox(cfg.SecretKey)
+	box, err := sealbox.New(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +333,7 @@ func (s *Service) Hosts(ctx context.Context, role Role, cc, pid string) (bool, e
 
 // Auth returns the token and encoding we call the platform with.
 func (s *Service) Auth(p *Platform) (ocpiclient.Auth, error) {
-	tok, err := s.box.open(p.tokenOut)
+	tok, err := s.box.Open(p.tokenOut)
 	if err != nil {
 		return ocpiclient.Auth{}, fmt.Errorf("platform %d token: %w", p.ID, err)
 	}

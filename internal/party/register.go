@@ -360,7 +360,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		n, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, token_base64 = $3,
 			version = $4, versions_url = $5, endpoints = $6, status = $7, connection = $8, last_seen_at = $9, last_error = '', updated_at = $9
 			WHERE id = $10 AND status = $7`,
-			hashToken(tokenC), s.box.seal(in.Token), d.base64, d.version, d.versionsURL, string(endpoints),
+			hashToken(tokenC), s.box.Seal(in.Token), d.base64, d.version, d.versionsURL, string(endpoints),
 			string(StatusConnected), ClientConnected, now, caller.PlatformID)
 		if err != nil {
 			return err
@@ -435,7 +435,7 @@ func (s *Service) insertPlatform(ctx context.Context, tx *store.Tx, name string,
 	err := tx.QueryRow(ctx, `INSERT INTO platforms (name, status, connection, version, versions_url, endpoints, token_in_hash, token_out,
 		token_base64, sandbox, initiated_by_us, last_seen_at, created_at, updated_at)
 		VALUES ($1, $2, 'CONNECTED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $11) RETURNING id`,
-		name, string(StatusConnected), d.version, d.versionsURL, string(endpoints), hashToken(tokenIn), s.box.seal(tokenOut),
+		name, string(StatusConnected), d.version, d.versionsURL, string(endpoints), hashToken(tokenIn), s.box.Seal(tokenOut),
 		d.base64, sandbox, byUs, now).Scan(&id)
 	return id, err
 }

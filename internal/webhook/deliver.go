@@ -299,7 +299,7 @@ type target struct {
 	attempts             int
 	eventID, event       string
 	data                 []byte
-	subID, url, secret   string
+	subID, url, secret   string // secret: the stored (sealed) form
 	platformID           int64
 	failures             int
 	failingSince         int64
@@ -406,7 +406,11 @@ type outcome struct {
 // send makes one attempt: the signed body, the Standard Webhooks headers, a
 // bounded wait.
 func (s *Service) send(ctx context.Context, t *target) outcome {
-	msg, err := NewMessage(t.secret, t.eventID, t.event, t.data, s.now())
+	secret, err := s.cfg.Box.Open(t.secret)
+	if err != nil {
+		return outcome{err: "cannot sign: " + err.Error(), result: "network"}
+	}
+	msg, err := NewMessage(secret, t.eventID, t.event, t.data, s.now())
 	if err != nil {
 		return outcome{err: "cannot sign: " + err.Error(), result: "network"}
 	}

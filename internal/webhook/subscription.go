@@ -49,7 +49,7 @@ type Subscription struct {
 	CreatedAt   ocpi.DateTime `json:"created_at"`
 	LastUpdated ocpi.DateTime `json:"last_updated"`
 
-	secret   string
+	secret   string // the stored form: sealed, or marked plain (sealbox)
 	failures int
 }
 
@@ -208,7 +208,7 @@ func (s *Service) Create(ctx context.Context, owner Owner, in Input) (*Subscript
 			return &ocpi.Error{Code: ocpi.EINVALID, Message: fmt.Sprintf("you have %d webhook subscriptions, the most allowed; delete one or add events to an existing one", n)}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO webhook_subscriptions (id, platform_id, url, secret, status, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $6)`, sub.ID, owner.PlatformID, sub.URL, secret, status, now); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $6)`, sub.ID, owner.PlatformID, sub.URL, s.cfg.Box.Seal(secret), status, now); err != nil {
 			return err
 		}
 		return setEvents(ctx, tx, sub.ID, events)
@@ -253,7 +253,7 @@ func (s *Service) update(ctx context.Context, owner Owner, id string, in Input, 
 			sub.URL = *in.URL
 		}
 		if in.Secret != nil {
-			sub.secret = *in.Secret
+			sub.secret = s.cfg.Box.Seal(*in.Secret)
 		}
 		if in.Events != nil {
 			sub.Events = events

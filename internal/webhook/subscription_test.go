@@ -97,8 +97,8 @@ func TestSubscriptionLifecycleAndIsolation(t *testing.T) {
 			t.Fatalf("put: %s", r.raw)
 		}
 		var secret string
-		if err := h.DB.Read().QueryRow(t.Context(), "SELECT secret FROM webhook_subscriptions WHERE id = $1", sub.ID).Scan(&secret); err != nil || secret != sub.Secret {
-			t.Fatalf("secret after PUT without one: %q %v", secret, err)
+		if err := h.DB.Read().QueryRow(t.Context(), "SELECT secret FROM webhook_subscriptions WHERE id = $1", sub.ID).Scan(&secret); err != nil || secret != "plain:"+sub.Secret {
+			t.Fatalf("secret after PUT without one (stored marked plain: this hub has no secret key): %q %v", secret, err)
 		}
 		r = call(t, base, tokenOf(cpo), http.MethodPatch, path, map[string]any{"status": "DISABLED"}, nil)
 		r.decodeData(t, &got)

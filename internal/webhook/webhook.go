@@ -26,6 +26,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -69,6 +70,10 @@ type Config struct {
 	Retention time.Duration
 	// Registerer receives the delivery metrics (none when nil).
 	Registerer prometheus.Registerer
+	// Box seals the subscriptions' signing secrets at rest (nil: stored
+	// marked plain). The hub reads them back to sign, so they cannot be
+	// hashed; SealStored seals those stored in clear.
+	Box *sealbox.Box
 }
 
 // Service manages subscriptions, records events and delivers them.
