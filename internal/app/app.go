@@ -272,6 +272,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Jobs:           a.Jobs,
 		Locations:      a.Locations,
 		Commands:       a.Commands,
+		Sessions:       a.Sessions,
+		CDRs:           a.CDRs,
 		Clock:          a.Clock,
 		Logger:         a.Logger,
 		PublicURL:      pub,

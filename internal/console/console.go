@@ -63,11 +63,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
+	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -79,7 +81,11 @@ type Config struct {
 	// Locations is the directory (nil: no directory pages).
 	Locations *location.Service
 	// Commands is the command relay (nil: no commands pages).
-	Commands  *command.Service
+	Commands *command.Service
+	// Sessions and CDRs are the charging records (nil: no sessions or
+	// CDRs pages).
+	Sessions  *sessionsvc.Service
+	CDRs      *cdr.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -162,6 +168,9 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.overviewPages,
 		c.partyPages,
 		c.directoryPages,
+		c.evsePages,
+		c.sessionPages,
+		c.cdrPages,
 		c.commandPages,
 		c.invitationPages,
 		c.jobPages,
