@@ -171,6 +171,9 @@ func TestSessionAndCDRPages(t *testing.T) {
 		if strings.Contains(p.body, "<script>alert(1)") {
 			t.Error("a meter id is not escaped")
 		}
+		if o := c.get("/console/"); !regexp.MustCompile(`href="/console/sessions\?status=ACTIVE"[^>]*>\s*<span class="card-label">Active sessions</span>\s*<span class="card-value">1<`).MatchString(o.body) {
+			t.Errorf("the overview does not count one active session")
+		}
 		if f := c.get("/console/sessions?status=ACTIVE"); !strings.Contains(f.body, "OTH-LIVE") || strings.Contains(f.body, "OTH-DONE") || strings.Contains(f.body, link) {
 			t.Errorf("status filter:\n%s", f.body)
 		}
