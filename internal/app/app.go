@@ -274,6 +274,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Commands:       a.Commands,
 		Sessions:       a.Sessions,
 		CDRs:           a.CDRs,
+		Tokens:         a.Tokens,
 		Clock:          a.Clock,
 		Logger:         a.Logger,
 		PublicURL:      pub,

@@ -254,3 +254,64 @@ func TestSessionAndCDRPages(t *testing.T) {
 		}
 	}, func(o *hubtest.Options) { o.Clock = clock.NewFake(time.Now()) })
 }
+
+// TestTokenPage: the tokens eMSPs push are listed with their issuer,
+// validity and whitelist, and filtered by each; issuers are escaped.
+func TestTokenPage(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		volt, err := sim.StartEMSP("Volt <i>Mobility</i>", "IN", "VLT", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(volt.Close)
+		h.Register(t, volt.Platform)
+		other, err := sim.StartEMSP("Other", "IN", "OTM", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(other.Close)
+		h.Register(t, other.Platform)
+		bad := volt.NewToken("TOK_BAD", "RFID", "ALWAYS")
+		bad["valid"] = false
+		for _, tok := range []map[string]any{volt.NewToken("TOK-GOOD", "APP_USER", "NEVER"), bad, other.NewToken("OTHER-1", "RFID", "ALLOWED")} {
+			e := volt
+			if tok["party_id"] == "OTM" {
+				e = other
+			}
+			if _, err := e.PutToken(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := newClient(t, h)
+		c.signIn()
+		p := c.get("/console/tokens")
+		if p.status != http.StatusOK || !strings.Contains(p.body, "1–3 of 3") || !strings.Contains(p.body, "Volt &lt;i&gt;Mobility&lt;/i&gt;") ||
+			strings.Contains(p.body, "<i>Mobility") {
+			t.Fatalf("tokens: HTTP %d\n%s", p.status, p.body)
+		}
+		check := func(query string, want, not []string) {
+			t.Helper()
+			body := c.get("/console/tokens?" + query).body
+			for _, w := range want {
+				if !strings.Contains(body, ">"+w+"<") {
+					t.Errorf("%s: %s missing", query, w)
+				}
+			}
+			for _, n := range not {
+				if strings.Contains(body, ">"+n+"<") {
+					t.Errorf("%s: %s kept", query, n)
+				}
+			}
+		}
+		check("party=IN-VLT", []string{"TOK-GOOD", "TOK_BAD"}, []string{"OTHER-1"})
+		check("valid=false", []string{"TOK_BAD"}, []string{"TOK-GOOD", "OTHER-1"})
+		check("whitelist=ALLOWED", []string{"OTHER-1"}, []string{"TOK-GOOD", "TOK_BAD"})
+		check("uid=tok-", []string{"TOK-GOOD"}, []string{"TOK_BAD", "OTHER-1"}) // '-' literal, case-insensitive
+		check("uid=TOK_", []string{"TOK_BAD"}, []string{"TOK-GOOD"})           // '_' is no wildcard
+		if p := c.get("/console/tokens?whitelist=SOMETIMES"); p.status != http.StatusBadRequest {
+			t.Errorf("unknown whitelist: HTTP %d", p.status)
+		}
+	})
+}

@@ -71,6 +71,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // Config is what the console needs.
@@ -84,8 +85,10 @@ type Config struct {
 	Commands *command.Service
 	// Sessions and CDRs are the charging records (nil: no sessions or
 	// CDRs pages).
-	Sessions  *sessionsvc.Service
-	CDRs      *cdr.Service
+	Sessions *sessionsvc.Service
+	CDRs     *cdr.Service
+	// Tokens are the eMSPs' tokens (nil: no tokens page).
+	Tokens    *token.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -171,6 +174,7 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.evsePages,
 		c.sessionPages,
 		c.cdrPages,
+		c.tokenPages,
 		c.commandPages,
 		c.invitationPages,
 		c.jobPages,
