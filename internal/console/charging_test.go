@@ -309,7 +309,7 @@ func TestTokenPage(t *testing.T) {
 		check("valid=false", []string{"TOK_BAD"}, []string{"TOK-GOOD", "OTHER-1"})
 		check("whitelist=ALLOWED", []string{"OTHER-1"}, []string{"TOK-GOOD", "TOK_BAD"})
 		check("uid=tok-", []string{"TOK-GOOD"}, []string{"TOK_BAD", "OTHER-1"}) // '-' literal, case-insensitive
-		check("uid=TOK_", []string{"TOK_BAD"}, []string{"TOK-GOOD"})           // '_' is no wildcard
+		check("uid=TOK_", []string{"TOK_BAD"}, []string{"TOK-GOOD"})            // '_' is no wildcard
 		if p := c.get("/console/tokens?whitelist=SOMETIMES"); p.status != http.StatusBadRequest {
 			t.Errorf("unknown whitelist: HTTP %d", p.status)
 		}
