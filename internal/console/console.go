@@ -63,12 +63,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
+	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/token"
 )
 
 // Config is what the console needs.
@@ -79,7 +82,13 @@ type Config struct {
 	// Locations is the directory (nil: no directory pages).
 	Locations *location.Service
 	// Commands is the command relay (nil: no commands pages).
-	Commands  *command.Service
+	Commands *command.Service
+	// Sessions and CDRs are the charging records (nil: no sessions or
+	// CDRs pages).
+	Sessions *sessionsvc.Service
+	CDRs     *cdr.Service
+	// Tokens are the eMSPs' tokens (nil: no tokens page).
+	Tokens    *token.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -162,6 +171,10 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.overviewPages,
 		c.partyPages,
 		c.directoryPages,
+		c.evsePages,
+		c.sessionPages,
+		c.cdrPages,
+		c.tokenPages,
 		c.commandPages,
 		c.invitationPages,
 		c.jobPages,

@@ -29,6 +29,8 @@ var tones = map[string]string{
 	// sessions, commands, payments
 	"ACTIVE": "active", "COMPLETED": "ok", "INVALID": "bad", "ACCEPTED": "ok", "REJECTED": "bad",
 	"TIMEOUT": "bad", "FAILED": "bad", "CAPTURED": "ok", "REFUNDED": "muted", "SUCCEEDED": "ok",
+	// sessions (the rest above) and CDRs' cost check against their session
+	"RESERVATION": "warn", "match": "ok", "mismatch": "warn",
 }
 
 // tone returns the tone of a status ("muted" when unknown).

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ocpihub/ocpihub/internal/party"
+	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
 )
 
 // Card is one figure on the overview: a count with a link to the page that
@@ -167,6 +168,13 @@ func (c *Console) overviewCards(ctx context.Context) ([]Card, error) {
 		out = append(out,
 			Card{Label: "EVSEs available", Value: thousands(counts["AVAILABLE"]), Note: "of " + thousands(total) + " in the directory", Href: "/directory?status=AVAILABLE", Tone: "ok"},
 			Card{Label: "EVSEs out of order", Value: thousands(broken), Note: "out of order or inoperative", Href: "/directory?status=OUTOFORDER", Tone: attention(int(broken), "warn")})
+	}
+	if c.cfg.Sessions != nil {
+		_, active, err := c.cfg.Sessions.Browse(ctx, sessionsvc.BrowseFilter{Status: "ACTIVE", Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Card{Label: "Active sessions", Value: thousands(active), Note: "charging now", Href: "/sessions?status=ACTIVE", Tone: attention(int(active), "active")})
 	}
 	return out, nil
 }

@@ -172,3 +172,112 @@ func FromE7(v int64) string {
 	}
 	return fmt.Sprintf("%s%d.%07d", sign, v/10_000_000, v%10_000_000)
 }
+
+// EVSE is one EVSE of the directory as the operator's console lists it,
+// with its location.
+type EVSE struct {
+	CountryCode, PartyID string
+	LocationID           string
+	LocationName         string
+	City                 string
+	UID                  string
+	EVSEID               string
+	Status               string
+	// MaxPowerW is the most powerful connector, in watts (0: unknown).
+	MaxPowerW   int64
+	LastUpdated ocpi.DateTime
+}
+
+// EVSEFilter selects EVSEs for EVSEs and EVSECounts.
+type EVSEFilter struct {
+	// CountryCode and PartyID restrict the list to one CPO.
+	CountryCode, PartyID string
+	// Status keeps EVSEs in that status (EVSECounts ignores it: it counts
+	// every status).
+	Status        string
+	Limit, Offset int
+}
+
+func (f EVSEFilter) where(withStatus bool) (string, []any) {
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if f.CountryCode != "" {
+		where = append(where, "l.country_code = "+arg(ocpi.Key(f.CountryCode)), "l.party_id = "+arg(ocpi.Key(f.PartyID)))
+	}
+	if withStatus && f.Status != "" {
+		where = append(where, "e.status = "+arg(f.Status))
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(where, " AND "), args
+}
+
+// EVSEs returns a page of the directory's EVSEs, most recently updated
+// first, and how many the filter keeps.
+func (s *Service) EVSEs(ctx context.Context, f EVSEFilter) ([]EVSE, int64, error) {
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	where, args := f.where(true)
+	const from = " FROM evses e JOIN locations l ON l.pk = e.location_pk"
+	var total int64
+	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*)"+from+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Read().Query(ctx, `SELECT l.country_code, l.party_id, l.id, l.body, e.uid, e.evse_id, e.status, e.max_power_w, e.last_updated`+
+		from+where+" ORDER BY e.last_updated DESC, e.location_pk DESC, e.uid LIMIT "+strconv.Itoa(f.Limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []EVSE
+	for rows.Next() {
+		var e EVSE
+		var body []byte
+		var lu int64
+		if err := rows.Scan(&e.CountryCode, &e.PartyID, &e.LocationID, &body, &e.UID, &e.EVSEID, &e.Status, &e.MaxPowerW, &lu); err != nil {
+			return nil, 0, err
+		}
+		var head struct {
+			ID   string `json:"id"`
+			Name string `json:"name"`
+			City string `json:"city"`
+			EVSE []struct {
+				UID string `json:"uid"`
+			} `json:"evses"`
+		}
+		_ = json.Unmarshal(body, &head) // a body we stored is valid JSON
+		e.LocationID, e.LocationName, e.City = head.ID, head.Name, head.City
+		for _, x := range head.EVSE {
+			if strings.EqualFold(x.UID, e.UID) {
+				e.UID = x.UID // as the CPO spells it
+			}
+		}
+		e.LastUpdated = ocpi.FromMicros(lu)
+		out = append(out, e)
+	}
+	return out, total, rows.Err()
+}
+
+// EVSECounts counts the EVSEs of the filter's CPO (or of the whole
+// directory) by status.
+func (s *Service) EVSECounts(ctx context.Context, f EVSEFilter) (map[string]int64, error) {
+	where, args := f.where(false)
+	rows, err := s.db.Read().Query(ctx, "SELECT e.status, COUNT(*) FROM evses e JOIN locations l ON l.pk = e.location_pk"+where+" GROUP BY e.status", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}

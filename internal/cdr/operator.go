@@ -1,0 +1,67 @@
+package cdr
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+)
+
+// BrowseFilter selects CDRs for the operator's console.
+type BrowseFilter struct {
+	// Party keeps the CDRs of a party on either side: the CPO that issued
+	// them or the eMSP that owns the token.
+	Party ocpiclient.Party
+	// From and To keep the CDRs whose last_updated (when the CPO issued
+	// them: CDRs are immutable) is in [From, To); zero: unbounded. The
+	// column is indexed, the CDR's start_date_time is not.
+	From, To      time.Time
+	Limit, Offset int
+}
+
+// Browse returns a page of every CDR the hub holds, most recently issued
+// first, and how many the filter keeps.
+func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64, error) {
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if !f.Party.IsZero() {
+		cc, pid := arg(ocpi.Key(f.Party.CountryCode)), arg(ocpi.Key(f.Party.PartyID))
+		where = append(where, "((country_code = "+cc+" AND party_id = "+pid+") OR (token_country_code = "+cc+" AND token_party_id = "+pid+"))")
+	}
+	if !f.From.IsZero() {
+		where = append(where, "last_updated >= "+arg(f.From.UnixMicro()))
+	}
+	if !f.To.IsZero() {
+		where = append(where, "last_updated < "+arg(f.To.UnixMicro()))
+	}
+	w := ""
+	if len(where) > 0 {
+		w = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int64
+	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM cdrs"+w, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Read().Query(ctx, "SELECT "+storedColumns+" FROM cdrs"+w+" ORDER BY last_updated DESC, pk DESC LIMIT "+
+		strconv.Itoa(f.Limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []*Stored
+	for rows.Next() {
+		c, err := scanStored(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}

@@ -1,0 +1,76 @@
+package token
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+)
+
+// BrowseFilter selects tokens for the operator's console.
+type BrowseFilter struct {
+	// CountryCode and PartyID restrict the list to one eMSP.
+	CountryCode, PartyID string
+	// Valid keeps valid tokens ("true") or invalid ones ("false"); "": both.
+	Valid     string
+	Whitelist string
+	// UID keeps tokens whose uid starts with it (case-insensitive, as uids
+	// are stored upper case).
+	UID           string
+	Limit, Offset int
+}
+
+// Browse returns a page of every token the hub holds (eMSPs' and its own),
+// most recently updated first, and how many the filter keeps.
+func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]ocpi.Token, int64, error) {
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if f.CountryCode != "" {
+		where = append(where, "country_code = "+arg(ocpi.Key(f.CountryCode)), "party_id = "+arg(ocpi.Key(f.PartyID)))
+	}
+	switch f.Valid {
+	case "true", "false":
+		where = append(where, "valid = "+arg(f.Valid == "true"))
+	}
+	if f.Whitelist != "" {
+		where = append(where, "whitelist = "+arg(f.Whitelist))
+	}
+	if f.UID != "" {
+		// A prefix match with LIKE's wildcards taken literally.
+		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ocpi.Key(f.UID))
+		where = append(where, "uid LIKE "+arg(esc+"%")+` ESCAPE '\'`)
+	}
+	w := ""
+	if len(where) > 0 {
+		w = " WHERE " + strings.Join(where, " AND ")
+	}
+	var total int64
+	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM tokens"+w, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.Read().Query(ctx, "SELECT body FROM tokens"+w+" ORDER BY last_updated DESC, pk DESC LIMIT "+
+		strconv.Itoa(f.Limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []ocpi.Token
+	for rows.Next() {
+		var body []byte
+		if err := rows.Scan(&body); err != nil {
+			return nil, 0, err
+		}
+		var t ocpi.Token
+		if err := json.Unmarshal(body, &t); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, t)
+	}
+	return out, total, rows.Err()
+}
