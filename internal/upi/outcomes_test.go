@@ -24,7 +24,9 @@ func TestOutcomes(t *testing.T) {
 		}
 		b.waitStatus(t, failed, upi.StatusFailed)
 
-		b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Response: ocpi.CommandRejected} })
+		b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior {
+			return sim.CommandBehavior{Response: ocpi.CommandRejected}
+		})
 		rejected := b.capture(t, "400")
 		b.waitStatus(t, rejected, upi.StatusRefunded)
 		b.cpo.OnCommand(nil)
