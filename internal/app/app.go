@@ -272,6 +272,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Jobs:           a.Jobs,
 		Locations:      a.Locations,
 		Commands:       a.Commands,
+		UPI:            a.UPI,
+		Webhooks:       a.Webhooks,
 		Clock:          a.Clock,
 		Logger:         a.Logger,
 		PublicURL:      pub,

@@ -69,6 +69,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
 // Config is what the console needs.
@@ -79,7 +81,11 @@ type Config struct {
 	// Locations is the directory (nil: no directory pages).
 	Locations *location.Service
 	// Commands is the command relay (nil: no commands pages).
-	Commands  *command.Service
+	Commands *command.Service
+	// UPI is QR charging paid by UPI (nil: no payments pages).
+	UPI *upi.Service
+	// Webhooks is the outgoing webhooks service (nil: no webhooks pages).
+	Webhooks  *webhook.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -163,6 +169,8 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.partyPages,
 		c.directoryPages,
 		c.commandPages,
+		c.paymentPages,
+		c.webhookPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,

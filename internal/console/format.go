@@ -29,6 +29,9 @@ var tones = map[string]string{
 	// sessions, commands, payments
 	"ACTIVE": "active", "COMPLETED": "ok", "INVALID": "bad", "ACCEPTED": "ok", "REJECTED": "bad",
 	"TIMEOUT": "bad", "FAILED": "bad", "CAPTURED": "ok", "REFUNDED": "muted", "SUCCEEDED": "ok",
+	// UPI payments and refunds, webhook deliveries
+	"SESSION_REQUESTED": "active", "SETTLED": "ok", "REFUNDING": "warn", "QUEUED": "muted", "PROCESSED": "ok",
+	"DELIVERED": "ok", "DISABLED": "bad",
 }
 
 // tone returns the tone of a status ("muted" when unknown).
