@@ -126,7 +126,9 @@ func (b *payments) seed(t testing.TB) (settled, failed, stuck *upi.PaymentView) 
 		return p.Status == upi.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == upi.RefundProcessed
 	})
 	failed = b.pay(t, "300", pgsim.Failed, func(p *upi.PaymentView) bool { return p.Status == upi.StatusFailed })
-	b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Response: ocpi.CommandRejected} })
+	b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior {
+		return sim.CommandBehavior{Response: ocpi.CommandRejected}
+	})
 	b.pg.RefuseRefunds("BAD_REQUEST_ERROR", "The payment is too old to refund")
 	stuck = b.pay(t, "400", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Attention == upi.AttentionRefundFailed })
 	return settled, failed, stuck
