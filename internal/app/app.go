@@ -273,6 +273,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Locations:      a.Locations,
 		Commands:       a.Commands,
 		UPI:            a.UPI,
+		Payments:       a.Payments,
 		Webhooks:       a.Webhooks,
 		Clock:          a.Clock,
 		Logger:         a.Logger,

@@ -68,6 +68,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
@@ -84,6 +85,8 @@ type Config struct {
 	Commands *command.Service
 	// UPI is QR charging paid by UPI (nil: no payments pages).
 	UPI *upi.Service
+	// Payments is Direct Payment through terminals (nil: no such page).
+	Payments *payment.Service
 	// Webhooks is the outgoing webhooks service (nil: no webhooks pages).
 	Webhooks  *webhook.Service
 	Clock     clock.Clock
@@ -170,6 +173,7 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.directoryPages,
 		c.commandPages,
 		c.paymentPages,
+		c.directPages,
 		c.webhookPages,
 		c.invitationPages,
 		c.jobPages,
