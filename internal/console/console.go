@@ -69,9 +69,12 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/payment"
 	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
 // Config is what the console needs.
@@ -88,7 +91,13 @@ type Config struct {
 	Sessions *sessionsvc.Service
 	CDRs     *cdr.Service
 	// Tokens are the eMSPs' tokens (nil: no tokens page).
-	Tokens    *token.Service
+	Tokens *token.Service
+	// UPI is QR charging paid by UPI (nil: no payments pages).
+	UPI *upi.Service
+	// Payments is Direct Payment through terminals (nil: no such page).
+	Payments *payment.Service
+	// Webhooks is the outgoing webhooks service (nil: no webhooks pages).
+	Webhooks  *webhook.Service
 	Clock     clock.Clock
 	Logger    *slog.Logger
 	PublicURL *url.URL
@@ -176,6 +185,9 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.cdrPages,
 		c.tokenPages,
 		c.commandPages,
+		c.paymentPages,
+		c.directPages,
+		c.webhookPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,

@@ -31,6 +31,9 @@ var tones = map[string]string{
 	"TIMEOUT": "bad", "FAILED": "bad", "CAPTURED": "ok", "REFUNDED": "muted", "SUCCEEDED": "ok",
 	// sessions (the rest above) and CDRs' cost check against their session
 	"RESERVATION": "warn", "match": "ok", "mismatch": "warn",
+	// UPI payments and refunds, webhook deliveries
+	"SESSION_REQUESTED": "active", "SETTLED": "ok", "REFUNDING": "warn", "QUEUED": "muted", "PROCESSED": "ok",
+	"DELIVERED": "ok", "DISABLED": "bad",
 }
 
 // tone returns the tone of a status ("muted" when unknown).

@@ -1,0 +1,104 @@
+package console_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ocpihub/ocpihub/internal/browsertest"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+)
+
+// TestPaymentsAndWebhooksInBrowser drives the payments and webhooks pages
+// in headless Chromium: the operator reads the payments with their
+// outcomes chart and one payment's chain, then opens the webhook
+// subscription whose receiver was taken down (it answered 410 Gone, so the
+// delivery failed and the subscription was disabled), enables it again now
+// that the receiver is back, clicks Replay on the failed delivery, and the
+// delivery arrives. Screenshots are checked for content and kept in
+// OCPIHUB_SCREENSHOTS when it is set. SQLite only: the pages' queries run on
+// both engines in TestPaymentPages and TestWebhookPages.
+func TestPaymentsAndWebhooksInBrowser(t *testing.T) {
+	t.Parallel()
+	b := browsertest.New(t)
+	pg := startPG(t)
+	h := hubtest.Start(t, "sqlite", withPG(pg))
+	ctx := hubtest.Ctx(t, 3*time.Minute)
+	pay := newPayments(t, h, pg)
+	settled, failed, stuck := pay.seed(t)
+	rcv, sub, d := failedDelivery(t, h)
+
+	base := h.PublicURL() + "/console"
+	b.Run(chromedp.Navigate(base+"/payments"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
+		chromedp.WaitVisible(chromedp.CSS("#payments")))
+	text := b.Text("#payments")
+	for _, want := range []string{settled.ID, failed.ID, stuck.ID, "SETTLED", "FAILED", "REFUNDING", "refund_failed"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("payments table lacks %q:\n%s", want, text)
+		}
+	}
+	// Today's stacked bar: one of each of three outcomes.
+	if n := browsertest.Get(b, chromedp.Evaluate[int](`document.querySelectorAll('.chart-bars rect').length`)); n != 3 {
+		t.Errorf("outcome bars drawn: %d, want 3", n)
+	}
+	checkScreenshot(t, b, "console-payments", "Payment outcomes per day")
+
+	// The attention tab, then the settled payment's chain.
+	b.Run(chromedp.Click(chromedp.CSS("#tab-attention")), chromedp.WaitVisible(chromedp.CSS(`#payments tr[data-payment="`+stuck.ID+`"]`)))
+	if text := b.Text("#payments"); strings.Contains(text, settled.ID) {
+		t.Errorf("the attention tab lists the settled payment:\n%s", text)
+	}
+	b.Run(chromedp.Click(chromedp.CSS("#tab-all")), chromedp.WaitVisible(chromedp.CSS("#payments")),
+		chromedp.Click(chromedp.CSS(`#payments a[href="/console/payments/`+settled.ID+`"]`)), chromedp.WaitVisible(chromedp.CSS("#chain")))
+	chain := b.Text("#chain")
+	for _, want := range []string{"KORA-E1", "START_SESSION", settled.Session.ID, settled.CDR.ID, "Reconciliation", settled.ID + "-EXCESS", "Receipt"} {
+		if !strings.Contains(chain, want) {
+			t.Errorf("chain lacks %q:\n%s", want, chain)
+		}
+	}
+	checkScreenshot(t, b, "console-payment", "Reconciliation")
+
+	// Webhooks: the subscription, its failed delivery; the receiver is back.
+	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/webhooks"]`)), chromedp.WaitVisible(chromedp.CSS("#webhooks")))
+	if text := b.Text("#webhooks"); !strings.Contains(text, rcv.URL()) || !strings.Contains(text, "DISABLED") {
+		t.Errorf("webhooks table: %q", text)
+	}
+	checkScreenshot(t, b, "console-webhooks", "cdr.missing")
+	row := `#deliveries tr[data-delivery="` + strconv.FormatInt(d.ID, 10) + `"]`
+	b.Run(chromedp.Click(chromedp.CSS(`#webhooks a[href="/console/webhooks/`+sub.ID+`"]`)), chromedp.WaitVisible(chromedp.CSS(row)))
+	if text := b.Text(row); !strings.Contains(text, "FAILED") || !strings.Contains(text, "HTTP 410") {
+		t.Errorf("failed delivery row: %q", text)
+	}
+	rcv.SetStatus(http.StatusNoContent)
+	b.Run(chromedp.Click(chromedp.CSS("#enable")), chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
+	if msg := b.Text(".flash-ok"); !strings.Contains(msg, "active again") {
+		t.Errorf("after enabling: %q", msg)
+	}
+	b.Run(chromedp.Click(chromedp.CSS("#replay-"+strconv.FormatInt(d.ID, 10))), chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
+	if msg := b.Text(".flash-ok"); !strings.Contains(msg, "is sent again") {
+		t.Errorf("after replay: %q", msg)
+	}
+	got, err := rcv.WaitFor(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[1].Status != http.StatusNoContent || got[1].Header.Get("webhook-id") != d.EventID {
+		t.Errorf("the replay at the receiver: HTTP %d, webhook-id %q", got[1].Status, got[1].Header.Get("webhook-id"))
+	}
+	wait(t, ctx, "the replay shown delivered", func() bool {
+		b.Run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+		return strings.Contains(b.Text("#deliveries"), "DELIVERED")
+	})
+	if text := b.Text("#deliveries"); !strings.Contains(text, "replay of #"+strconv.FormatInt(d.ID, 10)) {
+		t.Errorf("delivery log after the replay: %q", text)
+	}
+	if body := b.Text("body"); strings.Contains(body, webhookSecret) {
+		t.Error("the page shows the signing secret")
+	}
+	checkScreenshot(t, b, "console-webhook", "replay of #")
+}

@@ -1,0 +1,270 @@
+package console
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/upi"
+)
+
+// paymentsPageSize is the rows of a payments or refunds page.
+const paymentsPageSize = 50
+
+// outcomeDays is how many days the payment outcomes chart shows.
+const outcomeDays = 14
+
+// refundStates are the states of a UPI refund.
+var refundStates = []string{upi.RefundQueued, upi.RefundPending, upi.RefundProcessed, upi.RefundFailed}
+
+type paymentsView struct {
+	// Tab is "all" or "attention".
+	Tab      string
+	Payments []*upi.PaymentView
+	Pager    Pager
+	States   []string
+	Outcomes ChartView
+	Enabled  bool
+}
+
+type refundsView struct {
+	Refunds []*upi.Refund
+	Pager   Pager
+	States  []string
+}
+
+// chainStep is one link of a payment's chain, from the sticker to the
+// receipt.
+type chainStep struct {
+	Name   string
+	State  string
+	At     time.Time
+	Detail string
+	Href   string // console path, "" for none
+	URL    string // absolute URL outside the console (the receipt)
+	Done   bool   // the step happened
+}
+
+type paymentView struct {
+	*upi.PaymentView
+	Chain []chainStep
+}
+
+// PageTitle names the page after the payment.
+func (v paymentView) PageTitle() string { return "Payment " + v.ID }
+
+func (c *Console) paymentPages() ([]Page, []Action) {
+	if c.cfg.UPI == nil {
+		return nil, nil
+	}
+	return []Page{
+			{
+				Path: "/payments", Title: "UPI payments", Section: "Payments", Nav: "UPI payments", Template: "payments", Refresh: 15,
+				Load: func(r *http.Request) (any, error) { return c.loadPayments(r, false) },
+			},
+			{
+				Path: "/payments/attention", Title: "Payments that need attention", Template: "payments", Refresh: 15,
+				Load: func(r *http.Request) (any, error) { return c.loadPayments(r, true) },
+			},
+			{
+				Path: "/payments/refunds", Title: "UPI refunds", Section: "Payments", Nav: "Refunds", Template: "refunds", Refresh: 15,
+				Load: c.loadRefunds,
+			},
+			{
+				Path: "/payments/{id}", Title: "Payment", Template: "payment",
+				Load: func(r *http.Request) (any, error) {
+					p, err := c.cfg.UPI.Payment(r.Context(), r.PathValue("id"))
+					if err != nil {
+						return nil, err
+					}
+					return paymentView{PaymentView: p, Chain: c.chain(p)}, nil
+				},
+			},
+		}, []Action{{
+			Path: "/payments/{id}/resolve",
+			Do: func(r *http.Request) (Result, error) {
+				id := r.PathValue("id")
+				back := "/payments/" + id
+				if _, err := c.cfg.UPI.ResolveAttention(r.Context(), id, r.PostFormValue("note")); err != nil {
+					return Result{Redirect: back}, err
+				}
+				c.logger.InfoContext(r.Context(), "console: payment attention resolved", "payment_id", id)
+				return Result{Redirect: back, Flash: "Payment " + id + " no longer needs attention."}, nil
+			},
+		}}
+}
+
+// loadPayments lists payments, the most recently changed first, with the
+// outcomes chart; attention keeps those the operator must act on.
+func (c *Console) loadPayments(r *http.Request, attention bool) (any, error) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	f := upi.PaymentFilter{Status: q.Get("state"), Attention: attention, QRRef: q.Get("qr_ref")}
+	if f.Status != "" && !slices.Contains(upi.Statuses, f.Status) {
+		return nil, ocpi.Invalid("state", "must be one of "+strings.Join(upi.Statuses, ", "))
+	}
+	list, pager, err := newestFirst(r, paymentsPageSize, func(pr ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
+		return c.cfg.UPI.ListPayments(ctx, f, pr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := paymentsView{Tab: "all", Payments: list, Pager: pager, States: upi.Statuses, Enabled: c.cfg.UPI.Enabled()}
+	if attention {
+		v.Tab = "attention"
+	}
+	days, err := c.cfg.UPI.Outcomes(ctx, c.clock.Now(), outcomeDays, time.UTC)
+	if err != nil {
+		return nil, err
+	}
+	v.Outcomes = outcomesChart(days, c.clock.Now()).View()
+	return v, nil
+}
+
+// outcomesChart is the payment outcomes per day, stacked. Days are UTC
+// days, as on every console chart.
+func outcomesChart(days []upi.OutcomeDay, now time.Time) Chart {
+	ch := Chart{Title: "Payment outcomes per day", Kind: "stacked", Labels: DailyLabels(now, len(days), time.UTC), Width: 960, Height: 200,
+		Series: []Series{{Name: "Captured"}, {Name: "Refunded in full"}, {Name: "Partly refunded"}, {Name: "Failed"}}}
+	var total int64
+	for _, d := range days {
+		ch.Series[0].Values = append(ch.Series[0].Values, d.Captured)
+		ch.Series[1].Values = append(ch.Series[1].Values, d.RefundedFull)
+		ch.Series[2].Values = append(ch.Series[2].Values, d.RefundedPartly)
+		ch.Series[3].Values = append(ch.Series[3].Values, d.Failed)
+		total += d.Captured + d.RefundedFull + d.RefundedPartly + d.Failed
+	}
+	if total == 0 {
+		ch.Labels = nil // "No data yet."
+	}
+	return ch
+}
+
+func (c *Console) loadRefunds(r *http.Request) (any, error) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	f := upi.RefundFilter{Status: q.Get("state"), PaymentID: q.Get("payment_id")}
+	if f.Status != "" && !slices.Contains(refundStates, f.Status) {
+		return nil, ocpi.Invalid("state", "must be one of "+strings.Join(refundStates, ", "))
+	}
+	list, pager, err := newestFirst(r, paymentsPageSize, func(pr ocpi.PageRequest) ([]*upi.Refund, ocpi.Page, error) {
+		return c.cfg.UPI.ListRefunds(ctx, f, pr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return refundsView{Refunds: list, Pager: pager, States: refundStates}, nil
+}
+
+// newestFirst pages a list that the store returns oldest change first (the
+// OCPI order of the admin API) so that page 1 shows the newest: it counts,
+// then fetches the page's slice from the end and reverses it.
+func newestFirst[T any](r *http.Request, size int, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, Pager, error) {
+	_, page, err := list(ocpi.PageRequest{Limit: 0})
+	if err != nil {
+		return nil, Pager{}, err
+	}
+	total := int(page.Total)
+	lo, hi, pager := OffsetPager(r, total, size)
+	if hi <= lo {
+		return nil, pager, nil
+	}
+	items, _, err := list(ocpi.PageRequest{Offset: total - hi, Limit: hi - lo})
+	if err != nil {
+		return nil, Pager{}, err
+	}
+	slices.Reverse(items)
+	return items, pager, nil
+}
+
+// chain lays a payment out as the links from the sticker to the receipt,
+// each with its state and time.
+func (c *Console) chain(p *upi.PaymentView) []chainStep {
+	t := func(d *ocpi.DateTime) time.Time {
+		if d == nil {
+			return time.Time{}
+		}
+		return d.Time
+	}
+	var out []chainStep
+	qr := chainStep{Name: "QR sticker", State: p.QRRef, Done: true,
+		Detail: p.TenantID + " · " + p.LocationID + " / " + p.EVSEUID + " / " + p.ConnectorID}
+	if c.cfg.Locations != nil {
+		if cc, pid, err := upi.ParseTenant(p.TenantID); err == nil {
+			qr.Href = "/directory/" + cc + "/" + pid + "/" + p.LocationID
+		}
+	}
+	out = append(out, qr)
+	out = append(out, chainStep{Name: "Order", State: "CREATED", At: p.CreatedAt.Time, Detail: "PG order " + p.PGOrderID + " · " + p.Amount + " " + p.Currency, Done: true})
+	capture := chainStep{Name: "Payment", State: p.PGStatus, At: t(p.CaptureTime), Detail: "PG payment " + p.PGPaymentID, Done: p.CaptureTime != nil}
+	if p.CaptureTime != nil {
+		capture.Detail += " · captured " + p.Captured + " " + p.Currency
+	}
+	if p.PayerVPA != "" {
+		capture.Detail += " · from " + p.PayerVPA
+	}
+	if p.ErrorDescription != "" {
+		capture.Detail += " · " + p.ErrorCode + " " + p.ErrorDescription
+	}
+	out = append(out, capture)
+	start := chainStep{Name: "START_SESSION"}
+	if cmd := p.Command; cmd != nil {
+		start.Done, start.At, start.State = true, cmd.SentAt.Time, "SENT"
+		if cmd.Response != "" {
+			start.State = cmd.Response
+		}
+		if cmd.Result != "" {
+			start.State = cmd.Result
+		}
+		start.Detail = "token " + cmd.TokenTyp + " " + cmd.Token
+		if cmd.Response != "" {
+			start.Detail += " · response " + cmd.Response
+		}
+		if cmd.Result != "" {
+			start.Detail += " · result " + cmd.Result
+		}
+		if cmd.ID != "" && c.cfg.Commands != nil {
+			start.Href = "/commands/" + cmd.ID
+		}
+	}
+	out = append(out, start)
+	sess := chainStep{Name: "Session"}
+	if s := p.Session; s != nil {
+		sess.Done, sess.State, sess.At = true, s.Status, t(s.Start)
+		sess.Detail = s.CountryCode + "-" + s.PartyID + " " + s.ID + " · " + s.KWh + " kWh · " + s.TotalCost + " " + p.Currency
+		if s.End != nil {
+			sess.Detail += " · ended " + absTime(s.End.Time)
+		}
+	}
+	out = append(out, sess)
+	cdr := chainStep{Name: "CDR"}
+	if d := p.CDR; d != nil {
+		cdr.Done, cdr.State, cdr.At = true, "RECEIVED", t(d.SettledAt)
+		cdr.Detail = d.ID + " · " + d.TotalKWh + " kWh · " + d.TotalCost + " " + p.Currency
+	}
+	out = append(out, cdr)
+	rec := chainStep{Name: "Reconciliation"}
+	if p.CDR != nil && p.CDR.SettledAt != nil {
+		rec.Done, rec.State, rec.At = true, upi.StatusSettled, p.CDR.SettledAt.Time
+		rec.Detail = "captured " + p.Captured + " = cost " + p.Cost + " + refunded " + p.Refunded + " + not refundable " + p.NotRefundable + " − shortfall " + p.Shortfall
+	}
+	out = append(out, rec)
+	if len(p.Refunds) == 0 {
+		out = append(out, chainStep{Name: "Refund", Detail: "none"})
+	}
+	for _, r := range p.Refunds {
+		d := r.Amount + " " + r.Currency + " · " + r.Kind + " · " + r.Reason
+		if r.LastError != "" {
+			d += " · " + r.LastError
+		}
+		out = append(out, chainStep{Name: "Refund " + r.RefundID, State: r.Status, At: r.LastUpdated.Time, Detail: d, Done: true})
+	}
+	receipt := chainStep{Name: "Receipt"}
+	if rc := p.Receipt; rc != nil {
+		receipt.Done, receipt.State, receipt.Detail, receipt.URL = true, "ISSUED", rc.ID, rc.URL
+	}
+	out = append(out, receipt)
+	return out
+}
