@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
@@ -112,18 +114,16 @@ func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
 	if amount == "" {
 		amount = r.PostForm.Get("amount")
 	}
-	fail := func(msg string) {
-		l, err := s.cfg.UPI.Landing(r.Context(), ref)
-		if err != nil {
-			s.pageError(w, r, err)
-			return
-		}
-		s.render(w, r, http.StatusUnprocessableEntity, "landing", map[string]any{"Title": landingTitle(l), "Landing": l,
-			"Error": msg, "Custom": custom, "Email": email})
-	}
+	fail := func(msg string) { s.renderLandingError(w, r, ref, http.StatusUnprocessableEntity, custom, email, msg) }
 	paise, err := pg.ParseRupees(amount)
 	if err != nil || amount == "" {
 		fail("Choose an amount, or enter one in rupees (for example 250 or 250.50).")
+		return
+	}
+	if wait, ok := s.allowOrder(r, ref); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		s.renderLandingError(w, r, ref, http.StatusTooManyRequests, custom, email,
+			fmt.Sprintf("Too many payments were started on this charger just now. Please try again in %d seconds.", wait))
 		return
 	}
 	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email})
@@ -138,6 +138,47 @@ func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/pay/"+o.ID, http.StatusSeeOther)
+}
+
+// renderLandingError shows the landing page again with msg and what the
+// driver typed.
+func (s *Server) renderLandingError(w http.ResponseWriter, r *http.Request, ref string, status int, custom, email, msg string) {
+	l, err := s.cfg.UPI.Landing(r.Context(), ref)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	s.render(w, r, status, "landing", map[string]any{"Title": landingTitle(l), "Landing": l,
+		"Error": msg, "Custom": custom, "Email": email})
+}
+
+// orderLimits bound the orders started from one QR code. Every order costs
+// two calls to the payment gateway (an order and a UPI QR code), which
+// limits the hub's own account there; a script posting to one sticker's
+// landing page must not exhaust it. One connector sees a few drivers an
+// hour, each perhaps retrying once or twice, so these leave honest drivers
+// untouched. The limit is per QR code rather than per client address
+// because the hub usually sits behind a load balancer, where every driver
+// arrives from the same address.
+var orderLimits = ratelimit.Limits{PerMinute: 10, PerHour: 60}
+
+// allowOrder counts an order on QR code ref; when over the limit it
+// returns false and the seconds to wait. A failing counter store lets the
+// order through, as for the API.
+func (s *Server) allowOrder(r *http.Request, ref string) (wait int, ok bool) {
+	l := s.cfg.RateLimiter
+	if l == nil || s.cfg.Sandbox {
+		return 0, true
+	}
+	d, err := l.Allow(r.Context(), "upi-order:"+ref, orderLimits)
+	if err != nil {
+		s.logger.WarnContext(r.Context(), "order rate limit check failed; order let through", "error", err)
+		return 0, true
+	}
+	if d.Allowed {
+		return 0, true
+	}
+	return max(int(d.RetryAfter(s.clock.Now()).Seconds()), 1), false
 }
 
 // pageConnectorJSON is the landing page's live view of the connector.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -38,6 +39,12 @@ const (
 // setup starts the bundle on engine; tweak edits the hub's configuration.
 func setup(t *testing.T, engine store.Engine, tweak ...func(*app.Config)) *bundle {
 	t.Helper()
+	return setupAt(t, engine, nil, tweak...)
+}
+
+// setupAt is setup with the hub on clk (nil: the real clock).
+func setupAt(t *testing.T, engine store.Engine, clk clock.Clock, tweak ...func(*app.Config)) *bundle {
+	t.Helper()
 	b := &bundle{ctx: hubtest.Ctx(t, 2*time.Minute), events: hubtest.NewRecorder()}
 	var err error
 	if b.pg, err = pgsim.Start(pgsim.Options{Logger: hubtest.Logger()}); err != nil {
@@ -46,6 +53,7 @@ func setup(t *testing.T, engine store.Engine, tweak ...func(*app.Config)) *bundl
 	t.Cleanup(b.pg.Close)
 	b.h = hubtest.Start(t, engine, func(o *hubtest.Options) {
 		o.Events = b.events
+		o.Clock = clk
 		o.Config = func(c *app.Config) {
 			c.PGBaseURL, c.PGKeyID, c.PGKeySecret, c.PGWebhookSecret = b.pg.URL(), b.pg.KeyID(), b.pg.KeySecret(), pgsim.DefaultWebhookSecret
 			c.SyncInterval = 0
