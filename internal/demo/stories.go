@@ -7,6 +7,7 @@ func Stories() []Story {
 		registrationStory(),
 		hubClientInfoStory(),
 		directoryStory(),
+		tokensStory(),
 		chargingStory(),
 	}
 }
