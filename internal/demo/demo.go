@@ -42,6 +42,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/console"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -285,4 +286,36 @@ func summary(tl *Timeline, env *Env, results []Result) int {
 	tl.Printf("  or with the admin token: %s\n", env.AdminToken)
 	tl.Printf("API description: %s/openapi.json\n", env.Hub.PublicURL())
 	return failed
+}
+
+// Admin calls the hub's operator API with the admin token and returns the
+// answer whatever it is (err only when there is none).
+func (e *Env) Admin(ctx context.Context, method, path string, body any) (*ocpiclient.Response, error) {
+	resp, err := e.Hub.Client.Do(ctx, ocpiclient.Request{Method: method, URL: e.Hub.PublicURL() + path, Token: e.AdminToken,
+		Base64: true, Body: body, MaxAttempts: 1})
+	if resp == nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	return resp, nil
+}
+
+// until polls cond every 50 ms until it holds, fails, or ctx ends (the
+// story's deadline): what says what was awaited.
+func until(ctx context.Context, what string, cond func() (bool, error)) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-t.C:
+		}
+	}
 }

@@ -9,5 +9,6 @@ func Stories() []Story {
 		directoryStory(),
 		tokensStory(),
 		chargingStory(),
+		upiStory(),
 	}
 }
