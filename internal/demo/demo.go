@@ -68,9 +68,11 @@ type Options struct {
 
 // Env is what stories work with.
 type Env struct {
-	Hub        *app.App
-	CPOs       []*sim.CPO
-	EMSPs      []*sim.EMSP
+	Hub   *app.App
+	CPOs  []*sim.CPO
+	EMSPs []*sim.EMSP
+	// PTP is a payment terminal provider speaking OCPI 2.3.0.
+	PTP        *sim.PTP
 	AdminToken string
 	Logger     *slog.Logger
 	// Parties is every simulated partner, in the order they started.
@@ -197,8 +199,8 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	return env, stop, nil
 }
 
-// startPartners starts the simulated partners: two CPOs and two eMSPs
-// (modules add a PTP, the PG simulator, a webhook receiver here).
+// startPartners starts the simulated partners: two CPOs, two eMSPs and a
+// PTP (the PG simulator is the hub's own, started with it in dev mode).
 func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 	logger := env.Logger.With("component", "sim")
 	for _, c := range []struct{ name, cc, pid string }{{"Volt Yatra Charging", "IN", "VYC"}, {"Surya Chargers", "IN", "SUR"}} {
@@ -221,6 +223,14 @@ func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 		env.Parties = append(env.Parties, Partner{Platform: emsp.Platform, Role: "EMSP", CountryCode: e.cc, PartyID: e.pid})
 		tl.Event("emsp", "%s (eMSP %s-%s) at %s", e.name, e.cc, e.pid, emsp.URL())
 	}
+	ptp, err := sim.StartPTP("PayTerm India", "IN", "PTI", logger, func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
+	if err != nil {
+		return err
+	}
+	*closers = append(*closers, ptp.Close)
+	env.PTP = ptp
+	env.Parties = append(env.Parties, Partner{Platform: ptp.Platform, Role: "PTP", CountryCode: "IN", PartyID: "PTI"})
+	tl.Event("ptp", "PayTerm India (payment terminals, PTP IN-PTI, OCPI 2.3.0) at %s", ptp.URL())
 	return nil
 }
 

@@ -10,5 +10,6 @@ func Stories() []Story {
 		tokensStory(),
 		chargingStory(),
 		upiStory(),
+		directPaymentStory(),
 	}
 }
