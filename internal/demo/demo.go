@@ -72,7 +72,9 @@ type Env struct {
 	CPOs  []*sim.CPO
 	EMSPs []*sim.EMSP
 	// PTP is a payment terminal provider speaking OCPI 2.3.0.
-	PTP        *sim.PTP
+	PTP *sim.PTP
+	// Webhooks is the operator's webhook receiver.
+	Webhooks   *sim.WebhookReceiver
 	AdminToken string
 	Logger     *slog.Logger
 	// Parties is every simulated partner, in the order they started.
@@ -199,8 +201,9 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	return env, stop, nil
 }
 
-// startPartners starts the simulated partners: two CPOs, two eMSPs and a
-// PTP (the PG simulator is the hub's own, started with it in dev mode).
+// startPartners starts the simulated partners: two CPOs, two eMSPs, a PTP
+// and the operator's webhook receiver (the PG simulator is the hub's own,
+// started with it in dev mode).
 func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 	logger := env.Logger.With("component", "sim")
 	for _, c := range []struct{ name, cc, pid string }{{"Volt Yatra Charging", "IN", "VYC"}, {"Surya Chargers", "IN", "SUR"}} {
@@ -231,6 +234,13 @@ func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 	env.PTP = ptp
 	env.Parties = append(env.Parties, Partner{Platform: ptp.Platform, Role: "PTP", CountryCode: "IN", PartyID: "PTI"})
 	tl.Event("ptp", "PayTerm India (payment terminals, PTP IN-PTI, OCPI 2.3.0) at %s", ptp.URL())
+	recv, err := sim.StartWebhookReceiver()
+	if err != nil {
+		return err
+	}
+	*closers = append(*closers, recv.Close)
+	env.Webhooks = recv
+	tl.Event("hooks", "the operator's webhook receiver at %s", recv.URL())
 	return nil
 }
 

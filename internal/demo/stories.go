@@ -11,5 +11,6 @@ func Stories() []Story {
 		chargingStory(),
 		upiStory(),
 		directPaymentStory(),
+		webhooksStory(),
 	}
 }
