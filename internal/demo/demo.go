@@ -1,8 +1,11 @@
 // Package demo runs ocpihub end to end on one machine with nothing else
-// installed: a hub on a fresh SQLite file, simulated partners on loopback
-// ports speaking the real protocol, and a series of stories — registration,
-// hub client info, and one per module as they land — printed as a timeline
-// with links into the console.
+// installed: a hub on a fresh SQLite file with its built-in payment gateway
+// simulator, simulated partners on loopback ports speaking the real
+// protocol (two CPOs, two eMSPs, a PTP on OCPI 2.3.0, the operator's webhook
+// receiver), and a series of stories — registration, hub client info,
+// directory broadcast, token authorization, remote start/stop and CDR, a
+// UPI QR payment, a Direct Payment, webhooks — printed as a timeline with
+// links into the console and the driver's pages.
 //
 // # Adding a story
 //
@@ -11,19 +14,21 @@
 // Timeline; it performs its flow through the simulators as a partner would,
 // checks the outcome, and writes what happened as steps:
 //
-//	func paymentStory() Story {
-//		return Story{Name: "UPI payment", Needs: []string{"Registration"},
+//	func refundStory() Story {
+//		return Story{Name: "Refund", Needs: []string{"UPI QR payment"},
 //			Run: func(ctx context.Context, env *Env, tl *Timeline) error {
-//				… drive the PG simulator and the CPO …
-//				tl.Step("payment %s captured, ₹%s", id, amount)
-//				tl.Link("payment", env.ConsoleURL("/payments/"+id))
+//				… drive the PG simulator and the CPO, poll with until …
+//				tl.Step("refund %s of %s processed", id, pg.FormatINR(paise))
+//				tl.Link("receipt", receiptURL)
 //				return nil // or an error: the story fails, the next ones still run
 //			}}
 //	}
 //
-// A story that needs partners the Env lacks (a PTP, a webhook receiver)
-// adds them to Env and starts them in startPartners. Stories run in order;
-// one whose Needs failed is skipped.
+// A story that needs partners the Env lacks adds them to Env and starts
+// them in startPartners. Stories run in order, each within a minute; one
+// whose Needs failed is skipped. The demo runs on the real clock: a story
+// waits for the hub's background work by polling (until) or on a
+// simulator's request log (WaitFor, Until), never by sleeping.
 package demo
 
 import (
