@@ -43,7 +43,10 @@ func directPaymentStory() Story {
 		tl.Step("%s mounts it at %s (Aerocity, New Delhi); the hub tells %s", cpo.Name(), evse, ptp.Name())
 
 		tx, err := ptp.Begin(ctx, "", locID, evse, "1", "", "")
-		if err := commandAccepted(tx.Answer, err); err != nil {
+		if err != nil {
+			return fmt.Errorf("START_SESSION from the terminal: %w", err)
+		}
+		if err := commandAccepted(tx.Answer, nil); err != nil {
 			return fmt.Errorf("START_SESSION from the terminal: %w", err)
 		}
 		tl.Step("a driver taps a card: the terminal pre-authorises and sends START_SESSION (reference %s); %s answers ACCEPTED", tx.Reference, cpo.Name())
