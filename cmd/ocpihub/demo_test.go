@@ -56,9 +56,10 @@ func (b *syncBuffer) waitFor(t *testing.T, s string, d time.Duration) string {
 }
 
 // TestDemo runs `ocpihub demo --keep-running` to the end of its stories:
-// every story of the demo succeeded in its timeline, the one-time console
-// link signs in and the console shows the partners, and Ctrl-C (the context
-// ending) stops it cleanly.
+// every story of the demo succeeded in its timeline with the outcomes it
+// states, the driver's links work while it keeps running, the one-time
+// console link signs in and the console shows the partners, and Ctrl-C (the
+// context ending) stops it cleanly.
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -88,6 +89,40 @@ func TestDemo(t *testing.T) {
 		t.Errorf("the timeline reports a failure:\n%s", text)
 	}
 
+	// The stories' outcomes as the timeline states them.
+	for _, want := range []string{
+		"ALLOWED, reference RMI-AUTH-",
+		"answers BLOCKED",
+		"status_code 2004 (unknown token)",
+		"the CDR costs ₹272.88 (12.5 kWh): the hub settles the payment against the ₹500.00 captured",
+		"partial refund of the excess ₹227.12",
+		"receives it in OCPI 2.2.1: ₹272.88 incl. VAT (₹231.25 excl.), capture SUCCESS",
+		"the receiver gets token.updated",
+		"the receiver gets location.updated",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the timeline lacks %q", want)
+		}
+	}
+
+	// While the demo keeps running, its links work: the driver's payment
+	// page and the PDF receipt.
+	for _, l := range []struct{ label, contentType string }{{"driver's payment page", "text/html"}, {"receipt (PDF)", "application/pdf"}} {
+		m := regexp.MustCompile(regexp.QuoteMeta(l.label) + `: (http://\S+)`).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("no %s link in the timeline", l.label)
+			continue
+		}
+		resp, err := http.Get(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), l.contentType) {
+			t.Errorf("%s %s: HTTP %d %s", l.label, m[1], resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
+
 	// The one-time link signs in to a console that shows the partners.
 	link := regexp.MustCompile(`one-time link \(valid 10 minutes\): (http://\S+)`).FindStringSubmatch(text)
 	if link == nil {
@@ -112,7 +147,7 @@ func TestDemo(t *testing.T) {
 	body.Reset()
 	body.ReadFrom(resp.Body)
 	resp.Body.Close()
-	for _, name := range []string{"Volt Yatra Charging", "Surya Chargers", "Chalo EV", "Roam India"} {
+	for _, name := range []string{"Volt Yatra Charging", "Surya Chargers", "Chalo EV", "Roam India", "PayTerm India"} {
 		if !strings.Contains(body.String(), name) {
 			t.Errorf("the console's parties page lacks %s", name)
 		}

@@ -1,8 +1,11 @@
 // Package demo runs ocpihub end to end on one machine with nothing else
-// installed: a hub on a fresh SQLite file, simulated partners on loopback
-// ports speaking the real protocol, and a series of stories — registration,
-// hub client info, and one per module as they land — printed as a timeline
-// with links into the console.
+// installed: a hub on a fresh SQLite file with its built-in payment gateway
+// simulator, simulated partners on loopback ports speaking the real
+// protocol (two CPOs, two eMSPs, a PTP on OCPI 2.3.0, the operator's webhook
+// receiver), and a series of stories — registration, hub client info,
+// directory broadcast, token authorization, remote start/stop and CDR, a
+// UPI QR payment, a Direct Payment, webhooks — printed as a timeline with
+// links into the console and the driver's pages.
 //
 // # Adding a story
 //
@@ -11,19 +14,21 @@
 // Timeline; it performs its flow through the simulators as a partner would,
 // checks the outcome, and writes what happened as steps:
 //
-//	func paymentStory() Story {
-//		return Story{Name: "UPI payment", Needs: []string{"Registration"},
+//	func refundStory() Story {
+//		return Story{Name: "Refund", Needs: []string{"UPI QR payment"},
 //			Run: func(ctx context.Context, env *Env, tl *Timeline) error {
-//				… drive the PG simulator and the CPO …
-//				tl.Step("payment %s captured, ₹%s", id, amount)
-//				tl.Link("payment", env.ConsoleURL("/payments/"+id))
+//				… drive the PG simulator and the CPO, poll with until …
+//				tl.Step("refund %s of %s processed", id, pg.FormatINR(paise))
+//				tl.Link("receipt", receiptURL)
 //				return nil // or an error: the story fails, the next ones still run
 //			}}
 //	}
 //
-// A story that needs partners the Env lacks (a PTP, a webhook receiver)
-// adds them to Env and starts them in startPartners. Stories run in order;
-// one whose Needs failed is skipped.
+// A story that needs partners the Env lacks adds them to Env and starts
+// them in startPartners. Stories run in order, each within a minute; one
+// whose Needs failed is skipped. The demo runs on the real clock: a story
+// waits for the hub's background work by polling (until) or on a
+// simulator's request log (WaitFor, Until), never by sleeping.
 package demo
 
 import (
@@ -42,6 +47,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/console"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -67,9 +73,13 @@ type Options struct {
 
 // Env is what stories work with.
 type Env struct {
-	Hub        *app.App
-	CPOs       []*sim.CPO
-	EMSPs      []*sim.EMSP
+	Hub   *app.App
+	CPOs  []*sim.CPO
+	EMSPs []*sim.EMSP
+	// PTP is a payment terminal provider speaking OCPI 2.3.0.
+	PTP *sim.PTP
+	// Webhooks is the operator's webhook receiver.
+	Webhooks   *sim.WebhookReceiver
 	AdminToken string
 	Logger     *slog.Logger
 	// Parties is every simulated partner, in the order they started.
@@ -196,8 +206,9 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	return env, stop, nil
 }
 
-// startPartners starts the simulated partners: two CPOs and two eMSPs
-// (modules add a PTP, the PG simulator, a webhook receiver here).
+// startPartners starts the simulated partners: two CPOs, two eMSPs, a PTP
+// and the operator's webhook receiver (the PG simulator is the hub's own,
+// started with it in dev mode).
 func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 	logger := env.Logger.With("component", "sim")
 	for _, c := range []struct{ name, cc, pid string }{{"Volt Yatra Charging", "IN", "VYC"}, {"Surya Chargers", "IN", "SUR"}} {
@@ -220,6 +231,21 @@ func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 		env.Parties = append(env.Parties, Partner{Platform: emsp.Platform, Role: "EMSP", CountryCode: e.cc, PartyID: e.pid})
 		tl.Event("emsp", "%s (eMSP %s-%s) at %s", e.name, e.cc, e.pid, emsp.URL())
 	}
+	ptp, err := sim.StartPTP("PayTerm India", "IN", "PTI", logger, func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
+	if err != nil {
+		return err
+	}
+	*closers = append(*closers, ptp.Close)
+	env.PTP = ptp
+	env.Parties = append(env.Parties, Partner{Platform: ptp.Platform, Role: "PTP", CountryCode: "IN", PartyID: "PTI"})
+	tl.Event("ptp", "PayTerm India (payment terminals, PTP IN-PTI, OCPI 2.3.0) at %s", ptp.URL())
+	recv, err := sim.StartWebhookReceiver()
+	if err != nil {
+		return err
+	}
+	*closers = append(*closers, recv.Close)
+	env.Webhooks = recv
+	tl.Event("hooks", "the operator's webhook receiver at %s", recv.URL())
 	return nil
 }
 
@@ -285,4 +311,36 @@ func summary(tl *Timeline, env *Env, results []Result) int {
 	tl.Printf("  or with the admin token: %s\n", env.AdminToken)
 	tl.Printf("API description: %s/openapi.json\n", env.Hub.PublicURL())
 	return failed
+}
+
+// Admin calls the hub's operator API with the admin token and returns the
+// answer whatever it is (err only when there is none).
+func (e *Env) Admin(ctx context.Context, method, path string, body any) (*ocpiclient.Response, error) {
+	resp, err := e.Hub.Client.Do(ctx, ocpiclient.Request{Method: method, URL: e.Hub.PublicURL() + path, Token: e.AdminToken,
+		Base64: true, Body: body, MaxAttempts: 1})
+	if resp == nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	return resp, nil
+}
+
+// until polls cond every 50 ms until it holds, fails, or ctx ends (the
+// story's deadline): what says what was awaited.
+func until(ctx context.Context, what string, cond func() (bool, error)) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-t.C:
+		}
+	}
 }

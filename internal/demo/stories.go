@@ -7,6 +7,10 @@ func Stories() []Story {
 		registrationStory(),
 		hubClientInfoStory(),
 		directoryStory(),
+		tokensStory(),
 		chargingStory(),
+		upiStory(),
+		directPaymentStory(),
+		webhooksStory(),
 	}
 }
