@@ -22,6 +22,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -76,6 +77,10 @@ type Client struct {
 	pg      *river.Client[pgx.Tx]
 	// stats counts job outcomes for metrics.
 	stats *Stats
+	// stopping is set when Stop begins: River's maintenance services then
+	// see their context cancelled mid-query and log it, which is not an
+	// error of a clean shutdown.
+	stopping *atomic.Bool
 }
 
 // New builds a client on db. Register workers with AddWorker and periodic jobs
@@ -84,7 +89,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{db: db, workers: river.NewWorkers(), logger: cfg.Logger, stats: newStats()}
+	c := &Client{db: db, workers: river.NewWorkers(), logger: cfg.Logger, stats: newStats(), stopping: &atomic.Bool{}}
 	jobTimeout := cfg.JobTimeout
 	if jobTimeout == 0 {
 		jobTimeout = 2 * time.Minute
@@ -108,7 +113,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 		FetchPollInterval:    cmpOr(cfg.PollInterval, 100*time.Millisecond),
 		ID:                   cfg.ID,
 		JobTimeout:           jobTimeout,
-		Logger:               quietRiver(cfg.Logger),
+		Logger:               slog.New(shutdownFilter{quietRiver(cfg.Logger).Handler(), c.stopping}),
 		MaxAttempts:          cmpOr(cfg.MaxAttempts, 25),
 		RescueStuckJobsAfter: rescue,
 		RetryPolicy:          Backoff{Time: cfg.Time},
@@ -213,6 +218,7 @@ func (c *Client) Start(ctx context.Context) error {
 // ends first, running jobs are cancelled; a cancelled attempt is recorded as
 // failed and retried later, so nothing is lost.
 func (c *Client) Stop(ctx context.Context) error {
+	c.stopping.Store(true)
 	var err error
 	if c.sq != nil {
 		err = c.sq.Stop(ctx)
@@ -432,4 +438,41 @@ func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
 
 func (f levelFilter) WithGroup(name string) slog.Handler {
 	return levelFilter{f.Handler.WithGroup(name), f.min}
+}
+
+// shutdownFilter drops River's reports of a cancelled context once Stop has
+// begun: stopping cancels its maintenance services, and one caught between
+// two queries logs an error that says only that the hub is stopping. The
+// same report at any other time passes through.
+type shutdownFilter struct {
+	slog.Handler
+	stopping *atomic.Bool
+}
+
+func (f shutdownFilter) Handle(ctx context.Context, r slog.Record) error {
+	if f.stopping.Load() && recordMentions(r, context.Canceled.Error()) {
+		return nil
+	}
+	return f.Handler.Handle(ctx, r)
+}
+
+func (f shutdownFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return shutdownFilter{f.Handler.WithAttrs(a), f.stopping}
+}
+
+func (f shutdownFilter) WithGroup(name string) slog.Handler {
+	return shutdownFilter{f.Handler.WithGroup(name), f.stopping}
+}
+
+// recordMentions reports whether the record's message or an attribute's
+// value contains s.
+func recordMentions(r slog.Record, s string) bool {
+	found := strings.Contains(r.Message, s)
+	r.Attrs(func(a slog.Attr) bool {
+		if strings.Contains(a.Value.String(), s) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
