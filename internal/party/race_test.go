@@ -44,7 +44,7 @@ func TestConcurrentRegistrationsWithOneTokenA(t *testing.T) {
 				results <- result{httpStatus: resp.HTTPStatus, code: resp.Envelope.StatusCode}
 			}()
 		}
-		if _, err := cpo.WaitFor(ctx(t), n, callback); err != nil {
+		if _, err := cpo.WaitArrived(ctx(t), n, callback); err != nil {
 			t.Fatal(err)
 		}
 		release()

@@ -63,6 +63,9 @@ type Request struct {
 	At     time.Time
 	// Down is true when the platform was down and answered 503.
 	Down bool
+	// Handled is true once the platform has answered the request (and
+	// stored what it carried).
+	Handled bool
 }
 
 // Platform is a simulated OCPI platform.
@@ -255,6 +258,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()}
 		p.mu.Lock()
 		req.Down = p.down
+		idx := len(p.requests)
 		p.requests = append(p.requests, req)
 		close(p.notify)
 		p.notify = make(chan struct{})
@@ -273,8 +277,18 @@ func (p *Platform) record(next http.Handler) http.Handler {
 				return
 			}
 		}
+		// handled marks the request answered and wakes waiters again, so a
+		// condition on the platform's state sees its effect.
+		handled := func() {
+			p.mu.Lock()
+			p.requests[idx].Handled = true
+			close(p.notify)
+			p.notify = make(chan struct{})
+			p.mu.Unlock()
+		}
 		if down {
 			w.WriteHeader(http.StatusServiceUnavailable)
+			handled()
 			return
 		}
 		if hold != nil && !strings.HasSuffix(r.URL.Path, "/versions") {
@@ -297,12 +311,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		p.mu.Lock()
 		p.inFlight--
 		p.mu.Unlock()
-		// Wake waiters again once the request has been handled, so a
-		// condition on the platform's state sees its effect.
-		p.mu.Lock()
-		close(p.notify)
-		p.notify = make(chan struct{})
-		p.mu.Unlock()
+		handled()
 	})
 }
 
@@ -647,8 +656,15 @@ func (p *Platform) Requests(match func(Request) bool) []Request {
 	return out
 }
 
-// WaitFor waits until at least n received requests match, or ctx ends.
+// WaitFor waits until at least n matching requests have been answered (so
+// what they carried is stored and its effects are visible), or ctx ends.
 func (p *Platform) WaitFor(ctx context.Context, n int, match func(Request) bool) ([]Request, error) {
+	return p.WaitArrived(ctx, n, func(r Request) bool { return r.Handled && (match == nil || match(r)) })
+}
+
+// WaitArrived waits until at least n matching requests have arrived,
+// answered or not (a test holding them with Hold needs this), or ctx ends.
+func (p *Platform) WaitArrived(ctx context.Context, n int, match func(Request) bool) ([]Request, error) {
 	for {
 		p.mu.Lock()
 		ch := p.notify
