@@ -42,6 +42,9 @@ func TestDirectPaymentPages(t *testing.T) {
 
 		c := newClient(t, h)
 		c.signIn()
+		if got := attentionCard(t, c); got != "1/0 UPI/1 Direct Payment" {
+			t.Errorf("overview card before resolving: %q", got)
+		}
 		list := c.get("/console/direct-payments")
 		for _, want := range []string{`href="/console/direct-payments"`, "FAC-1", "ref-unknown-1", "NL-PAY", "unmatched", `id="resolve-` + rec + `"`} {
 			if !strings.Contains(list.body, want) {
@@ -72,6 +75,9 @@ func TestDirectPaymentPages(t *testing.T) {
 		}
 		if chain := c.get("/console/direct-payments/chain?reference=ref-unknown-1"); !strings.Contains(chain.body, "resolved: asked the PTP") {
 			t.Errorf("the chain does not show the resolution")
+		}
+		if got := attentionCard(t, c); got != "0/0 UPI/0 Direct Payment" {
+			t.Errorf("overview card after resolving: %q", got)
 		}
 	})
 }
