@@ -252,6 +252,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 			return nil, err
 		}
 		a.Parties.ScheduleLiveness()
+		a.Parties.SchedulePlannedSweep()
 	}
 
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)

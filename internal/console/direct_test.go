@@ -1,8 +1,10 @@
 package console_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +42,9 @@ func TestDirectPaymentPages(t *testing.T) {
 
 		c := newClient(t, h)
 		c.signIn()
+		if got := attentionCard(t, c); got != "1/0 UPI/1 Direct Payment" {
+			t.Errorf("overview card before resolving: %q", got)
+		}
 		list := c.get("/console/direct-payments")
 		for _, want := range []string{`href="/console/direct-payments"`, "FAC-1", "ref-unknown-1", "NL-PAY", "unmatched", `id="resolve-` + rec + `"`} {
 			if !strings.Contains(list.body, want) {
@@ -71,5 +76,106 @@ func TestDirectPaymentPages(t *testing.T) {
 		if chain := c.get("/console/direct-payments/chain?reference=ref-unknown-1"); !strings.Contains(chain.body, "resolved: asked the PTP") {
 			t.Errorf("the chain does not show the resolution")
 		}
+		if got := attentionCard(t, c); got != "0/0 UPI/0 Direct Payment" {
+			t.Errorf("overview card after resolving: %q", got)
+		}
 	})
 }
+
+// TestDirectPaymentTerminalsPage: the operator lists every PTP's terminals
+// with the CPO and EVSEs each serves, filters by PTP and CPO, and pages
+// forward by keyset.
+func TestDirectPaymentTerminalsPage(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, time.Minute)
+		start := func(p *sim.Platform) {
+			t.Cleanup(p.Close)
+			h.Register(t, p)
+		}
+		cpo, err := sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(cpo.Platform)
+		if err := cpo.PublishLocation(ctx, "LOC1", "EVSE-A", "EVSE-B"); err != nil {
+			t.Fatal(err)
+		}
+		ptp, err := sim.StartPTP("Terminals Inc", "NL", "PAY", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(ptp.Platform)
+		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start(other.Platform)
+		create := func(p *sim.PTP, term map[string]any) {
+			t.Helper()
+			if resp, err := p.CreateTerminal(ctx, term); err != nil || resp.HTTPStatus != http.StatusCreated {
+				t.Fatalf("terminal: %v %+v", err, resp)
+			}
+		}
+		create(ptp, sim.NewTerminal("TERM-EVSE", map[string]any{"country_code": "IN", "party_id": "CP1", "evse_uids": []string{"EVSE-B"}}))
+		create(other, sim.NewTerminal("TERM-LOOSE", nil))
+
+		c := newClient(t, h)
+		c.signIn()
+		list := c.get("/console/direct-payments/terminals")
+		if list.status != http.StatusOK {
+			t.Fatalf("terminals page: HTTP %d\n%s", list.status, list.body)
+		}
+		for _, want := range []string{`data-terminal="TERM-EVSE"`, `data-terminal="TERM-LOOSE"`, `<span class="evse">EVSE-B</span>`,
+			"IN-CP1", "NL-PAY", "NL-OPT", "unclaimed", `id="tab-terminals"`, `aria-current="page">Direct Payment`} {
+			if !strings.Contains(list.body, want) {
+				t.Errorf("terminals page lacks %q", want)
+			}
+		}
+		if strings.Contains(list.body, `<span class="evse">EVSE-A</span>`) {
+			t.Error("the page shows an EVSE the terminal is not assigned to")
+		}
+		if strings.Index(list.body, "TERM-LOOSE") > strings.Index(list.body, "TERM-EVSE") {
+			t.Error("the newest terminal is not first")
+		}
+		if !strings.Contains(c.get("/console/direct-payments").body, `href="/console/direct-payments/terminals"`) {
+			t.Error("the Direct Payment page does not link to its terminals")
+		}
+		for q, want := range map[string]string{"ptp=NL-OPT": "TERM-LOOSE", "cpo=IN-CP1": "TERM-EVSE"} {
+			p := c.get("/console/direct-payments/terminals?" + q)
+			gone := "TERM-EVSE"
+			if want == gone {
+				gone = "TERM-LOOSE"
+			}
+			if !strings.Contains(p.body, `data-terminal="`+want+`"`) || strings.Contains(p.body, `data-terminal="`+gone+`"`) {
+				t.Errorf("%s: want %s only\n%s", q, want, p.body)
+			}
+		}
+		if p := c.get("/console/direct-payments/terminals?ptp=NLPAY"); p.status != http.StatusBadRequest {
+			t.Errorf("malformed party: HTTP %d", p.status)
+		}
+		if p := c.get("/console/direct-payments/terminals?after=x"); p.status != http.StatusBadRequest {
+			t.Errorf("malformed cursor: HTTP %d", p.status)
+		}
+
+		// A second page: 50 more terminals push the first two onto it.
+		for i := range 50 {
+			create(ptp, sim.NewTerminal("TERM-"+strconv.Itoa(100+i), nil))
+		}
+		first := c.get("/console/direct-payments/terminals")
+		if strings.Count(first.body, "data-terminal=") != 50 || strings.Contains(first.body, `data-terminal="TERM-EVSE"`) {
+			t.Fatalf("first page: %d rows", strings.Count(first.body, "data-terminal="))
+		}
+		next := nextRE.FindStringSubmatch(first.body)
+		if next == nil {
+			t.Fatalf("no next link:\n%s", first.body)
+		}
+		second := c.get(html.UnescapeString(next[1]))
+		if strings.Count(second.body, "data-terminal=") != 2 || !strings.Contains(second.body, `data-terminal="TERM-EVSE"`) ||
+			!strings.Contains(second.body, `data-terminal="TERM-LOOSE"`) || nextRE.MatchString(second.body) {
+			t.Errorf("second page:\n%s", second.body)
+		}
+	})
+}
+
+var nextRE = regexp.MustCompile(`href="(/console/direct-payments/terminals\?after=\d+)" rel="next"`)

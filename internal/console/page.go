@@ -62,10 +62,12 @@ type Result struct {
 
 // view is what every template gets.
 type view struct {
-	Title   string
-	Base    string // URL path of the console
-	Path    string // console path of this page ("/parties/3")
-	Nav     []navSection
+	Title string
+	Base  string // URL path of the console
+	Path  string // console path of this page ("/parties/3")
+	Nav   []navSection
+	// Active is the path of the navigation item the page belongs to.
+	Active  string
 	Flash   *flash
 	CSRF    string
 	Data    any
@@ -104,6 +106,23 @@ func buildNav(pages []Page) []navSection {
 		}
 	}
 	return out
+}
+
+// activeNav returns the path of the navigation item that the console path
+// current belongs to: the item itself or the item it is a sub-page of. When
+// several match (/payments and /payments/refunds for the refunds page) the
+// most specific one wins, so exactly one item is highlighted; "" when none
+// matches.
+func activeNav(nav []navSection, current string) string {
+	best := ""
+	for _, s := range nav {
+		for _, it := range s.Items {
+			if (current == it.Path || (it.Path != "/" && strings.HasPrefix(current, it.Path+"/"))) && len(it.Path) > len(best) {
+				best = it.Path
+			}
+		}
+	}
+	return best
 }
 
 // servePage loads and renders a page.
@@ -182,6 +201,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if v.Path == "" {
 		v.Path = "/"
 	}
+	v.Active = activeNav(c.nav, v.Path)
 	if s := sessionFrom(r.Context()); s != nil {
 		v.CSRF = s.csrf
 	}

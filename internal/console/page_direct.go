@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/payment"
 )
 
@@ -14,6 +16,17 @@ type directView struct {
 	Flagged []*payment.Advice
 	Pager   Pager
 }
+
+// directTerminalsView is the operator's list of every PTP's terminals.
+type directTerminalsView struct {
+	Terminals []*payment.TerminalSummary
+	Pager     Pager
+	PTPs      []string
+	CPOs      []string
+}
+
+// directTerminalsPageSize is the rows of a terminals page.
+const directTerminalsPageSize = 50
 
 type directChainView struct {
 	*payment.Chain
@@ -26,8 +39,8 @@ type directChainView struct {
 func (v directChainView) PageTitle() string { return "Direct payment " + v.AuthorizationReference }
 
 // directPages are Direct Payment's (payment terminals): the financial
-// advice confirmations that need the operator, and one payment's chain by
-// authorization_reference.
+// advice confirmations that need the operator, every PTP's terminals with
+// what they serve, and one payment's chain by authorization_reference.
 func (c *Console) directPages() ([]Page, []Action) {
 	if c.cfg.Payments == nil {
 		return nil, nil
@@ -49,6 +62,10 @@ func (c *Console) directPages() ([]Page, []Action) {
 					}
 					return directView{Flagged: list, Pager: pager}, nil
 				},
+			},
+			{
+				Path: "/direct-payments/terminals", Title: "Payment terminals", Template: "direct_terminals", Refresh: 30,
+				Load: c.loadDirectTerminals,
 			},
 			{
 				Path: "/direct-payments/chain", Title: "Direct payment", Template: "direct_chain",
@@ -94,4 +111,40 @@ func (c *Console) directPages() ([]Page, []Action) {
 				return Result{Redirect: "/direct-payments", Flash: fmt.Sprintf("Confirmation %s (%s) is resolved.", a.ID, a.AuthorizationReference)}, nil
 			},
 		}}
+}
+
+// loadDirectTerminals lists the terminals of every PTP, newest first,
+// filtered by PTP and CPO party ("NL-PAY"), paged forward by keyset.
+func (c *Console) loadDirectTerminals(r *http.Request) (any, error) {
+	q := r.URL.Query()
+	ptp, err := partyParam(q.Get("ptp"), "ptp")
+	if err != nil {
+		return nil, err
+	}
+	cpo, err := partyParam(q.Get("cpo"), "cpo")
+	if err != nil {
+		return nil, err
+	}
+	f := payment.TerminalFilter{PTP: ptp, CPO: cpo, Limit: directTerminalsPageSize}
+	if a := q.Get("after"); a != "" {
+		if f.After, err = strconv.ParseInt(a, 10, 64); err != nil || f.After <= 0 {
+			return nil, ocpi.Invalid("after", "must be a positive record id")
+		}
+	}
+	list, more, err := c.cfg.Payments.Terminals(r.Context(), f)
+	if err != nil {
+		return nil, err
+	}
+	var last int64
+	if len(list) > 0 {
+		last = list[len(list)-1].RecordID
+	}
+	v := directTerminalsView{Terminals: list, Pager: KeysetPager(r, len(list), last, more)}
+	if v.PTPs, err = c.partyOptions(r, party.RolePTP); err != nil {
+		return nil, err
+	}
+	if v.CPOs, err = c.partyOptions(r, party.RoleCPO); err != nil {
+		return nil, err
+	}
+	return v, nil
 }

@@ -66,6 +66,21 @@ func (c *Console) invitationPages() ([]Page, []Action) {
 				// redirect to a page that would have to store it.
 				return Result{Template: "invitation_created", Title: "Invitation for " + inv.Name, Data: invitationCreatedView{inv}}, nil
 			},
+		}, {
+			// Revoke closes an open invitation: its token A stops working and
+			// the parties only it planned are withdrawn from HubClientInfo.
+			Path: "/invitations/{id}/revoke",
+			Do: func(r *http.Request) (Result, error) {
+				id, err := pathInt(r, "id")
+				if err != nil {
+					return Result{Redirect: "/invitations"}, err
+				}
+				if err := c.cfg.Parties.RevokeInvitation(r.Context(), id); err != nil {
+					return Result{Redirect: "/invitations"}, err
+				}
+				c.logger.InfoContext(r.Context(), "console: invitation revoked", "invitation_id", id)
+				return Result{Redirect: "/invitations", Flash: "The invitation is revoked: its token no longer works."}, nil
+			},
 		}}
 }
 

@@ -9,8 +9,10 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // Card is one figure on the overview: a count with a link to the page that
@@ -21,6 +23,14 @@ type Card struct {
 	Note  string
 	Href  string
 	Tone  string
+	// Links, when set, replace Href: a figure that adds up several lists
+	// links to each (a card holding links is not itself a link).
+	Links []CardLink
+}
+
+// CardLink is one of a card's links: "2 UPI" to the list of those two.
+type CardLink struct {
+	Label, Href string
 }
 
 // Problem is a recent thing an operator should look at.
@@ -176,7 +186,42 @@ func (c *Console) overviewCards(ctx context.Context) ([]Card, error) {
 		}
 		out = append(out, Card{Label: "Active sessions", Value: thousands(active), Note: "charging now", Href: "/sessions?status=ACTIVE", Tone: attention(int(active), "active")})
 	}
+	if card, ok, err := c.paymentsAttentionCard(ctx); err != nil {
+		return nil, err
+	} else if ok {
+		out = append(out, card)
+	}
 	return out, nil
+}
+
+// paymentsAttentionCard adds up what the operator must act on in payments:
+// UPI payments flagged for attention (not resolved) and Direct Payment
+// confirmations flagged (not resolved), with a link to each list. ok is
+// false when the hub has neither module.
+func (c *Console) paymentsAttentionCard(ctx context.Context) (card Card, ok bool, err error) {
+	if c.cfg.UPI == nil && c.cfg.Payments == nil {
+		return Card{}, false, nil
+	}
+	var total int64
+	card = Card{Label: "Payments needing attention"}
+	if c.cfg.UPI != nil {
+		_, page, err := c.cfg.UPI.ListPayments(ctx, upi.PaymentFilter{Attention: true}, ocpi.PageRequest{Limit: 0})
+		if err != nil {
+			return Card{}, false, err
+		}
+		total += page.Total
+		card.Links = append(card.Links, CardLink{Label: thousands(page.Total) + " UPI", Href: "/payments/attention"})
+	}
+	if c.cfg.Payments != nil {
+		_, flagged, err := c.cfg.Payments.Flagged(ctx, 1, 0)
+		if err != nil {
+			return Card{}, false, err
+		}
+		total += flagged
+		card.Links = append(card.Links, CardLink{Label: thousands(flagged) + " Direct Payment", Href: "/direct-payments"})
+	}
+	card.Value, card.Tone = thousands(total), attention(int(total), "bad")
+	return card, true, nil
 }
 
 // attention returns tone when n > 0, else "muted".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,15 @@ func TestPaymentPages(t *testing.T) {
 		}
 
 		refunds := c.get("/console/payments/refunds")
+		if n := strings.Count(refunds.body, `aria-current="page"`); n != 1 || !strings.Contains(refunds.body, `aria-current="page">Refunds<`) {
+			t.Errorf("refunds page: %d navigation items highlighted, want Refunds alone", n)
+		}
+		if n := strings.Count(att.body, `aria-current="page"`); n != 1 || !strings.Contains(att.body, `aria-current="page">UPI payments<`) {
+			t.Errorf("attention tab: %d navigation items highlighted, want UPI payments alone", n)
+		}
+		if got := attentionCard(t, c); got != "1/1 UPI/0 Direct Payment" {
+			t.Errorf("overview card before resolving: %q", got)
+		}
 		for _, want := range []string{settled.ID + "-EXCESS", stuck.ID + "-FULL", "PROCESSED", "too old to refund", "227.12"} {
 			if !strings.Contains(refunds.body, want) {
 				t.Errorf("refunds page lacks %q", want)
@@ -258,6 +268,9 @@ func TestPaymentPages(t *testing.T) {
 		if att := c.get("/console/payments/attention"); strings.Contains(att.body, stuck.ID) {
 			t.Errorf("the resolved payment is still on the attention tab")
 		}
+		if got := attentionCard(t, c); got != "0/0 UPI/0 Direct Payment" {
+			t.Errorf("overview card after resolving: %q", got)
+		}
 	})
 }
 
@@ -283,4 +296,19 @@ func rowOf(body, series string) string {
 	}
 	row := body[i:]
 	return row[:strings.Index(row, "</tr>")]
+}
+
+var attentionCardRE = regexp.MustCompile(`<div class="card tone-edge-\w+">\s*<span class="card-label">Payments needing attention</span><span class="card-value">(\d+)</span>` +
+	`<span class="card-note"><a href="/console/payments/attention">(\d+ UPI)</a> · <a href="/console/direct-payments">(\d+ Direct Payment)</a></span></div>`)
+
+// attentionCard reads the overview's "Payments needing attention" card as
+// "total/UPI link/Direct Payment link".
+func attentionCard(t *testing.T, c *client) string {
+	t.Helper()
+	o := c.get("/console/")
+	m := attentionCardRE.FindStringSubmatch(o.body)
+	if m == nil {
+		t.Fatalf("the overview has no payments attention card:\n%s", o.body)
+	}
+	return strings.Join(m[1:], "/")
 }

@@ -93,11 +93,6 @@ func (c *Console) funcs() template.FuncMap {
 		"link": func(p string) string { return c.path(p) },
 		// rootLink returns the URL path of a hub path outside the console.
 		"rootLink": func(p string) string { return strings.TrimRight(c.cfg.PublicURL.Path, "/") + p },
-		// active reports whether the navigation item at item is the current
-		// page or one of its sub-pages.
-		"active": func(current, item string) bool {
-			return current == item || (item != "/" && strings.HasPrefix(current, item+"/"))
-		},
 		// asset returns the URL of an embedded asset.
 		"asset": func(name string) string { return c.path("/static/" + name + "?v=" + assetVersion) },
 		// query returns the console path p with the current query, key set

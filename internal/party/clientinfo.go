@@ -65,6 +65,13 @@ func (s *Service) clientInfoChanged(ctx context.Context, tx *store.Tx, self int6
 		}
 		changed = append(changed, r)
 	}
+	return s.enqueueClientInfo(ctx, tx, self, changed, 0)
+}
+
+// enqueueClientInfo enqueues a push of the ClientInfo of each party to every
+// connected platform that has the hubclientinfo receiver (except self).
+// withdrawnAt is set for parties no longer listed (WithdrawPlanned).
+func (s *Service) enqueueClientInfo(ctx context.Context, tx *store.Tx, self int64, changed []PartyRef, withdrawnAt int64) error {
 	if len(changed) == 0 || s.jobs == nil {
 		return nil
 	}
@@ -91,7 +98,7 @@ func (s *Service) clientInfoChanged(ctx context.Context, tx *store.Tx, self int6
 	}
 	for _, t := range targets {
 		for _, r := range changed {
-			args := ClientInfoPushArgs{PlatformID: t, Role: string(r.Role), CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID)}
+			args := ClientInfoPushArgs{PlatformID: t, Role: string(r.Role), CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID), WithdrawnAt: withdrawnAt}
 			if _, err := s.jobs.InsertTx(ctx, tx, args, &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 10}); err != nil {
 				return err
 			}
@@ -152,6 +159,11 @@ type ClientInfoPushArgs struct {
 	Role        string `json:"role"`
 	CountryCode string `json:"country_code"`
 	PartyID     string `json:"party_id"`
+	// WithdrawnAt (Unix µs) is set when the party was withdrawn from the
+	// list (a PLANNED party that will not come): if it is still absent
+	// when the job runs, the platform gets it as SUSPENDED, last_updated
+	// then.
+	WithdrawnAt int64 `json:"withdrawn_at,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -183,7 +195,11 @@ func (w *clientInfoWorker) Work(ctx context.Context, job *river.Job[ClientInfoPu
 	err = s.db.Read().QueryRow(ctx, "SELECT role, country_code, party_id, status, last_updated FROM client_info WHERE role = $1 AND country_code = $2 AND party_id = $3",
 		a.Role, a.CountryCode, a.PartyID).Scan(&ci.Role, &ci.CountryCode, &ci.PartyID, &ci.Status, &lu)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil
+		if a.WithdrawnAt == 0 {
+			return nil
+		}
+		ci = ClientInfo{Role: a.Role, CountryCode: a.CountryCode, PartyID: a.PartyID, Status: ClientSuspended}
+		lu, err = a.WithdrawnAt, nil
 	}
 	if err != nil {
 		return err

@@ -143,6 +143,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	if jc != nil {
 		jobs.AddWorker(jc, &clientInfoWorker{s: s})
 		jobs.AddWorker(jc, &livenessWorker{s: s})
+		jobs.AddWorker(jc, &plannedSweepWorker{s: s})
 	}
 	return s, nil
 }

@@ -35,7 +35,8 @@ type Invitation struct {
 // When parties are given, the invitation is bound to them: the partner may
 // register only those parties, and until it does they are announced to
 // connected platforms as PLANNED in HubClientInfo (hubclientinfo.md §2:
-// "no connection yet"). Without parties the partner may register any party
+// "no connection yet") — until the invitation closes without them
+// (WithdrawPlanned). Without parties the partner may register any party
 // that no platform holds (the operator checks the result with party show).
 func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sandbox bool, parties ...PartyRef) (*Invitation, error) {
 	name = strings.TrimSpace(name)
@@ -68,7 +69,20 @@ func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sa
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, name, hashToken(tok), sandbox, now.UnixMicro(), now.Add(ttl).UnixMicro(), partiesJSON).Scan(&inv.ID); err != nil {
 			return err
 		}
-		return s.clientInfoChanged(ctx, tx, 0, planned, ClientPlanned)
+		if err := s.clientInfoChanged(ctx, tx, 0, planned, ClientPlanned); err != nil {
+			return err
+		}
+		// A party already PLANNED is touched (re-inserted if a concurrent
+		// withdrawal just removed it): WithdrawPlanned removes a row only as
+		// it read it, so this invitation keeps its parties planned.
+		for _, r := range planned {
+			if _, err := tx.Exec(ctx, `INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (role, country_code, party_id) DO UPDATE SET last_updated = excluded.last_updated WHERE client_info.status = excluded.status`,
+				string(r.Role), r.CountryCode, r.PartyID, ClientPlanned, now.UnixMicro()); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

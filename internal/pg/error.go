@@ -106,6 +106,12 @@ var ErrNotFound = errors.New("pg: not found")
 // does not verify with any accepted secret: answer HTTP 401, change nothing.
 var ErrSignature = errors.New("pg: webhook signature missing or invalid")
 
+// ErrStale is wrapped (with ErrSignature: answer HTTP 401 too) by a
+// correctly signed Cashfree webhook whose x-webhook-timestamp is not within
+// CashfreeTimestampWindow of the hub's clock: a signed webhook captured on
+// the way could otherwise be replayed at will.
+var ErrStale = fmt.Errorf("%w: stale webhook timestamp", ErrSignature)
+
 // ErrMalformed is wrapped by a webhook whose signature verifies but whose
 // body cannot be understood (not JSON, missing ids, bad amounts): answer
 // HTTP 400, change nothing.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,9 @@ const (
 	// body); event id in x-razorpay-event-id.
 	FormRazorpay Form = "razorpay"
 	// FormCashfree: x-webhook-signature = base64 HMAC-SHA256(secret,
-	// x-webhook-timestamp + raw body); event id in x-idempotency-key.
+	// x-webhook-timestamp + raw body), the timestamp within
+	// CashfreeTimestampWindow of the hub's clock; event id in
+	// x-idempotency-key.
 	FormCashfree Form = "cashfree"
 	// FormFlat is the seed's form: {pg_payment_id, order_id, status, amount,
 	// payer_vpa, signature} with signature = hex HMAC-SHA256(secret,
@@ -157,6 +160,9 @@ func (v *Verifier) VerifyCashfree(h http.Header, body []byte) (*Event, error) {
 	if !v.matches(sig, signed) {
 		return nil, fmt.Errorf("%w: x-webhook-signature does not match the timestamp and body", ErrSignature)
 	}
+	if err := v.fresh(ts); err != nil {
+		return nil, err
+	}
 	ev, err := parseCashfree(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
@@ -164,6 +170,53 @@ func (v *Verifier) VerifyCashfree(h http.Header, body []byte) (*Event, error) {
 	ev.ID = h.Get("X-Idempotency-Key")
 	finish(ev, body)
 	return ev, nil
+}
+
+// CashfreeTimestampWindow is how far a Cashfree webhook's
+// x-webhook-timestamp may be from the hub's clock, in either direction,
+// for the webhook to be acted on.
+//
+// Decided here (upi.md is silent): the timestamp is part of what Cashfree
+// signs, so checking it bounds the replay of a captured webhook to five
+// minutes; the window also absorbs clock skew between Cashfree and the hub,
+// hence both directions. A webhook outside it is refused like a bad
+// signature (HTTP 401, nothing stored). A PG retry carrying an old
+// timestamp is refused too; the payment is then learnt by the hub's status
+// polling and reconciliation, which never depended on webhooks alone.
+//
+// Razorpay signs the body only and sends no timestamp header; its body's
+// created_at is signed but is the event's time, which legitimate retries
+// keep for hours, so no window is applied to it: its replays are bounded
+// by the event-id dedupe and the forward-only payment state. The flat form
+// has neither.
+const CashfreeTimestampWindow = 5 * time.Minute
+
+// fresh checks a Cashfree x-webhook-timestamp against the clock: Unix time
+// in milliseconds, as Cashfree sends it (a value below 10^11 is read as
+// seconds, which no millisecond time since 1973 is).
+func (v *Verifier) fresh(ts string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%w: x-webhook-timestamp %q is not a Unix time in milliseconds", ErrStale, truncateHeader(ts))
+	}
+	at := time.UnixMilli(n)
+	if n < 1e11 {
+		at = time.Unix(n, 0)
+	}
+	now := v.clock.Now()
+	if d := now.Sub(at); d > CashfreeTimestampWindow || d < -CashfreeTimestampWindow {
+		return fmt.Errorf("%w: x-webhook-timestamp %s is %s from the hub's clock %s (at most %s either way)",
+			ErrStale, at.UTC().Format(time.RFC3339), d.Round(time.Second), now.UTC().Format(time.RFC3339), CashfreeTimestampWindow)
+	}
+	return nil
+}
+
+// truncateHeader keeps a header value short for an error message.
+func truncateHeader(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // VerifyFlat verifies and parses the seed's flat webhook. A body that is

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,14 @@ const rzpCaptured = `{"entity":"event","account_id":"acc_T3st","event":"payment.
 	`"captured":true,"vpa":"ravi@okicici","notes":{"qr_ref":"QR-BLR-001","attempt":2},"error_code":null,` +
 	`"acquirer_data":{"rrn":"412345678901"},"created_at":1767225600}}},"created_at":1767225601}`
 
+// cfNow is the hub's time in the verifier tests: the x-webhook-timestamp
+// (cfTS) of the Cashfree samples, which must be fresh.
+var cfNow = time.UnixMilli(1767241802000).UTC()
+
+const cfTS = "1767241802000"
+
 func verifier(secrets ...string) *pg.Verifier {
-	return pg.NewVerifier(pg.WebhookConfig{Secrets: secrets}, nil)
+	return pg.NewVerifier(pg.WebhookConfig{Secrets: secrets}, clock.NewFake(cfNow))
 }
 
 func TestRazorpayWebhook(t *testing.T) {
@@ -195,6 +202,46 @@ func TestCashfreeWebhook(t *testing.T) {
 	}
 }
 
+// TestCashfreeTimestampWindow: a correctly signed Cashfree webhook is
+// taken only when its x-webhook-timestamp is within five minutes of the
+// hub's clock, either way; otherwise it is ErrStale, which is also
+// ErrSignature (HTTP 401).
+func TestCashfreeTimestampWindow(t *testing.T) {
+	t.Parallel()
+	v := verifier(secret)
+	body := `{"data":{},"type":"SOMETHING_WEBHOOK"}`
+	ms := func(d time.Duration) string { return strconv.FormatInt(cfNow.Add(d).UnixMilli(), 10) }
+	for _, tt := range []struct {
+		name, ts string
+		fresh    bool
+	}{
+		{"now", ms(0), true},
+		{"five minutes old", ms(-pg.CashfreeTimestampWindow), true},
+		{"five minutes ahead", ms(pg.CashfreeTimestampWindow), true},
+		{"a millisecond too old", ms(-pg.CashfreeTimestampWindow - time.Millisecond), false},
+		{"a millisecond too far ahead", ms(pg.CashfreeTimestampWindow + time.Millisecond), false},
+		{"a day old", ms(-24 * time.Hour), false},
+		{"in seconds", strconv.FormatInt(cfNow.Add(-time.Minute).Unix(), 10), true},
+		{"in seconds, an hour old", strconv.FormatInt(cfNow.Add(-time.Hour).Unix(), 10), false},
+		{"not a number", "2026-01-01T04:30:02Z", false},
+		{"negative", "-1767241802000", false},
+		{"zero", "0", false},
+	} {
+		ev, err := v.Verify(cashfreeHeader(secret, tt.ts, body, "k"), []byte(body))
+		switch {
+		case tt.fresh && err != nil:
+			t.Errorf("%s (%s): %v", tt.name, tt.ts, err)
+		case !tt.fresh && (!errors.Is(err, pg.ErrStale) || !errors.Is(err, pg.ErrSignature) || ev != nil):
+			t.Errorf("%s (%s): %v, %v; want ErrStale", tt.name, tt.ts, ev, err)
+		}
+	}
+	// A stale timestamp under a wrong signature is a bad signature, not
+	// stale: the timestamp is looked at only once the signature holds.
+	if _, err := v.Verify(cashfreeHeader("another-secret", ms(-time.Hour), body, "k"), []byte(body)); !errors.Is(err, pg.ErrSignature) || errors.Is(err, pg.ErrStale) {
+		t.Errorf("forged and stale: %v", err)
+	}
+}
+
 func TestFlatWebhook(t *testing.T) {
 	t.Parallel()
 	v := verifier(secret)
@@ -310,7 +357,7 @@ func TestMalformed(t *testing.T) {
 		`{"data":{}}`,
 	}
 	for _, body := range cf {
-		if _, err := v.Verify(cashfreeHeader(secret, "9", body, "k"), []byte(body)); !errors.Is(err, pg.ErrMalformed) {
+		if _, err := v.Verify(cashfreeHeader(secret, cfTS, body, "k"), []byte(body)); !errors.Is(err, pg.ErrMalformed) {
 			t.Errorf("cashfree %s: %v, want ErrMalformed", body, err)
 		}
 	}
@@ -339,7 +386,7 @@ func TestSecretRotation(t *testing.T) {
 		if _, err := v.Verify(razorpayHeader(key, rzpCaptured, "e"), []byte(rzpCaptured)); err != nil {
 			t.Errorf("razorpay signed with %s during the rotation: %v", key, err)
 		}
-		if _, err := v.Verify(cashfreeHeader(key, "5", cf, "k"), []byte(cf)); err != nil {
+		if _, err := v.Verify(cashfreeHeader(key, strconv.FormatInt(clk.Now().UnixMilli(), 10), cf, "k"), []byte(cf)); err != nil {
 			t.Errorf("cashfree signed with %s during the rotation: %v", key, err)
 		}
 		if _, err := v.Verify(http.Header{}, []byte(flatBody(key, "p", "o", "captured", `"1"`))); err != nil {

@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // metrics are the module's counters on the app's registry.
 type metrics struct {
-	webhooks    *prometheus.CounterVec // outcome: stored, duplicate, bad_signature, malformed
+	webhooks    *prometheus.CounterVec // outcome: stored, duplicate, bad_signature, stale, malformed
 	transitions *prometheus.CounterVec // to: the payment state entered
 	refunds     *prometheus.CounterVec // status: the refund state entered
 	alerts      *prometheus.CounterVec // reason: cdr_missing, shortfall, …

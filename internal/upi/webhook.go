@@ -16,7 +16,9 @@ import (
 // ReceiveWebhook authenticates a PG webhook (headers and raw body), stores
 // it once per event id and enqueues its processing in the same
 // transaction; it does no other work, so the PG gets its answer fast. A bad
-// or missing signature is EUNAUTHORIZED (HTTP 401) and stores nothing; a
+// or missing signature, or a stale Cashfree timestamp
+// (pg.CashfreeTimestampWindow), is EUNAUTHORIZED (HTTP 401) and stores
+// nothing; a
 // signed body we cannot read is EINVALIDJSON (HTTP 400). A repeated event
 // is acknowledged and changes nothing (isNew false).
 func (s *Service) ReceiveWebhook(ctx context.Context, h http.Header, body []byte) (isNew bool, err error) {
@@ -25,6 +27,11 @@ func (s *Service) ReceiveWebhook(ctx context.Context, h http.Header, body []byte
 	}
 	ev, err := s.gw.VerifyWebhook(h, body)
 	switch {
+	case errors.Is(err, pg.ErrStale):
+		s.metrics.webhooks.WithLabelValues("stale").Inc()
+		s.logger.WarnContext(ctx, "PG webhook refused: stale timestamp (a replay, or the clocks disagree)", "error", err, "remote", remoteOf(ctx))
+		return false, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the webhook timestamp is missing, invalid or more than " +
+			pg.CashfreeTimestampWindow.String() + " from the hub's clock", Err: err}
 	case errors.Is(err, pg.ErrSignature):
 		s.metrics.webhooks.WithLabelValues("bad_signature").Inc()
 		s.logger.WarnContext(ctx, "PG webhook refused: bad signature", "error", err, "remote", remoteOf(ctx))
