@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,12 +54,12 @@ const (
 	objToken    = "token"
 	objWebhook  = "webhook"
 	objTerminal = "terminal"
-	// objAdvice and objCommand are not seeded (a financial advice
-	// confirmation needs a whole Direct Payment, a command result id a
-	// command in flight): their routes are called with a plausible id, and
-	// the test asserts 404 and that none of the seeded objects changed.
-	objAdvice  = "advice"
-	objCommand = "command"
+	objCommand  = "command"
+	objDelivery = "delivery"
+	// objAdvice is not seeded (a financial advice confirmation needs a whole
+	// Direct Payment): its routes are called with a plausible id, and the
+	// test asserts 404 and that none of the seeded objects changed.
+	objAdvice = "advice"
 )
 
 // routeRule is the access class of one route, the role of the second
@@ -138,8 +139,8 @@ func routeRules() map[string]routeRule {
 	// Webhook subscriptions (ours).
 	add(rule(classScoped, "emsp", objWebhook), "GET POST", v+"/webhooks")
 	add(rule(classByID, "emsp", objWebhook), "GET PUT PATCH DELETE", v+"/webhooks/{id}")
-	add(rule(classByID, "emsp", objWebhook), "GET", v+"/webhooks/{id}/deliveries", v+"/webhooks/{id}/deliveries/{delivery_id}")
-	add(rule(classByID, "emsp", objWebhook), "POST", v+"/webhooks/{id}/deliveries/{delivery_id}/replay")
+	add(rule(classByID, "emsp", objDelivery), "GET", v+"/webhooks/{id}/deliveries", v+"/webhooks/{id}/deliveries/{delivery_id}")
+	add(rule(classByID, "emsp", objDelivery), "POST", v+"/webhooks/{id}/deliveries/{delivery_id}/replay")
 
 	// Legacy 2.1.1 and 2.0 (one set of endpoints per role).
 	for _, lv := range []string{"2.1.1", "2.0"} {
@@ -300,6 +301,33 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	if wh.status != http.StatusCreated || json.Unmarshal(wh.env.Data, &sub) != nil || sub.ID == "" {
 		t.Fatalf("webhook create: HTTP %d %s", wh.status, wh.body)
 	}
+	// A command of eMSP A in flight at CPO A (the CPO never posts its
+	// result): its response_url names the id CPO B tries.
+	cpoA.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
+	if _, resp, err := emspA.SendCommand(ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"}, nil); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+		t.Fatalf("command: %v %s", err, body(resp))
+	}
+	cmds := cpoA.Commands()
+	if len(cmds) != 1 {
+		t.Fatalf("CPO A received %d commands", len(cmds))
+	}
+	responseURL, _ := cmds[0].Body["response_url"].(string)
+	commandID := responseURL[strings.LastIndex(responseURL, "/")+1:]
+	// A delivery of A's webhook: an EVSE status change.
+	if err := cpoA.PatchEVSE(ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rcv.WaitFor(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	dl := send(t, h, http.MethodGet, "/ocpi/2.2.1/webhooks/"+sub.ID+"/deliveries", emspA.Token(), nil)
+	var deliveries []struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(dl.env.Data, &deliveries); err != nil || len(deliveries) != 1 {
+		t.Fatalf("deliveries of A's webhook: %v %s", err, dl.body)
+	}
+	deliveryID := strconv.FormatInt(deliveries[0].ID, 10)
 	if resp, err := ptpA.CreateTerminal(ctx, sim.NewTerminal("TERM1", nil)); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
 		t.Fatalf("terminal: %v %s", err, body(resp))
 	}
@@ -313,6 +341,8 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		objToken:    {"/ocpi/2.2.1/emsp/tokens/NL/EMA/TOK1?type=RFID", emspA.Token()},
 		objWebhook:  {"/ocpi/2.2.1/webhooks/" + sub.ID, emspA.Token()},
 		objTerminal: {"/ocpi/2.2.1/payments/terminals/TERM1", ptpA.Token()},
+		objCommand:  {"/admin/commands/" + commandID, hubtest.AdminToken},
+		objDelivery: {"/ocpi/2.2.1/webhooks/" + sub.ID + "/deliveries", emspA.Token()},
 		"parties":   {"/admin/parties", hubtest.AdminToken},
 	}
 	snapshot := func(obj string) string {
@@ -320,6 +350,11 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		r := send(t, h, http.MethodGet, rb.path, rb.token, nil)
 		if r.status != http.StatusOK || r.env.StatusCode != 1000 {
 			t.Fatalf("%s read back by its owner: HTTP %d %s", obj, r.status, r.body)
+		}
+		if obj == objDelivery {
+			// Attempts go on in the background: the deliveries are their ids
+			// (a replay would add one).
+			return strings.Join(deliveryIDs.FindAllString(string(r.env.Data), -1), ",")
 		}
 		// A partner's last call is not a change of its registration.
 		return lastSeen.ReplaceAllString(string(r.env.Data), "")
@@ -346,7 +381,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	}
 	objData := func(obj string) map[string]any {
 		var m map[string]any
-		if s, ok := before[obj]; ok && obj != "parties" {
+		if s, ok := before[obj]; ok && obj != "parties" && obj != objDelivery && obj != objCommand {
 			if err := json.Unmarshal([]byte(s), &m); err != nil {
 				t.Fatal(err)
 			}
@@ -362,10 +397,10 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	vals := map[string]string{
 		"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "tariff_id": "T1", "uid": "TOK1", "token_uid": "TOK1",
 		"session_id": sid, "cdr_id": cdrID, "command": "START_SESSION", "terminal_id": "TERM1",
-		"financial_advice_confirmation_id": "0b6a1f9e-5a8c-4c57-9d39-1b7b2f3c4d5e", "delivery_id": "1",
+		"financial_advice_confirmation_id": "0b6a1f9e-5a8c-4c57-9d39-1b7b2f3c4d5e", "delivery_id": deliveryID,
 		"version": "2.9", "format": "pdf",
 	}
-	idOf := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objCommand: "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a090"}
+	idOf := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objCommand: commandID, objDelivery: sub.ID}
 	inv, err := h.Parties.Invite(ctx, "registering", 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -462,6 +497,9 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			path += "?type=RFID"
 		}
 		mutating := method != http.MethodGet
+		// B calls again claiming to act for A's party (the OCPI-from headers
+		// a hub honours only for a party of the caller's own).
+		asA := []string{"OCPI-from-country-code", "NL", "OCPI-from-party-id", owner}
 		override, hasOverride := valid[r.Pattern]
 		path += override.query
 
@@ -488,48 +526,54 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 				unchanged(r.Pattern, "parties")
 			}
 		case classParty, classByID:
-			var body any
-			switch {
-			case hasOverride:
-				body = override.body
-			case mutating:
-				body = objData(rule.obj)
-			}
-			got := send(t, h, method, path, tokenB[rule.as], body)
-			if refused, ok := refusedAs[r.Pattern]; ok {
-				if !refused(got) {
-					t.Errorf("%s by another %s for A's object: HTTP %d %s, want the module's refusal", r.Pattern, rule.as, got.status, got.body)
+			for _, from := range [][]string{nil, asA} {
+				by := rule.as + claim(from)
+				var body any
+				switch {
+				case hasOverride:
+					body = override.body
+				case mutating:
+					body = objData(rule.obj)
 				}
-			} else if got.status != http.StatusNotFound || got.env.StatusCode < 2000 || got.env.StatusCode > 2999 {
-				t.Errorf("%s by another %s for A's object: HTTP %d %s, want 404 with a 2xxx envelope", r.Pattern, rule.as, got.status, got.body)
-			}
-			if mutating {
-				unchanged(r.Pattern, rule.obj)
+				got := send(t, h, method, path, tokenB[rule.as], body, from...)
+				if refused, ok := refusedAs[r.Pattern]; ok {
+					if !refused(got) {
+						t.Errorf("%s by another %s for A's object: HTTP %d %s, want the module's refusal", r.Pattern, by, got.status, got.body)
+					}
+				} else if got.status != http.StatusNotFound || got.env.StatusCode < 2000 || got.env.StatusCode > 2999 {
+					t.Errorf("%s by another %s for A's object: HTTP %d %s, want 404 with a 2xxx envelope", r.Pattern, by, got.status, got.body)
+				}
+				if mutating {
+					unchanged(r.Pattern, rule.obj)
+				}
 			}
 		case classScoped:
-			var body any
-			switch {
-			case rule.obj == objWebhook && method == http.MethodPost:
-				body = map[string]any{"url": rcv.URL(), "events": []string{"location.updated"}}
-			case strings.Contains(path, "/commands/"):
-				body = map[string]any{"response_url": "http://127.0.0.1:9/result", "token": tok, "location_id": "LOC1",
-					"evse_uid": "E1", "connector_id": "1"}
-			case mutating:
-				body = objData(rule.obj)
-			}
-			got := send(t, h, method, path, tokenB[rule.as], body)
-			if !mutating {
-				for _, id := range private {
-					if bytes.Contains(got.body, []byte(id)) {
-						t.Errorf("%s shows another %s A's %s: %s", r.Pattern, rule.as, id, got.body)
-					}
+			for _, from := range [][]string{nil, asA} {
+				by := rule.as + claim(from)
+				var body any
+				switch {
+				case rule.obj == objWebhook && method == http.MethodPost:
+					body = map[string]any{"url": rcv.URL(), "events": []string{"location.updated"}}
+				case strings.Contains(path, "/commands/"):
+					body = map[string]any{"response_url": "http://127.0.0.1:9/result", "token": tok, "location_id": "LOC1",
+						"evse_uid": "E1", "connector_id": "1"}
+				case mutating:
+					body = objData(rule.obj)
 				}
-				continue
+				got := send(t, h, method, path, tokenB[rule.as], body, from...)
+				if !mutating {
+					for _, id := range private {
+						if bytes.Contains(got.body, []byte(id)) {
+							t.Errorf("%s shows another %s A's %s: %s", r.Pattern, by, id, got.body)
+						}
+					}
+					continue
+				}
+				if (rule.obj == objCDR || strings.Contains(path, "/commands/")) && got.env.StatusCode == 1000 {
+					t.Errorf("%s by another %s in A's name: accepted: %s", r.Pattern, by, got.body)
+				}
+				unchanged(r.Pattern, rule.obj)
 			}
-			if (rule.obj == objCDR || strings.Contains(path, "/commands/")) && got.env.StatusCode == 1000 {
-				t.Errorf("%s by another %s in A's name: accepted: %s", r.Pattern, rule.as, got.body)
-			}
-			unchanged(r.Pattern, rule.obj)
 		case classShared:
 			got := send(t, h, method, path, tokenB[rule.as], nil)
 			if got.status == http.StatusUnauthorized {
@@ -551,7 +595,18 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	t.Logf("routes by access class: %v", counts)
 }
 
-var lastSeen = regexp.MustCompile(`"last_seen_at":"[^"]*",?`)
+var (
+	lastSeen    = regexp.MustCompile(`"last_seen_at":"[^"]*",?`)
+	deliveryIDs = regexp.MustCompile(`"id":[0-9]+`)
+)
+
+// claim describes a call of B's that names A's party in OCPI-from.
+func claim(from []string) string {
+	if from == nil {
+		return ""
+	}
+	return " claiming A's party in OCPI-from"
+}
 
 // reply is a hub's answer as TestRouteIsolation reads it.
 type reply struct {
@@ -562,7 +617,7 @@ type reply struct {
 
 // send calls the hub with a partner's (or the admin's) token and a JSON
 // body; every answer must be an OCPI envelope.
-func send(t *testing.T, h *hubtest.Hub, method, path, token string, body any) reply {
+func send(t *testing.T, h *hubtest.Hub, method, path, token string, body any, header ...string) reply {
 	t.Helper()
 	var raw []byte
 	if body != nil {
@@ -572,6 +627,9 @@ func send(t *testing.T, h *hubtest.Hub, method, path, token string, body any) re
 		}
 	}
 	hdr := http.Header{"Authorization": {ocpi.EncodeToken(token, true)}}
+	for i := 0; i+1 < len(header); i += 2 {
+		hdr.Set(header[i], header[i+1])
+	}
 	resp := h.Do(t, method, path, "", raw, hdr)
 	env, err := ocpi.DecodeEnvelope(resp.Body)
 	if err != nil {
