@@ -66,7 +66,7 @@ const (
 // partner that calls it, and the object of partner A it reaches.
 type routeRule struct {
 	class accessClass
-	as    string // "cpo", "emsp" or "ptp": the role of partner B that calls
+	as    string // "cpo", "emsp" or "ptp": the role of partner B that calls (several: each calls)
 	obj   string
 }
 
@@ -128,11 +128,14 @@ func routeRules() map[string]routeRule {
 	// Direct Payment, under both versions.
 	for _, pv := range []string{"2.2.1", "2.3.0"} {
 		base := "/ocpi/" + pv + "/payments"
-		add(rule(classScoped, "ptp", objTerminal), "GET POST", base+"/terminals")
+		add(rule(classScoped, "ptp cpo", objTerminal), "GET", base+"/terminals")
+		add(rule(classScoped, "ptp", objTerminal), "POST", base+"/terminals")
 		add(rule(classScoped, "cpo", objTerminal), "POST", base+"/terminals/activate")
-		add(rule(classByID, "ptp", objTerminal), "GET POST PUT PATCH", base+"/terminals/{terminal_id}")
+		add(rule(classByID, "ptp", objTerminal), "POST", base+"/terminals/{terminal_id}")
+		add(rule(classByID, "ptp cpo", objTerminal), "GET PUT PATCH", base+"/terminals/{terminal_id}")
 		add(rule(classByID, "cpo", objTerminal), "POST", base+"/terminals/{terminal_id}/deactivate")
-		add(rule(classScoped, "ptp", objAdvice), "GET POST", base+"/financial-advice-confirmations")
+		add(rule(classScoped, "ptp cpo", objAdvice), "GET", base+"/financial-advice-confirmations")
+		add(rule(classScoped, "ptp", objAdvice), "POST", base+"/financial-advice-confirmations")
 		add(rule(classByID, "ptp", objAdvice), "GET", base+"/financial-advice-confirmations/{financial_advice_confirmation_id}")
 	}
 
@@ -262,6 +265,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		t.Fatal(err)
 	}
 	start(ptpB.Platform, nil)
+	tokenA := map[string]string{"cpo": cpoA.Token(), "emsp": emspA.Token(), "ptp": ptpA.Token()}
 	tokenB := map[string]string{"cpo": cpoB.Token(), "emsp": emspB.Token(), "ptp": ptpB.Token()}
 
 	// A's objects.
@@ -332,6 +336,13 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		t.Fatalf("terminal: %v %s", err, body(resp))
 	}
 
+	// CPO A takes the terminal for its location: another CPO may neither see
+	// nor reassign it.
+	if resp, err := cpoA.Payments(ctx, http.MethodPatch, "/terminals/TERM1", map[string]any{"location_ids": []string{"LOC1"},
+		"last_updated": ocpi.NewDateTime(time.Now())}, nil); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+		t.Fatalf("terminal assignment: %v %s", err, body(resp))
+	}
+
 	// readBack reads each object as its owner; nothing B does may change it.
 	readBack := map[string]struct{ path, token string }{
 		objLocation: {"/ocpi/2.2.1/cpo/locations/NL/CPA/LOC1", cpoA.Token()},
@@ -391,8 +402,10 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		}
 		return map[string]any{}
 	}
-	// Ids of A's private objects, which no list of B's may show.
+	// Ids of A's private objects, which no list of B's may show (and the
+	// lists of A's do).
 	private := []string{sid, cdrID, sub.ID, "TERM1", `"TOK1"`}
+	listed := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objTerminal: "TERM1"}
 
 	vals := map[string]string{
 		"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "tariff_id": "T1", "uid": "TOK1", "token_uid": "TOK1",
@@ -425,7 +438,8 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		"POST /ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}": {body: map[string]any{"result": "ACCEPTED"}},
 	}
 
-	// Where a module answers "not found" otherwise than with HTTP 404. The
+	// Where a module answers "not found" otherwise than with HTTP 404 (by
+	// the role of the caller and the route). The
 	// charging profiles module answers an unknown session with HTTP 200,
 	// result UNKNOWN_SESSION (chargingprofiles.md): another eMSP's session
 	// gets exactly that answer. Terminal ids are unique across the hub, so a
@@ -443,13 +457,13 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			r.env.Error.Details.Field == "terminal_id"
 	}
 	refusedAs := map[string]func(reply) bool{
-		"GET /ocpi/2.2.1/emsp/chargingprofiles/{session_id}":    unknownSession,
-		"PUT /ocpi/2.2.1/emsp/chargingprofiles/{session_id}":    unknownSession,
-		"DELETE /ocpi/2.2.1/emsp/chargingprofiles/{session_id}": unknownSession,
+		"emsp GET /ocpi/2.2.1/emsp/chargingprofiles/{session_id}":    unknownSession,
+		"emsp PUT /ocpi/2.2.1/emsp/chargingprofiles/{session_id}":    unknownSession,
+		"emsp DELETE /ocpi/2.2.1/emsp/chargingprofiles/{session_id}": unknownSession,
 	}
 	for _, v := range []string{"2.2.1", "2.3.0"} {
 		for _, m := range []string{"POST", "PUT", "PATCH"} {
-			refusedAs[m+" /ocpi/"+v+"/payments/terminals/{terminal_id}"] = takenTerminalID
+			refusedAs["ptp "+m+" /ocpi/"+v+"/payments/terminals/{terminal_id}"] = takenTerminalID
 		}
 	}
 
@@ -468,7 +482,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		if !ok {
 			continue // a fallback: public, answers 404 or 405
 		}
-		owner := partyIDs[rule.as][0]
+		owner := partyIDs[strings.Fields(rule.as + " cpo")[0]][0]
 		if rule.obj == objToken || rule.obj == objWebhook {
 			owner = partyIDs["emsp"][0]
 		}
@@ -526,17 +540,20 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 				unchanged(r.Pattern, "parties")
 			}
 		case classParty, classByID:
-			for _, from := range [][]string{nil, asA} {
-				by := rule.as + claim(from)
+			for _, call := range calls(rule.as, asA) {
+				by := call.as + claim(call.from)
 				var body any
 				switch {
 				case hasOverride:
 					body = override.body
+				case call.as == "cpo" && rule.obj == objTerminal:
+					// What a CPO may change of a terminal: its assignment.
+					body = map[string]any{"location_ids": []string{"LOC1"}, "last_updated": ocpi.NewDateTime(time.Now())}
 				case mutating:
 					body = objData(rule.obj)
 				}
-				got := send(t, h, method, path, tokenB[rule.as], body, from...)
-				if refused, ok := refusedAs[r.Pattern]; ok {
+				got := send(t, h, method, path, tokenB[call.as], body, call.from...)
+				if refused, ok := refusedAs[call.as+" "+r.Pattern]; ok {
 					if !refused(got) {
 						t.Errorf("%s by another %s for A's object: HTTP %d %s, want the module's refusal", r.Pattern, by, got.status, got.body)
 					}
@@ -548,8 +565,8 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 				}
 			}
 		case classScoped:
-			for _, from := range [][]string{nil, asA} {
-				by := rule.as + claim(from)
+			for _, call := range calls(rule.as, asA) {
+				by := call.as + claim(call.from)
 				var body any
 				switch {
 				case rule.obj == objWebhook && method == http.MethodPost:
@@ -560,8 +577,14 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 				case mutating:
 					body = objData(rule.obj)
 				}
-				got := send(t, h, method, path, tokenB[rule.as], body, from...)
+				got := send(t, h, method, path, tokenB[call.as], body, call.from...)
 				if !mutating {
+					if id, ok := listed[rule.obj]; ok && call.from == nil {
+						// The control: the same list of A's shows it.
+						if own := send(t, h, method, path, tokenA[call.as], nil); !bytes.Contains(own.body, []byte(id)) {
+							t.Errorf("%s by A's %s does not show its own %s: %s", r.Pattern, call.as, id, own.body)
+						}
+					}
 					for _, id := range private {
 						if bytes.Contains(got.body, []byte(id)) {
 							t.Errorf("%s shows another %s A's %s: %s", r.Pattern, by, id, got.body)
@@ -599,6 +622,23 @@ var (
 	lastSeen    = regexp.MustCompile(`"last_seen_at":"[^"]*",?`)
 	deliveryIDs = regexp.MustCompile(`"id":[0-9]+`)
 )
+
+// bCall is one call of partner B: its role, and the OCPI-from headers it
+// sends (none, or A's party).
+type bCall struct {
+	as   string
+	from []string
+}
+
+// calls lists B's calls of a route: each role in roles, without and with a
+// claim of A's party.
+func calls(roles string, asA []string) []bCall {
+	var out []bCall
+	for _, as := range strings.Fields(roles) {
+		out = append(out, bCall{as: as}, bCall{as: as, from: asA})
+	}
+	return out
+}
 
 // claim describes a call of B's that names A's party in OCPI-from.
 func claim(from []string) string {
