@@ -293,6 +293,11 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		t.Fatal(err)
 	}
 	cdrID := "CDR-" + sid
+	// A second session of A's, still ACTIVE: the one B tries to stop.
+	active, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rcv, err := sim.StartWebhookReceiver()
 	if err != nil {
 		t.Fatal(err)
@@ -607,6 +612,35 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			}
 		}
 	}
+	// Commands of B's that name A's active session reach no CPO: they are
+	// answered as for an unknown session (the commands module's not found),
+	// and CPO A has received only A's own command.
+	for _, c := range []struct{ path, as string }{
+		{"/ocpi/2.2.1/emsp/commands/STOP_SESSION", "emsp"},
+		{"/ocpi/2.1.1/emsp/commands/STOP_SESSION", "emsp"},
+		{"/ocpi/2.3.0/ptp/commands/STOP_SESSION", "ptp"},
+	} {
+		for _, call := range calls(c.as, []string{"OCPI-from-country-code", "NL", "OCPI-from-party-id", partyIDs[c.as][0]}) {
+			got := send(t, h, http.MethodPost, c.path, tokenB[call.as], map[string]any{"response_url": "http://127.0.0.1:9/result", "session_id": active}, call.from...)
+			var d struct {
+				Result string `json:"result"`
+			}
+			if got.env.StatusCode == 1000 && (json.Unmarshal(got.env.Data, &d) != nil || d.Result != "UNKNOWN_SESSION") {
+				t.Errorf("POST %s of A's session by another %s: accepted: %s", c.path, call.as+claim(call.from), got.body)
+			}
+		}
+	}
+	if n := len(cpoA.Commands()); n != 1 {
+		t.Errorf("CPO A received %d commands, want only A's own: %+v", n, cpoA.Commands())
+	}
+	// The control: A's own STOP_SESSION of it reaches CPO A.
+	if _, resp, err := emspA.SendCommand(ctx, "STOP_SESSION", map[string]any{"session_id": active}, nil); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+		t.Fatalf("A's STOP_SESSION: %v %s", err, body(resp))
+	}
+	if n := len(cpoA.Commands()); n != 2 {
+		t.Errorf("after A's STOP_SESSION CPO A received %d commands, want 2", n)
+	}
+
 	for p := range rules {
 		if !seen[p] {
 			t.Errorf("routeRules classifies %q, which is not a route (a typo, or a route that was removed)", p)
