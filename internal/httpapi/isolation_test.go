@@ -197,26 +197,34 @@ var partyIDs = map[string][2]string{"cpo": {"CPA", "CPB"}, "emsp": {"EMA", "EMB"
 // partner token can reach to the rule that a partner never touches another
 // partner's objects (DESIGN §6: another party's object answers 404, as an
 // unknown one does). Partner A (a CPO, an eMSP and a PTP in NL) owns a
-// location with an EVSE and connector, a tariff, a token, a session and its
-// CDR, a webhook subscription and a payment terminal; partner B of the same
-// role (in DE) then calls every route with A's country_code, party_id and
-// object ids:
+// location with an EVSE and connector, a tariff, a token, a completed
+// session and its CDR, an active session, a command in flight, a webhook
+// subscription with one delivery and a payment terminal its CPO has taken;
+// partner B of the same role (in DE) then calls every route with A's
+// country_code, party_id and object ids, once as itself and once claiming
+// A's party in the OCPI-from headers:
 //
-//   - party and by-id routes answer B with HTTP 404 and an OCPI envelope;
-//   - after every call B makes (whatever the class), A's objects read back by
-//     A are exactly as they were;
-//   - B's lists (scoped routes) show none of A's private objects, and a CDR
-//     B posts in A's name is refused;
-//   - admin routes answer a partner token with 401 (the token is not the
-//     admin's; authenticate says so before any handler runs);
+//   - party and by-id routes answer B with HTTP 404 and an OCPI envelope
+//     (or the module's own not-found answer, listed in refusedAs);
+//   - after every write B attempts (whatever the class), A's objects read
+//     back by A (the command and the parties through the admin API) are
+//     exactly as they were;
+//   - B's lists (scoped routes) show none of A's private objects while A's
+//     same lists do, and a CDR or a command B sends in A's name is refused;
+//   - admin routes answer a partner token with 401 (authentication refuses
+//     it before any handler runs: the token is not the admin's);
 //   - token A reaches versions and credentials and nothing else (401).
 //
 // A route not in routeRules, or an entry of routeRules that is no route,
-// fails the test, so a new route must be classified to land.
+// fails the test, so a new route must be classified to land. Routes to
+// financial advice confirmations are called with a plausible id only (a
+// confirmation needs a whole Direct Payment). A 2.1.1 or 2.0 CDR names no
+// owner: the hub stores it under the caller's party, so B cannot post one
+// in A's name.
 //
-// It runs on both engines (a walk takes a few seconds): the owner checks
-// of some modules are in their SQL (sessions and CDRs of an eMSP's tokens,
-// terminals, webhook subscriptions).
+// It runs on both engines (a walk takes a few seconds each): the owner
+// checks of some modules are in their SQL (sessions and CDRs of an eMSP's
+// tokens, terminals, commands, webhook subscriptions).
 func TestRouteIsolation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) { walkRoutes(t, h) })
@@ -227,81 +235,58 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	logger := hubtest.Logger()
-	start := func(p *sim.Platform, err error) {
+	start := func(p *sim.Platform) {
+		t.Helper()
+		t.Cleanup(p.Close)
+		h.Register(t, p)
+	}
+	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(p.Close)
-		h.Register(t, p)
 	}
 	cpoA, err := sim.StartCPO("CPO A", "NL", "CPA", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start(cpoA.Platform, nil)
+	must(err)
+	start(cpoA.Platform)
 	cpoB, err := sim.StartCPO("CPO B", "DE", "CPB", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start(cpoB.Platform, nil)
+	must(err)
+	start(cpoB.Platform)
 	emspA, err := sim.StartEMSP("EMSP A", "NL", "EMA", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start(emspA.Platform, nil)
+	must(err)
+	start(emspA.Platform)
 	emspB, err := sim.StartEMSP("EMSP B", "DE", "EMB", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start(emspB.Platform, nil)
+	must(err)
+	start(emspB.Platform)
 	ptpA, err := sim.StartPTP("PTP A", "NL", "PTA", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start(ptpA.Platform, nil)
+	must(err)
+	start(ptpA.Platform)
 	ptpB, err := sim.StartPTP("PTP B", "DE", "PTB", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start(ptpB.Platform, nil)
+	must(err)
+	start(ptpB.Platform)
 	tokenA := map[string]string{"cpo": cpoA.Token(), "emsp": emspA.Token(), "ptp": ptpA.Token()}
 	tokenB := map[string]string{"cpo": cpoB.Token(), "emsp": emspB.Token(), "ptp": ptpB.Token()}
 
-	// A's objects.
-	// postal_code: the 2.1.1 shape of the location the legacy routes serve
-	// requires it.
+	// A's objects. The location has a postal_code: the 2.1.1 shape the
+	// legacy routes serve requires one.
 	loc := sim.LocationObject("NL", "CPA", "LOC1", "E1")
 	loc["postal_code"] = "560001"
-	if err := cpoA.PutLocation(ctx, "LOC1", loc); err != nil {
-		t.Fatal(err)
-	}
-	if err := cpoA.PutTariff(ctx, "T1", map[string]any{"country_code": "NL", "party_id": "CPA", "id": "T1", "currency": "INR",
+	must(cpoA.PutLocation(ctx, "LOC1", loc))
+	must(cpoA.PutTariff(ctx, "T1", map[string]any{"country_code": "NL", "party_id": "CPA", "id": "T1", "currency": "INR",
 		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
-		"last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
-		t.Fatal(err)
-	}
+		"last_updated": ocpi.NewDateTime(time.Now())}))
 	tok := emspA.NewToken("TOK1", "RFID", "ALWAYS")
-	if _, err := emspA.PutToken(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
+	_, err = emspA.PutToken(ctx, tok)
+	must(err)
 	sid, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cpoA.StopSession(ctx, sid); err != nil {
-		t.Fatal(err)
-	}
+	must(err)
+	must(cpoA.StopSession(ctx, sid))
 	cdrID := "CDR-" + sid
 	// A second session of A's, still ACTIVE: the one B tries to stop.
 	active, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(err)
 	rcv, err := sim.StartWebhookReceiver()
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(err)
 	t.Cleanup(rcv.Close)
 	wh := send(t, h, http.MethodPost, "/ocpi/2.2.1/webhooks", emspA.Token(), map[string]any{"url": rcv.URL(), "events": []string{"location.updated"}})
 	var sub struct {
@@ -323,12 +308,9 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	responseURL, _ := cmds[0].Body["response_url"].(string)
 	commandID := responseURL[strings.LastIndex(responseURL, "/")+1:]
 	// A delivery of A's webhook: an EVSE status change.
-	if err := cpoA.PatchEVSE(ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rcv.WaitFor(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
+	must(cpoA.PatchEVSE(ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ocpi.NewDateTime(time.Now())}))
+	_, err = rcv.WaitFor(ctx, 1)
+	must(err)
 	dl := send(t, h, http.MethodGet, "/ocpi/2.2.1/webhooks/"+sub.ID+"/deliveries", emspA.Token(), nil)
 	var deliveries []struct {
 		ID int64 `json:"id"`
@@ -420,9 +402,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	}
 	idOf := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objCommand: commandID, objDelivery: sub.ID}
 	inv, err := h.Parties.Invite(ctx, "registering", 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	must(err)
 
 	// Valid requests where the body or the query is checked before the
 	// object is looked up, so that only access can refuse them.
