@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -56,10 +58,7 @@ const (
 	objTerminal = "terminal"
 	objCommand  = "command"
 	objDelivery = "delivery"
-	// objAdvice is not seeded (a financial advice confirmation needs a whole
-	// Direct Payment): its routes are called with a plausible id, and the
-	// test asserts 404 and that none of the seeded objects changed.
-	objAdvice = "advice"
+	objAdvice   = "advice"
 )
 
 // routeRule is the access class of one route, the role of the second
@@ -199,7 +198,8 @@ var partyIDs = map[string][2]string{"cpo": {"CPA", "CPB"}, "emsp": {"EMA", "EMB"
 // unknown one does). Partner A (a CPO, an eMSP and a PTP in NL) owns a
 // location with an EVSE and connector, a tariff, a token, a completed
 // session and its CDR, an active session, a command in flight, a webhook
-// subscription with one delivery and a payment terminal its CPO has taken;
+// subscription with one delivery, a payment terminal its CPO has taken and
+// a financial advice confirmation;
 // partner B of the same role (in DE) then calls every route with A's
 // country_code, party_id and object ids, once as itself and once claiming
 // A's party in the OCPI-from headers:
@@ -216,9 +216,7 @@ var partyIDs = map[string][2]string{"cpo": {"CPA", "CPB"}, "emsp": {"EMA", "EMB"
 //   - token A reaches versions and credentials and nothing else (401).
 //
 // A route not in routeRules, or an entry of routeRules that is no route,
-// fails the test, so a new route must be classified to land. Routes to
-// financial advice confirmations are called with a plausible id only (a
-// confirmation needs a whole Direct Payment). A 2.1.1 or 2.0 CDR names no
+// fails the test, so a new route must be classified to land. A 2.1.1 or 2.0 CDR names no
 // owner: the hub stores it under the caller's party, so B cannot post one
 // in A's name.
 //
@@ -323,6 +321,14 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		t.Fatalf("terminal: %v %s", err, bodyOf(resp))
 	}
 
+	// A financial advice confirmation of PTP A's, for a payment the hub does
+	// not know: accepted and flagged for the operator.
+	if resp, err := ptpA.Confirm(ctx, map[string]any{"id": "FAC1", "authorization_reference": "pta-unknown-payment", "currency": "INR",
+		"total_costs": map[string]any{"excl_vat": 10, "incl_vat": 11.8}, "eft_data": []string{"Nr: **** 1234"},
+		"capture_status_code": "SUCCESS", "last_updated": ocpi.NewDateTime(time.Now())}); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+		t.Fatalf("confirmation: %v %s", err, bodyOf(resp))
+	}
+
 	// CPO A takes the terminal for its location: another CPO may neither see
 	// nor reassign it.
 	if resp, err := cpoA.Payments(ctx, http.MethodPatch, "/terminals/TERM1", map[string]any{"location_ids": []string{"LOC1"},
@@ -339,6 +345,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		objToken:    {"/ocpi/2.2.1/emsp/tokens/NL/EMA/TOK1?type=RFID", emspA.Token()},
 		objWebhook:  {"/ocpi/2.2.1/webhooks/" + sub.ID, emspA.Token()},
 		objTerminal: {"/ocpi/2.2.1/payments/terminals/TERM1", ptpA.Token()},
+		objAdvice:   {"/ocpi/2.2.1/payments/financial-advice-confirmations/FAC1", ptpA.Token()},
 		objCommand:  {"/admin/commands/" + commandID, hubtest.AdminToken},
 		objDelivery: {"/ocpi/2.2.1/webhooks/" + sub.ID + "/deliveries", emspA.Token()},
 		// What the operator's routes a partner might try would change.
@@ -394,13 +401,16 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	}
 	// Ids of A's private objects, which no list of B's may show (and the
 	// lists of A's do).
-	private := []string{sid, cdrID, sub.ID, "TERM1", `"TOK1"`}
-	listed := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objTerminal: "TERM1"}
+	private := []string{sid, cdrID, sub.ID, "TERM1", `"TOK1"`, "FAC1"}
+	// (by the role of the list's caller: a CPO sees no confirmation of a
+	// payment the hub does not know).
+	listed := map[string]string{"emsp " + objSession: sid, "emsp " + objCDR: cdrID, "emsp " + objWebhook: sub.ID,
+		"ptp " + objTerminal: "TERM1", "cpo " + objTerminal: "TERM1", "ptp " + objAdvice: "FAC1"}
 
 	vals := map[string]string{
 		"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "tariff_id": "T1", "uid": "TOK1", "token_uid": "TOK1",
 		"session_id": sid, "cdr_id": cdrID, "command": "START_SESSION", "terminal_id": "TERM1",
-		"financial_advice_confirmation_id": "0b6a1f9e-5a8c-4c57-9d39-1b7b2f3c4d5e", "delivery_id": deliveryID,
+		"financial_advice_confirmation_id": "FAC1", "delivery_id": deliveryID,
 		"version": "2.9", "format": "pdf",
 	}
 	idOf := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objCommand: commandID, objDelivery: sub.ID}
@@ -458,7 +468,15 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	rules := routeRules()
 	seen := map[string]bool{}
 	counts := map[accessClass]int{}
-	for _, r := range h.Server.Routes() {
+	// Creates in the scoped class go last: B may create objects of its own
+	// under ids A uses (confirmation ids are per PTP), after which B would
+	// read its own object at A's id.
+	routes := h.Server.Routes()
+	late := func(r httpapi.Route) bool {
+		return rules[r.Pattern].class == classScoped && !strings.HasPrefix(r.Pattern, "GET ")
+	}
+	sort.SliceStable(routes, func(i, j int) bool { return !late(routes[i]) && late(routes[j]) })
+	for _, r := range routes {
 		seen[r.Pattern] = true
 		rule, ok := rules[r.Pattern]
 		if !ok {
@@ -567,7 +585,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 				}
 				got := send(t, h, method, path, tokenB[call.as], body, call.from...)
 				if !mutating {
-					if id, ok := listed[rule.obj]; ok && call.from == nil {
+					if id, ok := listed[call.as+" "+rule.obj]; ok && call.from == nil {
 						// The control: the same list of A's shows it.
 						if own := send(t, h, method, path, tokenA[call.as], nil); !bytes.Contains(own.body, []byte(id)) {
 							t.Errorf("%s by A's %s does not show its own %s: %s", r.Pattern, call.as, id, own.body)
