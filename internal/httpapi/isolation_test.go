@@ -371,6 +371,8 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	for obj := range readBack {
 		before[obj] = snapshot(obj)
 	}
+	// unchanged compares obj with its snapshot; an object that is not in
+	// readBack ("" too) compares all of them.
 	unchanged := func(pattern, obj string) {
 		t.Helper()
 		objs := []string{obj}
@@ -382,11 +384,12 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		}
 		for _, o := range objs {
 			if got := snapshot(o); got != before[o] {
-				t.Errorf("%s changed A's %s:\nbefore %s\nafter  %s", pattern, o, before[o], got)
+				t.Errorf("%s changed the %s:\nbefore %s\nafter  %s", pattern, o, before[o], got)
 				before[o] = got
 			}
 		}
 	}
+	// objData is the body B writes: A's object as A reads it, changed.
 	objData := func(obj string) map[string]any {
 		var m map[string]any
 		if s, ok := before[obj]; ok && strings.HasPrefix(s, "{") && obj != objCommand {
@@ -399,11 +402,10 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		}
 		return map[string]any{}
 	}
-	// Ids of A's private objects, which no list of B's may show (and the
-	// lists of A's do).
+	// Ids of A's private objects, which no list of B's may show, and which
+	// the same lists of A's do show, by the role of the list's caller (a CPO
+	// sees no confirmation of a payment the hub does not know).
 	private := []string{sid, cdrID, sub.ID, "TERM1", `"TOK1"`, "FAC1"}
-	// (by the role of the list's caller: a CPO sees no confirmation of a
-	// payment the hub does not know).
 	listed := map[string]string{"emsp " + objSession: sid, "emsp " + objCDR: cdrID, "emsp " + objWebhook: sub.ID,
 		"ptp " + objTerminal: "TERM1", "cpo " + objTerminal: "TERM1", "ptp " + objAdvice: "FAC1"}
 
@@ -436,11 +438,10 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		"POST /ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}": {body: map[string]any{"result": "ACCEPTED"}},
 	}
 
-	// Where a module answers "not found" otherwise than with HTTP 404 (by
-	// the role of the caller and the route). The
-	// charging profiles module answers an unknown session with HTTP 200,
-	// result UNKNOWN_SESSION (chargingprofiles.md): another eMSP's session
-	// gets exactly that answer. Terminal ids are unique across the hub, so a
+	// Where a module answers "not found" otherwise than with HTTP 404, by
+	// the role of the caller and the route. The charging profiles module
+	// answers an unknown session with HTTP 200, result UNKNOWN_SESSION
+	// (chargingprofiles.md): another eMSP's session gets exactly that answer. Terminal ids are unique across the hub, so a
 	// PTP writing a terminal id another PTP holds is told 2001 (its create
 	// cannot succeed under that id: use a UUID); it changes nothing, and the
 	// terminal itself reads 404 for it.
@@ -714,6 +715,7 @@ func send(t *testing.T, h *hubtest.Hub, method, path, token string, body any, he
 	return reply{status: resp.HTTPStatus, body: resp.Body, env: env}
 }
 
+// bodyOf is a simulator's answer for a failure message.
 func bodyOf(resp *ocpiclient.Response) string {
 	if resp == nil {
 		return ""
