@@ -129,11 +129,11 @@ func Start(t testing.TB, engine store.Engine, opts ...func(*Options)) *Hub {
 		fn(&o)
 	}
 	if o.DBURL == "" {
-		o.DBURL = storetest.URL(t, engine)
+		o.DBURL = storetest.MigratedURL(t, engine)
 	}
 	h := &Hub{Engine: engine, DBURL: o.DBURL, t: t, opts: o}
 	if o.Sandbox {
-		h.SandboxDBURL = storetest.URL(t, engine)
+		h.SandboxDBURL = storetest.MigratedURL(t, engine)
 	}
 	h.start(t)
 	t.Cleanup(func() { h.Close() })

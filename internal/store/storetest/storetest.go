@@ -14,6 +14,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
 func Open(t testing.TB, engine store.Engine) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, URL(t, engine), store.Options{MaxConns: 8})
+	db, err := store.Open(ctx, MigratedURL(t, engine), store.Options{MaxConns: 8})
 	if err != nil {
 		t.Fatalf("open %s: %v", engine, err)
 	}
@@ -88,6 +89,67 @@ func Open(t testing.TB, engine store.Engine) *store.DB {
 		t.Fatalf("migrate job tables on %s: %v", engine, err)
 	}
 	return db
+}
+
+// MigratedURL is URL with the migrations already applied on SQLite: the
+// test's file is a copy of one migrated once per test binary. Migrating an
+// SQLite file costs over a second under the race detector, and a test run
+// starts hundreds of hubs; opening the copy finds nothing to apply. (On
+// PostgreSQL the schema is new and empty, and the hub migrates it.)
+func MigratedURL(t testing.TB, engine store.Engine) string {
+	t.Helper()
+	url := URL(t, engine)
+	if engine != store.SQLite {
+		return url
+	}
+	tmpl, err := sqliteTemplate()
+	if err != nil {
+		t.Fatalf("migrated SQLite template: %v", err)
+	}
+	if err := os.WriteFile(strings.TrimPrefix(url, "sqlite:"), tmpl, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+var (
+	tmplOnce  sync.Once
+	tmplBytes []byte
+	tmplErr   error
+)
+
+// sqliteTemplate migrates an SQLite file once per test binary and returns
+// its bytes (the write-ahead log checkpointed into it).
+func sqliteTemplate() ([]byte, error) {
+	tmplOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ocpihub-template-")
+		if err != nil {
+			tmplErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "template.db")
+		ctx := context.Background()
+		db, err := store.Open(ctx, "sqlite:"+path, store.Options{})
+		if err != nil {
+			tmplErr = err
+			return
+		}
+		if err = db.Migrate(ctx); err == nil {
+			if err = jobs.Migrate(ctx, db, nil); err == nil {
+				err = db.Scrub(ctx) // checkpoints the log into the file
+			}
+		}
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			tmplErr = err
+			return
+		}
+		tmplBytes, tmplErr = os.ReadFile(path)
+	})
+	return tmplBytes, tmplErr
 }
 
 // URL returns a database URL reserved for the test: a new SQLite file in the
