@@ -3,11 +3,11 @@ package cdr
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // BrowseFilter selects CDRs for the operator's console.
@@ -41,27 +41,6 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64,
 	if !f.To.IsZero() {
 		where = append(where, "last_updated < "+arg(f.To.UnixMicro()))
 	}
-	w := ""
-	if len(where) > 0 {
-		w = " WHERE " + strings.Join(where, " AND ")
-	}
-	var total int64
-	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM cdrs"+w, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.Read().Query(ctx, "SELECT "+storedColumns+" FROM cdrs"+w+" ORDER BY last_updated DESC, pk DESC LIMIT "+
-		strconv.Itoa(f.Limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []*Stored
-	for rows.Next() {
-		c, err := scanStored(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	return out, total, rows.Err()
+	return store.CountedPage(ctx, s.db.Read(), storedColumns, "cdrs", store.Where(where), "last_updated DESC, pk DESC",
+		f.Limit, f.Offset, args, func(r store.Row) (*Stored, error) { return scanStored(r) })
 }

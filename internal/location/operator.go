@@ -146,7 +146,12 @@ func (s *Service) Summaries(ctx context.Context, f SummaryFilter) ([]Summary, er
 
 // EVSEStatusCounts counts every EVSE of the directory by status.
 func (s *Service) EVSEStatusCounts(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT status, COUNT(*) FROM evses GROUP BY status")
+	return s.countByStatus(ctx, "SELECT status, COUNT(*) FROM evses GROUP BY status")
+}
+
+// countByStatus runs a query whose rows are (status, count).
+func (s *Service) countByStatus(ctx context.Context, query string, args ...any) (map[string]int64, error) {
+	rows, err := s.db.Read().Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -265,19 +270,5 @@ func (s *Service) EVSEs(ctx context.Context, f EVSEFilter) ([]EVSE, int64, error
 // directory) by status.
 func (s *Service) EVSECounts(ctx context.Context, f EVSEFilter) (map[string]int64, error) {
 	where, args := f.where(false)
-	rows, err := s.db.Read().Query(ctx, "SELECT e.status, COUNT(*) FROM evses e JOIN locations l ON l.pk = e.location_pk"+where+" GROUP BY e.status", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var st string
-		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
+	return s.countByStatus(ctx, "SELECT e.status, COUNT(*) FROM evses e JOIN locations l ON l.pk = e.location_pk"+where+" GROUP BY e.status", args...)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // BrowseFilter selects sessions for the operator's console.
@@ -40,30 +40,9 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64,
 		cc, pid := arg(ocpi.Key(f.Party.CountryCode)), arg(ocpi.Key(f.Party.PartyID))
 		where = append(where, "((country_code = "+cc+" AND party_id = "+pid+") OR (token_country_code = "+cc+" AND token_party_id = "+pid+"))")
 	}
-	w := ""
-	if len(where) > 0 {
-		w = " WHERE " + strings.Join(where, " AND ")
-	}
-	var total int64
-	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM sessions"+w, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.Read().Query(ctx, "SELECT "+storedColumns+" FROM sessions"+w+
-		" ORDER BY CASE WHEN status IN ('ACTIVE', 'PENDING') THEN 0 ELSE 1 END, last_updated DESC, pk DESC LIMIT "+
-		strconv.Itoa(f.Limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []*Stored
-	for rows.Next() {
-		st, err := scanStored(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, st)
-	}
-	return out, total, rows.Err()
+	return store.CountedPage(ctx, s.db.Read(), storedColumns, "sessions", store.Where(where),
+		"CASE WHEN status IN ('ACTIVE', 'PENDING') THEN 0 ELSE 1 END, last_updated DESC, pk DESC",
+		f.Limit, f.Offset, args, func(r store.Row) (*Stored, error) { return scanStored(r) })
 }
 
 // Day is one day of Daily: the sessions that started that day and the

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // BrowseFilter selects tokens for the operator's console.
@@ -46,31 +47,13 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]ocpi.Token, int
 		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ocpi.Key(f.UID))
 		where = append(where, "uid LIKE "+arg(esc+"%")+` ESCAPE '\'`)
 	}
-	w := ""
-	if len(where) > 0 {
-		w = " WHERE " + strings.Join(where, " AND ")
-	}
-	var total int64
-	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM tokens"+w, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := s.db.Read().Query(ctx, "SELECT body FROM tokens"+w+" ORDER BY last_updated DESC, pk DESC LIMIT "+
-		strconv.Itoa(f.Limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	var out []ocpi.Token
-	for rows.Next() {
-		var body []byte
-		if err := rows.Scan(&body); err != nil {
-			return nil, 0, err
-		}
-		var t ocpi.Token
-		if err := json.Unmarshal(body, &t); err != nil {
-			return nil, 0, err
-		}
-		out = append(out, t)
-	}
-	return out, total, rows.Err()
+	return store.CountedPage(ctx, s.db.Read(), "body", "tokens", store.Where(where), "last_updated DESC, pk DESC",
+		f.Limit, f.Offset, args, func(r store.Row) (ocpi.Token, error) {
+			var body []byte
+			var t ocpi.Token
+			if err := r.Scan(&body); err != nil {
+				return t, err
+			}
+			return t, json.Unmarshal(body, &t)
+		})
 }

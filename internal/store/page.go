@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+)
+
+// Where joins conditions into a WHERE clause ("" for none).
+func Where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// CountedPage is an operator's list: the count of the rows of from+where
+// and one page of them, ordered by order, limit rows after skipping offset.
+// It is for the console's tables, where a total is shown and pages are few;
+// partner-facing lists page through List instead. scan reads one row.
+func CountedPage[T any](ctx context.Context, q Querier, columns, from, where, order string, limit, offset int, args []any,
+	scan func(Row) (T, error)) ([]T, int64, error) {
+	var total int64
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM "+from+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := q.Query(ctx, "SELECT "+columns+" FROM "+from+where+" ORDER BY "+order+" LIMIT "+strconv.Itoa(limit)+
+		" OFFSET "+strconv.Itoa(max(offset, 0)), args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := Collect(rows, scan)
+	return out, total, err
+}
+
+// Collect reads every row with scan and closes rows.
+func Collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
