@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -54,51 +53,14 @@ func (s *Service) AdminTokenHash() string { return s.adminHash }
 // and seals those stored in clear, e.g. before the key was configured.
 // Without a key it fails when sealed tokens exist.
 func (s *Service) SealStored(ctx context.Context) (sealed int, err error) {
-	type stored struct {
-		id  int64
-		tok string
-	}
-	var all []stored
-	rows, err := s.db.Read().Query(ctx, "SELECT id, token_out FROM platforms WHERE token_out <> ''")
-	if err != nil {
-		return 0, err
-	}
-	for rows.Next() {
-		var st stored
-		if err := rows.Scan(&st.id, &st.tok); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		all = append(all, st)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	for _, st := range all {
-		plain, err := s.box.Open(st.tok)
-		if err != nil {
-			return 0, fmt.Errorf("platform %d: %w (is OCPIHUB_SECRET_KEY the key the hub ran with?)", st.id, err)
-		}
-		if !s.box.Encrypted() || sealbox.IsSealed(st.tok) {
-			continue
-		}
-		err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "UPDATE platforms SET token_out = $1 WHERE id = $2 AND token_out = $3", s.box.Seal(plain), st.id, st.tok)
-			return err
-		})
-		if err != nil {
-			return sealed, err
-		}
-		sealed++
-	}
-	if sealed > 0 {
+	sealed, err = s.box.SealColumn(ctx, s.db, "platforms", "id", "token_out", "platform")
+	if err == nil && sealed > 0 {
 		// The clear tokens just overwritten must not survive on disk.
 		if err := s.db.Scrub(ctx, "platforms"); err != nil {
 			s.logger.WarnContext(ctx, "could not scrub the tokens replaced by their sealed form", "error", err)
 		}
 	}
-	return sealed, nil
+	return sealed, err
 }
 
 // ResetAdminToken replaces the generated admin token and returns the new one.

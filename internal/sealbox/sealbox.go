@@ -12,13 +12,17 @@
 package sealbox
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 const (
@@ -92,4 +96,46 @@ func (b *Box) Open(stored string) (string, error) {
 		return "", errors.New("the secret cannot be decrypted with the configured secret key")
 	}
 	return string(plain), nil
+}
+
+// SealColumn prepares a column of stored secrets at start (table.column,
+// its rows named by key, what names a row in errors). With a key it checks
+// that the key opens the values already sealed — a wrong key would break
+// every later use of them silently, so the start fails instead — and seals
+// those stored in clear, e.g. before the key was configured. Without a key it
+// fails when sealed values exist. It returns how many values it sealed; the
+// caller then scrubs the table (store.DB.Scrub) so that the clear values do
+// not survive on disk. table, key and column are the caller's constants,
+// never input.
+func (b *Box) SealColumn(ctx context.Context, db *store.DB, table, key, column, what string) (sealed int, err error) {
+	type stored struct{ key, value string }
+	rows, err := db.Read().Query(ctx, "SELECT CAST("+key+" AS TEXT), "+column+" FROM "+table+" WHERE "+column+" <> ''")
+	if err != nil {
+		return 0, err
+	}
+	all, err := store.Collect(rows, func(r store.Row) (st stored, err error) {
+		return st, r.Scan(&st.key, &st.value)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, st := range all {
+		plain, err := b.Open(st.value)
+		if err != nil {
+			return sealed, fmt.Errorf("%s %s: %w (is OCPIHUB_SECRET_KEY the key the hub ran with?)", what, st.key, err)
+		}
+		if !b.Encrypted() || IsSealed(st.value) {
+			continue
+		}
+		err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "UPDATE "+table+" SET "+column+" = $1 WHERE CAST("+key+" AS TEXT) = $2 AND "+column+" = $3",
+				b.Seal(plain), st.key, st.value)
+			return err
+		})
+		if err != nil {
+			return sealed, err
+		}
+		sealed++
+	}
+	return sealed, nil
 }
