@@ -174,10 +174,10 @@ func routeRules() map[string]routeRule {
 	// gateway's webhook).
 	adm := rule(classAdmin, "cpo", "")
 	add(adm, "GET", "/admin/commands", "/admin/commands/{id}", "/admin/payments/{authorization_reference}",
-		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits",
+		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits", "/admin/invitations",
 		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}")
 	add(adm, "POST", "/admin/financial-advice/{record_id}/resolve", "/admin/parties/{id}/suspend",
-		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations",
+		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations", "/admin/invitations/{id}/revoke",
 		"/admin/webhooks/{id}/deliveries/{delivery_id}/replay", "/admin/sandbox/reset")
 	add(adm, "DELETE", "/admin/parties/{id}")
 	add(adm, "PUT", "/admin/parties/{id}/rate_limits")
