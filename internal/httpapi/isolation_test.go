@@ -441,10 +441,12 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	// Where a module answers "not found" otherwise than with HTTP 404, by
 	// the role of the caller and the route. The charging profiles module
 	// answers an unknown session with HTTP 200, result UNKNOWN_SESSION
-	// (chargingprofiles.md): another eMSP's session gets exactly that answer. Terminal ids are unique across the hub, so a
-	// PTP writing a terminal id another PTP holds is told 2001 (its create
-	// cannot succeed under that id: use a UUID); it changes nothing, and the
-	// terminal itself reads 404 for it.
+	// (chargingprofiles.md): another eMSP's session gets exactly that answer. Terminal ids are unique across the hub
+	// (the PTP chooses them, CPOs address terminals by id alone), so a PTP's
+	// create (POST or PUT) of an id another PTP holds is refused with 2001
+	// naming terminal_id, without saying who holds it; it changes nothing.
+	// The terminal reads 404 for it, and its PATCH answers 404 as for an
+	// unknown terminal (no exception).
 	unknownSession := func(r reply) bool {
 		var d struct {
 			Result string `json:"result"`
@@ -461,7 +463,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		"emsp DELETE /ocpi/2.2.1/emsp/chargingprofiles/{session_id}": unknownSession,
 	}
 	for _, v := range []string{"2.2.1", "2.3.0"} {
-		for _, m := range []string{"POST", "PUT", "PATCH"} {
+		for _, m := range []string{"POST", "PUT"} {
 			refusedAs["ptp "+m+" /ocpi/"+v+"/payments/terminals/{terminal_id}"] = takenTerminalID
 		}
 	}
