@@ -24,6 +24,10 @@ const partyUsage = `Usage: ocpihub party <command> [flags]
                         register with a partner that gave us its token A (we start the handshake;
                         the hub must be running on the same database to answer the partner's callbacks);
                         --role is needed when the partner speaks OCPI 2.1.1 or 2.0 only
+  invitations [--state OPEN|USED|EXPIRED]
+                        list invitations, newest first (never their tokens; a revoked one is EXPIRED)
+  revoke ID             revoke an open invitation: its token A stops working, the parties only it
+                        bound are withdrawn from the hub's client info
   list                  list platforms
   show ID               show one platform
   suspend ID | resume ID
@@ -49,6 +53,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	var name, expires, versionsURL, token, role *string
 	sandbox := fs.Bool("sandbox", false, "act on the sandbox (invite: issue sandbox credentials: unlimited rate limits, data reset daily)")
 	var parties []party.PartyRef
+	var state *string
 	switch sub {
 	case "invite":
 		name = fs.String("name", "", "partner name (required)")
@@ -66,7 +71,9 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		versionsURL = fs.String("versions-url", "", "the partner's versions URL (required)")
 		token = fs.String("token", "", "the token A the partner gave us (required)")
 		role = fs.String("role", "", "the partner's role, CPO or EMSP, when its highest version shared with us is 2.1.1 or 2.0 (their credentials do not say)")
-	case "list", "show", "suspend", "resume", "rotate", "disconnect":
+	case "invitations":
+		state = fs.String("state", "", "only invitations in this state: OPEN, USED or EXPIRED")
+	case "list", "show", "suspend", "resume", "rotate", "disconnect", "revoke":
 	default:
 		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
 	}
@@ -75,17 +82,27 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	var id int64
-	if sub != "invite" && sub != "connect" && sub != "list" {
+	if sub != "invite" && sub != "connect" && sub != "list" && sub != "invitations" {
+		what, article, listCmd := "platform", "a", "list"
+		if sub == "revoke" {
+			what, article, listCmd = "invitation", "an", "invitations"
+		}
 		if fs.NArg() == 0 {
-			return usageError{"party " + sub + " needs a platform ID (see ocpihub party list)"}
+			return usageError{"party " + sub + " needs " + article + " " + what + " ID (see ocpihub party " + listCmd + ")"}
 		}
 		n, err := strconv.ParseInt(fs.Arg(0), 10, 64)
 		if err != nil || n <= 0 {
-			return usageError{"platform ID " + strconv.Quote(fs.Arg(0)) + " is not a number"}
+			return usageError{what + " ID " + strconv.Quote(fs.Arg(0)) + " is not a number"}
 		}
 		id = n
 		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
 			return err
+		}
+	}
+	if state != nil {
+		*state = strings.ToUpper(*state)
+		if *state != "" && *state != party.InvitationOpen && *state != party.InvitationUsed && *state != party.InvitationExpired {
+			return usageError{"--state: want OPEN, USED or EXPIRED"}
 		}
 	}
 	if err := apply(); err != nil {
@@ -163,6 +180,43 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Status, p.Connection, p.Version, rolesText(p), seen)
 		}
 		return tw.Flush()
+	case "invitations":
+		all, err := ps.Invitations(ctx, 500)
+		if err != nil {
+			return err
+		}
+		list := []party.InvitationInfo{}
+		for _, inv := range all {
+			if *state == "" || inv.State == *state {
+				list = append(list, inv)
+			}
+		}
+		if *asJSON {
+			return print(e, true, map[string]any{"invitations": list}, "")
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tSTATE\tPARTIES\tEXPIRES\tPLATFORM")
+		for _, inv := range list {
+			refs := make([]string, len(inv.Parties))
+			for i, p := range inv.Parties {
+				refs[i] = string(p.Role) + " " + p.CountryCode + "/" + p.PartyID
+			}
+			platform := ""
+			if inv.PlatformID != 0 {
+				platform = strconv.FormatInt(inv.PlatformID, 10)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", inv.ID, inv.Name, inv.State, strings.Join(refs, ", "), inv.ExpiresAt, platform)
+		}
+		return tw.Flush()
+	case "revoke":
+		if err := ps.RevokeInvitation(ctx, id); err != nil {
+			return err
+		}
+		inv, err := ps.FindInvitation(ctx, id)
+		if err != nil {
+			return err
+		}
+		return print(e, *asJSON, inv, fmt.Sprintf("Invitation %d (%s) is revoked: its token no longer works.\n", inv.ID, inv.Name))
 	case "show":
 		p, err := ps.Find(ctx, id)
 		if err != nil {

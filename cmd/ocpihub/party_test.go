@@ -90,6 +90,54 @@ func TestPartyCommands(t *testing.T) {
 			}
 		}
 
+		// invitations lists them (no tokens); revoke closes the open one:
+		// its token A is refused, its party withdrawn.
+		var laterToken string
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "token:"); ok {
+				laterToken = strings.TrimSpace(v)
+			}
+		}
+		out = mustCLI(t, h, "party", "invitations")
+		for _, want := range []string{"ID ", "Later", "OPEN", "CPO NL/NEW", "Acme", "USED"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("party invitations lacks %q:\n%s", want, out)
+			}
+		}
+		if laterToken == "" || strings.Contains(out, laterToken) || strings.Contains(out, inv["token"]) {
+			t.Errorf("party invitations shows a token (or invite printed none: %q):\n%s", laterToken, out)
+		}
+		var open struct{ Invitations []party.InvitationInfo }
+		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "invitations", "--state", "open", "--json")), &open); err != nil ||
+			len(open.Invitations) != 1 || open.Invitations[0].Name != "Later" {
+			t.Fatalf("party invitations --state open --json: %+v %v", open, err)
+		}
+		invID := strconv.FormatInt(open.Invitations[0].ID, 10)
+		if out := mustCLI(t, h, "party", "revoke", invID); !strings.Contains(out, "Invitation "+invID+" (Later) is revoked") {
+			t.Errorf("party revoke:\n%s", out)
+		}
+		if _, err := watcher.WaitFor(ctx, 1, func(r sim.Request) bool {
+			return r.Method == http.MethodPut && strings.HasSuffix(r.Path, "/clientinfo/NL/NEW") && strings.Contains(string(r.Body), `"SUSPENDED"`)
+		}); err != nil {
+			t.Errorf("the revoked invitation's party was not withdrawn: %v", err)
+		}
+		late, err := sim.StartCPO("Late", "NL", "NEW", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer late.Close()
+		if err := late.Register(ctx, h.VersionsURL(), laterToken); sim.HTTPStatus(err) != http.StatusUnauthorized {
+			t.Errorf("registering with a revoked token A: %v", err)
+		}
+		if _, errOut, code := cli(t, h, "party", "revoke", invID); code != 1 || !strings.Contains(errOut, "no open invitation") {
+			t.Errorf("revoke twice: exit %d %s", code, errOut)
+		}
+		var expired struct{ Invitations []party.InvitationInfo }
+		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "invitations", "--json", "--state", "EXPIRED")), &expired); err != nil ||
+			len(expired.Invitations) != 1 || expired.Invitations[0].Name != "Later" {
+			t.Errorf("party invitations --state EXPIRED: %+v %v", expired, err)
+		}
+
 		// list and show, as text and JSON.
 		out = mustCLI(t, h, "party", "list")
 		if !strings.HasPrefix(out, "ID ") || !strings.Contains(out, "Acme ") || !strings.Contains(out, "CPO NL/ACM") || !strings.Contains(out, "CONNECTED") {
@@ -188,6 +236,10 @@ func TestPartyCommands(t *testing.T) {
 			{[]string{"party", "show", "acme"}, 2, "not a number"},
 			{[]string{"party", "show", "999"}, 1, "not found"},
 			{[]string{"party", "connect", "--token", "x"}, 2, "--versions-url"},
+			{[]string{"party", "revoke"}, 2, "needs an invitation ID"},
+			{[]string{"party", "revoke", "later"}, 2, "invitation ID \"later\" is not a number"},
+			{[]string{"party", "revoke", "999"}, 1, "no open invitation 999"},
+			{[]string{"party", "invitations", "--state", "gone"}, 2, "--state"},
 			{[]string{"party", "frobnicate"}, 2, "unknown party command"},
 		} {
 			_, errOut, code := cli(t, h, tc.args...)

@@ -38,6 +38,21 @@ func adminDocs() apiDocs {
 				Description: "expires is a duration such as 72h (default 72h); parties binds the token to parties, announced as PLANNED until they register.",
 				Request:     inviteRequest{}, Data: &party.Invitation{}, Created: true,
 			},
+			"GET /admin/invitations": {
+				Summary:     "List invitations, newest first (at most 500; never their tokens)",
+				Description: "A revoked invitation is listed as EXPIRED. Sandbox invitations are listed by the sandbox's admin API.",
+				Data:        []party.InvitationInfo{},
+				Params: []openapi.Parameter{{Name: "state", In: "query", Description: "only invitations in this state (repeatable)",
+					Schema: openapi.Schema{"type": "string", "enum": invitationStates()}}},
+			},
+			"POST /admin/invitations/{id}/revoke": {
+				Summary: "Revoke an open invitation: its token A stops working, the parties only it planned are withdrawn",
+				Description: "Answers the invitation, now EXPIRED. An unknown invitation, or one used or expired already, " +
+					"answers NOT_FOUND (HTTP 404): only an open invitation can be revoked.",
+				Data: &party.InvitationInfo{},
+				Params: []openapi.Parameter{{Name: "id", In: "path", Description: "invitation id",
+					Schema: openapi.Schema{"type": "integer", "minimum": 1}}},
+			},
 		},
 		Schemas: func(s *openapi.Schemas) {
 			s.Field(party.Platform{}, "status", openapi.Schema{"enum": platformStatuses()})
@@ -48,6 +63,7 @@ func adminDocs() apiDocs {
 			s.Field(party.PartyRef{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
 			s.Field(party.Invitation{}, "versions_url", openapi.Schema{"format": "uri"})
 			s.Field(connectRequest{}, "versions_url", openapi.Schema{"format": "uri"})
+			s.Field(party.InvitationInfo{}, "state", openapi.Schema{"enum": invitationStates()})
 			s.Field(inviteRequest{}, "name", openapi.Schema{"minLength": 1, "maxLength": 100})
 		},
 	}
@@ -55,4 +71,8 @@ func adminDocs() apiDocs {
 
 func platformStatuses() []any {
 	return []any{string(party.StatusPending), string(party.StatusConnected), string(party.StatusSuspended), string(party.StatusUnregistered)}
+}
+
+func invitationStates() []any {
+	return []any{party.InvitationOpen, party.InvitationUsed, party.InvitationExpired}
 }

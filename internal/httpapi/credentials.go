@@ -191,6 +191,55 @@ func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error
 	return s.created(w, inv)
 }
 
+// adminInvitationsLimit caps GET /admin/invitations: the newest ones.
+const adminInvitationsLimit = 500
+
+// handleAdminInvitations lists the newest invitations (never their tokens),
+// optionally only those in the given states (OPEN, USED, EXPIRED). A
+// sandbox invitation lives in the sandbox's registry: the sandbox's admin
+// API lists and revokes it.
+func (s *Server) handleAdminInvitations(w http.ResponseWriter, r *http.Request) error {
+	want := map[string]bool{}
+	for _, st := range r.URL.Query()["state"] {
+		st = strings.ToUpper(st)
+		if st != party.InvitationOpen && st != party.InvitationUsed && st != party.InvitationExpired {
+			return ocpi.Invalid("state", "must be OPEN, USED or EXPIRED")
+		}
+		want[st] = true
+	}
+	list, err := s.cfg.Parties.Invitations(r.Context(), adminInvitationsLimit)
+	if err != nil {
+		return err
+	}
+	out := []party.InvitationInfo{}
+	for _, inv := range list {
+		if len(want) == 0 || want[inv.State] {
+			out = append(out, inv)
+		}
+	}
+	return s.ok(w, out)
+}
+
+// handleAdminRevokeInvitation closes an open invitation: its token A stops
+// working and the parties only it planned are withdrawn. It answers the
+// invitation, now EXPIRED. An invitation that is unknown, used or expired
+// already is one error, NOT_FOUND (HTTP 404): only an open invitation can
+// be revoked, and the message says so.
+func (s *Server) handleAdminRevokeInvitation(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Parties.RevokeInvitation(r.Context(), id); err != nil {
+		return err
+	}
+	inv, err := s.cfg.Parties.FindInvitation(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, inv)
+}
+
 // handleAdminSandboxReset wipes the sandbox's data now (the daily reset, on
 // demand). Only the sandbox instance serves it.
 func (s *Server) handleAdminSandboxReset(w http.ResponseWriter, r *http.Request) error {

@@ -284,7 +284,7 @@ func testNoRoute(t *testing.T, h *hubtest.Hub) {
 		{"PATCH", "/ocpi/credentials", answer{HTTP: 405, Status: 2000, Code: "METHOD_NOT_ALLOWED"}, "GET, POST, PUT, DELETE"},
 		{"POST", "/ocpi/versions", answer{HTTP: 405, Status: 2000, Code: "METHOD_NOT_ALLOWED"}, "GET"},
 		{"DELETE", "/ocpi/2.2.1/hubclientinfo", answer{HTTP: 405, Status: 2000, Code: "METHOD_NOT_ALLOWED"}, "GET"},
-		{"GET", "/admin/invitations", answer{HTTP: 405, Status: 2000, Code: "METHOD_NOT_ALLOWED"}, "POST"},
+		{"PUT", "/admin/invitations", answer{HTTP: 405, Status: 2000, Code: "METHOD_NOT_ALLOWED"}, "GET, POST"},
 	}
 	for _, tt := range tests {
 		resp := h.Do(t, tt.method, tt.path, hubtest.AdminToken, nil, nil)

@@ -174,10 +174,10 @@ func routeRules() map[string]routeRule {
 	// gateway's webhook).
 	adm := rule(classAdmin, "cpo", "")
 	add(adm, "GET", "/admin/commands", "/admin/commands/{id}", "/admin/payments/{authorization_reference}",
-		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits",
+		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits", "/admin/invitations",
 		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}")
 	add(adm, "POST", "/admin/financial-advice/{record_id}/resolve", "/admin/parties/{id}/suspend",
-		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations",
+		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations", "/admin/invitations/{id}/revoke",
 		"/admin/webhooks/{id}/deliveries/{delivery_id}/replay", "/admin/sandbox/reset")
 	add(adm, "DELETE", "/admin/parties/{id}")
 	add(adm, "PUT", "/admin/parties/{id}/rate_limits")
@@ -441,10 +441,12 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	// Where a module answers "not found" otherwise than with HTTP 404, by
 	// the role of the caller and the route. The charging profiles module
 	// answers an unknown session with HTTP 200, result UNKNOWN_SESSION
-	// (chargingprofiles.md): another eMSP's session gets exactly that answer. Terminal ids are unique across the hub, so a
-	// PTP writing a terminal id another PTP holds is told 2001 (its create
-	// cannot succeed under that id: use a UUID); it changes nothing, and the
-	// terminal itself reads 404 for it.
+	// (chargingprofiles.md): another eMSP's session gets exactly that answer. Terminal ids are unique across the hub
+	// (the PTP chooses them, CPOs address terminals by id alone), so a PTP's
+	// create (POST or PUT) of an id another PTP holds is refused with 2001
+	// naming terminal_id, without saying who holds it; it changes nothing.
+	// The terminal reads 404 for it, and its PATCH answers 404 as for an
+	// unknown terminal (no exception).
 	unknownSession := func(r reply) bool {
 		var d struct {
 			Result string `json:"result"`
@@ -461,7 +463,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		"emsp DELETE /ocpi/2.2.1/emsp/chargingprofiles/{session_id}": unknownSession,
 	}
 	for _, v := range []string{"2.2.1", "2.3.0"} {
-		for _, m := range []string{"POST", "PUT", "PATCH"} {
+		for _, m := range []string{"POST", "PUT"} {
 			refusedAs["ptp "+m+" /ocpi/"+v+"/payments/terminals/{terminal_id}"] = takenTerminalID
 		}
 	}

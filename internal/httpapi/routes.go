@@ -160,6 +160,8 @@ func (s *Server) routes() {
 	s.handle("DELETE /admin/parties/{id}", admin, s.handleAdminPartyAction("disconnect"))
 	s.handle("POST /admin/parties/connect", admin, s.handleAdminConnect)
 	s.handle("POST /admin/invitations", admin, s.handleAdminInvite, withoutReplay)
+	s.handle("GET /admin/invitations", admin, s.handleAdminInvitations)
+	s.handle("POST /admin/invitations/{id}/revoke", admin, s.handleAdminRevokeInvitation)
 	s.handle("GET /admin/parties/{id}/rate_limits", admin, s.handleAdminRateLimits)
 	s.handle("PUT /admin/parties/{id}/rate_limits", admin, s.handleAdminSetRateLimits)
 	s.handle("GET /admin/webhooks", admin, s.handleWebhookList(adminOwner))

@@ -35,8 +35,26 @@ func (s *Service) Invitations(ctx context.Context, limit int) ([]InvitationInfo,
 	if limit <= 0 {
 		limit = 100
 	}
+	return s.invitations(ctx, "ORDER BY id DESC LIMIT $1", limit)
+}
+
+// FindInvitation returns invitation id; an unknown id is ENOTFOUND.
+func (s *Service) FindInvitation(ctx context.Context, id int64) (*InvitationInfo, error) {
+	list, err := s.invitations(ctx, "WHERE id = $1", id)
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("no invitation %d", id)}
+	}
+	return &list[0], nil
+}
+
+// invitations reads the invitations that tail (a WHERE or ORDER clause of
+// the query, with $1 bound to arg) selects.
+func (s *Service) invitations(ctx context.Context, tail string, arg any) ([]InvitationInfo, error) {
 	rows, err := s.db.Read().Query(ctx, `SELECT id, name, sandbox, created_at, expires_at, used_at, platform_id, parties
-		FROM invitations ORDER BY id DESC LIMIT $1`, limit)
+		FROM invitations `+tail, arg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,14 @@
 // in the transaction of the change.
 //
 // Rules the spec leaves to us, decided here:
-//   - terminal_id is unique across the hub (CPOs address a terminal by it
-//     alone, payments.md §2). A PTP creating an id another PTP holds gets
-//     2001 naming terminal_id.
+//   - terminal_id is unique across the hub: the PTP chooses it and CPOs
+//     address a terminal by it alone (payments.md §2, §3), so ids cannot be
+//     scoped per PTP. Another PTP's terminal is absent to a PTP: its GET and
+//     PATCH answer 404 as for an unknown terminal; its POST or PUT (which
+//     create) is checked as a create and, when valid, refused with 2001
+//     naming terminal_id and a message that does not say another PTP holds
+//     the id. That the create is refused is unavoidable with unique ids;
+//     nothing else is disclosed.
 //   - A terminal's customer is the CPO it serves: the party its country_code
 //     and party_id name, else the OCPI-to party of its creation, else the
 //     owner of the first locations assigned to it. A CPO sees and assigns the

@@ -64,6 +64,15 @@ func errUnknownTerminal(id string) error {
 	return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown terminal " + printable(id)}
 }
 
+// errTerminalIDTaken refuses a PTP's create (POST or PUT) of a terminal id
+// another PTP holds. The PTP chooses terminal ids (payments.md §3) and CPOs
+// address a terminal by its id alone, so ids are unique across the hub and
+// such a create cannot succeed. The answer is 2001 naming terminal_id, as
+// for an id that is not valid, and does not say that another PTP holds it.
+func errTerminalIDTaken() error {
+	return ocpi.Invalid("terminal_id", "cannot be used for a new terminal: choose another id (a UUID)")
+}
+
 // errCPOCreates is the answer to a CPO that tries to create a terminal.
 func errCPOCreates() error {
 	return &ocpi.Error{Code: ocpi.EMETHOD, StatusCode: ocpi.StatusInvalidParams,
@@ -174,8 +183,12 @@ func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string,
 		if err != nil {
 			return err
 		}
-		if cur != nil && !a.owns(party.RolePTP, cur.ptp) {
-			return ocpi.Invalid("terminal_id", "is the id of another PTP's terminal; terminal ids are unique across the hub (use a UUID)")
+		// Another PTP's terminal is absent to this one: the write is checked
+		// as a create, a PATCH gets the unknown terminal's 404, and a create
+		// that passes every check is refused with errTerminalIDTaken.
+		taken := cur != nil && !a.owns(party.RolePTP, cur.ptp)
+		if taken {
+			cur = nil
 		}
 		if cur != nil {
 			ptp = cur.ptp // the terminal stays with the party that created it
@@ -201,6 +214,9 @@ func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string,
 		targets, err := s.checkTargets(ctx, customer, t.LocationIDs, t.EVSEUIDs, "the terminal's CPO")
 		if err != nil {
 			return err
+		}
+		if taken {
+			return errTerminalIDTaken()
 		}
 		if cur != nil && sameJSON(cur.body, body) && samePart(cur.cpo, customer) {
 			return nil

@@ -115,10 +115,31 @@ func TestTerminalRules(t *testing.T) {
 		}
 		t.Cleanup(other.Close)
 		h.Register(t, other.Platform)
+		// Its creates (POST, PUT) are checked as creates and refused with
+		// 2001 that does not say who holds the id; its PATCH is an unknown
+		// terminal's 404.
 		resp, err = other.CreateTerminal(ctx, sim.NewTerminal("term-1", nil))
 		refused(t, resp, err, http.StatusOK, 2001, "terminal_id")
-		resp, err = other.UpdateTerminal(ctx, http.MethodPatch, "TERM-1", map[string]any{"city": "Pune"})
+		if strings.Contains(strings.ToLower(string(resp.Body)), "ptp") {
+			t.Errorf("the refusal names the holder: %s", resp.Body)
+		}
+		resp, err = other.UpdateTerminal(ctx, http.MethodPut, "TERM-1", map[string]any{"city": "Pune"})
 		refused(t, resp, err, http.StatusOK, 2001, "terminal_id")
+		taken := resp.Envelope.StatusMessage
+		resp, err = other.UpdateTerminal(ctx, http.MethodPut, "TERM-1", map[string]any{"country": "IN"})
+		refused(t, resp, err, http.StatusOK, 2001, "country")
+		resp, err = other.UpdateTerminal(ctx, http.MethodPatch, "TERM-1", map[string]any{"city": "Pune"})
+		must(t, resp, err, http.StatusNotFound, 2000)
+		unknown, err := other.UpdateTerminal(ctx, http.MethodPatch, "TERM-404", map[string]any{"city": "Pune"})
+		must(t, unknown, err, http.StatusNotFound, 2000)
+		if strings.ReplaceAll(unknown.Envelope.StatusMessage, "TERM-404", "TERM-1") != resp.Envelope.StatusMessage {
+			t.Errorf("PATCH of another PTP's terminal says %q, of an unknown one %q", resp.Envelope.StatusMessage, unknown.Envelope.StatusMessage)
+		}
+		resp, err = other.UpdateTerminal(ctx, http.MethodPut, "TERM-405", map[string]any{"city": "Pune"})
+		must(t, resp, err, http.StatusCreated, 1000) // the same PUT of a free id creates
+		if taken == "" || strings.Contains(taken, "TERM-1") {
+			t.Errorf("the refusal of a taken id says %q", taken)
+		}
 		base, _ := b.emsp.HubEndpoint("payments", "SENDER")
 		resp, err = b.emsp.Raw(ctx, http.MethodGet, base+"/terminals", nil, nil)
 		must(t, resp, err, http.StatusNotFound, 2000)
