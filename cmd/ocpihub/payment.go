@@ -90,23 +90,13 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	switch sub {
 	case "list":
 		f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
-		var list []*upi.PaymentView
-		page := ocpi.PageRequest{Limit: ocpi.MaxLimit}
-		for {
-			items, p, err := u.ListPayments(ctx, f, page)
-			if err != nil {
-				return err
-			}
-			list = append(list, items...)
-			if p.Last == nil || int64(p.Last.Offset) >= p.Total {
-				break
-			}
-			page.Offset, page.After = p.Last.Offset, p.Last
+		list, err := allPages(func(page ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
+			return u.ListPayments(ctx, f, page)
+		})
+		if err != nil {
+			return err
 		}
 		if *asJSON {
-			if list == nil {
-				list = []*upi.PaymentView{}
-			}
 			return print(e, true, map[string]any{"payments": list}, "")
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -178,4 +168,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// allPages reads every page of a list, following each page's position, and
+// returns the items (an empty slice, not nil, when there are none, so JSON
+// shows []).
+func allPages[T any](list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, error) {
+	out := []T{}
+	page := ocpi.PageRequest{Limit: ocpi.MaxLimit}
+	for {
+		items, p, err := list(page)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		if p.Last == nil || int64(p.Last.Offset) >= p.Total {
+			return out, nil
+		}
+		page.Offset, page.After = p.Last.Offset, p.Last
+	}
 }

@@ -95,23 +95,13 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 		if *all {
 			f.Status = ""
 		}
-		var list []*upi.QRMapping
-		page := ocpi.PageRequest{Limit: ocpi.MaxLimit}
-		for {
-			items, p, err := u.ListQR(ctx, f, page)
-			if err != nil {
-				return err
-			}
-			list = append(list, items...)
-			if p.Last == nil || int64(p.Last.Offset) >= p.Total {
-				break
-			}
-			page.Offset, page.After = p.Last.Offset, p.Last
+		list, err := allPages(func(page ocpi.PageRequest) ([]*upi.QRMapping, ocpi.Page, error) {
+			return u.ListQR(ctx, f, page)
+		})
+		if err != nil {
+			return err
 		}
 		if *asJSON {
-			if list == nil {
-				list = []*upi.QRMapping{}
-			}
 			return print(e, true, map[string]any{"qr_mappings": list}, "")
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
