@@ -249,16 +249,10 @@ func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	patch, _, err := s.readLegacyPatch(r, tariff.Module)
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	var patch ocpi.Object
-	if err := v211.Decode(v, "tariffs", "", raw, s.clock.Now(), &patch); err != nil {
-		return err
-	}
-	stampPatch(patch, s.clock.Now())
 	// The owner is the URL's (legacy tariffs have no owner fields).
 	delete(patch, "country_code")
 	delete(patch, "party_id")

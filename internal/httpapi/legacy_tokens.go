@@ -76,18 +76,9 @@ func (s *Server) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	lt, _, err := decodeLegacy[v211.Token](s, r, token.Module)
 	if err != nil {
 		return err
-	}
-	v := legacyVersion(r.URL.Path)
-	var lt v211.Token
-	if err := v211.Decode(v, token.Module, "", raw, s.clock.Now(), &lt); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	if lt.Check(c); c.Err() != nil {
-		return c.Err()
 	}
 	if !ocpi.EqualCI(lt.UID, ref.UID) {
 		return ocpi.Invalid("uid", "must equal the token uid in the URL ("+ref.UID+")")
@@ -118,12 +109,10 @@ func (s *Server) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Reque
 	if ref, _, err = s.findLegacyToken(r, ref); err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	var patch ocpi.Object
-	if err := v211.Decode(v, token.Module, "", raw, s.clock.Now(), &patch); err != nil {
+	patch, _, err := s.legacyPatch(r, token.Module, raw)
+	if err != nil {
 		return err
 	}
-	stampPatch(patch, s.clock.Now())
 	body, err := ocpi.MarshalObject(v211.TokenPatchTo221(patch))
 	if err != nil {
 		return err
