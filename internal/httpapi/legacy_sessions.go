@@ -206,25 +206,12 @@ func (s *Server) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request
 	if _, err := callerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Sessions.List(ctx, session.Filter{Owners: owners(r)}, req)
 	}
-	items, page, err := s.cfg.Sessions.List(r.Context(), session.Filter{Owners: owners(r)}, req)
-	if err != nil {
-		return err
-	}
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
-		b, ok, err := s.sessionOut(r, it)
-		if err != nil {
-			return err
-		}
-		if ok {
-			out = append(out, b)
-		}
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
+		return s.sessionOut(r, it)
+	})
 }
 
 // handleLegacyCPOCDRPost stores a legacy CPO's CDR: 201 with its URL at the
@@ -314,27 +301,14 @@ func (s *Server) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) er
 	if _, err := callerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.CDRs.List(ctx, cdr.Filter{Owners: owners(r)}, req)
 	}
-	items, page, err := s.cfg.CDRs.List(r.Context(), cdr.Filter{Owners: owners(r)}, req)
-	if err != nil {
-		return err
-	}
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var d ocpi.CDR
 		if err := json.Unmarshal(it, &d); err != nil {
-			return err
+			return nil, false, err
 		}
-		b, ok, err := s.cdrOut(r, &d)
-		if err != nil {
-			return err
-		}
-		if ok {
-			out = append(out, b)
-		}
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+		return s.cdrOut(r, &d)
+	})
 }

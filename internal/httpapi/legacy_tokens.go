@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -153,30 +154,20 @@ func (s *Server) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request) e
 	if _, err := callerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Tokens.List(r.Context(), token.Filter{}, req)
-	if err != nil {
-		return err
-	}
 	v := legacyVersion(r.URL.Path)
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Tokens.List(ctx, token.Filter{}, req)
+	}
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var t ocpi.Token
 		if err := json.Unmarshal(it, &t); err != nil {
-			return err
+			return nil, false, err
 		}
 		lt, loss := v211.FromToken(&t)
 		s.cfg.LegacyRecorder.Lost(r.Context(), v, token.Module, "token "+t.UID, loss)
 		b, err := v211.Encode(v, token.Module, "", lt)
-		if err != nil {
-			return err
-		}
-		out = append(out, b)
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+		return b, err == nil, err
+	})
 }
 
 // handleLegacyCPOAuthorize answers a 2.1.1 CPO's real-time authorization as
