@@ -163,6 +163,57 @@ func (s *Server) legacyStored(w http.ResponseWriter, created bool) error {
 	return nil
 }
 
+// decodeLegacy reads the body of a legacy PUT or POST as an object of the
+// caller's version (also returned) and checks it.
+func decodeLegacy[T any, P interface {
+	*T
+	Check(*ocpi.Check)
+}](s *Server, r *http.Request, module string) (T, string, error) {
+	var obj T
+	raw, err := readBody(r)
+	if err != nil {
+		return obj, "", err
+	}
+	v := legacyVersion(r.URL.Path)
+	if err := v211.Decode(v, module, "", raw, s.clock.Now(), &obj); err != nil {
+		return obj, v, err
+	}
+	c := ocpi.NewCheck("")
+	if P(&obj).Check(c); c.Err() != nil {
+		return obj, v, c.Err()
+	}
+	return obj, v, nil
+}
+
+// readLegacyPatch reads the body of a legacy PATCH (see legacyPatch).
+func (s *Server) readLegacyPatch(r *http.Request, module string) (ocpi.Object, string, error) {
+	raw, err := readBody(r)
+	if err != nil {
+		return nil, "", err
+	}
+	return s.legacyPatch(r, module, raw)
+}
+
+// legacyPatch decodes a legacy PATCH of the caller's version (also
+// returned), stamped with the time it arrived when it has no last_updated.
+func (s *Server) legacyPatch(r *http.Request, module string, raw []byte) (ocpi.Object, string, error) {
+	v := legacyVersion(r.URL.Path)
+	var patch ocpi.Object
+	if err := v211.Decode(v, module, "", raw, s.clock.Now(), &patch); err != nil {
+		return nil, v, err
+	}
+	stampPatch(patch, s.clock.Now())
+	return patch, v, nil
+}
+
+// stampPatch gives a legacy PATCH without last_updated (2.1.1 does not
+// require one; 2.2.1 does) the time the hub received it.
+func stampPatch(patch ocpi.Object, now time.Time) {
+	if _, ok := patch["last_updated"]; !ok {
+		patch["last_updated"] = ocpi.NewDateTime(now).String()
+	}
+}
+
 // legacyEnvelope adapts an error envelope to 2.1.1: its status codes and a
 // whole-second timestamp.
 func legacyEnvelope(resp ocpi.Response) ocpi.Response {

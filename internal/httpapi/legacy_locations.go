@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -140,27 +141,18 @@ func (s *Server) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Req
 // cannot express are left out of the page (X-Total-Count still counts
 // them: the directory is not filtered before paging).
 func (s *Server) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Locations.List(r.Context(), location.Filter{}, req)
-	if err != nil {
-		return err
-	}
 	v := legacyVersion(r.URL.Path)
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Locations.List(ctx, location.Filter{}, req)
+	}
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		b, loss, ok, err := v211.LocationOut(v, v211.LevelLocation, it)
 		if err != nil {
-			return err
+			return nil, false, err
 		}
 		s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, "directory location", loss)
-		if ok {
-			out = append(out, b)
-		}
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+		return b, ok, nil
+	})
 }
 
 // handleLegacyEMSPLocation serves one Location, EVSE or Connector of the
@@ -249,16 +241,10 @@ func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	patch, _, err := s.readLegacyPatch(r, tariff.Module)
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	var patch ocpi.Object
-	if err := v211.Decode(v, "tariffs", "", raw, s.clock.Now(), &patch); err != nil {
-		return err
-	}
-	stampPatch(patch, s.clock.Now())
 	// The owner is the URL's (legacy tariffs have no owner fields).
 	delete(patch, "country_code")
 	delete(patch, "party_id")
@@ -301,27 +287,44 @@ func (s *Server) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Requ
 
 // handleLegacyEMSPTariffs is the tariffs sender for legacy eMSPs.
 func (s *Server) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
+	v := legacyVersion(r.URL.Path)
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Tariffs.List(ctx, tariff.Filter{}, req)
+	}
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
+		b, loss, ok, err := v211.TariffOut(v, it)
+		if err != nil {
+			return nil, false, err
+		}
+		s.cfg.LegacyRecorder.Lost(r.Context(), v, tariff.Module, "directory tariff", loss)
+		return b, ok, nil
+	})
+}
+
+// legacySender answers a legacy sender's GET: a page of the stored objects
+// list gives, each converted by out (which leaves out those it answers
+// false for; they still count as read).
+func (s *Server) legacySender(w http.ResponseWriter, r *http.Request, list func(context.Context, ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
+	out func(json.RawMessage) ([]byte, bool, error)) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
 	}
-	items, page, err := s.cfg.Tariffs.List(r.Context(), tariff.Filter{}, req)
+	items, page, err := list(r.Context(), req)
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	out := make([]json.RawMessage, 0, len(items))
+	converted := make([]json.RawMessage, 0, len(items))
 	for _, it := range items {
-		b, loss, ok, err := v211.TariffOut(v, it)
+		b, ok, err := out(it)
 		if err != nil {
 			return err
 		}
-		s.cfg.LegacyRecorder.Lost(r.Context(), v, tariff.Module, "directory tariff", loss)
 		if ok {
-			out = append(out, b)
+			converted = append(converted, b)
 		}
 	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+	return s.legacyPage(w, r, req, converted, len(items), page)
 }
 
 // legacyPage writes a page of converted objects with the paging headers and

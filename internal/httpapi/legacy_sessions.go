@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/location"
@@ -92,18 +91,9 @@ func (s *Server) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	ls, v, err := decodeLegacy[v211.Session](s, r, session.Module)
 	if err != nil {
 		return err
-	}
-	v := legacyVersion(r.URL.Path)
-	var ls v211.Session
-	if err := v211.Decode(v, session.Module, "", raw, s.clock.Now(), &ls); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	if ls.Check(c); c.Err() != nil {
-		return c.Err()
 	}
 	if !ocpi.EqualCI(ls.ID, ref.ID) {
 		return ocpi.Invalid("id", "must equal the session_id of the URL ("+ref.ID+")")
@@ -133,16 +123,10 @@ func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	patch, v, err := s.readLegacyPatch(r, session.Module)
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	var patch ocpi.Object
-	if err := v211.Decode(v, session.Module, "", raw, s.clock.Now(), &patch); err != nil {
-		return err
-	}
-	stampPatch(patch, s.clock.Now())
 	p, loss, err := v211.SessionPatchTo221(patch, func(authID string) (*ocpi.CdrToken, error) {
 		return s.contractToken(r.Context(), v, authID)
 	})
@@ -222,25 +206,12 @@ func (s *Server) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request
 	if _, err := callerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Sessions.List(ctx, session.Filter{Owners: owners(r)}, req)
 	}
-	items, page, err := s.cfg.Sessions.List(r.Context(), session.Filter{Owners: owners(r)}, req)
-	if err != nil {
-		return err
-	}
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
-		b, ok, err := s.sessionOut(r, it)
-		if err != nil {
-			return err
-		}
-		if ok {
-			out = append(out, b)
-		}
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
+		return s.sessionOut(r, it)
+	})
 }
 
 // handleLegacyCPOCDRPost stores a legacy CPO's CDR: 201 with its URL at the
@@ -250,18 +221,9 @@ func (s *Server) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	lc, v, err := decodeLegacy[v211.CDR](s, r, cdr.Module)
 	if err != nil {
 		return err
-	}
-	v := legacyVersion(r.URL.Path)
-	var lc v211.CDR
-	if err := v211.Decode(v, cdr.Module, "", raw, s.clock.Now(), &lc); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	if lc.Check(c); c.Err() != nil {
-		return c.Err()
 	}
 	tok, err := s.contractToken(r.Context(), v, lc.AuthID)
 	if err != nil {
@@ -339,35 +301,14 @@ func (s *Server) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) er
 	if _, err := callerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.CDRs.List(ctx, cdr.Filter{Owners: owners(r)}, req)
 	}
-	items, page, err := s.cfg.CDRs.List(r.Context(), cdr.Filter{Owners: owners(r)}, req)
-	if err != nil {
-		return err
-	}
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var d ocpi.CDR
 		if err := json.Unmarshal(it, &d); err != nil {
-			return err
+			return nil, false, err
 		}
-		b, ok, err := s.cdrOut(r, &d)
-		if err != nil {
-			return err
-		}
-		if ok {
-			out = append(out, b)
-		}
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
-}
-
-// stampPatch gives a legacy PATCH without last_updated (2.1.1 does not
-// require one; 2.2.1 does) the time the hub received it.
-func stampPatch(patch ocpi.Object, now time.Time) {
-	if _, ok := patch["last_updated"]; !ok {
-		patch["last_updated"] = ocpi.NewDateTime(now).String()
-	}
+		return s.cdrOut(r, &d)
+	})
 }

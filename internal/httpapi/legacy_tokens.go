@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -76,18 +77,9 @@ func (s *Server) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	lt, _, err := decodeLegacy[v211.Token](s, r, token.Module)
 	if err != nil {
 		return err
-	}
-	v := legacyVersion(r.URL.Path)
-	var lt v211.Token
-	if err := v211.Decode(v, token.Module, "", raw, s.clock.Now(), &lt); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	if lt.Check(c); c.Err() != nil {
-		return c.Err()
 	}
 	if !ocpi.EqualCI(lt.UID, ref.UID) {
 		return ocpi.Invalid("uid", "must equal the token uid in the URL ("+ref.UID+")")
@@ -118,12 +110,10 @@ func (s *Server) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Reque
 	if ref, _, err = s.findLegacyToken(r, ref); err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	var patch ocpi.Object
-	if err := v211.Decode(v, token.Module, "", raw, s.clock.Now(), &patch); err != nil {
+	patch, _, err := s.legacyPatch(r, token.Module, raw)
+	if err != nil {
 		return err
 	}
-	stampPatch(patch, s.clock.Now())
 	body, err := ocpi.MarshalObject(v211.TokenPatchTo221(patch))
 	if err != nil {
 		return err
@@ -164,30 +154,20 @@ func (s *Server) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request) e
 	if _, err := callerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Tokens.List(r.Context(), token.Filter{}, req)
-	if err != nil {
-		return err
-	}
 	v := legacyVersion(r.URL.Path)
-	out := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
+	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Tokens.List(ctx, token.Filter{}, req)
+	}
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var t ocpi.Token
 		if err := json.Unmarshal(it, &t); err != nil {
-			return err
+			return nil, false, err
 		}
 		lt, loss := v211.FromToken(&t)
 		s.cfg.LegacyRecorder.Lost(r.Context(), v, token.Module, "token "+t.UID, loss)
 		b, err := v211.Encode(v, token.Module, "", lt)
-		if err != nil {
-			return err
-		}
-		out = append(out, b)
-	}
-	return s.legacyPage(w, r, req, out, len(items), page)
+		return b, err == nil, err
+	})
 }
 
 // handleLegacyCPOAuthorize answers a 2.1.1 CPO's real-time authorization as
