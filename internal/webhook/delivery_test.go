@@ -214,7 +214,7 @@ func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 		emsp := partner(t, h, "EMSP", "DE", "EM1")
 		gone, opR, ownerR, otherR := receiver(t), receiver(t), receiver(t), receiver(t)
 		gone.SetStatus(http.StatusGone)
-		gone.SetDelay(200 * time.Millisecond) // the second event is stored while the first is in flight
+		gone.SetHang(true) // the 410 waits until the second event's delivery is queued behind the first
 		subscribe(t, h, adminToken(), opR.URL(), "webhook.disabled")
 		subscribe(t, h, tokenOf(cpo), ownerR.URL(), "webhook.disabled")
 		subscribe(t, h, tokenOf(emsp), otherR.URL(), "webhook.disabled", "location.updated")
@@ -224,6 +224,8 @@ func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 		emit(t, h, event.Event{Name: event.SessionStarted, Data: map[string]string{"session_id": "S1"}, Parties: cp1})
 		waitFor(t, gone, 1)
 		emit(t, h, event.Event{Name: event.SessionStarted, Data: map[string]string{"session_id": "S2"}, Parties: cp1})
+		eventually(t, 10*time.Second, "the second delivery queued", func() bool { return len(deliveries(t, h, sub.ID)) == 2 })
+		gone.SetHang(false)
 
 		for _, r := range []*sim.WebhookReceiver{opR, ownerR} {
 			d := waitFor(t, r, 1)[0]
