@@ -259,3 +259,15 @@ func ParseObject(b []byte) (Object, error) {
 
 // MarshalObject writes a generic object (keys sorted, HTML not escaped).
 func MarshalObject(o any) ([]byte, error) { return marshalNoEscape(o) }
+
+// CanonicalPatch writes a PATCH body to pass on to the receiving party: the
+// fields the sender sent, with last_updated in canonical DateTime form (a
+// value that does not parse is left as it is; validation reports it).
+func CanonicalPatch(patch Object) ([]byte, error) {
+	if lu, ok := patch["last_updated"].(string); ok {
+		if dt, err := ParseDateTime(lu); err == nil {
+			patch["last_updated"] = dt.String()
+		}
+	}
+	return MarshalObject(patch)
+}

@@ -145,24 +145,13 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if bytes.Equal(cur.body, body) {
 			return nil
 		}
-		patchBody, err := canonicalPatch(patch)
+		patchBody, err := ocpi.CanonicalPatch(patch)
 		if err != nil {
 			return err
 		}
 		push := hub.Push{Method: http.MethodPatch, Path: r.path(cur.id), Body: patchBody}
 		return s.save(ctx, tx, ch, r, cur, &sess, body, s.evseID(ctx, r, &sess), push)
 	})
-}
-
-// canonicalPatch writes the PATCH body for the eMSP: the fields the CPO
-// sent, with last_updated in canonical form.
-func canonicalPatch(patch ocpi.Object) ([]byte, error) {
-	if lu, ok := patch["last_updated"].(string); ok {
-		if dt, err := ocpi.ParseDateTime(lu); err == nil {
-			patch["last_updated"] = dt.String()
-		}
-	}
-	return ocpi.MarshalObject(patch)
 }
 
 // checkSession validates a session and its identity against the URL.

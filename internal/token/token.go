@@ -315,7 +315,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if err := s.write(ctx, tx, r, cur, &t, body); err != nil {
 			return err
 		}
-		patchBody, err := canonicalPatch(raw, patch)
+		patchBody, err := ocpi.CanonicalPatch(patch)
 		if err != nil {
 			return err
 		}
@@ -323,17 +323,6 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 			CorrelationID: ch.CorrelationID}
 		return s.forward(ctx, tx, ch, r, &t, push)
 	})
-}
-
-// canonicalPatch writes a PATCH body for the CPOs: the fields the eMSP sent,
-// timestamps in canonical form.
-func canonicalPatch(raw []byte, patch ocpi.Object) ([]byte, error) {
-	if lu, ok := patch["last_updated"].(string); ok {
-		if dt, err := ocpi.ParseDateTime(lu); err == nil {
-			patch["last_updated"] = dt.String()
-		}
-	}
-	return ocpi.MarshalObject(patch)
 }
 
 // checkToken validates a token and its identity against the URL.
