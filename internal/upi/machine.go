@@ -130,7 +130,10 @@ func (s *Service) failedEvent(p *payment) map[string]any {
 
 // capture records a verified capture and decides what it leads to: START
 // SESSION for the order's first capture within the payment window, a full
-// refund otherwise.
+// refund otherwise. The capture is written to the payment row before the
+// decision, in the same transaction: the refund's guard reads the captured
+// amount from the row, and whatever is decided commits together with the
+// capture or not at all.
 func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Order, obs observation) error {
 	p.Captured, p.CaptureTime = obs.Amount.Paise, s.micros()
 	p.ErrorCode, p.ErrorDescription = "", ""
@@ -142,20 +145,23 @@ func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Orde
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.PaymentCaptured, Data: ev}); err != nil {
 		return err
 	}
+	if err := s.save(ctx, tx, p); err != nil {
+		return err
+	}
 	if obs.Amount.Currency != o.Amount.Currency {
-		return s.refundFull(ctx, tx, p, "captured in "+obs.Amount.Currency+", the order is in "+o.Amount.Currency)
+		return s.refundAtOnce(ctx, tx, p, "captured in "+obs.Amount.Currency+", the order is in "+o.Amount.Currency)
 	}
 	// A capture long after the driver scanned would start a charger nobody
 	// stands at.
 	if s.now().After(o.ExpiresAt.Add(s.cfg.PaymentWindow)) {
-		return s.refundFull(ctx, tx, p, "captured after the payment window of the order closed")
+		return s.refundAtOnce(ctx, tx, p, "captured after the payment window of the order closed")
 	}
 	n, err := tx.Exec(ctx, "UPDATE upi_orders SET payment_id = $1 WHERE pk = $2 AND payment_id = ''", p.ID, o.pk)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return s.refundFull(ctx, tx, p, "a second payment on an order that already has one")
+		return s.refundAtOnce(ctx, tx, p, "a second payment on an order that already has one")
 	}
 	if err := s.issueToken(ctx, tx, p); err != nil {
 		return err
@@ -166,6 +172,21 @@ func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Orde
 	}
 	_, err = s.jobs.InsertTx(ctx, tx, startArgs{PaymentID: p.ID}, opts)
 	return err
+}
+
+// refundAtOnce refunds a capture that may not start a session (a second
+// payment on the order, a late capture, another currency) through the
+// refund queue. Should the refund be refused by our own rules, the capture
+// is still recorded and the payment flagged for the operator: a capture
+// never rolls back for what it leads to, or the PG's money would be left
+// with no record at all.
+func (s *Service) refundAtOnce(ctx context.Context, tx *store.Tx, p *payment, reason string) error {
+	err := s.refundFull(ctx, tx, p, reason)
+	var oe *ocpi.Error
+	if !errors.As(err, &oe) {
+		return err
+	}
+	return s.flag(ctx, tx, p, AttentionNotRefunded, reason+"; the refund could not be queued: "+oe.Error())
 }
 
 // issueToken issues the payment's own token: AD_HOC_USER, or OTHER for

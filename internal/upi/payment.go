@@ -52,6 +52,7 @@ const (
 	AttentionLongSession    = "session_not_completed"
 	AttentionRefundedAtPG   = "refunded_outside"
 	AttentionStartUndecided = "start_undelivered"
+	AttentionNotRefunded    = "capture_not_refunded"
 )
 
 // payment is a payment row.
