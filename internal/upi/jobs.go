@@ -20,12 +20,14 @@ func (s *Service) addWorkers() {
 }
 
 // NextRetry retries a refund the PG did not accept with the module's
-// backoff and the same idempotency key.
+// backoff and the same idempotency key. Retries count on the module's clock,
+// which is the job queue's: on the wall clock a queue on a test clock would
+// run them at once or never.
 func (w *refundWorker) NextRetry(job *river.Job[refundArgs]) time.Time {
-	return time.Now().Add(w.s.retryDelay(job.Attempt))
+	return w.s.now().Add(w.s.retryDelay(job.Attempt))
 }
 
 // NextRetry retries a receipt delivery with the module's backoff.
 func (w *notifyWorker) NextRetry(job *river.Job[notifyArgs]) time.Time {
-	return time.Now().Add(w.s.retryDelay(job.Attempt))
+	return w.s.now().Add(w.s.retryDelay(job.Attempt))
 }

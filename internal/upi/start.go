@@ -32,7 +32,7 @@ type startWorker struct {
 
 // NextRetry retries an undelivered START_SESSION quickly.
 func (w *startWorker) NextRetry(job *river.Job[startArgs]) time.Time {
-	return time.Now().Add(w.s.retryDelay(job.Attempt))
+	return w.s.now().Add(w.s.retryDelay(job.Attempt))
 }
 
 // Work sends START_SESSION as ocpihub's eMSP: the payment's token, the
