@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +90,7 @@ func newHarness(t testing.TB, engine store.Engine) *harness {
 		t.Fatal(err)
 	}
 	h.s = New(Config{PublicURL: "https://hub.example", EMSPCountryCode: "IN", EMSPPartyID: "OHE", EMSPName: "ocpihub",
-		PaymentWindow: 15 * time.Minute, SessionDeadline: 5 * time.Minute, PollInterval: 5 * time.Second, RetryBase: 2 * time.Second},
+		PaymentWindow: 2 * time.Minute, SessionDeadline: 5 * time.Minute, PollInterval: 5 * time.Second, RetryBase: 2 * time.Second},
 		Deps{DB: h.db, Jobs: h.jc, Gateway: h.pg, Dir: fakeDir{}, Commands: h.cpo, Events: h.em, Clock: h.clk,
 			Registry: prometheus.NewRegistry()})
 	if _, err := h.s.CreateQR(ctx, QRCreate{QRRef: hQRRef, TenantID: "IN*CPO", LocationID: "LOC1", EVSEUID: "E1", ConnectorID: "1"}); err != nil {
@@ -101,34 +103,24 @@ func newHarness(t testing.TB, engine store.Engine) *harness {
 // into the harness's queue.
 func (h *harness) collect() {
 	h.t.Helper()
-	rows, err := h.db.Read().Query(h.ctx, "SELECT id FROM river_job ORDER BY id")
+	rows, err := h.jc.List(h.ctx, jobs.ListParams{Limit: 10_000})
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			h.t.Fatal(err)
-		}
-		ids = append(ids, id)
+	if len(rows) == 0 {
+		return
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	slices.SortFunc(rows, func(a, b *rivertype.JobRow) int { return int(a.ID - b.ID) })
+	ids := make([]string, len(rows))
+	for i, row := range rows {
+		ids[i] = strconv.FormatInt(row.ID, 10)
+		h.queue = append(h.queue, &hjob{id: row.ID, kind: row.Kind, args: row.EncodedArgs, due: row.ScheduledAt})
+	}
+	if err := h.db.InTx(h.ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "DELETE FROM river_job WHERE id IN ("+strings.Join(ids, ", ")+")")
+		return err
+	}); err != nil {
 		h.t.Fatal(err)
-	}
-	for _, id := range ids {
-		row, err := h.jc.Get(h.ctx, id)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		if err := h.db.InTx(h.ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "DELETE FROM river_job WHERE id = $1", id)
-			return err
-		}); err != nil {
-			h.t.Fatal(err)
-		}
-		h.queue = append(h.queue, &hjob{id: id, kind: row.Kind, args: row.EncodedArgs, due: row.ScheduledAt})
 	}
 }
 
@@ -237,35 +229,45 @@ func (h *harness) drain() {
 func (h *harness) settle() {
 	h.t.Helper()
 	for range 20_000 {
-		h.collect()
-		h.actions = append(h.actions, h.pgActions()...)
-		d := h.due()
-		n := len(d) + len(h.actions)
-		if n == 0 {
-			if len(h.queue) == 0 {
-				return
-			}
-			next := h.queue[0].due
-			for _, j := range h.queue {
-				if j.due.Before(next) {
-					next = j.due
-				}
-			}
-			h.clk.Set(next)
+		if h.step() {
 			continue
 		}
-		k := h.rnd.IntN(n)
-		if k < len(d) {
-			h.runJob(d[k])
-			continue
+		if len(h.queue) == 0 {
+			return
 		}
-		k -= len(d)
-		a := h.actions[k]
-		h.actions = slices.Delete(h.actions, k, k+1)
-		h.do(a)
-		h.actions = append(h.actions, a.then...)
+		next := h.queue[0].due
+		for _, j := range h.queue {
+			if j.due.Before(next) {
+				next = j.due
+			}
+		}
+		h.clk.Set(next)
 	}
 	h.t.Fatal("settle: the payments never settle")
+}
+
+// step works one due job or one action, picked at random, and reports
+// whether there was one.
+func (h *harness) step() bool {
+	h.t.Helper()
+	h.collect()
+	h.actions = append(h.actions, h.pgActions()...)
+	d := h.due()
+	n := len(d) + len(h.actions)
+	if n == 0 {
+		return false
+	}
+	k := h.rnd.IntN(n)
+	if k < len(d) {
+		h.runJob(d[k])
+		return true
+	}
+	k -= len(d)
+	a := h.actions[k]
+	h.actions = slices.Delete(h.actions, k, k+1)
+	h.do(a)
+	h.actions = append(h.actions, a.then...)
+	return true
 }
 
 // pgActions turns what the PG has to say into actions: each webhook in

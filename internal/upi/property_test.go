@@ -1,80 +1,101 @@
-package upi_test
+package upi
 
 import (
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
-	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
-// plan is one generated payment: how the PG's webhooks come, what the CPO
-// does with START_SESSION, whether the operator refunds while it charges,
-// and what the CDR costs.
+// plan is one generated order: the payments made on it and how the PG,
+// the CPO, the operator and the machine itself (crashes) behave.
 type plan struct {
-	amount     int64 // paise
-	steps      []string
-	copies     int  // copies of every webhook
-	concurrent bool // copies at once
-	reverse    bool // webhooks held and released newest first
-	command    sim.CommandBehavior
-	opRefund   int64 // paise refunded by the operator while charging (0: none)
-	cost       string
+	amount int64 // paise
+	// attempts are the payments on the order, each a list of PG steps.
+	attempts [][]string
+	// usd marks attempts captured in another currency than the order's.
+	usd []bool
+	// late: the payment window and its grace pass before the payments.
+	late bool
+	// hold: every webhook is lost until the end (polls and the order
+	// check find the payments); dup: the chance of two or three copies.
+	hold bool
+	dup  float64
+	cpo  string
+	// opRefund is refunded by the operator while the session charges.
+	opRefund int64
+	cost     string
+	refund   refundFault
+	// crash: transactions fail half-way and jobs run again after
+	// finishing; fetchDown: the PG's payment API fails this many times.
+	crash     bool
+	fetchDown int
 }
 
 func (p plan) String() string {
-	cmd := "accepted"
-	switch {
-	case p.command.Response != "":
-		cmd = p.command.Response
-	case p.command.Result != "":
-		cmd = "result " + p.command.Result
-	case p.command.Manual:
-		cmd = "no session"
-	}
-	return fmt.Sprintf("₹%s %v ×%d reversed=%v start=%s operator refund=%s cost=%s", pg.FormatRupees(p.amount), p.steps, p.copies,
-		p.reverse, cmd, pg.FormatRupees(p.opRefund), p.cost)
+	return fmt.Sprintf("₹%s %v usd=%v late=%v hold=%v dup=%.1f cpo=%s operator=%s cost=%s refund=%+v crash=%v fetchDown=%d",
+		pg.FormatRupees(p.amount), p.attempts, p.usd, p.late, p.hold, p.dup, p.cpo, pg.FormatRupees(p.opRefund), p.cost, p.refund,
+		p.crash, p.fetchDown)
 }
+
+var cpoBehaviours = []string{"accepted", "accepted", "accepted", "rejected", "failed", "no session", "pending", "late session",
+	"undeliverable", "flaky"}
 
 // genPlan draws a plan from r.
 func genPlan(r *rand.Rand) plan {
-	p := plan{amount: 100_00 + r.Int64N(40)*25_00, copies: 1 + r.IntN(3), concurrent: r.IntN(2) == 0, reverse: r.IntN(4) == 0}
-	switch r.IntN(6) {
-	case 0:
-		p.steps = []string{"failed"}
-	case 1:
-		p.steps = []string{"failed", "captured"}
-	case 2:
-		p.steps = []string{"pending", "captured"}
-	case 3:
-		p.steps = []string{"authorized", "captured"}
-	case 4:
-		p.steps = []string{"pending"} // never captured: expires
-	default:
-		p.steps = []string{"captured"}
+	p := plan{amount: 100_00 + r.Int64N(40)*25_00, late: r.IntN(8) == 0, hold: r.IntN(6) == 0,
+		cpo: cpoBehaviours[r.IntN(len(cpoBehaviours))], crash: r.IntN(4) == 0}
+	if r.IntN(2) == 0 {
+		p.dup = 0.5
 	}
-	switch r.IntN(8) {
-	case 0:
-		p.command = sim.CommandBehavior{Response: ocpi.CommandRejected}
-	case 1:
-		p.command = sim.CommandBehavior{Result: "FAILED"}
-	case 2:
-		p.command = sim.CommandBehavior{Manual: true} // no session: the deadline refunds
+	n := 1
+	if r.IntN(4) == 0 {
+		n = 2 // a second payment on the order
+	}
+	for range n {
+		var steps []string
+		switch r.IntN(7) {
+		case 0:
+			steps = []string{"failed"}
+		case 1:
+			steps = []string{"failed", "captured"}
+		case 2:
+			steps = []string{"pending", "captured"}
+		case 3:
+			steps = []string{"authorized", "captured"}
+		case 4:
+			steps = []string{"pending"} // never captured: expires
+		default:
+			steps = []string{"captured"}
+		}
+		p.attempts = append(p.attempts, steps)
+		p.usd = append(p.usd, r.IntN(10) == 0)
 	}
 	if r.IntN(4) == 0 {
 		p.opRefund = 100 + r.Int64N(p.amount)
+	}
+	switch r.IntN(8) {
+	case 0:
+		p.refund.retryable = 1 + r.IntN(4)
+	case 1:
+		p.refund.refuse = true
+	case 2:
+		p.refund.lose = true
+	case 3:
+		p.refund.pending = true
+	case 4:
+		p.refund.pending, p.refund.fail = true, true
+	}
+	if r.IntN(6) == 0 {
+		p.fetchDown = 1 + r.IntN(3)
 	}
 	// Costs around the capture: well below, just below (an excess under
 	// ₹1.00), equal, above; with up to four decimals.
@@ -95,182 +116,328 @@ func genPlan(r *rand.Rand) plan {
 	return p
 }
 
-// TestPaymentProperties runs generated payments through the real state
-// machine on both engines (PG simulator, CPO simulator, real database): for
-// every payment, once nothing moves any more, captured = cost + refunded +
-// not refundable − shortfall; nothing is refunded twice (one refund per
-// idempotency key at the PG, the PG's refunded sum equal to ours, at most
-// one full and one excess refund); at most one START_SESSION per payment.
-// The seed is logged; OCPIHUB_PROPERTY_SEED replays one.
+// knownTransitions are the payment and refund state changes (and the
+// attention reasons) the generator must reach in every run: a change to the
+// state machine or the generator that loses one fails the test.
+var knownTransitions = []string{
+	"PENDING→CAPTURED", "PENDING→FAILED", "PENDING→EXPIRED", "FAILED→CAPTURED", "EXPIRED→CAPTURED",
+	"CAPTURED→SESSION_REQUESTED", "CAPTURED→REFUNDING", "SESSION_REQUESTED→CHARGING", "SESSION_REQUESTED→REFUNDING",
+	"CHARGING→SETTLED", "REFUNDING→REFUNDED",
+	"refund →QUEUED", "refund QUEUED→PENDING", "refund QUEUED→PROCESSED", "refund PENDING→PROCESSED", "refund QUEUED→FAILED",
+	"refund PENDING→FAILED",
+	"attention refund_failed", "attention shortfall", "attention session_after_refund",
+}
+
+// TestPaymentProperties runs generated orders through the real state
+// machine on both engines, driven by hand (harness): second payments, late
+// captures, captures in another currency, webhooks reordered, duplicated
+// and lost, START_SESSION refused or unanswered, refunds failing at the PG
+// (for a while, for good, after a lost answer), transactions failing
+// half-way and jobs running twice. Once nothing moves, every payment is in a
+// terminal state or flagged for the operator; the operator re-issues failed
+// refunds; then for every payment captured = cost + refunded + not
+// refundable − shortfall, nothing is refunded beyond the capture or twice,
+// and at most one session starts per order. It fails when a known
+// transition was never reached; -v prints the counts. The seed is logged;
+// OCPIHUB_PROPERTY_SEED replays one, OCPIHUB_PROPERTY_N sets the number of
+// orders per engine.
 func TestPaymentProperties(t *testing.T) {
 	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("OCPIHUB_PROPERTY_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
+	n := 1000
+	if s := os.Getenv("OCPIHUB_PROPERTY_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	if testing.Short() {
+		n = 100
+	}
 	t.Logf("seed %d (replay with OCPIHUB_PROPERTY_SEED=%d)", seed, seed)
-	each(t, func(t *testing.T, b *bundle) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		const n = 8
-		plans := make([]plan, n)
-		for i := range plans {
-			plans[i] = genPlan(r)
-		}
-		b.qr(t)
-		orders := make([]string, n)
-		var mu sync.Mutex
-		byOrder := map[string]plan{}
-		b.cpo.OnCommand(func(_ string, body map[string]any) sim.CommandBehavior {
-			ref, _ := body["authorization_reference"].(string)
-			var orderID string
-			_ = b.h.DB.Read().QueryRow(b.ctx, "SELECT o.id FROM upi_orders o JOIN upi_payments p ON p.order_pk = o.pk WHERE p.id = $1", ref).Scan(&orderID)
-			mu.Lock()
-			defer mu.Unlock()
-			return byOrder[orderID].command
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, engine)
+			h.rnd = rand.New(rand.NewPCG(seed, 7))
+			gen := rand.New(rand.NewPCG(seed, 11))
+			for i := range n {
+				p := genPlan(gen)
+				h.run(i, p)
+				if t.Failed() {
+					t.Fatalf("order %d: %s", i, p)
+				}
+			}
+			h.coverage(n)
 		})
-		for i, p := range plans {
-			t.Logf("payment %d: %s", i, p)
-			orders[i] = b.order(t, pg.FormatRupees(p.amount))
-			mu.Lock()
-			byOrder[orders[i]] = p
-			mu.Unlock()
-			po := b.pgOrder(t, orders[i])
-			pay, err := b.pg.Attempt(b.ctx, po.ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.pg.DuplicateWebhooks(p.copies, p.concurrent)
-			if p.reverse {
-				b.pg.HoldWebhooks()
-			}
-			for _, step := range p.steps {
-				switch step {
-				case "failed":
-					_, err = b.pg.Fail(b.ctx, pay.ID, "", "")
-				case "pending":
-					_, err = b.pg.NotifyPending(b.ctx, pay.ID)
-				case "authorized":
-					_, err = b.pg.Authorize(b.ctx, pay.ID)
-				case "captured":
-					_, err = b.pg.Capture(b.ctx, pay.ID)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			if p.reverse {
-				b.pg.ReleaseWebhooks(b.ctx, pgsim.Reverse)
-			}
-			b.pg.DuplicateWebhooks(1, false)
-		}
-
-		// Sessions that started end with their plan's cost, one at a time
-		// (the simulator's plan is global); the operator refunds some first.
-		for i, p := range plans {
-			var pv *upi.PaymentView
-			eventually(t, fmt.Sprintf("payment %d decided", i), func() bool {
-				pv = b.payment(t, orders[i])
-				return pv != nil && slices.Contains([]string{upi.StatusCharging, upi.StatusFailed, upi.StatusExpired,
-					upi.StatusRefunded, upi.StatusRefunding}, pv.Status)
-			})
-			if pv.Status != upi.StatusCharging {
-				continue
-			}
-			if p.opRefund > 0 {
-				resp := adminDo(t, b.h, http.MethodPost, upiBase+"/refunds", map[string]any{"refund_id": "op-" + pv.ID,
-					"payment_id": pv.ID, "refund_amount": pg.FormatRupees(p.opRefund)})
-				if resp.HTTPStatus != http.StatusCreated {
-					t.Errorf("operator refund of payment %d: HTTP %d %s", i, resp.HTTPStatus, resp.Body)
-				}
-			}
-			b.cpo.SetPlan(sim.SessionPlan{KWh: "10", CostExclVAT: p.cost, CostInclVAT: p.cost})
-			b.stop(t, pv.Session.ID)
-			b.waitStatus(t, orders[i], upi.StatusSettled)
-		}
-
-		for i, p := range plans {
-			var pv *upi.PaymentView
-			eventually(t, fmt.Sprintf("payment %d final", i), func() bool {
-				pv = b.payment(t, orders[i])
-				return pv != nil && slices.Contains([]string{upi.StatusFailed, upi.StatusExpired, upi.StatusRefunded, upi.StatusSettled}, pv.Status) &&
-					pv.RefundPending == "0.00" && refundsFinal(pv)
-			})
-			checkProperties(t, b, i, p, pv)
-		}
-		if errs := b.cpo.Errors(); len(errs) > 0 {
-			t.Errorf("CPO simulator errors: %v", errs)
-		}
-	}, func(c *app.Config) {
-		c.UPIPaymentWindow = 2 * time.Second
-		c.UPISessionDeadline = 1500 * time.Millisecond
-	})
+	}
 }
 
-func refundsFinal(p *upi.PaymentView) bool {
-	for _, r := range p.Refunds {
-		if r.Status != upi.RefundProcessed && r.Status != upi.RefundFailed {
+// run plays one plan and checks its payments.
+func (h *harness) run(i int, p plan) {
+	h.t.Helper()
+	h.em.failRate, h.rescue = 0, 0
+	if p.crash {
+		h.em.failRate, h.rescue = 0.1, 0.15
+	}
+	h.dupWebhooks, h.holdWebhooks = p.dup, p.hold
+	h.cpo.next = h.cpoPlan(p)
+	o := h.order(p.amount)
+	if p.late {
+		h.clk.Add(2*h.s.cfg.PaymentWindow + time.Second)
+	}
+	var ids []string
+	for k, steps := range p.attempts {
+		amount := o.Amount
+		if p.usd[k] {
+			amount = pg.Amount{Paise: p.amount / 80, Currency: "USD"}
+		}
+		id := h.pg.attempt(o.PGOrderID, amount)
+		ids = append(ids, id)
+		h.pg.plan[id] = p.refund
+		for _, st := range steps {
+			h.pg.move(id, map[string]pg.PaymentStatus{"failed": pg.PaymentFailed, "pending": pg.PaymentCreated,
+				"authorized": pg.PaymentAuthorized, "captured": pg.PaymentCaptured}[st])
+			for range h.rnd.IntN(4) {
+				h.step()
+			}
+		}
+	}
+	h.pg.fetchDown = p.fetchDown
+	h.settle()
+	h.holdWebhooks = false
+	h.settle()
+	if len(h.dropped) > 0 {
+		h.t.Errorf("order %d: jobs gave up: %v", i, h.dropped)
+	}
+
+	// Before the operator: every payment is final or flagged.
+	for _, id := range ids {
+		pay := h.paymentByPG(id)
+		captured := h.pg.payments[id].Status == pg.PaymentCaptured
+		if pay == nil {
+			if captured {
+				h.t.Errorf("order %d: PG payment %s was captured and has no payment row", i, id)
+			}
+			continue
+		}
+		if !h.final(pay) && pay.Attention == "" {
+			h.t.Errorf("order %d: payment %s is %s with refunds %s, not final and not flagged", i, pay.ID, pay.Status, h.refundStates(pay.ID))
+		}
+	}
+	// The operator re-issues what failed and clears the flags.
+	h.em.failRate, h.rescue = 0, 0
+	for _, id := range ids {
+		if pay := h.paymentByPG(id); pay != nil && pay.Attention != "" {
+			h.pg.plan[id] = refundFault{}
+			h.operator(pay)
+		}
+	}
+	h.settle()
+	for _, id := range ids {
+		h.check(i, p, o, id)
+	}
+}
+
+// final reports whether a payment is in a terminal state with every refund
+// finished.
+func (h *harness) final(p *payment) bool {
+	if !slices.Contains([]string{StatusFailed, StatusExpired, StatusSettled, StatusRefunded}, p.Status) {
+		return false
+	}
+	for _, r := range h.refundsOf(p.ID) {
+		if r.Status != RefundProcessed && r.Status != RefundFailed {
 			return false
 		}
 	}
 	return true
 }
 
-func paise(t *testing.T, s string) int64 {
-	t.Helper()
-	p, err := pg.ParseRupees(s)
-	if err != nil {
-		t.Fatal(err)
+func (h *harness) refundStates(paymentID string) string {
+	var out []string
+	for _, r := range h.refundsOf(paymentID) {
+		out = append(out, r.RefundID+":"+r.Status)
 	}
-	return p
+	return strings.Join(out, ",")
 }
 
-// checkProperties holds one final payment to the invariants.
-func checkProperties(t *testing.T, b *bundle, i int, p plan, pv *upi.PaymentView) {
-	t.Helper()
-	captured, cost, refunded := paise(t, pv.Captured), paise(t, pv.Cost), paise(t, pv.Refunded)
-	notRefundable, shortfall := paise(t, pv.NotRefundable), paise(t, pv.Shortfall)
-	if captured != cost+refunded+notRefundable-shortfall {
-		t.Errorf("payment %d (%s) %s: captured %d ≠ cost %d + refunded %d + not refundable %d − shortfall %d",
-			i, p, pv.Status, captured, cost, refunded, notRefundable, shortfall)
+// operator deals with a flagged payment: what is still owed to the driver
+// (the capture less the cost, what the PG's minimum made not refundable,
+// and what is refunded or under way) is refunded again, and the flag is
+// cleared.
+func (h *harness) operator(p *payment) {
+	h.t.Helper()
+	owed := p.Captured - p.NotRefundable
+	if p.SettledAt != 0 {
+		owed += p.Shortfall - p.Cost
 	}
-	if pv.Status == upi.StatusFailed || pv.Status == upi.StatusExpired {
-		if captured != 0 || len(pv.Refunds) != 0 {
-			t.Errorf("payment %d (%s) %s captured %d with %d refunds", i, p, pv.Status, captured, len(pv.Refunds))
-		}
+	if left := owed - p.Reserved; left >= MinRefundPaise {
+		h.do(action{name: "operator refund of " + p.ID, fn: func() error {
+			_, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-again-" + p.ID, PaymentID: p.ID, Paise: left, Reason: "re-issued"})
+			return err
+		}})
 	}
-	if !slices.Contains(p.steps, "captured") && captured != 0 {
-		t.Errorf("payment %d (%s) captured %d without a capture", i, p, captured)
+	h.do(action{name: "resolve " + p.ID, fn: func() error {
+		_, err := h.s.ResolveAttention(h.ctx, p.ID, "checked by the operator")
+		return err
+	}})
+}
+
+// check holds one payment to the invariants once everything is done.
+func (h *harness) check(i int, pl plan, o *Order, pgID string) {
+	h.t.Helper()
+	p := h.paymentByPG(pgID)
+	if p == nil {
+		return
 	}
-	// Nothing refunded twice: one refund per key at the PG, the PG's sum is
-	// ours, at most one full and one excess refund.
-	keys := map[string]bool{}
+	fail := func(format string, args ...any) {
+		h.t.Helper()
+		h.t.Errorf("order %d, payment %s (%s, %s): %s", i, p.ID, pgID, p.Status, fmt.Sprintf(format, args...))
+	}
+	if !h.final(p) {
+		fail("not final after the operator: refunds %s", h.refundStates(p.ID))
+	}
+	if p.Captured != p.Cost+p.Refunded+p.NotRefundable-p.Shortfall {
+		fail("captured %d ≠ cost %d + refunded %d + not refundable %d − shortfall %d", p.Captured, p.Cost, p.Refunded, p.NotRefundable, p.Shortfall)
+	}
+	if p.Reserved != p.Refunded {
+		fail("reserved %d, refunded %d", p.Reserved, p.Refunded)
+	}
+	if pgPay := h.pg.payments[pgID]; pgPay.Status == pg.PaymentCaptured && p.Captured != pgPay.Amount.Paise {
+		fail("captured %d, the PG captured %d", p.Captured, pgPay.Amount.Paise)
+	}
+	if (p.Status == StatusFailed || p.Status == StatusExpired) && (p.Captured != 0 || len(h.refundsOf(p.ID)) != 0) {
+		fail("captured %d with refunds %s", p.Captured, h.refundStates(p.ID))
+	}
 	var atPG int64
-	for _, r := range b.pg.Refunds(pv.PGPaymentID) {
-		if keys[r.Key] {
-			t.Errorf("payment %d (%s): refund key %s used twice at the PG", i, p, r.Key)
-		}
-		keys[r.Key] = true
-		if r.Status == "processed" {
-			atPG += r.Amount
+	for _, r := range h.pg.refunds {
+		if r.PaymentID == pgID && r.Status == pg.RefundProcessed {
+			atPG += r.Amount.Paise
 		}
 	}
-	if atPG != refunded {
-		t.Errorf("payment %d (%s): the PG refunded %d, ocpihub counts %d", i, p, atPG, refunded)
+	if atPG != p.Refunded {
+		fail("the PG refunded %d, ocpihub counts %d", atPG, p.Refunded)
+	}
+	if len(h.pg.overRefund) > 0 {
+		fail("refunds beyond the capture asked of the PG: %v", h.pg.overRefund)
+		h.pg.overRefund = nil
 	}
 	kinds := map[string]int{}
-	for _, r := range pv.Refunds {
+	for _, r := range h.refundsOf(p.ID) {
 		kinds[r.Kind]++
 	}
-	if kinds[upi.RefundFull] > 1 || kinds[upi.RefundExcess] > 1 {
-		t.Errorf("payment %d (%s): refunds by kind %v", i, p, kinds)
+	if kinds[RefundFull] > 1 || kinds[RefundExcess] > 1 {
+		fail("refunds by kind %v", kinds)
 	}
-	starts := 0
-	for _, c := range b.cpo.Commands() {
-		if c.Command == ocpi.CommandStartSession && strings.EqualFold(fmt.Sprint(c.Body["authorization_reference"]), pv.ID) {
-			starts++
+	if n := h.cpo.starts[p.ID]; n > 1 || n == 1 && p.Captured == 0 {
+		fail("%d START_SESSION with %d captured", n, p.Captured)
+	}
+	if h.cpo.starts[p.ID] > 0 {
+		var owner string
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT payment_id FROM upi_orders WHERE pk = $1", o.pk).Scan(&owner); err != nil || owner != p.ID {
+			fail("START_SESSION for a payment that does not own its order (%s, %v)", owner, err)
 		}
 	}
-	if starts > 1 || starts == 1 && captured == 0 {
-		t.Errorf("payment %d (%s): %d START_SESSION with %d captured", i, p, starts, captured)
+}
+
+// cpoPlan is the CPO's answer to START_SESSION under plan p, with what it
+// does next queued as actions.
+func (h *harness) cpoPlan(p plan) func(req StartRequest, attempt int) (string, *ocpi.CommandResponse, error) {
+	accepted := &ocpi.CommandResponse{Result: ocpi.CommandAccepted}
+	result := func(req StartRequest, id, res string) action {
+		return action{name: "result " + res + " " + req.PaymentID, fn: func() error { return h.s.CommandResult(h.ctx, id, req.PaymentID, res) }}
+	}
+	charge := func(req StartRequest) action {
+		start := h.clk.Now()
+		a := action{name: "session " + req.PaymentID, fn: func() error { return h.sessionChanged(session(req, "ACTIVE", start, h.clk.Now(), "")) }}
+		a.then = []action{
+			{name: "session end " + req.PaymentID, fn: func() error {
+				return h.sessionChanged(session(req, "COMPLETED", start, h.clk.Now(), p.cost))
+			}},
+			{name: "CDR " + req.PaymentID, fn: func() error { return h.cdrStored(cdrOf(req, start, h.clk.Now(), p.cost)) }},
+		}
+		if p.opRefund > 0 {
+			a.then = append(a.then, action{name: "operator refund " + req.PaymentID, fn: func() error {
+				_, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-" + req.PaymentID, PaymentID: req.PaymentID, Paise: p.opRefund})
+				if ocpi.ErrorCode(err) == ocpi.EINVALID {
+					return nil // refused (more than is left): nothing happened
+				}
+				return err
+			}})
+		}
+		return a
+	}
+	return func(req StartRequest, attempt int) (string, *ocpi.CommandResponse, error) {
+		id := fmt.Sprintf("CMD-%s-%d", req.PaymentID, attempt)
+		switch p.cpo {
+		case "rejected":
+			return id, &ocpi.CommandResponse{Result: ocpi.CommandRejected}, nil
+		case "failed":
+			h.actions = append(h.actions, result(req, id, "FAILED"))
+			return id, accepted, nil
+		case "no session":
+			h.actions = append(h.actions, result(req, id, ocpi.CommandAccepted))
+			return id, accepted, nil
+		case "pending":
+			h.actions = append(h.actions, result(req, id, "TIMEOUT"))
+			return id, nil, ErrStartPending
+		case "late session":
+			h.actions = append(h.actions, result(req, id, "TIMEOUT"), charge(req))
+			return id, nil, ErrStartPending
+		case "undeliverable":
+			return "", nil, fmt.Errorf("dial CPO: connection refused")
+		case "flaky":
+			if attempt == 1 {
+				return "", nil, fmt.Errorf("dial CPO: connection reset")
+			}
+		}
+		h.actions = append(h.actions, result(req, id, ocpi.CommandAccepted), charge(req))
+		return id, accepted, nil
+	}
+}
+
+// coverage counts the transitions the run made (from the audit trail) and
+// fails when a known one was never reached.
+func (h *harness) coverage(orders int) {
+	h.t.Helper()
+	rows, err := h.db.Read().Query(h.ctx, "SELECT refund_id, from_state, to_state, note FROM upi_audit")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var refundID, from, to, note string
+		if err := rows.Scan(&refundID, &from, &to, &note); err != nil {
+			h.t.Fatal(err)
+		}
+		switch {
+		case strings.HasPrefix(note, "attention "):
+			reason, _, _ := strings.Cut(strings.TrimPrefix(note, "attention "), ":")
+			counts["attention "+reason]++
+		case from == to:
+		case refundID != "":
+			counts["refund "+from+"→"+to]++
+		default:
+			counts[from+"→"+to]++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		h.t.Fatal(err)
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  %-40s %6d", k, counts[k])
+	}
+	h.t.Logf("%d orders; transitions reached:%s", orders, b.String())
+	for _, k := range knownTransitions {
+		if counts[k] == 0 {
+			h.t.Errorf("transition %s never reached in %d orders", k, orders)
+		}
 	}
 }

@@ -176,6 +176,20 @@ func (s *Service) createRefundTx(ctx context.Context, tx *store.Tx, p *payment, 
 			Message: fmt.Sprintf("refund of %s exceeds what remains of payment %s: %s of %s captured", pg.FormatRupees(req.Paise), p.ID,
 				pg.FormatRupees(left), pg.FormatRupees(p.Captured))}
 	}
+	if kind == RefundOperator && p.SettledAt != 0 {
+		// After the CDR, a refund beyond what the capture still owes the
+		// driver is the operator's gift: the cost it no longer covers is
+		// recorded as shortfall, so captured = cost + refunded + not
+		// refundable − shortfall still holds.
+		owed := max(p.Captured-p.Cost-p.NotRefundable+p.Shortfall-p.Reserved, 0)
+		if beyond := req.Paise - owed; beyond > 0 {
+			if _, err := tx.Exec(ctx, "UPDATE upi_payments SET shortfall_paise = shortfall_paise + $1 WHERE pk = $2", beyond, p.pk); err != nil {
+				return err
+			}
+			p.Shortfall += beyond
+			req.Reason += fmt.Sprintf(" (%s beyond the excess over the cost: recorded as shortfall)", pg.FormatRupees(beyond))
+		}
+	}
 	p.Reserved += req.Paise
 	now := s.micros()
 	if _, err := tx.Exec(ctx, `INSERT INTO upi_refunds (refund_id, payment_id, amount_paise, currency, status, reason, kind,

@@ -188,12 +188,24 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.RefundProcessed, Data: data}); err != nil {
 		return err
 	}
-	if p.Status == StatusRefunding && p.Refunded+p.NotRefundable >= p.Captured {
+	if p.Status == StatusRefunding && p.Refunded+p.NotRefundable+p.settledCost() >= p.Captured {
 		if err := s.transition(ctx, tx, p, StatusRefunded, actorPG, "refunded in full"); err != nil {
 			return err
 		}
 	}
 	return s.save(ctx, tx, p)
+}
+
+// settledCost is the part of a payment's capture its CDR's cost took (the
+// cost less the shortfall the capture did not cover), 0 before a CDR. A
+// payment being refunded in full can still be charged for when the session
+// it was refunded for shows up late with a CDR: it is refunded in full once
+// everything but that cost went back.
+func (p *payment) settledCost() int64 {
+	if p.SettledAt == 0 {
+		return 0
+	}
+	return p.Cost - p.Shortfall
 }
 
 func errorNote(status, note string) string {
