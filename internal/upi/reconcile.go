@@ -193,6 +193,13 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, p *payment, cost int
 	switch p.Status {
 	case StatusCaptured, StatusSessionRequested, StatusCharging:
 		return s.transition(ctx, tx, p, StatusSettled, actorCPO, note)
+	case StatusRefunding:
+		// Its late session's cost may have taken what the full refund (failed
+		// or still under way) was to send back: with nothing owed and nothing
+		// in flight, the payment is done.
+		if p.Reserved == p.Refunded && p.Refunded+p.NotRefundable+p.settledCost() >= p.Captured {
+			return s.transition(ctx, tx, p, StatusRefunded, actorCPO, note+"; nothing left to refund")
+		}
 	}
 	return audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, note)
 }

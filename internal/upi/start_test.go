@@ -111,3 +111,44 @@ func TestCrashBeforeStart(t *testing.T) {
 		}
 	}, func(c *app.Config) { c.UPIStartDelay = 3 * time.Second })
 }
+
+// TestSecondPaymentRefunded: on a live hub with the PG simulator, a second
+// payment captured on an order whose first payment started the session is
+// recorded with its amount and refunded in full, once; the session of the
+// first goes on.
+func TestSecondPaymentRefunded(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, b *bundle) {
+		b.pg.SetOverpayment(true)
+		orderID := b.paid(t, "300")
+		first := b.waitStatus(t, orderID, upi.StatusCharging)
+		pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.pg.Capture(b.ctx, pay.ID); err != nil {
+			t.Fatal(err)
+		}
+		var p *upi.PaymentView
+		eventually(t, "the second payment refunded", func() bool {
+			var id string
+			if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT id FROM upi_payments WHERE pg_payment_id = $1", pay.ID).Scan(&id); err != nil {
+				return false
+			}
+			p, err = b.h.UPI.Payment(b.ctx, id)
+			return err == nil && p.Status == upi.StatusRefunded
+		})
+		if p.Captured != "300.00" || p.Refunded != "300.00" || p.Session != nil || len(p.Refunds) != 1 || p.Refunds[0].Kind != upi.RefundFull {
+			t.Errorf("second payment %+v", p)
+		}
+		if refunds := b.pg.Refunds(pay.ID); len(refunds) != 1 || refunds[0].Amount != 300_00 || refunds[0].Key != p.ID+"-FULL" {
+			t.Errorf("refunds at the PG: %+v", refunds)
+		}
+		if n := b.starts(); n != 1 {
+			t.Errorf("%d START_SESSION, want 1", n)
+		}
+		if now := b.payment(t, orderID); now == nil || now.ID != first.ID || now.Status != upi.StatusCharging {
+			t.Errorf("the order's payment: %+v", now)
+		}
+	})
+}

@@ -88,7 +88,7 @@ func (s *Server) Attempt(ctx context.Context, orderID, payerVPA string) (Payment
 	if !ok {
 		return Payment{}, fmt.Errorf("%w: order %s", ErrUnknown, orderID)
 	}
-	if o.Status == "paid" {
+	if o.Status == "paid" && !s.overpay {
 		return Payment{}, fmt.Errorf("pgsim: order %s is paid already", orderID)
 	}
 	p := &payment{ID: newID("pay"), OrderID: o.ID, Amount: o.Amount, Currency: o.Currency, Status: "created",
@@ -97,6 +97,15 @@ func (s *Server) Attempt(ctx context.Context, orderID, payerVPA string) (Payment
 	o.Attempts++
 	o.Status = "attempted"
 	return p.snapshot(), nil
+}
+
+// SetOverpayment lets a paid order take (and capture) further payments, as
+// a PG does when a payer pays one order twice from two apps before either
+// payment completed: the merchant receives both.
+func (s *Server) SetOverpayment(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.overpay = on
 }
 
 // NotifyPending sends the pending webhook for a payment not yet made.
@@ -127,7 +136,7 @@ func (s *Server) Capture(ctx context.Context, paymentID string) (Payment, error)
 		if p.Status != "created" && p.Status != "authorized" && p.Status != "failed" {
 			return fmt.Errorf("cannot capture a %s payment", p.Status)
 		}
-		if o.Status == "paid" {
+		if o.Status == "paid" && !s.overpay {
 			return fmt.Errorf("order %s is paid already", o.ID)
 		}
 		p.Status, p.Captured, p.RRN = "captured", true, digits(12)

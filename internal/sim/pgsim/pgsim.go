@@ -81,6 +81,8 @@ type Server struct {
 	hooks    hookState
 	// holdRefunds keeps new refunds pending until ProcessRefund.
 	holdRefunds bool
+	// overpay lets a paid order take more payments (SetOverpayment).
+	overpay bool
 }
 
 // Start starts a simulator.
