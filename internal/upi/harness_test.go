@@ -53,6 +53,8 @@ type harness struct {
 	holdWebhooks bool
 	dupWebhooks  float64
 	settling     bool
+	// jobRuns and actionRuns count the work done, for the log.
+	jobRuns, actionRuns int
 	// dropped names jobs that used up their attempts (River discards them).
 	dropped []string
 	// rescue is the chance that a job that succeeded runs again, as after
@@ -103,6 +105,14 @@ func newHarness(t testing.TB, engine store.Engine) *harness {
 // into the harness's queue.
 func (h *harness) collect() {
 	h.t.Helper()
+	var any int64
+	err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*) FROM river_job").Scan(&any)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if any == 0 {
+		return
+	}
 	rows, err := h.jc.List(h.ctx, jobs.ListParams{Limit: 10_000})
 	if err != nil {
 		h.t.Fatal(err)
@@ -144,6 +154,7 @@ func (h *harness) runJob(i int) {
 	j := h.queue[i]
 	h.queue = slices.Delete(h.queue, i, i+1)
 	j.attempt++
+	h.jobRuns++
 	row := &rivertype.JobRow{ID: j.id, Kind: j.kind, EncodedArgs: j.args, Attempt: j.attempt, MaxAttempts: hMaxAttempts,
 		ScheduledAt: j.due, Queue: jobs.QueueMoney}
 	err := h.work(row)
@@ -265,6 +276,7 @@ func (h *harness) step() bool {
 	k -= len(d)
 	a := h.actions[k]
 	h.actions = slices.Delete(h.actions, k, k+1)
+	h.actionRuns++
 	h.do(a)
 	h.actions = append(h.actions, a.then...)
 	return true
