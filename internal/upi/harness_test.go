@@ -105,12 +105,11 @@ func newHarness(t testing.TB, engine store.Engine) *harness {
 // into the harness's queue.
 func (h *harness) collect() {
 	h.t.Helper()
-	var any int64
-	err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*) FROM river_job").Scan(&any)
-	if err != nil {
+	var waiting int64
+	if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*) FROM river_job").Scan(&waiting); err != nil {
 		h.t.Fatal(err)
 	}
-	if any == 0 {
+	if waiting == 0 {
 		return
 	}
 	rows, err := h.jc.List(h.ctx, jobs.ListParams{Limit: 10_000})
@@ -701,29 +700,6 @@ func (h *harness) sessionChanged(sess *ocpi.Session) error {
 
 func (h *harness) cdrStored(cdr *ocpi.CDR) error {
 	return h.db.InTx(h.ctx, func(ctx context.Context, tx *store.Tx) error { return h.s.CDRStored(ctx, tx, cdr) })
-}
-
-// payments returns the payments of an order, oldest first.
-func (h *harness) payments(orderID string) []*payment {
-	h.t.Helper()
-	rows, err := h.db.Read().Query(h.ctx, "SELECT "+paymentColumns+` FROM upi_payments WHERE order_pk =
-		(SELECT pk FROM upi_orders WHERE id = $1) ORDER BY pk`, orderID)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []*payment
-	for rows.Next() {
-		p, err := scanPayment(rows)
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		h.t.Fatal(err)
-	}
-	return out
 }
 
 // paymentByPG returns the payment row of a PG payment, nil if there is none.
