@@ -234,8 +234,9 @@ func (s *Server) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request
 }
 
 // handleLegacyCPOTariffPatch merges a legacy CPO's tariff PATCH (2.1.1 has
-// one; 2.2.1 does not) into the stored tariff and stores the result whole.
-// A PATCH without last_updated is stamped with the time it arrived.
+// one; 2.2.1 does not) into the stored tariff, under its row lock
+// (tariff.Service.Patch). A PATCH without last_updated is stamped with the
+// time it arrived.
 func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTariffRef(r)
 	if err != nil {
@@ -248,26 +249,7 @@ func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Reque
 	// The owner is the URL's (legacy tariffs have no owner fields).
 	delete(patch, "country_code")
 	delete(patch, "party_id")
-	stored, err := s.cfg.Tariffs.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	doc, err := ocpi.ParseObject(stored)
-	if err != nil {
-		return err
-	}
-	for k, val := range patch {
-		if val == nil {
-			delete(doc, k)
-		} else {
-			doc[k] = val
-		}
-	}
-	merged, err := ocpi.MarshalObject(doc)
-	if err != nil {
-		return err
-	}
-	if _, _, err := s.cfg.Tariffs.Put(r.Context(), s.tariffChange(r), ref, merged); err != nil {
+	if _, err := s.cfg.Tariffs.Patch(r.Context(), s.tariffChange(r), ref, patch); err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)

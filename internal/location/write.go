@@ -145,6 +145,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 			}
 			res.Created = cur == nil
 			if cur != nil {
+				if err := checkFresh(r, cur.doc, newestOf(doc)); err != nil {
+					return err
+				}
 				if err := keepsEVSEs(cur.doc, doc, "evses"); err != nil {
 					return err
 				}
@@ -159,6 +162,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 			evse := findItem(evses, "uid", r.EVSEUID)
 			if level == "evse" {
 				res.Created = evse == nil
+				if err := checkFresh(r, evse, newestOf(item)); err != nil {
+					return err
+				}
 				if evse == nil {
 					doc["evses"] = append(evses, item)
 				} else {
@@ -170,6 +176,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 				}
 				conns, _ := evse["connectors"].([]any)
 				res.Created = findItem(conns, "id", r.ConnectorID) == nil
+				if err := checkFresh(r, findItem(conns, "id", r.ConnectorID), newestOf(item)); err != nil {
+					return err
+				}
 				if res.Created {
 					evse["connectors"] = append(conns, item)
 				} else {
@@ -240,11 +249,15 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 				return errUnknown(r)
 			}
 		}
+		sent, _ := ocpi.ParseDateTime(lu)
+		if err := checkFresh(r, target, sent); err != nil {
+			return err
+		}
 		oldLU, _ := target["last_updated"].(string)
 		if err := merge(target, patch, ""); err != nil {
 			return err
 		}
-		// A PATCH older than what is stored does not move last_updated back.
+		// The object's last_updated only moves forward.
 		if oldLU != "" {
 			target["last_updated"] = oldLU
 			raiseLastUpdated(target, lu)

@@ -70,6 +70,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 			return err
 		}
 		created = cur == nil
+		if err := checkFresh(r, cur, &sess); err != nil {
+			return err
+		}
 		if cur != nil && bytes.Equal(cur.body, body) {
 			return nil
 		}
@@ -133,6 +136,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 			return err
 		}
 		if err := checkSession(&sess, r); err != nil {
+			return err
+		}
+		if err := checkFresh(r, cur, &sess); err != nil {
 			return err
 		}
 		if owner := tokenOwner(&sess); !samePartyCI(owner, cur.owner) {

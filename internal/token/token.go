@@ -14,6 +14,9 @@
 //     success that is neither forwarded nor emitted.
 //   - A PATCH merges like JSON Merge Patch and may not change the token's key
 //     fields.
+//   - A PUT or PATCH older than the stored token changes nothing and is not
+//     forwarded (ocpi.StaleError): a delayed valid=true cannot re-enable a
+//     card revoked later.
 //   - Changes reach every connected platform hosting a CPO that offers the
 //     tokens RECEIVER, through the hub's ordered outbox (hub.Broadcast), and
 //     the hub resyncs a CPO that missed them from this package's Source.
@@ -255,8 +258,13 @@ func (s *Service) put(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *oc
 	if err != nil {
 		return false, err
 	}
-	if cur != nil && bytes.Equal(cur.body, body) {
-		return false, nil
+	if cur != nil {
+		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), t.LastUpdated); err != nil {
+			return false, err
+		}
+		if bytes.Equal(cur.body, body) {
+			return false, nil
+		}
 	}
 	if err := s.write(ctx, tx, r, cur, t, body); err != nil {
 		return false, err
@@ -292,6 +300,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		}
 		if cur == nil {
 			return errUnknown(r)
+		}
+		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), partial.LastUpdated); err != nil {
+			return err
 		}
 		ocpi.MergePatch(cur.doc, patch)
 		merged, err := ocpi.MarshalObject(cur.doc)
