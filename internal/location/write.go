@@ -249,10 +249,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 				return errUnknown(r)
 			}
 		}
-		sent, _ := ocpi.ParseDateTime(lu)
-		if err := checkFresh(r, target, sent); err != nil {
-			return err
-		}
+		storedTarget := ocpi.Object{"last_updated": newestOf(target).String()}
 		oldLU, _ := target["last_updated"].(string)
 		if err := merge(target, patch, ""); err != nil {
 			return err
@@ -265,6 +262,11 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 		// Check the patched object alone first, so the field paths are
 		// relative to the URL's object.
 		if err := checkItem(level, target); err != nil {
+			return err
+		}
+		// Bad input is refused as such even when it is stale too.
+		sent, _ := ocpi.ParseDateTime(lu)
+		if err := checkFresh(r, storedTarget, sent); err != nil {
 			return err
 		}
 		if level == "connector" {

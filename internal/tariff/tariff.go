@@ -149,8 +149,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 // ocpi.StaleError.
 func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object) (changed bool, err error) {
 	lu, _ := patch["last_updated"].(string)
-	sent, err := ocpi.ParseDateTime(lu)
-	if err != nil {
+	if _, err := ocpi.ParseDateTime(lu); err != nil {
 		return false, ocpi.Invalid("last_updated", "is required in a PATCH: "+err.Error())
 	}
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "id": r.ID}); err != nil {
@@ -163,9 +162,6 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object
 		}
 		if !found {
 			return errUnknown(r)
-		}
-		if err := ocpi.CheckFresh(Module, "tariff "+r.String(), ocpi.LastUpdatedOf(old), sent); err != nil {
-			return err
 		}
 		doc, err := ocpi.ParseObject(old)
 		if err != nil {
@@ -180,6 +176,8 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object
 		if err != nil {
 			return err
 		}
+		// write compares the merged last_updated (the PATCH's) with the
+		// stored one after the merged tariff passed validation.
 		_, changed, err = s.write(ctx, tx, ch, r, old, found, t, body)
 		return err
 	})

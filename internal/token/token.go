@@ -301,9 +301,6 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if cur == nil {
 			return errUnknown(r)
 		}
-		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), partial.LastUpdated); err != nil {
-			return err
-		}
 		ocpi.MergePatch(cur.doc, patch)
 		merged, err := ocpi.MarshalObject(cur.doc)
 		if err != nil {
@@ -314,6 +311,10 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 			return err
 		}
 		if err := checkToken(&t, r); err != nil {
+			return err
+		}
+		// Bad input is refused as such even when it is stale too.
+		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), partial.LastUpdated); err != nil {
 			return err
 		}
 		body, err := ocpi.Canonical(merged, &t)
