@@ -209,7 +209,10 @@ type Change struct {
 type stored struct {
 	pk   int64
 	body []byte
-	doc  ocpi.Object
+	// canon is body in the canonical form (PostgreSQL renders JSONB with
+	// its own spacing and key order): what a new body is compared with.
+	canon []byte
+	doc   ocpi.Object
 }
 
 // lock locks and reads a token row inside tx (nil when absent): a write of
@@ -225,6 +228,9 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		return nil, err
 	}
 	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
+		return nil, err
+	}
+	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
 		return nil, err
 	}
 	return &cur, nil
@@ -262,7 +268,7 @@ func (s *Service) put(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *oc
 		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), t.LastUpdated); err != nil {
 			return false, err
 		}
-		if bytes.Equal(cur.body, body) {
+		if bytes.Equal(cur.canon, body) {
 			return false, nil
 		}
 	}
@@ -321,7 +327,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if err != nil {
 			return err
 		}
-		if bytes.Equal(cur.body, body) {
+		if bytes.Equal(cur.canon, body) {
 			return nil
 		}
 		if err := s.write(ctx, tx, r, cur, &t, body); err != nil {
