@@ -130,7 +130,16 @@ func (s *Server) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Req
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
 	c := party.CallerFrom(r.Context())
-	if _, err := s.cfg.Locations.Patch(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, body); err != nil {
+	ch := location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+	_, err = s.cfg.Locations.Patch(r.Context(), ch, ref, body)
+	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		if body, err = restampBody(body, lu); err != nil {
+			return err
+		}
+		_, err := s.cfg.Locations.Patch(r.Context(), ch, ref, body)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)
@@ -242,14 +251,24 @@ func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	patch, _, err := s.readLegacyPatch(r, tariff.Module)
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	patch, _, err := s.legacyPatch(r, tariff.Module, raw)
 	if err != nil {
 		return err
 	}
 	// The owner is the URL's (legacy tariffs have no owner fields).
 	delete(patch, "country_code")
 	delete(patch, "party_id")
-	if _, err := s.cfg.Tariffs.Patch(r.Context(), s.tariffChange(r), ref, patch); err != nil {
+	_, err = s.cfg.Tariffs.Patch(r.Context(), s.tariffChange(r), ref, patch)
+	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		patch["last_updated"] = lu
+		_, err := s.cfg.Tariffs.Patch(r.Context(), s.tariffChange(r), ref, patch)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)

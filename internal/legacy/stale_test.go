@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
@@ -21,7 +22,7 @@ func TestLegacyTariffPatchConcurrent(t *testing.T) {
 		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
 		h.Register(t, old.Platform)
 		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
-			"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
+			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
 			"last_updated": "2026-01-01T10:00:00Z"}))
 		const rounds = 40
 		for i := range rounds {
@@ -74,7 +75,7 @@ func TestLegacyStaleUpdates(t *testing.T) {
 		mustOK(t, "2.1.1 PUT", old.PutLocation(ctx(t), "LOC1", location211("LOC1", "2026-01-01T10:00:00Z")))
 		mustOK(t, "2.1.1 PATCH", old.PatchEVSE(ctx(t), "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": "2026-01-01T10:10:00Z"}))
 		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
-			"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
+			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
 			"last_updated": "2026-01-01T10:10:00Z"}))
 
 		for _, c := range []struct {
@@ -118,6 +119,39 @@ func TestLegacyStaleUpdates(t *testing.T) {
 					t.Errorf("%s received the stale tariff: %s", e.Name(), r.Body)
 				}
 			}
+		}
+	})
+}
+
+// TestLegacyUnstampedPatchNeverStale: a 2.1.1 PATCH without last_updated
+// (stamped with its arrival) is applied even when the stored object carries
+// a later last_updated, as happens when a concurrent write committed a later
+// stamp first; the stored last_updated does not move back.
+func TestLegacyUnstampedPatchNeverStale(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		h.Register(t, old.Platform)
+		const future = "2099-01-01T00:00:00Z"
+		mustOK(t, "2.1.1 PUT", old.PutLocation(ctx(t), "LOC1", location211("LOC1", future)))
+		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
+			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
+			"last_updated": future}))
+		mustOK(t, "unstamped EVSE PATCH", old.PatchEVSE(ctx(t), "LOC1", "E1", map[string]any{"status": "CHARGING"}))
+		resp, err := old.Push(ctx(t), "tariffs", http.MethodPatch, map[string]any{"tariff_alt_url": "https://old.example/t1"}, nil, "T1")
+		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 || strings.Contains(resp.Envelope.StatusMessage, "stale") {
+			t.Fatalf("unstamped tariff PATCH: %v %s", err, bodyOf(resp))
+		}
+		body, err := h.Locations.Get(ctx(t), location.Ref{CountryCode: "IN", PartyID: "OLD", LocationID: "LOC1", EVSEUID: "E1"})
+		if err != nil || !strings.Contains(string(body), `"CHARGING"`) || !strings.Contains(string(body), future) {
+			t.Errorf("EVSE after an unstamped PATCH: %s %v", body, err)
+		}
+		body, err = h.Tariffs.Get(ctx(t), tariff.Ref{CountryCode: "IN", PartyID: "OLD", ID: "T1"})
+		if err != nil || !strings.Contains(string(body), "https://old.example/t1") || !strings.Contains(string(body), future) {
+			t.Errorf("tariff after an unstamped PATCH: %s %v", body, err)
+		}
+		if n := h.StaleUpdates(t, "locations") + h.StaleUpdates(t, "tariffs"); n != 0 {
+			t.Errorf("unstamped PATCHes counted as stale: %v", n)
 		}
 	})
 }
