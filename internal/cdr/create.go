@@ -32,8 +32,10 @@ type Result struct {
 
 // Create stores a CDR a CPO posted and routes it to the eMSP that owns its
 // token. A repeat of a stored CDR with the same content is a success that
-// changes nothing; with different content it is EINVALID naming the first
-// field that differs.
+// changes nothing; with different content and an older last_updated it is an
+// ocpi.StaleError (a late copy of a CDR the CPO since replaced: answered
+// 1000, changes nothing); with different content otherwise it is EINVALID
+// naming the first field that differs (CDRs are immutable).
 func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, error) {
 	var d ocpi.CDR
 	if err := ocpi.Decode(raw, &d); err != nil {
@@ -74,6 +76,11 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		case err == nil && oldHash == hash(body):
 			return nil
 		case err == nil:
+			// Stored CDRs are never updated, so the row needs no lock: an
+			// older different copy is stale, a newer one a conflict.
+			if err := ocpi.CheckFresh(Module, "CDR "+r.String(), ocpi.LastUpdatedOf(oldBody), d.LastUpdated); err != nil {
+				return err
+			}
 			return conflict(r, oldBody, body)
 		case !errors.Is(err, store.ErrNoRows):
 			return err

@@ -185,15 +185,6 @@ func decodeLegacy[T any, P interface {
 	return obj, v, nil
 }
 
-// readLegacyPatch reads the body of a legacy PATCH (see legacyPatch).
-func (s *Server) readLegacyPatch(r *http.Request, module string) (ocpi.Object, string, error) {
-	raw, err := readBody(r)
-	if err != nil {
-		return nil, "", err
-	}
-	return s.legacyPatch(r, module, raw)
-}
-
 // legacyPatch decodes a legacy PATCH of the caller's version (also
 // returned), stamped with the time it arrived when it has no last_updated.
 func (s *Server) legacyPatch(r *http.Request, module string, raw []byte) (ocpi.Object, string, error) {

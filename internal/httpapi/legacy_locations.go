@@ -130,7 +130,16 @@ func (s *Server) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Req
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
 	c := party.CallerFrom(r.Context())
-	if _, err := s.cfg.Locations.Patch(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, body); err != nil {
+	ch := location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+	_, err = s.cfg.Locations.Patch(r.Context(), ch, ref, body)
+	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		if body, err = restampBody(body, lu); err != nil {
+			return err
+		}
+		_, err := s.cfg.Locations.Patch(r.Context(), ch, ref, body)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)
@@ -234,40 +243,32 @@ func (s *Server) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request
 }
 
 // handleLegacyCPOTariffPatch merges a legacy CPO's tariff PATCH (2.1.1 has
-// one; 2.2.1 does not) into the stored tariff and stores the result whole.
-// A PATCH without last_updated is stamped with the time it arrived.
+// one; 2.2.1 does not) into the stored tariff, under its row lock
+// (tariff.Service.Patch). A PATCH without last_updated is stamped with the
+// time it arrived.
 func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTariffRef(r)
 	if err != nil {
 		return err
 	}
-	patch, _, err := s.readLegacyPatch(r, tariff.Module)
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	patch, _, err := s.legacyPatch(r, tariff.Module, raw)
 	if err != nil {
 		return err
 	}
 	// The owner is the URL's (legacy tariffs have no owner fields).
 	delete(patch, "country_code")
 	delete(patch, "party_id")
-	stored, err := s.cfg.Tariffs.Get(r.Context(), ref)
-	if err != nil {
+	_, err = s.cfg.Tariffs.Patch(r.Context(), s.tariffChange(r), ref, patch)
+	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		patch["last_updated"] = lu
+		_, err := s.cfg.Tariffs.Patch(r.Context(), s.tariffChange(r), ref, patch)
 		return err
-	}
-	doc, err := ocpi.ParseObject(stored)
+	})
 	if err != nil {
-		return err
-	}
-	for k, val := range patch {
-		if val == nil {
-			delete(doc, k)
-		} else {
-			doc[k] = val
-		}
-	}
-	merged, err := ocpi.MarshalObject(doc)
-	if err != nil {
-		return err
-	}
-	if _, _, err := s.cfg.Tariffs.Put(r.Context(), s.tariffChange(r), ref, merged); err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)

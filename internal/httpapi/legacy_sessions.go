@@ -123,7 +123,11 @@ func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	patch, v, err := s.readLegacyPatch(r, session.Module)
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	patch, v, err := s.legacyPatch(r, session.Module, raw)
 	if err != nil {
 		return err
 	}
@@ -138,7 +142,15 @@ func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context())}, ref, body); err != nil {
+	ch := session.Change{CorrelationID: CorrelationID(r.Context())}
+	err = s.cfg.Sessions.Patch(r.Context(), ch, ref, body)
+	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		if body, err = restampBody(body, lu); err != nil {
+			return err
+		}
+		return s.cfg.Sessions.Patch(r.Context(), ch, ref, body)
+	})
+	if err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)

@@ -118,7 +118,14 @@ func (s *Server) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, body); err != nil {
+	err = s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, body)
+	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		if body, err = restampBody(body, lu); err != nil {
+			return err
+		}
+		return s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, body)
+	})
+	if err != nil {
 		return err
 	}
 	return s.legacyStored(w, false)

@@ -12,6 +12,7 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	stale    *prometheus.CounterVec // see stale.go
 }
 
 func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
@@ -26,7 +27,8 @@ func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route"}),
 	}
-	reg.MustRegister(m.requests, m.latency)
+	m.stale = newStaleMetric()
+	reg.MustRegister(m.requests, m.latency, m.stale)
 	return m
 }
 

@@ -60,6 +60,9 @@ func (s *Server) stored(w http.ResponseWriter, isNew bool) error {
 // writeError answers err with its envelope and logs what the caller does not
 // see.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if st := ocpi.AsStale(err); st != nil {
+		s.noteStale(r, st)
+	}
 	status, resp := ocpi.ErrorResponse(err, s.clock.Now())
 	if legacyVersion(r.URL.Path) != "" {
 		resp = legacyEnvelope(resp)

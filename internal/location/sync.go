@@ -43,7 +43,7 @@ func NewSyncer(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service
 	s := &Syncer{db: db, jobs: jc, hub: h, parties: parties, locations: locations, tariffs: tariffs, clock: clk, logger: logger,
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocpihub_sync_objects_total",
-			Help: "Objects pulled from CPOs' sender interfaces, by module and outcome (changed, unchanged, invalid).",
+			Help: "Objects pulled from CPOs' sender interfaces, by module and outcome (changed, unchanged, stale, invalid).",
 		}, []string{"module", "outcome"})}
 	if reg != nil {
 		reg.MustRegister(s.objects)
@@ -109,7 +109,8 @@ func (s *Syncer) Sync(ctx context.Context, module string, platformID int64, sinc
 			switch outcome {
 			case "changed":
 				res.Changed++
-			case "unchanged":
+			case "unchanged", "stale":
+				// A stale object leaves the hub's (newer) copy unchanged.
 				res.Unchanged++
 			default:
 				res.Invalid++
@@ -141,7 +142,8 @@ func (s *Syncer) Sync(ctx context.Context, module string, platformID int64, sinc
 	return res, werr
 }
 
-// one stores one pulled object; it returns changed, unchanged or invalid.
+// one stores one pulled object; it returns changed, unchanged, stale (older
+// than the hub's copy: kept) or invalid.
 func (s *Syncer) one(ctx context.Context, p *party.Platform, module string, raw []byte) (string, error) {
 	var head struct {
 		CountryCode string `json:"country_code"`
@@ -171,6 +173,10 @@ func (s *Syncer) one(ctx context.Context, p *party.Platform, module string, raw 
 		changed = res.Changed
 	} else {
 		_, changed, err = s.tariffs.Put(ctx, tariff.Change{PlatformID: p.ID}, tariff.Ref{CountryCode: head.CountryCode, PartyID: head.PartyID, ID: head.ID}, raw)
+	}
+	if ocpi.AsStale(err) != nil {
+		// The hub holds a newer copy (a push overtook the pull).
+		return "stale", nil
 	}
 	var oe *ocpi.Error
 	if errors.As(err, &oe) && (oe.Code == ocpi.EINVALID || oe.Code == ocpi.EINVALIDJSON) {

@@ -145,6 +145,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 			}
 			res.Created = cur == nil
 			if cur != nil {
+				if err := checkFresh(r, cur.doc, newestOf(doc)); err != nil {
+					return err
+				}
 				if err := keepsEVSEs(cur.doc, doc, "evses"); err != nil {
 					return err
 				}
@@ -159,6 +162,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 			evse := findItem(evses, "uid", r.EVSEUID)
 			if level == "evse" {
 				res.Created = evse == nil
+				if err := checkFresh(r, evse, newestOf(item)); err != nil {
+					return err
+				}
 				if evse == nil {
 					doc["evses"] = append(evses, item)
 				} else {
@@ -170,6 +176,9 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 				}
 				conns, _ := evse["connectors"].([]any)
 				res.Created = findItem(conns, "id", r.ConnectorID) == nil
+				if err := checkFresh(r, findItem(conns, "id", r.ConnectorID), newestOf(item)); err != nil {
+					return err
+				}
 				if res.Created {
 					evse["connectors"] = append(conns, item)
 				} else {
@@ -240,11 +249,12 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 				return errUnknown(r)
 			}
 		}
+		storedTarget := ocpi.Object{"last_updated": newestOf(target).String()}
 		oldLU, _ := target["last_updated"].(string)
 		if err := merge(target, patch, ""); err != nil {
 			return err
 		}
-		// A PATCH older than what is stored does not move last_updated back.
+		// The object's last_updated only moves forward.
 		if oldLU != "" {
 			target["last_updated"] = oldLU
 			raiseLastUpdated(target, lu)
@@ -252,6 +262,11 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 		// Check the patched object alone first, so the field paths are
 		// relative to the URL's object.
 		if err := checkItem(level, target); err != nil {
+			return err
+		}
+		// Bad input is refused as such even when it is stale too.
+		sent, _ := ocpi.ParseDateTime(lu)
+		if err := checkFresh(r, storedTarget, sent); err != nil {
 			return err
 		}
 		if level == "connector" {

@@ -54,6 +54,10 @@ func ErrorResponse(err error, now time.Time) (int, Response) {
 	if msg == "" {
 		msg = StatusText(code)
 	}
+	if e.Code == ESTALE {
+		// Not an error for the sender: a success that says it was ignored.
+		return httpStatus, Response{StatusCode: code, StatusMessage: msg, Timestamp: NewDateTime(now)}
+	}
 	detail := &ErrorDetail{Code: e.Code, Description: msg}
 	if e.Field != "" {
 		detail.Details = &ErrorDetails{Field: e.Field, Issue: e.Issue}

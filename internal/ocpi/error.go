@@ -67,6 +67,7 @@ var mapping = map[string]struct{ HTTP, Status int }{
 	EINTERNAL:          {http.StatusInternalServerError, StatusServerError},
 	EUNAVAILABLE:       {http.StatusServiceUnavailable, StatusServerError},
 	EUNSUPPORTEDMEDIUM: {http.StatusUnsupportedMediaType, StatusInvalidParams},
+	ESTALE:             {http.StatusOK, StatusSuccess},
 }
 
 // Error is the error type of ocpihub. Code decides how it is answered; Message

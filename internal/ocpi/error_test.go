@@ -107,6 +107,7 @@ func TestErrorResponseDesignTable(t *testing.T) {
 			}
 		})
 	}
+	covered[ESTALE] = true // answered as a success: TestStaleResponse
 	for code := range mapping {
 		if !covered[code] {
 			t.Errorf("error code %s has no row in this table", code)

@@ -84,6 +84,9 @@ func (s *Service) assign(ctx context.Context, a Actor, id string, raw []byte) er
 		if err != nil {
 			return err
 		}
+		if err := checkTerminalFresh(cur, t); err != nil {
+			return err
+		}
 		if sameJSON(cur.body, body) && samePart(cur.cpo, customer) {
 			return nil
 		}

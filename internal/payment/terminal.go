@@ -207,6 +207,11 @@ func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string,
 		if err != nil {
 			return err
 		}
+		if cur != nil {
+			if err := checkTerminalFresh(cur, t); err != nil {
+				return err
+			}
+		}
 		customer, err := s.customerOf(ctx, t, cur, a.To)
 		if err != nil {
 			return err
@@ -228,6 +233,14 @@ func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string,
 		return s.pushToCustomer(ctx, tx, a.CorrelationID, ptp, customer, t.TerminalID, body)
 	})
 	return created, err
+}
+
+// checkTerminalFresh applies the staleness rule (ocpi.StaleError) to a
+// write of a stored terminal, by its PTP or by a CPO. A write without
+// last_updated is stamped with its arrival (a PTP's PATCH without one keeps
+// the stored value, which is not stale: equal timestamps are applied).
+func checkTerminalFresh(cur *storedTerminal, next *ocpi.Terminal) error {
+	return ocpi.CheckFresh(Module, "terminal "+printable(cur.id), ocpi.LastUpdatedOf(cur.body), next.LastUpdated)
 }
 
 // canonicalTerminal validates a terminal document and returns its stored

@@ -24,6 +24,9 @@
 //     end_date_time. Both in the transaction of the change.
 //   - A change that leaves the stored body the same is a success that is
 //     neither routed nor emitted.
+//   - A change older than the stored session is ignored (ocpi.StaleError);
+//     so is one that would take an ended session back to a status that is
+//     not final at the same last_updated (checkFresh).
 package session
 
 import (

@@ -24,6 +24,7 @@ type stored struct {
 	pk                   int64
 	id                   string // as the body spells it
 	body                 []byte
+	canon                []byte // body in the canonical form (PostgreSQL's JSONB has its own): what a new body is compared with
 	doc                  ocpi.Object
 	owner                ocpiclient.Party
 	startedAt, stoppedAt int64
@@ -43,6 +44,9 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		return nil, err
 	}
 	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
+		return nil, err
+	}
+	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
 		return nil, err
 	}
 	cur.id, _ = cur.doc["id"].(string)
@@ -70,7 +74,10 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 			return err
 		}
 		created = cur == nil
-		if cur != nil && bytes.Equal(cur.body, body) {
+		if err := checkFresh(r, cur, &sess); err != nil {
+			return err
+		}
+		if cur != nil && bytes.Equal(cur.canon, body) {
 			return nil
 		}
 		push := hub.Push{Method: http.MethodPut, Path: r.path(sess.ID), Body: body, Full: true}
@@ -135,6 +142,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if err := checkSession(&sess, r); err != nil {
 			return err
 		}
+		if err := checkFresh(r, cur, &sess); err != nil {
+			return err
+		}
 		if owner := tokenOwner(&sess); !samePartyCI(owner, cur.owner) {
 			return ocpi.Invalid("cdr_token", "a PATCH cannot move a session to another eMSP's token; PUT the session")
 		}
@@ -142,7 +152,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if err != nil {
 			return err
 		}
-		if bytes.Equal(cur.body, body) {
+		if bytes.Equal(cur.canon, body) {
 			return nil
 		}
 		patchBody, err := ocpi.CanonicalPatch(patch)

@@ -57,6 +57,9 @@ type Ref struct{ CountryCode, PartyID, ID string }
 
 func (r Ref) path() string { return hub.PathOf(ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), r.ID) }
 
+// String names the tariff in messages.
+func (r Ref) String() string { return ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID) + "/" + r.ID }
+
 func errUnknown(r Ref) error {
 	return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown tariff " + r.ID + " of " + ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID)}
 }
@@ -115,40 +118,95 @@ func Validate(r Ref, raw []byte) (*ocpi.Tariff, []byte, error) {
 }
 
 // Put creates or replaces a tariff. created reports a new one; changed is
-// false when the stored body stayed the same (nothing is broadcast then).
+// false when the stored body stayed the same (nothing is broadcast then). A
+// tariff older than the stored one is an ocpi.StaleError.
 func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
 	t, body, err := Validate(r, raw)
 	if err != nil {
 		return false, false, err
 	}
 	fn := func(ctx context.Context, tx *store.Tx) error {
-		created, changed = false, false
 		old, found, err := lockTariff(ctx, tx, r)
 		if err != nil {
 			return err
 		}
-		if found && sameJSON(old, body) {
-			return nil
-		}
-		created, changed = !found, true
-		tx.AfterCommit(s.totals.Invalidate)
-		if found {
-			_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
-				t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
-		} else {
-			_, err = tx.Exec(ctx, "INSERT INTO tariffs (country_code, party_id, id, last_updated, body) VALUES ($1, $2, $3, $4, $5)",
-				ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID), t.LastUpdated.Micros(), string(body))
-		}
-		if err != nil {
-			return err
-		}
-		return s.broadcast(ctx, tx, ch, hub.Push{Method: http.MethodPut, Path: Ref{r.CountryCode, r.PartyID, t.ID}.path(), Body: body})
+		created, changed, err = s.write(ctx, tx, ch, r, old, found, t, body)
+		return err
 	}
 	err = s.db.InTx(ctx, fn)
 	if err != nil && store.IsUniqueViolation(err) {
 		err = s.db.InTx(ctx, fn)
 	}
 	return created, changed, err
+}
+
+// Patch merges a partial tariff into the stored one (OCPI 2.1.1 has a tariff
+// PATCH; 2.2.1 does not) and stores the result whole, broadcast as a PUT.
+// The merge is ocpi.MergePatch of the row read under its lock, in the
+// transaction that writes it, so concurrent PATCHes of different fields
+// both survive. patch must carry last_updated (the legacy handler stamps
+// the arrival time on one without); one older than the stored tariff is an
+// ocpi.StaleError.
+func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object) (changed bool, err error) {
+	lu, _ := patch["last_updated"].(string)
+	if _, err := ocpi.ParseDateTime(lu); err != nil {
+		return false, ocpi.Invalid("last_updated", "is required in a PATCH: "+err.Error())
+	}
+	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "id": r.ID}); err != nil {
+		return false, err
+	}
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		old, found, err := lockTariff(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errUnknown(r)
+		}
+		doc, err := ocpi.ParseObject(old)
+		if err != nil {
+			return err
+		}
+		ocpi.MergePatch(doc, patch)
+		merged, err := ocpi.MarshalObject(doc)
+		if err != nil {
+			return err
+		}
+		t, body, err := Validate(r, merged)
+		if err != nil {
+			return err
+		}
+		// write compares the merged last_updated (the PATCH's) with the
+		// stored one after the merged tariff passed validation.
+		_, changed, err = s.write(ctx, tx, ch, r, old, found, t, body)
+		return err
+	})
+	return changed, err
+}
+
+// write stores a validated tariff over the locked row (old, when found) and
+// broadcasts it, inside tx.
+func (s *Service) write(ctx context.Context, tx *store.Tx, ch Change, r Ref, old []byte, found bool, t *ocpi.Tariff, body []byte) (created, changed bool, err error) {
+	if found {
+		if err := ocpi.CheckFresh(Module, "tariff "+r.String(), ocpi.LastUpdatedOf(old), t.LastUpdated); err != nil {
+			return false, false, err
+		}
+		if sameJSON(old, body) {
+			return false, false, nil
+		}
+	}
+	tx.AfterCommit(s.totals.Invalidate)
+	if found {
+		_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
+			t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
+	} else {
+		_, err = tx.Exec(ctx, "INSERT INTO tariffs (country_code, party_id, id, last_updated, body) VALUES ($1, $2, $3, $4, $5)",
+			ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID), t.LastUpdated.Micros(), string(body))
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return !found, true, s.broadcast(ctx, tx, ch, hub.Push{Method: http.MethodPut, Path: Ref{r.CountryCode, r.PartyID, t.ID}.path(), Body: body})
 }
 
 // Delete removes a tariff that no connector references.

@@ -14,6 +14,9 @@
 //     success that is neither forwarded nor emitted.
 //   - A PATCH merges like JSON Merge Patch and may not change the token's key
 //     fields.
+//   - A PUT or PATCH older than the stored token changes nothing and is not
+//     forwarded (ocpi.StaleError): a delayed valid=true cannot re-enable a
+//     card revoked later.
 //   - Changes reach every connected platform hosting a CPO that offers the
 //     tokens RECEIVER, through the hub's ordered outbox (hub.Broadcast), and
 //     the hub resyncs a CPO that missed them from this package's Source.
@@ -206,7 +209,10 @@ type Change struct {
 type stored struct {
 	pk   int64
 	body []byte
-	doc  ocpi.Object
+	// canon is body in the canonical form (PostgreSQL renders JSONB with
+	// its own spacing and key order): what a new body is compared with.
+	canon []byte
+	doc   ocpi.Object
 }
 
 // lock locks and reads a token row inside tx (nil when absent): a write of
@@ -222,6 +228,9 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		return nil, err
 	}
 	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
+		return nil, err
+	}
+	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
 		return nil, err
 	}
 	return &cur, nil
@@ -255,8 +264,13 @@ func (s *Service) put(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *oc
 	if err != nil {
 		return false, err
 	}
-	if cur != nil && bytes.Equal(cur.body, body) {
-		return false, nil
+	if cur != nil {
+		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), t.LastUpdated); err != nil {
+			return false, err
+		}
+		if bytes.Equal(cur.canon, body) {
+			return false, nil
+		}
 	}
 	if err := s.write(ctx, tx, r, cur, t, body); err != nil {
 		return false, err
@@ -305,11 +319,15 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if err := checkToken(&t, r); err != nil {
 			return err
 		}
+		// Bad input is refused as such even when it is stale too.
+		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), partial.LastUpdated); err != nil {
+			return err
+		}
 		body, err := ocpi.Canonical(merged, &t)
 		if err != nil {
 			return err
 		}
-		if bytes.Equal(cur.body, body) {
+		if bytes.Equal(cur.canon, body) {
 			return nil
 		}
 		if err := s.write(ctx, tx, r, cur, &t, body); err != nil {

@@ -1,0 +1,28 @@
+package hubtest
+
+import "testing"
+
+// StaleUpdates reads ocpihub_stale_updates_total of a module from the
+// hub's registry; it fails the test when the series is absent (every module
+// is exported from the start, at zero).
+func (h *Hub) StaleUpdates(t testing.TB, module string) float64 {
+	t.Helper()
+	mfs, err := h.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "ocpihub_stale_updates_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "module" && l.GetValue() == module {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("the hub exports no ocpihub_stale_updates_total{module=%q}", module)
+	return 0
+}
