@@ -178,6 +178,10 @@ func (g *Guard) Dial(d *net.Dialer) func(ctx context.Context, network, address s
 		if firstErr == nil {
 			firstErr = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 		}
+		var oe *net.OpError
+		if errors.As(firstErr, &oe) {
+			return nil, firstErr
+		}
 		return nil, &net.OpError{Op: "dial", Net: network, Err: firstErr}
 	}
 }

@@ -3,8 +3,10 @@ package party_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
@@ -127,4 +129,55 @@ func TestCredentialsUpdateToInternalAddressRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRegistrationErrorsDoNotTellClosedFromLive: with the address allowed,
+// a versions URL on a closed port, on a live service that is not OCPI, and
+// on one answering an HTTP error without an OCPI body all read the same to
+// the partner, so registration cannot be used as a port scanner. The
+// operator's log has the detail.
+func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		cpo := startCPO(t, "Probe CPO", "NL", "PRB")
+		inv := invite(t, h, cpo.Name())
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closedURL := "http://" + closed.Addr().String() + "/ocpi/versions"
+		closed.Close()
+		live := func(fn http.HandlerFunc) string {
+			srv := httptest.NewServer(fn)
+			t.Cleanup(srv.Close)
+			return srv.URL + "/ocpi/versions"
+		}
+		urls := []string{
+			closedURL,
+			live(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "<h1>admin</h1>", http.StatusNotFound) }),
+			live(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "+OK redis") }),
+			live(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnauthorized) }),
+		}
+		messages := map[string][]string{}
+		for _, u := range urls {
+			tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			creds := cpo.Credentials(tokenB)
+			creds.URL = u
+			body, _ := json.Marshal(creds)
+			resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(inv.Token, true)}})
+			env, err := ocpi.DecodeEnvelope(resp.Body)
+			if err != nil || env.StatusCode != ocpi.StatusClientAPIError {
+				t.Fatalf("register with %s: HTTP %d %s, want 3001", u, resp.HTTPStatus, resp.Body)
+			}
+			m := strings.ReplaceAll(env.StatusMessage, u, "URL")
+			messages[m] = append(messages[m], u)
+		}
+		if len(messages) != 1 {
+			t.Errorf("partners can tell these apart: %v", messages)
+		}
+		assertNothingRegistered(t, h)
+	})
 }
