@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -144,6 +145,8 @@ func startHub(b *testing.B, engine store.Engine) *benchHub {
 	// serving them, not the 20-per-second limit (BenchmarkRateLimit measures
 	// the limiter).
 	cfg.RateLimit = ratelimit.Limits{}
+	// The simulated partners listen on loopback.
+	cfg.OutboundAllow = netguard.Loopback
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -170,7 +171,15 @@ func settings(cfg *app.Config) []setting {
 			cfg.LegacyPolicyURL = v
 			return nil
 		}, ""},
-		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback, use the PG simulator", func(v string) error {
+		{"outbound-allow", "OCPIHUB_OUTBOUND_ALLOW", "internal addresses the hub may connect to although the outbound address guard refuses them: comma-separated addresses or CIDR ranges, each optionally with :port (e.g. 127.0.0.0/8,::1 or 10.1.2.3:587; default: none)", func(v string) error {
+			rules, err := netguard.ParseAllow(v)
+			if err != nil {
+				return err
+			}
+			cfg.OutboundAllow = rules
+			return nil
+		}, ""},
+		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback and outbound connections to loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return fmt.Errorf("want true or false")

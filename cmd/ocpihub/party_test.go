@@ -25,7 +25,9 @@ func cli(t *testing.T, h *hubtest.Hub, args ...string) (stdout, stderr string, c
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	env := map[string]string{"OCPIHUB_DB": h.DBURL, "OCPIHUB_PUBLIC_URL": h.PublicURL(), "OCPIHUB_SECRET_KEY": testSecretKey, "OCPIHUB_LOG_LEVEL": "error"}
+	env := map[string]string{"OCPIHUB_DB": h.DBURL, "OCPIHUB_PUBLIC_URL": h.PublicURL(), "OCPIHUB_SECRET_KEY": testSecretKey, "OCPIHUB_LOG_LEVEL": "error",
+		// The simulated partners listen on loopback.
+		"OCPIHUB_OUTBOUND_ALLOW": "127.0.0.0/8,::1"}
 	code = run(ctx, args, &out, &errOut, func(k string) string { return env[k] })
 	return out.String(), errOut.String(), code
 }

@@ -33,7 +33,8 @@ func TestSyncCommand(t *testing.T) {
 		}
 		var out, errOut bytes.Buffer
 		env := func(string) string { return "" }
-		code := run(context.Background(), []string{"sync", "tariffs", "--party", "NL-CLI", "--db", h.DBURL, "--json", "--log-level", "error"}, &out, &errOut, env)
+		code := run(context.Background(), []string{"sync", "tariffs", "--party", "NL-CLI", "--db", h.DBURL, "--json", "--log-level", "error",
+			"--outbound-allow", "127.0.0.0/8,::1"}, &out, &errOut, env)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut.String())
 		}

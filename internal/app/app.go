@@ -30,6 +30,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -114,6 +115,10 @@ type App struct {
 	Sandbox  *App
 	Resetter *sandbox.Resetter
 
+	// Guard is the outbound address guard of every connection to a
+	// partner-supplied or configured address (Config.OutboundGuard).
+	Guard *netguard.Guard
+
 	// GeneratedAdminToken is set when this start generated the admin token; it
 	// is shown once.
 	GeneratedAdminToken string
@@ -188,7 +193,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if a.Jobs, err = jobs.New(a.DB, jc); err != nil {
 		return nil, err
 	}
-	a.Client = ocpiclient.New(a.Logger)
+	a.Guard = cfg.OutboundGuard()
+	if allowed := a.Guard.Allowed(); len(allowed) > 0 && !opts.InsertOnly {
+		a.Logger.Info("outbound address guard: these internal addresses may be reached", "allowed", allowed)
+	}
+	a.Client = ocpiclient.NewGuarded(a.Logger, a.Guard)
 	a.Registry = prometheus.NewRegistry()
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(jobsCollector{a.Jobs})
@@ -201,7 +210,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	// Webhooks first: every domain service writes its events through them.
-	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Timeout: cfg.WebhookTimeout, Registerer: a.Registry, Box: box})
+	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Guard: a.Guard, Timeout: cfg.WebhookTimeout, Registerer: a.Registry, Box: box})
 	a.Events = a.Webhooks
 	if opts.Events != nil {
 		a.Events = tee{a.Webhooks, opts.Events}

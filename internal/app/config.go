@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 )
 
@@ -110,8 +111,13 @@ type Config struct {
 	LegacyDeprecated time.Time
 	LegacyPolicyURL  string
 	// DevMode relaxes checks meant for production (http webhook URLs on
-	// loopback, the built-in PG simulator).
+	// loopback, the built-in PG simulator, outbound connections to
+	// loopback).
 	DevMode bool
+	// OutboundAllow are addresses the outbound address guard lets the hub
+	// reach although their class is refused (--outbound-allow): a PG or SMTP
+	// relay on the operator's network, simulators (see OutboundGuard).
+	OutboundAllow []netguard.Rule
 
 	// adminTokenHash hands production's admin token to the sandbox.
 	adminTokenHash string
@@ -193,5 +199,5 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
 	}
-	return nil
+	return c.validateOutbound()
 }

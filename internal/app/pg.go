@@ -2,9 +2,12 @@ package app
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 )
@@ -49,6 +52,7 @@ func NewPaymentGateway(cfg Config, webhookURL string, logger *slog.Logger, clk c
 		WebhookSecrets: pg.SplitSecrets(cfg.PGWebhookSecret),
 		Logger:         logger.With("component", "pg"),
 		Clock:          clk,
+		Guard:          cfg.OutboundGuard(),
 	}
 	if pc.BaseURL != "" {
 		c, err := pg.NewClient(pc)
@@ -69,6 +73,14 @@ func NewPaymentGateway(cfg Config, webhookURL string, logger *slog.Logger, clk c
 		return nil, errors.Join(errors.New("start the built-in PG simulator"), err)
 	}
 	pc.BaseURL, pc.KeyID, pc.KeySecret = sim.URL(), sim.KeyID(), sim.KeySecret()
+	// The simulator is the hub's own, on a loopback port: that one
+	// address is allowed whatever the operator's allow-list says.
+	simRule, err := netguard.ParseRule(strings.TrimPrefix(sim.URL(), "http://"))
+	if err != nil {
+		sim.Close()
+		return nil, fmt.Errorf("the built-in PG simulator's address: %w", err)
+	}
+	pc.Guard = pc.Guard.With(simRule)
 	if len(pc.WebhookSecrets) == 0 {
 		pc.WebhookSecrets = []string{pgsim.DefaultWebhookSecret}
 	}

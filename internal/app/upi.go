@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/command"
@@ -45,7 +47,8 @@ func (a *App) buildUPI(insertOnly bool) error {
 	var notifier upi.Notifier = upi.LogNotifier{Logger: a.Logger}
 	if cfg.SMTPAddr != "" {
 		notifier = upi.SMTPNotifier{Logger: a.Logger, Config: upi.SMTPConfig{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom,
-			Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS}}
+			Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS},
+			DialFunc: a.Guard.Dial(&net.Dialer{Timeout: 30 * time.Second})}
 	}
 	d := upi.Deps{
 		DB: a.DB, Jobs: a.Jobs, Gateway: gw, Dir: upi.LocationDirectory{Locations: a.Locations, Tariffs: a.Tariffs},

@@ -29,6 +29,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/openapi"
@@ -155,6 +156,9 @@ func (h *Hub) start(t testing.TB) {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.AdminToken = AdminToken
 	cfg.DevMode = true
+	// The simulators listen on loopback: allowed explicitly, so tests that
+	// turn dev mode off still reach them (a test of the guard clears it).
+	cfg.OutboundAllow = netguard.Loopback
 	cfg.ShutdownTimeout = 5 * time.Second
 	if !h.opts.RateLimits {
 		cfg.RateLimit = ratelimit.Limits{}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -46,7 +47,9 @@ type Client struct {
 	BackoffBase time.Duration
 }
 
-// New returns a client with sane transport settings.
+// New returns a client with sane transport settings that dials any address:
+// for simulators and tests, which call loopback by design. The hub calls
+// partners with NewGuarded.
 func New(logger *slog.Logger) *Client {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -55,6 +58,22 @@ func New(logger *slog.Logger) *Client {
 	tr.MaxIdleConnsPerHost = 64
 	tr.ResponseHeaderTimeout = DefaultTimeout
 	return &Client{HTTP: &http.Client{Transport: tr}, Logger: logger, UserAgent: "ocpihub"}
+}
+
+// NewGuarded returns a client whose every connection, redirect hops
+// included, goes through the outbound address guard g (a nil g refuses
+// every internal address). A refused call fails at once with KindUnreachable
+// (netguard.IsRefused tells it apart) and is not retried.
+func NewGuarded(logger *slog.Logger, g *netguard.Guard) *Client {
+	if g == nil {
+		g = netguard.New()
+	}
+	c := New(logger)
+	tr := g.Transport()
+	tr.MaxIdleConnsPerHost = 64
+	tr.ResponseHeaderTimeout = DefaultTimeout
+	c.HTTP = &http.Client{Transport: tr}
+	return c
 }
 
 // Party addresses a party in OCPI-to/from headers.
@@ -240,6 +259,10 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 // (60 s when absent).
 func (c *Client) retryable(resp *Response, err error, attempt int) (time.Duration, bool) {
 	if err != nil {
+		if netguard.IsRefused(err) {
+			// The same address is refused every time.
+			return 0, false
+		}
 		k := KindOf(err)
 		return c.backoff(attempt), k == KindUnreachable || k == KindTimeout
 	}

@@ -102,7 +102,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
 		Body: body, MaxAttempts: 1, Timeout: time.Minute}, &answer)
 	if err != nil {
-		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + describe(err), Err: err}, false)
+		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + s.describe(ctx, err), Err: err}, false)
 	}
 	theirs, err = readCredentials(d.version, req.Role, answer)
 	if err != nil {
@@ -111,7 +111,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 	// Verify the new token before relying on it.
 	auth := ocpiclient.Auth{Token: theirs.Token, Base64: d.base64}
 	if _, err := s.client.Versions(ctx, versionsURL, auth); err != nil {
-		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the token the partner gave us does not work on its versions endpoint: " + describe(err), Err: err}, true)
+		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the token the partner gave us does not work on its versions endpoint: " + s.describe(ctx, err), Err: err}, true)
 	}
 	if err := s.requireEndpoints(ocpi.VersionDetails{Endpoints: d.endpoints}, rolesOf(theirs), "the partner's"); err != nil {
 		return undo(err, true)
@@ -154,7 +154,7 @@ func (s *Service) discoverBest(ctx context.Context, versionsURL, token string, r
 		vs, err = s.client.Versions(ctx, versionsURL, auth)
 	}
 	if err != nil {
-		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's versions at " + versionsURL + ": " + describe(err), Err: err}
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's versions at " + versionsURL + ": " + s.describe(ctx, err), Err: err}
 	}
 	v, ok := ocpiclient.Pick(vs, s.connectVersions(), "")
 	if !ok {
@@ -174,7 +174,7 @@ func (s *Service) discoverBest(ctx context.Context, versionsURL, token string, r
 	}
 	d, err := s.client.VersionDetails(ctx, v.URL, auth)
 	if err != nil {
-		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's version details: " + describe(err), Err: err}
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read the partner's version details: " + s.describe(ctx, err), Err: err}
 	}
 	if v211.IsLegacy(v.Version) {
 		d.Endpoints = LegacyEndpoints(d.Endpoints, role)
@@ -221,7 +221,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	}
 	if err != nil {
 		_ = s.setNextToken(context.WithoutCancel(ctx), id, "")
-		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner did not accept the new credentials: " + describe(err), Err: err}
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner did not accept the new credentials: " + s.describe(ctx, err), Err: err}
 	}
 	// The partner has switched to the new tokens: store them whatever else
 	// happens, or we lose the connection. Its endpoints and roles are
@@ -300,7 +300,7 @@ func (s *Service) Disconnect(ctx context.Context, id int64) (warning string, err
 	if credURL, ok := p.Endpoint("credentials", ""); ok {
 		if auth, aerr := s.Auth(p); aerr == nil && auth.Token != "" {
 			if _, cerr := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 2}, nil); cerr != nil {
-				warning = "the partner's credentials DELETE failed (" + describe(cerr) + "); the platform is unregistered here anyway"
+				warning = "the partner's credentials DELETE failed (" + s.describe(ctx, cerr) + "); the platform is unregistered here anyway"
 			}
 		}
 	}

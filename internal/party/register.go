@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -157,7 +158,7 @@ func (s *Service) discover(ctx context.Context, versionsURL, token, version stri
 		vs, err = s.client.Versions(ctx, versionsURL, auth)
 	}
 	if err != nil {
-		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your versions at " + versionsURL + " with the token you sent: " + describe(err), Err: err}
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your versions at " + versionsURL + " with the token you sent: " + s.describe(ctx, err), Err: err}
 	}
 	v, ok := ocpiclient.Pick(vs, []string{version}, version)
 	if !ok {
@@ -171,7 +172,7 @@ func (s *Service) discover(ctx context.Context, versionsURL, token, version stri
 	}
 	d, err := s.client.VersionDetails(ctx, v.URL, auth)
 	if err != nil {
-		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your version details at " + v.URL + ": " + describe(err), Err: err}
+		return nil, &ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "could not read your version details at " + v.URL + ": " + s.describe(ctx, err), Err: err}
 	}
 	if v211.IsLegacy(v.Version) && len(roles) == 1 {
 		d.Endpoints = LegacyEndpoints(d.Endpoints, roles[0])
@@ -214,23 +215,38 @@ func isUnauthorized(err error) bool {
 	return errors.As(err, &e) && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden)
 }
 
-func describe(err error) string {
+// Messages for calls to a partner's URL that got no usable answer.
+const (
+	unreachableMessage = "could not reach the partner's OCPI API there (no OCPI answer; the hub's operator log has the detail)"
+	refusedMessage     = "the address is not one this hub may call (loopback, private and other internal addresses are refused)"
+)
+
+// describe is what a partner, or the operator in the admin API, is told of
+// a failed call to a partner's URL; the detail goes to the operator's log.
+// Whatever got no OCPI answer — a closed port, a timeout, a service that
+// does not speak OCPI, an HTTP error without an envelope — reads the same,
+// so the hub cannot be used to tell a closed port from a live service. An
+// address the outbound guard refused says so: that tells only the hub's
+// policy, and the guard refuses before connecting. An OCPI answer keeps its
+// status, which is what the partner has to fix.
+func (s *Service) describe(ctx context.Context, err error) string {
+	s.logger.WarnContext(ctx, "call to a partner's URL failed", "error", err)
+	if netguard.IsRefused(err) {
+		return refusedMessage
+	}
 	var e *ocpiclient.Error
-	if errors.As(err, &e) {
-		switch e.Kind {
-		case ocpiclient.KindUnreachable:
-			return "unreachable"
-		case ocpiclient.KindTimeout:
-			return "no answer in time"
-		case ocpiclient.KindHTTP:
-			return fmt.Sprintf("HTTP %d", e.Status)
-		case ocpiclient.KindProtocol:
-			if e.Err != nil {
-				return e.Err.Error()
-			}
+	if !errors.As(err, &e) || e.Response == nil || e.Response.Envelope == nil {
+		return unreachableMessage
+	}
+	switch e.Kind {
+	case ocpiclient.KindHTTP:
+		return fmt.Sprintf("HTTP %d, status_code %d", e.Status, e.Response.Envelope.StatusCode)
+	case ocpiclient.KindProtocol:
+		if e.Err != nil {
+			return e.Err.Error()
 		}
 	}
-	return err.Error()
+	return unreachableMessage
 }
 
 func orNone(v []string) string {

@@ -58,13 +58,20 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{base: u, keyID: cfg.KeyID, keySecret: cfg.KeySecret, http: cfg.HTTPClient, timeout: cfg.Timeout, logger: cfg.Logger, clock: cfg.Clock}
 	if c.http == nil {
-		c.http = &http.Client{Transport: &http.Transport{
+		dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+		tr := &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:         dialer.DialContext,
 			TLSHandshakeTimeout: 5 * time.Second,
 			MaxIdleConnsPerHost: 16,
 			IdleConnTimeout:     90 * time.Second,
-		}}
+		}
+		if cfg.Guard != nil {
+			// A proxy would resolve the name where the guard cannot see
+			// the address.
+			tr.Proxy, tr.DialContext = nil, cfg.Guard.Dial(dialer)
+		}
+		c.http = &http.Client{Transport: tr}
 	}
 	// Redirects would resend the credentials elsewhere; a PG API never
 	// redirects.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 )
 
 // Config is how ocpihub reaches its payment gateway. internal/app fills it
@@ -33,6 +34,10 @@ type Config struct {
 	HTTPClient *http.Client
 	Logger     *slog.Logger
 	Clock      clock.Clock
+	// Guard, when HTTPClient is nil, is the outbound address guard the
+	// client dials through (the hub always sets it; nil: no guard, for
+	// tests of this package against a loopback simulator).
+	Guard *netguard.Guard
 }
 
 // Webhook returns the webhook part of the configuration.

@@ -68,6 +68,10 @@ type SMTPNotifier struct {
 	Logger *slog.Logger
 	// TLSConfig overrides the TLS settings (tests trust their own CA).
 	TLSConfig *tls.Config
+	// DialFunc opens the connection to the server; the hub dials through
+	// its outbound address guard (netguard.Guard.Dial). Nil: a plain
+	// net.Dialer.
+	DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // SendReceipt implements Notifier.
@@ -100,17 +104,23 @@ func (n SMTPNotifier) send(ctx context.Context, to string, msg []byte) error {
 	if tlsCfg == nil {
 		tlsCfg = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
 	}
-	d := net.Dialer{Timeout: timeout}
+	dial := n.DialFunc
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: timeout}).DialContext
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var conn net.Conn
-	if c.TLS == "tls" {
-		conn, err = (&tls.Dialer{NetDialer: &d, Config: tlsCfg}).DialContext(ctx, "tcp", c.Addr)
-	} else {
-		conn, err = d.DialContext(ctx, "tcp", c.Addr)
-	}
+	conn, err := dial(ctx, "tcp", c.Addr)
 	if err != nil {
 		return err
+	}
+	if c.TLS == "tls" {
+		tc := tls.Client(conn, tlsCfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return err
+		}
+		conn = tc
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -403,6 +404,13 @@ type outcome struct {
 	result   string // metric label
 }
 
+// The delivery log's text for a receiver the guard refused and for one the
+// hub could not reach.
+const (
+	refusedText     = "the receiver's address is not one the hub may call (loopback, private and other internal addresses are refused)"
+	unreachableText = "could not reach the receiver"
+)
+
 // send makes one attempt: the signed body, the Standard Webhooks headers, a
 // bounded wait.
 func (s *Service) send(ctx context.Context, t *target) outcome {
@@ -423,19 +431,25 @@ func (s *Service) send(ctx context.Context, t *target) outcome {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ocpihub-webhooks/1")
 	msg.SetHeaders(req.Header)
-	client := s.partner
-	if t.platformID == 0 {
-		client = s.operator
-	}
 	start := time.Now()
-	resp, err := client.Do(req)
+	resp, err := s.client.Do(req)
 	o := outcome{latency: time.Since(start)}
 	s.metrics.latency.Observe(o.latency.Seconds())
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		switch {
+		case netguard.IsRefused(err):
+			o.err, o.result = refusedText, "network"
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 			o.err, o.result = fmt.Sprintf("no answer within %s", s.cfg.Timeout), "timeout"
-		} else {
+		case t.platformID != 0:
+			// A partner's delivery log must not tell a closed port from a
+			// refusing service; the detail is for the operator's log.
+			o.err, o.result = unreachableText, "network"
+		default:
 			o.err, o.result = "request failed: "+clip(err.Error(), 300), "network"
+		}
+		if t.platformID != 0 {
+			s.logger.WarnContext(ctx, "webhook delivery failed", "subscription_id", t.subID, "url", t.url, "error", err)
 		}
 		return o
 	}

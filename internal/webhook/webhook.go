@@ -16,9 +16,7 @@ package webhook
 
 import (
 	"log/slog"
-	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -52,9 +51,14 @@ const (
 
 // Config tunes the service. Zero values mean the defaults.
 type Config struct {
-	// DevMode allows http:// URLs on loopback hosts and lets partner
-	// subscriptions reach private addresses (a laptop, a test).
+	// DevMode allows http:// URLs on loopback hosts (a laptop, a test).
 	DevMode bool
+	// Guard is the outbound address guard every delivery dials through, to
+	// the operator's receivers and partners' alike (nil: netguard.New(),
+	// which refuses every internal address). Which internal addresses may
+	// be reached is the operator's allow-list, not the subscription's
+	// owner.
+	Guard *netguard.Guard
 	// Timeout bounds one delivery attempt (15 s).
 	Timeout time.Duration
 	// Schedule is the delay before each attempt (DefaultSchedule); its
@@ -84,10 +88,9 @@ type Service struct {
 	logger  *slog.Logger
 	cfg     Config
 	metrics *metrics
-	// operator calls the operator's own receivers; partner calls partners'
-	// receivers and, outside dev mode, refuses private and loopback
-	// addresses (a partner must not make the hub call into its network).
-	operator, partner *http.Client
+	// client sends deliveries through cfg.Guard (a partner must not make
+	// the hub call into its network).
+	client *http.Client
 }
 
 // New returns a Service and registers its workers on jc.
@@ -114,8 +117,10 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 		cfg.Retention = DefaultRetention
 	}
 	s := &Service{db: db, jobs: jc, clock: clk, logger: logger, cfg: cfg, metrics: newMetrics(cfg.Registerer)}
-	s.operator = newHTTPClient(true)
-	s.partner = newHTTPClient(cfg.DevMode)
+	if s.cfg.Guard == nil {
+		s.cfg.Guard = netguard.New()
+	}
+	s.client = newHTTPClient(s.cfg.Guard)
 	if jc != nil {
 		jobs.AddWorker(jc, &dispatchWorker{s: s})
 		jobs.AddWorker(jc, &deliverWorker{s: s})
@@ -138,44 +143,17 @@ func (s *Service) Schedule() {
 func (s *Service) now() time.Time { return s.clock.Now() }
 
 // newHTTPClient returns the client deliveries are sent with: no redirects
-// (a 3xx is a failed attempt), no shared cookie jar, and unless private is
-// true a dialer that refuses loopback, private and link-local addresses.
-func newHTTPClient(private bool) *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	if !private {
-		dialer.Control = refusePrivate
-	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		MaxIdleConns:          200,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
-	}
+// (a 3xx is a failed attempt), no shared cookie jar, every connection through
+// the address guard g.
+func newHTTPClient(g *netguard.Guard) *http.Client {
+	tr := g.Transport()
+	tr.MaxIdleConns = 200
+	tr.MaxIdleConnsPerHost = 8
+	tr.ExpectContinueTimeout = time.Second
 	return &http.Client{
 		Transport:     tr,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-// refusePrivate is a dialer Control that fails connections to addresses a
-// partner's subscription must not reach.
-func refusePrivate(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		return nil
-	}
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-		return &net.AddrError{Err: "address not allowed for webhook deliveries", Addr: address}
-	}
-	return nil
 }
 
 // metrics are the delivery metrics.
