@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -142,6 +144,52 @@ func TestOCPIToRules(t *testing.T) {
 		vresp := h.Do(t, http.MethodGet, "/ocpi/2.2.1/credentials", emsp.Token(), nil, nil)
 		if vresp.Header.Get("OCPI-from-party-id") != "" {
 			t.Errorf("credentials answer carries OCPI-from-party-id %q", vresp.Header.Get("OCPI-from-party-id"))
+		}
+	})
+}
+
+// TestSelfAddressedOffsetClient: a client that always sends OCPI-to = its
+// own party and pages by rebuilding offset URLs (ignoring Link) exports
+// every object of the hub's senders.
+func TestSelfAddressedOffsetClient(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		cpo, err := sim.StartCPO("Offset CPO", "NL", "OFC", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cpo.Close)
+		cli, err := sim.StartEMSP("CLI eMSP", "DE", "CLI", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cli.Close)
+		h.Register(t, cpo.Platform)
+		h.Register(t, cli.Platform)
+		const n = 7
+		for i := range n {
+			id := "LOC" + strconv.Itoa(i)
+			if err := cpo.PutLocation(ctx, id, sim.LocationObject("NL", "OFC", id, "E1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := cli.PullAll(ctx, "locations", 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, raw := range got {
+			var l struct {
+				ID string `json:"id"`
+			}
+			if err := json.Unmarshal(raw, &l); err != nil {
+				t.Fatal(err)
+			}
+			seen[l.ID] = true
+		}
+		if len(got) != n || len(seen) != n {
+			t.Errorf("the client exported %d locations (%d distinct), want %d", len(got), len(seen), n)
 		}
 	})
 }
