@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/legacy"
@@ -54,6 +55,8 @@ func (a *App) wireLegacy() {
 	for _, v := range []string{v211.V211, v211.V20} {
 		a.Hub.Speak(v, legacy.NewDialect(v, a.Legacy, a.Clock.Now, look))
 	}
+	// OCPI 2.2 partners get the 2.2.1 messages with 2.2's signed data limit.
+	a.Hub.Speak("2.2", cdr.Dialect22{})
 }
 
 // commandWait is how long the hub waits for a command result when the CPO

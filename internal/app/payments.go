@@ -20,8 +20,8 @@ import (
 // Payments module, for PTPs; 2.1.1 and 2.0 are deprecated, for legacy
 // partners (internal/legacy).
 var (
-	Versions        = []string{ocpi.Version230, "2.2.1", v211.V211, v211.V20}
-	ConnectVersions = []string{"2.2.1", v211.V211, v211.V20}
+	Versions        = []string{ocpi.Version230, "2.2.1", "2.2", v211.V211, v211.V20}
+	ConnectVersions = []string{"2.2.1", "2.2", v211.V211, v211.V20}
 )
 
 // versionRoles reserves 2.3.0 to PTPs (httpapi serves only credentials,

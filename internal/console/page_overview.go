@@ -71,6 +71,12 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 		switch p.Status {
 		case party.StatusConnected:
 			connected++
+			// What the registration tolerated (party/lenient.go): an empty
+			// business name, a push-only CPO.
+			for _, w := range p.Warnings {
+				v.Problems = append(v.Problems, Problem{What: p.Name + ": registration warning", Detail: w,
+					Href: "/parties/" + strconv.FormatInt(p.ID, 10), Tone: "muted"})
+			}
 			if p.Connection == party.ClientOffline {
 				offline++
 				v.Problems = append(v.Problems, Problem{What: p.Name + " is offline", Detail: p.LastError, At: lastSeen(p),

@@ -67,7 +67,7 @@ func coreDocs() apiDocs {
 			},
 			"POST /ocpi/2.2.1/credentials": {
 				Summary:     "Register with token A: the hub reads the caller's versions with token B and answers with token C",
-				Description: "Errors: 3001 the caller's versions or details could not be read with token B, 3002 no common version, 3003 a required endpoint is missing (locations SENDER for a CPO, tokens SENDER for an eMSP), 2001 invalid credentials or a party that is taken or not invited; HTTP 405 when already registered.",
+				Description: "Errors: 3001 the caller's versions or details could not be read with token B, 3002 no common version, 3003 a required endpoint is missing (credentials; tokens SENDER for an eMSP; a CPO without locations SENDER registers as push-only), 2001 invalid credentials or a party that is taken or not invited; HTTP 405 when already registered.",
 				Request:     ocpi.Credentials{}, Data: ocpi.Credentials{}, Spec: "credentials.asciidoc", Errors: []int{405},
 			},
 			"PUT /ocpi/2.2.1/credentials": {

@@ -25,6 +25,7 @@ func legacyDocs() apiDocs {
 		d.Summary = "2.3.0: " + d.Summary
 		routes[m+" /ocpi/2.3.0/credentials"] = d
 	}
+	v22Docs(routes)
 	for _, m := range []string{"POST", "PUT"} {
 		routes[m+" /ocpi/{version}/credentials"] = Doc{Summary: "Credentials of a version the hub does not speak: 3002 unsupported version",
 			Tag: "credentials", Request: map[string]any{}, Params: []openapi.Parameter{{Name: "version", In: "path", Schema: openapi.Schema{"type": "string"}}}}

@@ -15,7 +15,7 @@ import (
 func (s *Server) submit(w http.ResponseWriter, r *http.Request, req command.Request) error {
 	c := party.CallerFrom(r.Context())
 	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, CorrelationID(r.Context())
-	req.To, _ = routingTo(r)
+	req.To, _ = s.addressedElsewhere(r)
 	out, err := s.cfg.Commands.Submit(r.Context(), req)
 	if err != nil {
 		return err

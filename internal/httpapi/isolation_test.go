@@ -88,8 +88,8 @@ func routeRules() map[string]routeRule {
 	m["/ocpi/"], m["/admin/"], m["/api/"] = pub, pub, pub
 
 	reg := rule(classRegistering, "", "")
-	add(reg, "GET", "/ocpi/versions", "/ocpi/2.2.1", "/ocpi/2.3.0", "/ocpi/cpo/versions", "/ocpi/emsp/versions")
-	add(reg, "GET POST PUT DELETE", "/ocpi/2.2.1/credentials", "/ocpi/2.3.0/credentials")
+	add(reg, "GET", "/ocpi/versions", "/ocpi/2.2.1", "/ocpi/2.2", "/ocpi/2.3.0", "/ocpi/cpo/versions", "/ocpi/emsp/versions")
+	add(reg, "GET POST PUT DELETE", "/ocpi/2.2.1/credentials", "/ocpi/2.2/credentials", "/ocpi/2.3.0/credentials")
 	add(reg, "POST PUT", "/ocpi/{version}/credentials")
 
 	// OCPI 2.2.1: locations and tariffs.

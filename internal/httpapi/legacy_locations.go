@@ -280,7 +280,7 @@ func (s *Server) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Tariffs.Delete(r.Context(), s.tariffChange(r), ref); err != nil {
+	if _, err := s.cfg.Tariffs.Delete(r.Context(), s.tariffChange(r), ref); err != nil {
 		return err
 	}
 	return s.legacyOK(w, nil)

@@ -154,6 +154,9 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	for i, it := range items {
+		items[i] = location.FitPublished(it)
+	}
 	s.setHubRouting(w, r)
 	return s.pageRaw(w, r, req, items, page)
 }
@@ -176,6 +179,9 @@ func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) erro
 	body, err := s.cfg.Locations.Get(r.Context(), ref)
 	if err != nil {
 		return err
+	}
+	if ref.EVSEUID == "" {
+		body = location.FitPublished(body)
 	}
 	s.setHubRouting(w, r)
 	return s.ok(w, json.RawMessage(body))

@@ -226,11 +226,15 @@ func CanonicalPath(p string) string {
 			p = "/ocpi/" + parts[0] + "/" + parts[2]
 		}
 	}
+	if q := v22Alias(p); q != p {
+		// 2.2 modules are served by the 2.2.1 routes (v22.go).
+		return CanonicalPath(q)
+	}
 	return p
 }
 
 func isVersion(s string) bool {
-	for _, v := range []string{"2.3.0", "2.2.1", "2.1.1", "2.0"} {
+	for _, v := range []string{"2.3.0", "2.2.1", Version22, "2.1.1", "2.0"} {
 		if s == v {
 			return true
 		}

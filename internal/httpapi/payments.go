@@ -19,7 +19,7 @@ func (s *Server) paymentsActor(r *http.Request) payment.Actor {
 	c := party.CallerFrom(r.Context())
 	a := payment.Actor{PlatformID: c.PlatformID, Parties: c.Roles, Version: versionOf(r), CorrelationID: CorrelationID(r.Context()),
 		As: ocpiclient.Party{CountryCode: r.Header.Get("OCPI-from-country-code"), PartyID: r.Header.Get("OCPI-from-party-id")}}
-	if to, ok := routingTo(r); ok && (s.cfg.Hub == nil || !s.cfg.Hub.IsSelf(to.CountryCode, to.PartyID)) {
+	if to, ok := routingTo(r); ok && (s.cfg.Hub == nil || !s.localTo(r, to.CountryCode, to.PartyID)) {
 		a.To = to
 	}
 	return a
@@ -163,7 +163,7 @@ func commandRequester(r *http.Request) (party.PartyRef, error) {
 func (s *Server) startPayment(w http.ResponseWriter, r *http.Request, req command.Request) error {
 	c := party.CallerFrom(r.Context())
 	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, CorrelationID(r.Context())
-	req.To, _ = routingTo(r)
+	req.To, _ = s.addressedElsewhere(r)
 	var out *command.Outcome
 	err := s.cfg.Payments.StartSession(r.Context(), s.paymentsActor(r), req.Body, func(ctx context.Context) (payment.Submitted, error) {
 		o, err := s.cfg.Commands.Submit(ctx, req)

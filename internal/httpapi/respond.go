@@ -77,6 +77,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Token realm="ocpihub"`)
 	}
+	s.setErrorRouting(w, r)
 	writeJSON(w, status, resp)
 }
 

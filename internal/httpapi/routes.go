@@ -29,6 +29,7 @@ func (s *Server) routes() {
 	s.handle("GET /ocpi/versions", registering, s.handleVersions)
 	s.handle("GET /ocpi/2.2.1", registering, s.handleVersionDetails221)
 	s.handle("GET /ocpi/2.3.0", registering, s.handleVersionDetails230)
+	s.routes22()
 
 	// Credentials and hub client info.
 	s.handle("GET /ocpi/2.2.1/credentials", registering, s.handleCredentialsGet)

@@ -24,10 +24,14 @@ func routingTo(r *http.Request) (ocpiclient.Party, bool) {
 }
 
 // routingFrom returns the requesting party: OCPI-from-* when the caller owns
-// it, else the caller's first party.
+// it, else the caller's first party. Before the caller is known (an answer
+// to a request that failed authentication) it is the request's OCPI-from-*.
 func routingFrom(r *http.Request) ocpiclient.Party {
 	c := party.CallerFrom(r.Context())
 	p := ocpiclient.Party{CountryCode: r.Header.Get("OCPI-from-country-code"), PartyID: r.Header.Get("OCPI-from-party-id")}
+	if c == nil && p.CountryCode != "" && p.PartyID != "" {
+		return p
+	}
 	if c != nil && p.CountryCode != "" && c.Owns("", p.CountryCode, p.PartyID) {
 		return p
 	}
@@ -38,11 +42,12 @@ func routingFrom(r *http.Request) ocpiclient.Party {
 }
 
 // addressedElsewhere reports whether the request names, in OCPI-to-*, a
-// party other than the hub's own: the request is then forwarded.
+// party other than the hub's own and the caller's own (ocpito.go): the
+// request is then forwarded, or a list restricted to that party.
 func (s *Server) addressedElsewhere(r *http.Request) (ocpiclient.Party, bool) {
 	to, ok := routingTo(r)
-	if !ok || s.cfg.Hub == nil || s.cfg.Hub.IsSelf(to.CountryCode, to.PartyID) {
-		return to, false
+	if !ok || s.cfg.Hub == nil || s.localTo(r, to.CountryCode, to.PartyID) {
+		return ocpiclient.Party{}, false
 	}
 	return to, true
 }

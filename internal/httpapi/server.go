@@ -248,6 +248,12 @@ func (s *Server) handle(pattern string, a access, fn apiFunc, opts ...routeOptio
 				s.writeError(w, r, err)
 				return
 			}
+			if a == platform {
+				if err := s.checkRoutingTo(r); err != nil {
+					s.writeError(w, r, err)
+					return
+				}
+			}
 		}
 		if err := s.serveIdempotent(w, r, a, rt, fn); err != nil {
 			s.writeError(w, r, err)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -76,7 +77,9 @@ func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) erro
 	return s.stored(w, created)
 }
 
-// handleCPOTariffDelete serves DELETE of a Tariff.
+// handleCPOTariffDelete serves DELETE of a Tariff. A tariff connectors still
+// list is deleted too (the spec only recommends re-pointing them first); the
+// answer's status_message names them so the CPO can fix its connectors.
 func (s *Server) handleCPOTariffDelete(w http.ResponseWriter, r *http.Request) error {
 	ref, err := cpoTariffRef(r)
 	if err != nil {
@@ -86,11 +89,17 @@ func (s *Server) handleCPOTariffDelete(w http.ResponseWriter, r *http.Request) e
 		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
 	}
 	c := party.CallerFrom(r.Context())
-	if err := s.cfg.Tariffs.Delete(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref); err != nil {
+	dangling, err := s.cfg.Tariffs.Delete(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref)
+	if err != nil {
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	resp := ocpi.Success(nil, s.clock.Now())
+	if len(dangling) > 0 {
+		resp.StatusMessage = "Success; connectors still listing the tariff: " + strings.Join(dangling, ", ")
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
 }
 
 // handleCPOTariffPatch explains that 2.2.1 tariffs have no PATCH.

@@ -173,7 +173,7 @@ func (s *Server) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request)
 	}
 	req := token.AuthorizeRequest{CPO: asParty(cpo), CPOParties: callerParties(r, party.RoleCPO), UID: uid, Type: typ,
 		CorrelationID: CorrelationID(r.Context())}
-	req.To, _ = routingTo(r)
+	req.To, _ = s.addressedElsewhere(r)
 	if len(bytes.TrimSpace(raw)) > 0 {
 		req.Location = &ocpi.LocationReferences{}
 		if err := ocpi.Decode(raw, req.Location); err != nil {

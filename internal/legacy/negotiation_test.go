@@ -40,10 +40,10 @@ func TestNegotiation(t *testing.T) {
 		// A version the hub does not speak.
 		inv, err := h.Parties.Invite(ctx(t), "Old", 0, false)
 		mustOK(t, "invite", err)
-		for _, v := range []string{"2.2", "2.1", "3.0"} {
+		for _, v := range []string{"2.1", "2.2.2", "3.0"} {
 			resp := h.Do(t, http.MethodPost, "/ocpi/"+v+"/credentials", inv.Token, []byte(`{}`), nil)
 			env, err := ocpi.DecodeEnvelope(resp.Body)
-			if err != nil || env.StatusCode != ocpi.StatusUnsupportedVersion || !strings.Contains(env.StatusMessage, "2.2.1, 2.1.1, 2.0") {
+			if err != nil || env.StatusCode != ocpi.StatusUnsupportedVersion || !strings.Contains(env.StatusMessage, "2.2.1, 2.2, 2.1.1, 2.0") {
 				t.Errorf("POST /ocpi/%s/credentials: HTTP %d %s", v, resp.HTTPStatus, resp.Body)
 			}
 		}

@@ -65,6 +65,7 @@ func New(db *store.DB, h *hub.Hub, events event.Emitter, clk clock.Clock, logger
 	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
 		h.Register(Module, source{s})
+		h.Adapt(Module, adaptPublished)
 	}
 	return s
 }

@@ -91,7 +91,6 @@ func TestValidation(t *testing.T) {
 				return m
 			}(), 200, 2001, "currency", ""},
 			{"tariff PATCH", "tariffs", "PATCH", []string{"T1"}, map[string]any{"currency": "EUR"}, 405, 2000, "", ""},
-			{"DELETE of a tariff a connector uses", "tariffs", "DELETE", []string{"T1"}, nil, 200, 2001, "tariff_id", "LOC1/E1/1"},
 			{"DELETE of an unknown tariff", "tariffs", "DELETE", []string{"T9"}, nil, 404, 2000, "", ""},
 		}
 		before := snapshot(t, b)

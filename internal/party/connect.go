@@ -99,8 +99,17 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 	if err != nil {
 		return undo(err, false)
 	}
-	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
+	resp, err := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
 		Body: body, MaxAttempts: 1, Timeout: time.Minute}, &answer)
+	if emptyAnswer(resp) {
+		// The partner registers back by itself (connect_back.go).
+		p, werr := s.awaitRegisterBack(ctx, id)
+		if werr != nil {
+			return undo(werr, false)
+		}
+		s.logger.InfoContext(ctx, "connected to platform (it registered back)", "name", p.Name, "version", p.Version)
+		return p, nil
+	}
 	if err != nil {
 		return undo(&ocpi.Error{Code: ocpi.ECLIENTAPI, Message: "the partner refused our credentials: " + s.describe(ctx, err), Err: err}, false)
 	}

@@ -66,19 +66,19 @@ func TestHubConnects(t *testing.T) {
 func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		bare := startCPO(t, "Bare CPO", "NL", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
+		bare := startEMSP(t, "Bare eMSP", "NL", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} })
 		_, err := h.Parties.Connect(ctx(t), "", bare.VersionsURL(), bare.Invite())
 		if ocpi.ErrorCode(err) != ocpi.ENOENDPOINTS {
-			t.Fatalf("connect to a CPO without locations: %v, want 3003", err)
+			t.Fatalf("connect to an eMSP without tokens: %v, want 3003", err)
 		}
 		assertNothingRegistered(t, h)
 		if dels := bare.Requests(sim.PathHas(http.MethodDelete, "/credentials")); len(dels) != 1 || bare.TokenIn() != "" {
 			t.Errorf("the CPO was not told to forget the registration: %d DELETEs", len(dels))
 		}
 
-		old := startCPO(t, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1", "2.2"} })
+		old := startCPO(t, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1", "3.0"} })
 		if _, err := h.Parties.Connect(ctx(t), "", old.VersionsURL(), old.Invite()); ocpi.ErrorCode(err) != ocpi.EUNSUPPORTEDVER {
-			t.Errorf("connect to a partner speaking only 2.1 and 2.2: %v, want 3002", err)
+			t.Errorf("connect to a partner speaking only 2.1 and 3.0: %v, want 3002", err)
 		}
 		if _, err := h.Parties.Connect(ctx(t), "", "http://127.0.0.1:1/ocpi/versions", "A-token"); ocpi.ErrorCode(err) != ocpi.ECLIENTAPI {
 			t.Errorf("connect to nowhere: %v, want 3001", err)

@@ -99,7 +99,7 @@ func readCredentials(version string, role Role, data json.RawMessage) (ocpi.Cred
 		if err := json.Unmarshal(data, &c); err != nil {
 			return c, fmt.Errorf("the partner's credentials do not decode: %w", err)
 		}
-		return c, c.Check(acceptedRoles())
+		return c, checkCredentials(c)
 	}
 	var lc v211.Credentials
 	if err := json.Unmarshal(data, &lc); err != nil {

@@ -74,6 +74,10 @@ type Config struct {
 	Sandbox bool
 	// InvitationTTL is how long a token A lives by default (72h).
 	InvitationTTL time.Duration
+	// RegisterBackWait bounds how long Connect waits for a partner that
+	// answered our credentials POST with an empty 2xx to register back
+	// (default DefaultRegisterBackWait).
+	RegisterBackWait time.Duration
 	// Required lists the modules a partner must offer, per role, beyond
 	// credentials (registration fails with 3003 otherwise).
 	Required map[Role][]RequiredEndpoint
@@ -88,11 +92,10 @@ type RequiredEndpoint struct {
 	Role       string
 }
 
-// DefaultRequired is the default registration requirement: every OCPI data
-// owner must offer its sender interface (pull is mandatory, push optional), so
-// a CPO must offer locations SENDER and an eMSP tokens SENDER.
+// DefaultRequired is the default registration requirement: an eMSP must
+// offer tokens SENDER. A CPO without locations SENDER is registered as
+// push-only (lenient.go).
 var DefaultRequired = map[Role][]RequiredEndpoint{
-	RoleCPO:  {{"locations", ocpi.InterfaceSender}},
 	RoleEMSP: {{"tokens", ocpi.InterfaceSender}},
 }
 
@@ -163,8 +166,14 @@ type Platform struct {
 	InitiatedByUs bool            `json:"initiated_by_us"`
 	LastSeenAt    *ocpi.DateTime  `json:"last_seen_at,omitempty"`
 	LastError     string          `json:"last_error,omitempty"`
-	CreatedAt     ocpi.DateTime   `json:"created_at"`
-	UpdatedAt     ocpi.DateTime   `json:"updated_at"`
+	// PushOnly marks a CPO platform without a locations SENDER: the hub
+	// never pulls from it (lenient.go).
+	PushOnly bool `json:"push_only,omitempty"`
+	// Warnings are what the partner registered that the hub tolerates but
+	// the spec requires (lenient.go).
+	Warnings  []string      `json:"warnings,omitempty"`
+	CreatedAt ocpi.DateTime `json:"created_at"`
+	UpdatedAt ocpi.DateTime `json:"updated_at"`
 
 	tokenOut string // sealed
 }
@@ -231,6 +240,7 @@ func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, er
 	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
 		return nil, err
 	}
+	p.annotate()
 	return p, nil
 }
 
@@ -296,6 +306,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 		if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
 			return nil, err
 		}
+		p.annotate()
 	}
 	return out, nil
 }

@@ -279,12 +279,17 @@ func rolesOf(c ocpi.Credentials) []Role {
 func (s *Service) Register(ctx context.Context, caller *Caller, version string, in ocpi.Credentials) (*ocpi.Credentials, error) {
 	switch caller.Kind {
 	case CallerPlatform:
+		if caller.Status == StatusPending {
+			// A partner registering back during a handshake we started
+			// (connect_back.go).
+			return s.registerBack(ctx, caller, version, in)
+		}
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "already registered: use PUT to update the credentials or DELETE to unregister"}
 	case CallerRegistering:
 	default:
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "only a partner holding a registration token (token A) can register"}
 	}
-	if err := in.Check(acceptedRoles()); err != nil {
+	if err := checkCredentials(in); err != nil {
 		return nil, err
 	}
 	if err := checkInvited(caller.Invited, in.Roles); err != nil {
@@ -362,7 +367,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	if caller.Kind != CallerPlatform {
 		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered: use POST with a registration token to register"}
 	}
-	if err := in.Check(acceptedRoles()); err != nil {
+	if err := checkCredentials(in); err != nil {
 		return nil, err
 	}
 	if err := s.checkVersionRoles(version, in.Roles); err != nil {

@@ -109,10 +109,6 @@ func TestRegistrationFailuresStoreNothing(t *testing.T) {
 				start: func() *sim.Platform {
 					return startEMSP(t, "New eMSP", "DE", "NEW", func(o *sim.Options) { o.ListedVersions = []string{"2.3.0"} }).Platform
 				}},
-			{name: "CPO without locations", wantCode: ocpi.StatusNoMatchingEndpoints,
-				start: func() *sim.Platform {
-					return startCPO(t, "Bare CPO", "NL", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} }).Platform
-				}},
 			{name: "eMSP without tokens", wantCode: ocpi.StatusNoMatchingEndpoints,
 				start: func() *sim.Platform {
 					return startEMSP(t, "Bare eMSP", "DE", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} }).Platform

@@ -50,7 +50,12 @@ type Options struct {
 	// OmitEndpoints hides modules from version details (registration 3003
 	// tests).
 	OmitEndpoints []string
-	Logger        *slog.Logger
+	// RegisterBack makes the platform answer the hub's credentials POST
+	// with HTTP 201 and no body, then register back by itself: POST its own
+	// credentials to the hub with the token the hub sent (2.2-era CPO
+	// management systems).
+	RegisterBack bool
+	Logger       *slog.Logger
 }
 
 // Request is a request the platform received.
@@ -445,6 +450,14 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request, ver
 		p.mu.Unlock()
 		if err := p.discoverHub(r.Context(), in.URL, ""); err != nil {
 			p.reply(w, http.StatusOK, 3001, nil)
+			return
+		}
+		if p.opts.RegisterBack && r.Method == http.MethodPost {
+			p.mu.Lock()
+			p.tokenA = ""
+			p.mu.Unlock()
+			w.WriteHeader(http.StatusCreated)
+			go p.registerBack(version)
 			return
 		}
 		tok := uuid.NewString()

@@ -3,9 +3,11 @@
 //
 // A tariff is a document (tariffs.body, the canonical JSON as sent, unknown
 // fields kept). A DELETE of a tariff that a connector still lists in its
-// tariff_ids is rejected, naming the connectors (tariffs.md §1 recommends
-// removing it from the connectors first; we make it a rule, so an eMSP never
-// holds a connector priced by a tariff it cannot read).
+// tariff_ids is accepted and broadcast: tariffs.md §1 only recommends that
+// the CPO re-points the connectors first, and refusing would leave every eMSP
+// holding a tariff its owner deleted. The connectors still naming it are
+// logged (and named in the CPO's answer's status_message), so the operator
+// can chase the CPO.
 package tariff
 
 import (
@@ -13,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -209,9 +210,12 @@ func (s *Service) write(ctx context.Context, tx *store.Tx, ch Change, r Ref, old
 	return !found, true, s.broadcast(ctx, tx, ch, hub.Push{Method: http.MethodPut, Path: Ref{r.CountryCode, r.PartyID, t.ID}.path(), Body: body})
 }
 
-// Delete removes a tariff that no connector references.
-func (s *Service) Delete(ctx context.Context, ch Change, r Ref) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+// Delete removes a tariff and broadcasts the DELETE, even while connectors
+// still list it in their tariff_ids (see the package comment). dangling names
+// up to 10 of those connectors (location/evse/connector), for the answer and
+// the log.
+func (s *Service) Delete(ctx context.Context, ch Change, r Ref) (dangling []string, err error) {
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		old, found, err := lockTariff(ctx, tx, r)
 		if err != nil {
 			return err
@@ -219,18 +223,8 @@ func (s *Service) Delete(ctx context.Context, ch Change, r Ref) error {
 		if !found {
 			return errUnknown(r)
 		}
-		users, err := referencedBy(ctx, tx, r)
-		if err != nil {
+		if dangling, err = referencedBy(ctx, tx, r); err != nil {
 			return err
-		}
-		if len(users) > 0 {
-			more := ""
-			if len(users) == 10 {
-				more = ", …"
-			}
-			return &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
-				Issue:   "is still referenced by connectors: " + strings.Join(users, ", ") + more,
-				Message: fmt.Sprintf("tariff %s is still used by connector(s) %s%s; remove it from their tariff_ids (PATCH the connectors) before deleting it", r.ID, strings.Join(users, ", "), more)}
 		}
 		tx.AfterCommit(s.totals.Invalidate)
 		if _, err := tx.Exec(ctx, "DELETE FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
@@ -246,6 +240,14 @@ func (s *Service) Delete(ctx context.Context, ch Change, r Ref) error {
 		}
 		return s.broadcast(ctx, tx, ch, hub.Push{Method: http.MethodDelete, Path: Ref{r.CountryCode, r.PartyID, id}.path()})
 	})
+	if err != nil {
+		return nil, err
+	}
+	if len(dangling) > 0 {
+		s.logger.WarnContext(ctx, "tariff deleted while connectors still list it", "tariff", ocpi.Key(r.CountryCode)+"/"+ocpi.Key(r.PartyID)+"/"+r.ID,
+			"connectors", strings.Join(dangling, ", "))
+	}
+	return dangling, nil
 }
 
 // referencedBy lists (up to 10) connectors whose tariff_ids name the tariff,
