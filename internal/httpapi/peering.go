@@ -25,7 +25,7 @@ func senderOf(r *http.Request) int64 {
 
 // handleClientInfoPut is the HubClientInfo receiver: a peer hub (a partner
 // with the HUB role) tells us about one party behind it. Anyone else gets
-// 2001; a copy older than the one stored is acknowledged and ignored.
+// 404; a copy older than the one stored is acknowledged and ignored.
 func (s *Server) handleClientInfoPut(w http.ResponseWriter, r *http.Request) error {
 	raw, err := readBody(r)
 	if err != nil {
@@ -54,8 +54,8 @@ func peeringDocs() apiDocs {
 		Routes: map[string]Doc{
 			"PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}": {
 				Summary:     "A peer hub reports one party behind it and its connection status",
-				Description: "Only platforms registered with the HUB role may call it (2001 otherwise). The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
-				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc",
+				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise); a body naming another party than the URL gets 2001. The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
+				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
 			},
 			"GET /admin/peers": {
 				Summary: "Peer hubs with the parties behind them: status, reachability, conflicts", Tag: "admin",

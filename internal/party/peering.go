@@ -144,11 +144,12 @@ func (p *Platform) PartyStatus(cc, pid string) string {
 // PutClientInfo stores what a peer hub's HubClientInfo says of one party
 // (its receiver PUT, or one object of a pull). cc/pid are the party of the
 // URL (empty for a pulled object). Only a platform with the HUB role may
-// list parties. It returns whether the object was stored (false: ignored,
+// list parties (anyone else gets 404, as on another party's URL). It returns whether the object was stored (false: ignored,
 // being older than the stored one, ours, or a hub).
 func (s *Service) PutClientInfo(ctx context.Context, c *Caller, cc, pid string, raw []byte) (bool, error) {
 	if c == nil || c.Kind != CallerPlatform || !c.HasRole(RoleHUB) {
-		return false, &ocpi.Error{Code: ocpi.EINVALID, Message: "only a platform registered with the HUB role lists parties in HubClientInfo"}
+		// Like any client-owned URL of another party's: 404, nothing stored.
+		return false, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "not found: only a platform registered with the HUB role lists parties in HubClientInfo"}
 	}
 	var ci ClientInfo
 	if err := ocpi.Decode(raw, &ci); err != nil {

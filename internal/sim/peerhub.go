@@ -34,6 +34,9 @@ type PeerHub struct {
 	*CPO
 	// EMSP is the eMSP party behind the hub.
 	EMSP ClientInfo
+	// Received is the eMSP side: the locations, tariffs, sessions and
+	// CDRs ocpihub sent the hub (for the eMSP behind it).
+	Received *EMSP
 }
 
 // StartPeerHub starts a peer hub hub with a CPO cpo and an eMSP emsp behind
@@ -49,7 +52,11 @@ func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger) (*PeerHub, e
 	if err != nil {
 		return nil, err
 	}
-	return &PeerHub{CPO: c, EMSP: e}, nil
+	r := &EMSP{Platform: c.Platform, locations: newDirectory(), tariffs: newDirectory()}
+	c.Handle("locations", "RECEIVER", "/emsp/locations", r.receiver(r.locations, "/emsp/locations"))
+	c.Handle("tariffs", "RECEIVER", "/emsp/tariffs", r.receiver(r.tariffs, "/emsp/tariffs"))
+	r.handleSessionModules()
+	return &PeerHub{CPO: c, EMSP: e, Received: r}, nil
 }
 
 // parties are the ClientInfo objects the hub lists.
