@@ -147,6 +147,27 @@ func TestPeerHub(t *testing.T) {
 			t.Errorf("our eMSP got %d CDRs, want 1", n)
 		}
 
+		// A session and CDR of our direct CPO for the eMSP behind the peer
+		// hub go to the peer hub, addressed to that eMSP.
+		if err := b.cpo.PublishLocation(ctx, "LOCS", "E1"); err != nil {
+			t.Fatal(err)
+		}
+		id, err = b.cpo.StartSession(ctx, map[string]any{"token": theirs, "location_id": "LOCS"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.cpo.StopSession(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the CDR at the peer hub", func() bool { return len(b.peer.Received.CDRs()) == 1 })
+		if s := b.peer.Received.Session("IN", "DIR", id); s == nil {
+			t.Error("the session of IN/DIR did not reach the peer hub")
+		}
+		got := b.peer.Received.Requests(sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+		if len(got) != 1 || got[0].Header.Get("OCPI-to-party-id") != "BBB" || got[0].Header.Get("OCPI-from-party-id") != "DIR" {
+			t.Errorf("CDR push to the peer hub: %+v", got)
+		}
+
 		// We pull from the peer hub as from a hub.
 		if err := b.peer.SetLocation(sim.LocationObject("DE", "AAA", "LOCP", "E1")); err != nil {
 			t.Fatal(err)

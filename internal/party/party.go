@@ -145,6 +145,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 		jobs.AddWorker(jc, &livenessWorker{s: s})
 		jobs.AddWorker(jc, &plannedSweepWorker{s: s})
 		jobs.AddWorker(jc, &peerSyncWorker{s: s})
+		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}
 	return s, nil
 }

@@ -366,6 +366,18 @@ func (s *Service) peerRegistered(ctx context.Context, tx *store.Tx, id int64, ro
 	return err
 }
 
+// peerReconnected pulls the HubClientInfo of a peer hub that answers again
+// (what changed while it was OFFLINE): a ReconnectFuncs entry.
+func (s *Service) peerReconnected(ctx context.Context, id int64) {
+	p, err := s.Find(ctx, id)
+	if err != nil || !isPeerHub(p.Roles) {
+		return
+	}
+	if _, err := s.jobs.Insert(ctx, PeerSyncArgs{PlatformID: id}, &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 10}); err != nil {
+		s.logger.WarnContext(ctx, "could not schedule the pull of a peer hub's parties", "platform_id", id, "error", err)
+	}
+}
+
 // PeerSyncArgs is the job that pulls a peer hub's HubClientInfo.
 type PeerSyncArgs struct {
 	PlatformID int64 `json:"platform_id"`
