@@ -21,6 +21,9 @@ type Change struct {
 	// CPOs are the caller's CPO parties: the CDR must be one of theirs.
 	CPOs          []party.PartyRef
 	CorrelationID string
+	// Sender is the platform that sent the CDR (0: unknown): a CDR is
+	// never routed back to it (a peer hub's own eMSP).
+	Sender int64
 }
 
 // Result says what Create did.
@@ -66,6 +69,9 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 	route, err := s.receiver(ctx, owner)
 	if err != nil {
 		return res, err
+	}
+	if route == ch.Sender {
+		route = 0
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var oldBody []byte

@@ -20,6 +20,9 @@ type partiesView struct {
 
 type partyView struct {
 	*party.Platform
+	// Peer is set for a peer hub: the parties behind it and their
+	// reachability.
+	Peer *party.Peer
 }
 
 // PageTitle names the page after the platform.
@@ -51,7 +54,11 @@ func (c *Console) partyPages() ([]Page, []Action) {
 				if err != nil {
 					return nil, err
 				}
-				return partyView{p}, nil
+				v := partyView{Platform: p}
+				if v.Peer, err = c.peerOf(r, p); err != nil {
+					return nil, err
+				}
+				return v, nil
 			},
 		},
 	}
@@ -134,4 +141,22 @@ func matches(p *party.Platform, search string) bool {
 		}
 	}
 	return false
+}
+
+// peerOf returns the peer hub view of a platform with the HUB role (nil
+// for other platforms).
+func (c *Console) peerOf(r *http.Request, p *party.Platform) (*party.Peer, error) {
+	if !slices.ContainsFunc(p.Roles, func(h party.HostedParty) bool { return h.Role == party.RoleHUB && !h.Represented }) {
+		return nil, nil
+	}
+	peers, err := c.cfg.Parties.Peers(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	for i := range peers {
+		if peers[i].PlatformID == p.ID {
+			return &peers[i], nil
+		}
+	}
+	return nil, nil
 }

@@ -96,6 +96,7 @@ type apiDocs struct {
 var docSets = []func() apiDocs{
 	operationsDocs,
 	coreDocs,
+	peeringDocs,
 	locationDocs,
 	sessionDocs,
 	paymentDocs,

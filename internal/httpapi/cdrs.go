@@ -25,7 +25,7 @@ func (s *Server) handleCPOCDRPost(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.cfg.CDRs.Create(r.Context(), cdr.Change{CPOs: callerParties(r, party.RoleCPO), CorrelationID: CorrelationID(r.Context())}, raw)
+	res, err := s.cfg.CDRs.Create(r.Context(), cdr.Change{CPOs: callerParties(r, party.RoleCPO), CorrelationID: CorrelationID(r.Context()), Sender: senderOf(r)}, raw)
 	if err != nil {
 		return err
 	}

@@ -95,6 +95,8 @@ func routeRules() map[string]routeRule {
 	// OCPI 2.2.1: locations and tariffs.
 	const v = "/ocpi/2.2.1"
 	add(rule(classShared, "emsp", ""), "GET", v+"/hubclientinfo")
+	// Only peer hubs list parties; anyone else naming a party gets 404.
+	add(rule(classParty, "cpo emsp", ""), "PUT", v+"/clientinfo/{country_code}/{party_id}")
 	add(rule(classParty, "cpo", objLocation), "GET PUT PATCH DELETE",
 		v+"/cpo/locations/{cc}/{pid}/{location_id}",
 		v+"/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}",
@@ -174,7 +176,7 @@ func routeRules() map[string]routeRule {
 	// gateway's webhook).
 	adm := rule(classAdmin, "cpo", "")
 	add(adm, "GET", "/admin/commands", "/admin/commands/{id}", "/admin/payments/{authorization_reference}",
-		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits", "/admin/invitations",
+		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits", "/admin/invitations", "/admin/peers",
 		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}")
 	add(adm, "POST", "/admin/financial-advice/{record_id}/resolve", "/admin/parties/{id}/suspend",
 		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations", "/admin/invitations/{id}/revoke",

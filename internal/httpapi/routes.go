@@ -41,6 +41,7 @@ func (s *Server) routes() {
 	s.handle("PUT /ocpi/2.3.0/credentials", registering, s.handleCredentialsPut)
 	s.handle("DELETE /ocpi/2.3.0/credentials", registering, s.handleCredentialsDelete)
 	s.handle("GET /ocpi/2.2.1/hubclientinfo", platform, s.handleHubClientInfo)
+	s.peeringRoutes()
 
 	// Locations and tariffs: CPO receivers (a CPO pushes here) and the eMSP
 	// directory (eMSPs and NSPs pull here). The short forms without

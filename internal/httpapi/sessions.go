@@ -32,7 +32,7 @@ func (s *Server) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context())}, ref, raw)
+	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context()), Sender: senderOf(r)}, ref, raw)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context())}, ref, raw); err != nil {
+	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context()), Sender: senderOf(r)}, ref, raw); err != nil {
 		return err
 	}
 	s.setHubRouting(w, r)

@@ -23,6 +23,8 @@ type endpoint struct {
 var endpoints221 = []endpoint{
 	{"credentials", "SENDER", "/ocpi/2.2.1/credentials"},
 	{"hubclientinfo", "SENDER", "/ocpi/2.2.1/hubclientinfo"},
+	// Peer hubs push the parties behind them here (peering).
+	{"hubclientinfo", "RECEIVER", "/ocpi/2.2.1/clientinfo"},
 	// locations and tariffs appear twice, once per interface role (the spec
 	// allows a module to be listed with both): CPOs push to the RECEIVER,
 	// eMSPs pull the SENDER. A partner picks by role, never by URL.

@@ -28,8 +28,15 @@ const (
 	stateSkipped = "skipped"
 )
 
-// CPOAudience are the roles a CPO's broadcast reaches (transport.md §11).
-var CPOAudience = []party.Role{party.RoleEMSP, party.RoleNSP, party.RoleOTHER}
+// CPOAudience are the roles a CPO's broadcast reaches (transport.md §11),
+// and peer hubs, for the parties behind them. The sending platform never
+// gets its own broadcast back: an object that came from a peer hub is not
+// sent back to it.
+var CPOAudience = []party.Role{party.RoleEMSP, party.RoleNSP, party.RoleOTHER, party.RoleHUB}
+
+// EMSPAudience are the roles an eMSP's broadcast (tokens) reaches: the CPOs
+// and peer hubs.
+var EMSPAudience = []party.Role{party.RoleCPO, party.RoleHUB}
 
 // receiver is a platform a broadcast goes to, and its party in the
 // audience (the push's OCPI-to).

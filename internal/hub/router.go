@@ -55,6 +55,9 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 	if p.Status != party.StatusConnected || p.Connection == party.ClientOffline {
 		return nil, ocpi.Errorf(ocpi.ENOTCONNECTED, "party %s/%s is not connected (%s, %s)", fr.To.CountryCode, fr.To.PartyID, p.Status, p.Connection)
 	}
+	if st := p.PartyStatus(fr.To.CountryCode, fr.To.PartyID); st != "" && st != party.ClientConnected {
+		return nil, ocpi.Errorf(ocpi.ENOTCONNECTED, "party %s/%s is %s at the hub %s it is connected to", fr.To.CountryCode, fr.To.PartyID, st, p.Name)
+	}
 	base, ok := p.Endpoint(fr.Module, fr.Interface)
 	if !ok {
 		return nil, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "party %s/%s offers no %s %s interface", fr.To.CountryCode, fr.To.PartyID, fr.Module, fr.Interface)
@@ -129,7 +132,8 @@ func setRouting(h http.Header, to, from ocpiclient.Party) {
 
 // Pull GETs a platform's SENDER interface of module from since (zero: all),
 // following Link pages, and calls fn with each page's objects. The hub is
-// OCPI-from, the platform's first party of role OCPI-to.
+// OCPI-from, the platform's first party of role OCPI-to (a peer hub's own
+// HUB party, when the platform is a peer hub).
 func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role party.Role, since time.Time, fn func(items []json.RawMessage) error) error {
 	p, err := h.parties.Find(ctx, platformID)
 	if err != nil {
@@ -148,7 +152,9 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 	}
 	var to ocpiclient.Party
 	for _, r := range p.Roles {
-		if r.Role == role {
+		// A peer hub is asked as a hub (GET ALL via hub, transport.md
+		// §11): it answers for every party behind it.
+		if r.Role == role || (r.Role == party.RoleHUB && !r.Represented) {
 			to = ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID}
 			break
 		}

@@ -152,6 +152,16 @@ func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error)
 	if c == nil {
 		return nil, store.ErrNoRows
 	}
+	if c.HasRole(RoleHUB) {
+		// A peer hub writes for the parties it represents (peering.go).
+		more, err := represented(ctx, s.db.Read(), c.PlatformID)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range more {
+			c.Roles = append(c.Roles, r.PartyRef)
+		}
+	}
 	switch c.Status {
 	case StatusSuspended:
 		return nil, unauthorized("the platform is suspended; contact the hub operator")

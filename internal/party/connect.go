@@ -143,6 +143,9 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		if err := s.replaceRoles(ctx, tx, id, theirs.Roles); err != nil {
 			return err
 		}
+		if err := s.peerRegistered(ctx, tx, id, theirs.Roles); err != nil {
+			return err
+		}
 		return s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected)
 	})
 	if err != nil {
@@ -351,6 +354,9 @@ func (s *Service) setStatus(ctx context.Context, id int64, from, to Status, ci s
 			}
 		}
 		roles, err := platformRoles(ctx, tx, id)
+		if err == nil {
+			roles, err = withRepresented(ctx, tx, id, roles)
+		}
 		if err != nil {
 			return err
 		}

@@ -147,6 +147,8 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 		jobs.AddWorker(jc, &clientInfoWorker{s: s})
 		jobs.AddWorker(jc, &livenessWorker{s: s})
 		jobs.AddWorker(jc, &plannedSweepWorker{s: s})
+		jobs.AddWorker(jc, &peerSyncWorker{s: s})
+		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}
 	return s, nil
 }
@@ -183,6 +185,10 @@ type Platform struct {
 type HostedParty struct {
 	PartyRef
 	BusinessDetails ocpi.BusinessDetails `json:"business_details"`
+	// Represented marks a party behind a peer hub (peering.go), with the
+	// ConnectionStatus the peer hub reported.
+	Represented bool   `json:"represented,omitempty"`
+	PeerStatus  string `json:"peer_status,omitempty"`
 }
 
 // Endpoint returns the URL of a module's interface, if the platform offers it.
@@ -238,6 +244,9 @@ func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, er
 		return nil, err
 	}
 	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+		return nil, err
+	}
+	if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
 		return nil, err
 	}
 	p.annotate()
@@ -306,13 +315,17 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 		if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
 			return nil, err
 		}
+		if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
+			return nil, err
+		}
 		p.annotate()
 	}
 	return out, nil
 }
 
 // FindByParty returns the connected platform hosting cc/pid in role (any
-// role when role is empty).
+// role when role is empty): the party's own platform, else the peer hub
+// that represents it.
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
 	q := s.db.Read()
 	query := "SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2"
@@ -322,7 +335,12 @@ func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*
 		args = append(args, string(role))
 	}
 	var id int64
-	if err := q.QueryRow(ctx, query+" LIMIT 1", args...).Scan(&id); err != nil {
+	err := q.QueryRow(ctx, query+" LIMIT 1", args...).Scan(&id)
+	if errors.Is(err, store.ErrNoRows) {
+		// A party behind a peer hub is reached through it (peering.go).
+		id, err = peerFor(ctx, q, role, cc, pid)
+	}
+	if err != nil {
 		if errors.Is(err, store.ErrNoRows) {
 			return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("no platform hosts %s/%s", cc, pid)}
 		}

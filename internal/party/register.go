@@ -333,6 +333,9 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if err := s.replaceRoles(ctx, tx, id, in.Roles); err != nil {
 			return err
 		}
+		if err := s.peerRegistered(ctx, tx, id, in.Roles); err != nil {
+			return err
+		}
 		return s.clientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected)
 	})
 	if err != nil {
@@ -441,6 +444,9 @@ func (s *Service) Unregister(ctx context.Context, caller *Caller) error {
 
 func (s *Service) unregister(ctx context.Context, tx *store.Tx, id int64) error {
 	roles, err := platformRoles(ctx, tx, id)
+	if err == nil {
+		roles, err = withRepresented(ctx, tx, id, roles)
+	}
 	if err != nil {
 		return err
 	}

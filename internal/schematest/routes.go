@@ -38,6 +38,7 @@ var Routes221 = []Route{
 	{Method: "PUT", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
 	{Method: "DELETE", Pattern: "/ocpi/2.2.1/credentials"},
 	{Method: "GET", Pattern: "/ocpi/2.2.1/hubclientinfo", Success: "[]ClientInfo"},
+	{Method: "PUT", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}"},
 
 	// Locations and tariffs: the CPO receivers (GET returns the hub's copy;
 	// PUT, PATCH and DELETE answer without data) and the eMSP directory.

@@ -17,6 +17,9 @@ import (
 type Change struct {
 	// CorrelationID continues the CPO's request chain in the pushes.
 	CorrelationID string
+	// Sender is the platform that sent the change (0: unknown): a change
+	// is never routed back to it (a peer hub's own eMSP).
+	Sender int64
 }
 
 // stored is a locked session row.
@@ -276,7 +279,7 @@ func (s *Service) route(ctx context.Context, tx *store.Tx, ch Change, r Ref, own
 	if err != nil {
 		return err
 	}
-	if _, ok := p.Endpoint(Module, ocpi.InterfaceReceiver); !ok || p.Status != party.StatusConnected {
+	if _, ok := p.Endpoint(Module, ocpi.InterfaceReceiver); !ok || p.Status != party.StatusConnected || p.ID == ch.Sender {
 		return nil
 	}
 	push.Module, push.ObjectKey, push.CorrelationID = Module, r.key(), ch.CorrelationID

@@ -56,6 +56,10 @@ type Options struct {
 	// management systems).
 	RegisterBack bool
 	Logger       *slog.Logger
+	// Hub, when set, makes the platform another roaming hub (peerhub.go):
+	// it registers with the HUB role under Hub's party and the party of
+	// Role, CountryCode and PartyID stands behind it.
+	Hub *PeerHubOptions
 }
 
 // Request is a request the platform received.
@@ -147,6 +151,9 @@ func Start(opts Options) (*Platform, error) {
 	// Every platform connected to a hub receives HubClientInfo (hide it with
 	// OmitEndpoints: "hubclientinfo").
 	p.Handle("hubclientinfo", "RECEIVER", "/clientinfo", p.handleClientInfo)
+	if opts.Hub != nil {
+		p.Handle("hubclientinfo", "SENDER", "/hubclientinfo", p.handleHubClientInfo)
+	}
 	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
 	go p.server.Serve(l)
 	return p, nil
@@ -423,6 +430,11 @@ func (p *Platform) handleDetails(w http.ResponseWriter, r *http.Request, v strin
 // Credentials returns the credentials object this platform presents with
 // token (the token the hub is to call it with).
 func (p *Platform) Credentials(token string) ocpi.Credentials {
+	if h := p.opts.Hub; h != nil {
+		return ocpi.Credentials{Token: token, URL: p.VersionsURL(), Roles: []ocpi.CredentialsRole{{
+			Role: "HUB", CountryCode: h.CountryCode, PartyID: h.PartyID, BusinessDetails: ocpi.BusinessDetails{Name: p.opts.Name},
+		}}}
+	}
 	return ocpi.Credentials{Token: token, URL: p.VersionsURL(), Roles: []ocpi.CredentialsRole{{
 		Role: p.opts.Role, CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID,
 		BusinessDetails: ocpi.BusinessDetails{Name: p.opts.Name},
@@ -645,6 +657,10 @@ func (p *Platform) Raw(ctx context.Context, method, url string, body any, header
 	tok, raw := p.tokenOut, p.raw
 	p.mu.Unlock()
 	req := ocpiclient.Request{Method: method, URL: url, Token: tok, Base64: !raw, Body: body, MaxAttempts: 1}
+	if p.opts.Hub != nil {
+		// A hub forwards for the party behind it.
+		req.From = ocpiclient.Party{CountryCode: p.opts.CountryCode, PartyID: p.opts.PartyID}
+	}
 	if header != nil {
 		header = header.Clone()
 		req.CorrelationID, req.RequestID = header.Get("X-Correlation-ID"), header.Get("X-Request-ID")

@@ -376,10 +376,11 @@ func (s *Service) write(ctx context.Context, tx *store.Tx, r Ref, cur *stored, t
 	return err
 }
 
-// forward broadcasts a change to the CPOs and emits token.updated.
+// forward broadcasts a change to the CPOs (and peer hubs, for the CPOs
+// behind them) and emits token.updated.
 func (s *Service) forward(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *ocpi.Token, p hub.Push) error {
 	if s.hub != nil && !s.isPrivate(t) {
-		if err := s.hub.Broadcast(ctx, tx, ch.PlatformID, []party.Role{party.RoleCPO}, p); err != nil {
+		if err := s.hub.Broadcast(ctx, tx, ch.PlatformID, hub.EMSPAudience, p); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,61 @@
+package console_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+// TestPeerHubPage: the page of a peer hub shows the parties behind it and
+// their reachability; the parties list marks them.
+func TestPeerHubPage(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		peer, err := sim.StartPeerHub("Peer Hub", "DE/PHB", "DE/AAA", "DE/BBB", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(peer.Close)
+		h.Register(t, peer.Platform)
+		var id int64
+		deadline := time.Now().Add(time.Minute)
+		for {
+			p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "BBB")
+			if err == nil {
+				id = p.ID
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the parties behind the peer hub were not pulled")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The eMSP behind it goes OFFLINE: no longer reachable.
+		if resp, err := peer.PushClientInfo(ctx, sim.ClientInfo{CountryCode: "DE", PartyID: "BBB", Role: "EMSP", Status: "OFFLINE",
+			LastUpdated: ocpi.NewDateTime(time.Now().Add(time.Minute))}); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+			t.Fatalf("ClientInfo push: %v %+v", err, resp)
+		}
+		c := newClient(t, h)
+		c.signIn()
+		p := c.get("/console/parties/" + itoa(id))
+		if p.status != http.StatusOK || !strings.Contains(p.body, "Behind this hub") || !strings.Contains(p.body, "DE-AAA") || !strings.Contains(p.body, "DE-BBB") {
+			t.Fatalf("peer hub page: HTTP %d\n%s", p.status, p.body)
+		}
+		row := p.body[strings.Index(p.body, `id="peer-parties"`):]
+		aaa, bbb := row[strings.Index(row, "DE-AAA"):], row[strings.Index(row, "DE-BBB"):]
+		if !strings.Contains(aaa[:strings.Index(aaa, "</tr>")], "yes") || !strings.Contains(bbb[:strings.Index(bbb, "</tr>")], "OFFLINE") ||
+			strings.Contains(bbb[:strings.Index(bbb, "</tr>")], "yes") {
+			t.Errorf("reachability on the peer hub page:\n%s", row)
+		}
+		if list := c.get("/console/parties"); !strings.Contains(list.body, `title="behind this hub">CPO DE-AAA`) {
+			t.Errorf("parties list does not mark DE-AAA as behind the hub")
+		}
+	})
+}

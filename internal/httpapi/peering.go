@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/openapi"
+	"github.com/ocpihub/ocpihub/internal/party"
+)
+
+// peeringRoutes are the routes of hub peering: the HubClientInfo receiver a
+// peer hub pushes its parties to, and the operator's view of the peers.
+func (s *Server) peeringRoutes() {
+	s.handle("PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", platform, s.handleClientInfoPut)
+	s.handle("GET /admin/peers", admin, s.handleAdminPeers)
+}
+
+// senderOf returns the caller's platform: the sender of a change, which
+// never gets it routed back (loop guard).
+func senderOf(r *http.Request) int64 {
+	if c := party.CallerFrom(r.Context()); c != nil {
+		return c.PlatformID
+	}
+	return 0
+}
+
+// handleClientInfoPut is the HubClientInfo receiver: a peer hub (a partner
+// with the HUB role) tells us about one party behind it. Anyone else gets
+// 404; a copy older than the one stored is acknowledged and ignored.
+func (s *Server) handleClientInfoPut(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Parties.PutClientInfo(r.Context(), party.CallerFrom(r.Context()), r.PathValue("country_code"), r.PathValue("party_id"), raw); err != nil {
+		return err
+	}
+	return s.ok(w, nil)
+}
+
+// handleAdminPeers lists every peer hub with the parties behind it and their
+// reachability.
+func (s *Server) handleAdminPeers(w http.ResponseWriter, r *http.Request) error {
+	peers, err := s.cfg.Parties.Peers(r.Context())
+	if err != nil {
+		return err
+	}
+	return s.ok(w, peers)
+}
+
+// peeringDocs describes the peering routes.
+func peeringDocs() apiDocs {
+	return apiDocs{
+		Tag: openapi.Tag{Name: "hubclientinfo", Description: "Hub client info: the parties reachable through a hub. The hub is a sender to every platform, and a receiver for peer hubs (partners with the HUB role) that list the parties behind them."},
+		Routes: map[string]Doc{
+			"PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}": {
+				Summary:     "A peer hub reports one party behind it and its connection status",
+				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise); a body naming another party than the URL gets 2001. The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
+				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
+			},
+			"GET /admin/peers": {
+				Summary: "Peer hubs with the parties behind them: status, reachability, conflicts", Tag: "admin",
+				Data: []party.Peer{},
+			},
+		},
+	}
+}
