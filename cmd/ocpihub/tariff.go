@@ -118,17 +118,9 @@ func cmdTariff(_ context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		*tariff.Cost
-		Own        *ocpi.Price `json:"own_total_cost,omitempty"`
-		Difference *ocpi.Price `json:"difference,omitempty"`
-	}{Cost: cost, Own: own}
-	if own != nil {
-		out.Difference = tariff.Difference(*own, cost.TotalCost)
-	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(tariff.NewReport(cost, own))
 }
 
 func readJSON(path string, v any) error {

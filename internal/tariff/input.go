@@ -56,3 +56,22 @@ func DecodeTariff(raw []byte, cc, pid string) (ocpi.Tariff, error) {
 	}
 	return legacy.To221(cc, pid), nil
 }
+
+// Report is a priced CDR or session next to its own total: what
+// `ocpihub tariff price` prints and the admin API answers.
+type Report struct {
+	Cost
+	// OwnTotalCost is the CDR's or session's own total_cost, and
+	// Difference that total − the engine's.
+	OwnTotalCost *ocpi.Price `json:"own_total_cost,omitempty"`
+	Difference   *ocpi.Price `json:"difference,omitempty"`
+}
+
+// NewReport puts a cost beside the total the CDR or session gave.
+func NewReport(c *Cost, own *ocpi.Price) *Report {
+	r := &Report{Cost: *c, OwnTotalCost: own}
+	if own != nil {
+		r.Difference = Difference(*own, c.TotalCost)
+	}
+	return r
+}
