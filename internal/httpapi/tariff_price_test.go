@@ -22,7 +22,7 @@ func TestAdminTariffPrice(t *testing.T) {
 			"kwh": 10, "cdr_token": map[string]any{"country_code": "IN", "party_id": "EM1", "uid": "U", "type": "RFID", "contract_id": "C"},
 			"auth_method": "WHITELIST", "location_id": "L1", "evse_uid": "E1", "connector_id": "1", "currency": "INR",
 			"charging_periods": []any{map[string]any{"start_date_time": "2025-06-02T10:00:00Z", "dimensions": []any{map[string]any{"type": "ENERGY", "volume": 10}}}},
-			"total_cost": map[string]any{"excl_vat": 5.00}, "status": "ACTIVE", "last_updated": "2025-06-02T10:30:00Z"}
+			"total_cost":       map[string]any{"excl_vat": 5.00}, "status": "ACTIVE", "last_updated": "2025-06-02T10:30:00Z"}
 		var rep tariff.Report
 		resp := h.Admin(t, http.MethodPost, "/admin/tariffs/price", map[string]any{
 			"tariffs": []json.RawMessage{legacy}, "session": session, "time_zone": "Asia/Kolkata", "now": "2025-06-02T10:30:00Z", "explain": true}, &rep)
