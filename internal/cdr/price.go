@@ -94,6 +94,31 @@ func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR) PriceCheck {
 	return check
 }
 
+// Explain prices a stored CDR again as it was checked, with the engine's
+// reasons: what the console shows beside the hub's price.
+func (s *Service) Explain(ctx context.Context, st *Stored) (*tariff.Cost, error) {
+	d := &st.CDR
+	loc, err := s.location(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	tz := time.UTC
+	if loc != nil && loc.TimeZone != "" {
+		if z, err := time.LoadLocation(loc.TimeZone); err == nil {
+			tz = z
+		}
+	}
+	var fallback []ocpi.Tariff
+	if len(d.Tariffs) == 0 {
+		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
+			return nil, err
+		}
+	}
+	in := tariff.ForCDR(d, fallback, tz)
+	in.Explain = true
+	return tariff.Price(in)
+}
+
 // location reads the CDR's location from the directory (nil when the hub
 // does not hold it).
 func (s *Service) location(ctx context.Context, d *ocpi.CDR) (*ocpi.Location, error) {
