@@ -37,6 +37,8 @@ Usage:
   ocpihub payment <command>      UPI payments (list, show, resolve, refund)
   ocpihub sync locations|tariffs --party CC-PID [--since TIME]
                                  pull a CPO's locations or tariffs (recovery after missed pushes)
+  ocpihub tariff price --tariff T.json --cdr C.json [--explain]
+                                 price a CDR or session with the cost engine (JSON)
   ocpihub admin-token --reset    replace the generated admin token
   ocpihub demo [--keep-running]  run the hub with simulated partners and play the stories
   ocpihub version [--json]       print the version, commit and build date
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = cmdPayment(ctx, e, args[1:])
 	case "sync":
 		err = cmdSync(ctx, e, args[1:])
+	case "tariff":
+		err = cmdTariff(ctx, e, args[1:])
 	case "admin-token":
 		err = cmdAdminToken(ctx, e, args[1:])
 	case "demo":

@@ -18,6 +18,13 @@
 //     it, and its total_cost is compared with the session's; a difference is
 //     logged, counted (ocpihub_cdr_cost_mismatch_total) and kept in
 //     cost_check.
+//   - The hub prices every CDR itself (internal/tariff) from the tariffs the
+//     CDR carries, or its connector's when it carries none, and keeps the
+//     outcome (price_status, hub_total_cost, cost_difference). A CDR whose
+//     total_cost is off by more than the tolerance is flagged: logged,
+//     counted (ocpihub_cdr_price_checks_total), cdr.cost_mismatch emitted,
+//     listed in the console. It is still forwarded unchanged: the hub
+//     reports, it does not rewrite another party's CDR.
 package cdr
 
 import (
@@ -61,6 +68,9 @@ type Service struct {
 	logger    *slog.Logger
 	mismatch  prometheus.Counter
 	observers []Observer
+
+	tolerance   Tolerance
+	priceChecks *prometheus.CounterVec
 }
 
 // New returns a Service, registers it as the hub's source of CDRs and
@@ -77,9 +87,18 @@ func New(db *store.DB, h *hub.Hub, parties *party.Service, sessions *session.Ser
 		mismatch: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "ocpihub_cdr_cost_mismatch_total",
 			Help: "CDRs whose total_cost differs from the last total_cost of their session.",
-		})}
+		}),
+		tolerance: DefaultTolerance,
+		priceChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ocpihub_cdr_price_checks_total",
+			Help: "CDRs the hub priced from their tariffs, by outcome: ok, mismatch (total_cost off by more than the tolerance), unpriceable.",
+		}, []string{"outcome"}),
+	}
+	for _, o := range []string{PriceOK, PriceMismatch, PriceUnpriceable} {
+		s.priceChecks.WithLabelValues(o)
+	}
 	if reg != nil {
-		reg.MustRegister(s.mismatch)
+		reg.MustRegister(s.mismatch, s.priceChecks)
 	}
 	if h != nil {
 		h.Register(Module, source{s})
@@ -110,6 +129,8 @@ type Stored struct {
 	// CostCheck compares total_cost with the session's: "", "match" or
 	// "mismatch".
 	CostCheck string
+	// Price is the hub's own price of the CDR (when it was posted).
+	Price PriceCheck
 	// EMSPLocation is the URL the owning eMSP stored the CDR at.
 	EMSPLocation string
 	CDR          ocpi.CDR
@@ -119,16 +140,30 @@ type Stored struct {
 // Ref returns the CDR's address.
 func (c *Stored) Ref() Ref { return Ref{c.CountryCode, c.PartyID, c.ID} }
 
-const storedColumns = "country_code, party_id, id, token_country_code, token_party_id, session_known, cost_check, emsp_location, body"
+const storedColumns = "country_code, party_id, id, token_country_code, token_party_id, session_known, cost_check, emsp_location, body, " +
+	"price_status, hub_total_cost, cost_difference, price_note"
 
 func scanStored(row interface{ Scan(...any) error }) (*Stored, error) {
 	var c Stored
 	var body []byte
+	var hubCost, diff string
 	if err := row.Scan(&c.CountryCode, &c.PartyID, &c.ID, &c.Owner.CountryCode, &c.Owner.PartyID, &c.SessionKnown, &c.CostCheck,
-		&c.EMSPLocation, &body); err != nil {
+		&c.EMSPLocation, &body, &c.Price.Status, &hubCost, &diff, &c.Price.Note); err != nil {
 		return nil, err
 	}
 	c.Body = body
+	for _, p := range []struct {
+		raw string
+		dst **ocpi.Price
+	}{{hubCost, &c.Price.Hub}, {diff, &c.Price.Difference}} {
+		if p.raw != "" {
+			var v ocpi.Price
+			if err := json.Unmarshal([]byte(p.raw), &v); err != nil {
+				return nil, err
+			}
+			*p.dst = &v
+		}
+	}
 	if err := json.Unmarshal(body, &c.CDR); err != nil {
 		return nil, err
 	}

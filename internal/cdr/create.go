@@ -73,6 +73,7 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 	if route == ch.Sender {
 		route = 0
 	}
+	price := s.priceCDR(ctx, &d)
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var oldBody []byte
 		var oldHash string
@@ -94,16 +95,21 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		res.Created = true
 		costCheck := s.compareCost(ctx, r, &d, sess)
 		if _, err := tx.Exec(ctx, `INSERT INTO cdrs (country_code, party_id, id, token_country_code, token_party_id, session_id,
-			session_known, authorization_reference, credit, credit_reference_id, body_hash, cost_check, created_at, last_updated, body)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			session_known, authorization_reference, credit, credit_reference_id, body_hash, cost_check, created_at, last_updated, body,
+			price_status, hub_total_cost, cost_difference, price_note)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			r.CountryCode, r.PartyID, ocpi.Key(r.ID), owner.CountryCode, owner.PartyID, ocpi.Key(d.SessionID), sess != nil,
 			d.AuthorizationReference, d.IsCredit(), ocpi.Key(d.CreditReferenceID), hash(body), costCheck,
-			s.clock.Now().UnixMicro(), d.LastUpdated.Micros(), string(body)); err != nil {
+			s.clock.Now().UnixMicro(), d.LastUpdated.Micros(), string(body),
+			price.Status, priceJSON(price.Hub), priceJSON(price.Difference), truncate(price.Note, 500)); err != nil {
 			return err
 		}
 		st := &Stored{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.ID, Owner: owner, SessionKnown: sess != nil,
-			CostCheck: costCheck, CDR: d, Body: body}
+			CostCheck: costCheck, Price: price, CDR: d, Body: body}
 		if err := s.emit(ctx, tx, st); err != nil {
+			return err
+		}
+		if err := s.recordPrice(ctx, tx, st); err != nil {
 			return err
 		}
 		if route != 0 {

@@ -18,7 +18,10 @@ type BrowseFilter struct {
 	// From and To keep the CDRs whose last_updated (when the CPO issued
 	// them: CDRs are immutable) is in [From, To); zero: unbounded. The
 	// column is indexed, the CDR's start_date_time is not.
-	From, To      time.Time
+	From, To time.Time
+	// PriceStatus keeps the CDRs of one price check outcome (PriceOK,
+	// PriceMismatch, PriceUnpriceable); "" keeps all.
+	PriceStatus   string
 	Limit, Offset int
 }
 
@@ -40,6 +43,9 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64,
 	}
 	if !f.To.IsZero() {
 		where = append(where, "last_updated < "+arg(f.To.UnixMicro()))
+	}
+	if f.PriceStatus != "" {
+		where = append(where, "price_status = "+arg(f.PriceStatus))
 	}
 	return store.CountedPage(ctx, s.db.Read(), storedColumns, "cdrs", store.Where(where), "last_updated DESC, pk DESC",
 		f.Limit, f.Offset, args, func(r store.Row) (*Stored, error) { return scanStored(r) })

@@ -106,7 +106,11 @@ func TestSessionAndCDRPages(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		// Started by a command, then completed with a CDR.
+		// Started by a command, then completed with a CDR that carries its
+		// tariff: 12.5 kWh at 18.50 (18 % VAT) = 231.25 (272.875).
+		acme.SetPlan(sim.SessionPlan{Tariffs: []map[string]any{{"country_code": "IN", "party_id": "ACM", "id": "T-ENERGY", "currency": "INR",
+			"last_updated": "2025-01-01T00:00:00Z", "elements": []any{map[string]any{"price_components": []any{
+				map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}}})
 		uid, resp, err := volt.SendCommand(ctx, "START_SESSION", map[string]any{"token": token, "location_id": "BLR01", "evse_uid": "BLR01-E1",
 			"connector_id": "1", "authorization_reference": "AUTH-CONSOLE-1"}, nil)
 		if err != nil || resp.HTTPStatus != http.StatusOK {
@@ -248,6 +252,22 @@ func TestSessionAndCDRPages(t *testing.T) {
 			if !strings.Contains(cd.body, want) {
 				t.Errorf("CDR page lacks %q", want)
 			}
+		}
+		// The hub priced the CDR from its connector's tariff: it matches,
+		// and the page says how.
+		for _, want := range []string{`id="hub-price"`, "<th>Hub&#39;s price</th><td>231.25 INR</td>", ">matches<", `id="price-steps"`} {
+			if !strings.Contains(cd.body, want) {
+				t.Errorf("CDR page lacks %q", want)
+			}
+		}
+		if f := c.get("/console/cdrs?price=ok"); !strings.Contains(f.body, cdrLink) {
+			t.Errorf("price filter ok drops the CDR")
+		}
+		if f := c.get("/console/cdrs?price=mismatch"); strings.Contains(f.body, cdrLink) {
+			t.Errorf("price filter mismatch keeps a matching CDR")
+		}
+		if f := c.get("/console/cdrs?price=cheap"); f.status != http.StatusBadRequest {
+			t.Errorf("unknown price filter: HTTP %d", f.status)
 		}
 		if p := c.get("/console/cdrs/IN/ACM/NOPE"); p.status != http.StatusNotFound {
 			t.Errorf("unknown CDR: HTTP %d", p.status)

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -20,6 +21,11 @@ type cdrView struct {
 	Costs   []costLine
 	Periods []periodRow
 	Raw     string
+	// HubCost and Difference are the hub's own price of the CDR and the
+	// CDR's total minus it; Steps the engine's reasons, as text.
+	HubCost    costLine
+	Difference costLine
+	Steps      []string
 }
 
 // costLine is one of a CDR's costs, excl. and incl. VAT.
@@ -75,6 +81,11 @@ func (c *Console) loadCDRs(r *http.Request) (any, error) {
 	}
 	if f.To, err = dateParam(q, "to", true); err != nil {
 		return nil, err
+	}
+	switch f.PriceStatus = q.Get("price"); f.PriceStatus {
+	case "", cdr.PriceOK, cdr.PriceMismatch, cdr.PriceUnpriceable:
+	default:
+		return nil, ocpi.Invalid("price", "must be ok, mismatch or unpriceable")
 	}
 	f.Offset = pageOffset(q, f.Limit)
 	list, total, err := c.cfg.CDRs.Browse(r.Context(), f)
@@ -145,6 +156,20 @@ func (c *Console) loadCDR(r *http.Request) (any, error) {
 	}
 	for _, p := range x.ChargingPeriods {
 		v.Periods = append(v.Periods, periodRow{Start: p.StartDateTime, TariffID: p.TariffID, Dimensions: dimensionsText(p.Dimensions)})
+	}
+	if d.Price.Hub != nil {
+		e, i := priceText(d.Price.Hub, x.Currency)
+		v.HubCost = costLine{Label: "Hub's price", Excl: e, Incl: i}
+		e, i = priceText(d.Price.Difference, x.Currency)
+		v.Difference = costLine{Label: "CDR − hub", Excl: e, Incl: i}
+	}
+	if d.Price.Status != "" && d.Price.Status != cdr.PriceUnpriceable {
+		if cost, err := c.cfg.CDRs.Explain(r.Context(), d); err == nil {
+			for _, st := range cost.Steps {
+				v.Steps = append(v.Steps, fmt.Sprintf("period %d, %s–%s UTC, %s %s: %s", st.Period+1, st.From.UTC().Format("15:04:05"),
+					st.To.UTC().Format("15:04:05"), st.Dimension, st.Volume, st.Why))
+			}
+		}
 	}
 	return v, nil
 }

@@ -22,6 +22,7 @@ const (
 	SessionStopped         = "session.stopped"
 	CDRCreated             = "cdr.created"
 	CDRMissing             = "cdr.missing"
+	CDRCostMismatch        = "cdr.cost_mismatch"
 	CommandResult          = "command.result"
 	TokenUpdated           = "token.updated"
 	PaymentCaptured        = "payment.captured"
@@ -39,7 +40,7 @@ const (
 // subscription may ask for. A name added above must be added here.
 func Names() []string {
 	return []string{
-		LocationUpdated, SessionStarted, SessionStopped, CDRCreated, CDRMissing, CommandResult, TokenUpdated,
+		LocationUpdated, SessionStarted, SessionStopped, CDRCreated, CDRMissing, CDRCostMismatch, CommandResult, TokenUpdated,
 		PaymentCaptured, PaymentFailed, PaymentNeedsAttention, RefundProcessed, RefundFailed, ReceiptIssued,
 		FinancialAdviceFlagged, PartyStatusChanged, WebhookDisabled,
 	}

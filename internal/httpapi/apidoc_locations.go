@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
+	"github.com/ocpihub/ocpihub/internal/tariff"
 )
 
 // locationDocs describes locations and tariffs: the CPO receivers, the eMSP
@@ -67,6 +68,10 @@ func locationDocs() apiDocs {
 	routes["GET /ocpi/2.2.1/emsp/locations/{location_id}"] = Doc{Summary: "One Location of the directory", Data: ocpi.Location{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"}
 	routes["GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}"] = Doc{Summary: "One EVSE of the directory", Data: ocpi.EVSE{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"}
 	routes["GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}"] = Doc{Summary: "One Connector of the directory", Data: ocpi.Connector{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"}
+	routes["POST /admin/tariffs/price"] = Doc{Summary: "Price a CDR or a session with the hub's cost engine",
+		Description: "tariffs (2.2.1, or 2.1.1 without country_code) price the cdr or session; without them a CDR is priced from the tariffs it carries. " +
+			"The answer is the engine's total_cost, the cost per dimension and price component, and the difference to the object's own total_cost; explain adds the engine's reasons.",
+		Request: priceRequest{}, Data: &tariff.Report{}, Tag: "tariffs"}
 	routes["GET /ocpi/2.2.1/emsp/tariffs"] = Doc{Summary: "Every CPO's tariffs, paged", Data: []ocpi.Tariff{}, Paged: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
 	routes["GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}"] = Doc{Summary: "One Tariff", Data: ocpi.Tariff{}, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"}
 

@@ -180,7 +180,7 @@ func routeRules() map[string]routeRule {
 		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}")
 	add(adm, "POST", "/admin/financial-advice/{record_id}/resolve", "/admin/parties/{id}/suspend",
 		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations", "/admin/invitations/{id}/revoke",
-		"/admin/webhooks/{id}/deliveries/{delivery_id}/replay", "/admin/sandbox/reset")
+		"/admin/webhooks/{id}/deliveries/{delivery_id}/replay", "/admin/sandbox/reset", "/admin/tariffs/price")
 	add(adm, "DELETE", "/admin/parties/{id}")
 	add(adm, "PUT", "/admin/parties/{id}/rate_limits")
 	const upi = "/ocpi/2.2.1/payments/upi"

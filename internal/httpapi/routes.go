@@ -172,6 +172,7 @@ func (s *Server) routes() {
 	s.handle("GET /admin/webhooks/{id}/deliveries/{delivery_id}", admin, s.handleWebhookDelivery(adminOwner))
 	s.handle("POST /admin/webhooks/{id}/deliveries/{delivery_id}/replay", admin, s.handleWebhookReplay(adminOwner), withIdempotencyKey)
 	s.handle("POST /admin/sandbox/reset", admin, s.handleAdminSandboxReset)
+	s.handle("POST /admin/tariffs/price", admin, s.handleAdminTariffPrice, withoutReplay)
 
 	// Outgoing webhook subscriptions (ours, not an OCPI module): a partner
 	// manages its platform's, the admin token the operator's.

@@ -22,6 +22,8 @@ type SessionPlan struct {
 	CostInclVAT    string // default "272.88"
 	Currency       string // default "INR"
 	FinalCostDelta string // added to the CDR's total_cost (a cost mismatch); default none
+	// Tariffs are the tariffs the CDR carries (its snapshot); default none.
+	Tariffs []map[string]any
 }
 
 // Command is a command the CPO simulator received.
@@ -328,6 +330,13 @@ func (c *CPO) StopSession(ctx context.Context, id string) error {
 	}
 	if ref, _ := s["authorization_reference"].(string); ref != "" {
 		cdr["authorization_reference"] = ref
+	}
+	if len(p.Tariffs) > 0 {
+		ts := make([]any, len(p.Tariffs))
+		for i, t := range p.Tariffs {
+			ts[i] = t
+		}
+		cdr["tariffs"] = ts
 	}
 	_, err := c.PostCDR(ctx, cdr)
 	return err

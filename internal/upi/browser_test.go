@@ -51,6 +51,10 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	if got := br.Text("#tariff"); !strings.Contains(got, "₹18.50 per kWh + 18% tax") {
 		t.Errorf("tariff %q", got)
 	}
+	// What each amount buys, by the hub's cost engine.
+	if got := br.Text("#estimates"); !strings.Contains(got, "₹200.00 ≈ 9.1 kWh if you start now") {
+		t.Errorf("estimates %q", got)
+	}
 	// The page fits a phone: nothing wider than the viewport.
 	if w := browsertest.Get(br, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
 		t.Errorf("the landing page is %d px wide on a 390 px phone", w)

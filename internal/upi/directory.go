@@ -46,6 +46,8 @@ type Connector struct {
 	Operator string
 	// Tariff is the first tariff of the connector, nil when it has none.
 	Tariff *ocpi.Tariff
+	// TimeZone is the location's (IANA name; "" when it gives none).
+	TimeZone string
 }
 
 // Available reports whether the connector can take a payment now.
@@ -169,6 +171,7 @@ func (d LocationDirectory) Connector(ctx context.Context, ref ConnectorRef) (*Co
 				ConnectorRef: ConnectorRef{CountryCode: loc.CountryCode, PartyID: loc.PartyID, LocationID: loc.ID, EVSEUID: e.UID, ConnectorID: k.ID},
 				LocationName: loc.Name, Address: loc.Address, City: loc.City, EVSEID: e.EVSEID, Status: e.Status,
 				Capabilities: e.Capabilities, Standard: k.Standard, PowerType: k.PowerType, MaxPowerW: k.PowerW(),
+				TimeZone: loc.TimeZone,
 			}
 			if loc.Operator != nil {
 				c.Operator = loc.Operator.Name

@@ -25,6 +25,8 @@ type Landing struct {
 	Presets []pg.Amount
 	Min     pg.Amount
 	Max     pg.Amount
+	// Estimates say what each preset buys now at the connector's tariff.
+	Estimates []Estimate
 }
 
 // Landing returns the landing page of a sticker: the mapping and its
@@ -52,6 +54,7 @@ func (s *Service) Landing(ctx context.Context, ref string) (*Landing, error) {
 		return nil, err
 	}
 	l.Refusal = s.refusal(m, c)
+	l.Estimates = c.Estimates(l.Presets, s.now())
 	return l, nil
 }
 

@@ -59,7 +59,10 @@ func TestDriverPages(t *testing.T) {
 		base := b.h.PublicURL()
 		resp, body := get(t, base+"/qr/"+qrRef)
 		wantPage(t, "landing", resp, string(body), http.StatusOK, "Koramangala Hub", "80 Feet Road 12", "AVAILABLE", "IN*CPO*EE1 · connector 1",
-			"₹18.50 per kWh + 18% tax", `value="100.00"`, "₹500.00", `id="pay-form"`, "22.1 kW")
+			"₹18.50 per kWh + 18% tax", `value="100.00"`, "₹500.00", `id="pay-form"`, "22.1 kW",
+			// The engine: ₹21.83 per kWh incl. tax, so ₹100 buys 4.58 kWh
+			// and ₹500 22.90 (rounded down to 0.1 kWh).
+			"₹100.00 ≈ 4.5 kWh if you start now", "₹500.00 ≈ 22.9 kWh if you start now")
 		if resp.Header.Get("Referrer-Policy") != "no-referrer" || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("landing headers %v", resp.Header)
 		}

@@ -78,6 +78,11 @@ func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, erro
 			st.Title, st.Message = "Charging finished", "Waiting for the final bill from the charging operator."
 		}
 		st.EnergyKWh, st.Cost, st.CostLabel = formatKWh(p.SessionKWh), money(p.SessionCost), "Cost so far"
+		if paise, ok := s.liveCost(ctx, o, p); ok {
+			// The hub's own engine, at the connector's tariff, from the
+			// session's charging periods.
+			st.Cost, st.CostLabel = money(paise), "Cost so far (at this charger's tariff)"
+		}
 	case StatusSettled:
 		st.Stage, st.Final, st.Title = StageDone, true, "Done: thank you for charging"
 		st.EnergyKWh, st.Cost, st.CostLabel = formatKWh(p.CDRKWh), money(p.Cost), "Charging cost"

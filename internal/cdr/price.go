@@ -1,0 +1,220 @@
+package cdr
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+)
+
+// Price check outcomes (cdrs.price_status).
+const (
+	PriceOK          = "ok"
+	PriceMismatch    = "mismatch"
+	PriceUnpriceable = "unpriceable"
+)
+
+// PriceCheck is the hub's own price of a CDR, next to the CDR's total_cost.
+// The hub reports a difference; it never rewrites another party's CDR (the
+// CDR is forwarded unchanged whatever the outcome).
+type PriceCheck struct {
+	// Status is "" (not priced: a credit CDR), ok, mismatch or unpriceable.
+	Status string `json:"status"`
+	// Hub is the engine's total; Difference the CDR's total − the hub's.
+	Hub        *ocpi.Price `json:"hub_total_cost,omitempty"`
+	Difference *ocpi.Price `json:"cost_difference,omitempty"`
+	Note       string      `json:"note,omitempty"`
+}
+
+// Tolerance is how far a CDR's total_cost may be from the hub's price
+// before the CDR is flagged: the larger of an absolute amount (currency
+// units) and a share of the hub's price. The defaults (0.05 and 1 %) absorb
+// a CPO's rounding to cents per dimension, not a wrong price.
+type Tolerance struct {
+	Absolute decimal.Decimal
+	Percent  decimal.Decimal
+}
+
+// DefaultTolerance is the tolerance of a hub with no setting.
+var DefaultTolerance = Tolerance{Absolute: decimal.RequireFromString("0.05"), Percent: decimal.NewFromInt(1)}
+
+// SetTolerance sets the mismatch tolerance.
+func (s *Service) SetTolerance(t Tolerance) { s.tolerance = t }
+
+// priceCDR prices d from the tariffs it carries, or from its connector's
+// tariffs when it carries none, in its location's time zone (UTC when the
+// hub does not know the location). It reads outside any transaction: the
+// tariffs of a CDR are its own snapshot, and a connector's are read once.
+func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR) PriceCheck {
+	if d.IsCredit() || d.TotalCost == nil {
+		return PriceCheck{}
+	}
+	loc, err := s.location(ctx, d)
+	if err != nil {
+		return PriceCheck{Status: PriceUnpriceable, Note: "the location could not be read: " + err.Error()}
+	}
+	tz := time.UTC
+	if loc != nil && loc.TimeZone != "" {
+		if z, err := time.LoadLocation(loc.TimeZone); err == nil {
+			tz = z
+		}
+	}
+	var fallback []ocpi.Tariff
+	if len(d.Tariffs) == 0 {
+		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
+			return PriceCheck{Status: PriceUnpriceable, Note: "the connector's tariffs could not be read: " + err.Error()}
+		}
+		if len(fallback) == 0 {
+			return PriceCheck{Status: PriceUnpriceable, Note: "the CDR carries no tariff and the hub knows none for its connector"}
+		}
+	}
+	cost, err := tariff.Price(tariff.ForCDR(d, fallback, tz))
+	if err != nil {
+		return PriceCheck{Status: PriceUnpriceable, Note: err.Error()}
+	}
+	if !strings.EqualFold(cost.Currency, d.Currency) {
+		return PriceCheck{Status: PriceUnpriceable, Note: "the tariff's currency " + cost.Currency + " is not the CDR's " + d.Currency}
+	}
+	check := PriceCheck{Status: PriceOK, Hub: &cost.TotalCost, Difference: tariff.Difference(*d.TotalCost, cost.TotalCost)}
+	limit := decimal.Max(s.tolerance.Absolute, cost.TotalCost.ExclVAT.Decimal().Mul(s.tolerance.Percent).Div(decimal.NewFromInt(100)))
+	if check.Difference.ExclVAT.Decimal().Abs().GreaterThan(limit) ||
+		(check.Difference.InclVAT != nil && check.Difference.InclVAT.Decimal().Abs().GreaterThan(limit)) {
+		check.Status = PriceMismatch
+		check.Note = "the CDR's total_cost differs from the hub's price by more than " + limit.String() + " " + d.Currency
+	}
+	return check
+}
+
+// Explain prices a stored CDR again as it was checked, with the engine's
+// reasons: what the console shows beside the hub's price.
+func (s *Service) Explain(ctx context.Context, st *Stored) (*tariff.Cost, error) {
+	d := &st.CDR
+	loc, err := s.location(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	tz := time.UTC
+	if loc != nil && loc.TimeZone != "" {
+		if z, err := time.LoadLocation(loc.TimeZone); err == nil {
+			tz = z
+		}
+	}
+	var fallback []ocpi.Tariff
+	if len(d.Tariffs) == 0 {
+		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
+			return nil, err
+		}
+	}
+	in := tariff.ForCDR(d, fallback, tz)
+	in.Explain = true
+	return tariff.Price(in)
+}
+
+// location reads the CDR's location from the directory (nil when the hub
+// does not hold it).
+func (s *Service) location(ctx context.Context, d *ocpi.CDR) (*ocpi.Location, error) {
+	var body []byte
+	err := s.db.Read().QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(d.CdrLocation.ID)).Scan(&body)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var loc ocpi.Location
+	if err := json.Unmarshal(body, &loc); err != nil {
+		return nil, err
+	}
+	return &loc, nil
+}
+
+// connectorTariffs are the tariffs the CDR's connector lists now (the hub
+// keeps no history of a connector; the tariff in force at the session's
+// start is the same unless the CPO changed it since).
+func (s *Service) connectorTariffs(ctx context.Context, d *ocpi.CDR, loc *ocpi.Location) ([]ocpi.Tariff, error) {
+	if loc == nil {
+		return nil, nil
+	}
+	var ids []string
+	for _, e := range loc.EVSEs {
+		if !ocpi.EqualCI(e.UID, d.CdrLocation.EVSEUID) {
+			continue
+		}
+		for _, k := range e.Connectors {
+			if ocpi.EqualCI(k.ID, d.CdrLocation.ConnectorID) {
+				ids = k.TariffIDs
+			}
+		}
+	}
+	var out []ocpi.Tariff
+	for _, id := range ids {
+		var body []byte
+		err := s.db.Read().QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
+			ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(id)).Scan(&body)
+		if errors.Is(err, store.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var t ocpi.Tariff
+		if err := json.Unmarshal(body, &t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// recordPrice counts the outcome and, for a mismatch, emits
+// cdr.cost_mismatch inside the CDR's transaction.
+func (s *Service) recordPrice(ctx context.Context, tx *store.Tx, st *Stored) error {
+	p := st.Price
+	if p.Status == "" {
+		return nil
+	}
+	s.priceChecks.WithLabelValues(p.Status).Inc()
+	if p.Status != PriceMismatch {
+		return nil
+	}
+	d := &st.CDR
+	s.logger.WarnContext(ctx, "CDR total_cost differs from the hub's price", "cdr", st.Ref().String(),
+		"cdr_total_cost", d.TotalCost.ExclVAT.String(), "hub_total_cost", p.Hub.ExclVAT.String(), "currency", d.Currency)
+	data := map[string]any{
+		"cdr_id": d.ID, "country_code": st.CountryCode, "party_id": st.PartyID, "session_id": d.SessionID,
+		"currency": d.Currency, "cdr_total_cost": d.TotalCost, "hub_total_cost": p.Hub, "cost_difference": p.Difference,
+	}
+	if d.AuthorizationReference != "" {
+		data["authorization_reference"] = d.AuthorizationReference
+	}
+	return s.events.Emit(ctx, tx, event.Event{Name: event.CDRCostMismatch, Data: data, Parties: []event.Party{
+		{Role: string(party.RoleCPO), CountryCode: st.CountryCode, PartyID: st.PartyID},
+		{Role: string(party.RoleEMSP), CountryCode: st.Owner.CountryCode, PartyID: st.Owner.PartyID},
+	}})
+}
+
+// priceJSON renders a Price for its column ("" for none).
+func priceJSON(p *ocpi.Price) string {
+	if p == nil {
+		return ""
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,125 @@
+package cdr_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/cdr"
+	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+)
+
+// priceTariff is 20.00 per kWh excl. VAT (18 %): 7.5 kWh cost 150.00.
+func priceTariff(id, price string) map[string]any {
+	return map[string]any{"country_code": "IN", "party_id": "CP1", "id": id, "currency": "INR", "last_updated": ts(0),
+		"elements": []any{map[string]any{"price_components": []any{
+			map[string]any{"type": "ENERGY", "price": price, "vat": 18, "step_size": 1}}}}}
+}
+
+func priceLocation() map[string]any {
+	return map[string]any{"country_code": "IN", "party_id": "CP1", "id": "LOC1", "publish": true,
+		"address": "MG Road 1", "city": "Bengaluru", "country": "IND", "time_zone": "Asia/Kolkata",
+		"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"}, "last_updated": ts(0),
+		"evses": []any{map[string]any{"uid": "E1", "evse_id": "IN*CP1*EE1", "status": "AVAILABLE", "last_updated": ts(0),
+			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+				"max_voltage": 230, "max_amperage": 32, "tariff_ids": []any{"T1"}, "last_updated": ts(0)}}}}}
+}
+
+// TestCDRPriceCheck: the hub prices every CDR from its tariffs (its own
+// snapshot, else its connector's) and flags one whose total_cost is off by
+// more than the tolerance — with a webhook event and a metric — while still
+// forwarding it unchanged; a CDR it cannot price is accepted and marked
+// unpriceable, never refused.
+func TestCDRPriceCheck(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setup(t, h)
+		if err := b.cpo.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.cpo.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
+			t.Fatal(err)
+		}
+		find := func(id string) *cdr.Stored {
+			t.Helper()
+			c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+
+		// Priced from the connector's tariff T1: 7.5 kWh × 20.00 = 150.00.
+		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("OK1", "S1", "150.00")), nil, http.StatusCreated, 1000)
+		if c := find("OK1"); c.Price.Status != cdr.PriceOK || c.Price.Hub.ExclVAT.String() != "150" || c.Price.Hub.InclVAT.String() != "177" {
+			t.Errorf("OK1 price check: %+v", c.Price)
+		}
+
+		// 10 % too high: flagged, the event names both totals, and the eMSP
+		// still gets the CDR as the CPO sent it.
+		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("HIGH1", "S2", "165.00")), nil, http.StatusCreated, 1000)
+		c := find("HIGH1")
+		if c.Price.Status != cdr.PriceMismatch || c.Price.Difference.ExclVAT.String() != "15" || c.Price.Note == "" {
+			t.Errorf("HIGH1 price check: %+v", c.Price)
+		}
+		evs, err := b.events.Wait(b.ctx, event.CDRCostMismatch, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := evs[0].Data.(map[string]any); d["cdr_id"] != "HIGH1" || d["hub_total_cost"] == nil {
+			t.Errorf("cdr.cost_mismatch data: %v", d)
+		}
+		reqs, err := b.emsp.WaitFor(b.ctx, 2, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.ReplaceAll(string(reqs[1].Body), " ", ""), `"excl_vat":165`) {
+			t.Errorf("the eMSP got the flagged CDR changed: %s", reqs[1].Body)
+		}
+
+		// The CDR's own tariff snapshot wins over the connector's: at 22.00
+		// per kWh, 165.00 is right.
+		own := cdrJSON("SNAP1", "S3", "165.00")
+		own["tariffs"] = []any{priceTariff("T1", "22.00")}
+		mustStatus(t, b.post(t, b.cpo.Platform, own), nil, http.StatusCreated, 1000)
+		if c := find("SNAP1"); c.Price.Status != cdr.PriceOK {
+			t.Errorf("SNAP1 price check: %+v", c.Price)
+		}
+
+		// A period naming a tariff the CDR does not carry: accepted,
+		// unpriceable, the reason kept.
+		odd := cdrJSON("ODD1", "S4", "150.00")
+		odd["tariffs"] = []any{priceTariff("T1", "20.00")}
+		odd["charging_periods"] = []any{map[string]any{"start_date_time": ts(0), "tariff_id": "NOPE",
+			"dimensions": []any{map[string]any{"type": "ENERGY", "volume": 7.5}}}}
+		mustStatus(t, b.post(t, b.cpo.Platform, odd), nil, http.StatusCreated, 1000)
+		if c := find("ODD1"); c.Price.Status != cdr.PriceUnpriceable || !strings.Contains(c.Price.Note, "tariff_id") {
+			t.Errorf("ODD1 price check: %+v", c.Price)
+		}
+
+		// A connector the hub knows no tariff for.
+		bare := cdrJSON("BARE1", "S5", "150.00")
+		bare["cdr_location"].(map[string]any)["id"] = "ELSEWHERE"
+		mustStatus(t, b.post(t, b.cpo.Platform, bare), nil, http.StatusCreated, 1000)
+		if c := find("BARE1"); c.Price.Status != cdr.PriceUnpriceable {
+			t.Errorf("BARE1 price check: %+v", c.Price)
+		}
+
+		// The metric counts each outcome.
+		resp, err := http.Get(h.PublicURL() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{`ocpihub_cdr_price_checks_total{outcome="mismatch"} 1`, `ocpihub_cdr_price_checks_total{outcome="ok"} 2`,
+			`ocpihub_cdr_price_checks_total{outcome="unpriceable"} 2`} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+	}, fast)
+}

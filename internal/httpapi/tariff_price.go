@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+)
+
+// priceRequest asks the cost engine to price a CDR or a session.
+type priceRequest struct {
+	// Tariffs to price with (2.2.1, or 2.1.1 without country_code); none:
+	// a CDR's own tariffs.
+	Tariffs []json.RawMessage `json:"tariffs,omitempty"`
+	CDR     *ocpi.CDR         `json:"cdr,omitempty"`
+	Session *ocpi.Session     `json:"session,omitempty"`
+	// TimeZone is the location's (IANA name); default UTC.
+	TimeZone string `json:"time_zone,omitempty"`
+	// Now ends a live session's last period; default the hub's clock.
+	Now *ocpi.DateTime `json:"now,omitempty"`
+	// Explain asks for the engine's reasons, step by step.
+	Explain bool `json:"explain,omitempty"`
+}
+
+// handleAdminTariffPrice prices a CDR or a session with the hub's cost
+// engine: what `ocpihub tariff price` does, for the console and scripts.
+func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) error {
+	var req priceRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if (req.CDR == nil) == (req.Session == nil) {
+		return ocpi.Invalid("cdr", "give one of cdr and session")
+	}
+	tz := time.UTC
+	if req.TimeZone != "" {
+		z, err := time.LoadLocation(req.TimeZone)
+		if err != nil {
+			return ocpi.Invalid("time_zone", "is not a time zone name")
+		}
+		tz = z
+	}
+	now := s.clock.Now()
+	if req.Now != nil {
+		now = req.Now.Time
+	}
+	var in tariff.Input
+	var own *ocpi.Price
+	var cc, pid string
+	if req.CDR != nil {
+		in, own, cc, pid = tariff.ForCDR(req.CDR, nil, tz), req.CDR.TotalCost, req.CDR.CountryCode, req.CDR.PartyID
+	} else {
+		in, own, cc, pid = tariff.ForSession(req.Session, nil, tz, now), req.Session.TotalCost, req.Session.CountryCode, req.Session.PartyID
+	}
+	if len(req.Tariffs) > 0 {
+		in.Tariffs = nil
+		for _, raw := range req.Tariffs {
+			t, err := tariff.DecodeTariff(raw, cc, pid)
+			if err != nil {
+				return err
+			}
+			in.Tariffs = append(in.Tariffs, t)
+		}
+	}
+	in.Explain = req.Explain
+	cost, err := tariff.Price(in)
+	if err != nil {
+		return err
+	}
+	return s.ok(w, tariff.NewReport(cost, own))
+}

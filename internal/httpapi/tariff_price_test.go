@@ -1,0 +1,42 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+)
+
+// TestAdminTariffPrice: the operator prices a session with the cost engine
+// through the admin API (a 2.1.1 tariff converted on the way), and bad input
+// is refused naming the field.
+func TestAdminTariffPrice(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		// 2.1.1 shape (no country_code): a 2.00 start fee and 0.30 per kWh.
+		legacy := json.RawMessage(`{"id":"T211","currency":"INR","last_updated":"2025-01-01T00:00:00Z","elements":[{"price_components":[` +
+			`{"type":"FLAT","price":2.00,"step_size":1},{"type":"ENERGY","price":0.30,"step_size":1}]}]}`)
+		session := map[string]any{"country_code": "IN", "party_id": "CP1", "id": "S1", "start_date_time": "2025-06-02T10:00:00Z",
+			"kwh": 10, "cdr_token": map[string]any{"country_code": "IN", "party_id": "EM1", "uid": "U", "type": "RFID", "contract_id": "C"},
+			"auth_method": "WHITELIST", "location_id": "L1", "evse_uid": "E1", "connector_id": "1", "currency": "INR",
+			"charging_periods": []any{map[string]any{"start_date_time": "2025-06-02T10:00:00Z", "dimensions": []any{map[string]any{"type": "ENERGY", "volume": 10}}}},
+			"total_cost":       map[string]any{"excl_vat": 5.00}, "status": "ACTIVE", "last_updated": "2025-06-02T10:30:00Z"}
+		var rep tariff.Report
+		resp := h.Admin(t, http.MethodPost, "/admin/tariffs/price", map[string]any{
+			"tariffs": []json.RawMessage{legacy}, "session": session, "time_zone": "Asia/Kolkata", "now": "2025-06-02T10:30:00Z", "explain": true}, &rep)
+		if resp.HTTPStatus != http.StatusOK || rep.TotalCost.ExclVAT.String() != "5" || rep.Difference == nil || rep.Difference.ExclVAT.String() != "0" || len(rep.Steps) == 0 {
+			t.Fatalf("price: HTTP %d %s", resp.HTTPStatus, resp.Body)
+		}
+
+		bad := json.RawMessage(`{"country_code":"IN","party_id":"CP1","id":"T1","currency":"INR","last_updated":"2025-01-01T00:00:00Z",` +
+			`"elements":[{"price_components":[{"type":"ENERGY","price":0.30,"step_size":1}],"restrictions":{"min_kwh":20,"max_kwh":10}}]}`)
+		wantError(t, "impossible restriction", adminDo(t, h, http.MethodPost, "/admin/tariffs/price", map[string]any{"tariffs": []json.RawMessage{bad}, "session": session}),
+			http.StatusOK, 2001, "elements[0].restrictions.max_kwh")
+		wantError(t, "neither cdr nor session", adminDo(t, h, http.MethodPost, "/admin/tariffs/price", map[string]any{"tariffs": []json.RawMessage{legacy}}),
+			http.StatusOK, 2001, "cdr")
+		wantError(t, "unknown time zone", adminDo(t, h, http.MethodPost, "/admin/tariffs/price", map[string]any{"session": session, "tariffs": []json.RawMessage{legacy}, "time_zone": "Mars/Olympus"}),
+			http.StatusOK, 2001, "time_zone")
+	})
+}

@@ -1,0 +1,123 @@
+package upi
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/tariff"
+)
+
+// Estimate is what an amount buys at a connector now, by the hub's cost
+// engine (internal/tariff) applied to the connector's tariff.
+type Estimate struct {
+	Amount string
+	// KWh is the energy the amount pays for, charging from now at the
+	// connector's maximum power ("" when the tariff does not price energy
+	// or time, so any amount buys a whole session).
+	KWh string
+}
+
+// estimateBudget bounds the engine runs of one estimate (a bisection).
+const estimateBudget = 24
+
+// Estimates says, for each amount, how much energy it buys at this
+// connector if charging started at now, incl. VAT: the largest energy whose
+// price the engine puts within the amount, to 0.1 kWh. The session is
+// assumed to charge at the connector's maximum power (7.4 kW when unknown)
+// without parking. Nil when the connector has no tariff the engine can
+// apply.
+func (c *Connector) Estimates(amounts []pg.Amount, now time.Time) []Estimate {
+	if c.Tariff == nil || tariff.CheckPricing(c.Tariff) != nil {
+		return nil
+	}
+	tz := time.UTC
+	if c.TimeZone != "" {
+		if z, err := time.LoadLocation(c.TimeZone); err == nil {
+			tz = z
+		}
+	}
+	kw := decimal.NewFromInt(c.MaxPowerW).Div(decimal.NewFromInt(1000))
+	if c.MaxPowerW <= 0 {
+		kw = decimal.RequireFromString("7.4")
+	}
+	price := func(kwh decimal.Decimal) (decimal.Decimal, bool) {
+		hours := kwh.DivRound(kw, 6)
+		end := now.Add(time.Duration(hours.Mul(decimal.NewFromInt(int64(time.Hour))).IntPart()))
+		cost, err := tariff.Price(tariff.Input{Tariffs: []ocpi.Tariff{*c.Tariff}, Start: now, End: end, TimeZone: tz,
+			Periods: []ocpi.ChargingPeriod{{StartDateTime: ocpi.NewDateTime(now), Dimensions: []ocpi.CdrDimension{
+				{Type: "ENERGY", Volume: ocpi.NumberFromDecimal(kwh)}, {Type: "TIME", Volume: ocpi.NumberFromDecimal(hours)},
+				{Type: "POWER", Volume: ocpi.NumberFromDecimal(kw)}}}}})
+		if err != nil {
+			return decimal.Zero, false
+		}
+		return cost.TotalCost.InclVAT.Decimal(), true
+	}
+	// The price of a huge session tells whether energy or time is priced
+	// at all.
+	ceiling := decimal.NewFromInt(500)
+	top, ok := price(ceiling)
+	if !ok {
+		return nil
+	}
+	base, _ := price(decimal.Zero)
+	var out []Estimate
+	for _, a := range amounts {
+		e := Estimate{Amount: a.Display()}
+		budget := decimal.New(a.Paise, -2)
+		if top.LessThanOrEqual(budget) || top.Equal(base) {
+			out = append(out, e)
+			continue
+		}
+		lo, hi := decimal.Zero, ceiling
+		for i := 0; i < estimateBudget && hi.Sub(lo).GreaterThan(decimal.RequireFromString("0.001")); i++ {
+			mid := lo.Add(hi).Div(decimal.NewFromInt(2))
+			if p, _ := price(mid); p.LessThanOrEqual(budget) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		e.KWh = lo.RoundFloor(1).String()
+		out = append(out, e)
+	}
+	return out
+}
+
+// liveCost prices a payment's live session so far with the engine, from
+// the connector's tariff: what the status page shows while charging. It is
+// false when the session or a tariff the engine can apply is missing.
+func (s *Service) liveCost(ctx context.Context, o *Order, p *payment) (int64, bool) {
+	if p.session.ID == "" {
+		return 0, false
+	}
+	var body []byte
+	if err := s.db.Read().QueryRow(ctx, "SELECT body FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		p.session.CountryCode, p.session.PartyID, ocpi.Key(p.session.ID)).Scan(&body); err != nil {
+		return 0, false
+	}
+	var sess ocpi.Session
+	if err := json.Unmarshal(body, &sess); err != nil || len(sess.ChargingPeriods) == 0 {
+		return 0, false
+	}
+	c, err := s.dir.Connector(ctx, o.ref)
+	if err != nil || c.Tariff == nil {
+		return 0, false
+	}
+	tz := time.UTC
+	if c.TimeZone != "" {
+		if z, err := time.LoadLocation(c.TimeZone); err == nil {
+			tz = z
+		}
+	}
+	cost, err := tariff.Price(tariff.ForSession(&sess, []ocpi.Tariff{*c.Tariff}, tz, s.now()))
+	if err != nil {
+		return 0, false
+	}
+	paise, err := paiseOf(&cost.TotalCost)
+	return paise, err == nil
+}
