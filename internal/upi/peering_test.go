@@ -26,7 +26,9 @@ type peerBundle struct {
 
 func setupPeer(t *testing.T, engine store.Engine) *peerBundle {
 	t.Helper()
-	b := &bundle{ctx: hubtest.Ctx(t, 2*time.Minute), events: hubtest.NewRecorder()}
+	// A longer budget than the UPI bundle's: two more platforms register,
+	// and the race detector on a busy machine slows the hub's start.
+	b := &bundle{ctx: hubtest.Ctx(t, 5*time.Minute), events: hubtest.NewRecorder()}
 	var err error
 	if b.pg, err = pgsim.Start(pgsim.Options{Logger: hubtest.Logger()}); err != nil {
 		t.Fatal(err)
