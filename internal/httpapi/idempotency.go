@@ -112,12 +112,9 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 		return nil
 	case idempotency.Applied:
 		// The first attempt's effect committed; its answer was lost with
-		// the process that ran it. Running it again could do it twice.
-		w.Header().Set("Idempotent-Replayed", "true")
-		resp := ocpi.Success(nil, s.clock.Now())
-		resp.StatusMessage = "this request was already processed; its original answer was lost in a restart"
-		writeJSON(w, http.StatusOK, resp)
-		return nil
+		// the process that ran it. Running it again could do it twice, and
+		// there is no answer to replay: a conflict that says so.
+		return &ocpi.Error{Code: ocpi.ECONFLICT, Message: "this request was already processed; its original answer was lost in a restart: do not send it again"}
 	case idempotency.InFlight:
 		w.Header().Set("Retry-After", "1")
 		return &ocpi.Error{Code: ocpi.ECONFLICT, Message: "a request with this " + header + " is still being processed; retry in a moment"}

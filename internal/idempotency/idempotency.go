@@ -18,7 +18,7 @@
 // that mark commit together or not at all. The answer is stored right after
 // (Finish). A process that dies between the two leaves an applied claim
 // without an answer: a retry after StaleAfter is then told the request was
-// already processed (State Applied) and never runs it again; a claim that
+// already processed (State Applied; HTTP 409) and never runs it again; a claim that
 // never got as far as an effect (a crash before any commit) is taken over
 // and the retry runs.
 package idempotency
