@@ -173,7 +173,7 @@ func scanStored(row interface{ Scan(...any) error }) (*Stored, error) {
 
 // Find returns a stored CDR.
 func (s *Service) Find(ctx context.Context, r Ref) (*Stored, error) {
-	c, err := scanStored(s.db.Read().QueryRow(ctx, "SELECT "+storedColumns+" FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...))
+	c, err := scanStored(s.db.ReadIn(ctx).QueryRow(ctx, "SELECT "+storedColumns+" FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown CDR " + r.String()}
 	}
@@ -194,7 +194,7 @@ func (s *Service) FindBySession(ctx context.Context, r session.Ref) ([]*Stored, 
 }
 
 func (s *Service) query(ctx context.Context, where string, args ...any) ([]*Stored, error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT "+storedColumns+" FROM cdrs WHERE "+where+" ORDER BY pk DESC LIMIT 100", args...)
+	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT "+storedColumns+" FROM cdrs WHERE "+where+" ORDER BY pk DESC LIMIT 100", args...)
 	if err != nil {
 		return nil, err
 	}

@@ -111,14 +111,14 @@ func scanRecord(row interface{ Scan(...any) error }) (*Record, error) {
 
 // Get returns a command with all its results.
 func (s *Service) Get(ctx context.Context, id string) (*Record, error) {
-	r, err := scanRecord(s.db.Read().QueryRow(ctx, "SELECT "+recordColumns+" FROM commands WHERE id = $1", id))
+	r, err := scanRecord(s.db.ReadIn(ctx).QueryRow(ctx, "SELECT "+recordColumns+" FROM commands WHERE id = $1", id))
 	if ocpi.IsNotFound(err) {
 		return nil, errUnknown(id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	r.Results, err = s.results(ctx, s.db.Read(), id)
+	r.Results, err = s.results(ctx, s.db.ReadIn(ctx), id)
 	return r, err
 }
 

@@ -32,17 +32,20 @@ const inFlightWait = 30 * time.Second
 // serveIdempotent runs fn, unless the write request repeats a key already
 // answered for the same caller:
 //
-//   - a POST, PUT or PATCH carrying the X-Request-ID of an earlier request of
-//     the caller (24 h) gets the stored answer and has no second effect (one
-//     arriving while the first still runs waits for its answer); the same
-//     X-Request-ID with a different method, path or body is refused with
-//     2001. Routes of the registration handshake (their answers hold
+//   - a POST, PUT or PATCH repeating an earlier request of the caller (24 h)
+//     identically (same X-Request-ID, method, path, query and body) gets the
+//     stored answer and has no second effect (one arriving while the first
+//     still runs waits for its answer). X-Request-ID is for tracing: the
+//     same id on a different request is simply a new request (partners
+//     reuse ids). Routes of the registration handshake (their answers hold
 //     credentials tokens) and routes marked withoutReplay are excluded.
 //   - routes marked withIdempotencyKey also take Idempotency-Key, which
 //     wins over X-Request-ID: 409 while the first request runs, 422 on a
 //     different request, the stored answer otherwise.
 //
-// Server errors (5xx) are not stored: the request may be retried.
+// The claim commits with the request's effect (idempotency.Store.Track);
+// server errors (5xx) are not stored unless part of the effect committed:
+// the request may be retried.
 func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a access, rt route, fn apiFunc) error {
 	st := s.cfg.Idempotency
 	if st == nil || a == public || (r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch) {
@@ -76,6 +79,9 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	req := idempotency.Request{Caller: callerKey(c), Kind: kind, Key: key, Fingerprint: idempotency.Fingerprint(r.Method, r.URL.Path, r.URL.RawQuery, body)}
+	if kind == idempotency.KindRequestID {
+		req.Key = idempotency.RequestIDKey(key, req.Fingerprint)
+	}
 	claim, err := st.Begin(ctx, req)
 	if err != nil {
 		return err
@@ -104,6 +110,11 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 		w.WriteHeader(claim.Response.Status)
 		_, _ = w.Write(claim.Response.Body)
 		return nil
+	case idempotency.Applied:
+		// The first attempt's effect committed; its answer was lost with
+		// the process that ran it. Running it again could do it twice, and
+		// there is no answer to replay: a conflict that says so.
+		return &ocpi.Error{Code: ocpi.ECONFLICT, Message: "this request was already processed; its original answer was lost in a restart: do not send it again"}
 	case idempotency.InFlight:
 		w.Header().Set("Retry-After", "1")
 		return &ocpi.Error{Code: ocpi.ECONFLICT, Message: "a request with this " + header + " is still being processed; retry in a moment"}
@@ -116,23 +127,24 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 			Message: "this X-Request-ID was already used for a different request (method, path or body) in the last 24 hours; send a fresh X-Request-ID with every new request"}
 	}
 	rec := &capture{ResponseWriter: w}
-	if err := fn(rec, r); err != nil {
+	if err := fn(rec, r.WithContext(st.Track(ctx, claim))); err != nil {
 		s.writeError(rec, r, err)
 	}
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if status >= 500 || rec.overflow {
-		err = st.Abandon(ctx, claim)
-	} else {
-		stored := http.Header{}
-		for _, k := range replayedHeaders() {
-			if vs := rec.Header().Values(k); len(vs) > 0 {
-				stored[k] = vs
-			}
+	stored := http.Header{}
+	for _, k := range replayedHeaders() {
+		if vs := rec.Header().Values(k); len(vs) > 0 {
+			stored[k] = vs
 		}
-		err = st.Finish(ctx, claim, idempotency.Response{Status: status, Header: stored, Body: rec.buf.Bytes()})
+	}
+	answer := idempotency.Response{Status: status, Header: stored, Body: rec.buf.Bytes()}
+	if status >= 500 || rec.overflow {
+		err = st.Abandon(ctx, claim, answer)
+	} else {
+		err = st.Finish(ctx, claim, answer)
 	}
 	if err != nil {
 		s.logger.ErrorContext(ctx, "could not store the answer for idempotent replays", "error", err, "request_id", RequestID(ctx))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,7 +33,7 @@ type pushWorker struct {
 func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
 	h, a := w.h, job.Args
 	for n := 0; n < rowsPerRun; n++ {
-		row, token, wait, err := h.lease(ctx, a)
+		row, token, wait, err := h.lease(ctx, a, job.ID)
 		if err != nil {
 			return err
 		}
@@ -42,7 +43,7 @@ func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
 			}
 			return nil
 		}
-		if err := h.deliver(ctx, a, row, token); err != nil {
+		if err := h.deliver(ctx, a, row, token, job.ID); err != nil {
 			return err
 		}
 	}
@@ -52,22 +53,25 @@ func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
 
 // lease takes the head row of a queue. It returns no row when the queue is
 // empty or its head is held by a live lease, and a wait when the head is
-// waiting for its next retry.
-func (h *Hub) lease(ctx context.Context, a PushArgs) (*pushRow, string, time.Duration, error) {
+// waiting for its next retry and jobID is the job that will retry it (the
+// one whose attempt failed). Other jobs of the queue exit: a receiver that
+// is down while changes keep coming would otherwise have every queued job
+// wake at each retry and take the writer for nothing.
+func (h *Hub) lease(ctx context.Context, a PushArgs, jobID int64) (*pushRow, string, time.Duration, error) {
 	var row *pushRow
 	var wait time.Duration
 	token := uuid.NewString()
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var r pushRow
-		var state string
+		var state, holder string
 		var body *string
 		var leaseUntil, retryAt int64
 		err := tx.QueryRow(ctx, `SELECT id, method, path, body, full_object, state, attempts, lease_until, retry_at, correlation_id, created_at,
-			to_country_code, to_party_id, from_country_code, from_party_id, iface
+			to_country_code, to_party_id, from_country_code, from_party_id, iface, lease_token
 			FROM hub_push WHERE platform_id = $1 AND module = $2 AND object_key = $3 AND state IN ('pending', 'leased')
 			ORDER BY id LIMIT 1`, a.PlatformID, a.Module, a.ObjectKey).
 			Scan(&r.id, &r.method, &r.path, &body, &r.full, &state, &r.attempts, &leaseUntil, &retryAt, &r.correlationID, &r.createdAt,
-				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface)
+				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface, &holder)
 		if errors.Is(err, store.ErrNoRows) {
 			return nil
 		}
@@ -79,7 +83,9 @@ func (h *Hub) lease(ctx context.Context, a PushArgs) (*pushRow, string, time.Dur
 			return nil
 		}
 		if retryAt > now {
-			wait = time.Duration(retryAt-now) * time.Microsecond
+			if holder == "" || holder == retryHolder(jobID) {
+				wait = time.Duration(retryAt-now) * time.Microsecond
+			}
 			return nil
 		}
 		n, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
@@ -110,7 +116,7 @@ const (
 )
 
 // deliver sends one leased row and records the outcome.
-func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token string) error {
+func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token string, jobID int64) error {
 	p, err := h.parties.Find(ctx, a.PlatformID)
 	if err != nil && !ocpi.IsNotFound(err) {
 		return h.release(ctx, row, token, err)
@@ -204,8 +210,8 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	h.metrics.count(label, a.Module, outcomeRetry)
 	delay := h.cfg.Backoff(row.attempts)
 	err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, retry_at = $2, last_error = $3, updated_at = $4
-			WHERE id = $5 AND lease_token = $6`, statePending, h.now()+delay.Microseconds(), truncate(msg, 500), h.now(), row.id, token)
+		_, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $7, lease_until = 0, retry_at = $2, last_error = $3, updated_at = $4
+			WHERE id = $5 AND lease_token = $6`, statePending, h.now()+delay.Microseconds(), truncate(msg, 500), h.now(), row.id, token, retryHolder(jobID))
 		return err
 	})
 	if err != nil {
@@ -213,6 +219,10 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	}
 	return river.JobSnooze(delay)
 }
+
+// retryHolder is the lease_token of a row waiting for its next retry: the
+// job that snoozed to retry it.
+func retryHolder(jobID int64) string { return "retry:" + strconv.FormatInt(jobID, 10) }
 
 // release gives a lease back after an error of ours (not the receiver's).
 func (h *Hub) release(ctx context.Context, row *pushRow, token string, cause error) error {

@@ -235,6 +235,9 @@ func (h *Hub) Close() {
 	h.closed = true
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if n := h.App.DB.Violations(); n > 0 {
+		h.t.Errorf("%d pooled connections were requested inside a write transaction (store.ErrTxHeld; see the log)", n)
+	}
 	if err := h.App.Close(ctx); err != nil {
 		h.t.Logf("closing hub: %v", err)
 	}

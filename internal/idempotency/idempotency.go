@@ -2,19 +2,25 @@
 // repeated request gets the first answer instead of a second effect.
 //
 // Two kinds of keys exist side by side, per caller: the OCPI X-Request-ID
-// of a POST, PUT or PATCH (a partner retrying with the same id gets the
-// stored answer; the same id with another request is refused with 2001),
-// and the Idempotency-Key header of our own JSON APIs, with the semantics of
+// of a POST, PUT or PATCH together with the request itself (a partner
+// retrying the identical request with the same id gets the stored answer;
+// the same id on another request is just another request: OCPI defines
+// X-Request-ID for tracing, and partners reuse it), and the Idempotency-Key
+// header of our own JSON APIs, with the semantics of
 // the IETF draft (draft-ietf-httpapi-idempotency-key-header): 409 while the
 // first request is in flight, 422 when the key comes back with a different
 // request, the stored answer otherwise. Answers are kept for 24 hours; a
 // periodic job deletes expired keys.
 //
-// The claim and the stored answer are written around the request, not in its
-// transaction: a process that dies after the request's effect committed and
-// before its answer was stored leaves a claim that a retry takes over after
-// StaleAfter, and that retry runs the request again. Domain writes are
-// idempotent on their own keys (OCPI object ids, refund_id) for that case.
+// The claim commits with the request's effect: Track puts a hook in the
+// request's context that marks the claim "applied" inside every write
+// transaction the request runs (store.WithCommitHook), so the effect and
+// that mark commit together or not at all. The answer is stored right after
+// (Finish). A process that dies between the two leaves an applied claim
+// without an answer: a retry after StaleAfter is then told the request was
+// already processed (State Applied; HTTP 409) and never runs it again; a claim that
+// never got as far as an effect (a crash before any commit) is taken over
+// and the retry runs.
 package idempotency
 
 import (
@@ -61,7 +67,21 @@ const (
 	InFlight
 	// Mismatch: the key was used for a different request.
 	Mismatch
+	// Applied: the request's effect committed but its answer was never
+	// stored (the process died in between): do not run it again.
+	Applied
 )
+
+// statusApplied is the status of a claim whose effect committed and whose
+// answer is not stored yet (0: nothing committed; an HTTP status: answered).
+const statusApplied = 1
+
+// RequestIDKey is the key of a request carrying an X-Request-ID: the id
+// with the request's fingerprint, so that only the identical request
+// (method, path, query, body) with the same id is a repeat.
+func RequestIDKey(requestID, fingerprint string) string {
+	return requestID + " " + fingerprint
+}
 
 // Request identifies a request: who sent it, the kind and value of its key,
 // and a fingerprint of the request itself (method, path, body).
@@ -144,7 +164,8 @@ func (s *Store) Begin(ctx context.Context, req Request) (Claim, error) {
 			Scan(&claim.id, &fp, &status, &header, &body, &created, &exp); err != nil {
 			return err
 		}
-		if exp <= us || (status == 0 && created <= now.Add(-StaleAfter).UnixMicro()) {
+		stale := created <= now.Add(-StaleAfter).UnixMicro()
+		if exp <= us || (status == 0 && stale) {
 			// Expired, or abandoned by a process that died: start over.
 			_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET fingerprint = $1, status = 0, header = NULL, body = NULL,
 				created_at = $2, expires_at = $3 WHERE id = $4`, req.Fingerprint, us, expires, claim.id)
@@ -154,8 +175,10 @@ func (s *Store) Begin(ctx context.Context, req Request) (Claim, error) {
 		switch {
 		case fp != req.Fingerprint:
 			claim.State = Mismatch
-		case status == 0:
+		case status == 0 || (status == statusApplied && !stale):
 			claim.State = InFlight
+		case status == statusApplied:
+			claim.State = Applied
 		default:
 			claim.State = Replay
 			claim.Response = &Response{Status: status, Header: http.Header{}, Body: body}
@@ -181,7 +204,7 @@ func (s *Store) Wait(ctx context.Context, req Request) error {
 		var created int64
 		err := s.db.Read().QueryRow(ctx, "SELECT status, created_at FROM idempotency_keys WHERE caller = $1 AND kind = $2 AND key = $3",
 			req.Caller, req.Kind, req.Key).Scan(&status, &created)
-		if errors.Is(err, store.ErrNoRows) || (err == nil && (status != 0 || created <= s.clock.Now().Add(-StaleAfter).UnixMicro())) {
+		if errors.Is(err, store.ErrNoRows) || (err == nil && (status > statusApplied || created <= s.clock.Now().Add(-StaleAfter).UnixMicro())) {
 			return nil
 		}
 		if err != nil {
@@ -193,6 +216,19 @@ func (s *Store) Wait(ctx context.Context, req Request) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// Track returns ctx with a commit hook that marks claim applied inside
+// every write transaction run under it: the request's effect and the mark
+// commit together. Run the request under the returned context.
+func (s *Store) Track(ctx context.Context, claim Claim) context.Context {
+	return store.WithCommitHook(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if tx.DB() != s.db {
+			return nil // a transaction on another database (the sandbox's)
+		}
+		_, err := tx.Exec(ctx, "UPDATE idempotency_keys SET status = $1 WHERE id = $2 AND status = 0", statusApplied, claim.id)
+		return err
+	})
 }
 
 // Finish stores the answer of a claimed request.
@@ -209,12 +245,20 @@ func (s *Store) Finish(ctx context.Context, claim Claim, resp Response) error {
 }
 
 // Abandon releases a claim whose request failed in a way worth retrying (a
-// server error): the next request with the key runs again.
-func (s *Store) Abandon(ctx context.Context, claim Claim) error {
-	return s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE id = $1 AND status = 0", claim.id)
+// server error) before any of its effect committed: the next request with
+// the key runs again. If part of its effect did commit, running it again
+// could do that part twice: resp is stored as its answer instead.
+func (s *Store) Abandon(ctx context.Context, claim Claim, resp Response) error {
+	var n int64
+	err := s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		n, err = tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE id = $1 AND status = 0", claim.id)
 		return err
 	})
+	if err != nil || n == 1 {
+		return err
+	}
+	return s.Finish(ctx, claim, resp)
 }
 
 // Prune deletes expired keys in batches and returns how many.

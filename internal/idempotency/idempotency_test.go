@@ -101,13 +101,26 @@ func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
 			t.Fatalf("%d subscriptions after a repeated request", n)
 		}
 
-		// The same id for another request is refused and changes nothing.
-		diff := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", `{"url":"https://hooks.example.com/b","events":["cdr.created"]}`, hdr("X-Request-ID", "req-1"))
-		if diff.status != http.StatusOK || diff.env.StatusCode != 2001 || diff.field() != "X-Request-ID" || !strings.Contains(diff.env.Error.Description, "fresh X-Request-ID") {
+		// X-Request-ID is for tracing: the same id on another request is a
+		// new request (issue 16: a partner reusing ids was locked out with
+		// 2001), and a repeat of that one replays its own answer.
+		other2 := `{"url":"https://hooks.example.com/b","events":["cdr.created"]}`
+		diff := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", other2, hdr("X-Request-ID", "req-1"))
+		if diff.status != http.StatusCreated || diff.header.Get("Idempotent-Replayed") != "" {
 			t.Fatalf("same id, other body: HTTP %d %s", diff.status, diff.body)
 		}
-		if n := count(t, h, subsCount); n != 1 {
-			t.Fatalf("%d subscriptions after a refused request", n)
+		if n := count(t, h, subsCount); n != 2 {
+			t.Fatalf("%d subscriptions after a reused id, want 2", n)
+		}
+		if again := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", other2, hdr("X-Request-ID", "req-1")); !bytes.Equal(again.body, diff.body) || again.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("repeat of the second request: HTTP %d %s", again.status, again.body)
+		}
+		// The first request, repeated again, still gets its own answer.
+		if again := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "req-1")); !bytes.Equal(again.body, first.body) {
+			t.Fatalf("repeat of the first request: HTTP %d %s", again.status, again.body)
+		}
+		if n := count(t, h, subsCount); n != 2 {
+			t.Fatalf("%d subscriptions after repeats, want 2", n)
 		}
 		// Ids belong to their caller.
 		if a := post(t, h, other, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "req-1")); a.status != http.StatusCreated || a.header.Get("Idempotent-Replayed") != "" {
@@ -116,8 +129,8 @@ func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
 		// Without an X-Request-ID every request runs.
 		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
 		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
-		if n := count(t, h, subsCount); n != 4 {
-			t.Fatalf("%d subscriptions, want 4", n)
+		if n := count(t, h, subsCount); n != 5 {
+			t.Fatalf("%d subscriptions, want 5", n)
 		}
 		// Reads are never replayed.
 		var list []json.RawMessage
@@ -254,7 +267,7 @@ func TestClaims(t *testing.T) {
 		k2 := req
 		k2.Key = "k2"
 		c = begin(k2)
-		if err := s.Abandon(ctx, c); err != nil {
+		if err := s.Abandon(ctx, c, idempotency.Response{Status: 500}); err != nil {
 			t.Fatal(err)
 		}
 		if got := begin(k2).State; got != idempotency.Proceed {
@@ -275,8 +288,9 @@ func TestRepeatedRequestIDWaitsForTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"url":"https://hooks.example.com/a","events":["cdr.created"]}`
-	req := idempotency.Request{Caller: "platform:" + itoa(pid), Kind: idempotency.KindRequestID, Key: "slow-1",
-		Fingerprint: idempotency.Fingerprint(http.MethodPost, "/ocpi/2.2.1/webhooks", "", []byte(body))}
+	fp := idempotency.Fingerprint(http.MethodPost, "/ocpi/2.2.1/webhooks", "", []byte(body))
+	req := idempotency.Request{Caller: "platform:" + itoa(pid), Kind: idempotency.KindRequestID, Key: idempotency.RequestIDKey("slow-1", fp),
+		Fingerprint: fp}
 	claim, err := h.Idempotency.Begin(t.Context(), req)
 	if err != nil || claim.State != idempotency.Proceed {
 		t.Fatalf("claim: %+v %v", claim, err)

@@ -120,6 +120,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 		Schema:               db.Schema(),
 		Workers:              c.workers,
 		ErrorHandler:         &errorHandler{logger: cfg.Logger},
+		Middleware:           []rivertype.Middleware{&backgroundWork{}},
 	}
 	if rc.FetchCooldown <= 0 {
 		rc.FetchCooldown = 50 * time.Millisecond
@@ -143,6 +144,15 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("job client: %w", err)
 	}
 	return c, nil
+}
+
+// backgroundWork marks every worker's context as background work: its write
+// transactions yield to requests at the store's writer gate, within a
+// reserved share (store.Background).
+type backgroundWork struct{ river.MiddlewareDefaults }
+
+func (*backgroundWork) Work(ctx context.Context, _ *rivertype.JobRow, doInner func(context.Context) error) error {
+	return doInner(store.Background(ctx))
 }
 
 func cmpOr[T comparable](v, def T) T {
@@ -262,6 +272,9 @@ func (c *Client) InsertManyTx(ctx context.Context, tx *store.Tx, params []river.
 // Insert enqueues a job on its own, for work that follows no state change of
 // ours (an operator's retry, a scheduled sync).
 func (c *Client) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	if err := c.db.CheckNoTx(ctx, "jobs.Insert"); err != nil {
+		return nil, err
+	}
 	if c.sq != nil {
 		return c.sq.Insert(ctx, args, opts)
 	}
@@ -271,6 +284,9 @@ func (c *Client) Insert(ctx context.Context, args river.JobArgs, opts *river.Ins
 // InsertMany enqueues several jobs at once, outside a transaction (a
 // worker fanning out work it was given durably).
 func (c *Client) InsertMany(ctx context.Context, params []river.InsertManyParams) error {
+	if err := c.db.CheckNoTx(ctx, "jobs.InsertMany"); err != nil {
+		return err
+	}
 	var err error
 	if c.sq != nil {
 		_, err = c.sq.InsertMany(ctx, params)

@@ -11,7 +11,7 @@ import (
 // CPO (locations.md §5), so it is usually one. Direct Payment resolves the
 // EVSEs a terminal serves with it.
 func (s *Service) EVSELocations(ctx context.Context, cc, pid, evseUID string) ([]string, error) {
-	rows, err := s.db.Read().Query(ctx, `SELECT l.id FROM evses e JOIN locations l ON l.pk = e.location_pk
+	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT l.id FROM evses e JOIN locations l ON l.pk = e.location_pk
 		WHERE l.country_code = $1 AND l.party_id = $2 AND e.uid = $3 ORDER BY l.id LIMIT 20`,
 		ocpi.Key(cc), ocpi.Key(pid), ocpi.Key(evseUID))
 	if err != nil {

@@ -123,7 +123,7 @@ func (s *Service) Authenticate(ctx context.Context, tokens []string) (*Caller, e
 }
 
 func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error) {
-	rows, err := s.db.Read().Query(ctx, `SELECT p.id, p.name, p.status, p.version, p.sandbox, r.role, r.country_code, r.party_id
+	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT p.id, p.name, p.status, p.version, p.sandbox, r.role, r.country_code, r.party_id
 		FROM platforms p LEFT JOIN platform_roles r ON r.platform_id = p.id
 		WHERE p.token_in_hash = $1 OR p.token_next_hash = $1`, h)
 	if err != nil {
@@ -194,7 +194,7 @@ func (s *Service) invitationCaller(ctx context.Context, h string) (*Caller, erro
 	var name string
 	var sandbox bool
 	var parties []byte
-	err := s.db.Read().QueryRow(ctx, "SELECT id, name, sandbox, expires_at, used_at, parties FROM invitations WHERE token_hash = $1", h).
+	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT id, name, sandbox, expires_at, used_at, parties FROM invitations WHERE token_hash = $1", h).
 		Scan(&id, &name, &sandbox, &expires, &used, &parties)
 	if err != nil {
 		return nil, err

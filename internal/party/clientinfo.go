@@ -111,12 +111,12 @@ func (s *Service) enqueueClientInfo(ctx context.Context, tx *store.Tx, self int6
 func (s *Service) ListClientInfo(ctx context.Context, p ocpi.PageRequest) ([]ClientInfo, ocpi.Page, error) {
 	l := store.List{Table: "client_info", Columns: "pk, last_updated, role, country_code, party_id, status"}.WithPage(p)
 	var page ocpi.Page
-	total, err := l.Count(ctx, s.db.Read())
+	total, err := l.Count(ctx, s.db.ReadIn(ctx))
 	if err != nil {
 		return nil, page, err
 	}
 	page.Total = total
-	rows, err := l.Query(ctx, s.db.Read())
+	rows, err := l.Query(ctx, s.db.ReadIn(ctx))
 	if err != nil {
 		return nil, page, err
 	}
@@ -192,7 +192,7 @@ func (w *clientInfoWorker) Work(ctx context.Context, job *river.Job[ClientInfoPu
 	}
 	var ci ClientInfo
 	var lu int64
-	err = s.db.Read().QueryRow(ctx, "SELECT role, country_code, party_id, status, last_updated FROM client_info WHERE role = $1 AND country_code = $2 AND party_id = $3",
+	err = s.db.ReadIn(ctx).QueryRow(ctx, "SELECT role, country_code, party_id, status, last_updated FROM client_info WHERE role = $1 AND country_code = $2 AND party_id = $3",
 		a.Role, a.CountryCode, a.PartyID).Scan(&ci.Role, &ci.CountryCode, &ci.PartyID, &ci.Status, &lu)
 	if errors.Is(err, store.ErrNoRows) {
 		if a.WithdrawnAt == 0 {
@@ -243,7 +243,7 @@ func (s *Service) ScheduleLiveness() {
 // HubClientInfo, and ReconnectFuncs run when one comes back.
 func (s *Service) CheckLiveness(ctx context.Context) error {
 	horizon := s.clock.Now().Add(-LivenessSilence).UnixMicro()
-	rows, err := s.db.Read().Query(ctx, "SELECT id FROM platforms WHERE status = $1 AND (last_seen_at < $2 OR connection = $3)",
+	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT id FROM platforms WHERE status = $1 AND (last_seen_at < $2 OR connection = $3)",
 		string(StatusConnected), horizon, ClientOffline)
 	if err != nil {
 		return err

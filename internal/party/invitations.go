@@ -53,7 +53,7 @@ func (s *Service) FindInvitation(ctx context.Context, id int64) (*InvitationInfo
 // invitations reads the invitations that tail (a WHERE or ORDER clause of
 // the query, with $1 bound to arg) selects.
 func (s *Service) invitations(ctx context.Context, tail string, arg any) ([]InvitationInfo, error) {
-	rows, err := s.db.Read().Query(ctx, `SELECT id, name, sandbox, created_at, expires_at, used_at, platform_id, parties
+	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT id, name, sandbox, created_at, expires_at, used_at, platform_id, parties
 		FROM invitations `+tail, arg)
 	if err != nil {
 		return nil, err

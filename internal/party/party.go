@@ -232,7 +232,7 @@ func scanPlatform(row interface{ Scan(...any) error }) (*Platform, error) {
 
 // Find returns a platform by id, with its roles.
 func (s *Service) Find(ctx context.Context, id int64) (*Platform, error) {
-	return findPlatform(ctx, s.db.Read(), id)
+	return findPlatform(ctx, s.db.ReadIn(ctx), id)
 }
 
 func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, error) {
@@ -283,7 +283,7 @@ type Filter struct {
 
 // List returns platforms, newest first.
 func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
-	q := s.db.Read()
+	q := s.db.ReadIn(ctx)
 	query := "SELECT " + platformColumns + " FROM platforms"
 	var args []any
 	if len(f.Status) > 0 {
@@ -327,7 +327,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 // role when role is empty): the party's own platform, else the peer hub
 // that represents it.
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
-	q := s.db.Read()
+	q := s.db.ReadIn(ctx)
 	query := "SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2"
 	args := []any{ocpi.Key(cc), ocpi.Key(pid)}
 	if role != "" {
@@ -353,7 +353,7 @@ func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*
 // read, for hot paths that only need the answer.
 func (s *Service) Hosts(ctx context.Context, role Role, cc, pid string) (bool, error) {
 	var one int
-	err := s.db.Read().QueryRow(ctx, "SELECT 1 FROM platform_roles WHERE role = $1 AND country_code = $2 AND party_id = $3",
+	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT 1 FROM platform_roles WHERE role = $1 AND country_code = $2 AND party_id = $3",
 		string(role), ocpi.Key(cc), ocpi.Key(pid)).Scan(&one)
 	if errors.Is(err, store.ErrNoRows) {
 		return false, nil

@@ -302,7 +302,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		return nil, err
 	}
 	// Fail fast, before calling the partner; the transaction checks again.
-	if err := s.checkRoleConflicts(ctx, s.db.Read(), 0, "roles", refsOf(in.Roles)); err != nil {
+	if err := s.checkRoleConflicts(ctx, s.db.ReadIn(ctx), 0, "roles", refsOf(in.Roles)); err != nil {
 		return nil, err
 	}
 	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)
@@ -379,7 +379,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
 		return nil, err
 	}
-	if err := s.checkRoleConflicts(ctx, s.db.Read(), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
+	if err := s.checkRoleConflicts(ctx, s.db.ReadIn(ctx), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
 		return nil, err
 	}
 	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)

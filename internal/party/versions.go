@@ -85,7 +85,7 @@ func (s *Service) CredentialsFor(ctx context.Context, version, token string, sel
 		}
 		c.Roles = append(c.Roles, r)
 	}
-	rows, err := s.db.Read().Query(ctx, `SELECT r.role, r.country_code, r.party_id, r.business_details FROM platform_roles r
+	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT r.role, r.country_code, r.party_id, r.business_details FROM platform_roles r
 		JOIN platforms p ON p.id = r.platform_id WHERE p.status = $1 AND p.id <> $2 AND r.role <> $3
 		ORDER BY r.country_code, r.party_id, r.role`, string(StatusConnected), self, string(RoleHUB))
 	if err != nil {

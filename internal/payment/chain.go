@@ -38,7 +38,7 @@ type Chain struct {
 // Chain returns the chain of a payment by authorization_reference; a
 // reference known only from confirmations has no payment part.
 func (s *Service) Chain(ctx context.Context, ref string) (*Chain, error) {
-	q := s.db.Read()
+	q := s.db.ReadIn(ctx)
 	p, err := findPayment(ctx, q, ref)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (s *Service) Flagged(ctx context.Context, limit, offset int) ([]*Advice, in
 	if limit <= 0 || limit > 500 {
 		limit = 100
 	}
-	q := s.db.Read()
+	q := s.db.ReadIn(ctx)
 	var total int64
 	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM financial_advice WHERE flag <> '' AND resolved_at = 0").Scan(&total); err != nil {
 		return nil, 0, err

@@ -150,7 +150,7 @@ func scanStored(row interface{ Scan(...any) error }) (*Stored, error) {
 
 // Find returns a stored session.
 func (s *Service) Find(ctx context.Context, r Ref) (*Stored, error) {
-	st, err := scanStored(s.db.Read().QueryRow(ctx, "SELECT "+storedColumns+" FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...))
+	st, err := scanStored(s.db.ReadIn(ctx).QueryRow(ctx, "SELECT "+storedColumns+" FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errUnknown(r)
 	}
@@ -169,7 +169,7 @@ func (s *Service) FindForOwner(ctx context.Context, owners []ocpiclient.Party, c
 		q += " AND country_code = $2 AND party_id = $3"
 		args = append(args, ocpi.Key(cpo.CountryCode), ocpi.Key(cpo.PartyID))
 	}
-	rows, err := s.db.Read().Query(ctx, q+" ORDER BY pk LIMIT 20", args...)
+	rows, err := s.db.ReadIn(ctx).Query(ctx, q+" ORDER BY pk LIMIT 20", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (s *Service) FindForOwner(ctx context.Context, owners []ocpiclient.Party, c
 // authorization_reference, most recently changed first: how the payment
 // flows find the session a payment started.
 func (s *Service) FindByAuthorizationReference(ctx context.Context, reference string) ([]*Stored, error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT "+storedColumns+` FROM sessions WHERE authorization_reference = $1
+	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT "+storedColumns+` FROM sessions WHERE authorization_reference = $1
 		ORDER BY last_updated DESC, pk DESC LIMIT 100`, reference)
 	if err != nil {
 		return nil, err

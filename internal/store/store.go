@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -57,6 +58,12 @@ type DB struct {
 	// schema is the PostgreSQL schema the pool's search_path points at
 	// ("" = the server default); tests use one schema each.
 	schema string
+
+	// gate orders write transactions (writegate.go).
+	gate *writeGate
+	// violations counts pooled connections requested inside a write
+	// transaction (txguard.go).
+	violations atomic.Int64
 }
 
 // Options tune Open.
@@ -102,6 +109,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	poolSize := opts.MaxConns
+	if db.pool != nil {
+		poolSize = int(db.pool.Config().MaxConns)
+	}
+	db.gate = newWriteGate(engine, poolSize)
 	return db, nil
 }
 

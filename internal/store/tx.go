@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -36,10 +37,14 @@ type Row interface {
 // Tx is a write transaction. Enqueue follow-up jobs through it (jobs.Client
 // InsertTx) so that the state change and the work it causes commit together.
 type Tx struct {
+	db          *DB
 	engine      Engine
 	sql         *sql.Tx
 	pgx         pgx.Tx
 	afterCommit []func()
+	// ended is set once the transaction committed or rolled back: a context
+	// that outlives it no longer holds it.
+	ended atomic.Bool
 }
 
 // SQLTx returns the underlying database/sql transaction (SQLite), for River.
@@ -50,6 +55,9 @@ func (tx *Tx) PgxTx() pgx.Tx { return tx.pgx }
 
 // Engine returns the engine.
 func (tx *Tx) Engine() Engine { return tx.engine }
+
+// DB returns the database the transaction runs on.
+func (tx *Tx) DB() *DB { return tx.db }
 
 // AfterCommit registers fn to run once the transaction has committed (never
 // when it rolls back): a place for in-process notifications.
@@ -91,8 +99,23 @@ func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
 // InTx runs fn in a write transaction and commits when it returns nil. An
 // error or a panic rolls back. fn must not call out to other services: on
 // SQLite a transaction holds the only writer.
+//
+// The ctx fn receives holds the transaction: inside it, DB.Read, a nested
+// InTx and a job insert outside the transaction are refused (ErrTxHeld), as
+// each would wait for a second pooled connection while holding one. Write
+// transactions pass the writer gate first (writegate.go): on SQLite one at a
+// time in arrival order, requests ahead of background work (Background)
+// with a reserved share for it.
 func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (err error) {
-	tx := &Tx{engine: db.engine}
+	if HeldTx(ctx) != nil {
+		return db.txHeld(ctx, "InTx")
+	}
+	release, err := db.gate.acquire(ctx, IsBackground(ctx))
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { release() }()
+	tx := &Tx{db: db, engine: db.engine}
 	if db.pool != nil {
 		if tx.pgx, err = db.pool.Begin(ctx); err != nil {
 			return fmt.Errorf("begin: %w", err)
@@ -104,6 +127,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 	}
 	committed := false
 	defer func() {
+		tx.ended.Store(true)
 		if committed {
 			return
 		}
@@ -115,7 +139,11 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 			_ = tx.sql.Rollback()
 		}
 	}()
-	if err := fn(ctx, tx); err != nil {
+	tctx := withTx(ctx, tx)
+	if err := fn(tctx, tx); err != nil {
+		return err
+	}
+	if err := runCommitHooks(tctx, tx); err != nil {
 		return err
 	}
 	if tx.pgx != nil {
@@ -127,6 +155,9 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true
+	tx.ended.Store(true)
+	release()
+	release = func() {}
 	for _, fn := range tx.afterCommit {
 		fn()
 	}
@@ -137,17 +168,23 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 // SQLite, the pool on PostgreSQL. It must not be used for writes.
 func (db *DB) Read() Querier {
 	if db.pool != nil {
-		return pgxReader{db.pool}
+		return pgxReader{db: db, pool: db.pool}
 	}
-	return sqlReader{db.read}
+	return sqlReader{db: db, read: db.read}
 }
 
-type sqlReader struct{ db *sql.DB }
+type sqlReader struct {
+	db   *DB
+	read *sql.DB
+}
 
 func (r sqlReader) Engine() Engine { return SQLite }
 
 func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := r.db.ExecContext(ctx, query, args...)
+	if err := r.db.CheckNoTx(ctx, "DB.Read().Exec"); err != nil {
+		return 0, err
+	}
+	res, err := r.read.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -155,14 +192,26 @@ func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (r sqlReader) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	return r.db.QueryContext(ctx, query, args...)
+	if err := r.db.CheckNoTx(ctx, "DB.Read().Query"); err != nil {
+		return nil, err
+	}
+	return r.read.QueryContext(ctx, query, args...)
 }
 
 func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return r.db.QueryRowContext(ctx, query, args...)
+	if err := r.db.CheckNoTx(ctx, "DB.Read().QueryRow"); err != nil {
+		return errRow{err}
+	}
+	return r.read.QueryRowContext(ctx, query, args...)
 }
 
+// errRow is a Row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
 type pgxReader struct {
+	db   *DB
 	pool interface {
 		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -172,6 +221,9 @@ type pgxReader struct {
 func (r pgxReader) Engine() Engine { return Postgres }
 
 func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := r.db.CheckNoTx(ctx, "DB.Read().Exec"); err != nil {
+		return 0, err
+	}
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
 		return 0, err
@@ -181,6 +233,9 @@ func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if err := r.db.CheckNoTx(ctx, "DB.Read().Query"); err != nil {
+		return nil, err
+	}
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -189,6 +244,9 @@ func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 }
 
 func (r pgxReader) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if err := r.db.CheckNoTx(ctx, "DB.Read().QueryRow"); err != nil {
+		return errRow{err}
+	}
 	return pgxRow{r.pool.QueryRow(ctx, query, args...)}
 }
 

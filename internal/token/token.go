@@ -135,7 +135,7 @@ func errUnknown(r Ref) error {
 // Get returns the stored token a ref names, as stored.
 func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
 	var body []byte
-	err := s.db.Read().QueryRow(ctx, "SELECT body FROM tokens WHERE country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4",
+	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT body FROM tokens WHERE country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4",
 		r.args()...).Scan(&body)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errUnknown(r)
@@ -159,7 +159,7 @@ func (s *Service) Find(ctx context.Context, r Ref) (*ocpi.Token, error) {
 // FindByContract returns the stored tokens of a contract id (the auth_id of
 // OCPI 2.1.1 and 2.0), oldest change first.
 func (s *Service) FindByContract(ctx context.Context, contractID string) ([]ocpi.Token, error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT body FROM tokens WHERE contract_id = $1 ORDER BY last_updated, pk LIMIT 20", ocpi.Key(contractID))
+	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT body FROM tokens WHERE contract_id = $1 ORDER BY last_updated, pk LIMIT 20", ocpi.Key(contractID))
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,12 @@ func Open(t testing.TB, engine store.Engine) *store.DB {
 	if err != nil {
 		t.Fatalf("open %s: %v", engine, err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		if n := db.Violations(); n > 0 {
+			t.Errorf("%d pooled connections were requested inside a write transaction (store.ErrTxHeld)", n)
+		}
+		db.Close()
+	})
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatalf("migrate %s: %v", engine, err)
 	}
