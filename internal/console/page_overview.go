@@ -82,6 +82,10 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 			pending++
 		}
 	}
+	failing, err := c.failingReceivers(ctx, platforms, v)
+	if err != nil {
+		return nil, err
+	}
 	invs, err := c.cfg.Parties.Invitations(ctx, 200)
 	if err != nil {
 		return nil, err
@@ -106,6 +110,7 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	v.Cards = []Card{
 		{Label: "Connected platforms", Value: strconv.Itoa(connected), Note: strconv.Itoa(len(platforms)) + " registered", Href: "/parties?status=CONNECTED", Tone: "ok"},
 		{Label: "Offline", Value: strconv.Itoa(offline), Note: "not answering the liveness check", Href: "/parties?connection=OFFLINE", Tone: attention(offline, "bad")},
+		{Label: "Failing receivers", Value: strconv.Itoa(failing), Note: "pushes to them keep failing", Href: "/parties?health=DEGRADED", Tone: attention(failing, "bad")},
 		{Label: "Suspended", Value: strconv.Itoa(suspended), Note: "by the operator", Href: "/parties?status=SUSPENDED", Tone: attention(suspended, "warn")},
 		{Label: "Open invitations", Value: strconv.Itoa(open), Note: "token A not used yet", Href: "/invitations", Tone: "muted"},
 		{Label: "Failed jobs", Value: thousands(failed), Note: "waiting for a retry or given up", Href: "/jobs", Tone: attention(int(failed), "bad")},
