@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
@@ -109,6 +110,9 @@ type App struct {
 	// write requests from the store.
 	RateLimiter *ratelimit.Limiter
 	Idempotency *idempotency.Store
+	// AuthGuard throttles failed authentication per client (admin API,
+	// OCPI, console sign-in).
+	AuthGuard *authguard.Guard
 	// Sandbox is the sandbox instance (nil without --sandbox-addr); a
 	// sandbox has a Resetter instead.
 	Sandbox  *App
@@ -207,6 +211,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Events = tee{a.Webhooks, opts.Events}
 	}
 	a.RateLimiter = ratelimit.New(a.DB, a.Clock, cfg.RateLimit)
+	a.AuthGuard = authguard.New(a.DB, a.Clock, cfg.AuthFailures, authguard.DefaultWindow)
+	proxies, err := authguard.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock)
 	if !opts.InsertOnly {
 		a.Webhooks.Schedule()
@@ -280,6 +289,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 
 	a.Console = console.New(console.Config{
 		DB:             a.DB,
+		AuthGuard:      a.AuthGuard,
+		TrustedProxies: proxies,
 		Parties:        a.Parties,
 		Jobs:           a.Jobs,
 		Locations:      a.Locations,
@@ -323,6 +334,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Console:        a.Console,
 		Webhooks:       a.Webhooks,
 		RateLimiter:    a.RateLimiter,
+		AuthGuard:      a.AuthGuard,
+		TrustedProxies: proxies,
 		Idempotency:    a.Idempotency,
 		Sandbox:        cfg.Sandbox,
 	}

@@ -63,6 +63,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
@@ -116,6 +117,11 @@ type Config struct {
 	// IdleTimeout ends a session not used for that long (default 2 h).
 	SessionTTL  time.Duration
 	IdleTimeout time.Duration
+	// AuthGuard throttles wrong sign-ins per client, shared with the API
+	// and across replicas (nil: no limit); TrustedProxies are the peers
+	// whose X-Forwarded-For names the client.
+	AuthGuard      *authguard.Guard
+	TrustedProxies authguard.Proxies
 }
 
 // Console serves the operator console.
@@ -129,7 +135,6 @@ type Console struct {
 	mux     *http.ServeMux
 	tmpl    *templates
 	nav     []navSection
-	limiter *loginLimiter
 	started time.Time
 
 	mu      sync.Mutex
@@ -165,7 +170,6 @@ func New(cfg Config) *Console {
 		secure:  cfg.PublicURL.Scheme == "https",
 		origin:  cfg.PublicURL.Scheme + "://" + cfg.PublicURL.Host,
 		mux:     http.NewServeMux(),
-		limiter: newLoginLimiter(10, 5*time.Minute),
 		started: cfg.Clock.Now(),
 		touched: map[string]time.Time{},
 	}
