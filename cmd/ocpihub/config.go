@@ -76,6 +76,8 @@ func settings(cfg *app.Config) []setting {
 			cfg.TrustedProxies = v
 			return nil
 		}, ""},
+		{"metrics-token", "OCPIHUB_METRICS_TOKEN", "token /metrics requires (Authorization: Bearer TOKEN; default: none, /metrics is open)", str(&cfg.MetricsToken), ""},
+		{"metrics-addr", "OCPIHUB_METRICS_ADDR", "address serving /metrics on its own, instead of the main address (default: none, /metrics on the main address)", str(&cfg.MetricsAddr), ""},
 		{"console-map-tiles", "OCPIHUB_CONSOLE_MAP_TILES", "tile URL template with {z}, {x}, {y} for the console's maps (default: none, a coordinate grid that works offline)", str(&cfg.ConsoleMapTiles), ""},
 		{"console-map-attribution", "OCPIHUB_CONSOLE_MAP_ATTRIBUTION", "attribution shown under the map tiles (e.g. \"© OpenStreetMap contributors\")", str(&cfg.ConsoleMapAttribution), ""},
 		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},

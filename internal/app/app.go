@@ -110,6 +110,9 @@ type App struct {
 	// write requests from the store.
 	RateLimiter *ratelimit.Limiter
 	Idempotency *idempotency.Store
+	// MetricsAddr is where the metrics server listens (Config.MetricsAddr
+	// resolved), once started.
+	MetricsAddr string
 	// AuthGuard throttles failed authentication per client (admin API,
 	// OCPI, console sign-in).
 	AuthGuard *authguard.Guard
@@ -126,8 +129,10 @@ type App struct {
 	middleware func(http.Handler) http.Handler
 	listener   net.Listener
 	httpServer *http.Server
-	insertOnly bool
-	started    bool
+	// metricsServer serves /metrics on Config.MetricsAddr.
+	metricsServer *http.Server
+	insertOnly    bool
+	started       bool
 }
 
 // New opens the database, migrates it and builds every service. It listens
@@ -329,15 +334,17 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Payments:     a.Payments,
 		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
 			PolicyURL: cfg.LegacyPolicyURL},
-		LegacyRecorder: a.Legacy,
-		Version:        opts.Version,
-		Console:        a.Console,
-		Webhooks:       a.Webhooks,
-		RateLimiter:    a.RateLimiter,
-		AuthGuard:      a.AuthGuard,
-		TrustedProxies: proxies,
-		Idempotency:    a.Idempotency,
-		Sandbox:        cfg.Sandbox,
+		LegacyRecorder:   a.Legacy,
+		Version:          opts.Version,
+		Console:          a.Console,
+		Webhooks:         a.Webhooks,
+		RateLimiter:      a.RateLimiter,
+		MetricsToken:     cfg.MetricsToken,
+		MetricsElsewhere: cfg.MetricsAddr != "",
+		AuthGuard:        a.AuthGuard,
+		TrustedProxies:   proxies,
+		Idempotency:      a.Idempotency,
+		Sandbox:          cfg.Sandbox,
 	}
 	if cfg.Sandbox {
 		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)
@@ -437,6 +444,9 @@ func (a *App) Start(ctx context.Context) error {
 			a.Logger.Error("HTTP server stopped", "error", err)
 		}
 	}()
+	if err := a.serveMetrics(); err != nil {
+		return err
+	}
 	a.started = true
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
@@ -452,6 +462,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.Server != nil {
 		a.Server.Drain()
+	}
+	if a.metricsServer != nil {
+		errs = append(errs, a.metricsServer.Close())
 	}
 	if a.httpServer != nil {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())

@@ -52,6 +52,11 @@ type Config struct {
 	// balancers in front of the hub, comma-separated: only a connection
 	// from one of them has its X-Forwarded-For believed.
 	TrustedProxies string
+	// MetricsToken, when set, is required to read /metrics
+	// (Authorization: Bearer); MetricsAddr, when set, serves /metrics on
+	// that address only (a port a load balancer does not expose).
+	MetricsToken string
+	MetricsAddr  string
 
 	// ConsoleMapTiles is a tile URL template ({z}/{x}/{y}) drawn under the
 	// console's maps; empty: a coordinate grid only (works offline).

@@ -98,6 +98,11 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	AuthGuard      *authguard.Guard
 	TrustedProxies authguard.Proxies
+	// MetricsToken, when set, is required to read /metrics (Bearer);
+	// MetricsElsewhere removes /metrics from this server (it is served on
+	// its own address).
+	MetricsToken     string
+	MetricsElsewhere bool
 	// Idempotency stores answers to repeated write requests (nil: none).
 	Idempotency *idempotency.Store
 	// ResetSandboxFunc, on a sandbox, wipes its data now (the admin API's
@@ -178,7 +183,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))
+	s.handler = s.hsts(withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux)))))))
 	return s
 }
 
