@@ -296,6 +296,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		DB:             a.DB,
 		AuthGuard:      a.AuthGuard,
 		TrustedProxies: proxies,
+		Unencrypted:    cfg.SecretKey == "",
 		Parties:        a.Parties,
 		Jobs:           a.Jobs,
 		Locations:      a.Locations,

@@ -122,6 +122,9 @@ type Config struct {
 	// whose X-Forwarded-For names the client.
 	AuthGuard      *authguard.Guard
 	TrustedProxies authguard.Proxies
+	// Unencrypted is true while the hub runs without --secret-key: the
+	// overview warns that partner tokens are stored as they are.
+	Unencrypted bool
 }
 
 // Console serves the operator console.

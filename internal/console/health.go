@@ -30,6 +30,15 @@ func (c *Console) failingReceivers(ctx context.Context, platforms []*party.Platf
 	return n, nil
 }
 
+// tokensAtRest is the overview's line on how partner tokens are stored.
+func tokensAtRest(unencrypted bool) healthItem {
+	if unencrypted {
+		return healthItem{Label: "Partner tokens at rest", Tone: "warn",
+			Value: "stored unencrypted: set --secret-key (OCPIHUB_SECRET_KEY) to seal them and webhook secrets"}
+	}
+	return healthItem{Label: "Partner tokens at rest", Value: "sealed with the secret key (AES-256-GCM)", Tone: "ok"}
+}
+
 // healthDetail says in a line why a receiver is DEGRADED.
 func healthDetail(h *party.Health) string {
 	s := fmt.Sprintf("%d pushes failed in a row", h.ConsecutiveFailures)

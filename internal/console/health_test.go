@@ -31,8 +31,8 @@ func TestFailingReceiverOnOverview(t *testing.T) {
 		}
 		c := newClient(t, h)
 		c.signIn()
-		if body := c.get("/console/").body; !strings.Contains(body, "No problems") {
-			t.Fatalf("a fresh hub has problems:\n%s", body)
+		if body := c.get("/console/").body; !strings.Contains(body, "No problems") || !strings.Contains(body, "stored unencrypted: set --secret-key") {
+			t.Fatalf("a fresh hub without a secret key has problems or no warning:\n%s", body)
 		}
 		for i := 0; i < 3; i++ {
 			if err := h.Parties.RecordDelivery(ctx, party.DeliveryOutcome{PlatformID: p.ID, Error: "HTTP 503", Lag: time.Second}); err != nil {

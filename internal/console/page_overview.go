@@ -133,6 +133,7 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	v.Health = []healthItem{
 		{Label: "Database", Value: dbValue, Tone: dbTone},
 		{Label: "Job queue", Value: thousands(queued) + " queued · " + thousands(counts[rivertype.JobStateCompleted]) + " completed in the last day", Tone: "ok"},
+		tokensAtRest(c.cfg.Unencrypted),
 		{Label: "Version", Value: c.cfg.Version, Tone: "muted"},
 		{Label: "Console up since", Value: absTime(c.started), Tone: "muted"},
 	}
