@@ -55,6 +55,9 @@ func TestFailingReceiverOnOverview(t *testing.T) {
 				t.Errorf("party page lacks %q", want)
 			}
 		}
+		if body := c.get("/console/invitations").body; !strings.Contains(body, `<code id="our-versions-url">`+h.Parties.VersionsURL()+`</code>`) {
+			t.Errorf("the invitations page does not show the versions URL to send")
+		}
 		if err := h.Parties.RecordDelivery(ctx, party.DeliveryOutcome{PlatformID: p.ID, Answered: true}); err != nil {
 			t.Fatal(err)
 		}
