@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -68,6 +69,16 @@ func settings(cfg *app.Config) []setting {
 		{"rate-limit-per-second", "OCPIHUB_RATE_LIMIT_PER_SECOND", "requests per second per token, the burst (0: no limit)", count(&cfg.RateLimit.PerSecond, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerSecond)},
 		{"rate-limit-per-minute", "OCPIHUB_RATE_LIMIT_PER_MINUTE", "requests per minute per token (0: no limit)", count(&cfg.RateLimit.PerMinute, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerMinute)},
 		{"rate-limit-per-hour", "OCPIHUB_RATE_LIMIT_PER_HOUR", "requests per hour per token (0: no limit)", count(&cfg.RateLimit.PerHour, 0, 1_000_000), strconv.Itoa(cfg.RateLimit.PerHour)},
+		{"auth-failures", "OCPIHUB_AUTH_FAILURES", "failed authentications (unknown tokens, wrong console sign-ins) a client may make per 5 minutes before it gets 429 (0: no limit)", count(&cfg.AuthFailures, 0, 1_000_000), strconv.Itoa(cfg.AuthFailures)},
+		{"trusted-proxies", "OCPIHUB_TRUSTED_PROXIES", "load balancers in front of the hub (addresses or CIDR blocks, comma-separated) whose X-Forwarded-For names the client (default: none, the connection's address is the client)", func(v string) error {
+			if _, err := authguard.ParseProxies(v); err != nil {
+				return fmt.Errorf("want addresses or CIDR blocks such as 10.0.0.0/8,192.168.1.10")
+			}
+			cfg.TrustedProxies = v
+			return nil
+		}, ""},
+		{"metrics-token", "OCPIHUB_METRICS_TOKEN", "token /metrics requires (Authorization: Bearer TOKEN; default: none, /metrics is open)", str(&cfg.MetricsToken), ""},
+		{"metrics-addr", "OCPIHUB_METRICS_ADDR", "address serving /metrics on its own, instead of the main address (default: none, /metrics on the main address)", str(&cfg.MetricsAddr), ""},
 		{"console-map-tiles", "OCPIHUB_CONSOLE_MAP_TILES", "tile URL template with {z}, {x}, {y} for the console's maps (default: none, a coordinate grid that works offline)", str(&cfg.ConsoleMapTiles), ""},
 		{"console-map-attribution", "OCPIHUB_CONSOLE_MAP_ATTRIBUTION", "attribution shown under the map tiles (e.g. \"© OpenStreetMap contributors\")", str(&cfg.ConsoleMapAttribution), ""},
 		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},

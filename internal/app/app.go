@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
@@ -110,6 +111,12 @@ type App struct {
 	// write requests from the store.
 	RateLimiter *ratelimit.Limiter
 	Idempotency *idempotency.Store
+	// MetricsAddr is where the metrics server listens (Config.MetricsAddr
+	// resolved), once started.
+	MetricsAddr string
+	// AuthGuard throttles failed authentication per client (admin API,
+	// OCPI, console sign-in).
+	AuthGuard *authguard.Guard
 	// Sandbox is the sandbox instance (nil without --sandbox-addr); a
 	// sandbox has a Resetter instead.
 	Sandbox  *App
@@ -127,8 +134,10 @@ type App struct {
 	middleware func(http.Handler) http.Handler
 	listener   net.Listener
 	httpServer *http.Server
-	insertOnly bool
-	started    bool
+	// metricsServer serves /metrics on Config.MetricsAddr.
+	metricsServer *http.Server
+	insertOnly    bool
+	started       bool
 }
 
 // New opens the database, migrates it and builds every service. It listens
@@ -216,6 +225,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Events = tee{a.Webhooks, opts.Events}
 	}
 	a.RateLimiter = ratelimit.New(a.DB, a.Clock, cfg.RateLimit)
+	a.AuthGuard = authguard.New(a.DB, a.Clock, cfg.AuthFailures, authguard.DefaultWindow)
+	proxies, err := authguard.ParseProxies(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock)
 	if !opts.InsertOnly {
 		a.Webhooks.Schedule()
@@ -289,6 +303,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 
 	a.Console = console.New(console.Config{
 		DB:             a.DB,
+		AuthGuard:      a.AuthGuard,
+		TrustedProxies: proxies,
+		Unencrypted:    cfg.SecretKey == "",
 		Parties:        a.Parties,
 		Jobs:           a.Jobs,
 		Locations:      a.Locations,
@@ -327,13 +344,17 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Payments:     a.Payments,
 		Legacy: httpapi.LegacyConfig{Deprecated: cfg.LegacyDeprecated, Sunset: cfg.LegacySunset,
 			PolicyURL: cfg.LegacyPolicyURL},
-		LegacyRecorder: a.Legacy,
-		Version:        opts.Version,
-		Console:        a.Console,
-		Webhooks:       a.Webhooks,
-		RateLimiter:    a.RateLimiter,
-		Idempotency:    a.Idempotency,
-		Sandbox:        cfg.Sandbox,
+		LegacyRecorder:   a.Legacy,
+		Version:          opts.Version,
+		Console:          a.Console,
+		Webhooks:         a.Webhooks,
+		RateLimiter:      a.RateLimiter,
+		MetricsToken:     cfg.MetricsToken,
+		MetricsElsewhere: cfg.MetricsAddr != "",
+		AuthGuard:        a.AuthGuard,
+		TrustedProxies:   proxies,
+		Idempotency:      a.Idempotency,
+		Sandbox:          cfg.Sandbox,
 	}
 	if cfg.Sandbox {
 		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)
@@ -433,6 +454,9 @@ func (a *App) Start(ctx context.Context) error {
 			a.Logger.Error("HTTP server stopped", "error", err)
 		}
 	}()
+	if err := a.serveMetrics(); err != nil {
+		return err
+	}
 	a.started = true
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
@@ -448,6 +472,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.Server != nil {
 		a.Server.Drain()
+	}
+	if a.metricsServer != nil {
+		errs = append(errs, a.metricsServer.Close())
 	}
 	if a.httpServer != nil {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())

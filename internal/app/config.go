@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 )
@@ -43,6 +44,20 @@ type Config struct {
 	// RateLimit are the default limits of every token (per-party overrides
 	// in the admin API); zero values lift a window's limit.
 	RateLimit ratelimit.Limits
+
+	// AuthFailures is how many failed authentications (unknown tokens,
+	// wrong console sign-ins) a client may make per 5 minutes before it is
+	// refused with 429 until the window ends (authguard; 0: no limit).
+	AuthFailures int
+	// TrustedProxies are the addresses and CIDR blocks of the load
+	// balancers in front of the hub, comma-separated: only a connection
+	// from one of them has its X-Forwarded-For believed.
+	TrustedProxies string
+	// MetricsToken, when set, is required to read /metrics
+	// (Authorization: Bearer); MetricsAddr, when set, serves /metrics on
+	// that address only (a port a load balancer does not expose).
+	MetricsToken string
+	MetricsAddr  string
 
 	// ConsoleMapTiles is a tile URL template ({z}/{x}/{y}) drawn under the
 	// console's maps; empty: a coordinate grid only (works offline).
@@ -138,6 +153,7 @@ func Defaults() Config {
 		MaxBodyBytes:    1 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		RateLimit:       ratelimit.Defaults(),
+		AuthFailures:    authguard.DefaultMax,
 		WebhookTimeout:  15 * time.Second,
 		SyncInterval:    time.Hour,
 	}
@@ -177,6 +193,9 @@ func (c Config) Validate() error {
 	}
 	if c.SandboxResetHour < 0 || c.SandboxResetHour > 23 {
 		return fmt.Errorf("sandbox reset hour %d: want 0 to 23 (UTC)", c.SandboxResetHour)
+	}
+	if _, err := authguard.ParseProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("trusted proxies %q: want addresses or CIDR blocks, comma-separated: %v", c.TrustedProxies, err)
 	}
 	if c.RateLimit.PerSecond < 0 || c.RateLimit.PerMinute < 0 || c.RateLimit.PerHour < 0 {
 		return fmt.Errorf("rate limits must not be negative (0 lifts a limit)")

@@ -8,13 +8,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -198,20 +198,27 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		c.loginPage(w, r, http.StatusForbidden, next, "The sign-in form expired or came from elsewhere; try again.")
 		return
 	}
-	ip := clientIP(r)
-	if !c.limiter.allow(ip, c.clock.Now()) {
-		c.loginPage(w, r, http.StatusTooManyRequests, next, "Too many failed attempts; wait a few minutes.")
+	ip := authguard.ClientAddr(r, c.cfg.TrustedProxies)
+	client := authguard.Key(ip)
+	wait, blocked, err := c.cfg.AuthGuard.Blocked(r.Context(), client)
+	if err != nil {
+		c.logger.WarnContext(r.Context(), "authentication guard unavailable; sign-in let through", "error", err)
+	}
+	if blocked {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		c.loginPage(w, r, http.StatusTooManyRequests, next, "Too many failed attempts from this address; wait a few minutes.")
 		return
 	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	caller, err := c.cfg.Parties.Authenticate(r.Context(), []string{token})
 	if err != nil || caller.Kind != party.CallerAdmin {
-		c.limiter.fail(ip, c.clock.Now())
+		if err := c.cfg.AuthGuard.Fail(r.Context(), client); err != nil {
+			c.logger.WarnContext(r.Context(), "authentication guard could not count a failure", "error", err)
+		}
 		c.logger.WarnContext(r.Context(), "console sign-in refused", "client", ip)
 		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the admin token.")
 		return
 	}
-	c.limiter.reset(ip)
 	if err := c.startSession(w, r); err != nil {
 		c.logger.ErrorContext(r.Context(), "console session could not start", "error", err)
 		c.renderError(w, r, http.StatusInternalServerError, "The session could not be started.")
@@ -315,64 +322,4 @@ func (c *Console) loginWithCode(w http.ResponseWriter, r *http.Request, code, ne
 		return
 	}
 	c.redirect(w, r, next)
-}
-
-// clientIP is the address failed sign-ins are counted by.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// loginLimiter counts failed sign-ins per client address in a window. It is
-// per process: with several replicas an attacker gets a few more guesses,
-// against a token of at least 16 characters.
-type loginLimiter struct {
-	max    int
-	window time.Duration
-
-	mu    sync.Mutex
-	fails map[string][]time.Time
-}
-
-func newLoginLimiter(max int, window time.Duration) *loginLimiter {
-	return &loginLimiter{max: max, window: window, fails: map[string][]time.Time{}}
-}
-
-func (l *loginLimiter) recent(ip string, now time.Time) []time.Time {
-	kept := l.fails[ip][:0]
-	for _, t := range l.fails[ip] {
-		if now.Sub(t) < l.window {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == 0 {
-		delete(l.fails, ip)
-		return nil
-	}
-	l.fails[ip] = kept
-	return kept
-}
-
-func (l *loginLimiter) allow(ip string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.recent(ip, now)) < l.max
-}
-
-func (l *loginLimiter) fail(ip string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.fails) > 10000 {
-		clear(l.fails)
-	}
-	l.fails[ip] = append(l.recent(ip, now), now)
-}
-
-func (l *loginLimiter) reset(ip string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.fails, ip)
 }

@@ -63,6 +63,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
@@ -116,6 +117,14 @@ type Config struct {
 	// IdleTimeout ends a session not used for that long (default 2 h).
 	SessionTTL  time.Duration
 	IdleTimeout time.Duration
+	// AuthGuard throttles wrong sign-ins per client, shared with the API
+	// and across replicas (nil: no limit); TrustedProxies are the peers
+	// whose X-Forwarded-For names the client.
+	AuthGuard      *authguard.Guard
+	TrustedProxies authguard.Proxies
+	// Unencrypted is true while the hub runs without --secret-key: the
+	// overview warns that partner tokens are stored as they are.
+	Unencrypted bool
 }
 
 // Console serves the operator console.
@@ -129,7 +138,6 @@ type Console struct {
 	mux     *http.ServeMux
 	tmpl    *templates
 	nav     []navSection
-	limiter *loginLimiter
 	started time.Time
 
 	mu      sync.Mutex
@@ -165,7 +173,6 @@ func New(cfg Config) *Console {
 		secure:  cfg.PublicURL.Scheme == "https",
 		origin:  cfg.PublicURL.Scheme + "://" + cfg.PublicURL.Host,
 		mux:     http.NewServeMux(),
-		limiter: newLoginLimiter(10, 5*time.Minute),
 		started: cfg.Clock.Now(),
 		touched: map[string]time.Time{},
 	}

@@ -16,6 +16,8 @@ var tones = map[string]string{
 	// parties
 	"CONNECTED": "ok", "PENDING": "warn", "SUSPENDED": "bad", "UNREGISTERED": "muted",
 	"OFFLINE": "bad", "PLANNED": "muted",
+	// receiver health (party.Health)
+	"DEGRADED": "bad", "OK": "ok",
 	// invitations
 	"OPEN": "active", "USED": "ok", "EXPIRED": "muted",
 	// jobs

@@ -13,6 +13,8 @@ type invitationsView struct {
 	Invitations []party.InvitationInfo
 	Pager       Pager
 	Expiries    []string
+	// VersionsURL is what a partner is sent with its token A.
+	VersionsURL string
 }
 
 type invitationCreatedView struct {
@@ -43,7 +45,7 @@ func (c *Console) invitationPages() ([]Page, []Action) {
 					list = kept
 				}
 				page, pager := Paginate(r, list, 25)
-				return invitationsView{Invitations: page, Pager: pager, Expiries: inviteExpiries}, nil
+				return invitationsView{Invitations: page, Pager: pager, Expiries: inviteExpiries, VersionsURL: c.cfg.Parties.VersionsURL()}, nil
 			},
 		}}, []Action{{
 			Path: "/invitations",

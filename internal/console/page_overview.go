@@ -88,6 +88,10 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 			pending++
 		}
 	}
+	failing, err := c.failingReceivers(ctx, platforms, v)
+	if err != nil {
+		return nil, err
+	}
 	invs, err := c.cfg.Parties.Invitations(ctx, 200)
 	if err != nil {
 		return nil, err
@@ -112,6 +116,7 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	v.Cards = []Card{
 		{Label: "Connected platforms", Value: strconv.Itoa(connected), Note: strconv.Itoa(len(platforms)) + " registered", Href: "/parties?status=CONNECTED", Tone: "ok"},
 		{Label: "Offline", Value: strconv.Itoa(offline), Note: "not answering the liveness check", Href: "/parties?connection=OFFLINE", Tone: attention(offline, "bad")},
+		{Label: "Failing receivers", Value: strconv.Itoa(failing), Note: "pushes to them keep failing", Href: "/parties?health=DEGRADED", Tone: attention(failing, "bad")},
 		{Label: "Suspended", Value: strconv.Itoa(suspended), Note: "by the operator", Href: "/parties?status=SUSPENDED", Tone: attention(suspended, "warn")},
 		{Label: "Open invitations", Value: strconv.Itoa(open), Note: "token A not used yet", Href: "/invitations", Tone: "muted"},
 		{Label: "Failed jobs", Value: thousands(failed), Note: "waiting for a retry or given up", Href: "/jobs", Tone: attention(int(failed), "bad")},
@@ -134,6 +139,7 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	v.Health = []healthItem{
 		{Label: "Database", Value: dbValue, Tone: dbTone},
 		{Label: "Job queue", Value: thousands(queued) + " queued · " + thousands(counts[rivertype.JobStateCompleted]) + " completed in the last day", Tone: "ok"},
+		tokensAtRest(c.cfg.Unencrypted),
 		{Label: "Version", Value: c.cfg.Version, Tone: "muted"},
 		{Label: "Console up since", Value: absTime(c.started), Tone: "muted"},
 	}

@@ -37,6 +37,9 @@ func (c *Console) partyPages() ([]Page, []Action) {
 				if err != nil {
 					return nil, err
 				}
+				if err := c.cfg.Parties.AttachHealth(r.Context(), all...); err != nil {
+					return nil, err
+				}
 				list := filterPlatforms(all, r)
 				page, pager := Paginate(r, list, 25)
 				return partiesView{Platforms: page, Pager: pager, Total: len(all),
@@ -52,6 +55,9 @@ func (c *Console) partyPages() ([]Page, []Action) {
 				}
 				p, err := c.cfg.Parties.Find(r.Context(), id)
 				if err != nil {
+					return nil, err
+				}
+				if err := c.cfg.Parties.AttachHealth(r.Context(), p); err != nil {
 					return nil, err
 				}
 				v := partyView{Platform: p}
@@ -117,6 +123,9 @@ func filterPlatforms(all []*party.Platform, r *http.Request) []*party.Platform {
 			continue
 		}
 		if conn != "" && (p.Connection != conn || p.Status != party.StatusConnected) {
+			continue
+		}
+		if health := q.Get("health"); health != "" && (p.Health == nil || p.Health.State != health) {
 			continue
 		}
 		if role != "" && !slices.ContainsFunc(p.Roles, func(h party.HostedParty) bool { return string(h.Role) == role }) {

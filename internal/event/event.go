@@ -34,6 +34,10 @@ const (
 	FinancialAdviceFlagged = "financial_advice.flagged"
 	PartyStatusChanged     = "party.status_changed"
 	WebhookDisabled        = "webhook.disabled"
+	// PartnerDegraded and PartnerRecovered report a partner's receiver
+	// failing and answering again (partner health); the operator's only.
+	PartnerDegraded  = "partner.degraded"
+	PartnerRecovered = "partner.recovered"
 )
 
 // Names returns every event name, in the order above: the names a webhook
@@ -42,7 +46,7 @@ func Names() []string {
 	return []string{
 		LocationUpdated, SessionStarted, SessionStopped, CDRCreated, CDRMissing, CDRCostMismatch, CommandResult, TokenUpdated,
 		PaymentCaptured, PaymentFailed, PaymentNeedsAttention, RefundProcessed, RefundFailed, ReceiptIssued,
-		FinancialAdviceFlagged, PartyStatusChanged, WebhookDisabled,
+		FinancialAdviceFlagged, PartyStatusChanged, WebhookDisabled, PartnerDegraded, PartnerRecovered,
 	}
 }
 

@@ -105,6 +105,9 @@ func (s *Server) handleAdminParties(w http.ResponseWriter, r *http.Request) erro
 	if ps == nil {
 		ps = []*party.Platform{}
 	}
+	if err := s.cfg.Parties.AttachHealth(r.Context(), ps...); err != nil {
+		return err
+	}
 	return s.ok(w, ps)
 }
 
@@ -115,6 +118,9 @@ func (s *Server) handleAdminParty(w http.ResponseWriter, r *http.Request) error 
 	}
 	p, err := s.cfg.Parties.Find(r.Context(), id)
 	if err != nil {
+		return err
+	}
+	if err := s.cfg.Parties.AttachHealth(r.Context(), p); err != nil {
 		return err
 	}
 	return s.ok(w, p)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -16,7 +14,7 @@ func (s *Server) routes() {
 	// Operations.
 	s.handlePlain("GET /healthz", http.HandlerFunc(s.handleHealthz))
 	s.handlePlain("GET /readyz", http.HandlerFunc(s.handleReadyz))
-	s.handlePlain("GET /metrics", promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{}))
+	s.handlePlain("GET /metrics", s.metricsRoute())
 	s.handlePlain("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
 
 	// The operator console (HTML; its pages are not API operations).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
@@ -93,6 +94,15 @@ type Config struct {
 	Webhooks *webhook.Service
 	// RateLimiter limits the requests of each token (nil: no limits).
 	RateLimiter *ratelimit.Limiter
+	// AuthGuard throttles failed authentication per client (nil: none);
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	AuthGuard      *authguard.Guard
+	TrustedProxies authguard.Proxies
+	// MetricsToken, when set, is required to read /metrics (Bearer);
+	// MetricsElsewhere removes /metrics from this server (it is served on
+	// its own address).
+	MetricsToken     string
+	MetricsElsewhere bool
 	// Idempotency stores answers to repeated write requests (nil: none).
 	Idempotency *idempotency.Store
 	// ResetSandboxFunc, on a sandbox, wipes its data now (the admin API's
@@ -173,7 +183,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))
+	s.handler = s.hsts(withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux)))))))
 	return s
 }
 
@@ -237,7 +247,7 @@ func (s *Server) handle(pattern string, a access, fn apiFunc, opts ...routeOptio
 	s.routeList = append(s.routeList, Route{Pattern: pattern, Access: a.String()})
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
-			caller, err := s.authenticate(r, a)
+			caller, err := s.guardedAuthenticate(w, r, a)
 			s.countLegacy(r, caller)
 			if err != nil {
 				s.writeError(w, r, err)
@@ -272,7 +282,7 @@ func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) 
 	}
 	c, err := s.cfg.Auth.Authenticate(r.Context(), tokens)
 	if err != nil {
-		return nil, err
+		return nil, unknownToken{err}
 	}
 	// Suspended and unregistered platforms never get this far: Authenticate
 	// refuses their tokens on every route.

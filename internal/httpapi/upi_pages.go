@@ -48,6 +48,9 @@ func (s *Server) upiPages() {
 
 // render writes a page; title is its <title>.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, data map[string]any) {
+	// Only the page's own scripts run: each carries this page's nonce.
+	nonce := newNonce()
+	data["Nonce"] = nonce
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", data); err != nil {
 		s.logger.ErrorContext(r.Context(), "page failed", "page", name, "error", err)
@@ -60,7 +63,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	// Order and receipt URLs are secrets: never leak them in a Referer.
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'self'; form-action 'self'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'self' 'nonce-"+nonce+"'; form-action 'self'; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
@@ -114,22 +117,37 @@ func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
 	if amount == "" {
 		amount = r.PostForm.Get("amount")
 	}
-	fail := func(msg string) { s.renderLandingError(w, r, ref, http.StatusUnprocessableEntity, custom, email, msg) }
+	tooMany := func(wait int, msg string) {
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		s.renderLandingError(w, r, ref, http.StatusTooManyRequests, custom, email, fmt.Sprintf(msg, wait))
+	}
+	fail := func(msg string) {
+		// Invalid requests spend their own budget, never the valid
+		// orders' one: a script posting garbage cannot block the charger.
+		if wait, ok := s.allowOrder(r, "upi-invalid:"+ref, invalidOrderLimits); !ok {
+			tooMany(wait, "Too many unusable requests were sent for this charger just now. Please try again in %d seconds.")
+			return
+		}
+		s.renderLandingError(w, r, ref, http.StatusUnprocessableEntity, custom, email, msg)
+	}
 	paise, err := pg.ParseRupees(amount)
 	if err != nil || amount == "" {
 		fail("Choose an amount, or enter one in rupees (for example 250 or 250.50).")
 		return
 	}
-	if wait, ok := s.allowOrder(r, ref); !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(wait))
-		s.renderLandingError(w, r, ref, http.StatusTooManyRequests, custom, email,
-			fmt.Sprintf("Too many payments were started on this charger just now. Please try again in %d seconds.", wait))
-		return
-	}
-	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email})
+	var limited orderLimited
+	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email, Admit: func() error {
+		if wait, ok := s.allowOrder(r, "upi-order:"+ref, orderLimits); !ok {
+			return orderLimited{wait}
+		}
+		return nil
+	}})
 	var oe *ocpi.Error
 	switch {
 	case err == nil:
+	case errors.As(err, &limited):
+		tooMany(limited.wait, "Too many payments were started on this charger just now. Please try again in %d seconds.")
+		return
 	case errors.As(err, &oe) && oe.Code == ocpi.EINVALID:
 		fail(strings.TrimPrefix(oe.Message, "invalid "))
 		return
@@ -160,17 +178,30 @@ func (s *Server) renderLandingError(w http.ResponseWriter, r *http.Request, ref 
 // untouched. The limit is per QR code rather than per client address
 // because the hub usually sits behind a load balancer, where every driver
 // arrives from the same address.
+// Only valid orders count (the check runs after validation, through
+// OrderRequest.Admit); invalid requests have their own, larger budget,
+// invalidOrderLimits, which refuses only them.
 var orderLimits = ratelimit.Limits{PerMinute: 10, PerHour: 60}
 
-// allowOrder counts an order on QR code ref; when over the limit it
-// returns false and the seconds to wait. A failing counter store lets the
-// order through, as for the API.
-func (s *Server) allowOrder(r *http.Request, ref string) (wait int, ok bool) {
+// invalidOrderLimits bound the invalid order requests on one QR code (a
+// wrong amount, a connector not available): typing mistakes are free, a
+// flood is refused without touching the valid orders' budget.
+var invalidOrderLimits = ratelimit.Limits{PerMinute: 30, PerHour: 300}
+
+// orderLimited refuses an order over the per-QR limit.
+type orderLimited struct{ wait int }
+
+func (o orderLimited) Error() string { return "too many orders on this QR code" }
+
+// allowOrder counts a request under key; when over limits it returns false
+// and the seconds to wait. A failing counter store lets the order through,
+// as for the API.
+func (s *Server) allowOrder(r *http.Request, key string, limits ratelimit.Limits) (wait int, ok bool) {
 	l := s.cfg.RateLimiter
 	if l == nil || s.cfg.Sandbox {
 		return 0, true
 	}
-	d, err := l.Allow(r.Context(), "upi-order:"+ref, orderLimits)
+	d, err := l.Allow(r.Context(), key, limits)
 	if err != nil {
 		s.logger.WarnContext(r.Context(), "order rate limit check failed; order let through", "error", err)
 		return 0, true

@@ -180,6 +180,7 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 		}
 	}
 	resp, callErr := h.client.Do(ctx, req)
+	h.recordHealth(ctx, a, row, resp, callErr)
 	switch classify(resp, callErr) {
 	case outcomeDelivered:
 		h.metrics.count(label, a.Module, outcomeDelivered)

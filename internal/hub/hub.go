@@ -152,6 +152,12 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		jobs.AddWorker(jc, &resyncWorker{h: h})
 		jobs.AddWorker(jc, &cleanupWorker{h: h})
 	}
+	if reg != nil {
+		reg.MustRegister(&pushCollector{h: h})
+		if parties != nil {
+			reg.MustRegister(newHealthCollector(parties))
+		}
+	}
 	if parties != nil {
 		parties.ReconnectFuncs = append(parties.ReconnectFuncs, h.reconnected)
 	}

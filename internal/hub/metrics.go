@@ -24,9 +24,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 1800},
 		}, []string{"module"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.pushes, m.delivery)
-	}
+	// Registered by New through pushCollector (metrics_init.go), which
+	// adds the zero series of every receiver first.
 	return m
 }
 

@@ -77,7 +77,8 @@ type Options struct {
 	DBURL string
 	// Sandbox starts the hub's sandbox too, on its own fresh database.
 	Sandbox bool
-	// RateLimits turns the product's rate limits on (cfg.RateLimit); test
+	// RateLimits turns the product's rate limits on (cfg.RateLimit, and the
+	// failed-authentication guard, cfg.AuthFailures); test
 	// hubs run without limits unless asked, so tests can make bursts.
 	RateLimits bool
 	// Jobs edits the job queue settings (e.g. MaxAttempts 1, so a failing
@@ -162,6 +163,7 @@ func (h *Hub) start(t testing.TB) {
 	cfg.ShutdownTimeout = 5 * time.Second
 	if !h.opts.RateLimits {
 		cfg.RateLimit = ratelimit.Limits{}
+		cfg.AuthFailures = 0
 	}
 	if h.SandboxDBURL != "" {
 		cfg.SandboxAddr = "127.0.0.1:0"

@@ -68,6 +68,18 @@ func (s *Stats) add(kind, outcome string) {
 	s.mu.Unlock()
 }
 
+// known adds the zero counters of a job kind, one per outcome, so
+// ocpihub_jobs_total has every kind from the start.
+func (s *Stats) known(kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled, river.EventKindJobSnoozed} {
+		if _, ok := s.counts[[2]string{kind, string(o)}]; !ok {
+			s.counts[[2]string{kind, string(o)}] = 0
+		}
+	}
+}
+
 // Each calls fn for every (kind, outcome) counter.
 func (s *Stats) Each(fn func(kind, outcome string, n int64)) {
 	s.mu.Lock()

@@ -203,6 +203,8 @@ func Migrate(ctx context.Context, db *store.DB, logger *slog.Logger) error {
 // AddWorker registers a worker for its job kind.
 func AddWorker[T river.JobArgs](c *Client, w river.Worker[T]) {
 	river.AddWorker(c.workers, w)
+	var args T
+	c.stats.known(args.Kind())
 }
 
 // AddPeriodic schedules a job to be enqueued periodically (by the leader only,

@@ -45,6 +45,15 @@ func NewRecorder(logger *slog.Logger, reg prometheus.Registerer) *Recorder {
 			Help: "Fields dropped or approximated converting between OCPI 2.2.1 and a deprecated version, by version, module and field.",
 		}, []string{"version", "module", "field"}),
 	}
+	// The requests of each version exist from the start, at 0 (as the
+	// unauthenticated "unknown" party); a party's own series and the dropped
+	// fields (which field is only known when one is dropped) appear with
+	// their first event.
+	for _, v := range []string{"2.1.1", "2.0"} {
+		for _, d := range []string{"in", "out"} {
+			r.traffic.WithLabelValues(v, "unknown", d)
+		}
+	}
 	if reg != nil {
 		reg.MustRegister(r.traffic, r.lost)
 	}

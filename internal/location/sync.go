@@ -45,6 +45,12 @@ func NewSyncer(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service
 			Name: "ocpihub_sync_objects_total",
 			Help: "Objects pulled from CPOs' sender interfaces, by module and outcome (changed, unchanged, stale, invalid).",
 		}, []string{"module", "outcome"})}
+	// Every module and outcome exists from the start, at 0.
+	for _, m := range []string{Module, tariff.Module} {
+		for _, o := range []string{"changed", "unchanged", "invalid"} {
+			s.objects.WithLabelValues(m, o)
+		}
+	}
 	if reg != nil {
 		reg.MustRegister(s.objects)
 	}

@@ -34,6 +34,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
@@ -84,6 +85,10 @@ type Config struct {
 	// Events receives party.status_changed whenever a party's HubClientInfo
 	// status changes, in the transaction of the change (default: discarded).
 	Events event.Emitter
+	// HealthFailures and HealthLag judge a receiver DEGRADED (health.go;
+	// defaults DefaultHealthFailures and DefaultHealthLag).
+	HealthFailures int
+	HealthLag      time.Duration
 }
 
 // RequiredEndpoint is a module and interface role a partner must offer.
@@ -118,6 +123,10 @@ type Service struct {
 	// ReconnectFuncs run when a platform that was OFFLINE answers again (the
 	// directory resyncs it). Set them while wiring, before Start.
 	ReconnectFuncs []func(ctx context.Context, platformID int64)
+	// healthOK remembers, per platform, when this process last wrote a
+	// delivery success (health.go).
+	healthMu sync.Mutex
+	healthOK map[int64]int64
 }
 
 // New returns a Service. Call Init once the database is migrated.
@@ -136,6 +145,12 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	}
 	if cfg.Events == nil {
 		cfg.Events = event.Discard{}
+	}
+	if cfg.HealthFailures <= 0 {
+		cfg.HealthFailures = DefaultHealthFailures
+	}
+	if cfg.HealthLag <= 0 {
+		cfg.HealthLag = DefaultHealthLag
 	}
 	box, err := sealbox.New(cfg.SecretKey)
 	if err != nil {
@@ -176,6 +191,10 @@ type Platform struct {
 	Warnings  []string      `json:"warnings,omitempty"`
 	CreatedAt ocpi.DateTime `json:"created_at"`
 	UpdatedAt ocpi.DateTime `json:"updated_at"`
+	// Health is the receiver's health from push outcomes (health.go), set
+	// by AttachHealth for the admin API and the console; absent until
+	// something was pushed to the platform.
+	Health *Health `json:"health,omitempty"`
 
 	tokenOut string // sealed
 }

@@ -26,7 +26,20 @@ const (
 	FlagCaptureFailed    = "capture_failed"
 	FlagCurrencyMismatch = "currency_mismatch"
 	FlagAmountMismatch   = "amount_mismatch"
+	// FlagAmountUnverified: the confirmation gives an amount incl. VAT the
+	// CDR does not (its total_cost has no incl_vat), so only the amount
+	// excl. VAT could be compared; the operator checks the VAT by hand.
+	FlagAmountUnverified = "amount_unverified"
+	// FlagDuplicateCapture: a PTP confirmed more captures for one
+	// authorization_reference than the one payment it stands for.
+	FlagDuplicateCapture = "duplicate_capture"
 )
+
+// Flags returns every flag reason (the label values of the flagged
+// metric).
+func Flags() []string {
+	return []string{FlagUnmatched, FlagCaptureFailed, FlagCurrencyMismatch, FlagAmountMismatch, FlagAmountUnverified, FlagDuplicateCapture}
+}
 
 // Forward states of a confirmation.
 const (
@@ -121,6 +134,9 @@ func (s *Service) Confirm(ctx context.Context, a Actor, raw []byte) (created boo
 	excl, incl := f.TotalCosts.Excl().String(), ""
 	if v, ok := f.TotalCosts.Incl(); ok {
 		incl = v.String()
+		if cmpAmount(incl, excl) < 0 {
+			return false, ocpi.Invalid("total_costs", "the amount incl. VAT ("+incl+") is less than the amount excl. VAT ("+excl+")")
+		}
 	}
 	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		created = false
@@ -181,17 +197,22 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, ref string, ptp Part
 	if p != nil && !samePart(p.ptp, ptp) {
 		p = nil // another PTP's payment: this PTP's confirmation does not match it
 	}
+	captures := 0
 	for _, a := range list {
-		if err := s.settleOne(ctx, tx, a, p); err != nil {
+		if err := s.settleOne(ctx, tx, a, p, captures); err != nil {
 			return err
+		}
+		if a.CaptureStatusCode != ocpi.CaptureFailed {
+			captures++
 		}
 	}
 	return nil
 }
 
-// settleOne updates one confirmation against its payment (nil: unknown).
-func (s *Service) settleOne(ctx context.Context, tx *store.Tx, a *Advice, p *payment) error {
-	match, flag, detail := evaluate(a, p)
+// settleOne updates one confirmation against its payment (nil: unknown);
+// earlier is the number of captures confirmed before it for the reference.
+func (s *Service) settleOne(ctx context.Context, tx *store.Tx, a *Advice, p *payment, earlier int) error {
+	match, flag, detail := evaluate(a, p, earlier)
 	cpo := Party{}
 	if p != nil {
 		cpo = p.cpo
@@ -237,9 +258,11 @@ func (s *Service) settleOne(ctx context.Context, tx *store.Tx, a *Advice, p *pay
 
 // evaluate decides a confirmation's match state and flag against its
 // payment: unknown reference; FAILED capture; no CDR yet; currency or
-// amount that differ from the CDR's total_cost (with VAT when both give
-// it, else without).
-func evaluate(a *Advice, p *payment) (match, flag, detail string) {
+// amount that differ from the CDR's total_cost (excl. VAT always, incl.
+// VAT too when both give it); an amount incl. VAT the CDR cannot confirm;
+// a capture after an earlier one for the same reference (earlier counts
+// them).
+func evaluate(a *Advice, p *payment, earlier int) (match, flag, detail string) {
 	if p == nil {
 		return MatchUnmatched, FlagUnmatched, "no payment with authorization_reference " + a.AuthorizationReference + " is known to the hub"
 	}
@@ -250,21 +273,46 @@ func evaluate(a *Advice, p *payment) (match, flag, detail string) {
 	if a.CaptureStatusCode == ocpi.CaptureFailed {
 		return match, FlagCaptureFailed, "the PTP reports the capture FAILED: " + strings.TrimSpace(captureMessage(a.body))
 	}
+	if earlier > 0 {
+		return match, FlagDuplicateCapture, "confirmation " + a.ID + " reports another capture for authorization_reference " +
+			a.AuthorizationReference + ", which stands for one payment (" + itoa(earlier) + " confirmed before it)"
+	}
 	if p.cdrID == "" {
 		return match, "", ""
 	}
 	if !ocpi.EqualCI(a.currency, p.cdrCC) {
 		return match, FlagCurrencyMismatch, "captured in " + a.currency + ", CDR " + p.cdrID + " is in " + p.cdrCC
 	}
-	captured, billed, what := a.excl, p.cdrExcl, "excl. VAT"
-	if a.incl != "" && p.cdrIncl != "" {
-		captured, billed, what = a.incl, p.cdrIncl, "incl. VAT"
-	}
-	if !sameAmount(captured, billed) {
+	mismatch := func(captured, billed, what string) (string, string, string) {
 		return match, FlagAmountMismatch, "captured " + captured + " " + a.currency + ", CDR " + p.cdrID + " total_cost " + billed + " " +
 			p.cdrCC + " (" + what + ")"
 	}
+	// Each side is compared with the same side: incl. VAT when both give
+	// it (what the driver paid), and excl. VAT always (both have it).
+	if a.incl != "" && p.cdrIncl != "" && !sameAmount(a.incl, p.cdrIncl) {
+		return mismatch(a.incl, p.cdrIncl, "incl. VAT")
+	}
+	if !sameAmount(a.excl, p.cdrExcl) {
+		return mismatch(a.excl, p.cdrExcl, "excl. VAT")
+	}
+	if a.incl != "" && p.cdrIncl == "" && !sameAmount(a.incl, a.excl) {
+		// The CDR's tariff VAT is per price component and not known here:
+		// the comparison is incomplete rather than silently passed.
+		return match, FlagAmountUnverified, "captured " + a.incl + " " + a.currency + " incl. VAT; CDR " + p.cdrID +
+			" gives no incl_vat, so only the amount excl. VAT (" + a.excl + ", matching) was compared"
+	}
 	return match, "", ""
+}
+
+// cmpAmount compares two decimal amounts (-1, 0, 1); unparsable ones
+// compare equal (they were checked before).
+func cmpAmount(a, b string) int {
+	x, err1 := ocpi.ParseNumber(a)
+	y, err2 := ocpi.ParseNumber(b)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return x.Cmp(y)
 }
 
 func captureMessage(body []byte) string {

@@ -136,8 +136,13 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{flagged: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ocpihub_payment_advice_flagged_total",
-		Help: "Financial advice confirmations flagged for the operator, by reason (unmatched, capture_failed, currency_mismatch, amount_mismatch).",
+		Help: "Financial advice confirmations flagged for the operator, by reason (unmatched, capture_failed, currency_mismatch, amount_mismatch, amount_unverified, duplicate_capture).",
 	}, []string{"reason"})}
+	// Every reason exists from the start, at 0, so alerts can be built
+	// before the first flag.
+	for _, f := range Flags() {
+		m.flagged.WithLabelValues(f)
+	}
 	if reg != nil {
 		reg.MustRegister(m.flagged)
 	}

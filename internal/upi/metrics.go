@@ -21,6 +21,22 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ocpihub_upi_alerts_total",
 			Help: "UPI payments flagged for the operator, by reason (cdr_missing, shortfall, …)."}, []string{"reason"}),
 	}
+	// Every known label value exists from the start, at 0, so dashboards
+	// and alerts can be built before the first event.
+	for _, v := range []string{"stored", "duplicate", "bad_signature", "stale", "malformed", "ignored"} {
+		m.webhooks.WithLabelValues(v)
+	}
+	for _, v := range []string{StatusPending, StatusFailed, StatusExpired, StatusCaptured, StatusSessionRequested, StatusCharging,
+		StatusSettled, StatusRefunding, StatusRefunded} {
+		m.transitions.WithLabelValues(v)
+	}
+	for _, v := range []string{RefundQueued, RefundPending, RefundProcessed, RefundFailed} {
+		m.refunds.WithLabelValues(v)
+	}
+	for _, v := range []string{AttentionCDRMissing, AttentionShortfall, AttentionRefundFailed, AttentionSessionLate, AttentionSecondSession,
+		AttentionSecondCDR, AttentionCDRCurrency, AttentionCreditCDR, AttentionLongSession, AttentionRefundedAtPG, AttentionStartUndecided} {
+		m.alerts.WithLabelValues(v)
+	}
 	if reg != nil {
 		reg.MustRegister(m.webhooks, m.transitions, m.refunds, m.alerts)
 	}

@@ -101,6 +101,11 @@ type OrderRequest struct {
 	Paise int64
 	// Email, optional, receives the receipt.
 	Email string
+	// Admit, when set, is called once the request is valid and before the
+	// payment gateway is called; its error refuses the order. The driver
+	// pages count orders against their per-QR limit here, so invalid
+	// requests never spend it.
+	Admit func() error
 }
 
 // CreateOrder checks that the connector can be paid for now and the amount
@@ -124,6 +129,11 @@ func (s *Service) CreateOrder(ctx context.Context, req OrderRequest) (*Order, er
 	if req.Email != "" {
 		if a, err := mail.ParseAddress(req.Email); err != nil || a.Address != req.Email || len(req.Email) > 254 {
 			return nil, ocpi.Invalid("email", "is not an e-mail address")
+		}
+	}
+	if req.Admit != nil {
+		if err := req.Admit(); err != nil {
+			return nil, err
 		}
 	}
 	c := l.Connector

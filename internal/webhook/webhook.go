@@ -185,6 +185,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Subscriptions disabled by a 410 answer or by failing for too long.",
 		}),
 	}
+	// Every result exists from the start, at 0.
+	for _, r := range []string{"delivered", "http_error", "timeout", "network", "gone"} {
+		m.attempts.WithLabelValues(r)
+	}
 	if reg != nil {
 		reg.MustRegister(m.attempts, m.latency, m.lag, m.disabled)
 	}
