@@ -54,9 +54,11 @@ const (
 // disables the subscription, fails its pending deliveries (they can be
 // replayed) and emits webhook.disabled to its owner.
 const (
-	// leaseFor is how long a lease lasts without renewal; the sender renews
-	// it after every batch, and a batch starts no attempt after batchWindow.
-	leaseFor    = 60 * time.Second
+	// leaseFor is how long a lease lasts without renewal: short, so the
+	// queue of a killed sender is taken again within seconds (Recover). The
+	// sender renews it after every batch and, while it works, every
+	// leaseFor/3 (keepLease), so a slow subscriber keeps it.
+	leaseFor    = 10 * time.Second
 	batchSize   = 25
 	batchWindow = 10 * time.Second
 	// drainMax and drainBudget bound one job's drain before it hands over
@@ -202,6 +204,8 @@ func (s *Service) work(ctx context.Context, jobID int64, a deliverArgs) error {
 	if err != nil || !leased {
 		return err
 	}
+	stop := s.keepLease(ctx, jobID, a.SubscriptionID)
+	defer stop()
 	return s.drain(ctx, jobID, a.SubscriptionID)
 }
 
