@@ -108,8 +108,12 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		defer cancelWait()
 		err = until(wait, all("BLOCKED"))
 		took := time.Since(restart)
-		t.Logf("%s: receivers converged %.2fs after restart", engine, took.Seconds())
-		fmt.Printf("crashtest %s: receivers converged %.2fs after restart\n", engine, took.Seconds())
+		verdict := fmt.Sprintf("receivers converged %.2fs after restart", took.Seconds())
+		if err != nil {
+			verdict = fmt.Sprintf("receivers had not converged %.2fs after restart", took.Seconds())
+		}
+		t.Logf("%s: %s", engine, verdict)
+		fmt.Printf("crashtest %s: %s\n", engine, verdict)
 		if err != nil || took > convergeWithin {
 			var got []string
 			for _, e := range emsps {
