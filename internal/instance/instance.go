@@ -5,9 +5,9 @@
 // A lease always has a deadline; a holder that stops renewing it loses it
 // when it runs out. The name lets a restarted process do better than wait:
 // a lease whose holder ran on this machine, in this PID namespace, and is
-// gone (its process no longer exists, or it had our own PID and is
-// therefore an earlier incarnation of us, as after a container restart) is
-// free at once. A holder on another machine or in another PID namespace
+// gone (its process no longer exists, or it had our own PID with another
+// nonce and so was an earlier process that PID belonged to) is free at
+// once. A holder on another machine or in another PID namespace
 // cannot be checked from here, so its lease is respected until its
 // deadline: several replicas on one PostgreSQL never take a live replica's
 // lease.
@@ -67,7 +67,7 @@ func (id ID) Gone(holder ID) bool {
 		return false
 	}
 	if pid == os.Getpid() {
-		return true // our PID with another nonce: an earlier run of this process
+		return true // our PID with another nonce: a process that had it before us
 	}
 	return !alive(pid)
 }
