@@ -187,3 +187,112 @@ func TestLiveHoldersLeaseIsNotTaken(t *testing.T) {
 		})
 	}
 }
+
+// TestLostFanOutIsRestarted: a broadcast's rows were committed but the job
+// that fans them out died with its process (here: deleted). Recovery
+// starts the queue once its head has waited StallAfter.
+func TestLostFanOutIsRestarted(t *testing.T) {
+	t.Parallel()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(time.Now())
+			h := hubtest.Start(t, engine, fast(clk))
+			b := setup(t, h)
+			if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
+				t.Fatal(err)
+			}
+			var platformID int64
+			if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
+				t.Fatal(err)
+			}
+			body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": ts(1)})
+			err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
+				if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
+					Method: http.MethodPatch, Path: "/NL/CP1/L1/E1", Body: body}); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+				t.Fatalf("Recover re-armed %d queues (%v) before StallAfter", n, err)
+			}
+			clk.Add(hub.StallAfter + time.Second)
+			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestSlowDeliveryKeepsItsLease: a delivery slower than the lease renews
+// it, so recovery does not hand the row to a second worker and the
+// receiver gets the push once.
+func TestSlowDeliveryKeepsItsLease(t *testing.T) {
+	t.Parallel()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(time.Now())
+			h := hubtest.Start(t, engine, fast(clk))
+			b := setup(t, h)
+			if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
+				t.Fatal(err)
+			}
+			patch := sim.PathHas(http.MethodPatch, "/L1/E1")
+			release := b.emsp.Hold(patch)
+			defer release()
+			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.emsp.WaitArrived(b.ctx, 1, patch); err != nil {
+				t.Fatal(err)
+			}
+			leaseUntil := func() int64 {
+				var until int64
+				if err := h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
+					t.Fatal(err)
+				}
+				return until
+			}
+			first := leaseUntil()
+			// More than the lease passes while the receiver sits on the
+			// push, in half-lease steps; after each step the holder renews
+			// (at the clock's new time) and recovery leaves the row alone.
+			for range 3 {
+				clk.Add(hub.DefaultLease / 2)
+				want := clk.Now().Add(hub.DefaultLease).UnixMicro()
+				moved := time.Now()
+				for leaseUntil() < want {
+					if time.Since(moved) > 10*time.Second {
+						t.Fatal("the holder never renewed its lease")
+					}
+					time.Sleep(20 * time.Millisecond) // the renewal runs on its own ticker; nothing to wait on
+				}
+				if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+					t.Fatalf("Recover took a renewed lease: %d (%v)", n, err)
+				}
+			}
+			if leaseUntil() <= first {
+				t.Fatal("the lease was not renewed")
+			}
+			release()
+			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+				t.Fatal(err)
+			}
+			if got := patches(b.emsp); len(got) != 1 {
+				t.Errorf("the slow push was sent %d times: %v", len(got), got)
+			}
+		})
+	}
+}
