@@ -44,8 +44,10 @@ const (
 // delivery is either seen by the sender or finds the lease free when its
 // dispatcher runs. A failed attempt gives the lease back and schedules a job
 // for the head's next attempt; the subscription's later deliveries wait
-// behind it. A sweep every minute starts a job for any due head nobody picked
-// up (a lost job, a crash), so a queue never stalls for good.
+// behind it. A sender that dies (a killed process) leaves its lease to run
+// out within leaseFor; Recover, every few seconds in every process, then
+// frees it and starts a new sender. A sweep every minute starts a job for any
+// due head nobody picked up (a lost job), so a queue never stalls for good.
 //
 // Backoff is per subscription: the n-th consecutive failed attempt delays
 // the next attempt by Schedule[n] (±10 %); a delivery gives up (FAILED) after
