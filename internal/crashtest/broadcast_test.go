@@ -38,7 +38,8 @@ func location(id, status, lu string) map[string]any {
 // convergeWithin of the restart.
 func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 	engines(t, func(t *testing.T, engine store.Engine) {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		binary(t) // built before the clock starts: a cold build takes minutes on a busy machine
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
 		cpo, err := sim.StartCPO("Crash CPO", "IN", "CPX", hubtest.Logger())
 		if err != nil {
