@@ -65,6 +65,12 @@ func (h *Hub) keepLease(ctx context.Context, rowID int64, token string) (stop fu
 // before its deadline, and an extra job finds the head leased and exits.
 func (h *Hub) Recover(ctx context.Context) (int, error) {
 	now := h.now()
+	// Look on the read pool first: most runs find nothing, and a write
+	// transaction every few seconds would contend with real work for
+	// SQLite's one writer.
+	if work, err := h.recoverable(ctx, h.db.Read(), now); err != nil || !work {
+		return 0, err
+	}
 	var params []river.InsertManyParams
 	arm := func(a PushArgs) {
 		params = append(params, river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 1_000}})
@@ -152,4 +158,31 @@ func (h *Hub) Recover(ctx context.Context) (int, error) {
 		h.logger.WarnContext(ctx, "restarted push queues nobody was working", "queues", len(params))
 	}
 	return len(params), nil
+}
+
+// recoverable reports whether Recover has anything to do.
+func (h *Hub) recoverable(ctx context.Context, q store.Querier, now int64) (bool, error) {
+	rows, err := q.Query(ctx, "SELECT lease_token, lease_until FROM hub_push WHERE state = 'leased'")
+	if err != nil {
+		return false, err
+	}
+	found := false
+	for rows.Next() && !found {
+		var token string
+		var until int64
+		if err := rows.Scan(&token, &until); err != nil {
+			rows.Close()
+			return false, err
+		}
+		found = until <= now || h.cfg.Instance.Gone(instance.Holder(token))
+	}
+	rows.Close()
+	if found || rows.Err() != nil {
+		return found, rows.Err()
+	}
+	cut := now - StallAfter.Microseconds()
+	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM hub_push p WHERE p.state = 'pending' AND p.updated_at <= $1 AND p.retry_at <= $1
+		AND NOT EXISTS (SELECT 1 FROM hub_push q WHERE q.platform_id = p.platform_id AND q.module = p.module
+			AND q.object_key = p.object_key AND q.state IN ('pending', 'leased') AND q.id < p.id))`, cut).Scan(&found)
+	return found, err
 }

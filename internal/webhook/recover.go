@@ -47,6 +47,14 @@ func (s *Service) keepLease(ctx context.Context, jobID int64, subID string) (sto
 // sender's queue moves again within seconds of its lease running out;
 // Sweep remains the slower net for due heads that lost their job.
 func (s *Service) Recover(ctx context.Context) (int, error) {
+	// Look on the read pool first: most runs find nothing, and a write
+	// transaction every few seconds would contend with real work for
+	// SQLite's one writer.
+	var lapsed bool
+	if err := s.db.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions
+		WHERE status = $1 AND lease_owner <> 0 AND lease_until <= $2)`, StatusActive, s.now().UnixMicro()).Scan(&lapsed); err != nil || !lapsed {
+		return 0, err
+	}
 	n := 0
 	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		now := s.now().UnixMicro()

@@ -47,7 +47,9 @@ func TestKilledSendersQueueMovesWithinSeconds(t *testing.T) {
 		if got.Before(leaseEnd) {
 			t.Errorf("delivered %v before the lease ran out", leaseEnd.Sub(got))
 		}
-		if late := got.Sub(leaseEnd); late > 6*time.Second {
+		// Seconds, not the minute sweep: the bound leaves room for a
+		// loaded CI machine.
+		if late := got.Sub(leaseEnd); late > 15*time.Second {
 			t.Errorf("delivered %v after the lease ran out", late)
 		}
 		eventually(t, 10*time.Second, "the held delivery delivered", func() bool {
