@@ -28,6 +28,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/legacy"
 	"github.com/ocpihub/ocpihub/internal/location"
@@ -138,6 +139,9 @@ type App struct {
 	metricsServer *http.Server
 	insertOnly    bool
 	started       bool
+	// Instance names this process in the leases it takes on shared queues.
+	Instance    instance.ID
+	stopRecover func()
 }
 
 // New opens the database, migrates it and builds every service. It listens
@@ -279,7 +283,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
-	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout}
+	a.Instance = instance.New()
+	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}
@@ -458,6 +463,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.started = true
+	a.startRecovery()
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
 }
@@ -482,6 +488,9 @@ func (a *App) Close(ctx context.Context) error {
 		cancel()
 	} else if a.listener != nil {
 		a.listener.Close()
+	}
+	if a.stopRecover != nil {
+		a.stopRecover()
 	}
 	if a.Jobs != nil && a.started {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -43,7 +44,10 @@ func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
 			}
 			return nil
 		}
-		if err := h.deliver(ctx, a, row, token, job.ID); err != nil {
+		stop := h.keepLease(ctx, row.id, token)
+		err = h.deliver(ctx, a, row, token, job.ID)
+		stop()
+		if err != nil {
 			return err
 		}
 	}
@@ -60,18 +64,18 @@ func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
 func (h *Hub) lease(ctx context.Context, a PushArgs, jobID int64) (*pushRow, string, time.Duration, error) {
 	var row *pushRow
 	var wait time.Duration
-	token := uuid.NewString()
+	token := h.cfg.Instance.Token(uuid.NewString())
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var r pushRow
 		var state, holder string
 		var body *string
 		var leaseUntil, retryAt int64
-		err := tx.QueryRow(ctx, `SELECT id, method, path, body, full_object, state, attempts, lease_until, retry_at, correlation_id, created_at,
-			to_country_code, to_party_id, from_country_code, from_party_id, iface, lease_token
+		err := tx.QueryRow(ctx, `SELECT id, method, path, body, full_object, state, attempts, lease_token, lease_until, retry_at, correlation_id, created_at,
+			to_country_code, to_party_id, from_country_code, from_party_id, iface
 			FROM hub_push WHERE platform_id = $1 AND module = $2 AND object_key = $3 AND state IN ('pending', 'leased')
 			ORDER BY id LIMIT 1`, a.PlatformID, a.Module, a.ObjectKey).
-			Scan(&r.id, &r.method, &r.path, &body, &r.full, &state, &r.attempts, &leaseUntil, &retryAt, &r.correlationID, &r.createdAt,
-				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface, &holder)
+			Scan(&r.id, &r.method, &r.path, &body, &r.full, &state, &r.attempts, &holder, &leaseUntil, &retryAt, &r.correlationID, &r.createdAt,
+				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface)
 		if errors.Is(err, store.ErrNoRows) {
 			return nil
 		}
@@ -79,7 +83,9 @@ func (h *Hub) lease(ctx context.Context, a PushArgs, jobID int64) (*pushRow, str
 			return err
 		}
 		now := h.now()
-		if state == stateLeased && leaseUntil > now {
+		// A live lease is respected; one whose holder is known to be gone
+		// (a killed process, seen from its restart) is taken at once.
+		if state == stateLeased && leaseUntil > now && !h.cfg.Instance.Gone(instance.Holder(holder)) {
 			return nil
 		}
 		if retryAt > now {
@@ -89,8 +95,8 @@ func (h *Hub) lease(ctx context.Context, a PushArgs, jobID int64) (*pushRow, str
 			return nil
 		}
 		n, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
-			WHERE id = $5 AND (state = 'pending' OR (state = 'leased' AND lease_until <= $4))`,
-			stateLeased, token, now+h.cfg.Lease.Microseconds(), now, r.id)
+			WHERE id = $5 AND (state = 'pending' OR (state = 'leased' AND (lease_until <= $4 OR lease_token = $6)))`,
+			stateLeased, token, now+h.cfg.Lease.Microseconds(), now, r.id, holder)
 		if err != nil || n != 1 {
 			return err
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -36,9 +37,15 @@ type Config struct {
 	// Backoff is the delay before retry number attempt (default
 	// jobs.BackoffDelay: 2 s doubling, capped at an hour, with jitter).
 	Backoff func(attempt int) time.Duration
-	// Lease is how long a worker holds the head of a queue while delivering
-	// (default 2 minutes); a crashed worker's row is taken again after it.
+	// Lease is how long a worker holds the head of a queue without
+	// renewing it (default DefaultLease). The holder renews it every third
+	// of it while a delivery is in flight, so a slow receiver keeps its
+	// lease and a killed worker's row is free again soon after (or at once,
+	// when Instance can tell its holder is gone: see Recover).
 	Lease time.Duration
+	// Instance names this process in the leases it takes (default
+	// instance.New()).
+	Instance instance.ID
 	// Timeout bounds one delivery attempt (default 30 s).
 	Timeout time.Duration
 	// ForwardTimeout bounds a forwarded request (default 30 s); past it the
@@ -132,7 +139,10 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		cfg.Backoff = jobs.BackoffDelay
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 2 * time.Minute
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Instance == "" {
+		cfg.Instance = instance.New()
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = ocpiclient.DefaultTimeout

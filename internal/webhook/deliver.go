@@ -45,8 +45,10 @@ const (
 // delivery is either seen by the sender or finds the lease free when its
 // dispatcher runs. A failed attempt gives the lease back and schedules a job
 // for the head's next attempt; the subscription's later deliveries wait
-// behind it. A sweep every minute starts a job for any due head nobody picked
-// up (a lost job, a crash), so a queue never stalls for good.
+// behind it. A sender that dies (a killed process) leaves its lease to run
+// out within leaseFor; Recover, every few seconds in every process, then
+// frees it and starts a new sender. A sweep every minute starts a job for any
+// due head nobody picked up (a lost job), so a queue never stalls for good.
 //
 // Backoff is per subscription: the n-th consecutive failed attempt delays
 // the next attempt by Schedule[n] (±10 %); a delivery gives up (FAILED) after
@@ -55,9 +57,11 @@ const (
 // disables the subscription, fails its pending deliveries (they can be
 // replayed) and emits webhook.disabled to its owner.
 const (
-	// leaseFor is how long a lease lasts without renewal; the sender renews
-	// it after every batch, and a batch starts no attempt after batchWindow.
-	leaseFor    = 60 * time.Second
+	// leaseFor is how long a lease lasts without renewal: short, so the
+	// queue of a killed sender is taken again within seconds (Recover). The
+	// sender renews it after every batch and, while it works, every
+	// leaseFor/3 (keepLease), so a slow subscriber keeps it.
+	leaseFor    = 10 * time.Second
 	batchSize   = 25
 	batchWindow = 10 * time.Second
 	// drainMax and drainBudget bound one job's drain before it hands over
@@ -203,6 +207,8 @@ func (s *Service) work(ctx context.Context, jobID int64, a deliverArgs) error {
 	if err != nil || !leased {
 		return err
 	}
+	stop := s.keepLease(ctx, jobID, a.SubscriptionID)
+	defer stop()
 	return s.drain(ctx, jobID, a.SubscriptionID)
 }
 

@@ -1,0 +1,156 @@
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// convergeWithin is issue 15's bound: after a SIGKILL mid-broadcast, every
+// receiver has the latest state within this long after the restart.
+const convergeWithin = 15 * time.Second
+
+func ts(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+}
+
+func location(id, status, lu string) map[string]any {
+	return map[string]any{"country_code": "IN", "party_id": "CPX", "id": id, "publish": true, "address": "MG Road 1", "city": "Pune",
+		"country": "IND", "coordinates": map[string]any{"latitude": "18.52040", "longitude": "73.85670"}, "time_zone": "Asia/Kolkata",
+		"last_updated": lu, "evses": []any{map[string]any{"uid": "E1", "status": status, "last_updated": lu,
+			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+				"max_voltage": 230, "max_amperage": 16, "last_updated": lu}}}}}
+}
+
+// TestBroadcastSurvivesSIGKILL kills the hub while an EVSE status change
+// is in flight to three eMSPs (each holds the push unanswered, so the
+// dead process dies holding the lease of every receiver's queue). The
+// hub is started again on the same database; the CPO sends the latest
+// status; every eMSP must show it, having got the pushes in order, within
+// convergeWithin of the restart.
+func TestBroadcastSurvivesSIGKILL(t *testing.T) {
+	engines(t, func(t *testing.T, engine store.Engine) {
+		binary(t) // built before the clock starts: a cold build takes minutes on a busy machine
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cpo, err := sim.StartCPO("Crash CPO", "IN", "CPX", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cpo.Close)
+		var emsps []*sim.EMSP
+		for i := range 3 {
+			e, err := sim.StartEMSP(fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1), hubtest.Logger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(e.Close)
+			emsps = append(emsps, e)
+		}
+		h := startHub(t, engine)
+		h.register(ctx, cpo.Platform)
+		for _, e := range emsps {
+			h.register(ctx, e.Platform)
+		}
+		status := func(e *sim.EMSP) string { return e.EVSEStatus("IN", "CPX", "L1", "E1") }
+		all := func(want string) func() bool {
+			return func() bool {
+				for _, e := range emsps {
+					if status(e) != want {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		if err := cpo.PutLocation(ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+			t.Fatal(err)
+		}
+		if err := until(ctx, all("AVAILABLE")); err != nil {
+			t.Fatalf("the first broadcast never arrived: %v", err)
+		}
+
+		// Mid-broadcast: every eMSP holds the PATCH unanswered.
+		patch := sim.PathHas(http.MethodPatch, "/L1/E1")
+		var releases []func()
+		for _, e := range emsps {
+			release := e.Hold(patch)
+			t.Cleanup(release)
+			releases = append(releases, release)
+		}
+		if err := cpo.PatchEVSE(ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range emsps {
+			if _, err := e.WaitArrived(ctx, 1, patch); err != nil {
+				t.Fatalf("the broadcast never got in flight: %v", err)
+			}
+		}
+		h.kill()
+		for _, release := range releases {
+			release()
+		}
+
+		restart := time.Now()
+		h.start()
+		// The CPO's latest state, sent once the hub answers again.
+		if err := cpo.PatchEVSE(ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
+			t.Fatal(err)
+		}
+		wait, cancelWait := context.WithTimeout(ctx, 2*convergeWithin)
+		defer cancelWait()
+		err = until(wait, all("BLOCKED"))
+		took := time.Since(restart)
+		verdict := fmt.Sprintf("receivers converged %.2fs after restart", took.Seconds())
+		if err != nil {
+			verdict = fmt.Sprintf("receivers had not converged %.2fs after restart", took.Seconds())
+		}
+		t.Logf("%s: %s", engine, verdict)
+		fmt.Printf("crashtest %s: %s\n", engine, verdict)
+		if err != nil || took > convergeWithin {
+			var got []string
+			for _, e := range emsps {
+				got = append(got, status(e))
+			}
+			t.Fatalf("receivers show %v %.2fs after the restart, want BLOCKED everywhere within %v", got, took.Seconds(), convergeWithin)
+		}
+		// Nothing older overwrote the latest state, and each eMSP got the
+		// changes in order (the killed CHARGING again, then BLOCKED).
+		for _, e := range emsps {
+			var seq []string
+			for _, r := range e.Requests(patch) {
+				if !r.Handled {
+					continue
+				}
+				var body map[string]any
+				_ = json.Unmarshal(r.Body, &body)
+				seq = append(seq, fmt.Sprint(body["status"]))
+			}
+			if got := strings.Join(seq, ","); got != "CHARGING,BLOCKED" {
+				t.Errorf("%s: PATCHes handled %s, want CHARGING,BLOCKED", e.Name(), got)
+			}
+		}
+	})
+}
+
+// until polls cond every 20 ms until it holds or ctx ends.
+func until(ctx context.Context, cond func() bool) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,11 @@
+// Package crashtest kills the real ocpihub binary at chosen points and
+// checks what survives. Its tests build cmd/ocpihub once per test binary,
+// run it as a subprocess on SQLite and on PostgreSQL with simulated
+// partners (internal/sim) on loopback, send it SIGKILL mid-flight, start
+// it again on the same database and address, and check the end state:
+// every receiver converges to the latest state, and the time from the
+// restart to convergence is printed and bounded.
+//
+// The package holds no product code; everything is in its tests, so
+// `go test ./...` (and CI) runs it.
+package crashtest
