@@ -131,7 +131,9 @@ func errUnknown(r Ref) error {
 // Get returns the stored Location, EVSE or Connector the ref names.
 func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
 	var body []byte
-	err := s.db.Read().QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
+	// ReadIn: the session service looks EVSE ids up here inside its write
+	// transaction.
+	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
 		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)).Scan(&body)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errUnknown(r)

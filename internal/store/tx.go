@@ -181,8 +181,8 @@ type sqlReader struct {
 func (r sqlReader) Engine() Engine { return SQLite }
 
 func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	if err := r.db.CheckNoTx(ctx, "DB.Read().Exec"); err != nil {
-		return 0, err
+	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
+		return tx.Exec(ctx, query, args...)
 	}
 	res, err := r.read.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -192,15 +192,15 @@ func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (r sqlReader) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	if err := r.db.CheckNoTx(ctx, "DB.Read().Query"); err != nil {
-		return nil, err
+	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
+		return tx.Query(ctx, query, args...)
 	}
 	return r.read.QueryContext(ctx, query, args...)
 }
 
 func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row {
-	if err := r.db.CheckNoTx(ctx, "DB.Read().QueryRow"); err != nil {
-		return errRow{err}
+	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
+		return tx.QueryRow(ctx, query, args...)
 	}
 	return r.read.QueryRowContext(ctx, query, args...)
 }
@@ -221,8 +221,8 @@ type pgxReader struct {
 func (r pgxReader) Engine() Engine { return Postgres }
 
 func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	if err := r.db.CheckNoTx(ctx, "DB.Read().Exec"); err != nil {
-		return 0, err
+	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
+		return tx.Exec(ctx, query, args...)
 	}
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
@@ -233,8 +233,8 @@ func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 }
 
 func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	if err := r.db.CheckNoTx(ctx, "DB.Read().Query"); err != nil {
-		return nil, err
+	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
+		return tx.Query(ctx, query, args...)
 	}
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
@@ -244,8 +244,8 @@ func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 }
 
 func (r pgxReader) QueryRow(ctx context.Context, query string, args ...any) Row {
-	if err := r.db.CheckNoTx(ctx, "DB.Read().QueryRow"); err != nil {
-		return errRow{err}
+	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
+		return tx.QueryRow(ctx, query, args...)
 	}
 	return pgxRow{r.pool.QueryRow(ctx, query, args...)}
 }

@@ -69,6 +69,20 @@ func (db *DB) txHeld(ctx context.Context, what string) error {
 	return err
 }
 
+// fallbackTx reports a read through DB.Read made while ctx holds a write
+// transaction, as CheckNoTx does (logged with the stack, counted, a panic in
+// test binaries), and returns the held transaction to read through instead:
+// in production the read is answered, without waiting for a second pooled
+// connection, rather than failing the request. Nil when ctx holds none.
+func (db *DB) fallbackTx(ctx context.Context, what string) *Tx {
+	tx := HeldTx(ctx)
+	if tx == nil {
+		return nil
+	}
+	_ = db.txHeld(ctx, what)
+	return tx
+}
+
 // Violations counts the requests CheckNoTx refused since Open (test
 // fixtures assert it stays zero).
 func (db *DB) Violations() int64 { return db.violations.Load() }
