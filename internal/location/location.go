@@ -203,7 +203,7 @@ func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]jso
 // Lookup finds a location by id alone, for a directory GET that does not
 // name the owner. It is ErrAmbiguous when several CPOs use the id.
 func (s *Service) Lookup(ctx context.Context, locationID string) (cc, pid string, err error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT country_code, party_id FROM locations WHERE id = $1 ORDER BY country_code, party_id LIMIT 2",
+	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT country_code, party_id FROM locations WHERE id = $1 ORDER BY country_code, party_id LIMIT 2",
 		ocpi.Key(locationID))
 	if err != nil {
 		return "", "", err
