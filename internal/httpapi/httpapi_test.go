@@ -333,15 +333,15 @@ func testAliases(t *testing.T, h *hubtest.Hub) {
 	}
 }
 
-// testVersionsAndDetails lists 2.3.0 (the Payments module), 2.2.1 and the
-// legacy 2.1.1 and 2.0, and
+// testVersionsAndDetails lists 2.3.0 (the Payments module), 2.2.1, 2.2 and
+// the legacy 2.1.1 and 2.0, and
 // every endpoint with identifier, role and an absolute URL the hub answers
 // at.
 func testVersionsAndDetails(t *testing.T, h *hubtest.Hub) {
 	var versions []ocpi.Version
 	h.Admin(t, "GET", "/ocpi/versions", nil, &versions)
 	wantVersions := []ocpi.Version{{Version: "2.3.0", URL: h.PublicURL() + "/ocpi/2.3.0"}, {Version: "2.2.1", URL: h.PublicURL() + "/ocpi/2.2.1"},
-		{Version: "2.1.1", URL: h.PublicURL() + "/ocpi/2.1.1"}, {Version: "2.0", URL: h.PublicURL() + "/ocpi/2.0"}}
+		{Version: "2.2", URL: h.PublicURL() + "/ocpi/2.2"}, {Version: "2.1.1", URL: h.PublicURL() + "/ocpi/2.1.1"}, {Version: "2.0", URL: h.PublicURL() + "/ocpi/2.0"}}
 	if diff := cmp.Diff(wantVersions, versions); diff != "" {
 		t.Fatalf("versions (-want +got):\n%s", diff)
 	}
