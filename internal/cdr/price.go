@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -58,26 +59,11 @@ func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR) PriceCheck {
 	if d.IsCredit() || d.TotalCost == nil {
 		return PriceCheck{}
 	}
-	loc, err := s.location(ctx, d)
+	in, err := s.pricingInput(ctx, d)
 	if err != nil {
-		return PriceCheck{Status: PriceUnpriceable, Note: "the location could not be read: " + err.Error()}
+		return PriceCheck{Status: PriceUnpriceable, Note: err.Error()}
 	}
-	tz := time.UTC
-	if loc != nil && loc.TimeZone != "" {
-		if z, err := time.LoadLocation(loc.TimeZone); err == nil {
-			tz = z
-		}
-	}
-	var fallback []ocpi.Tariff
-	if len(d.Tariffs) == 0 {
-		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
-			return PriceCheck{Status: PriceUnpriceable, Note: "the connector's tariffs could not be read: " + err.Error()}
-		}
-		if len(fallback) == 0 {
-			return PriceCheck{Status: PriceUnpriceable, Note: "the CDR carries no tariff and the hub knows none for its connector"}
-		}
-	}
-	cost, err := tariff.Price(tariff.ForCDR(d, fallback, tz))
+	cost, err := tariff.Price(in)
 	if err != nil {
 		return PriceCheck{Status: PriceUnpriceable, Note: err.Error()}
 	}
@@ -97,26 +83,36 @@ func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR) PriceCheck {
 // Explain prices a stored CDR again as it was checked, with the engine's
 // reasons: what the console shows beside the hub's price.
 func (s *Service) Explain(ctx context.Context, st *Stored) (*tariff.Cost, error) {
-	d := &st.CDR
-	loc, err := s.location(ctx, d)
+	in, err := s.pricingInput(ctx, &st.CDR)
 	if err != nil {
 		return nil, err
 	}
-	tz := time.UTC
-	if loc != nil && loc.TimeZone != "" {
-		if z, err := time.LoadLocation(loc.TimeZone); err == nil {
-			tz = z
-		}
+	in.Explain = true
+	return tariff.Price(in)
+}
+
+// pricingInput is what prices d: its own tariffs, or its connector's when it
+// carries none, in its location's time zone (UTC when the hub does not know
+// the location).
+func (s *Service) pricingInput(ctx context.Context, d *ocpi.CDR) (tariff.Input, error) {
+	loc, err := s.location(ctx, d)
+	if err != nil {
+		return tariff.Input{}, fmt.Errorf("the location could not be read: %w", err)
+	}
+	var tz *time.Location
+	if loc != nil {
+		tz = tariff.Zone(loc.TimeZone)
 	}
 	var fallback []ocpi.Tariff
 	if len(d.Tariffs) == 0 {
 		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
-			return nil, err
+			return tariff.Input{}, fmt.Errorf("the connector's tariffs could not be read: %w", err)
+		}
+		if len(fallback) == 0 {
+			return tariff.Input{}, errors.New("the CDR carries no tariff and the hub knows none for its connector")
 		}
 	}
-	in := tariff.ForCDR(d, fallback, tz)
-	in.Explain = true
-	return tariff.Price(in)
+	return tariff.ForCDR(d, fallback, tz), nil
 }
 
 // location reads the CDR's location from the directory (nil when the hub

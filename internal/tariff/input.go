@@ -31,6 +31,17 @@ func ForSession(s *ocpi.Session, ts []ocpi.Tariff, tz *time.Location, now time.T
 	return in
 }
 
+// Zone is the time zone a location names (IANA), UTC when it names none or
+// one this machine does not know.
+func Zone(name string) *time.Location {
+	if name != "" {
+		if z, err := time.LoadLocation(name); err == nil {
+			return z
+		}
+	}
+	return time.UTC
+}
+
 // DecodeTariff reads a tariff in the 2.2.1 shape, or in the 2.1.1 one (no
 // country_code; converted with the legacy converter, owned by cc/pid).
 func DecodeTariff(raw []byte, cc, pid string) (ocpi.Tariff, error) {

@@ -35,12 +35,7 @@ func (c *Connector) Estimates(amounts []pg.Amount, now time.Time) []Estimate {
 	if c.Tariff == nil || tariff.CheckPricing(c.Tariff) != nil {
 		return nil
 	}
-	tz := time.UTC
-	if c.TimeZone != "" {
-		if z, err := time.LoadLocation(c.TimeZone); err == nil {
-			tz = z
-		}
-	}
+	tz := tariff.Zone(c.TimeZone)
 	kw := decimal.NewFromInt(c.MaxPowerW).Div(decimal.NewFromInt(1000))
 	if c.MaxPowerW <= 0 {
 		kw = decimal.RequireFromString("7.4")
@@ -108,12 +103,7 @@ func (s *Service) liveCost(ctx context.Context, o *Order, p *payment) (int64, bo
 	if err != nil || c.Tariff == nil {
 		return 0, false
 	}
-	tz := time.UTC
-	if c.TimeZone != "" {
-		if z, err := time.LoadLocation(c.TimeZone); err == nil {
-			tz = z
-		}
-	}
+	tz := tariff.Zone(c.TimeZone)
 	cost, err := tariff.Price(tariff.ForSession(&sess, []ocpi.Tariff{*c.Tariff}, tz, s.now()))
 	if err != nil {
 		return 0, false
