@@ -205,11 +205,6 @@ func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row 
 	return r.read.QueryRowContext(ctx, query, args...)
 }
 
-// errRow is a Row whose Scan fails with err.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
-
 type pgxReader struct {
 	db   *DB
 	pool interface {
