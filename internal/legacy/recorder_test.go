@@ -46,7 +46,10 @@ ocpihub_legacy_fields_dropped_total{field="state",module="locations",version="2.
 # HELP ocpihub_legacy_requests_total OCPI requests in a deprecated version (2.1.1, 2.0), by version, party (CC-PID, or unknown before authentication) and direction (in: the partner calls the hub; out: the hub calls the partner).
 # TYPE ocpihub_legacy_requests_total counter
 ocpihub_legacy_requests_total{direction="in",party="unknown",version="2.0"} 1
+ocpihub_legacy_requests_total{direction="in",party="unknown",version="2.1.1"} 0
 ocpihub_legacy_requests_total{direction="out",party="NL-ABC",version="2.0"} 1
+ocpihub_legacy_requests_total{direction="out",party="unknown",version="2.0"} 0
+ocpihub_legacy_requests_total{direction="out",party="unknown",version="2.1.1"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "ocpihub_legacy_requests_total"); err != nil {
 		t.Error(err)
