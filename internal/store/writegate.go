@@ -66,7 +66,7 @@ func newWriteGate(engine Engine, poolSize int) *writeGate {
 // once it has committed or rolled back.
 func (g *writeGate) acquire(ctx context.Context, background bool) (func(), error) {
 	if !g.serial {
-		if !background {
+		if !background || g.bgSlots == nil {
 			return func() {}, nil
 		}
 		select {
