@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"sort"
@@ -399,7 +400,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		}
 		for _, o := range objs {
 			if got := snapshot(o); got != before[o] {
-				t.Errorf("%s changed the %s:\nbefore %s\nafter  %s", pattern, o, before[o], got)
+				t.Errorf("%s changed the %s: %s", pattern, o, firstDifference(before[o], got))
 				before[o] = got
 			}
 		}
@@ -672,7 +673,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 }
 
 var (
-	lastSeen    = regexp.MustCompile(`"last_seen_at":"[^"]*",?|"health":\{[^{}]*\},?`)
+	lastSeen    = regexp.MustCompile(`"last_seen_at":"[^"]*",?|,?"health":\{[^{}]*\}`)
 	deliveryIDs = regexp.MustCompile(`"id":[0-9]+`)
 )
 
@@ -738,4 +739,18 @@ func bodyOf(resp *ocpiclient.Response) string {
 		return ""
 	}
 	return string(resp.Body)
+}
+
+// firstDifference shows where two snapshots part: the text around the first
+// differing byte of each.
+func firstDifference(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	around := func(s string) string {
+		lo, hi := max(0, i-160), min(len(s), i+160)
+		return s[lo:hi]
+	}
+	return fmt.Sprintf("at byte %d\nbefore …%s…\nafter  …%s…", i, around(a), around(b))
 }
