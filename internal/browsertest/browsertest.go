@@ -140,5 +140,32 @@ func (b *Browser) Text(sel string) string {
 	return Get(b, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
 }
 
+// WaitText polls the visible text of the element matching sel until it
+// contains want, for at most 30 s, and returns the last text read. After a
+// click that navigates, the page before may still match sel (a flash message
+// of the previous action), so waiting for visibility alone is not enough.
+func (b *Browser) WaitText(sel, want string) string {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var text string
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible))
+		cancel()
+		if err == nil {
+			text = v
+			if strings.Contains(text, want) {
+				return text
+			}
+		}
+		if time.Now().After(deadline) {
+			return text
+		}
+		<-tick.C
+	}
+}
+
 // Context returns the browser context for chromedp calls the helpers lack.
 func (b *Browser) Context() context.Context { return b.ctx }
