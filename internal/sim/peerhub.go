@@ -55,8 +55,29 @@ func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger) (*PeerHub, e
 	r := &EMSP{Platform: c.Platform, locations: newDirectory(), tariffs: newDirectory()}
 	c.Handle("locations", "RECEIVER", "/emsp/locations", r.receiver(r.locations, "/emsp/locations"))
 	c.Handle("tariffs", "RECEIVER", "/emsp/tariffs", r.receiver(r.tariffs, "/emsp/tariffs"))
+	// The eMSP's tokens: the list ocpihub pulls, and the authorizations
+	// of its tokens at ocpihub's CPOs.
+	c.Handle("tokens", "SENDER", "/emsp/tokens", r.handleTokens)
 	r.handleSessionModules()
 	return &PeerHub{CPO: c, EMSP: e, Received: r}, nil
+}
+
+// EMSPToken returns a valid token of the eMSP behind the hub.
+func (h *PeerHub) EMSPToken(uid, typ, whitelist string) map[string]any {
+	return map[string]any{"country_code": h.EMSP.CountryCode, "party_id": h.EMSP.PartyID, "uid": uid, "type": typ,
+		"contract_id": "C-" + uid, "issuer": "Peer eMSP", "valid": true, "whitelist": whitelist,
+		"last_updated": ocpi.NewDateTime(time.Now())}
+}
+
+// KeepToken adds a token of the eMSP behind the hub to its tokens sender
+// without pushing it (ocpihub learns of it by a pull), and answers its
+// authorizations.
+func (h *PeerHub) KeepToken(tok map[string]any) {
+	uid, _ := tok["uid"].(string)
+	typ, _ := tok["type"].(string)
+	h.Received.st.mu.Lock()
+	h.Received.st.tokens[tokenKey(uid, typ)] = clone(tok)
+	h.Received.st.mu.Unlock()
 }
 
 // parties are the ClientInfo objects the hub lists.
