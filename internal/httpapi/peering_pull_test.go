@@ -94,13 +94,29 @@ func TestPeerHubPull(t *testing.T) {
 			t.Errorf("the peer hub got %d sessions and %d CDRs of its own back", n, m)
 		}
 
+		// The eMSP behind the peer hub updates its token by a push through
+		// the peer hub: it reaches our CPO, never the peer hub.
+		theirs["whitelist"], theirs["last_updated"] = "NEVER", time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+		b.peer.KeepToken(theirs)
+		resp, err := b.peer.Raw(ctx, http.MethodPut, hubURL(t, b.peer.Platform, "tokens", "/DE/BBB/THEIRS9?type=RFID"), theirs, nil)
+		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+			t.Fatalf("token of DE/BBB pushed by the peer hub: %v %+v", err, resp)
+		}
+		waitFor(t, "the updated token at our CPO", func() bool {
+			got := b.cpo.ReceivedToken("DE", "BBB", "THEIRS9", "RFID")
+			return got != nil && got["whitelist"] == "NEVER"
+		})
+		if b.peer.ReceivedToken("DE", "BBB", "THEIRS9", "RFID") != nil {
+			t.Error("the peer hub got its own eMSP's token back")
+		}
+
 		// Our direct CPO asks to authorize the pulled token: the hub routes
 		// the request through the peer hub to the token's eMSP.
 		u, ok := b.cpo.HubEndpoint("tokens", "SENDER")
 		if !ok {
 			t.Fatal("the hub lists no tokens SENDER")
 		}
-		resp, err := b.cpo.Raw(ctx, http.MethodPost, u+"/THEIRS9/authorize?type=RFID", nil, nil)
+		resp, err = b.cpo.Raw(ctx, http.MethodPost, u+"/THEIRS9/authorize?type=RFID", nil, nil)
 		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
 			t.Fatalf("authorize THEIRS9 at IN/DIR: %v %+v", err, resp)
 		}
