@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,50 @@ func TestPeerHubConnectInitiated(t *testing.T) {
 			ci, ok := emsp.ClientInfo("CPO", "DE", "AAA")
 			return ok && ci.Status == "CONNECTED"
 		})
+	})
+}
+
+// TestPeerHub22: a peer hub that speaks OCPI 2.2 registers on 2.2 and
+// reaches our HubClientInfo receiver, sender and its parties' modules under
+// /ocpi/2.2/ (the receiver was listed in the 2.2 details but not served).
+func TestPeerHub22(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 2*time.Minute)
+		emsp, err := sim.StartEMSP("Our eMSP", "NL", "EMS", hubtest.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(emsp.Close)
+		h.Register(t, emsp.Platform)
+		peer, err := sim.StartPeerHub("Peer 22", "DE/P22", "DE/A22", "DE/B22", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.2"} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(peer.Close)
+		h.Register(t, peer.Platform)
+		if peer.HubVersion() != "2.2" {
+			t.Fatalf("the peer hub speaks %q with us, want 2.2", peer.HubVersion())
+		}
+		if u, ok := peer.HubEndpoint("hubclientinfo", "RECEIVER"); !ok || !strings.Contains(u, "/ocpi/2.2/") {
+			t.Fatalf("hubclientinfo RECEIVER %q, want a 2.2 URL", u)
+		}
+		resp, err := peer.PushClientInfo(ctx, clientInfo("DE", "C22", "EMSP", "CONNECTED", time.Now()))
+		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+			t.Fatalf("ClientInfo PUT on 2.2: %v %+v", err, resp)
+		}
+		waitFor(t, "DE/C22 and DE/A22 behind the peer hub", func() bool {
+			p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "C22")
+			c, err2 := h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "A22")
+			return err == nil && err2 == nil && p.Name == "Peer 22" && c.ID == p.ID
+		})
+		resp, err = peer.Raw(ctx, http.MethodGet, hubURL(t, peer.Platform, "hubclientinfo", "/DE/C22"), nil, nil)
+		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+			t.Fatalf("ClientInfo GET on 2.2: %v %+v", err, resp)
+		}
+		if err := peer.PublishLocation(ctx, "L22", "E1"); err != nil {
+			t.Fatalf("location of DE/A22 on 2.2: %v", err)
+		}
+		waitFor(t, "DE/A22's location at our eMSP", func() bool { return emsp.Location("DE", "A22", "L22") != nil })
 	})
 }

@@ -40,15 +40,15 @@ type PeerHub struct {
 }
 
 // StartPeerHub starts a peer hub hub with a CPO cpo and an eMSP emsp behind
-// it (each "CC/PID").
-func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger) (*PeerHub, error) {
+// it (each "CC/PID"); tweak adjusts its options (e.g. its versions).
+func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger, tweak ...func(*Options)) (*PeerHub, error) {
 	hcc, hpid, _ := strings.Cut(hub, "/")
 	ccc, cpid, _ := strings.Cut(cpo, "/")
 	ecc, epid, _ := strings.Cut(emsp, "/")
 	e := ClientInfo{CountryCode: ecc, PartyID: epid, Role: "EMSP", Status: "CONNECTED", LastUpdated: ocpi.NewDateTime(time.Now())}
-	c, err := StartCPO(name, ccc, cpid, logger, func(o *Options) {
+	c, err := StartCPO(name, ccc, cpid, logger, append([]func(*Options){func(o *Options) {
 		o.Hub = &PeerHubOptions{CountryCode: hcc, PartyID: hpid, Behind: []ClientInfo{e}}
-	})
+	}}, tweak...)...)
 	if err != nil {
 		return nil, err
 	}
