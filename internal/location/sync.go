@@ -64,7 +64,7 @@ func NewSyncer(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service
 	s := &Syncer{db: db, jobs: jc, hub: h, parties: parties, locations: locations, tariffs: tariffs, clock: clk, logger: logger,
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocpihub_sync_objects_total",
-			Help: "Objects pulled from CPOs' sender interfaces, by module and outcome (changed, unchanged, stale, invalid).",
+			Help: "Objects pulled from partners' sender interfaces, by module and outcome (changed, unchanged, stale, invalid).",
 		}, []string{"module", "outcome"})}
 	s.AddModule(tariff.Module, party.RoleCPO, false, func(ctx context.Context, p *party.Platform, cc, pid, id string, raw []byte) (bool, error) {
 		_, changed, err := s.tariffs.Put(ctx, tariff.Change{PlatformID: p.ID}, tariff.Ref{CountryCode: cc, PartyID: pid, ID: id}, raw)
