@@ -111,7 +111,7 @@ func settings(cfg *app.Config) []setting {
 			cfg.WebhookTimeout = d
 			return nil
 		}, cfg.WebhookTimeout.String()},
-		{"sync-interval", "OCPIHUB_SYNC_INTERVAL", "how often CPOs' locations and tariffs are pulled since the last pull (0 disables)", func(v string) error {
+		{"sync-interval", "OCPIHUB_SYNC_INTERVAL", "how often CPOs' locations and tariffs, and peer hubs' tokens, sessions and CDRs too, are pulled since the last pull (0 disables)", func(v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {
 				return fmt.Errorf("want a duration such as 1h, or 0")

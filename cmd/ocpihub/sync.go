@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,35 +12,40 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-const syncUsage = `Usage: ocpihub sync locations|tariffs --party CC-PID [--since 2026-01-01T00:00:00Z] [--all] [--json]
+const syncUsage = `Usage: ocpihub sync locations|tariffs|tokens|sessions|cdrs --party CC-PID [--since 2026-01-01T00:00:00Z] [--all] [--json]
 
-Pulls a CPO's locations or tariffs from its SENDER interface (following Link pages) into the
-hub's directory: the recovery path when pushes were missed. Each object is validated like a
-push; invalid ones are logged and counted, not stored. Real changes are broadcast to the
-eMSPs by the running hub (the command enqueues the pushes in the shared database).
+Pulls a partner's objects from its SENDER interface (following Link pages) into the hub: the
+recovery path when pushes were missed. Locations, tariffs, sessions and CDRs are pulled from a
+CPO, tokens from an eMSP; a peer hub is asked for every party behind it (name any of them).
+Each object is validated like a push; invalid ones are logged and counted, not stored. Real
+changes are sent on by the running hub (the command enqueues the pushes in the shared database).
 
-  --party CC-PID   the CPO, e.g. NL-TNM
+  --party CC-PID   the CPO or eMSP, e.g. NL-TNM
   --since TIME     pull objects changed since TIME (default: the last successful pull)
   --all            pull everything, ignoring the last successful pull
 
 Takes the serve flags (--db, …) too.
 `
 
+// syncModules are the modules `ocpihub sync` pulls (those of the hub's
+// Syncer).
+var syncModules = []string{"locations", "tariffs", "tokens", "sessions", "cdrs"}
+
 func cmdSync(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(e.stdout, syncUsage)
 		if len(args) == 0 {
-			return usageError{"sync needs a module: locations or tariffs"}
+			return usageError{"sync needs a module: locations, tariffs, tokens, sessions or cdrs"}
 		}
 		return nil
 	}
 	module, rest := args[0], args[1:]
-	if module != "locations" && module != "tariffs" {
-		return usageError{fmt.Sprintf("unknown module %q: want locations or tariffs", module)}
+	if !slices.Contains(syncModules, module) {
+		return usageError{fmt.Sprintf("unknown module %q: want one of %s", module, strings.Join(syncModules, ", "))}
 	}
 	fs, cfg, apply := newFlagSet(e, "sync "+module, "sync "+module+" --party CC-PID [flags]")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	partyFlag := fs.String("party", "", "the CPO as CC-PID (required)")
+	partyFlag := fs.String("party", "", "the CPO or eMSP as CC-PID (required)")
 	sinceFlag := fs.String("since", "", "pull objects changed since this time (RFC 3339)")
 	all := fs.Bool("all", false, "pull everything")
 	if err := fs.Parse(rest); err != nil {
@@ -65,7 +71,11 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer a.Close(context.Background())
-	p, err := a.Parties.FindByParty(ctx, party.RoleCPO, cc, pid)
+	role := party.RoleCPO
+	if module == "tokens" {
+		role = party.RoleEMSP
+	}
+	p, err := a.Parties.FindByParty(ctx, role, cc, pid)
 	if err != nil {
 		return err
 	}

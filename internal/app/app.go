@@ -301,6 +301,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Syncer = syncer
 	a.wireSessions(pub, hc.Backoff)
+	a.wirePulls()
 	a.wirePayments()
 	if err := a.buildUPI(opts.InsertOnly); err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ func TestRevokeInvitation(t *testing.T) {
 			t.Fatal(err)
 		}
 		planned := func() bool {
-			list, _, err := h.Parties.ListClientInfo(ctx, ocpi.PageRequest{Limit: 100})
+			list, _, err := h.Parties.ListClientInfo(ctx, 0, ocpi.PageRequest{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -59,3 +59,62 @@ func TestPeerHubPage(t *testing.T) {
 		}
 	})
 }
+
+// TestPeerHubConflictPage: two peer hubs list the same party; both pages
+// show the conflict: the first hub keeps the party (also listed by the
+// other), the second does not reach it (another hub listed it first).
+func TestPeerHubConflictPage(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		ids := make([]int64, 2)
+		for i, name := range []string{"Peer One", "Peer Two"} {
+			hubParty, emsp := "DE/PH1", "DE/BB1"
+			if i == 1 {
+				hubParty, emsp = "DE/PH2", "DE/BB2"
+			}
+			peer, err := sim.StartPeerHub(name, hubParty, "DE/AAA", emsp, hubtest.Logger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(peer.Close)
+			h.Register(t, peer.Platform)
+			deadline := time.Now().Add(time.Minute)
+			for {
+				cc, pid, _ := strings.Cut(emsp, "/")
+				p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, cc, pid)
+				if err == nil {
+					ids[i] = p.ID
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the parties behind %s were not pulled", name)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		c := newClient(t, h)
+		c.signIn()
+		row := func(id int64) string {
+			t.Helper()
+			p := c.get("/console/parties/" + itoa(id))
+			i := strings.Index(p.body, `id="peer-parties"`)
+			if p.status != http.StatusOK || i < 0 {
+				t.Fatalf("peer hub page: HTTP %d\n%s", p.status, p.body)
+			}
+			rest := p.body[i:]
+			j := strings.Index(rest, "DE-AAA")
+			if j < 0 {
+				t.Fatalf("DE-AAA not on the page of #%d", id)
+			}
+			rest = rest[j:]
+			return rest[:strings.Index(rest, "</tr>")]
+		}
+		if first := row(ids[0]); !strings.Contains(first, "yes") || !strings.Contains(first, "conflict") || !strings.Contains(first, "#"+itoa(ids[1])) {
+			t.Errorf("the first peer hub's row of DE-AAA: %s", first)
+		}
+		if second := row(ids[1]); !strings.Contains(second, "conflict") || !strings.Contains(second, "another peer hub listed it first") || strings.Contains(second, "yes") {
+			t.Errorf("the second peer hub's row of DE-AAA: %s", second)
+		}
+	})
+}

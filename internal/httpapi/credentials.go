@@ -73,7 +73,7 @@ func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), req)
+	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), senderOf(r), req)
 	if err != nil {
 		return err
 	}

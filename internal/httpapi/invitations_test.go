@@ -52,7 +52,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 		}
 		listed := func() bool {
 			t.Helper()
-			list, _, err := h.Parties.ListClientInfo(ctx, ocpi.PageRequest{Limit: 100})
+			list, _, err := h.Parties.ListClientInfo(ctx, 0, ocpi.PageRequest{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -98,7 +98,7 @@ func routeRules() map[string]routeRule {
 	const v = "/ocpi/2.2.1"
 	add(rule(classShared, "emsp", ""), "GET", v+"/hubclientinfo")
 	// Only peer hubs list parties; anyone else naming a party gets 404.
-	add(rule(classParty, "cpo emsp", ""), "PUT", v+"/clientinfo/{country_code}/{party_id}")
+	add(rule(classParty, "cpo emsp", ""), "GET PUT", v+"/clientinfo/{country_code}/{party_id}")
 	add(rule(classParty, "cpo", objLocation), "GET PUT PATCH DELETE",
 		v+"/cpo/locations/{cc}/{pid}/{location_id}",
 		v+"/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}",

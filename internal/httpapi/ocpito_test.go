@@ -150,7 +150,8 @@ func TestOCPIToRules(t *testing.T) {
 
 // TestSelfAddressedOffsetClient: a client that always sends OCPI-to = its
 // own party and pages by rebuilding offset URLs (ignoring Link) exports
-// every object of the hub's senders.
+// every object of every hub sender it uses: locations, tariffs, sessions
+// and CDRs as an eMSP, tokens as a CPO.
 func TestSelfAddressedOffsetClient(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
@@ -174,22 +175,54 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, err := cli.PullAll(ctx, "locations", 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for _, raw := range got {
-			var l struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(raw, &l); err != nil {
+		const m = 4
+		for i := range m {
+			id := "T" + strconv.Itoa(i)
+			if err := cpo.PutTariff(ctx, id, map[string]any{"country_code": "NL", "party_id": "OFC", "id": id, "currency": "INR",
+				"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
+				"last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
 				t.Fatal(err)
 			}
-			seen[l.ID] = true
+			tok := cli.NewToken("TOK"+strconv.Itoa(i), "RFID", "ALWAYS")
+			if _, err := cli.PutToken(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+			sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC0", "evse_uid": "E1", "connector_id": "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cpo.StopSession(ctx, sid); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if len(got) != n || len(seen) != n {
-			t.Errorf("the client exported %d locations (%d distinct), want %d", len(got), len(seen), n)
+		for _, c := range []struct {
+			p      *sim.Platform
+			module string
+			key    string
+			want   int
+		}{
+			{cli.Platform, "locations", "id", n},
+			{cli.Platform, "tariffs", "id", m},
+			{cli.Platform, "sessions", "id", m},
+			{cli.Platform, "cdrs", "id", m},
+			{cpo.Platform, "tokens", "uid", m},
+		} {
+			got, err := c.p.PullAll(ctx, c.module, 3)
+			if err != nil {
+				t.Fatalf("%s: %v", c.module, err)
+			}
+			seen := map[string]bool{}
+			for _, raw := range got {
+				var obj map[string]any
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					t.Fatal(err)
+				}
+				id, _ := obj[c.key].(string)
+				seen[id] = true
+			}
+			if len(got) != c.want || len(seen) != c.want {
+				t.Errorf("the client exported %d %s (%d distinct), want %d", len(got), c.module, len(seen), c.want)
+			}
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 // peer hub pushes its parties to, and the operator's view of the peers.
 func (s *Server) peeringRoutes() {
 	s.handle("PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", platform, s.handleClientInfoPut)
+	s.handle("GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", platform, s.handleClientInfoGet)
 	s.handle("GET /admin/peers", admin, s.handleAdminPeers)
 }
 
@@ -37,6 +38,17 @@ func (s *Server) handleClientInfoPut(w http.ResponseWriter, r *http.Request) err
 	return s.ok(w, nil)
 }
 
+// handleClientInfoGet is the HubClientInfo receiver's GET: a peer hub reads
+// one party as we hold it.
+func (s *Server) handleClientInfoGet(w http.ResponseWriter, r *http.Request) error {
+	ci, err := s.cfg.Parties.GetClientInfo(r.Context(), party.CallerFrom(r.Context()), r.PathValue("country_code"), r.PathValue("party_id"))
+	if err != nil {
+		return err
+	}
+	ci.Role = string(party.RoleFor(versionOf(r), party.Role(ci.Role)))
+	return s.ok(w, ci)
+}
+
 // handleAdminPeers lists every peer hub with the parties behind it and their
 // reachability.
 func (s *Server) handleAdminPeers(w http.ResponseWriter, r *http.Request) error {
@@ -56,6 +68,11 @@ func peeringDocs() apiDocs {
 				Summary:     "A peer hub reports one party behind it and its connection status",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise); a body naming another party than the URL gets 2001. The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
 				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
+			},
+			"GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}": {
+				Summary:     "A peer hub reads one party as this hub holds it",
+				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise). A party the calling peer hub lists is answered as that hub reported it; any other party as this hub's own HubClientInfo lists it; an unknown party is HTTP 404.",
+				Tag:         "hubclientinfo", Data: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
 			},
 			"GET /admin/peers": {
 				Summary: "Peer hubs with the parties behind them: status, reachability, conflicts", Tag: "admin",

@@ -13,7 +13,7 @@ import (
 // "Changes between OCPI 2.2 and 2.2.1"): CdrLocation.postal_code was
 // required in 2.2, and SignedValue.signed_data was at most 512 characters.
 // What a 2.2 partner sends us is therefore valid 2.2.1 and goes to the
-// 2.2.1 handlers unchanged: /ocpi/2.2/{cpo,emsp,ptp,payments,hubclientinfo}/…
+// 2.2.1 handlers unchanged: /ocpi/2.2/{cpo,emsp,ptp,payments,hubclientinfo,clientinfo}/…
 // is served by the 2.2.1 route of the same path (CanonicalPath). Only
 // versions and credentials have routes of their own, because the version a
 // partner registers through is the version it speaks. What we send a 2.2
@@ -38,7 +38,7 @@ func v22Alias(p string) string {
 	}
 	seg, _, _ := strings.Cut(rest, "/")
 	switch seg {
-	case "cpo", "emsp", "ptp", "payments", "hubclientinfo":
+	case "cpo", "emsp", "ptp", "payments", "hubclientinfo", "clientinfo":
 		return "/ocpi/2.2.1/" + rest
 	}
 	return p

@@ -20,11 +20,12 @@ import (
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
 
-// Syncer pulls CPOs' locations and tariffs from their SENDER interfaces: the
-// recovery path when pushes were missed (transport.md §10: "the receiving
-// side re-syncs with GET, date_from = last successful sync"). Each object is
-// validated like a push; invalid ones are logged and counted, not stored;
-// only real changes are broadcast and emitted.
+// Syncer pulls partners' SENDER interfaces: CPOs' locations and tariffs, and
+// the modules added with AddModule (a peer hub's tokens, sessions and CDRs).
+// It is the recovery path when pushes were missed (transport.md §10: "the
+// receiving side re-syncs with GET, date_from = last successful sync"). Each
+// object is validated like a push; invalid ones are logged and counted, not
+// stored; only real changes are broadcast and emitted.
 type Syncer struct {
 	db        *store.DB
 	jobs      *jobs.Client
@@ -35,6 +36,26 @@ type Syncer struct {
 	clock     clock.Clock
 	logger    *slog.Logger
 	objects   *prometheus.CounterVec
+	// modules are the pullable modules in pull order.
+	modules []pullModule
+}
+
+// PullFunc stores one object pulled from platform p, of the party cc/pid
+// (one p hosts or represents in the module's role) with id (uid for a
+// token). It reports whether anything changed; an ocpi.StaleError or an
+// EINVALID error is counted as stale or invalid and the pull goes on.
+type PullFunc func(ctx context.Context, p *party.Platform, cc, pid, id string, raw []byte) (changed bool, err error)
+
+// pullModule is a module the Syncer pulls: the role of the parties whose
+// objects it holds, and how an object is stored.
+type pullModule struct {
+	name string
+	role party.Role
+	put  PullFunc
+	// peersOnly: the periodic pull asks peer hubs only (their parties'
+	// objects reach us through one more hop that may have dropped them);
+	// a direct partner's are pulled on demand.
+	peersOnly bool
 }
 
 // NewSyncer returns a Syncer and registers its job on jc.
@@ -43,14 +64,16 @@ func NewSyncer(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service
 	s := &Syncer{db: db, jobs: jc, hub: h, parties: parties, locations: locations, tariffs: tariffs, clock: clk, logger: logger,
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocpihub_sync_objects_total",
-			Help: "Objects pulled from CPOs' sender interfaces, by module and outcome (changed, unchanged, stale, invalid).",
+			Help: "Objects pulled from partners' sender interfaces, by module and outcome (changed, unchanged, stale, invalid).",
 		}, []string{"module", "outcome"})}
-	// Every module and outcome exists from the start, at 0.
-	for _, m := range []string{Module, tariff.Module} {
-		for _, o := range []string{"changed", "unchanged", "invalid"} {
-			s.objects.WithLabelValues(m, o)
-		}
-	}
+	s.AddModule(tariff.Module, party.RoleCPO, false, func(ctx context.Context, p *party.Platform, cc, pid, id string, raw []byte) (bool, error) {
+		_, changed, err := s.tariffs.Put(ctx, tariff.Change{PlatformID: p.ID}, tariff.Ref{CountryCode: cc, PartyID: pid, ID: id}, raw)
+		return changed, err
+	})
+	s.AddModule(Module, party.RoleCPO, false, func(ctx context.Context, p *party.Platform, cc, pid, id string, raw []byte) (bool, error) {
+		res, err := s.locations.Put(ctx, Change{PlatformID: p.ID}, Ref{CountryCode: cc, PartyID: pid, LocationID: id}, raw)
+		return res.Changed, err
+	})
 	if reg != nil {
 		reg.MustRegister(s.objects)
 	}
@@ -58,6 +81,36 @@ func NewSyncer(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service
 		jobs.AddWorker(jc, &syncWorker{s: s})
 	}
 	return s
+}
+
+// AddModule makes module pullable from the SENDER interfaces of platforms
+// hosting (or representing) parties of role, storing each object with put.
+// peersOnly limits the periodic pull to peer hubs. Modules are pulled in the
+// order they were added. It is meant for wiring, before the hub runs.
+func (s *Syncer) AddModule(module string, role party.Role, peersOnly bool, put PullFunc) {
+	s.modules = append(s.modules, pullModule{name: module, role: role, put: put, peersOnly: peersOnly})
+	// Every module and outcome exists from the start, at 0.
+	for _, o := range []string{"changed", "unchanged", "invalid"} {
+		s.objects.WithLabelValues(module, o)
+	}
+}
+
+// Modules returns the names of the pullable modules.
+func (s *Syncer) Modules() []string {
+	out := make([]string, 0, len(s.modules))
+	for _, m := range s.modules {
+		out = append(out, m.name)
+	}
+	return out
+}
+
+func (s *Syncer) module(name string) (pullModule, bool) {
+	for _, m := range s.modules {
+		if m.name == name {
+			return m, true
+		}
+	}
+	return pullModule{}, false
 }
 
 // SyncResult counts what a pull did.
@@ -85,16 +138,17 @@ func (s *Syncer) LastSync(ctx context.Context, platformID int64, module string) 
 	return time.UnixMicro(us).UTC(), nil
 }
 
-// Sync pulls module (locations or tariffs) from a CPO platform, changed since
-// since (zero: everything), and records the pull's start as the platform's
-// last successful sync.
+// Sync pulls module (one of Modules) from a platform, changed since since
+// (zero: everything), and records the pull's start as the platform's last
+// successful sync. A peer hub is asked as a hub, for every party behind it.
 func (s *Syncer) Sync(ctx context.Context, module string, platformID int64, since time.Time) (SyncResult, error) {
 	res := SyncResult{Module: module}
 	if !since.IsZero() {
 		res.Since = ocpi.NewDateTime(since)
 	}
-	if module != Module && module != tariff.Module {
-		return res, fmt.Errorf("cannot sync %q: want locations or tariffs", module)
+	m, ok := s.module(module)
+	if !ok {
+		return res, fmt.Errorf("cannot sync %q: want one of %v", module, s.Modules())
 	}
 	p, err := s.parties.Find(ctx, platformID)
 	if err != nil {
@@ -104,10 +158,10 @@ func (s *Syncer) Sync(ctx context.Context, module string, platformID int64, sinc
 		res.Party = p.Roles[0].String()
 	}
 	start := s.clock.Now()
-	err = s.hub.Pull(ctx, platformID, module, party.RoleCPO, since, func(items []json.RawMessage) error {
+	err = s.hub.Pull(ctx, platformID, module, m.role, since, func(items []json.RawMessage) error {
 		for _, raw := range items {
 			res.Received++
-			outcome, err := s.one(ctx, p, module, raw)
+			outcome, err := s.one(ctx, p, m, raw)
 			if err != nil {
 				return err
 			}
@@ -150,19 +204,27 @@ func (s *Syncer) Sync(ctx context.Context, module string, platformID int64, sinc
 
 // one stores one pulled object; it returns changed, unchanged, stale (older
 // than the hub's copy: kept) or invalid.
-func (s *Syncer) one(ctx context.Context, p *party.Platform, module string, raw []byte) (string, error) {
+func (s *Syncer) one(ctx context.Context, p *party.Platform, m pullModule, raw []byte) (string, error) {
+	module := m.name
 	var head struct {
 		CountryCode string `json:"country_code"`
 		PartyID     string `json:"party_id"`
 		ID          string `json:"id"`
+		UID         string `json:"uid"`
 	}
-	if json.Unmarshal(raw, &head) != nil || head.ID == "" {
+	if json.Unmarshal(raw, &head) != nil {
+		head.ID, head.UID = "", ""
+	}
+	if head.ID == "" {
+		head.ID = head.UID // a token's key
+	}
+	if head.ID == "" {
 		s.logger.WarnContext(ctx, "pulled object without an id", "module", module, "platform", p.Name)
 		return "invalid", nil
 	}
 	owned := false
 	for _, r := range p.Roles {
-		if r.Role == party.RoleCPO && r.Matches(head.CountryCode, head.PartyID) {
+		if r.Role == m.role && r.Matches(head.CountryCode, head.PartyID) {
 			owned = true
 		}
 	}
@@ -171,15 +233,7 @@ func (s *Syncer) one(ctx context.Context, p *party.Platform, module string, raw 
 			"country_code", head.CountryCode, "party_id", head.PartyID, "id", head.ID)
 		return "invalid", nil
 	}
-	var changed bool
-	var err error
-	if module == Module {
-		var res Result
-		res, err = s.locations.Put(ctx, Change{PlatformID: p.ID}, Ref{CountryCode: head.CountryCode, PartyID: head.PartyID, LocationID: head.ID}, raw)
-		changed = res.Changed
-	} else {
-		_, changed, err = s.tariffs.Put(ctx, tariff.Change{PlatformID: p.ID}, tariff.Ref{CountryCode: head.CountryCode, PartyID: head.PartyID, ID: head.ID}, raw)
-	}
+	changed, err := m.put(ctx, p, head.CountryCode, head.PartyID, head.ID, raw)
 	if ocpi.AsStale(err) != nil {
 		// The hub holds a newer copy (a push overtook the pull).
 		return "stale", nil
@@ -218,6 +272,7 @@ func (w *syncWorker) Work(ctx context.Context, job *river.Job[SyncAllArgs]) erro
 }
 
 // SyncAll pulls locations and tariffs from every connected CPO platform that
+// offers them, and the other modules from every connected peer hub that
 // offers them, each since its last successful pull.
 func (s *Syncer) SyncAll(ctx context.Context) error {
 	ps, err := s.parties.List(ctx, party.Filter{Status: []party.Status{party.StatusConnected}})
@@ -225,10 +280,14 @@ func (s *Syncer) SyncAll(ctx context.Context) error {
 		return err
 	}
 	for _, p := range ps {
-		if p.Connection == party.ClientOffline || !hasRole(p, party.RoleCPO) {
+		if p.Connection == party.ClientOffline {
 			continue
 		}
-		for _, module := range []string{tariff.Module, Module} {
+		for _, m := range s.modules {
+			module := m.name
+			if !hasRole(p, m.role) || (m.peersOnly && !p.IsPeerHub()) {
+				continue
+			}
 			if _, ok := p.Endpoint(module, ocpi.InterfaceSender); !ok {
 				continue
 			}

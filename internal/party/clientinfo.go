@@ -107,9 +107,17 @@ func (s *Service) enqueueClientInfo(ctx context.Context, tx *store.Tx, self int6
 	return nil
 }
 
-// ListClientInfo is the HubClientInfo sender: every party we know, paged.
-func (s *Service) ListClientInfo(ctx context.Context, p ocpi.PageRequest) ([]ClientInfo, ocpi.Page, error) {
-	l := store.List{Table: "client_info", Columns: "pk, last_updated, role, country_code, party_id, status"}.WithPage(p)
+// ListClientInfo is the HubClientInfo sender: every party we know (ours,
+// our partners', and those behind peer hubs), paged, as platform forID sees
+// it: a peer hub is not told about the parties it lists itself (loop rule).
+func (s *Service) ListClientInfo(ctx context.Context, forID int64, p ocpi.PageRequest) ([]ClientInfo, ocpi.Page, error) {
+	l := store.List{Table: "client_info", Columns: "pk, last_updated, role, country_code, party_id, status"}
+	if forID != 0 {
+		l.Where = []string{`NOT EXISTS (SELECT 1 FROM peer_parties pp WHERE pp.platform_id = $1
+			AND pp.country_code = client_info.country_code AND pp.party_id = client_info.party_id)`}
+		l.Args = []any{forID}
+	}
+	l = l.WithPage(p)
 	var page ocpi.Page
 	total, err := l.Count(ctx, s.db.ReadIn(ctx))
 	if err != nil {

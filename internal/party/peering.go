@@ -130,6 +130,10 @@ func peerFor(ctx context.Context, q store.Querier, role Role, cc, pid string) (i
 	return id, err
 }
 
+// IsPeerHub reports whether the platform is another roaming hub (its own
+// roles include HUB).
+func (p *Platform) IsPeerHub() bool { return isPeerHub(p.Roles) }
+
 // PartyStatus returns the ConnectionStatus a peer hub reported for cc/pid,
 // or "" when the platform hosts the party itself (or not at all).
 func (p *Platform) PartyStatus(cc, pid string) string {

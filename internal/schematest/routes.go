@@ -39,6 +39,7 @@ var Routes221 = []Route{
 	{Method: "DELETE", Pattern: "/ocpi/2.2.1/credentials"},
 	{Method: "GET", Pattern: "/ocpi/2.2.1/hubclientinfo", Success: "[]ClientInfo"},
 	{Method: "PUT", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}"},
+	{Method: "GET", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Success: "ClientInfo"},
 
 	// Locations and tariffs: the CPO receivers (GET returns the hub's copy;
 	// PUT, PATCH and DELETE answer without data) and the eMSP directory.

@@ -59,16 +59,23 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 // Put creates or replaces a session with raw (a full Session, charging
 // periods included). It reports whether the session is new.
 func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (created bool, err error) {
+	created, _, err = s.Store(ctx, ch, r, raw)
+	return created, err
+}
+
+// Store is Put that also reports whether anything changed: a pull tells a
+// copy it already holds from a new or updated one.
+func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
 	var sess ocpi.Session
 	if err := ocpi.Decode(raw, &sess); err != nil {
-		return false, err
+		return false, false, err
 	}
 	if err := checkSession(&sess, r); err != nil {
-		return false, err
+		return false, false, err
 	}
 	body, err := ocpi.Canonical(raw, &sess)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	evseID := s.evseID(ctx, r, &sess)
 	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
@@ -83,10 +90,11 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 		if cur != nil && bytes.Equal(cur.canon, body) {
 			return nil
 		}
+		changed = true
 		push := hub.Push{Method: http.MethodPut, Path: r.path(sess.ID), Body: body, Full: true}
 		return s.save(ctx, tx, ch, r, cur, &sess, body, evseID, push)
 	})
-	return created, err
+	return created, changed, err
 }
 
 // Patch applies a partial Session to a stored one: charging_periods are

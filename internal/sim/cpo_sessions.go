@@ -46,6 +46,9 @@ type cpoState struct {
 	seq        int
 	profiles   []Command
 	background sync.WaitGroup
+	// losePushes: sessions and CDRs are kept but never reach the hub (a
+	// lost push; the hub's pull recovers them).
+	losePushes bool
 }
 
 // handleSessionModules adds the modules a CPO offers for tokens, commands,
@@ -168,9 +171,24 @@ func (c *CPO) handleTokens(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// LosePushes makes the CPO's session and CDR pushes get lost on the way (it
+// keeps the objects and serves them from its senders, so only a pull brings
+// them to the hub), or stops that.
+func (c *CPO) LosePushes(lose bool) {
+	c.st.mu.Lock()
+	c.st.losePushes = lose
+	c.st.mu.Unlock()
+}
+
 // hubPush sends method to one of the hub's module RECEIVER URLs plus path
-// segments and requires success.
+// segments and requires success (nil, nil: a push lost on the way).
 func (c *CPO) hubPush(ctx context.Context, module, method string, body any, path ...string) (*ocpiclient.Response, error) {
+	c.st.mu.Lock()
+	lose := c.st.losePushes
+	c.st.mu.Unlock()
+	if lose {
+		return nil, nil
+	}
 	base, found := c.HubEndpoint(module, "RECEIVER")
 	if !found {
 		return nil, fmt.Errorf("the hub lists no %s RECEIVER", module)

@@ -40,23 +40,44 @@ type PeerHub struct {
 }
 
 // StartPeerHub starts a peer hub hub with a CPO cpo and an eMSP emsp behind
-// it (each "CC/PID").
-func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger) (*PeerHub, error) {
+// it (each "CC/PID"); tweak adjusts its options (e.g. its versions).
+func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger, tweak ...func(*Options)) (*PeerHub, error) {
 	hcc, hpid, _ := strings.Cut(hub, "/")
 	ccc, cpid, _ := strings.Cut(cpo, "/")
 	ecc, epid, _ := strings.Cut(emsp, "/")
 	e := ClientInfo{CountryCode: ecc, PartyID: epid, Role: "EMSP", Status: "CONNECTED", LastUpdated: ocpi.NewDateTime(time.Now())}
-	c, err := StartCPO(name, ccc, cpid, logger, func(o *Options) {
+	c, err := StartCPO(name, ccc, cpid, logger, append([]func(*Options){func(o *Options) {
 		o.Hub = &PeerHubOptions{CountryCode: hcc, PartyID: hpid, Behind: []ClientInfo{e}}
-	})
+	}}, tweak...)...)
 	if err != nil {
 		return nil, err
 	}
 	r := &EMSP{Platform: c.Platform, locations: newDirectory(), tariffs: newDirectory()}
 	c.Handle("locations", "RECEIVER", "/emsp/locations", r.receiver(r.locations, "/emsp/locations"))
 	c.Handle("tariffs", "RECEIVER", "/emsp/tariffs", r.receiver(r.tariffs, "/emsp/tariffs"))
+	// The eMSP's tokens: the list ocpihub pulls, and the authorizations
+	// of its tokens at ocpihub's CPOs.
+	c.Handle("tokens", "SENDER", "/emsp/tokens", r.handleTokens)
 	r.handleSessionModules()
 	return &PeerHub{CPO: c, EMSP: e, Received: r}, nil
+}
+
+// EMSPToken returns a valid token of the eMSP behind the hub.
+func (h *PeerHub) EMSPToken(uid, typ, whitelist string) map[string]any {
+	return map[string]any{"country_code": h.EMSP.CountryCode, "party_id": h.EMSP.PartyID, "uid": uid, "type": typ,
+		"contract_id": "C-" + uid, "issuer": "Peer eMSP", "valid": true, "whitelist": whitelist,
+		"last_updated": ocpi.NewDateTime(time.Now())}
+}
+
+// KeepToken adds a token of the eMSP behind the hub to its tokens sender
+// without pushing it (ocpihub learns of it by a pull), and answers its
+// authorizations.
+func (h *PeerHub) KeepToken(tok map[string]any) {
+	uid, _ := tok["uid"].(string)
+	typ, _ := tok["type"].(string)
+	h.Received.st.mu.Lock()
+	h.Received.st.tokens[tokenKey(uid, typ)] = clone(tok)
+	h.Received.st.mu.Unlock()
 }
 
 // parties are the ClientInfo objects the hub lists.

@@ -64,7 +64,7 @@ func (s *Service) IssueTx(ctx context.Context, tx *store.Tx, t ocpi.Token) (*ocp
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.put(ctx, tx, Change{}, r, &t, body); err != nil {
+	if _, _, err := s.put(ctx, tx, Change{}, r, &t, body); err != nil {
 		return nil, err
 	}
 	return &t, nil

@@ -239,45 +239,53 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 // Put creates or replaces a token with raw (a full Token). It reports
 // whether the token is new.
 func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (created bool, err error) {
-	var t ocpi.Token
-	if err := ocpi.Decode(raw, &t); err != nil {
-		return false, err
-	}
-	if err := checkToken(&t, r); err != nil {
-		return false, err
-	}
-	body, err := ocpi.Canonical(raw, &t)
-	if err != nil {
-		return false, err
-	}
-	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		created, err = s.put(ctx, tx, ch, r, &t, body)
-		return err
-	})
+	created, _, err = s.Store(ctx, ch, r, raw)
 	return created, err
 }
 
-// put stores a validated token and forwards it, inside tx.
-func (s *Service) put(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *ocpi.Token, body []byte) (bool, error) {
+// Store is Put that also reports whether anything changed: a pull tells a
+// copy it already holds from a new or updated one.
+func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
+	var t ocpi.Token
+	if err := ocpi.Decode(raw, &t); err != nil {
+		return false, false, err
+	}
+	if err := checkToken(&t, r); err != nil {
+		return false, false, err
+	}
+	body, err := ocpi.Canonical(raw, &t)
+	if err != nil {
+		return false, false, err
+	}
+	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		created, changed, err = s.put(ctx, tx, ch, r, &t, body)
+		return err
+	})
+	return created, changed, err
+}
+
+// put stores a validated token and forwards it, inside tx. It reports
+// whether the token is new and whether anything changed.
+func (s *Service) put(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *ocpi.Token, body []byte) (created, changed bool, err error) {
 	cur, err := lock(ctx, tx, r)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if cur != nil {
 		if err := ocpi.CheckFresh(Module, "token "+r.String(), ocpi.LastUpdatedOf(cur.body), t.LastUpdated); err != nil {
-			return false, err
+			return false, false, err
 		}
 		if bytes.Equal(cur.canon, body) {
-			return false, nil
+			return false, false, nil
 		}
 	}
 	if err := s.write(ctx, tx, r, cur, t, body); err != nil {
-		return false, err
+		return false, false, err
 	}
 	push := hub.Push{Module: Module, ObjectKey: r.key(), Method: http.MethodPut, Path: r.path(t.UID), Body: body, Full: true,
 		CorrelationID: ch.CorrelationID}
-	return cur == nil, s.forward(ctx, tx, ch, r, t, push)
+	return cur == nil, true, s.forward(ctx, tx, ch, r, t, push)
 }
 
 // Patch applies a partial Token (which must carry last_updated) to a stored
