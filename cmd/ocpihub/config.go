@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,6 +145,13 @@ func settings(cfg *app.Config) []setting {
 			return nil
 		}, "0s"},
 		{"upi-cdr-deadline", "OCPIHUB_UPI_CDR_DEADLINE", "how long after a UPI session ends its CDR may take before cdr.missing is raised", duration(&cfg.UPICDRDeadline), "1h"},
+		{"upi-cost-mismatch", "OCPIHUB_UPI_COST_MISMATCH", "how a UPI payment is settled when the hub flags its CDR's total_cost: hold (for the operator), cdr (on the CDR's total) or hub (on the hub's price)", func(v string) error {
+			if !slices.Contains(upi.MismatchPolicies, v) {
+				return fmt.Errorf("want hold, cdr or hub")
+			}
+			cfg.UPICostMismatch = v
+			return nil
+		}, upi.MismatchHold},
 		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC*PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
 			var out []string
 			for _, f := range strings.Split(v, ",") {

@@ -97,8 +97,11 @@ type Config struct {
 	UPIPaymentWindow   time.Duration
 	UPISessionDeadline time.Duration
 	UPICDRDeadline     time.Duration
-	UPIOtherTokenCPOs  []string
-	UPIStartDelay      time.Duration
+	// UPICostMismatch is how a UPI payment is settled on a CDR the hub
+	// flagged: upi.MismatchHold (default), MismatchCDR or MismatchHub.
+	UPICostMismatch   string
+	UPIOtherTokenCPOs []string
+	UPIStartDelay     time.Duration
 	// UPIPollInterval and UPIRetryBase tune the pending-payment polls and
 	// the retries of START_SESSION and refunds (tests shorten them).
 	UPIPollInterval time.Duration

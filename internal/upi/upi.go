@@ -93,6 +93,10 @@ type Config struct {
 	// OtherTokenCPOs are CPO parties ("CC*PID") that reject AD_HOC_USER
 	// tokens: START_SESSION sends them a token of type OTHER.
 	OtherTokenCPOs []string
+	// CostMismatch is how a payment is settled when the hub flagged its
+	// CDR's total_cost (MismatchHold, the default; MismatchCDR;
+	// MismatchHub).
+	CostMismatch string
 }
 
 // withDefaults fills zero settings with their defaults.
@@ -120,6 +124,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSessionAge <= 0 {
 		c.MaxSessionAge = 24 * time.Hour
+	}
+	if c.CostMismatch == "" {
+		c.CostMismatch = MismatchHold
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	return c
