@@ -51,7 +51,7 @@ type PaymentView struct {
 	// CostHold is the settlement of a payment whose CDR the hub flagged:
 	// both totals and the decision.
 	CostHold *CostHoldView `json:"cost_hold,omitempty"`
-	Audit   []AuditEntry `json:"audit,omitempty"`
+	Audit    []AuditEntry  `json:"audit,omitempty"`
 
 	CreatedAt   ocpi.DateTime `json:"created_at"`
 	LastUpdated ocpi.DateTime `json:"last_updated"`
