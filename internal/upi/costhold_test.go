@@ -52,6 +52,10 @@ func TestCostMismatchHold(t *testing.T) {
 			!strings.Contains(d["description"].(string), "272.88") {
 			t.Errorf("payment.needs_attention %v", d)
 		}
+		st, err := b.h.UPI.OrderStatus(b.ctx, mustOrder(t, b, p))
+		if err != nil || st.Stage != upi.StageCharging || !strings.Contains(st.Message, "checking it") {
+			t.Errorf("the driver's status page while held: %+v %v", st, err)
+		}
 		list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=true", nil))
 		if len(list) != 1 || list[0].ID != p.ID || list[0].CostHold == nil || list[0].CostHold.HubTotal != "272.88" {
 			t.Errorf("attention list %+v", list)
