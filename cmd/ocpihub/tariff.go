@@ -134,17 +134,9 @@ func cmdTariff(ctx context.Context, e env, args []string) error {
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(priceReport{Report: tariff.NewReport(cost, own), TimeZone: tz.String(), TimeZoneFrom: from})
-}
-
-// priceReport is the output of tariff price: the engine's report and the
-// time zone its restrictions were read in.
-type priceReport struct {
-	*tariff.Report
-	TimeZone string `json:"time_zone"`
-	// TimeZoneFrom says where the zone came from: flag, location file, hub,
-	// or default (UTC).
-	TimeZoneFrom string `json:"time_zone_from"`
+	rep := tariff.NewReport(cost, own)
+	rep.TimeZone, rep.TimeZoneFrom = tz.String(), from
+	return enc.Encode(rep)
 }
 
 // priceZone decides the time zone of tariff price: --time-zone, else the
