@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
@@ -143,4 +146,41 @@ func TestCDRPriceCheck(t *testing.T) {
 			}
 		}
 	}, fast)
+}
+
+// TestCDRPriceTolerance: the operator's tolerance decides what is flagged:
+// with 20 % allowed, a total 10 % above the hub's price is ok; with 0 and
+// 0 %, one paisa off is a mismatch.
+func TestCDRPriceTolerance(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, abs, pct, total, want string
+	}{{"wide", "0", "20", "165.00", cdr.PriceOK}, {"exact", "0", "0", "150.01", cdr.PriceMismatch}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+				b := setup(t, h)
+				if err := b.cpo.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.cpo.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
+					t.Fatal(err)
+				}
+				mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("TOL1", "S1", c.total)), nil, http.StatusCreated, 1000)
+				got, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "TOL1"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Price.Status != c.want {
+					t.Errorf("price check %+v, want %s", got.Price, c.want)
+				}
+			}, fast, func(o *hubtest.Options) {
+				prev := o.Config
+				o.Config = func(cfg *app.Config) {
+					prev(cfg)
+					cfg.CDRPriceTolerance = &cdr.Tolerance{Absolute: decimal.RequireFromString(c.abs), Percent: decimal.RequireFromString(c.pct)}
+				}
+			})
+		})
+	}
 }
