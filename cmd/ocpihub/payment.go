@@ -153,6 +153,13 @@ func printPayment(e env, asJSON bool, p *upi.PaymentView) error {
 	if c := p.CDR; c != nil {
 		fmt.Fprintf(&b, "  cdr      %s, %s kWh, %s\n", c.ID, c.TotalKWh, c.TotalCost)
 	}
+	if h := p.CostHold; h != nil {
+		decision := "HELD: settle with payment resolve --settle-on cdr|hub"
+		if h.SettledOn != "" {
+			decision = "settled on " + h.SettledOn + " by the " + h.DecidedBy
+		}
+		fmt.Fprintf(&b, "  mismatch CDR %s total %s, hub's price %s: %s\n", h.CDRID, h.CDRTotal, orDash(h.HubTotal), decision)
+	}
 	for _, r := range p.Refunds {
 		fmt.Fprintf(&b, "  refund   %s %s %s (%s) %s\n", r.RefundID, r.Amount, r.Status, r.Kind, r.Reason)
 	}

@@ -36,6 +36,10 @@
 //     settled payment is captured = cost + refunded + not_refundable −
 //     shortfall (the shortfall is the part of the cost the capture did not
 //     cover).
+//   - A CDR whose total_cost the hub's own price disputes (internal/cdr's
+//     price check) does not settle its payment by default: the payment is
+//     held for the operator, who settles it on the CDR's total or the hub's
+//     price (Resolve; hold.go says why holding is the default).
 package upi
 
 import (
