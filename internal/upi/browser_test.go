@@ -37,6 +37,17 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	t.Parallel()
 	br := browsertest.New(t)
 	b := setup(t, store.SQLite)
+	// T1 again, with parking: free for the session's first 2 hours, then
+	// ₹100.00 an hour + 18 %.
+	t1 := tariffJSON("T1")
+	t1["last_updated"] = ts(10)
+	t1["elements"] = []any{
+		map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}},
+		map[string]any{"price_components": []any{map[string]any{"type": "PARKING_TIME", "price": "100", "vat": 18, "step_size": 60}},
+			"restrictions": map[string]any{"min_duration": 7200}}}
+	if err := b.cpo.PutTariff(b.ctx, "T1", t1); err != nil {
+		t.Fatal(err)
+	}
 	b.qr(t)
 	base := b.h.PublicURL()
 
@@ -56,6 +67,9 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	// 22.9 kWh.
 	if got := br.Text("#estimates"); !strings.Contains(got, "₹200.00 ≈ 9.1 kWh if you start now") || !strings.Contains(got, "₹500.00 ≈ 22.9 kWh") {
 		t.Errorf("estimates %q", got)
+	}
+	if got := br.Text("#parking"); got != "Parking costs ₹118.00 per hour once the session has lasted 2 h." {
+		t.Errorf("parking %q", got)
 	}
 	// The page fits a phone: nothing wider than the viewport.
 	if w := browsertest.Get(br, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
