@@ -7,12 +7,16 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/authguard"
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -144,6 +148,23 @@ func settings(cfg *app.Config) []setting {
 			return nil
 		}, "0s"},
 		{"upi-cdr-deadline", "OCPIHUB_UPI_CDR_DEADLINE", "how long after a UPI session ends its CDR may take before cdr.missing is raised", duration(&cfg.UPICDRDeadline), "1h"},
+		{"cdr-price-tolerance", "OCPIHUB_CDR_PRICE_TOLERANCE", "how far a CDR's total_cost may be from the hub's price before it is flagged: an amount in currency units and a percentage of the hub's price, the larger applies", func(v string) error {
+			abs, pct, ok := strings.Cut(v, ",")
+			a, err1 := decimal.NewFromString(strings.TrimSpace(abs))
+			p, err2 := decimal.NewFromString(strings.TrimSuffix(strings.TrimSpace(pct), "%"))
+			if !ok || err1 != nil || err2 != nil || a.IsNegative() || p.IsNegative() {
+				return fmt.Errorf("want an amount and a percentage such as 0.05,1%%")
+			}
+			cfg.CDRPriceTolerance = &cdr.Tolerance{Absolute: a, Percent: p}
+			return nil
+		}, "0.05,1%"},
+		{"upi-cost-mismatch", "OCPIHUB_UPI_COST_MISMATCH", "how a UPI payment is settled when the hub flags its CDR's total_cost: hold (for the operator), cdr (on the CDR's total) or hub (on the hub's price)", func(v string) error {
+			if !slices.Contains(upi.MismatchPolicies, v) {
+				return fmt.Errorf("want hold, cdr or hub")
+			}
+			cfg.UPICostMismatch = v
+			return nil
+		}, upi.MismatchHold},
 		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC*PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
 			var out []string
 			for _, f := range strings.Split(v, ",") {

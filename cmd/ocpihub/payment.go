@@ -17,8 +17,9 @@ const paymentUsage = `Usage: ocpihub payment <command> [flags]
   list [--status S] [--attention]
                         list UPI payments (newest changes last); --attention: those an operator must look at
   show ID               show a payment with its chain: order, command, session, CDR, refunds, receipt, audit
-  resolve ID --note TEXT
-                        clear a payment's attention flag once dealt with (the note is audited)
+  resolve ID --note TEXT [--settle-on cdr|hub]
+                        clear a payment's attention flag once dealt with (the note is audited);
+                        a payment held on a CDR cost mismatch needs --settle-on: the CDR's total or the hub's price
   refund ID --amount RUPEES [--refund-id ID] [--reason TEXT]
                         refund part of a payment; the running hub sends it to the payment gateway
                         (--refund-id is the idempotency key: repeating the command refunds once)
@@ -37,7 +38,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "payment "+sub, "payment "+sub+" [flags]")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	var status, note, amount, refundID, reason *string
+	var status, note, amount, refundID, reason, settleOn *string
 	var attention *bool
 	switch sub {
 	case "list":
@@ -46,6 +47,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	case "show":
 	case "resolve":
 		note = fs.String("note", "", "what was done (required)")
+		settleOn = fs.String("settle-on", "", "settle a payment held on a CDR cost mismatch on the CDR's total (cdr) or the hub's price (hub)")
 	case "refund":
 		amount = fs.String("amount", "", "amount in rupees, e.g. 120.50 (required)")
 		refundID = fs.String("refund-id", "", "idempotency key (default: generated; repeat it to retry safely)")
@@ -113,7 +115,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 		}
 		return printPayment(e, *asJSON, p)
 	case "resolve":
-		p, err := u.ResolveAttention(ctx, id, *note)
+		p, err := u.Resolve(ctx, id, upi.Resolution{Note: *note, SettleOn: *settleOn})
 		if err != nil {
 			return err
 		}
@@ -150,6 +152,13 @@ func printPayment(e env, asJSON bool, p *upi.PaymentView) error {
 	}
 	if c := p.CDR; c != nil {
 		fmt.Fprintf(&b, "  cdr      %s, %s kWh, %s\n", c.ID, c.TotalKWh, c.TotalCost)
+	}
+	if h := p.CostHold; h != nil {
+		decision := "HELD: settle with payment resolve --settle-on cdr|hub"
+		if h.SettledOn != "" {
+			decision = "settled on " + h.SettledOn + " by the " + h.DecidedBy
+		}
+		fmt.Fprintf(&b, "  mismatch CDR %s total %s, hub's price %s: %s\n", h.CDRID, h.CDRTotal, orDash(h.HubTotal), decision)
 	}
 	for _, r := range p.Refunds {
 		fmt.Fprintf(&b, "  refund   %s %s %s (%s) %s\n", r.RefundID, r.Amount, r.Status, r.Kind, r.Reason)

@@ -100,6 +100,7 @@ func TestPaymentCommands(t *testing.T) {
 			{[]string{"payment", "refund", "UPINOPE", "--amount", "10.00"}, 1, "not found"},
 			{[]string{"payment", "resolve", "UPINOPE", "--note", "done"}, 1, "not found"},
 			{[]string{"payment", "resolve", "UPINOPE"}, 1, "note"},
+			{[]string{"payment", "resolve", "UPINOPE", "--note", "x", "--settle-on", "half"}, 1, "settle_on"},
 			{[]string{"payment", "frobnicate"}, 2, "unknown payment command"},
 		} {
 			if _, errOut, code := cli(t, h, c.args...); code != c.code || !strings.Contains(errOut, c.text) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/authguard"
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 )
@@ -97,8 +98,14 @@ type Config struct {
 	UPIPaymentWindow   time.Duration
 	UPISessionDeadline time.Duration
 	UPICDRDeadline     time.Duration
-	UPIOtherTokenCPOs  []string
-	UPIStartDelay      time.Duration
+	// CDRPriceTolerance is how far a CDR's total_cost may be from the hub's
+	// price before it is flagged (nil: cdr.DefaultTolerance).
+	CDRPriceTolerance *cdr.Tolerance
+	// UPICostMismatch is how a UPI payment is settled on a CDR the hub
+	// flagged: upi.MismatchHold (default), MismatchCDR or MismatchHub.
+	UPICostMismatch   string
+	UPIOtherTokenCPOs []string
+	UPIStartDelay     time.Duration
 	// UPIPollInterval and UPIRetryBase tune the pending-payment polls and
 	// the retries of START_SESSION and refunds (tests shorten them).
 	UPIPollInterval time.Duration

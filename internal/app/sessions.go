@@ -20,6 +20,9 @@ func (a *App) wireSessions(pub *url.URL, backoff func(int) time.Duration) {
 	a.Tokens = token.New(a.DB, a.Hub, a.Parties, dir, a.Events, a.Clock, a.Logger, token.Config{})
 	a.Sessions = session.New(a.DB, a.Hub, a.Parties, dir, a.Events, a.Clock, a.Logger)
 	a.CDRs = cdr.New(a.DB, a.Hub, a.Parties, a.Sessions, a.Events, a.Clock, a.Logger, a.Registry)
+	if t := a.Config.CDRPriceTolerance; t != nil {
+		a.CDRs.SetTolerance(*t)
+	}
 	a.Commands = command.New(a.DB, a.Jobs, a.Hub, a.Parties, a.Sessions, dir, a.Client, a.Events, a.Clock, a.Logger, command.Config{
 		PublicURL:      pub.String(),
 		TimeoutMargin:  a.Config.CommandTimeoutMargin,

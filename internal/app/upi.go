@@ -64,6 +64,7 @@ func (a *App) buildUPI(insertOnly bool) error {
 		PublicURL: a.PublicURL(), EMSPCountryCode: cfg.CountryCode, EMSPPartyID: cfg.EMSPPartyID, EMSPName: cfg.EMSPName, Presets: cfg.UPIPresets, MinPaise: cfg.UPIMinPaise, MaxPaise: cfg.UPIMaxPaise,
 		PaymentWindow: cfg.UPIPaymentWindow, SessionDeadline: cfg.UPISessionDeadline, CDRDeadline: cfg.UPICDRDeadline,
 		OtherTokenCPOs: cfg.UPIOtherTokenCPOs, StartDelay: cfg.UPIStartDelay, PollInterval: cfg.UPIPollInterval, RetryBase: cfg.UPIRetryBase,
+		CostMismatch: cfg.UPICostMismatch,
 	}, d)
 	if a.Commands != nil {
 		a.Commands.RegisterHook(upiHook, func(ctx context.Context, r command.HookResult) error {
@@ -77,7 +78,7 @@ func (a *App) buildUPI(insertOnly bool) error {
 	}
 	if a.CDRs != nil {
 		a.CDRs.Observe(func(ctx context.Context, tx *store.Tx, c *cdr.Stored) error {
-			return a.UPI.CDRStored(ctx, tx, &c.CDR)
+			return a.UPI.CDRPriced(ctx, tx, &c.CDR, upi.CDRPrice{Mismatch: c.Price.Status == cdr.PriceMismatch, Hub: c.Price.Hub})
 		})
 	}
 	return nil

@@ -87,10 +87,17 @@ func (c *Console) paymentPages() ([]Page, []Action) {
 			Do: func(r *http.Request) (Result, error) {
 				id := r.PathValue("id")
 				back := "/payments/" + id
-				if _, err := c.cfg.UPI.ResolveAttention(r.Context(), id, r.PostFormValue("note")); err != nil {
+				res := upi.Resolution{Note: r.PostFormValue("note"), SettleOn: r.PostFormValue("settle_on")}
+				if _, err := c.cfg.UPI.Resolve(r.Context(), id, res); err != nil {
 					return Result{Redirect: back}, err
 				}
-				c.logger.InfoContext(r.Context(), "console: payment attention resolved", "payment_id", id)
+				c.logger.InfoContext(r.Context(), "console: payment attention resolved", "payment_id", id, "settle_on", res.SettleOn)
+				if res.SettleOn == upi.MismatchHub {
+					return Result{Redirect: back, Flash: "Payment " + id + " is settled on the hub's price."}, nil
+				}
+				if res.SettleOn == upi.MismatchCDR {
+					return Result{Redirect: back, Flash: "Payment " + id + " is settled on the CDR's total."}, nil
+				}
 				return Result{Redirect: back, Flash: "Payment " + id + " no longer needs attention."}, nil
 			},
 		}}

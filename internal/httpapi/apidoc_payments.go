@@ -83,9 +83,8 @@ func paymentDocs() apiDocs {
 	routes["GET "+u+"/payments"] = upiDoc(Doc{Summary: "UPI payments with their chain (QR, session, CDR, refunds), paged", Data: []*upi.PaymentView{}, Paged: true, Params: payParams})
 	routes["GET "+u+"/payments/attention"] = upiDoc(Doc{Summary: "Payments that need the operator", Data: []*upi.PaymentView{}, Paged: true})
 	routes["GET "+u+"/payments/{payment_id}"] = upiDoc(Doc{Summary: "One payment and its chain", Data: &upi.PaymentView{}})
-	routes["POST "+u+"/payments/{payment_id}/resolve"] = upiDoc(Doc{Summary: "Clear a payment's attention flag, with a note", Request: struct {
-		Note string `json:"note"`
-	}{}, Data: &upi.PaymentView{}})
+	routes["POST "+u+"/payments/{payment_id}/resolve"] = upiDoc(Doc{Summary: "Clear a payment's attention flag, with a note; a payment held on a CDR cost mismatch is settled on settle_on (cdr or hub)",
+		Request: upi.Resolution{}, Data: &upi.PaymentView{}})
 
 	return apiDocs{
 		Tag: openapi.Tag{Name: "payments", Description: "Direct Payment: PTPs' terminals, pre-authorised sessions and financial advice confirmations.",

@@ -16,7 +16,8 @@ type priceRequest struct {
 	Tariffs []json.RawMessage `json:"tariffs,omitempty"`
 	CDR     *ocpi.CDR         `json:"cdr,omitempty"`
 	Session *ocpi.Session     `json:"session,omitempty"`
-	// TimeZone is the location's (IANA name); default UTC.
+	// TimeZone is the location's (IANA name); default the time_zone of the
+	// CDR's or session's location when the hub holds it, else UTC.
 	TimeZone string `json:"time_zone,omitempty"`
 	// Now ends a live session's last period; default the hub's clock.
 	Now *ocpi.DateTime `json:"now,omitempty"`
@@ -34,13 +35,33 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	if (req.CDR == nil) == (req.Session == nil) {
 		return ocpi.Invalid("cdr", "give one of cdr and session")
 	}
-	tz := time.UTC
+	cc, pid, locID := "", "", ""
+	if req.CDR != nil {
+		cc, pid = req.CDR.CountryCode, req.CDR.PartyID
+		if req.CDR.CdrLocation != nil {
+			locID = req.CDR.CdrLocation.ID
+		}
+	} else {
+		cc, pid, locID = req.Session.CountryCode, req.Session.PartyID, req.Session.LocationID
+	}
+	tz, from := time.UTC, "default"
 	if req.TimeZone != "" {
 		z, err := time.LoadLocation(req.TimeZone)
 		if err != nil {
 			return ocpi.Invalid("time_zone", "is not a time zone name")
 		}
-		tz = z
+		tz, from = z, "request"
+	} else if locID != "" {
+		// The location's zone when the hub holds the location.
+		loc, err := s.directoryLocation(r.Context(), ocpi.Key(cc), ocpi.Key(pid), locID)
+		if err != nil {
+			return err
+		}
+		if loc != nil && loc.TimeZone != "" {
+			if z, err := time.LoadLocation(loc.TimeZone); err == nil {
+				tz, from = z, "location"
+			}
+		}
 	}
 	now := s.clock.Now()
 	if req.Now != nil {
@@ -48,11 +69,10 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	}
 	var in tariff.Input
 	var own *ocpi.Price
-	var cc, pid string
 	if req.CDR != nil {
-		in, own, cc, pid = tariff.ForCDR(req.CDR, nil, tz), req.CDR.TotalCost, req.CDR.CountryCode, req.CDR.PartyID
+		in, own = tariff.ForCDR(req.CDR, nil, tz), req.CDR.TotalCost
 	} else {
-		in, own, cc, pid = tariff.ForSession(req.Session, nil, tz, now), req.Session.TotalCost, req.Session.CountryCode, req.Session.PartyID
+		in, own = tariff.ForSession(req.Session, nil, tz, now), req.Session.TotalCost
 	}
 	if len(req.Tariffs) > 0 {
 		in.Tariffs = nil
@@ -69,5 +89,7 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return s.ok(w, tariff.NewReport(cost, own))
+	rep := tariff.NewReport(cost, own)
+	rep.TimeZone, rep.TimeZoneFrom = tz.String(), from
+	return s.ok(w, rep)
 }

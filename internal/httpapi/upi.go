@@ -235,13 +235,11 @@ func (s *Server) handlePaymentGet(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Note string `json:"note"`
-	}
+	var in upi.Resolution
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	p, err := s.cfg.UPI.ResolveAttention(r.Context(), r.PathValue("payment_id"), in.Note)
+	p, err := s.cfg.UPI.Resolve(r.Context(), r.PathValue("payment_id"), in)
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,11 @@ type Report struct {
 	// Difference that total − the engine's.
 	OwnTotalCost *ocpi.Price `json:"own_total_cost,omitempty"`
 	Difference   *ocpi.Price `json:"difference,omitempty"`
+	// TimeZone is the zone restrictions were read in, and TimeZoneFrom
+	// where it came from (the caller's choice, the location, or the UTC
+	// default).
+	TimeZone     string `json:"time_zone,omitempty"`
+	TimeZoneFrom string `json:"time_zone_from,omitempty"`
 }
 
 // NewReport puts a cost beside the total the CDR or session gave.

@@ -123,7 +123,8 @@ type Line struct {
 	VAT    ocpi.Number `json:"vat,omitzero"`
 	Cost   ocpi.Price  `json:"cost"`
 
-	used decimal.Decimal // volume used: kWh, hours, or 1
+	sum  acc             // volume used as it is priced: kWh, hours, or 1
+	used decimal.Decimal // the same, in the step unit, once priced
 	unit decimal.Decimal // volume billed, in the step unit: Wh, seconds, or 1
 	excl decimal.Decimal
 	incl decimal.Decimal
@@ -163,10 +164,6 @@ func Price(in Input) (*Cost, error) {
 	if tz == nil {
 		tz = time.UTC
 	}
-	segs, err := segments(in, tz)
-	if err != nil {
-		return nil, err
-	}
 	c := &Cost{Currency: in.Tariffs[0].Currency, Dimensions: map[string]ocpi.Price{}}
 	t0 := in.Tariffs[0]
 	if t0.StartDateTime != nil && in.Start.Before(t0.StartDateTime.Time) {
@@ -176,8 +173,8 @@ func Price(in Input) (*Cost, error) {
 		c.Warnings = append(c.Warnings, "the tariff was valid until "+t0.EndDateTime.String()+", before the session's start")
 	}
 	p := pricer{in: in, cost: c, lines: map[lineKey]*Line{}}
-	for _, s := range segs {
-		p.segment(s)
+	if err := segments(in, tz, p.segment); err != nil {
+		return nil, err
 	}
 	p.applySteps()
 	p.total()
@@ -204,7 +201,6 @@ type pricer struct {
 
 // segment prices one part of a period.
 func (p *pricer) segment(s segment) {
-	one := decimal.NewFromInt(1)
 	if s.reservation.IsPositive() {
 		p.price(s, DimTime, s.reservation, true)
 		if !p.rflatDone {
@@ -255,7 +251,7 @@ func (p *pricer) price(s segment, dim string, volume decimal.Decimal, reservatio
 		p.lines[k] = l
 		p.order = append(p.order, l)
 	}
-	l.used = plus(l.used, volume)
+	l.sum.add(volume)
 	l.last = p.step
 	return true
 }
@@ -287,6 +283,7 @@ var (
 	thousand = decimal.NewFromInt(1000)
 	hour     = decimal.NewFromInt(3600)
 	hundred  = decimal.NewFromInt(100)
+	one      = decimal.NewFromInt(1)
 )
 
 // divPrecision is the number of decimals kept when a price per hour or per
@@ -297,7 +294,7 @@ const divPrecision = 20
 // active component (cdrs.md §7) and bills the excess at that component.
 func (p *pricer) applySteps() {
 	for _, l := range p.order {
-		l.used = toUnit(l.Dimension, l.used)
+		l.used = toUnit(l.Dimension, l.sum.value())
 		l.unit = l.used
 	}
 	round := func(match func(*Line) bool) {
@@ -384,7 +381,12 @@ func (p *pricer) total() {
 
 // Round is the engine's one money rounding rule: 4 decimals (the OCPI number
 // precision), half away from zero.
-func Round(d decimal.Decimal) decimal.Decimal { return d.Round(12).Round(4) }
+func Round(d decimal.Decimal) decimal.Decimal {
+	if d.Exponent() >= -4 {
+		return d // exact to 4 decimals already: nothing to round
+	}
+	return d.Round(12).Round(4)
+}
 
 func price2(excl, incl decimal.Decimal) ocpi.Price {
 	in := ocpi.NumberFromDecimal(Round(incl))

@@ -414,6 +414,11 @@ func TestPriceRefuses(t *testing.T) {
 		{"dates inverted", `[{"price_components":[{"type":"TIME","price":1,"step_size":1}],"restrictions":{"start_date":"2025-02-01","end_date":"2025-01-01"}}]`, "elements[0].restrictions.end_date"},
 		{"empty time window", `[{"price_components":[{"type":"TIME","price":1,"step_size":1}],"restrictions":{"start_time":"10:00","end_time":"10:00"}}]`, "elements[0].restrictions.end_time"},
 		{"shadowed by an unrestricted element", `[{"price_components":[{"type":"ENERGY","price":0.25,"step_size":1}]},{"price_components":[{"type":"ENERGY","price":0.10,"step_size":1}],"restrictions":{"start_time":"22:00"}}]`, "elements[1].price_components[0].type"},
+		{"negative vat", `[{"price_components":[{"type":"ENERGY","price":0.25,"vat":-5,"step_size":1}]}]`, "elements[0].price_components[0].vat"},
+		{"negative step_size", `[{"price_components":[{"type":"TIME","price":1,"step_size":-60}]}]`, "elements[0].price_components[0].step_size"},
+		{"min_current above max_current", `[{"price_components":[{"type":"ENERGY","price":0.25,"step_size":1}],"restrictions":{"min_current":32,"max_current":16}}]`, "elements[0].restrictions.max_current"},
+		{"unknown reservation kind", `[{"price_components":[{"type":"TIME","price":1,"step_size":1}],"restrictions":{"reservation":"RESERVED"}}]`, "elements[0].restrictions.reservation"},
+		{"overlapping: the same restrictions twice, numbers written differently", `[{"price_components":[{"type":"ENERGY","price":1,"step_size":1}],"restrictions":{"max_power":11.0}},{"price_components":[{"type":"ENERGY","price":2,"step_size":1}],"restrictions":{"max_power":11}}]`, "elements[1].price_components[0].type"},
 		{"overlapping: the same restrictions twice", `[{"price_components":[{"type":"TIME","price":1,"step_size":1}],"restrictions":{"day_of_week":["MONDAY"]}},{"price_components":[{"type":"TIME","price":2,"step_size":1}],"restrictions":{"day_of_week":["MONDAY"]}}]`, "elements[1].price_components[0].type"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -430,6 +435,26 @@ func TestPriceRefuses(t *testing.T) {
 			}
 		})
 	}
+	// Time windows that overlap only in part are ordinary OCPI: the first
+	// element whose restrictions hold wins, so 12:00–18:00 costs 0.25 and
+	// 18:00–20:00 0.30 (2 kWh at 13:00 = 0.50; at 19:00 = 0.60).
+	t.Run("partly overlapping windows: the first element wins", func(t *testing.T) {
+		t.Parallel()
+		var tf ocpi.Tariff
+		raw := `{"country_code":"DE","party_id":"ALL","id":"T1","currency":"EUR","last_updated":"2019-01-01T00:00:00Z","elements":[` +
+			`{"price_components":[{"type":"ENERGY","price":0.25,"step_size":1}],"restrictions":{"start_time":"08:00","end_time":"18:00"}},` +
+			`{"price_components":[{"type":"ENERGY","price":0.30,"step_size":1}],"restrictions":{"start_time":"12:00","end_time":"20:00"}}]}`
+		if err := ocpi.Decode([]byte(raw), &tf); err != nil {
+			t.Fatal(err)
+		}
+		for clock, want := range map[string]string{"13:00": "0.5", "19:00": "0.6"} {
+			s := at(monday, clock, nil)
+			c, err := Price(Input{Tariffs: []ocpi.Tariff{tf}, Start: s, End: s.Add(time.Hour), Periods: []ocpi.ChargingPeriod{period(s, "ENERGY=2")}})
+			if err != nil || c.TotalCost.ExclVAT.String() != want {
+				t.Errorf("at %s: %v %v, want %s", clock, c, err, want)
+			}
+		}
+	})
 	t.Run("unknown tariff of a period", func(t *testing.T) {
 		t.Parallel()
 		p := period(start, "ENERGY=1")

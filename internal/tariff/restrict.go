@@ -2,12 +2,9 @@ package tariff
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -76,11 +73,13 @@ var weekdays = [...]string{"SUNDAY", "MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY
 // holds evaluates restrictions at the start of s, and, with explain, says
 // which one failed.
 func holds(r *ocpi.TariffRestrictions, s segment, explain bool) (bool, string) {
-	fail := func(format string, args ...any) (bool, string) {
+	// fail formats the reason only when it is asked for: pricing without
+	// explain must not allocate for every element it skips.
+	fail := func(reason func() string) (bool, string) {
 		if !explain {
 			return false, ""
 		}
-		return false, fmt.Sprintf(format, args...)
+		return false, reason()
 	}
 	now := s.local
 	if r.StartTime != "" || r.EndTime != "" {
@@ -96,7 +95,9 @@ func holds(r *ocpi.TariffRestrictions, s segment, explain bool) (bool, string) {
 			in = m >= start || m < end
 		}
 		if !in {
-			return fail("%s local is outside %s–%s", now.Format("15:04"), or(r.StartTime, "00:00"), or(r.EndTime, "24:00"))
+			return fail(func() string {
+				return fmt.Sprintf("%s local is outside %s–%s", now.Format("15:04"), or(r.StartTime, "00:00"), or(r.EndTime, "24:00"))
+			})
 		}
 	}
 	var date string
@@ -104,34 +105,38 @@ func holds(r *ocpi.TariffRestrictions, s segment, explain bool) (bool, string) {
 		date = now.Format(time.DateOnly)
 	}
 	if r.StartDate != "" && date < r.StartDate {
-		return fail("the date %s is before start_date %s", date, r.StartDate)
+		return fail(func() string { return fmt.Sprintf("the date %s is before start_date %s", date, r.StartDate) })
 	}
 	if r.EndDate != "" && date >= r.EndDate {
-		return fail("the date %s is not before end_date %s", date, r.EndDate)
+		return fail(func() string { return fmt.Sprintf("the date %s is not before end_date %s", date, r.EndDate) })
 	}
 	if len(r.DayOfWeek) > 0 {
 		day := weekdays[now.Weekday()]
 		if !slices.Contains(r.DayOfWeek, day) {
-			return fail("%s is not in day_of_week", day)
+			return fail(func() string { return fmt.Sprintf("%s is not in day_of_week", day) })
 		}
 	}
 	if r.MinKWh.Valid() && s.energyAt.LessThan(r.MinKWh.Decimal()) {
-		return fail("%s kWh consumed is below min_kwh %s", s.energyAt, r.MinKWh)
+		return fail(func() string { return fmt.Sprintf("%s kWh consumed is below min_kwh %s", s.energyAt, r.MinKWh) })
 	}
 	if r.MaxKWh.Valid() && !s.energyAt.LessThan(r.MaxKWh.Decimal()) {
-		return fail("%s kWh consumed reaches max_kwh %s", s.energyAt, r.MaxKWh)
+		return fail(func() string { return fmt.Sprintf("%s kWh consumed reaches max_kwh %s", s.energyAt, r.MaxKWh) })
 	}
 	secs := int64(s.elapsed / time.Second)
 	if r.MinDuration != nil && secs < *r.MinDuration {
-		return fail("the session has lasted %d s, below min_duration %d", secs, *r.MinDuration)
+		return fail(func() string {
+			return fmt.Sprintf("the session has lasted %d s, below min_duration %d", secs, *r.MinDuration)
+		})
 	}
 	if r.MaxDuration != nil && secs >= *r.MaxDuration {
-		return fail("the session has lasted %d s, reaching max_duration %d", secs, *r.MaxDuration)
+		return fail(func() string {
+			return fmt.Sprintf("the session has lasted %d s, reaching max_duration %d", secs, *r.MaxDuration)
+		})
 	}
 	for _, lim := range []struct {
 		name  string
 		limit ocpi.Number
-		value *decimal.Decimal
+		value opt
 		min   bool
 	}{
 		{"min_current", r.MinCurrent, s.lowCurrent, true}, {"max_current", r.MaxCurrent, s.highCurrent, false},
@@ -140,14 +145,14 @@ func holds(r *ocpi.TariffRestrictions, s segment, explain bool) (bool, string) {
 		if !lim.limit.Valid() {
 			continue
 		}
-		if lim.value == nil {
-			return fail("the period gives no value for %s", lim.name)
+		if !lim.value.ok {
+			return fail(func() string { return fmt.Sprintf("the period gives no value for %s", lim.name) })
 		}
-		if lim.min && lim.value.LessThan(lim.limit.Decimal()) {
-			return fail("%s is below %s %s", lim.value, lim.name, lim.limit)
+		if lim.min && lim.value.v.LessThan(lim.limit.Decimal()) {
+			return fail(func() string { return fmt.Sprintf("%s is below %s %s", lim.value.v, lim.name, lim.limit) })
 		}
-		if !lim.min && !lim.value.LessThan(lim.limit.Decimal()) {
-			return fail("%s reaches %s %s", lim.value, lim.name, lim.limit)
+		if !lim.min && !lim.value.v.LessThan(lim.limit.Decimal()) {
+			return fail(func() string { return fmt.Sprintf("%s reaches %s %s", lim.value.v, lim.name, lim.limit) })
 		}
 	}
 	return true, ""
@@ -237,8 +242,16 @@ func covers(a, b *ocpi.TariffRestrictions) bool {
 	if ra.Reservation != rb.Reservation {
 		return false
 	}
-	if reflect.DeepEqual(ra, ocpi.TariffRestrictions{Reservation: ra.Reservation}) {
-		return true
-	}
-	return reflect.DeepEqual(ra, rb)
+	return sameRestrictions(&ra, &ocpi.TariffRestrictions{Reservation: ra.Reservation}) || sameRestrictions(&ra, &rb)
+}
+
+// sameRestrictions compares restrictions by meaning (numbers by value: 1.0
+// is 1.00), without reflection: CheckPricing runs on every price.
+func sameRestrictions(a, b *ocpi.TariffRestrictions) bool {
+	num := func(x, y ocpi.Number) bool { return x.Valid() == y.Valid() && (!x.Valid() || x.Cmp(y) == 0) }
+	i64 := func(x, y *int64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.StartTime == b.StartTime && a.EndTime == b.EndTime && a.StartDate == b.StartDate && a.EndDate == b.EndDate &&
+		num(a.MinKWh, b.MinKWh) && num(a.MaxKWh, b.MaxKWh) && num(a.MinCurrent, b.MinCurrent) && num(a.MaxCurrent, b.MaxCurrent) &&
+		num(a.MinPower, b.MinPower) && num(a.MaxPower, b.MaxPower) && i64(a.MinDuration, b.MinDuration) &&
+		i64(a.MaxDuration, b.MaxDuration) && slices.Equal(a.DayOfWeek, b.DayOfWeek) && a.Reservation == b.Reservation
 }

@@ -18,15 +18,24 @@ type segment struct {
 	tariff   *ocpi.Tariff
 	from, to time.Time
 	local    time.Time // from, in the location's time zone
-	// energyAt is the energy consumed since the session's start, in kWh,
+	// energyAt is the energy consumed since the session's start, in kWh
+	// (kept only when the tariff has kWh restrictions: nothing else reads it),
 	// when the segment begins; elapsed the session's duration then.
 	energyAt decimal.Decimal
 	elapsed  time.Duration
 	// The volumes of the segment: kWh, and hours.
 	energy, time, parking, reservation decimal.Decimal
 	// The period's current (A) and power (kW): lowest and highest known
-	// values, nil when the period does not say.
-	lowCurrent, highCurrent, lowPower, highPower *decimal.Decimal
+	// values, not ok when the period does not say.
+	lowCurrent, highCurrent, lowPower, highPower opt
+}
+
+// opt is a value a period may not give (a value, not a pointer: a segment
+// is copied for every part of a period, and pricing must not allocate per
+// dimension).
+type opt struct {
+	v  decimal.Decimal
+	ok bool
 }
 
 // split is a point inside a period where restrictions are evaluated anew, as
@@ -39,21 +48,26 @@ type split struct {
 	energy *decimal.Decimal
 }
 
-// segments cuts the session's periods where a restriction's limit is crossed.
-func segments(in Input, tz *time.Location) ([]segment, error) {
-	periods := slices.Clone(in.Periods)
-	slices.SortStableFunc(periods, func(a, b ocpi.ChargingPeriod) int { return a.StartDateTime.Compare(b.StartDateTime.Time) })
+// segments cuts the session's periods where a restriction's limit is
+// crossed and hands each part to emit, in time order (streamed, not
+// collected: a 48-period session must not allocate a slice of parts).
+func segments(in Input, tz *time.Location, emit func(segment)) error {
+	byStart := func(a, b ocpi.ChargingPeriod) int { return a.StartDateTime.Compare(b.StartDateTime.Time) }
+	periods := in.Periods
+	if !slices.IsSortedFunc(periods, byStart) {
+		periods = slices.Clone(periods)
+		slices.SortStableFunc(periods, byStart)
+	}
 	end := in.End
 	if end.IsZero() {
 		end = in.Now
 	}
-	out := make([]segment, 0, len(periods)+4)
-	var consumed decimal.Decimal
+	var total acc // the energy of the periods before this one
 	limits := map[*ocpi.Tariff]*limitSet{}
 	for i, p := range periods {
 		t, err := tariffOf(in.Tariffs, p.TariffID)
 		if err != nil {
-			return nil, ocpi.Invalid(fmt.Sprintf("charging_periods[%d].tariff_id", i), err.Error())
+			return ocpi.Invalid(fmt.Sprintf("charging_periods[%d].tariff_id", i), err.Error())
 		}
 		from, to := p.StartDateTime.Time, end
 		if i+1 < len(periods) {
@@ -64,24 +78,28 @@ func segments(in Input, tz *time.Location) ([]segment, error) {
 		}
 		base := segment{period: i, tariff: t}
 		if err := base.volumes(i, p.Dimensions); err != nil {
-			return nil, err
+			return err
 		}
 		ls := limits[t]
 		if ls == nil {
 			ls = limitsOf(t)
 			limits[t] = ls
 		}
+		var consumed decimal.Decimal
+		if len(ls.kwh) > 0 {
+			consumed = total.value()
+		}
 		splits := cuts(ls, in.Start, from, to, consumed, base.energy, tz)
 		if len(splits) == 0 {
 			base.from, base.to, base.local = from, to, from.In(tz)
 			base.elapsed, base.energyAt = from.Sub(in.Start), consumed
-			out = append(out, base)
+			emit(base)
 		} else {
-			out = append(out, share(base, splits, from, to, consumed, in.Start, tz)...)
+			share(base, splits, from, to, consumed, in.Start, tz, emit)
 		}
-		consumed = consumed.Add(base.energy)
+		total.add(base.energy)
 	}
-	return out, nil
+	return nil
 }
 
 // tariffOf finds the tariff a period names (the first without a name).
@@ -101,7 +119,7 @@ func tariffOf(ts []ocpi.Tariff, id string) (*ocpi.Tariff, error) {
 func (s *segment) volumes(i int, dims []ocpi.CdrDimension) error {
 	var energyImport decimal.Decimal
 	var hasEnergy bool
-	var vals [len(electrical)]*decimal.Decimal
+	var vals [len(electrical)]opt
 	for j, d := range dims {
 		if !d.Volume.Valid() {
 			return ocpi.Invalid(fmt.Sprintf("charging_periods[%d].dimensions[%d].volume", i, j), "is required")
@@ -126,15 +144,15 @@ func (s *segment) volumes(i int, dims []ocpi.CdrDimension) error {
 			}
 		default:
 			if k := slices.Index(electrical[:], d.Type); k >= 0 {
-				vals[k] = &v
+				vals[k] = opt{v: v, ok: true}
 			}
 		}
 	}
 	if !hasEnergy {
 		s.energy = energyImport
 	}
-	pick := func(a, b int) *decimal.Decimal {
-		if vals[a] != nil {
+	pick := func(a, b int) opt {
+		if vals[a].ok {
 			return vals[a]
 		}
 		return vals[b]
@@ -233,10 +251,8 @@ func cuts(ls *limitSet, start, from, to time.Time, consumed, energy decimal.Deci
 
 // share cuts base at the splits, sharing the period's volumes out by share
 // of time (the last part takes the remainder, so the parts add up exactly).
-func share(base segment, splits []split, from, to time.Time, consumed decimal.Decimal, start time.Time, tz *time.Location) []segment {
-	one := decimal.NewFromInt(1)
+func share(base segment, splits []split, from, to time.Time, consumed decimal.Decimal, start time.Time, tz *time.Location, emit func(segment)) {
 	bounds := append([]split{{share: decimal.Zero, at: from, energy: &consumed}}, splits...)
-	out := make([]segment, 0, len(bounds))
 	var used [4]decimal.Decimal
 	total := [4]decimal.Decimal{base.energy, base.time, base.parking, base.reservation}
 	spanUS := decimal.NewFromInt(to.Sub(from).Microseconds())
@@ -274,7 +290,6 @@ func share(base segment, splits []split, from, to time.Time, consumed decimal.De
 			used[v] = used[v].Add(part[v])
 		}
 		s.energy, s.time, s.parking, s.reservation = part[0], part[1], part[2], part[3]
-		out = append(out, s)
+		emit(s)
 	}
-	return out
 }

@@ -37,6 +37,17 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	t.Parallel()
 	br := browsertest.New(t)
 	b := setup(t, store.SQLite)
+	// T1 again, with parking: free for the session's first 2 hours, then
+	// ₹100.00 an hour + 18 %.
+	t1 := tariffJSON("T1")
+	t1["last_updated"] = ts(10)
+	t1["elements"] = []any{
+		map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}},
+		map[string]any{"price_components": []any{map[string]any{"type": "PARKING_TIME", "price": "100", "vat": 18, "step_size": 60}},
+			"restrictions": map[string]any{"min_duration": 7200}}}
+	if err := b.cpo.PutTariff(b.ctx, "T1", t1); err != nil {
+		t.Fatal(err)
+	}
 	b.qr(t)
 	base := b.h.PublicURL()
 
@@ -51,9 +62,14 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	if got := br.Text("#tariff"); !strings.Contains(got, "₹18.50 per kWh + 18% tax") {
 		t.Errorf("tariff %q", got)
 	}
-	// What each amount buys, by the hub's cost engine.
-	if got := br.Text("#estimates"); !strings.Contains(got, "₹200.00 ≈ 9.1 kWh if you start now") {
+	// What each amount buys, by the hub's cost engine: ₹200.00 / (18.50
+	// × 1.18) = 9.16 kWh, shown to 0.1 kWh rounded down; ₹500.00 buys
+	// 22.9 kWh.
+	if got := br.Text("#estimates"); !strings.Contains(got, "₹200.00 ≈ 9.1 kWh if you start now") || !strings.Contains(got, "₹500.00 ≈ 22.9 kWh") {
 		t.Errorf("estimates %q", got)
+	}
+	if got := br.Text("#parking"); got != "Parking costs ₹118.00 per hour once the session has lasted 2 h." {
+		t.Errorf("parking %q", got)
 	}
 	// The page fits a phone: nothing wider than the viewport.
 	if w := browsertest.Get(br, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
@@ -95,14 +111,21 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	waitStage(br, upi.StageCharging)
 	p := b.waitStatus(t, orderID, upi.StatusCharging)
 	now := ocpi.NewDateTime(time.Now())
+	// The CPO's own running total says ₹94.40; the page shows the hub's
+	// engine at the connector's tariff from the charging periods: 4.2 kWh
+	// × 18.50 = 77.70 + 18 % = 91.686, ₹91.69.
 	if err := b.cpo.PatchSession(b.ctx, p.Session.ID, map[string]any{"kwh": 4.2, "last_updated": now,
-		"total_cost": map[string]any{"excl_vat": 77.7, "incl_vat": 91.69}}); err != nil {
+		"charging_periods": []any{map[string]any{"start_date_time": p.Session.Start, "dimensions": []any{map[string]any{"type": "ENERGY", "volume": 4.2}}}},
+		"total_cost":       map[string]any{"excl_vat": 80, "incl_vat": 94.4}}); err != nil {
 		t.Fatal(err)
 	}
 	br.Run(chromedp.Poll[chromedp.Void](`document.getElementById('energy').textContent === '4.2 kWh' && !document.getElementById('energy').hidden`,
 		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
 	if got := br.Text("#cost"); got != "₹91.69" {
-		t.Errorf("cost so far %q", got)
+		t.Errorf("cost so far %q, want the engine's ₹91.69", got)
+	}
+	if got := br.Text("#cost-label"); !strings.Contains(got, "at this charger's tariff") {
+		t.Errorf("cost label %q", got)
 	}
 	br.Screenshot("upi-status-charging-phone")
 

@@ -3,6 +3,7 @@ package upi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -81,6 +82,69 @@ func (c *Connector) Estimates(amounts []pg.Amount, now time.Time) []Estimate {
 		out = append(out, e)
 	}
 	return out
+}
+
+// parkingHorizon is how far into a session ParkingNote looks for parking
+// that costs something.
+const parkingHorizon = 12
+
+// ParkingNote says what parking at this connector costs, by the engine:
+// the price (incl. VAT) of one hour of parking that starts when the session
+// has lasted 0, 1, … 12 hours, charging until then, from the first of those
+// hours at which parking costs anything — "Parking after charging costs
+// ₹60.00 per hour", or "Parking costs ₹60.00 per hour once the session has
+// lasted 2 h" for a tariff whose parking element applies from a duration.
+// "" when the tariff does not price parking within 12 hours or the engine
+// cannot apply it.
+func (c *Connector) ParkingNote(now time.Time) string {
+	if c.Tariff == nil || tariff.CheckPricing(c.Tariff) != nil || !pricesDimension(c.Tariff, "PARKING_TIME") {
+		return ""
+	}
+	tz := tariff.Zone(c.TimeZone)
+	cost := func(periods []ocpi.ChargingPeriod, end time.Time) (decimal.Decimal, bool) {
+		if len(periods) == 0 {
+			return decimal.Zero, true
+		}
+		p, err := tariff.Price(tariff.Input{Tariffs: []ocpi.Tariff{*c.Tariff}, Start: now, End: end, TimeZone: tz, Periods: periods})
+		if err != nil {
+			return decimal.Zero, false
+		}
+		return p.TotalCost.InclVAT.Decimal(), true
+	}
+	for h := range parkingHorizon + 1 {
+		parkAt := now.Add(time.Duration(h) * time.Hour)
+		var periods []ocpi.ChargingPeriod
+		if h > 0 {
+			periods = append(periods, ocpi.ChargingPeriod{StartDateTime: ocpi.NewDateTime(now),
+				Dimensions: []ocpi.CdrDimension{{Type: "TIME", Volume: ocpi.NumberFromDecimal(decimal.NewFromInt(int64(h)))}}})
+		}
+		charging, ok1 := cost(periods, parkAt)
+		periods = append(periods, ocpi.ChargingPeriod{StartDateTime: ocpi.NewDateTime(parkAt),
+			Dimensions: []ocpi.CdrDimension{{Type: "PARKING_TIME", Volume: ocpi.NumberFromDecimal(decimal.NewFromInt(1))}}})
+		parked, ok2 := cost(periods, parkAt.Add(time.Hour))
+		if !ok1 || !ok2 {
+			return ""
+		}
+		if hour := parked.Sub(charging); hour.IsPositive() {
+			price := money(c.Tariff.Currency, hour.Round(2))
+			if h == 0 {
+				return "Parking after charging costs " + price + " per hour"
+			}
+			return fmt.Sprintf("Parking costs %s per hour once the session has lasted %d h", price, h)
+		}
+	}
+	return ""
+}
+
+func pricesDimension(t *ocpi.Tariff, dim string) bool {
+	for _, e := range t.Elements {
+		for _, pc := range e.PriceComponents {
+			if pc.Type == dim {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // liveCost prices a payment's live session so far with the engine, from

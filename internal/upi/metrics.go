@@ -34,7 +34,8 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		m.refunds.WithLabelValues(v)
 	}
 	for _, v := range []string{AttentionCDRMissing, AttentionShortfall, AttentionRefundFailed, AttentionSessionLate, AttentionSecondSession,
-		AttentionSecondCDR, AttentionCDRCurrency, AttentionCreditCDR, AttentionLongSession, AttentionRefundedAtPG, AttentionStartUndecided} {
+		AttentionSecondCDR, AttentionCDRCurrency, AttentionCreditCDR, AttentionLongSession, AttentionRefundedAtPG, AttentionStartUndecided,
+		AttentionCostMismatch} {
 		m.alerts.WithLabelValues(v)
 	}
 	if reg != nil {

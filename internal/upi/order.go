@@ -25,8 +25,10 @@ type Landing struct {
 	Presets []pg.Amount
 	Min     pg.Amount
 	Max     pg.Amount
-	// Estimates say what each preset buys now at the connector's tariff.
-	Estimates []Estimate
+	// Estimates say what each preset buys now at the connector's tariff,
+	// and ParkingNote what parking costs ("" when nothing).
+	Estimates   []Estimate
+	ParkingNote string
 }
 
 // Landing returns the landing page of a sticker: the mapping and its
@@ -55,6 +57,7 @@ func (s *Service) Landing(ctx context.Context, ref string) (*Landing, error) {
 	}
 	l.Refusal = s.refusal(m, c)
 	l.Estimates = c.Estimates(l.Presets, s.now())
+	l.ParkingNote = c.ParkingNote(s.now())
 	return l, nil
 }
 

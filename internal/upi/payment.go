@@ -204,35 +204,10 @@ func (s *Service) flag(ctx context.Context, tx *store.Tx, p *payment, reason, no
 }
 
 // ResolveAttention clears a payment's attention flag once an operator has
-// dealt with it; the note goes to the audit trail.
+// dealt with it; the note goes to the audit trail. A payment held on a CDR
+// cost mismatch needs a decision: Resolve.
 func (s *Service) ResolveAttention(ctx context.Context, id, note string) (*PaymentView, error) {
-	if strings.TrimSpace(note) == "" {
-		return nil, ocpi.Invalid("note", "is required: say what was done")
-	}
-	if len(note) > 1000 {
-		return nil, ocpi.Invalid("note", "may have at most 1000 characters")
-	}
-	err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := lockPayment(ctx, tx, "id = $1", ocpi.Key(id))
-		if errors.Is(err, store.ErrNoRows) {
-			return errNotFound("payment " + id)
-		}
-		if err != nil {
-			return err
-		}
-		if p.Attention == "" {
-			return &ocpi.Error{Code: ocpi.EINVALID, Field: "payment_id", Issue: "needs no attention", Message: "payment " + id + " needs no attention"}
-		}
-		if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorOperator, "resolved "+p.Attention+": "+note); err != nil {
-			return err
-		}
-		p.Attention, p.AttentionAt = "", 0
-		return s.save(ctx, tx, p)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.Payment(ctx, id)
+	return s.Resolve(ctx, id, Resolution{Note: note})
 }
 
 // paymentEvent is the data of payment events.

@@ -1,6 +1,7 @@
 package upi
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
@@ -38,12 +40,19 @@ type plan struct {
 	// finishing; fetchDown: the PG's payment API fails this many times.
 	crash     bool
 	fetchDown int
+	// mismatch: the hub's price check flags the CDR, pricing it hubCost;
+	// policy is the hub's mismatch policy, settleOn the operator's choice
+	// for a held payment (sent twice when twice is set).
+	mismatch         bool
+	hubCost          string
+	policy, settleOn string
+	twice            bool
 }
 
 func (p plan) String() string {
-	return fmt.Sprintf("₹%s %v usd=%v late=%v hold=%v dup=%.1f cpo=%s operator=%s cost=%s refund=%+v crash=%v fetchDown=%d",
+	return fmt.Sprintf("₹%s %v usd=%v late=%v hold=%v dup=%.1f cpo=%s operator=%s cost=%s refund=%+v crash=%v fetchDown=%d mismatch=%v hub=%s policy=%s settle_on=%s twice=%v",
 		pg.FormatRupees(p.amount), p.attempts, p.usd, p.late, p.hold, p.dup, p.cpo, pg.FormatRupees(p.opRefund), p.cost, p.refund,
-		p.crash, p.fetchDown)
+		p.crash, p.fetchDown, p.mismatch, p.hubCost, p.policy, p.settleOn, p.twice)
 }
 
 var cpoBehaviours = []string{"accepted", "accepted", "accepted", "rejected", "failed", "no session", "pending", "late session",
@@ -115,6 +124,14 @@ func genPlan(r *rand.Rand) plan {
 		paise = r.Int64N(2 * p.amount)
 	}
 	p.cost = pg.FormatRupees(paise) + strconv.Itoa(r.IntN(100))
+	// A CDR the hub's price disputes: the hub's price is around the CDR's.
+	p.policy = []string{MismatchHold, MismatchHold, MismatchCDR, MismatchHub}[r.IntN(4)]
+	p.settleOn = []string{MismatchCDR, MismatchHub}[r.IntN(2)]
+	p.twice = r.IntN(2) == 0
+	if r.IntN(4) == 0 {
+		p.mismatch = true
+		p.hubCost = pg.FormatRupees(max(0, paise+r.Int64N(p.amount)-p.amount/2))
+	}
 	return p
 }
 
@@ -127,7 +144,7 @@ var knownTransitions = []string{
 	"CHARGING→SETTLED", "REFUNDING→REFUNDED",
 	"refund →QUEUED", "refund QUEUED→PENDING", "refund QUEUED→PROCESSED", "refund PENDING→PROCESSED", "refund QUEUED→FAILED",
 	"refund PENDING→FAILED",
-	"attention refund_failed", "attention shortfall", "attention session_after_refund",
+	"attention refund_failed", "attention shortfall", "attention session_after_refund", "attention cdr_cost_mismatch",
 }
 
 // TestPaymentProperties runs generated orders through the real state
@@ -194,6 +211,7 @@ func (h *harness) run(i int, p plan) {
 	}
 	h.dupWebhooks, h.holdWebhooks = p.dup, p.hold
 	h.cpo.next = h.cpoPlan(p)
+	h.s.cfg.CostMismatch = p.policy
 	o := h.order(p.amount)
 	if p.late {
 		h.clk.Add(2*h.s.cfg.PaymentWindow + time.Second)
@@ -248,7 +266,7 @@ func (h *harness) run(i int, p plan) {
 	for _, id := range ids {
 		if pay := h.paymentByPG(id); pay != nil && pay.Attention != "" {
 			h.pg.plan[id] = refundFault{}
-			h.operator(pay)
+			h.operator(p, pay)
 		}
 	}
 	h.settle()
@@ -283,8 +301,24 @@ func (h *harness) refundStates(paymentID string) string {
 // (the capture less the cost, what the PG's minimum made not refundable,
 // and what is refunded or under way) is refunded again, and the flag is
 // cleared.
-func (h *harness) operator(p *payment) {
+func (h *harness) operator(pl plan, p *payment) {
 	h.t.Helper()
+	if hold, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
+		h.t.Fatal(err)
+	} else if hold != nil && hold.SettledOn == "" {
+		// A payment held on a cost mismatch is settled on one total first
+		// (perhaps twice: the second changes nothing), then looked at again.
+		for range 1 + btoi(pl.twice) {
+			h.do(action{name: "settle " + p.ID + " on " + pl.settleOn, fn: func() error {
+				_, err := h.s.Resolve(h.ctx, p.ID, Resolution{Note: "checked the tariff", SettleOn: pl.settleOn})
+				return err
+			}})
+		}
+		h.settle()
+		if p = h.paymentByPG(p.PGPaymentID); p.Attention == "" {
+			return
+		}
+	}
 	owed := p.Captured - p.NotRefundable
 	if p.SettledAt != 0 {
 		owed += p.Shortfall - p.Cost
@@ -299,6 +333,13 @@ func (h *harness) operator(p *payment) {
 		_, err := h.s.ResolveAttention(h.ctx, p.ID, "checked by the operator")
 		return err
 	}})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // check holds one payment to the invariants once everything is done.
@@ -320,6 +361,23 @@ func (h *harness) check(i int, pl plan, o *Order, pgID string) {
 	}
 	if p.Reserved != p.Refunded {
 		fail("reserved %d, refunded %d", p.Reserved, p.Refunded)
+	}
+	if hold, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
+		h.t.Fatal(err)
+	} else if hold != nil {
+		want, on := hold.CDRCost, pl.settleOn
+		if pl.policy != MismatchHold {
+			on = pl.policy
+		}
+		if on == MismatchHub {
+			want = hold.HubCost
+		}
+		if hold.SettledOn != on || p.SettledAt == 0 || p.Cost != want {
+			fail("cost hold settled on %q (want %q), cost %d (want %d)", hold.SettledOn, on, p.Cost, want)
+		}
+		if n := h.receipts(p.ID); n > 1 {
+			fail("%d receipts", n)
+		}
 	}
 	if pgPay := h.pg.payments[pgID]; pgPay.Status == pg.PaymentCaptured && p.Captured != pgPay.Amount.Paise {
 		fail("captured %d, the PG captured %d", p.Captured, pgPay.Amount.Paise)
@@ -372,7 +430,15 @@ func (h *harness) cpoPlan(p plan) func(req StartRequest, attempt int) (string, *
 			{name: "session end " + req.PaymentID, fn: func() error {
 				return h.sessionChanged(session(req, "COMPLETED", start, h.clk.Now(), p.cost))
 			}},
-			{name: "CDR " + req.PaymentID, fn: func() error { return h.cdrStored(cdrOf(req, start, h.clk.Now(), p.cost)) }},
+			{name: "CDR " + req.PaymentID, fn: func() error {
+				cdr := cdrOf(req, start, h.clk.Now(), p.cost)
+				if !p.mismatch {
+					return h.cdrStored(cdr)
+				}
+				return h.db.InTx(h.ctx, func(ctx context.Context, tx *store.Tx) error {
+					return h.s.CDRPriced(ctx, tx, cdr, CDRPrice{Mismatch: true, Hub: &ocpi.Price{ExclVAT: ocpi.NewNumber(p.hubCost)}})
+				})
+			}},
 		}
 		if p.opRefund > 0 {
 			a.then = append(a.then, action{name: "operator refund " + req.PaymentID, fn: func() error {
@@ -458,4 +524,14 @@ func (h *harness) coverage(orders int) {
 			h.t.Errorf("transition %s never reached in %d orders", k, orders)
 		}
 	}
+}
+
+// receipts counts a payment's receipts.
+func (h *harness) receipts(paymentID string) int {
+	h.t.Helper()
+	var n int
+	if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*) FROM upi_receipts WHERE payment_id = $1", paymentID).Scan(&n); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
 }

@@ -105,8 +105,15 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.S
 // hub stores. The CDR of a payment's session settles the payment: its cost
 // (incl. VAT) against the capture; the excess is refunded (below ₹1.00 it
 // is not refundable), a shortfall is recorded and alerted, and a receipt is
-// issued.
+// issued. It is CDRPriced without the hub's price check.
 func (s *Service) CDRStored(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR) error {
+	return s.CDRPriced(ctx, tx, cdr, CDRPrice{})
+}
+
+// CDRPriced is CDRStored with the hub's check of the CDR's total_cost: a
+// CDR the hub flagged settles its payment as Config.CostMismatch says — by
+// default not at all until the operator decides (Resolve).
+func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, price CDRPrice) error {
 	p, err := s.ownPayment(ctx, tx, cdr.AuthorizationReference, cdr.CdrToken)
 	if p == nil || err != nil {
 		return err
@@ -154,6 +161,16 @@ func (s *Service) CDRStored(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR) er
 			return err
 		}
 		return s.save(ctx, tx, p)
+	}
+	if price.Mismatch {
+		c, held, err := s.costMismatch(ctx, tx, p, cdr, cost, price)
+		if err != nil {
+			return err
+		}
+		if held {
+			return s.save(ctx, tx, p)
+		}
+		cost = c
 	}
 	if err := s.settle(ctx, tx, p, cost); err != nil {
 		return err

@@ -77,6 +77,10 @@ func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, erro
 		if p.SessionEnd != 0 {
 			st.Title, st.Message = "Charging finished", "Waiting for the final bill from the charging operator."
 		}
+		if p.Attention == AttentionCostMismatch {
+			st.Title, st.Message = "Charging finished", "The charging operator's bill does not match this charger's tariff, so we are checking it. "+
+				"What you paid beyond the checked cost is returned to your account once it is settled."
+		}
 		st.EnergyKWh, st.Cost, st.CostLabel = formatKWh(p.SessionKWh), money(p.SessionCost), "Cost so far"
 		if paise, ok := s.liveCost(ctx, o, p); ok {
 			// The hub's own engine, at the connector's tariff, from the

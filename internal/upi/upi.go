@@ -36,6 +36,10 @@
 //     settled payment is captured = cost + refunded + not_refundable −
 //     shortfall (the shortfall is the part of the cost the capture did not
 //     cover).
+//   - A CDR whose total_cost the hub's own price disputes (internal/cdr's
+//     price check) does not settle its payment by default: the payment is
+//     held for the operator, who settles it on the CDR's total or the hub's
+//     price (Resolve; hold.go says why holding is the default).
 package upi
 
 import (
@@ -93,6 +97,10 @@ type Config struct {
 	// OtherTokenCPOs are CPO parties ("CC*PID") that reject AD_HOC_USER
 	// tokens: START_SESSION sends them a token of type OTHER.
 	OtherTokenCPOs []string
+	// CostMismatch is how a payment is settled when the hub flagged its
+	// CDR's total_cost (MismatchHold, the default; MismatchCDR;
+	// MismatchHub).
+	CostMismatch string
 }
 
 // withDefaults fills zero settings with their defaults.
@@ -120,6 +128,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSessionAge <= 0 {
 		c.MaxSessionAge = 24 * time.Hour
+	}
+	if c.CostMismatch == "" {
+		c.CostMismatch = MismatchHold
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	return c

@@ -48,7 +48,10 @@ type PaymentView struct {
 	CDR     *CDRView     `json:"cdr,omitempty"`
 	Refunds []*Refund    `json:"refunds,omitempty"`
 	Receipt *ReceiptLink `json:"receipt,omitempty"`
-	Audit   []AuditEntry `json:"audit,omitempty"`
+	// CostHold is the settlement of a payment whose CDR the hub flagged:
+	// both totals and the decision.
+	CostHold *CostHoldView `json:"cost_hold,omitempty"`
+	Audit    []AuditEntry  `json:"audit,omitempty"`
 
 	CreatedAt   ocpi.DateTime `json:"created_at"`
 	LastUpdated ocpi.DateTime `json:"last_updated"`
@@ -158,6 +161,11 @@ func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) 
 	} else if !isNotFound(err) {
 		return nil, err
 	}
+	if h, err := findHold(ctx, q, p.ID); err != nil {
+		return nil, err
+	} else if h != nil {
+		v.CostHold = h.view()
+	}
 	rows, err := q.Query(ctx, "SELECT at, refund_id, from_state, to_state, actor, note FROM upi_audit WHERE payment_id = $1 ORDER BY pk", p.ID)
 	if err != nil {
 		return nil, err
@@ -210,7 +218,24 @@ func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.Pag
 		}
 		return s.view(p, pgOrder), nil
 	}
-	return listPage(ctx, s.db.Read(), l, scan, func(v *PaymentView) (int64, int64) { return v.lu, v.pk })
+	items, page, err := listPage(ctx, s.db.Read(), l, scan, func(v *PaymentView) (int64, int64) { return v.lu, v.pk })
+	if err != nil {
+		return nil, page, err
+	}
+	// A payment held on a cost mismatch shows both totals in the list.
+	for _, v := range items {
+		if v.Attention != AttentionCostMismatch {
+			continue
+		}
+		h, err := findHold(ctx, s.db.Read(), v.ID)
+		if err != nil {
+			return nil, page, err
+		}
+		if h != nil {
+			v.CostHold = h.view()
+		}
+	}
+	return items, page, nil
 }
 
 // scanTail scans a row whose last columns follow a payment's.
