@@ -109,9 +109,9 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		defer cancelWait()
 		err = until(wait, all("BLOCKED"))
 		took := time.Since(restart)
-		verdict := fmt.Sprintf("receivers converged %.2fs after restart", took.Seconds())
+		verdict := fmt.Sprintf("every receiver has the latest state within %.2fs of the restart (bound %v)", took.Seconds(), convergeWithin)
 		if err != nil {
-			verdict = fmt.Sprintf("receivers had not converged %.2fs after restart", took.Seconds())
+			verdict = fmt.Sprintf("receivers still lacked the latest state %.2fs after the restart (bound %v)", took.Seconds(), convergeWithin)
 		}
 		t.Logf("%s: %s", engine, verdict)
 		fmt.Printf("crashtest %s: %s\n", engine, verdict)
