@@ -181,6 +181,8 @@ func (f *upiFixture) redeliverFailed() int {
 //     hub dead, and the PG retries it after the restart. The refund job
 //     runs again with the same idempotency key: the PG answers with the
 //     refund it made.
+//  3. Another charge: the PG is unavailable at the excess refund's first
+//     call, and the hub dies while the refund waits for its retry.
 //
 // End state: at the PG, one refund per idempotency key and no payment
 // refunded beyond its capture; at the hub, each payment in a terminal
@@ -256,7 +258,35 @@ func TestUPISurvivesSIGKILL(t *testing.T) {
 		_, took = f.waitPayment(p2.ID, "refunded", restart, resumeWithin, settled("REFUNDED"))
 		report(t, engine, "second payment, captured while the hub was down, refunded", took)
 
+		// 3. Kill while a refund waits in the queue for its retry: the PG
+		// was unavailable at its first call.
+		po3 := f.order("500")
+		p3, err := f.pg.Pay(ctx, po3.ID, pgsim.Captured)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.waitPayment(p3.ID, "charging", time.Now(), time.Minute, func(m money) bool { return m.status == "CHARGING" })
+		sid = f.session(p3.ID)
+		if err := until(ctx, func() bool { return sid != "" && f.cpo.Session(sid) != nil }); err != nil {
+			t.Fatalf("session of %s: %v", p3.ID, err)
+		}
+		calls := f.pg.Calls(pgsim.APIRefund)
+		f.pg.FailNext(pgsim.APIRefund, 1, pgsim.Unavailable())
+		if err := f.cpo.StopSession(ctx, sid); err != nil {
+			t.Fatal(err)
+		}
+		if err := until(ctx, func() bool { return f.pg.Calls(pgsim.APIRefund) > calls }); err != nil {
+			t.Fatalf("the excess refund never reached the PG: %v", err)
+		}
+		f.h.kill()
+		restart = time.Now()
+		f.h.start()
+		f.redeliverFailed()
+		_, took = f.waitPayment(p3.ID, "settled with its excess refunded", restart, resumeWithin, settled("SETTLED"))
+		report(t, engine, "queued refund sent and the payment settled", took)
+
 		f.audit(engine, po.ID, map[string]int64{p1.ID: 272_88, p2.ID: 0})
+		f.audit(engine, po3.ID, map[string]int64{p3.ID: 272_88})
 		// The two jobs that were in flight at the kills came back through
 		// the job queue's re-arming of a dead process's jobs, not its
 		// minutes-late rescue.
@@ -272,14 +302,20 @@ func TestUPISurvivesSIGKILL(t *testing.T) {
 		}
 		t.Logf("%s: %d refund calls at the PG; %d jobs of a dead process re-armed", engine, f.pg.Calls(pgsim.APIRefund),
 			strings.Count(logs, "re-armed a job its dead process was working"))
-		var starts int
+		starts := map[string]int{}
 		for _, c := range f.cpo.Commands() {
 			if c.Command == "START_SESSION" {
-				starts++
+				ref, _ := c.Body["authorization_reference"].(string)
+				starts[ref]++
 			}
 		}
-		if starts != 1 {
-			t.Errorf("the CPO handled %d START_SESSION, want 1", starts)
+		for _, pp := range []string{p1.ID, p3.ID} {
+			if m, _ := f.payment(pp); starts[m.id] != 1 {
+				t.Errorf("the CPO handled %d START_SESSION for payment %s, want 1", starts[m.id], m.id)
+			}
+		}
+		if len(starts) != 2 {
+			t.Errorf("START_SESSION for %v, want one for each of two payments", starts)
 		}
 	})
 }
