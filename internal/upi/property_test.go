@@ -255,6 +255,7 @@ func (h *harness) run(i int, p plan) {
 	for _, id := range ids {
 		h.check(i, p, o, id)
 	}
+	h.noRiverJobs()
 }
 
 // final reports whether a payment is in a terminal state with every refund
