@@ -46,6 +46,8 @@ type harness struct {
 	queue []*hjob
 	// jobSeq numbers the jobs enqueued (InsertTx).
 	jobSeq int64
+	// started is when the property test's run began.
+	started time.Time
 	// actions are what the other parties will do next, in any order.
 	actions []action
 	// holdWebhooks keeps the PG's webhooks in its outbox (lost for now);
