@@ -95,6 +95,14 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 			}
 		}
 		h.kill()
+		// Released only once each eMSP has seen the dead hub's connection
+		// close: released earlier, a held PATCH could still be handled,
+		// as if the killed process had delivered it.
+		for _, e := range emsps {
+			if _, err := e.WaitArrived(ctx, 1, func(r sim.Request) bool { return patch(r) && r.Abandoned }); err != nil {
+				t.Fatalf("%s never saw the killed hub's PATCH abandoned: %v", e.Name(), err)
+			}
+		}
 		for _, release := range releases {
 			release()
 		}

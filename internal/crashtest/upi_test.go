@@ -211,6 +211,13 @@ func TestUPISurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("before the kill the capture is not recorded: %+v", m)
 		}
 		f.h.kill()
+		// Released once the CPO has seen the dead hub's connection close
+		// (see TestBroadcastSurvivesSIGKILL).
+		if _, err := f.cpo.WaitArrived(ctx, 1, func(r sim.Request) bool {
+			return sim.PathHas(http.MethodPost, "/commands/START_SESSION")(r) && r.Abandoned
+		}); err != nil {
+			t.Fatalf("the CPO never saw the killed hub's START_SESSION abandoned: %v", err)
+		}
 		release()
 		restart := time.Now()
 		f.h.start()
