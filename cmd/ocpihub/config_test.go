@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,5 +31,36 @@ func TestSettings(t *testing.T) {
 		if err := fs.Parse(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// TestJobSettings: the job timeout and rescue are read as durations, and a
+// rescue no longer than the timeout is refused (a job still running would
+// be run a second time beside it).
+func TestJobSettings(t *testing.T) {
+	t.Parallel()
+	e := env{stderr: &bytes.Buffer{}, getenv: func(k string) string {
+		return map[string]string{"OCPIHUB_JOB_TIMEOUT": "45s"}[k]
+	}}
+	fs, cfg, apply := newFlagSet(e, "serve", "serve")
+	if err := fs.Parse([]string{"--job-rescue-after", "90s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.JobTimeout != 45*time.Second || cfg.JobRescueAfter != 90*time.Second {
+		t.Errorf("job timeout %v, rescue after %v", cfg.JobTimeout, cfg.JobRescueAfter)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("valid job settings refused: %v", err)
+	}
+	cfg.JobRescueAfter = 45 * time.Second
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "job rescue after") {
+		t.Errorf("a rescue no longer than the timeout: %v, want it refused", err)
+	}
+	cfg.JobTimeout, cfg.JobRescueAfter = 0, 50*time.Second // below the default timeout
+	if err := cfg.Validate(); err == nil {
+		t.Error("a rescue shorter than the default job timeout was accepted")
 	}
 }

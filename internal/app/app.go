@@ -4,6 +4,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -192,12 +193,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		return nil, err
 	}
 
-	jc := jobs.Config{Logger: a.Logger, InsertOnly: opts.InsertOnly}
+	a.Instance = instance.New()
+	jc := jobs.Config{}
 	if opts.JobsConfig != nil {
 		jc = *opts.JobsConfig
-		jc.Logger = a.Logger
-		jc.InsertOnly = opts.InsertOnly
 	}
+	jc.Logger, jc.InsertOnly, jc.Instance = a.Logger, opts.InsertOnly, a.Instance
+	jc.JobTimeout = cmp.Or(jc.JobTimeout, cfg.JobTimeout)
+	jc.RescueAfter = cmp.Or(jc.RescueAfter, cfg.JobRescueAfter)
 	if tg, ok := a.Clock.(rivertype.TimeGenerator); ok && jc.Time == nil {
 		// A fake clock drives the job queue too: scheduled jobs (command
 		// timeouts, retries) come due when the test moves the clock.
@@ -283,7 +286,6 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
-	a.Instance = instance.New()
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 )
@@ -85,6 +87,14 @@ type Config struct {
 	// (doubling). Zero: 10 attempts, the jobs backoff from 2 s.
 	PushMaxAttempts int
 	PushBackoff     time.Duration
+	// JobTimeout bounds one attempt of a background job that names no
+	// timeout of its own (default jobs.DefaultJobTimeout). JobRescueAfter
+	// is how long a job may run before it is taken for one whose process
+	// died and is run again (default JobTimeout + 30 s); a process that
+	// restarts on the same machine re-arms the jobs of its dead
+	// predecessor within seconds without waiting for it.
+	JobTimeout     time.Duration
+	JobRescueAfter time.Duration
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
@@ -219,6 +229,9 @@ func (c Config) Validate() error {
 	}
 	if c.UPIMinPaise > 0 && c.UPIMaxPaise > 0 && c.UPIMinPaise > c.UPIMaxPaise {
 		return fmt.Errorf("the smallest UPI amount is above the largest")
+	}
+	if timeout := cmp.Or(c.JobTimeout, jobs.DefaultJobTimeout); c.JobRescueAfter > 0 && c.JobRescueAfter <= timeout {
+		return fmt.Errorf("job rescue after %v must be longer than the job timeout %v: a job still running would be run twice", c.JobRescueAfter, timeout)
 	}
 	switch c.LogFormat {
 	case "text", "json":

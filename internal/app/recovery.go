@@ -7,7 +7,8 @@ import (
 )
 
 // RecoverEvery is how often a serving hub looks for leased queues whose
-// holder died (hub pushes, webhooks) and starts them again. It runs in
+// holder died (hub pushes, webhooks) and for jobs a dead process was
+// working (jobs.Client.Recover), and starts them again. It runs in
 // every process, not as a periodic job: after a kill the job queue's
 // leader is the dead process until its leadership runs out (about 15 s),
 // and the queues must move before that.
@@ -41,5 +42,8 @@ func (a *App) recoverQueues(ctx context.Context) {
 	}
 	if _, err := a.Webhooks.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		a.Logger.WarnContext(ctx, "webhook queue recovery failed", "error", err)
+	}
+	if _, err := a.Jobs.Recover(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		a.Logger.WarnContext(ctx, "job recovery failed", "error", err)
 	}
 }

@@ -80,6 +80,8 @@ type hubProc struct {
 	cmd    *exec.Cmd
 	logs   *logBuffer
 	runs   int
+	// env is added to every run's environment (settings of the test).
+	env []string
 	// exited is closed when the current process has been waited for.
 	exited chan struct{}
 }
@@ -87,7 +89,7 @@ type hubProc struct {
 // startHub starts the binary on a fresh database of engine, on a free
 // loopback port, in development mode (loopback partners, the PG
 // simulator).
-func startHub(t *testing.T, engine store.Engine) *hubProc {
+func startHub(t *testing.T, engine store.Engine, env ...string) *hubProc {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -95,7 +97,7 @@ func startHub(t *testing.T, engine store.Engine) *hubProc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text(), logs: &logBuffer{}}
+	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text(), logs: &logBuffer{}, env: env}
 	t.Cleanup(func() {
 		h.stop()
 		if t.Failed() {
@@ -125,6 +127,7 @@ func (h *hubProc) start() {
 		"OCPIHUB_SYNC_INTERVAL=0",
 		"OCPIHUB_SHUTDOWN_TIMEOUT=2s",
 	)
+	cmd.Env = append(cmd.Env, h.env...)
 	cmd.Stdout, cmd.Stderr = h.logs, h.logs
 	if err := cmd.Start(); err != nil {
 		h.t.Fatal(err)

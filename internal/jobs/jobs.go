@@ -9,9 +9,10 @@
 // between "stored" and "sent" could lose it.
 //
 // Jobs are retried with exponential backoff and jitter; a job whose worker
-// died (a crashed or killed process) is rescued once it has been running for
-// longer than RescueAfter and runs again, so every worker must be idempotent:
-// keyed by ids, checking what it already did.
+// died (a crashed or killed process) runs again: at once when the process
+// that restarts on the same machine sees its predecessor gone (Recover),
+// else once it has been running for longer than RescueAfter. So every
+// worker must be idempotent: keyed by ids, checking what it already did.
 package jobs
 
 import (
@@ -32,6 +33,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -52,17 +54,23 @@ type Config struct {
 	// PollInterval is how often idle workers look for new jobs (default 100ms;
 	// SQLite has no LISTEN/NOTIFY, and a short poll is cheap on an index).
 	PollInterval time.Duration
-	// JobTimeout bounds one attempt (default 2 minutes).
+	// JobTimeout bounds one attempt of a job whose worker names no timeout
+	// of its own (default DefaultJobTimeout).
 	JobTimeout time.Duration
 	// RescueAfter is how long a job may stay running before it is considered
-	// orphaned by a dead worker and run again (default JobTimeout + 1 minute).
+	// orphaned by a dead worker and run again (default JobTimeout +
+	// DefaultRescueMargin). Recover re-arms the jobs of a process known to
+	// be dead sooner; this bounds the wait for one that cannot be judged
+	// (another machine, another container).
 	RescueAfter time.Duration
 	// MaxAttempts before a job is discarded (default 25).
 	MaxAttempts int
 	// Time stubs River's clock in tests.
 	Time rivertype.TimeGenerator
-	// ID names this client in job rows (default: River's host-time id).
-	ID string
+	// Instance names this process in the jobs it works (River's client
+	// id), so that Recover can tell the jobs of a dead process. Empty: River
+	// names the client by host and time, and Recover does nothing.
+	Instance instance.ID
 	// InsertOnly builds a client that can enqueue but never works jobs (CLI
 	// commands that change data while a server runs the queue).
 	InsertOnly bool
@@ -71,6 +79,7 @@ type Config struct {
 // Client enqueues and works jobs.
 type Client struct {
 	db      *store.DB
+	self    instance.ID
 	workers *river.Workers
 	logger  *slog.Logger
 	sq      *river.Client[*sql.Tx]
@@ -89,14 +98,14 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{db: db, workers: river.NewWorkers(), logger: cfg.Logger, stats: newStats(), stopping: &atomic.Bool{}}
+	c := &Client{db: db, self: cfg.Instance, workers: river.NewWorkers(), logger: cfg.Logger, stats: newStats(), stopping: &atomic.Bool{}}
 	jobTimeout := cfg.JobTimeout
 	if jobTimeout == 0 {
-		jobTimeout = 2 * time.Minute
+		jobTimeout = DefaultJobTimeout
 	}
 	rescue := cfg.RescueAfter
 	if rescue == 0 {
-		rescue = jobTimeout + time.Minute
+		rescue = jobTimeout + DefaultRescueMargin
 	}
 	queues := map[string]river.QueueConfig{}
 	if !cfg.InsertOnly {
@@ -111,7 +120,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 	rc := &river.Config{
 		FetchCooldown:        min(cfg.PollInterval, 50*time.Millisecond),
 		FetchPollInterval:    cmpOr(cfg.PollInterval, 100*time.Millisecond),
-		ID:                   cfg.ID,
+		ID:                   string(cfg.Instance),
 		JobTimeout:           jobTimeout,
 		Logger:               slog.New(shutdownFilter{quietRiver(cfg.Logger).Handler(), c.stopping}),
 		MaxAttempts:          cmpOr(cfg.MaxAttempts, 25),

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -351,7 +352,11 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := jobs.New(db, jobs.Config{PollInterval: 20 * time.Millisecond})
+	cfg := jobs.Config{PollInterval: 20 * time.Millisecond}
+	if os.Getenv("OCPIHUB_CRASH_CHILD_INSTANCE") != "" {
+		cfg.Instance = instance.New()
+	}
+	client, err := jobs.New(db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

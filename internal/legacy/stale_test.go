@@ -9,6 +9,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
@@ -152,6 +153,116 @@ func TestLegacyUnstampedPatchNeverStale(t *testing.T) {
 		}
 		if n := h.StaleUpdates(t, "locations") + h.StaleUpdates(t, "tariffs"); n != 0 {
 			t.Errorf("unstamped PATCHes counted as stale: %v", n)
+		}
+	})
+}
+
+// TestLegacyStaleSessionsTokensAnd20: the staleness rule on the other
+// legacy paths. A 2.1.1 session PUT older than its stored COMPLETED copy,
+// a 2.1.1 eMSP's token PATCH re-enabling a card older than the PATCH that
+// revoked it, and a 2.0 CPO's EVSE PATCH older than the stored status each
+// change nothing, are answered 1000 and are not forwarded.
+func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		two := startCPO(t, "Two CPO", "IN", "TWO", versions("2.0"))
+		e22 := startEMSP(t, "eMSP 2.2.1", "DE", "E22")
+		e21 := startEMSP(t, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
+		for _, p := range []*sim.Platform{old.Platform, two.Platform, e22.Platform, e21.Platform} {
+			h.Register(t, p)
+		}
+		stale := func(what string, resp *ocpiclient.Response, err error) {
+			t.Helper()
+			if err != nil || resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 ||
+				!strings.Contains(resp.Envelope.StatusMessage, "stale") {
+				t.Errorf("%s: %v %s, want HTTP 200, 1000, ignored as stale", what, err, bodyOf(resp))
+			}
+		}
+
+		// 2.1.1 session: COMPLETED at 11:00, then a late ACTIVE copy of 10:30.
+		tok := e22.NewToken("T1", "RFID", "ALLOWED")
+		if _, err := e22.PutToken(ctx(t), tok); err != nil {
+			t.Fatal(err)
+		}
+		loc := location211("LOC1", "2026-01-01T09:00:00Z")
+		mustOK(t, "location", old.PutLocation(ctx(t), "LOC1", loc))
+		mustOK(t, "session PUT", old.PutSession(ctx(t), session211("S1", "C-T1", loc, 0, "ACTIVE", "2026-01-01T10:00:00Z")))
+		mustOK(t, "session PATCH", old.PatchSession(ctx(t), "S1", map[string]any{"kwh": 12.5, "status": "COMPLETED",
+			"end_datetime": "2026-01-01T11:00:00Z", "last_updated": "2026-01-01T11:00:00Z"}))
+		if err := e22.Until(ctx(t), func() bool { return e22.Session("IN", "OLD", "S1")["status"] == "COMPLETED" }); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := old.Push(ctx(t), "sessions", http.MethodPut, session211("S1", "C-T1", loc, 3, "ACTIVE", "2026-01-01T10:30:00Z"), nil, "S1")
+		stale("older 2.1.1 session PUT", resp, err)
+
+		// 2.1.1 eMSP token: revoked at 10:10, a delayed re-enable of 10:05.
+		ltok := e21.NewToken("L1", "RFID", "ALLOWED")
+		ltok["last_updated"] = "2026-01-01T10:00:00Z"
+		if _, err := e21.PutToken(ctx(t), ltok); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e21.PatchToken(ctx(t), "L1", "RFID", map[string]any{"valid": false, "last_updated": "2026-01-01T10:10:00Z"}); err != nil {
+			t.Fatal(err)
+		}
+		revoked := func(r sim.Request) bool {
+			return r.Handled && strings.Contains(r.Path, "/tokens/NL/E21/L1") && strings.Contains(string(r.Body), `"valid":false`)
+		}
+		if _, err := old.WaitArrived(ctx(t), 1, revoked); err != nil {
+			t.Fatalf("the revocation never reached the CPO: %v", err)
+		}
+		resp, err = e21.PatchToken(ctx(t), "L1", "RFID", map[string]any{"valid": true, "last_updated": "2026-01-01T10:05:00Z"})
+		stale("older 2.1.1 token PATCH", resp, err)
+
+		// 2.0 CPO: CHARGING at 10:10, a delayed AVAILABLE of 10:05.
+		mustOK(t, "2.0 location", two.PutLocation(ctx(t), "LOC2", location211("LOC2", "2026-01-01T09:00:00Z")))
+		mustOK(t, "2.0 PATCH", two.PatchEVSE(ctx(t), "LOC2", "E1", map[string]any{"status": "CHARGING", "last_updated": "2026-01-01T10:10:00Z"}))
+		resp, err = two.Push(ctx(t), "locations", http.MethodPatch, map[string]any{"status": "AVAILABLE", "last_updated": "2026-01-01T10:05:00Z"}, nil, "LOC2", "E1")
+		stale("older 2.0 EVSE PATCH", resp, err)
+
+		if n := h.StaleUpdates(t, "sessions"); n != 1 {
+			t.Errorf("stale session updates counted: %v, want 1", n)
+		}
+		if n := h.StaleUpdates(t, "tokens"); n != 1 {
+			t.Errorf("stale token updates counted: %v, want 1", n)
+		}
+		if n := h.StaleUpdates(t, "locations"); n != 1 {
+			t.Errorf("stale location updates counted: %v, want 1", n)
+		}
+		// A later change to each object: once it has arrived, nothing stale
+		// was forwarded before it.
+		mustOK(t, "later session PATCH", old.PatchSession(ctx(t), "S1", map[string]any{"total_cost": 231.25, "last_updated": "2026-01-01T11:05:00Z"}))
+		mustOK(t, "later 2.0 PATCH", two.PatchEVSE(ctx(t), "LOC2", "E1", map[string]any{"status": "BLOCKED", "last_updated": "2026-01-01T10:20:00Z"}))
+		if _, err := e21.PatchToken(ctx(t), "L1", "RFID", map[string]any{"whitelist": "NEVER", "last_updated": "2026-01-01T10:20:00Z"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e22.Until(ctx(t), func() bool {
+			return e22.EVSEStatus("IN", "TWO", "LOC2", "E1") == "BLOCKED" && e22.Session("IN", "OLD", "S1")["total_cost"] != nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := old.WaitArrived(ctx(t), 1, func(r sim.Request) bool {
+			return r.Handled && strings.Contains(r.Path, "/tokens/NL/E21/L1") && strings.Contains(string(r.Body), "NEVER")
+		}); err != nil {
+			t.Fatalf("the later token change never reached the CPO: %v", err)
+		}
+		if got := e22.Session("IN", "OLD", "S1"); got["status"] != "COMPLETED" {
+			t.Errorf("the eMSP's session after a stale ACTIVE copy: %v", got)
+		}
+		for _, r := range e22.Requests(sim.PathHas("", "/sessions/IN/OLD/S1")) {
+			if strings.Contains(string(r.Body), `"kwh":3`) {
+				t.Errorf("the stale session copy was forwarded: %s", r.Body)
+			}
+		}
+		for _, r := range e22.Requests(sim.PathHas(http.MethodPatch, "/LOC2/E1")) {
+			if strings.Contains(string(r.Body), "AVAILABLE") {
+				t.Errorf("the stale 2.0 EVSE PATCH was forwarded: %s", r.Body)
+			}
+		}
+		for _, r := range old.Requests(sim.PathHas("", "/tokens/NL/E21/L1")) {
+			if strings.Contains(string(r.Body), `"valid":true`) && strings.Contains(string(r.Body), "10:05") {
+				t.Errorf("the stale re-enable was forwarded: %s", r.Body)
+			}
 		}
 	})
 }

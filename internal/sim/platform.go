@@ -75,6 +75,9 @@ type Request struct {
 	// Handled is true once the platform has answered the request (and
 	// stored what it carried).
 	Handled bool
+	// Abandoned is true when the caller went away while the request was
+	// held (Hold): it was never handled.
+	Abandoned bool
 }
 
 // Platform is a simulated OCPI platform.
@@ -286,6 +289,11 @@ func (p *Platform) record(next http.Handler) http.Handler {
 			select {
 			case <-ch:
 			case <-r.Context().Done():
+				p.mu.Lock()
+				p.requests[idx].Abandoned = true
+				close(p.notify)
+				p.notify = make(chan struct{})
+				p.mu.Unlock()
 				return
 			}
 		}

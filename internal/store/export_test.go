@@ -25,3 +25,14 @@ func (db *DB) StatusFS(ctx context.Context, fsys fs.FS) (current, latest int64, 
 	defer closeFn()
 	return migrationStatus(ctx, p)
 }
+
+// CachedStmts returns how many statements the writer and the readers keep
+// prepared (0, 0 on PostgreSQL).
+func (db *DB) CachedStmts() (write, read int) {
+	if db.stmts == nil {
+		return 0, 0
+	}
+	db.stmts.mu.Lock()
+	defer db.stmts.mu.Unlock()
+	return len(db.stmts.write), len(db.stmts.read)
+}

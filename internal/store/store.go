@@ -59,6 +59,9 @@ type DB struct {
 	// ("" = the server default); tests use one schema each.
 	schema string
 
+	// stmts keeps SQLite statements prepared (stmtcache.go); nil on
+	// PostgreSQL.
+	stmts *stmtCache
 	// gate orders write transactions (writegate.go).
 	gate *writeGate
 	// violations counts pooled connections requested inside a write
@@ -179,6 +182,7 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	read.SetMaxOpenConns(opts.MaxConns)
 	read.SetMaxIdleConns(opts.MaxConns)
 	db.read = read
+	db.stmts = newStmtCache()
 	return read.PingContext(ctx)
 }
 

@@ -9,14 +9,14 @@ import (
 )
 
 // addWorkers registers the module's job workers.
-func (s *Service) addWorkers() {
-	jobs.AddWorker(s.jobs, &webhookWorker{s: s})
-	jobs.AddWorker(s.jobs, &pollWorker{s: s})
-	jobs.AddWorker(s.jobs, &startWorker{s: s})
-	jobs.AddWorker(s.jobs, &deadlineWorker{s: s})
-	jobs.AddWorker(s.jobs, &refundWorker{s: s})
-	jobs.AddWorker(s.jobs, &notifyWorker{s: s})
-	jobs.AddWorker(s.jobs, &orderCheckWorker{s: s})
+func (s *Service) addWorkers(q *jobs.Client) {
+	jobs.AddWorker(q, &webhookWorker{s: s})
+	jobs.AddWorker(q, &pollWorker{s: s})
+	jobs.AddWorker(q, &startWorker{s: s})
+	jobs.AddWorker(q, &deadlineWorker{s: s})
+	jobs.AddWorker(q, &refundWorker{s: s})
+	jobs.AddWorker(q, &notifyWorker{s: s})
+	jobs.AddWorker(q, &orderCheckWorker{s: s})
 }
 
 // NextRetry retries a refund the PG did not accept with the module's

@@ -157,9 +157,9 @@ var knownTransitions = []string{
 // refunds; then for every payment captured = cost + refunded + not
 // refundable − shortfall, nothing is refunded beyond the capture or twice,
 // and at most one session starts per order. It fails when a known
-// transition was never reached; -v prints the counts. It runs up to 2000
-// orders per engine within a 40 s budget (at least 200, whatever the
-// budget). The seed is logged; OCPIHUB_PROPERTY_SEED replays one,
+// transition was never reached; it prints how many orders it ran and the
+// transitions it reached (-v: their counts). It runs up to 2000 orders per
+// engine within a 40 s budget, and at least 1000 whatever the budget. The seed is logged; OCPIHUB_PROPERTY_SEED replays one,
 // OCPIHUB_PROPERTY_N runs exactly that many orders per engine.
 func TestPaymentProperties(t *testing.T) {
 	t.Parallel()
@@ -168,15 +168,17 @@ func TestPaymentProperties(t *testing.T) {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	// Up to n orders per engine, as many as fit in the budget but at least
-	// minOrders: the race detector and a busy CI machine slow every order
-	// down, and the test must stay fast there.
-	n, budget, minOrders := 2000, 40*time.Second, 200
+	// minOrders, whatever the machine: the issue asks for thousands of
+	// sequences per CI run. An order costs about 25 ms of CPU on SQLite
+	// under the race detector (the harness keeps the jobs itself, SQLite
+	// keeps statements prepared); on PostgreSQL it waits for the server.
+	n, budget, minOrders := 2000, 40*time.Second, 1000
 	if s := os.Getenv("OCPIHUB_PROPERTY_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 		budget, minOrders = time.Hour, n
 	}
 	if testing.Short() {
-		n = minOrders
+		n = 200
 	}
 	t.Logf("seed %d (replay with OCPIHUB_PROPERTY_SEED=%d)", seed, seed)
 	for _, engine := range storetest.Engines() {
@@ -186,6 +188,7 @@ func TestPaymentProperties(t *testing.T) {
 			h.rnd = rand.New(rand.NewPCG(seed, 7))
 			gen := rand.New(rand.NewPCG(seed, 11))
 			start, done := time.Now(), 0
+			h.started = start
 			for i := range n {
 				if i >= minOrders && time.Since(start) > budget {
 					break
@@ -273,6 +276,7 @@ func (h *harness) run(i int, p plan) {
 	for _, id := range ids {
 		h.check(i, p, o, id)
 	}
+	h.noRiverJobs()
 }
 
 // final reports whether a payment is in a terminal state with every refund
@@ -519,6 +523,10 @@ func (h *harness) coverage(orders int) {
 		fmt.Fprintf(&b, "\n  %-40s %6d", k, counts[k])
 	}
 	h.t.Logf("%d orders, %d jobs and %d actions worked; transitions reached:%s", orders, h.jobRuns, h.actionRuns, b.String())
+	// Printed whatever the verbosity, as the crash harness prints its
+	// timings: how much the run covered is part of its result.
+	fmt.Printf("payment properties %s: %d orders in %.1fs, %d jobs and %d actions worked, %d transitions reached (%d known)\n",
+		h.db.Engine(), orders, time.Since(h.started).Seconds(), h.jobRuns, h.actionRuns, len(counts), len(knownTransitions))
 	for _, k := range knownTransitions {
 		if counts[k] == 0 {
 			h.t.Errorf("transition %s never reached in %d orders", k, orders)

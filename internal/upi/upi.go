@@ -51,6 +51,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -156,7 +158,7 @@ type Deps struct {
 type Service struct {
 	cfg      Config
 	db       *store.DB
-	jobs     *jobs.Client
+	jobs     jobQueue
 	gw       pg.Gateway
 	dir      Directory
 	commands Commands
@@ -188,14 +190,22 @@ func New(cfg Config, d Deps) *Service {
 		d.Notifier = LogNotifier{Logger: d.Logger}
 	}
 	s := &Service{
-		cfg: cfg.withDefaults(), db: d.DB, jobs: d.Jobs, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,
+		cfg: cfg.withDefaults(), db: d.DB, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,
 		events: d.Events, render: d.Renderer, notifier: d.Notifier, clock: d.Clock,
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
 	if d.Jobs != nil {
-		s.addWorkers()
+		s.jobs = d.Jobs
+		s.addWorkers(d.Jobs)
 	}
 	return s
+}
+
+// jobQueue enqueues the module's follow-up work in the transaction of the
+// change that causes it (jobs.Client; the property test's harness keeps
+// the jobs itself, to run them in an order of its choosing).
+type jobQueue interface {
+	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
 
 // Settings returns the effective configuration.
