@@ -46,6 +46,11 @@ type Receipt struct {
 	IssuedAt      ocpi.DateTime `json:"issued_at"`
 	// URL is the receipt's page; its PDF is URL + ".pdf".
 	URL string `json:"url"`
+	// TaxInvoice is the receipt's legal form when the operator is
+	// registered for GST (Config.GST); CreditNotes are the corrections
+	// issued against it since, oldest first.
+	TaxInvoice  *TaxInvoice   `json:"tax_invoice,omitempty"`
+	CreditNotes []*TaxInvoice `json:"credit_notes,omitempty"`
 }
 
 // Display returns an amount of the receipt as people read it ("₹1,234.50").
@@ -89,6 +94,13 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 		r.LocationName, r.Address, r.EVSEID, r.ConnectorID = l.Name, joinAddress(l.Address, l.City), l.EVSEID, l.ConnectorID
 	}
 	r.URL = s.ReceiptURL(r.ID)
+	if s.cfg.GST.Enabled() {
+		inv, split := s.taxInvoiceFor(cdr, p.Cost)
+		if err := s.issueTaxDoc(ctx, tx, r.ID, p.ID, inv, split); err != nil {
+			return err
+		}
+		r.TaxInvoice = inv
+	}
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err

@@ -93,6 +93,8 @@ type Config struct {
 	// OtherTokenCPOs are CPO parties ("CC*PID") that reject AD_HOC_USER
 	// tokens: START_SESSION sends them a token of type OTHER.
 	OtherTokenCPOs []string
+	// GST makes receipts GST tax invoices (see GSTConfig).
+	GST GSTConfig
 }
 
 // withDefaults fills zero settings with their defaults.
@@ -122,6 +124,7 @@ func (c Config) withDefaults() Config {
 		c.MaxSessionAge = 24 * time.Hour
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	c.GST = c.GST.withDefaults()
 	return c
 }
 
