@@ -170,6 +170,22 @@ func settings(cfg *app.Config) []setting {
 			}
 			return fmt.Errorf("want starttls, tls or none")
 		}, "starttls"},
+		{"gst-supplier-name", "OCPIHUB_GST_SUPPLIER_NAME", "legal name of the operator printed on GST tax invoices", str(&cfg.GST.SupplierName), ""},
+		{"gst-supplier-address", "OCPIHUB_GST_SUPPLIER_ADDRESS", "registered address printed on GST tax invoices", str(&cfg.GST.SupplierAddress), ""},
+		{"gstin", "OCPIHUB_GSTIN", "the operator's GSTIN: receipts become GST tax invoices (default: plain receipts)", func(v string) error {
+			v = strings.ToUpper(strings.TrimSpace(v))
+			if v != "" {
+				if err := upi.CheckGSTIN(v); err != nil {
+					return err
+				}
+			}
+			cfg.GST.GSTIN = v
+			return nil
+		}, ""},
+		{"gst-sac", "OCPIHUB_GST_SAC", "service accounting code on tax invoices", str(&cfg.GST.SAC), upi.DefaultSAC},
+		{"gst-rate", "OCPIHUB_GST_RATE", "GST rate (percent) of CDRs that give no incl_vat; they are taken as tax-inclusive", str(&cfg.GST.Rate), "18"},
+		{"gst-invoice-prefix", "OCPIHUB_GST_INVOICE_PREFIX", "series of tax invoice numbers (1-3 letters or digits)", str(&cfg.GST.Prefix), "INV"},
+		{"gst-credit-prefix", "OCPIHUB_GST_CREDIT_PREFIX", "series of credit note numbers (1-3 letters or digits)", str(&cfg.GST.CreditPrefix), "CRN"},
 		{"command-timeout-margin", "OCPIHUB_COMMAND_TIMEOUT_MARGIN", "added to a CPO's command timeout before the requester gets TIMEOUT", duration(&cfg.CommandTimeoutMargin), "30s"},
 		{"command-timeout", "OCPIHUB_COMMAND_TIMEOUT", "how long a command result is awaited when the CPO names no timeout", duration(&cfg.CommandTimeout), "60s"},
 		{"legacy-sunset", "OCPIHUB_LEGACY_SUNSET", "date OCPI 2.1.1 and 2.0 stop working, announced in a Sunset header (e.g. 2027-06-30; default: none)", dateSetting(&cfg.LegacySunset), ""},

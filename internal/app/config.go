@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"github.com/ocpihub/ocpihub/internal/upi"
 	"net"
 	"net/url"
 	"strings"
@@ -112,6 +113,10 @@ type Config struct {
 	SMTPPassword string
 	SMTPTLS      string
 
+	// GST makes receipts GST tax invoices (upi.GSTConfig); no GSTIN: plain
+	// receipts.
+	GST upi.GSTConfig
+
 	// CommandTimeoutMargin is added to a CPO's command timeout before the
 	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
 	// the CPO names none (default 60 s).
@@ -212,6 +217,9 @@ func (c Config) Validate() error {
 	}
 	if c.UPIMinPaise > 0 && c.UPIMaxPaise > 0 && c.UPIMinPaise > c.UPIMaxPaise {
 		return fmt.Errorf("the smallest UPI amount is above the largest")
+	}
+	if err := c.GST.Check(); err != nil {
+		return fmt.Errorf("GST settings: %w", err)
 	}
 	switch c.LogFormat {
 	case "text", "json":

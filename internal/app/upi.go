@@ -64,6 +64,7 @@ func (a *App) buildUPI(insertOnly bool) error {
 		PublicURL: a.PublicURL(), EMSPCountryCode: cfg.CountryCode, EMSPPartyID: cfg.EMSPPartyID, EMSPName: cfg.EMSPName, Presets: cfg.UPIPresets, MinPaise: cfg.UPIMinPaise, MaxPaise: cfg.UPIMaxPaise,
 		PaymentWindow: cfg.UPIPaymentWindow, SessionDeadline: cfg.UPISessionDeadline, CDRDeadline: cfg.UPICDRDeadline,
 		OtherTokenCPOs: cfg.UPIOtherTokenCPOs, StartDelay: cfg.UPIStartDelay, PollInterval: cfg.UPIPollInterval, RetryBase: cfg.UPIRetryBase,
+		GST: cfg.GST,
 	}, d)
 	if a.Commands != nil {
 		a.Commands.RegisterHook(upiHook, func(ctx context.Context, r command.HookResult) error {

@@ -478,3 +478,31 @@ func (s *Service) creditReceipt(ctx context.Context, tx *store.Tx, paymentID str
 	_, err = tx.Exec(ctx, "UPDATE upi_receipts SET body = $1 WHERE id = $2", string(body), r.ID)
 	return err
 }
+
+// TaxLines are the tax invoice of a receipt in lines of text, as the
+// e-mail shows it: the same numbers as the PDF and the page. None for a
+// plain receipt.
+func (r *Receipt) TaxLines() []string {
+	t := r.TaxInvoice
+	if t == nil {
+		return nil
+	}
+	out := []string{
+		"Tax invoice " + t.Number + " of " + t.Date,
+		"Supplier:  " + t.SupplierName + ", " + t.SupplierAddress,
+		"GSTIN:     " + t.SupplierGSTIN + " (" + t.SupplierState + ")",
+		"Place of supply: " + t.PlaceOfSupply + " (" + t.PlaceOfSupplyCode + ")",
+		"SAC:       " + t.SAC + " " + t.Description,
+		"Taxable value: " + r.Display(t.TaxableValue),
+	}
+	if t.InterState {
+		out = append(out, "IGST @ "+t.IGSTRate+"%: "+r.Display(t.IGST))
+	} else {
+		out = append(out, "CGST @ "+t.CGSTRate+"%: "+r.Display(t.CGST), "SGST @ "+t.SGSTRate+"%: "+r.Display(t.SGST))
+	}
+	out = append(out, "Invoice total: "+r.Display(t.Total), "")
+	for _, c := range r.CreditNotes {
+		out = append(out, "Credit note "+c.Number+" of "+c.Date+": "+r.Display(c.Total)+" credited", "")
+	}
+	return out
+}
