@@ -17,6 +17,8 @@ func (s *Service) addWorkers() {
 	jobs.AddWorker(s.jobs, &refundWorker{s: s})
 	jobs.AddWorker(s.jobs, &notifyWorker{s: s})
 	jobs.AddWorker(s.jobs, &orderCheckWorker{s: s})
+	jobs.AddWorker(s.jobs, &smsWorker{s: s})
+	jobs.AddWorker(s.jobs, &erasePhonesWorker{s: s})
 }
 
 // NextRetry retries a refund the PG did not accept with the module's

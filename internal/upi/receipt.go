@@ -119,8 +119,10 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 		"energy_kwh": r.EnergyKWh, "url": r.URL, "timestamp": r.Timestamp}}); err != nil {
 		return err
 	}
-	_, err = s.jobs.InsertTx(ctx, tx, notifyArgs{ReceiptID: r.ID}, &river.InsertOpts{Queue: jobs.QueueDefault})
-	return err
+	if _, err = s.jobs.InsertTx(ctx, tx, notifyArgs{ReceiptID: r.ID}, &river.InsertOpts{Queue: jobs.QueueDefault}); err != nil {
+		return err
+	}
+	return s.queueReceiptSMS(ctx, tx, p, r.ID)
 }
 
 // maskVPA hides most of a payer's UPI address: "dr****@okpgsim".

@@ -53,6 +53,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
+	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -95,6 +97,13 @@ type Config struct {
 	OtherTokenCPOs []string
 	// GST makes receipts GST tax invoices (see GSTConfig).
 	GST GSTConfig
+	// SMSDailyCap is how many receipt SMS one number gets a day (default
+	// 5); SMSAttempts how often a send is tried before the delivery fails
+	// (default 6, with the module's backoff).
+	SMSDailyCap, SMSAttempts int
+	// PhoneRetention is how long a driver's phone number is kept (default
+	// 90 days); then it is erased.
+	PhoneRetention time.Duration
 }
 
 // withDefaults fills zero settings with their defaults.
@@ -125,6 +134,15 @@ func (c Config) withDefaults() Config {
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	c.GST = c.GST.withDefaults()
+	if c.SMSDailyCap <= 0 {
+		c.SMSDailyCap = 5
+	}
+	if c.SMSAttempts <= 0 {
+		c.SMSAttempts = 6
+	}
+	if c.PhoneRetention <= 0 {
+		c.PhoneRetention = 90 * 24 * time.Hour
+	}
 	return c
 }
 
@@ -139,6 +157,13 @@ type Deps struct {
 	Events   event.Emitter
 	Renderer Renderer
 	Notifier Notifier
+	// SMS sends receipts by SMS to drivers who gave a number (nil: no SMS;
+	// the landing page does not ask for one).
+	SMS sms.Gateway
+	// Box seals drivers' phone numbers; PhoneKey keys the hash that counts
+	// a number's SMS per day.
+	Box      *sealbox.Box
+	PhoneKey []byte
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
@@ -156,9 +181,13 @@ type Service struct {
 	events   event.Emitter
 	render   Renderer
 	notifier Notifier
+	sms      sms.Gateway
+	box      *sealbox.Box
 	clock    clock.Clock
 	logger   *slog.Logger
 	metrics  *metrics
+
+	phoneHashKey []byte
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -181,7 +210,7 @@ func New(cfg Config, d Deps) *Service {
 	}
 	s := &Service{
 		cfg: cfg.withDefaults(), db: d.DB, jobs: d.Jobs, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,
-		events: d.Events, render: d.Renderer, notifier: d.Notifier, clock: d.Clock,
+		events: d.Events, render: d.Renderer, notifier: d.Notifier, sms: d.SMS, box: d.Box, phoneHashKey: d.PhoneKey, clock: d.Clock,
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
 	if d.Jobs != nil {
@@ -189,6 +218,9 @@ func New(cfg Config, d Deps) *Service {
 	}
 	return s
 }
+
+// SMSEnabled reports whether receipts can be sent by SMS.
+func (s *Service) SMSEnabled() bool { return s.sms != nil }
 
 // Settings returns the effective configuration.
 func (s *Service) Settings() Config { return s.cfg }
