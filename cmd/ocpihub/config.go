@@ -170,6 +170,23 @@ func settings(cfg *app.Config) []setting {
 			}
 			return fmt.Errorf("want starttls, tls or none")
 		}, "starttls"},
+		{"sms-provider", "OCPIHUB_SMS_PROVIDER", "msg91 or signed: how receipts go by SMS (default: no SMS; the simulator in dev mode)", func(v string) error {
+			switch v {
+			case "", app.SMSProviderMSG91, app.SMSProviderSigned:
+				cfg.SMSProvider = v
+				return nil
+			}
+			return fmt.Errorf("want msg91 or signed")
+		}, ""},
+		{"sms-url", "OCPIHUB_SMS_URL", "the SMS provider's base URL (msg91) or endpoint (signed)", str(&cfg.SMSURL), ""},
+		{"sms-auth-key", "OCPIHUB_SMS_AUTH_KEY", "the MSG91 account's authkey", str(&cfg.SMSAuthKey), ""},
+		{"sms-flow-id", "OCPIHUB_SMS_FLOW_ID", "the MSG91 template (flow) id of the receipt message", str(&cfg.SMSFlowID), ""},
+		{"sms-secret", "OCPIHUB_SMS_SECRET", "signs messages and delivery reports (signed); the ?token= of the delivery-report URL (msg91)", str(&cfg.SMSSecret), ""},
+		{"sms-sender", "OCPIHUB_SMS_SENDER", "the DLT-registered sender header (six characters)", str(&cfg.SMSSender), ""},
+		{"sms-dlt-template-id", "OCPIHUB_SMS_DLT_TEMPLATE_ID", "the DLT content template id of the receipt message", str(&cfg.SMSDLTTemplateID), ""},
+		{"sms-dlt-entity-id", "OCPIHUB_SMS_DLT_ENTITY_ID", "the operator's DLT principal entity id", str(&cfg.SMSDLTEntityID), ""},
+		{"sms-daily-cap", "OCPIHUB_SMS_DAILY_CAP", "receipt SMS one number gets per day", count(&cfg.SMSDailyCap, 1, 1000), "5"},
+		{"phone-retention", "OCPIHUB_PHONE_RETENTION", "how long drivers' phone numbers are kept before they are erased", duration(&cfg.PhoneRetention), "2160h"},
 		{"gst-supplier-name", "OCPIHUB_GST_SUPPLIER_NAME", "legal name of the operator printed on GST tax invoices", str(&cfg.GST.SupplierName), ""},
 		{"gst-supplier-address", "OCPIHUB_GST_SUPPLIER_ADDRESS", "registered address printed on GST tax invoices", str(&cfg.GST.SupplierAddress), ""},
 		{"gstin", "OCPIHUB_GSTIN", "the operator's GSTIN: receipts become GST tax invoices (default: plain receipts)", func(v string) error {

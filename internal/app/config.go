@@ -117,6 +117,23 @@ type Config struct {
 	// receipts.
 	GST upi.GSTConfig
 
+	// SMS sends receipts by SMS (app/sms.go): the provider's shape (msg91
+	// or signed; none: no SMS, the simulator in dev mode), its URL, the
+	// MSG91 authkey and template ("flow") id, the secret that signs (signed)
+	// or authenticates the delivery reports (msg91: ?token=), and the DLT
+	// registration. SMSDailyCap bounds a number's receipt SMS a day;
+	// PhoneRetention is how long numbers are kept.
+	SMSProvider      string
+	SMSURL           string
+	SMSAuthKey       string
+	SMSFlowID        string
+	SMSSecret        string
+	SMSSender        string
+	SMSDLTTemplateID string
+	SMSDLTEntityID   string
+	SMSDailyCap      int
+	PhoneRetention   time.Duration
+
 	// CommandTimeoutMargin is added to a CPO's command timeout before the
 	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
 	// the CPO names none (default 60 s).
@@ -217,6 +234,9 @@ func (c Config) Validate() error {
 	}
 	if c.UPIMinPaise > 0 && c.UPIMaxPaise > 0 && c.UPIMinPaise > c.UPIMaxPaise {
 		return fmt.Errorf("the smallest UPI amount is above the largest")
+	}
+	if err := c.checkSMS(); err != nil {
+		return err
 	}
 	if err := c.GST.Check(); err != nil {
 		return fmt.Errorf("GST settings: %w", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func (s *Server) pageLanding(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "landing", map[string]any{"Title": landingTitle(l), "Landing": l})
+	s.render(w, r, http.StatusOK, "landing", s.landingData(l, nil))
 }
 
 func landingTitle(l *upi.Landing) string {
@@ -136,12 +137,13 @@ func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var limited orderLimited
-	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email, Admit: func() error {
-		if wait, ok := s.allowOrder(r, "upi-order:"+ref, orderLimits); !ok {
-			return orderLimited{wait}
-		}
-		return nil
-	}})
+	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email,
+		Phone: r.PostForm.Get("phone"), PhoneConsent: r.PostForm.Get("phone_consent") != "", Admit: func() error {
+			if wait, ok := s.allowOrder(r, "upi-order:"+ref, orderLimits); !ok {
+				return orderLimited{wait}
+			}
+			return nil
+		}})
 	var oe *ocpi.Error
 	switch {
 	case err == nil:
@@ -166,8 +168,20 @@ func (s *Server) renderLandingError(w http.ResponseWriter, r *http.Request, ref 
 		s.pageError(w, r, err)
 		return
 	}
-	s.render(w, r, status, "landing", map[string]any{"Title": landingTitle(l), "Landing": l,
-		"Error": msg, "Custom": custom, "Email": email})
+	d := s.landingData(l, r.PostForm)
+	d["Error"], d["Custom"], d["Email"] = msg, custom, email
+	s.render(w, r, status, "landing", d)
+}
+
+// landingData is what the landing page shows; form, when the page comes
+// back with an error, is what the driver typed.
+func (s *Server) landingData(l *upi.Landing, form url.Values) map[string]any {
+	d := map[string]any{"Title": landingTitle(l), "Landing": l, "SMS": s.cfg.UPI.SMSEnabled(),
+		"RetentionDays": int(s.cfg.UPI.Settings().PhoneRetention.Hours() / 24)}
+	if form != nil {
+		d["Phone"], d["PhoneConsent"] = strings.TrimSpace(form.Get("phone")), form.Get("phone_consent") != ""
+	}
+	return d
 }
 
 // orderLimits bound the orders started from one QR code. Every order costs

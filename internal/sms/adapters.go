@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/netguard"
@@ -49,7 +50,9 @@ func httpClient(g *netguard.Guard, timeout time.Duration) *http.Client {
 	if g != nil {
 		tr.Proxy, tr.DialContext = nil, g.Dial(&net.Dialer{Timeout: timeout})
 	}
-	return &http.Client{Transport: tr, Timeout: timeout}
+	// A redirect would resend the credentials elsewhere.
+	return &http.Client{Transport: tr, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // post sends a JSON body and reads the answer (at most 64 KiB).
@@ -100,8 +103,8 @@ type MSG91 struct {
 	ReportToken string
 	Guard       *netguard.Guard
 	Timeout     time.Duration
-	Clock       func() time.Time
 
+	once   sync.Once
 	client *http.Client
 }
 
@@ -110,9 +113,7 @@ func (g *MSG91) Send(ctx context.Context, m Message) (string, error) {
 	if err := m.Check(); err != nil {
 		return "", err
 	}
-	if g.client == nil {
-		g.client = httpClient(g.Guard, g.Timeout)
-	}
+	g.once.Do(func() { g.client = httpClient(g.Guard, g.Timeout) })
 	body, err := json.Marshal(map[string]any{
 		"template_id": g.TemplateID, "sender": g.DLT.Sender, "DLT_TE_ID": g.DLT.TemplateID, "PE_ID": g.DLT.EntityID, "short_url": "0",
 		"recipients": []map[string]string{{"mobiles": strings.TrimPrefix(m.To, "+"), "amount": m.Vars.Amount, "energy": m.Vars.Energy,
@@ -188,6 +189,7 @@ type Signed struct {
 	Timeout time.Duration
 	Clock   func() time.Time
 
+	once   sync.Once
 	client *http.Client
 }
 
@@ -203,9 +205,7 @@ func (g *Signed) Send(ctx context.Context, m Message) (string, error) {
 	if err := m.Check(); err != nil {
 		return "", err
 	}
-	if g.client == nil {
-		g.client = httpClient(g.Guard, g.Timeout)
-	}
+	g.once.Do(func() { g.client = httpClient(g.Guard, g.Timeout) })
 	body, err := json.Marshal(map[string]any{"reference": m.Reference, "to": m.To, "sender": g.DLT.Sender,
 		"template_id": g.DLT.TemplateID, "entity_id": g.DLT.EntityID, "vars": m.Vars, "text": Text(m.Vars)})
 	if err != nil {

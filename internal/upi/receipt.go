@@ -168,6 +168,8 @@ func (s *Service) ReceiptPDF(ctx context.Context, id string) ([]byte, error) {
 // notifyArgs is the job that sends a receipt to the driver.
 type notifyArgs struct {
 	ReceiptID string `json:"receipt_id"`
+	// Email, when set, is the operator's resend to this address.
+	Email string `json:"email,omitempty"`
 }
 
 func (notifyArgs) Kind() string { return "upi_receipt_notify" }
@@ -185,11 +187,15 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[notifyArgs]) err
 	var notified int64
 	err := s.db.Read().QueryRow(ctx, `SELECT o.email, r.notified_at FROM upi_receipts r
 		JOIN upi_payments p ON p.id = r.payment_id JOIN upi_orders o ON o.pk = p.order_pk WHERE r.id = $1`, job.Args.ReceiptID).Scan(&email, &notified)
-	if errors.Is(err, store.ErrNoRows) || err == nil && notified != 0 {
+	resend := job.Args.Email != ""
+	if errors.Is(err, store.ErrNoRows) || err == nil && notified != 0 && !resend {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if resend {
+		email = job.Args.Email
 	}
 	r, err := s.Receipt(ctx, job.Args.ReceiptID)
 	if err != nil {
@@ -205,6 +211,9 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[notifyArgs]) err
 	}
 	if err := s.notifier.SendReceipt(ctx, n); err != nil {
 		return err
+	}
+	if resend {
+		return nil
 	}
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE upi_receipts SET notified_at = $1 WHERE id = $2", s.micros(), r.ID)
