@@ -45,6 +45,7 @@ func (s *Server) upiPages() {
 	s.mux.HandleFunc("GET /pay/{order_id}/status", s.pageStatusJSON)
 	s.mux.HandleFunc("GET /pay/{order_id}/qr.png", s.pagePayQR)
 	s.mux.HandleFunc("GET /receipts/{receipt}", s.pageReceipt)
+	s.mux.HandleFunc("GET /r/{code}", s.pageShortReceipt)
 }
 
 // render writes a page; title is its <title>.
@@ -326,6 +327,17 @@ func (s *Server) pageReceipt(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "receipt", map[string]any{"Title": "Receipt " + rc.Display(rc.Amount), "Receipt": rc,
 		"Local": func(d ocpi.DateTime) string { return localTime(d.Time, rc.Currency) }})
+}
+
+// pageShortReceipt follows a receipt's short link (the one its SMS
+// carries) to the receipt.
+func (s *Server) pageShortReceipt(w http.ResponseWriter, r *http.Request) {
+	id, err := s.cfg.UPI.ReceiptByShortCode(r.Context(), r.PathValue("code"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/receipts/"+id, http.StatusSeeOther)
 }
 
 // localTime writes a time for a receipt: Indian Standard Time for rupees,

@@ -23,11 +23,10 @@ func (s *Server) handleSMSReports(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	n, err := s.cfg.UPI.ReceiveSMSReports(r.Context(), r.Header, r.URL.Query(), raw)
-	if err != nil {
+	if _, err := s.cfg.UPI.ReceiveSMSReports(r.Context(), r.Header, r.URL.Query(), raw); err != nil {
 		return err
 	}
-	return s.ok(w, map[string]int{"changed": n})
+	return s.ok(w, nil)
 }
 
 func (s *Server) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {

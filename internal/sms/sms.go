@@ -27,10 +27,16 @@ import (
 	"unicode/utf8"
 )
 
-// MaxVarLen is the longest template variable DLT accepts, in characters.
-const MaxVarLen = 30
+// MaxVarLen is the longest template variable DLT accepts, in characters;
+// MaxLinkLen the longest link (a template's URL variable, whose domain is
+// whitelisted with the template).
+const (
+	MaxVarLen  = 30
+	MaxLinkLen = 64
+)
 
-// Vars are a receipt message's template variables.
+// Vars are a receipt message's template variables (amount and energy at
+// most MaxVarLen characters, the link at most MaxLinkLen).
 type Vars struct {
 	// Amount is what was paid ("₹227.12"), Energy the energy ("12.5 kWh"),
 	// Link the receipt's short URL.
@@ -57,13 +63,19 @@ func (m Message) Check() error {
 	if m.Reference == "" || len(m.Reference) > 64 {
 		return &Error{Field: "reference", Issue: "must have 1 to 64 characters"}
 	}
-	for _, v := range []struct{ name, v string }{{"amount", m.Vars.Amount}, {"energy", m.Vars.Energy}, {"link", m.Vars.Link}} {
+	for _, v := range []struct {
+		name, v string
+		max     int
+	}{{"amount", m.Vars.Amount, MaxVarLen}, {"energy", m.Vars.Energy, MaxVarLen}, {"link", m.Vars.Link, MaxLinkLen}} {
 		if v.v == "" {
 			return &Error{Field: v.name, Issue: "is required"}
 		}
-		if n := utf8.RuneCountInString(v.v); n > MaxVarLen {
-			return &Error{Field: v.name, Issue: fmt.Sprintf("has %d characters; a DLT template variable has at most %d", n, MaxVarLen)}
+		if n := utf8.RuneCountInString(v.v); n > v.max {
+			return &Error{Field: v.name, Issue: fmt.Sprintf("has %d characters; this DLT template variable has at most %d", n, v.max)}
 		}
+	}
+	if !strings.HasPrefix(m.Vars.Link, "https://") && !strings.HasPrefix(m.Vars.Link, "http://") {
+		return &Error{Field: "link", Issue: "must be an http(s) URL"}
 	}
 	return nil
 }

@@ -44,8 +44,10 @@ type Receipt struct {
 	ConnectorID   string        `json:"connector_id"`
 	Operator      string        `json:"operator"`
 	IssuedAt      ocpi.DateTime `json:"issued_at"`
-	// URL is the receipt's page; its PDF is URL + ".pdf".
-	URL string `json:"url"`
+	// URL is the receipt's page; its PDF is URL + ".pdf". ShortURL leads
+	// to it too, for SMS.
+	URL      string `json:"url"`
+	ShortURL string `json:"short_url,omitempty"`
 	// TaxInvoice is the receipt's legal form when the operator is
 	// registered for GST (Config.GST); CreditNotes are the corrections
 	// issued against it since, oldest first.
@@ -94,6 +96,8 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 		r.LocationName, r.Address, r.EVSEID, r.ConnectorID = l.Name, joinAddress(l.Address, l.City), l.EVSEID, l.ConnectorID
 	}
 	r.URL = s.ReceiptURL(r.ID)
+	short := newShortCode()
+	r.ShortURL = s.cfg.PublicURL + "/r/" + short
 	if s.cfg.GST.Enabled() {
 		inv, split := s.taxInvoiceFor(cdr, p.Cost)
 		if err := s.issueTaxDoc(ctx, tx, r.ID, p.ID, inv, split); err != nil {
@@ -105,9 +109,9 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO upi_receipts (id, payment_id, cdr_id, amount_paise, currency, energy_kwh, ended_at, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.ID, p.ID, r.CDRID, p.Captured-p.Reserved, cur, r.EnergyKWh,
-		r.Timestamp.Micros(), string(body), s.micros())
+	_, err = tx.Exec(ctx, `INSERT INTO upi_receipts (id, payment_id, cdr_id, amount_paise, currency, energy_kwh, ended_at, body, created_at, short_code)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.ID, p.ID, r.CDRID, p.Captured-p.Reserved, cur, r.EnergyKWh,
+		r.Timestamp.Micros(), string(body), s.micros(), short)
 	if err != nil {
 		return err
 	}
@@ -150,6 +154,19 @@ func (s *Service) Receipt(ctx context.Context, id string) (*Receipt, error) {
 	}
 	var r Receipt
 	return &r, json.Unmarshal(body, &r)
+}
+
+// ReceiptByShortCode returns the id of the receipt a short link names.
+func (s *Service) ReceiptByShortCode(ctx context.Context, code string) (string, error) {
+	if len(code) != 16 {
+		return "", errNotFound("receipt")
+	}
+	var id string
+	err := s.db.Read().QueryRow(ctx, "SELECT id FROM upi_receipts WHERE short_code = $1", code).Scan(&id)
+	if errors.Is(err, store.ErrNoRows) {
+		return "", errNotFound("receipt")
+	}
+	return id, err
 }
 
 // ReceiptPDF renders a stored receipt as a PDF.

@@ -177,8 +177,10 @@ func (w *smsWorker) Work(ctx context.Context, job *river.Job[smsArgs]) error {
 	d.Attempts++
 	if sendErr == nil {
 		return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, `UPDATE upi_receipt_deliveries SET status = $1, attempts = $2, provider_id = $3, last_error = '',
-				updated_at = $4 WHERE id = $5 AND status = $6`, DeliverySent, d.Attempts, providerID, s.micros(), d.ID, DeliveryQueued)
+			// Its delivery report may have come first: the state it set
+			// stays.
+			_, err := tx.Exec(ctx, `UPDATE upi_receipt_deliveries SET status = CASE WHEN status = $6 THEN $1 ELSE status END,
+				attempts = $2, provider_id = $3, updated_at = $4 WHERE id = $5`, DeliverySent, d.Attempts, providerID, s.micros(), d.ID, DeliveryQueued)
 			return err
 		})
 	}
@@ -201,8 +203,12 @@ var errCapped = errors.New("daily SMS cap reached")
 // smsVars are a receipt's template variables: the amount paid, the energy,
 // and the receipt's link.
 func smsVars(r *Receipt) sms.Vars {
+	link := r.ShortURL
+	if link == "" {
+		link = r.URL
+	}
 	return sms.Vars{Amount: pg.Amount{Paise: paiseOfRupees(r.Amount), Currency: r.Currency}.Display(), Energy: r.EnergyKWh + " kWh",
-		Link: r.URL}
+		Link: link}
 }
 
 func paiseOfRupees(s string) int64 {
@@ -280,7 +286,9 @@ var ErrForgedReport = &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the delive
 // nothing), each report moves its delivery from sent (or queued, when the
 // report overtakes the answer) to delivered or undelivered, once; the
 // outcome is audited and announced. Reports of unknown messages are
-// ignored. It returns how many deliveries changed.
+// skipped; a callback that names none it knows is answered not found, so
+// the provider retries it (it may have overtaken the answer to the send).
+// It returns how many deliveries changed.
 func (s *Service) ReceiveSMSReports(ctx context.Context, header http.Header, query map[string][]string, body []byte) (int, error) {
 	if s.sms == nil {
 		return 0, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "SMS is not configured"}
@@ -297,9 +305,9 @@ func (s *Service) ReceiveSMSReports(ctx context.Context, header http.Header, que
 	if err != nil {
 		return 0, err
 	}
-	changed := 0
+	changed, known := 0, 0
 	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		changed = 0
+		changed, known = 0, 0
 		for _, r := range reports {
 			var d *Delivery
 			var err error
@@ -316,6 +324,7 @@ func (s *Service) ReceiveSMSReports(ctx context.Context, header http.Header, que
 			if err != nil {
 				return err
 			}
+			known++
 			status := DeliveryDelivered
 			if r.Status != sms.StatusDelivered {
 				status = DeliveryUndelivered
@@ -335,5 +344,10 @@ func (s *Service) ReceiveSMSReports(ctx context.Context, header http.Header, que
 		}
 		return nil
 	})
+	if err == nil && known == 0 && len(reports) > 0 {
+		// A report may overtake the provider's answer to the send (its id
+		// is not stored yet): not found, so the provider tries again.
+		return 0, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no message of this delivery report is known (yet)"}
+	}
 	return changed, err
 }

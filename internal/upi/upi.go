@@ -268,6 +268,10 @@ func newOrderID() string { return randomID(26) }
 // unguessable part of its URL.
 func newReceiptID() string { return randomID(32) }
 
+// newShortCode returns the code of a receipt's short link: 16 characters
+// (80 bits), unguessable but short enough for an SMS template variable.
+func newShortCode() string { return randomID(16) }
+
 // errNotFound names what was not found.
 func errNotFound(what string) error {
 	return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: what + " not found"}

@@ -28,7 +28,7 @@ import (
 // Defaults of a simulator started without its own credentials.
 const (
 	DefaultAuthKey    = "smssim-authkey"
-	DefaultSecret     = "smssim-secret"
+	DefaultSecret     = "smssim-report-secret-0001"
 	DefaultSender     = "OCPHUB"
 	DefaultTemplateID = "1107170000000000001"
 	DefaultEntityID   = "1101170000000000001"

@@ -7,6 +7,11 @@ ALTER TABLE upi_orders ADD COLUMN phone_key TEXT NOT NULL DEFAULT '';
 ALTER TABLE upi_orders ADD COLUMN phone_consent_at BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX upi_orders_phone ON upi_orders (created_at) WHERE phone <> '';
 
+-- short_code is the receipt's short link ({public_url}/r/{short_code}),
+-- what an SMS carries: a DLT template variable is short.
+ALTER TABLE upi_receipts ADD COLUMN short_code TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX upi_receipts_short_code ON upi_receipts (short_code) WHERE short_code <> '';
+
 -- upi_receipt_deliveries are the receipts' sendings to drivers by SMS, one
 -- row per message (the automatic one and each resend): its state (queued,
 -- sent, delivered, undelivered, failed), attempts, the provider's id and the
@@ -43,6 +48,8 @@ CREATE TABLE sms_daily (
 -- +goose Down
 DROP TABLE sms_daily;
 DROP TABLE upi_receipt_deliveries;
+DROP INDEX upi_receipts_short_code;
+ALTER TABLE upi_receipts DROP COLUMN short_code;
 DROP INDEX upi_orders_phone;
 ALTER TABLE upi_orders DROP COLUMN phone_consent_at;
 ALTER TABLE upi_orders DROP COLUMN phone_key;
