@@ -229,7 +229,6 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			var numbers []string
 			var seqs []int
 			for i, req := range reqs {
 				r := h.receiptOfPayment(req.PaymentID)
@@ -237,7 +236,6 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 				if inv == nil {
 					t.Fatalf("receipt %s has no tax invoice", r.ID)
 				}
-				numbers = append(numbers, inv.Number)
 				var seq int
 				if _, err := fmt.Sscanf(inv.Number, "INV/"+code+"/%07d", &seq); err != nil || len(inv.Number) > 16 {
 					t.Fatalf("invoice number %q is not INV/%s/NNNNNNN of at most 16 characters", inv.Number, code)
