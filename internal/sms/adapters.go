@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -77,12 +78,16 @@ func post(ctx context.Context, c *http.Client, url string, header http.Header, b
 // statusError turns an HTTP answer into an error: 5xx and 429 may be
 // retried, other 4xx are permanent.
 func statusError(status int, body []byte) error {
-	err := fmt.Errorf("sms provider answered HTTP %d: %.200s", status, body)
+	err := fmt.Errorf("sms provider answered HTTP %d: %.200s", status, phoneDigits.ReplaceAll(body, []byte("[number]")))
 	if status >= 500 || status == http.StatusTooManyRequests {
 		return err
 	}
 	return &PermanentError{err}
 }
+
+// phoneDigits finds what may be a phone number in a provider's answer: it
+// is masked before the answer is stored or logged.
+var phoneDigits = regexp.MustCompile(`\+?\d[\d ]{8,}\d`)
 
 // MSG91 sends through a template ("flow") API in MSG91's shape: POST
 // {BaseURL}/api/v5/flow with the account's authkey header and
@@ -131,7 +136,7 @@ func (g *MSG91) Send(ctx context.Context, m Message) (string, error) {
 	}
 	var ans struct{ Type, Message string }
 	if err := json.Unmarshal(resp, &ans); err != nil || ans.Type != "success" || ans.Message == "" {
-		return "", &PermanentError{fmt.Errorf("sms provider refused the message: %.200s", resp)}
+		return "", &PermanentError{fmt.Errorf("sms provider refused the message: %.200s", phoneDigits.ReplaceAll(resp, []byte("[number]")))}
 	}
 	return ans.Message, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -174,5 +175,23 @@ func TestReportsAuthenticated(t *testing.T) {
 	var e *sms.Error
 	if _, err := s.Reports(hb, nil, badStatus); !errors.As(err, &e) || e.Field != "status" {
 		t.Errorf("unknown status: %v", err)
+	}
+}
+
+// TestProviderErrorsMaskNumbers: a provider's error that echoes the number
+// is stored and logged without it.
+func TestProviderErrorsMaskNumbers(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"type":"error","message":"number 919876543210 is on the DND list"}`, http.StatusBadRequest)
+	}))
+	t.Cleanup(srv.Close)
+	gw := &sms.MSG91{BaseURL: srv.URL, AuthKey: "k", TemplateID: "f"}
+	_, err := gw.Send(context.Background(), okMessage())
+	if err == nil || strings.Contains(err.Error(), "9876543210") || !strings.Contains(err.Error(), "[number] is on the DND list") {
+		t.Errorf("error %v", err)
+	}
+	if !sms.IsPermanent(err) {
+		t.Errorf("HTTP 400 is retried: %v", err)
 	}
 }
