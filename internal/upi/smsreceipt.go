@@ -73,7 +73,8 @@ func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
 func (s *Service) queueSMS(ctx context.Context, tx *store.Tx, receiptID, paymentID, sealed, key, e164 string) (*Delivery, error) {
 	now := s.micros()
 	d := &Delivery{ID: "dl" + randomID(22), ReceiptID: receiptID, PaymentID: paymentID, Channel: ChannelSMS,
-		Destination: maskPhone(e164), Status: DeliveryQueued}
+		Destination: maskPhone(e164), Status: DeliveryQueued, CreatedAt: ocpi.NewDateTime(time.UnixMicro(now))}
+	d.UpdatedAt = d.CreatedAt
 	if _, err := tx.Exec(ctx, `INSERT INTO upi_receipt_deliveries (id, receipt_id, payment_id, channel, phone, phone_key, destination,
 		status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 		d.ID, receiptID, paymentID, ChannelSMS, sealed, key, d.Destination, DeliveryQueued, now); err != nil {
