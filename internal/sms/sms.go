@@ -187,7 +187,7 @@ func Verify(h http.Header, secret string, now time.Time, body []byte) error {
 // Text is the message a receipt template renders to, as the simulator and
 // the log show it; the provider renders its registered copy.
 func Text(v Vars) string {
-	return "Paid " + v.Amount + " for " + v.Energy + " of EV charging. Your GST receipt: " + v.Link
+	return "Paid " + v.Amount + " for " + v.Energy + " of EV charging. Your receipt: " + v.Link
 }
 
 func digits(s string) bool {
