@@ -195,3 +195,23 @@ func TestProviderErrorsMaskNumbers(t *testing.T) {
 		t.Errorf("HTTP 400 is retried: %v", err)
 	}
 }
+
+// TestSlowGateway: a gateway slower than the adapter's timeout gives a
+// retryable error; the simulator's delay is what makes it slow.
+func TestSlowGateway(t *testing.T) {
+	t.Parallel()
+	sim, err := smssim.Start(smssim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	sim.SetDelay(2 * time.Second)
+	o := sim.Options()
+	gw := &sms.Signed{URL: sim.SignedURL(), Secret: o.Secret, DLT: o.DLT, Timeout: 100 * time.Millisecond}
+	if _, err := gw.Send(context.Background(), okMessage()); err == nil || sms.IsPermanent(err) {
+		t.Errorf("a slow gateway: %v, want a retryable error", err)
+	}
+	if len(sim.Messages()) != 0 {
+		t.Errorf("the simulator kept a message it never answered")
+	}
+}
