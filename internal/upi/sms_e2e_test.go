@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ledongthuc/pdf"
+
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
@@ -180,6 +182,23 @@ func TestReceiptBySMSEndToEnd(t *testing.T) {
 				if !strings.HasPrefix(inv.Number, "INV/") || len(inv.Number) > 16 {
 					t.Errorf("invoice number %q", inv.Number)
 				}
+				// The PDF is the same tax invoice.
+				pdfText := pdfText(t, p.Receipt.URL+".pdf")
+				wantPDF := []string{"Tax invoice", "Invoice no." + inv.Number, "Supplier GSTIN" + c.gstin, "Place of supplyKarnataka (29)",
+					"SAC998714 Electric vehicle battery charging service", "Taxable value₹231.25", "Invoice total₹272.88"}
+				if c.signed {
+					wantPDF = append(wantPDF, "IGST @ 18%₹41.63")
+				} else {
+					wantPDF = append(wantPDF, "CGST @ 9%₹20.82", "SGST @ 9%₹20.81")
+				}
+				for _, w := range wantPDF {
+					if !strings.Contains(pdfText, w) {
+						t.Errorf("the PDF lacks %q:\n%s", w, pdfText)
+					}
+				}
+				if strings.Contains(pdfText, "IGST") == !c.signed {
+					t.Errorf("the PDF's tax split is the wrong kind:\n%s", pdfText)
+				}
 				// The payment's receipts through the API.
 				resp2 := adminDo(t, b.h, http.MethodGet, upiBase+"/payments/"+p.ID+"/receipts", nil)
 				if rs := data[[]upi.ReceiptRecord](t, resp2); len(rs) != 1 || rs[0].ID != p.Receipt.ID || len(rs[0].Deliveries) != 1 {
@@ -344,4 +363,30 @@ func TestReceiptSMSBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pdfText fetches a PDF and returns its first page's text. The parser
+// reads the ₹ glyph through fpdf's identity ToUnicode map as ¹ (see
+// internal/printout's pageText); it is put back.
+func pdfText(t *testing.T, u string) string {
+	t.Helper()
+	resp, body := get(t, u)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/pdf" {
+		t.Fatalf("GET %s: HTTP %d %s", u, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	r, err := pdf.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := r.Page(1).GetTextByRow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		for _, w := range row.Content {
+			b.WriteString(w.S)
+		}
+	}
+	return strings.ReplaceAll(b.String(), "¹", "₹")
 }
