@@ -102,7 +102,12 @@ func (s *Service) ErasePhones(ctx context.Context) (int64, error) {
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE upi_receipt_deliveries SET phone = '', phone_key = '' WHERE phone <> '' AND created_at < $1`, cutoff)
+		if _, err = tx.Exec(ctx, `UPDATE upi_receipt_deliveries SET phone = '', phone_key = '' WHERE phone <> '' AND created_at < $1`, cutoff); err != nil {
+			return err
+		}
+		// The daily counts are needed for a day; two days' keep the cap
+		// right across the IST midnight.
+		_, err = tx.Exec(ctx, "DELETE FROM sms_daily WHERE day < $1", s.now().In(ist).AddDate(0, 0, -2).Format(time.DateOnly))
 		return err
 	})
 	if n > 0 {
