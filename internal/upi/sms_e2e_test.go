@@ -313,6 +313,8 @@ func TestReceiptSMSBadInput(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			b := setupSMS(t, engine, false, gstinKA)
+			resp, body := get(t, b.h.PublicURL()+"/qr/"+qrRef)
+			wantPage(t, "landing page", resp, string(body), http.StatusOK, `id="phone"`, `name="phone_consent"`, "erased after 90 days")
 			orders := b.rows(t, "upi_orders")
 			for _, c := range []struct {
 				form url.Values
