@@ -2,6 +2,8 @@ package printout
 
 import (
 	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/pg"
 )
 
 // TaxInvoice is the GST part of a receipt that is a tax invoice (CGST
@@ -71,6 +73,18 @@ func (d *doc) taxInvoice(w float64, t *TaxInvoice) {
 	d.money("Invoice total", t.Total, true)
 	if len(t.CreditNotes) > 0 {
 		d.section(w, "Credit notes against invoice "+t.Number)
+	}
+	if len(t.CreditNotes) > 1 {
+		// Several: one line each (the taxable value is the rest), so the
+		// page still holds them.
+		for _, c := range t.CreditNotes {
+			tax := "CGST " + pg.FormatINR(c.CGST) + " + SGST " + pg.FormatINR(c.SGST)
+			if t.InterState {
+				tax = "IGST " + pg.FormatINR(c.IGST)
+			}
+			d.row(w, c.Number, c.Date+": "+pg.FormatINR(c.Total)+" incl. "+tax, false)
+		}
+		return
 	}
 	for _, c := range t.CreditNotes {
 		d.row(w, "Credit note", c.Number+" of "+c.Date, true)

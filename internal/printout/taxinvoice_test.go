@@ -116,3 +116,24 @@ func TestTaxInvoiceInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestTaxInvoiceManyCreditNotes: several credit notes (four here, with a
+// two-line tariff) are listed one line
+// each and the invoice still fits its page.
+func TestTaxInvoiceManyCreditNotes(t *testing.T) {
+	t.Parallel()
+	r := sampleReceipt()
+	r.Tax = sampleTax(false)
+	for i := range 4 {
+		r.Tax.CreditNotes = append(r.Tax.CreditNotes, CreditNote{Number: "CRN/2526/000000" + string(rune('1'+i)), Date: "2026-03-14",
+			Taxable: 4237, CGST: 382, SGST: 381, Total: 5000})
+	}
+	data, err := ReceiptPDF(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parsePDF(t, data)
+	if got := p.after("CRN/2526/0000004"); got != "2026-03-14: ₹50.00 incl. CGST ₹3.82 + SGST ₹3.81" {
+		t.Errorf("fourth credit note: %q", got)
+	}
+}
