@@ -194,6 +194,39 @@ func settings(cfg *app.Config) []setting {
 			}
 			return fmt.Errorf("want starttls, tls or none")
 		}, "starttls"},
+		{"sms-provider", "OCPIHUB_SMS_PROVIDER", "msg91 or signed: how receipts go by SMS (default: no SMS; the simulator in dev mode)", func(v string) error {
+			switch v {
+			case "", app.SMSProviderMSG91, app.SMSProviderSigned:
+				cfg.SMSProvider = v
+				return nil
+			}
+			return fmt.Errorf("want msg91 or signed")
+		}, ""},
+		{"sms-url", "OCPIHUB_SMS_URL", "the SMS provider's base URL (msg91) or endpoint (signed)", str(&cfg.SMSURL), ""},
+		{"sms-auth-key", "OCPIHUB_SMS_AUTH_KEY", "the MSG91 account's authkey", str(&cfg.SMSAuthKey), ""},
+		{"sms-flow-id", "OCPIHUB_SMS_FLOW_ID", "the MSG91 template (flow) id of the receipt message", str(&cfg.SMSFlowID), ""},
+		{"sms-secret", "OCPIHUB_SMS_SECRET", "signs messages and delivery reports (signed); the ?token= of the delivery-report URL (msg91)", str(&cfg.SMSSecret), ""},
+		{"sms-sender", "OCPIHUB_SMS_SENDER", "the DLT-registered sender header (six characters)", str(&cfg.SMSSender), ""},
+		{"sms-dlt-template-id", "OCPIHUB_SMS_DLT_TEMPLATE_ID", "the DLT content template id of the receipt message", str(&cfg.SMSDLTTemplateID), ""},
+		{"sms-dlt-entity-id", "OCPIHUB_SMS_DLT_ENTITY_ID", "the operator's DLT principal entity id", str(&cfg.SMSDLTEntityID), ""},
+		{"sms-daily-cap", "OCPIHUB_SMS_DAILY_CAP", "receipt SMS one number gets per day", count(&cfg.SMSDailyCap, 1, 1000), "5"},
+		{"phone-retention", "OCPIHUB_PHONE_RETENTION", "how long drivers' phone numbers are kept before they are erased", duration(&cfg.PhoneRetention), "2160h"},
+		{"gst-supplier-name", "OCPIHUB_GST_SUPPLIER_NAME", "legal name of the operator printed on GST tax invoices", str(&cfg.GST.SupplierName), ""},
+		{"gst-supplier-address", "OCPIHUB_GST_SUPPLIER_ADDRESS", "registered address printed on GST tax invoices", str(&cfg.GST.SupplierAddress), ""},
+		{"gstin", "OCPIHUB_GSTIN", "the operator's GSTIN: receipts become GST tax invoices (default: plain receipts)", func(v string) error {
+			v = strings.ToUpper(strings.TrimSpace(v))
+			if v != "" {
+				if err := upi.CheckGSTIN(v); err != nil {
+					return err
+				}
+			}
+			cfg.GST.GSTIN = v
+			return nil
+		}, ""},
+		{"gst-sac", "OCPIHUB_GST_SAC", "service accounting code on tax invoices", str(&cfg.GST.SAC), upi.DefaultSAC},
+		{"gst-rate", "OCPIHUB_GST_RATE", "GST rate (percent) of CDRs that give no incl_vat; they are taken as tax-inclusive", str(&cfg.GST.Rate), "18"},
+		{"gst-invoice-prefix", "OCPIHUB_GST_INVOICE_PREFIX", "series of tax invoice numbers (1-3 letters or digits)", str(&cfg.GST.Prefix), "INV"},
+		{"gst-credit-prefix", "OCPIHUB_GST_CREDIT_PREFIX", "series of credit note numbers (1-3 letters or digits)", str(&cfg.GST.CreditPrefix), "CRN"},
 		{"command-timeout-margin", "OCPIHUB_COMMAND_TIMEOUT_MARGIN", "added to a CPO's command timeout before the requester gets TIMEOUT", duration(&cfg.CommandTimeoutMargin), "30s"},
 		{"command-timeout", "OCPIHUB_COMMAND_TIMEOUT", "how long a command result is awaited when the CPO names no timeout", duration(&cfg.CommandTimeout), "60s"},
 		{"legacy-sunset", "OCPIHUB_LEGACY_SUNSET", "date OCPI 2.1.1 and 2.0 stop working, announced in a Sunset header (e.g. 2027-06-30; default: none)", dateSetting(&cfg.LegacySunset), ""},

@@ -96,6 +96,7 @@ func TestDemo(t *testing.T) {
 		"status_code 2004 (unknown token)",
 		"the CDR costs ₹272.88 (12.5 kWh): the hub settles the payment against the ₹500.00 captured",
 		"partial refund of the excess ₹227.12",
+		`SMS (DLT sender OCPHUB, template 1107170000000000001) to the driver's +9198…10: "Paid ₹272.88 for 12.5 kWh of EV charging. Your receipt: http`,
 		"receives it in OCPI 2.2.1: ₹272.88 incl. VAT (₹231.25 excl.), capture SUCCESS",
 		"the receiver gets token.updated",
 		"the receiver gets location.updated",

@@ -42,6 +42,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sandbox"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/session"
+	"github.com/ocpihub/ocpihub/internal/sim/smssim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
@@ -93,8 +94,10 @@ type App struct {
 	Syncer    *location.Syncer
 	// PG is the payment gateway (nil when none is configured); UPI is QR
 	// charging.
-	PG  *PaymentGateway
-	UPI *upi.Service
+	PG *PaymentGateway
+	// SMSSim is the built-in SMS simulator (dev mode without a provider).
+	SMSSim *smssim.Server
+	UPI    *upi.Service
 	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
 	// commands and charging profiles modules.
 	Tokens   *token.Service
@@ -305,7 +308,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	a.wireSessions(pub, hc.Backoff)
 	a.wirePulls()
 	a.wirePayments()
-	if err := a.buildUPI(opts.InsertOnly); err != nil {
+	if err := a.buildUPI(opts.InsertOnly, box); err != nil {
 		return nil, err
 	}
 
@@ -503,6 +506,9 @@ func (a *App) Close(ctx context.Context) error {
 	if a.PG != nil {
 		a.PG.Close()
 	}
+	if a.SMSSim != nil {
+		a.SMSSim.Close()
+	}
 	if a.DB != nil {
 		errs = append(errs, a.DB.Close())
 	}
@@ -525,6 +531,9 @@ func (a *App) closeQuietly() {
 	}
 	if a.PG != nil {
 		a.PG.Close()
+	}
+	if a.SMSSim != nil {
+		a.SMSSim.Close()
 	}
 	if a.DB != nil {
 		a.DB.Close()

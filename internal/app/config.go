@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
+	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // Config is every setting of a hub. The CLI fills it from flags, the
@@ -129,6 +130,27 @@ type Config struct {
 	SMTPPassword string
 	SMTPTLS      string
 
+	// GST makes receipts GST tax invoices (upi.GSTConfig); no GSTIN: plain
+	// receipts.
+	GST upi.GSTConfig
+
+	// SMS sends receipts by SMS (app/sms.go): the provider's shape (msg91
+	// or signed; none: no SMS, the simulator in dev mode), its URL, the
+	// MSG91 authkey and template ("flow") id, the secret that signs (signed)
+	// or authenticates the delivery reports (msg91: ?token=), and the DLT
+	// registration. SMSDailyCap bounds a number's receipt SMS a day;
+	// PhoneRetention is how long numbers are kept.
+	SMSProvider      string
+	SMSURL           string
+	SMSAuthKey       string
+	SMSFlowID        string
+	SMSSecret        string
+	SMSSender        string
+	SMSDLTTemplateID string
+	SMSDLTEntityID   string
+	SMSDailyCap      int
+	PhoneRetention   time.Duration
+
 	// CommandTimeoutMargin is added to a CPO's command timeout before the
 	// requester gets TIMEOUT (default 30 s); CommandTimeout is the wait when
 	// the CPO names none (default 60 s).
@@ -232,6 +254,12 @@ func (c Config) Validate() error {
 	}
 	if timeout := cmp.Or(c.JobTimeout, jobs.DefaultJobTimeout); c.JobRescueAfter > 0 && c.JobRescueAfter <= timeout {
 		return fmt.Errorf("job rescue after %v must be longer than the job timeout %v: a job still running would be run twice", c.JobRescueAfter, timeout)
+	}
+	if err := c.checkSMS(); err != nil {
+		return err
+	}
+	if err := c.GST.Check(); err != nil {
+		return fmt.Errorf("GST settings: %w", err)
 	}
 	switch c.LogFormat {
 	case "text", "json":

@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -30,7 +31,7 @@ const upiHook = "upi"
 // services. Without a gateway, QR mappings still work and the landing page
 // says payments are off. CLI commands (insertOnly) never start a simulator:
 // the running hub works the payment jobs.
-func (a *App) buildUPI(insertOnly bool) error {
+func (a *App) buildUPI(insertOnly bool, box *sealbox.Box) error {
 	cfg := a.Config
 	var gw pg.Gateway
 	if !insertOnly {
@@ -50,7 +51,12 @@ func (a *App) buildUPI(insertOnly bool) error {
 			Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS},
 			DialFunc: a.Guard.Dial(&net.Dialer{Timeout: 30 * time.Second})}
 	}
+	smsGW, err := a.buildSMS(insertOnly)
+	if err != nil {
+		return err
+	}
 	d := upi.Deps{
+		SMS: smsGW, Box: box, PhoneKey: phoneKey(cfg.SecretKey),
 		DB: a.DB, Jobs: a.Jobs, Gateway: gw, Dir: upi.LocationDirectory{Locations: a.Locations, Tariffs: a.Tariffs},
 		Events: a.Events, Notifier: notifier, Renderer: upi.Printout{Issuer: cfg.EMSPName}, Clock: a.Clock, Logger: a.Logger, Registry: a.Registry,
 	}
@@ -65,7 +71,11 @@ func (a *App) buildUPI(insertOnly bool) error {
 		PaymentWindow: cfg.UPIPaymentWindow, SessionDeadline: cfg.UPISessionDeadline, CDRDeadline: cfg.UPICDRDeadline,
 		OtherTokenCPOs: cfg.UPIOtherTokenCPOs, StartDelay: cfg.UPIStartDelay, PollInterval: cfg.UPIPollInterval, RetryBase: cfg.UPIRetryBase,
 		CostMismatch: cfg.UPICostMismatch,
+		GST: cfg.GST, SMSDailyCap: cfg.SMSDailyCap, PhoneRetention: cfg.PhoneRetention,
 	}, d)
+	if !insertOnly {
+		a.UPI.Schedule()
+	}
 	if a.Commands != nil {
 		a.Commands.RegisterHook(upiHook, func(ctx context.Context, r command.HookResult) error {
 			return a.UPI.CommandResult(ctx, r.CommandID, r.AuthorizationReference, r.Result.Result)

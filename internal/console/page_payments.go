@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +51,10 @@ type chainStep struct {
 type paymentView struct {
 	*upi.PaymentView
 	Chain []chainStep
+	// Deliveries are the receipt's SMS; SMS tells whether the hub sends
+	// any (the resend form offers a number then).
+	Deliveries []*upi.Delivery
+	SMS        bool
 }
 
 // PageTitle names the page after the payment.
@@ -79,10 +84,20 @@ func (c *Console) paymentPages() ([]Page, []Action) {
 					if err != nil {
 						return nil, err
 					}
-					return paymentView{PaymentView: p, Chain: c.chain(p)}, nil
+					v := paymentView{PaymentView: p, SMS: c.cfg.UPI.SMSEnabled()}
+					if p.Receipt != nil {
+						if v.Deliveries, err = c.cfg.UPI.Deliveries(r.Context(), p.Receipt.ID); err != nil {
+							return nil, err
+						}
+					}
+					v.Chain = append(c.chain(p), deliverySteps(v.Deliveries)...)
+					return v, nil
 				},
 			},
 		}, []Action{{
+			Path: "/payments/{id}/resend-receipt",
+			Do:   c.resendReceipt,
+		}, {
 			Path: "/payments/{id}/resolve",
 			Do: func(r *http.Request) (Result, error) {
 				id := r.PathValue("id")
@@ -274,4 +289,43 @@ func (c *Console) chain(p *upi.PaymentView) []chainStep {
 	}
 	out = append(out, receipt)
 	return out
+}
+
+// deliverySteps are the chain's links of a receipt's SMS: each sending
+// with its state, destination (masked), attempts and what went wrong.
+func deliverySteps(ds []*upi.Delivery) []chainStep {
+	var out []chainStep
+	for _, d := range ds {
+		detail := "to " + d.Destination + " · " + strconv.Itoa(d.Attempts) + " attempt(s)"
+		if d.LastError != "" {
+			detail += " · " + d.LastError
+		}
+		out = append(out, chainStep{Name: "Receipt SMS", State: strings.ToUpper(d.Status), At: d.UpdatedAt.Time, Detail: detail, Done: true})
+	}
+	return out
+}
+
+// resendReceipt sends a payment's receipt again, by SMS (to the number
+// typed, else the last one) or by e-mail, at the operator's request.
+func (c *Console) resendReceipt(r *http.Request) (Result, error) {
+	id := r.PathValue("id")
+	back := Result{Redirect: "/payments/" + id}
+	p, err := c.cfg.UPI.Payment(r.Context(), id)
+	if err != nil {
+		return back, err
+	}
+	if p.Receipt == nil {
+		return back, ocpi.Invalid("payment", "has no receipt yet")
+	}
+	req := upi.ResendRequest{Phone: r.PostFormValue("phone"), Email: r.PostFormValue("email")}
+	out, err := c.cfg.UPI.Resend(r.Context(), p.Receipt.ID, req)
+	if err != nil {
+		return back, err
+	}
+	c.logger.InfoContext(r.Context(), "console: receipt resent", "payment_id", id, "receipt_id", p.Receipt.ID)
+	back.Flash = "Receipt resent by e-mail."
+	if out.Delivery != nil {
+		back.Flash = "Receipt resent by SMS to " + out.Delivery.Destination + "."
+	}
+	return back, nil
 }

@@ -75,8 +75,14 @@ func newPayments(t testing.TB, h *hubtest.Hub, pg *pgsim.Server) *payments {
 // waits until the payment satisfies done.
 func (b *payments) pay(t testing.TB, amount string, sc pgsim.Scenario, done func(*upi.PaymentView) bool) *upi.PaymentView {
 	t.Helper()
+	return b.payWith(t, url.Values{"amount": {amount}}, sc, done)
+}
+
+// payWith is pay with the landing page's whole form.
+func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, done func(*upi.PaymentView) bool) *upi.PaymentView {
+	t.Helper()
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.PostForm(b.h.PublicURL()+"/qr/KORA-E1", url.Values{"amount": {amount}})
+	resp, err := c.PostForm(b.h.PublicURL()+"/qr/KORA-E1", form)
 	if err != nil {
 		t.Fatal(err)
 	}

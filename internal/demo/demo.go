@@ -199,6 +199,9 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	if hub.PG != nil && hub.PG.Sim != nil {
 		tl.Event("pg", "payment gateway simulator (Razorpay-compatible) at %s", hub.PG.Sim.URL())
 	}
+	if hub.SMSSim != nil {
+		tl.Event("sms", "SMS gateway simulator (MSG91-shaped, with DLT checks) at %s", hub.SMSSim.URL())
+	}
 	if err := startPartners(env, tl, &closers); err != nil {
 		stop()
 		return nil, nil, err

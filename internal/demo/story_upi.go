@@ -138,6 +138,13 @@ func upiStory() Story {
 			return fmt.Errorf("the driver's page: stage %q, receipt %q (%v)", st.Stage, st.ReceiptURL, err)
 		}
 		tl.Step("receipt %s issued (PDF, %d KB); the driver's page says %q", p.Receipt.ID, (len(pdf)+1023)/1024, st.Title)
+		if sim := env.Hub.SMSSim; sim != nil {
+			if err := until(ctx, "the receipt SMS", func() (bool, error) { return len(sim.Messages()) > 0, nil }); err != nil {
+				return err
+			}
+			m := sim.Messages()[0]
+			tl.Step("SMS (DLT sender %s, template %s) to the driver's %s…%s: %q", m.DLT.Sender, m.DLT.TemplateID, m.To[:5], m.To[len(m.To)-2:], m.Text)
+		}
 		tl.Link("receipt", p.Receipt.URL)
 		tl.Link("receipt (PDF)", p.Receipt.URL+".pdf")
 		tl.Link("START_SESSION", env.ConsoleURL("/commands"))
@@ -161,7 +168,7 @@ func refundsDone(p *upi.PaymentView) bool {
 // placeOrder submits the landing page's form as a driver does and returns
 // the order id its redirect names.
 func placeOrder(ctx context.Context, landing string, paise int64) (string, error) {
-	form := url.Values{"amount": {pg.FormatRupees(paise)}, "email": {"driver@example.in"}}
+	form := url.Values{"amount": {pg.FormatRupees(paise)}, "email": {"driver@example.in"}, "phone": {"98765 43210"}, "phone_consent": {"yes"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, landing, strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err

@@ -17,20 +17,24 @@ import (
 // Event names. The first three are the seed's; the others are ours (upi.md
 // §8 and the module issues). Names are stable: subscribers filter on them.
 const (
-	LocationUpdated        = "location.updated"
-	SessionStarted         = "session.started"
-	SessionStopped         = "session.stopped"
-	CDRCreated             = "cdr.created"
-	CDRMissing             = "cdr.missing"
-	CDRCostMismatch        = "cdr.cost_mismatch"
-	CommandResult          = "command.result"
-	TokenUpdated           = "token.updated"
-	PaymentCaptured        = "payment.captured"
-	PaymentFailed          = "payment.failed"
-	PaymentNeedsAttention  = "payment.needs_attention"
-	RefundProcessed        = "refund.processed"
-	RefundFailed           = "refund.failed"
-	ReceiptIssued          = "receipt.issued"
+	LocationUpdated       = "location.updated"
+	SessionStarted        = "session.started"
+	SessionStopped        = "session.stopped"
+	CDRCreated            = "cdr.created"
+	CDRMissing            = "cdr.missing"
+	CDRCostMismatch       = "cdr.cost_mismatch"
+	CommandResult         = "command.result"
+	TokenUpdated          = "token.updated"
+	PaymentCaptured       = "payment.captured"
+	PaymentFailed         = "payment.failed"
+	PaymentNeedsAttention = "payment.needs_attention"
+	RefundProcessed       = "refund.processed"
+	RefundFailed          = "refund.failed"
+	ReceiptIssued         = "receipt.issued"
+	// ReceiptDelivered and ReceiptDeliveryFailed report a receipt's SMS
+	// reaching the driver's phone, or failing for good.
+	ReceiptDelivered       = "receipt.delivered"
+	ReceiptDeliveryFailed  = "receipt.delivery_failed"
 	FinancialAdviceFlagged = "financial_advice.flagged"
 	PartyStatusChanged     = "party.status_changed"
 	WebhookDisabled        = "webhook.disabled"
@@ -45,7 +49,7 @@ const (
 func Names() []string {
 	return []string{
 		LocationUpdated, SessionStarted, SessionStopped, CDRCreated, CDRMissing, CDRCostMismatch, CommandResult, TokenUpdated,
-		PaymentCaptured, PaymentFailed, PaymentNeedsAttention, RefundProcessed, RefundFailed, ReceiptIssued,
+		PaymentCaptured, PaymentFailed, PaymentNeedsAttention, RefundProcessed, RefundFailed, ReceiptIssued, ReceiptDelivered, ReceiptDeliveryFailed,
 		FinancialAdviceFlagged, PartyStatusChanged, WebhookDisabled, PartnerDegraded, PartnerRecovered,
 	}
 }

@@ -85,6 +85,15 @@ func paymentDocs() apiDocs {
 	routes["GET "+u+"/payments/{payment_id}"] = upiDoc(Doc{Summary: "One payment and its chain", Data: &upi.PaymentView{}})
 	routes["POST "+u+"/payments/{payment_id}/resolve"] = upiDoc(Doc{Summary: "Clear a payment's attention flag, with a note; a payment held on a CDR cost mismatch is settled on settle_on (cdr or hub)",
 		Request: upi.Resolution{}, Data: &upi.PaymentView{}})
+	routes["POST "+u+"/sms/reports"] = upiDoc(Doc{Summary: "The SMS provider's delivery reports (authenticated by the adapter; no OCPI token)",
+		Description: "msg91: a JSON array of reports; the URL carries ?token= with the SMS secret. signed: {\"reports\": [...]} signed like ocpihub's webhooks. A report that does not authenticate is 401 and changes nothing; one naming no known message is 404, so the provider retries.",
+		Request:     map[string]any{}, Errors: []int{401, 404}})
+	rid := []openapi.Parameter{{Name: "receipt_id", In: "path", Schema: str}}
+	routes["GET "+u+"/receipts/{receipt_id}"] = upiDoc(Doc{Summary: "One receipt (its GST tax invoice and credit notes) with its SMS deliveries",
+		Data: &upi.ReceiptRecord{}, Params: rid})
+	routes["POST "+u+"/receipts/{receipt_id}/resend"] = upiDoc(Doc{Summary: "Send a receipt again: by SMS (to the number given, else the last one) or by e-mail",
+		Request: upi.ResendRequest{}, Data: &upi.ResendResult{}, Created: true, Params: rid, Errors: []int{404}})
+	routes["GET "+u+"/payments/{payment_id}/receipts"] = upiDoc(Doc{Summary: "The receipts of a payment with their deliveries", Data: []*upi.ReceiptRecord{}})
 
 	return apiDocs{
 		Tag: openapi.Tag{Name: "payments", Description: "Direct Payment: PTPs' terminals, pre-authorised sessions and financial advice confirmations.",

@@ -86,7 +86,7 @@ func routeRules() map[string]routeRule {
 
 	pub := rule(classPublic, "", "")
 	add(pub, "GET", "/healthz", "/readyz", "/metrics", "/openapi.json", "/api/locations")
-	add(pub, "POST", "/ocpi/2.2.1/payments/upi/webhook")
+	add(pub, "POST", "/ocpi/2.2.1/payments/upi/webhook", "/ocpi/2.2.1/payments/upi/sms/reports")
 	m["/ocpi/"], m["/admin/"], m["/api/"] = pub, pub, pub
 
 	reg := rule(classRegistering, "", "")
@@ -187,8 +187,10 @@ func routeRules() map[string]routeRule {
 	add(adm, "PUT", "/admin/parties/{id}/rate_limits")
 	const upi = "/ocpi/2.2.1/payments/upi"
 	add(adm, "GET", upi+"/qr", upi+"/qr/{qr_ref}", upi+"/qr/{qr_ref}/sticker/{format}", upi+"/refunds",
-		upi+"/refunds/{refund_id}", upi+"/payments", upi+"/payments/attention", upi+"/payments/{payment_id}")
-	add(adm, "POST", upi+"/qr", upi+"/qr/{qr_ref}/disable", upi+"/refunds", upi+"/payments/{payment_id}/resolve")
+		upi+"/refunds/{refund_id}", upi+"/payments", upi+"/payments/attention", upi+"/payments/{payment_id}",
+		upi+"/receipts/{receipt_id}", upi+"/payments/{payment_id}/receipts")
+	add(adm, "POST", upi+"/qr", upi+"/qr/{qr_ref}/disable", upi+"/refunds", upi+"/payments/{payment_id}/resolve",
+		upi+"/receipts/{receipt_id}/resend")
 	return m
 }
 

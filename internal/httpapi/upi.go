@@ -31,6 +31,7 @@ func (s *Server) upiRoutes() {
 	s.handle("GET "+base+"/payments/attention", admin, s.handlePaymentAttention)
 	s.handle("GET "+base+"/payments/{payment_id}", admin, s.handlePaymentGet)
 	s.handle("POST "+base+"/payments/{payment_id}/resolve", admin, s.handlePaymentResolve, withIdempotencyKey)
+	s.upiReceiptRoutes()
 	s.upiPages()
 }
 

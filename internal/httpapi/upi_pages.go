@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ func (s *Server) upiPages() {
 	s.mux.HandleFunc("GET /pay/{order_id}/status", s.pageStatusJSON)
 	s.mux.HandleFunc("GET /pay/{order_id}/qr.png", s.pagePayQR)
 	s.mux.HandleFunc("GET /receipts/{receipt}", s.pageReceipt)
+	s.mux.HandleFunc("GET /r/{code}", s.pageShortReceipt)
 }
 
 // render writes a page; title is its <title>.
@@ -92,7 +94,7 @@ func (s *Server) pageLanding(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "landing", map[string]any{"Title": landingTitle(l), "Landing": l})
+	s.render(w, r, http.StatusOK, "landing", s.landingData(l, nil))
 }
 
 func landingTitle(l *upi.Landing) string {
@@ -136,12 +138,13 @@ func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var limited orderLimited
-	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email, Admit: func() error {
-		if wait, ok := s.allowOrder(r, "upi-order:"+ref, orderLimits); !ok {
-			return orderLimited{wait}
-		}
-		return nil
-	}})
+	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email,
+		Phone: r.PostForm.Get("phone"), PhoneConsent: r.PostForm.Get("phone_consent") != "", Admit: func() error {
+			if wait, ok := s.allowOrder(r, "upi-order:"+ref, orderLimits); !ok {
+				return orderLimited{wait}
+			}
+			return nil
+		}})
 	var oe *ocpi.Error
 	switch {
 	case err == nil:
@@ -166,8 +169,20 @@ func (s *Server) renderLandingError(w http.ResponseWriter, r *http.Request, ref 
 		s.pageError(w, r, err)
 		return
 	}
-	s.render(w, r, status, "landing", map[string]any{"Title": landingTitle(l), "Landing": l,
-		"Error": msg, "Custom": custom, "Email": email})
+	d := s.landingData(l, r.PostForm)
+	d["Error"], d["Custom"], d["Email"] = msg, custom, email
+	s.render(w, r, status, "landing", d)
+}
+
+// landingData is what the landing page shows; form, when the page comes
+// back with an error, is what the driver typed.
+func (s *Server) landingData(l *upi.Landing, form url.Values) map[string]any {
+	d := map[string]any{"Title": landingTitle(l), "Landing": l, "SMS": s.cfg.UPI.SMSEnabled(),
+		"RetentionDays": int(s.cfg.UPI.Settings().PhoneRetention.Hours() / 24)}
+	if form != nil {
+		d["Phone"], d["PhoneConsent"] = strings.TrimSpace(form.Get("phone")), form.Get("phone_consent") != ""
+	}
+	return d
 }
 
 // orderLimits bound the orders started from one QR code. Every order costs
@@ -312,6 +327,17 @@ func (s *Server) pageReceipt(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "receipt", map[string]any{"Title": "Receipt " + rc.Display(rc.Amount), "Receipt": rc,
 		"Local": func(d ocpi.DateTime) string { return localTime(d.Time, rc.Currency) }})
+}
+
+// pageShortReceipt follows a receipt's short link (the one its SMS
+// carries) to the receipt.
+func (s *Server) pageShortReceipt(w http.ResponseWriter, r *http.Request) {
+	id, err := s.cfg.UPI.ReceiptByShortCode(r.Context(), r.PathValue("code"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/receipts/"+id, http.StatusSeeOther)
 }
 
 // localTime writes a time for a receipt: Indian Standard Time for rupees,

@@ -61,6 +61,9 @@ type doc struct {
 	*fpdf.Fpdf
 	font *sfnt.Font
 	buf  sfnt.Buffer
+	// line is the height of a receipt's row (0: receiptLine); a tax
+	// invoice has more rows on its one page.
+	line float64
 }
 
 // newDoc starts a one-page portrait PDF of w × h millimetres with margins

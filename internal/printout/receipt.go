@@ -1,6 +1,7 @@
 package printout
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -59,6 +60,9 @@ type Receipt struct {
 	CDRID string
 	// TariffLines summarise the tariff applied, one printed line each.
 	TariffLines []string
+	// Tax, when set, makes the receipt a GST tax invoice: it is titled so,
+	// the supplier heads it, and the tax split follows the payment.
+	Tax *TaxInvoice
 }
 
 // Paid is what the driver paid in the end: captured less refunded.
@@ -94,6 +98,11 @@ func (r Receipt) validate() error {
 			return invalid(a.name, "negative")
 		}
 	}
+	if r.Tax != nil {
+		if err := r.Tax.validate(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case r.NotRefundable >= 100:
 		return invalid("not_refundable", "must be below ₹1.00; a larger excess is refundable")
@@ -112,6 +121,8 @@ const (
 	receiptLabelW = 58.0
 	receiptMoneyW = 32.0
 	receiptLine   = 5.6
+	// taxInvoiceLine is the row height of a receipt that is a tax invoice.
+	taxInvoiceLine = 4.2
 )
 
 // ReceiptPDF renders a driver's receipt as a one-page A4 PDF: the issuer,
@@ -130,19 +141,29 @@ func ReceiptPDF(r Receipt) ([]byte, error) {
 		return nil, err
 	}
 	w := receiptW - 2*receiptMargin
+	issuer, details, title := r.Issuer, r.IssuerDetails, "Charging receipt"
+	if t := r.Tax; t != nil {
+		d.line = taxInvoiceLine
+		issuer, title = t.SupplierName, "Tax invoice"
+		details = append([]string{t.SupplierAddress, "GSTIN " + t.SupplierGSTIN + " · State " + t.SupplierState}, details...)
+	}
 	d.SetXY(receiptMargin, receiptMargin)
 	d.style(true, 16, black)
-	d.lines(w, 7, r.Issuer, "L")
+	d.lines(w, 7, issuer, "L")
 	d.style(false, 9, grey)
-	for _, l := range r.IssuerDetails {
+	for _, l := range details {
 		d.lines(w, 4.2, l, "L")
 	}
 
 	d.SetXY(receiptMargin, d.GetY()+6)
 	d.style(true, 20, black)
-	d.lines(w, 9, "Charging receipt", "L")
+	d.lines(w, 9, title, "L")
 	d.rule(w)
 
+	if r.Tax != nil {
+		d.taxInvoice(w, r.Tax)
+		d.SetY(d.GetY() + 2)
+	}
 	d.row(w, "Receipt no.", r.ID, false)
 	d.row(w, "Issued", formatIST(r.IssuedAt), false)
 
@@ -177,23 +198,39 @@ func ReceiptPDF(r Receipt) ([]byte, error) {
 		d.style(false, 10, black)
 		for _, l := range r.TariffLines {
 			d.SetX(receiptMargin)
-			d.lines(w, receiptLine, l, "L")
+			d.lines(w, d.rowH(), l, "L")
 		}
 	}
 
-	d.SetXY(receiptMargin, d.GetY()+8)
+	footGap := 8.0
+	if r.Tax != nil {
+		footGap = 3
+	}
+	d.SetXY(receiptMargin, d.GetY()+footGap)
 	d.style(false, 8, grey)
 	d.lines(w, 4, "Times are India Standard Time (UTC+05:30). Amounts are in Indian rupees. "+
 		"Refunds reach the paying UPI account within the time set by the bank.", "L")
 	if d.GetY() > receiptH-receiptMargin {
-		return nil, invalid("receipt", "does not fit on one A4 page")
+		return nil, invalid("receipt", fmt.Sprintf("does not fit on one A4 page (%.0f mm)", d.GetY()))
 	}
 	return d.bytes()
 }
 
+// rowH is the height of a row of the receipt.
+func (d *doc) rowH() float64 {
+	if d.line > 0 {
+		return d.line
+	}
+	return receiptLine
+}
+
 // section starts a titled block of the receipt.
 func (d *doc) section(w float64, title string) {
-	d.SetXY(receiptMargin, d.GetY()+5)
+	gap := 5.0
+	if d.line > 0 {
+		gap = 2.5
+	}
+	d.SetXY(receiptMargin, d.GetY()+gap)
 	d.style(true, 12, black)
 	d.lines(w, 6.5, title, "L")
 	d.rule(w)
@@ -217,11 +254,11 @@ func (d *doc) row(w float64, label, value string, bold bool) {
 		labelColour = black
 	}
 	d.style(bold, 10, labelColour)
-	d.lines(receiptLabelW, receiptLine, label, "L")
+	d.lines(receiptLabelW, d.rowH(), label, "L")
 	labelEnd := d.GetY()
 	d.SetXY(receiptMargin+receiptLabelW, y)
 	d.style(bold, 10, black)
-	d.lines(w-receiptLabelW, receiptLine, value, "L")
+	d.lines(w-receiptLabelW, d.rowH(), value, "L")
 	d.SetY(max(labelEnd, d.GetY()))
 }
 
@@ -234,9 +271,9 @@ func (d *doc) money(label string, paise int64, bold bool) {
 	}
 	d.SetX(receiptMargin)
 	d.style(bold, 10, labelColour)
-	d.CellFormat(receiptLabelW, receiptLine, d.clean(label), "", 0, "L", false, 0, "")
+	d.CellFormat(receiptLabelW, d.rowH(), d.clean(label), "", 0, "L", false, 0, "")
 	d.style(bold, 10, black)
-	d.CellFormat(receiptMoneyW, receiptLine, pg.FormatINR(paise), "", 1, "R", false, 0, "")
+	d.CellFormat(receiptMoneyW, d.rowH(), pg.FormatINR(paise), "", 1, "R", false, 0, "")
 }
 
 // isDecimal reports whether s is a non-negative decimal number: digits,

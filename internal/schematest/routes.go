@@ -135,6 +135,7 @@ var Routes221 = []Route{
 	// API (QR mappings, refunds, payments) is ocpihub's own, with no OCPI
 	// schema: its envelopes are checked, its data by the module's tests.
 	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/webhook"},
+	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/sms/reports"},
 }
 
 // routeMux finds the Route of a request the way the hub's ServeMux does.

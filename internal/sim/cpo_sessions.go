@@ -373,7 +373,7 @@ func (c *CPO) cdrLocation(s map[string]any) map[string]any {
 	if loc == nil {
 		return out
 	}
-	for _, k := range []string{"name", "address", "city", "postal_code", "country", "coordinates"} {
+	for _, k := range []string{"name", "address", "city", "postal_code", "state", "country", "coordinates"} {
 		if v, ok := loc[k]; ok {
 			out[k] = v
 		}

@@ -23,7 +23,7 @@ func (h *harness) acceptAll() {
 // order creates an order of amount paise on the sticker.
 func (h *harness) order(paise int64) *Order {
 	h.t.Helper()
-	o, err := h.s.CreateOrder(h.ctx, OrderRequest{QRRef: hQRRef, Paise: paise})
+	o, err := h.s.CreateOrder(h.ctx, OrderRequest{QRRef: hQRRef, Paise: paise, Phone: h.phone, PhoneConsent: h.phone != ""})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -63,6 +63,8 @@ type harness struct {
 	// a crash between its commit and River marking it completed.
 	rescue float64
 	rnd    *rand.Rand
+	// phone is the number new orders give for the receipt's SMS.
+	phone string
 }
 
 // hjob is a job taken from River's table.
@@ -214,6 +216,10 @@ func (h *harness) work(row *rivertype.JobRow) error {
 		return workAs(h.ctx, &notifyWorker{s: s}, row)
 	case orderCheckArgs{}.Kind():
 		return workAs(h.ctx, &orderCheckWorker{s: s}, row)
+	case smsArgs{}.Kind():
+		return workAs(h.ctx, &smsWorker{s: s}, row)
+	case erasePhonesArgs{}.Kind():
+		return workAs(h.ctx, &erasePhonesWorker{s: s}, row)
 	}
 	h.t.Fatalf("no worker for job kind %s", row.Kind)
 	return nil

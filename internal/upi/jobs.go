@@ -17,6 +17,8 @@ func (s *Service) addWorkers(q *jobs.Client) {
 	jobs.AddWorker(q, &refundWorker{s: s})
 	jobs.AddWorker(q, &notifyWorker{s: s})
 	jobs.AddWorker(q, &orderCheckWorker{s: s})
+	jobs.AddWorker(q, &smsWorker{s: s})
+	jobs.AddWorker(q, &erasePhonesWorker{s: s})
 }
 
 // NextRetry retries a refund the PG did not accept with the module's

@@ -225,6 +225,7 @@ func receiptMail(from string, rn ReceiptNotice) ([]byte, error) {
 		"Receipt:   " + r.URL,
 		"PDF:       " + r.URL + ".pdf", "",
 	}
+	lines = append(lines, r.TaxLines()...)
 	if _, err := text.Write([]byte(strings.Join(lines, "\r\n"))); err != nil {
 		return nil, err
 	}

@@ -104,6 +104,10 @@ type OrderRequest struct {
 	Paise int64
 	// Email, optional, receives the receipt.
 	Email string
+	// Phone, optional, receives the receipt by SMS (NormalizePhone), with
+	// PhoneConsent: the driver agreed to its use for the receipt.
+	Phone        string
+	PhoneConsent bool
 	// Admit, when set, is called once the request is valid and before the
 	// payment gateway is called; its error refuses the order. The driver
 	// pages count orders against their per-QR limit here, so invalid
@@ -133,6 +137,21 @@ func (s *Service) CreateOrder(ctx context.Context, req OrderRequest) (*Order, er
 		if a, err := mail.ParseAddress(req.Email); err != nil || a.Address != req.Email || len(req.Email) > 254 {
 			return nil, ocpi.Invalid("email", "is not an e-mail address")
 		}
+	}
+	var phone, phoneKey string
+	var consentAt int64
+	if req.Phone = strings.TrimSpace(req.Phone); req.Phone != "" {
+		e164, err := NormalizePhone(req.Phone)
+		if err != nil {
+			return nil, err
+		}
+		if !req.PhoneConsent {
+			return nil, ocpi.Invalid("phone_consent", "is required to send the receipt to this number")
+		}
+		if s.sms == nil {
+			return nil, ocpi.Invalid("phone", "receipts are not sent by SMS on this hub")
+		}
+		phone, phoneKey, consentAt = s.box.Seal(e164), s.phoneKey(e164), s.micros()
 	}
 	if req.Admit != nil {
 		if err := req.Admit(); err != nil {
@@ -168,10 +187,11 @@ func (s *Service) CreateOrder(ctx context.Context, req OrderRequest) (*Order, er
 	o.Intent, o.QRImageURL = qr.Intent, qr.ImageURL
 	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.QueryRow(ctx, `INSERT INTO upi_orders (id, pg_order_id, qr_ref, country_code, party_id, location_id, evse_uid,
-			connector_id, amount_paise, currency, email, pg_qr_id, qr_image_url, intent, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING pk`,
+			connector_id, amount_paise, currency, email, pg_qr_id, qr_image_url, intent, created_at, expires_at, phone, phone_key, phone_consent_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) RETURNING pk`,
 			o.ID, o.PGOrderID, o.QRRef, ocpi.Key(c.CountryCode), ocpi.Key(c.PartyID), c.LocationID, c.EVSEUID, c.ConnectorID,
-			o.Amount.Paise, o.Amount.Currency, o.Email, qr.ID, o.QRImageURL, o.Intent, micros(o.CreatedAt), micros(o.ExpiresAt)).Scan(&o.pk); err != nil {
+			o.Amount.Paise, o.Amount.Currency, o.Email, qr.ID, o.QRImageURL, o.Intent, micros(o.CreatedAt), micros(o.ExpiresAt),
+			phone, phoneKey, consentAt).Scan(&o.pk); err != nil {
 			return err
 		}
 		_, err := s.jobs.InsertTx(ctx, tx, orderCheckArgs{OrderID: o.ID},

@@ -44,8 +44,15 @@ type Receipt struct {
 	ConnectorID   string        `json:"connector_id"`
 	Operator      string        `json:"operator"`
 	IssuedAt      ocpi.DateTime `json:"issued_at"`
-	// URL is the receipt's page; its PDF is URL + ".pdf".
-	URL string `json:"url"`
+	// URL is the receipt's page; its PDF is URL + ".pdf". ShortURL leads
+	// to it too, for SMS.
+	URL      string `json:"url"`
+	ShortURL string `json:"short_url,omitempty"`
+	// TaxInvoice is the receipt's legal form when the operator is
+	// registered for GST (Config.GST); CreditNotes are the corrections
+	// issued against it since, oldest first.
+	TaxInvoice  *TaxInvoice   `json:"tax_invoice,omitempty"`
+	CreditNotes []*TaxInvoice `json:"credit_notes,omitempty"`
 }
 
 // Display returns an amount of the receipt as people read it ("₹1,234.50").
@@ -89,13 +96,22 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 		r.LocationName, r.Address, r.EVSEID, r.ConnectorID = l.Name, joinAddress(l.Address, l.City), l.EVSEID, l.ConnectorID
 	}
 	r.URL = s.ReceiptURL(r.ID)
+	short := newShortCode()
+	r.ShortURL = s.cfg.PublicURL + "/r/" + short
+	if s.cfg.GST.Enabled() {
+		inv, split := s.taxInvoiceFor(cdr, p.Cost)
+		if err := s.issueTaxDoc(ctx, tx, r.ID, p.ID, inv, split); err != nil {
+			return err
+		}
+		r.TaxInvoice = inv
+	}
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO upi_receipts (id, payment_id, cdr_id, amount_paise, currency, energy_kwh, ended_at, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.ID, p.ID, r.CDRID, p.Captured-p.Reserved, cur, r.EnergyKWh,
-		r.Timestamp.Micros(), string(body), s.micros())
+	_, err = tx.Exec(ctx, `INSERT INTO upi_receipts (id, payment_id, cdr_id, amount_paise, currency, energy_kwh, ended_at, body, created_at, short_code)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, r.ID, p.ID, r.CDRID, p.Captured-p.Reserved, cur, r.EnergyKWh,
+		r.Timestamp.Micros(), string(body), s.micros(), short)
 	if err != nil {
 		return err
 	}
@@ -107,8 +123,10 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 		"energy_kwh": r.EnergyKWh, "url": r.URL, "timestamp": r.Timestamp}}); err != nil {
 		return err
 	}
-	_, err = s.jobs.InsertTx(ctx, tx, notifyArgs{ReceiptID: r.ID}, &river.InsertOpts{Queue: jobs.QueueDefault})
-	return err
+	if _, err = s.jobs.InsertTx(ctx, tx, notifyArgs{ReceiptID: r.ID}, &river.InsertOpts{Queue: jobs.QueueDefault}); err != nil {
+		return err
+	}
+	return s.queueReceiptSMS(ctx, tx, p, r.ID)
 }
 
 // maskVPA hides most of a payer's UPI address: "dr****@okpgsim".
@@ -138,6 +156,19 @@ func (s *Service) Receipt(ctx context.Context, id string) (*Receipt, error) {
 	return &r, json.Unmarshal(body, &r)
 }
 
+// ReceiptByShortCode returns the id of the receipt a short link names.
+func (s *Service) ReceiptByShortCode(ctx context.Context, code string) (string, error) {
+	if len(code) != 16 {
+		return "", errNotFound("receipt")
+	}
+	var id string
+	err := s.db.Read().QueryRow(ctx, "SELECT id FROM upi_receipts WHERE short_code = $1", code).Scan(&id)
+	if errors.Is(err, store.ErrNoRows) {
+		return "", errNotFound("receipt")
+	}
+	return id, err
+}
+
 // ReceiptPDF renders a stored receipt as a PDF.
 func (s *Service) ReceiptPDF(ctx context.Context, id string) ([]byte, error) {
 	r, err := s.Receipt(ctx, id)
@@ -154,6 +185,8 @@ func (s *Service) ReceiptPDF(ctx context.Context, id string) ([]byte, error) {
 // notifyArgs is the job that sends a receipt to the driver.
 type notifyArgs struct {
 	ReceiptID string `json:"receipt_id"`
+	// Email, when set, is the operator's resend to this address.
+	Email string `json:"email,omitempty"`
 }
 
 func (notifyArgs) Kind() string { return "upi_receipt_notify" }
@@ -171,11 +204,15 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[notifyArgs]) err
 	var notified int64
 	err := s.db.Read().QueryRow(ctx, `SELECT o.email, r.notified_at FROM upi_receipts r
 		JOIN upi_payments p ON p.id = r.payment_id JOIN upi_orders o ON o.pk = p.order_pk WHERE r.id = $1`, job.Args.ReceiptID).Scan(&email, &notified)
-	if errors.Is(err, store.ErrNoRows) || err == nil && notified != 0 {
+	resend := job.Args.Email != ""
+	if errors.Is(err, store.ErrNoRows) || err == nil && notified != 0 && !resend {
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if resend {
+		email = job.Args.Email
 	}
 	r, err := s.Receipt(ctx, job.Args.ReceiptID)
 	if err != nil {
@@ -191,6 +228,9 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[notifyArgs]) err
 	}
 	if err := s.notifier.SendReceipt(ctx, n); err != nil {
 		return err
+	}
+	if resend {
+		return nil
 	}
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE upi_receipts SET notified_at = $1 WHERE id = $2", s.micros(), r.ID)

@@ -187,6 +187,9 @@ func (s *Service) createRefundTx(ctx context.Context, tx *store.Tx, p *payment, 
 				return err
 			}
 			p.Shortfall += beyond
+			if err := s.creditReceipt(ctx, tx, p.ID, beyond, "refund "+req.RefundID+": "+req.Reason); err != nil {
+				return err
+			}
 			req.Reason += fmt.Sprintf(" (%s beyond the excess over the cost: recorded as shortfall)", pg.FormatRupees(beyond))
 		}
 	}

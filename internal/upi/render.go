@@ -150,7 +150,27 @@ func (p Printout) ReceiptPDF(_ context.Context, r *Receipt) ([]byte, error) {
 		EVSEID: evse, ConnectorID: r.ConnectorID, SessionStart: r.SessionStart.Time, SessionEnd: r.SessionEnd.Time,
 		EnergyKWh: r.EnergyKWh, Captured: paise(r.Captured), Cost: paise(r.Cost), Refunded: paise(r.Refunded),
 		NotRefundable: paise(r.NotRefundable), PaymentID: r.PGPaymentID, PayerVPA: r.PayerVPA, CDRID: r.CDRID,
+		Tax: printTax(r),
 	})
+}
+
+// printTax is the tax invoice of a receipt as printed, nil for a plain
+// receipt.
+func printTax(r *Receipt) *printout.TaxInvoice {
+	t := r.TaxInvoice
+	if t == nil {
+		return nil
+	}
+	p := &printout.TaxInvoice{Number: t.Number, Date: t.Date, SupplierName: t.SupplierName, SupplierAddress: t.SupplierAddress,
+		SupplierGSTIN: t.SupplierGSTIN, SupplierState: t.SupplierState, PlaceOfSupply: t.PlaceOfSupply + " (" + t.PlaceOfSupplyCode + ")",
+		SAC: t.SAC, Description: t.Description, QuantityKWh: t.QuantityKWh, InterState: t.InterState, CGSTRate: t.CGSTRate,
+		SGSTRate: t.SGSTRate, IGSTRate: t.IGSTRate, Taxable: t.Paise(t.TaxableValue), CGST: t.Paise(t.CGST), SGST: t.Paise(t.SGST),
+		IGST: t.Paise(t.IGST), Total: t.Paise(t.Total)}
+	for _, c := range r.CreditNotes {
+		p.CreditNotes = append(p.CreditNotes, printout.CreditNote{Number: c.Number, Date: c.Date, Reason: c.Reason,
+			Taxable: c.Paise(c.TaxableValue), CGST: c.Paise(c.CGST), SGST: c.Paise(c.SGST), IGST: c.Paise(c.IGST), Total: c.Paise(c.Total)})
+	}
+	return p
 }
 
 // intentQRPixels is the size of the QR code a desktop shows for a phone.

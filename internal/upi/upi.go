@@ -59,6 +59,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
+	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -103,6 +105,15 @@ type Config struct {
 	// CDR's total_cost (MismatchHold, the default; MismatchCDR;
 	// MismatchHub).
 	CostMismatch string
+	// GST makes receipts GST tax invoices (see GSTConfig).
+	GST GSTConfig
+	// SMSDailyCap is how many receipt SMS one number gets a day (default
+	// 5); SMSAttempts how often a send is tried before the delivery fails
+	// (default 6, with the module's backoff).
+	SMSDailyCap, SMSAttempts int
+	// PhoneRetention is how long a driver's phone number is kept (default
+	// 90 days); then it is erased.
+	PhoneRetention time.Duration
 }
 
 // withDefaults fills zero settings with their defaults.
@@ -135,6 +146,16 @@ func (c Config) withDefaults() Config {
 		c.CostMismatch = MismatchHold
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	c.GST = c.GST.withDefaults()
+	if c.SMSDailyCap <= 0 {
+		c.SMSDailyCap = 5
+	}
+	if c.SMSAttempts <= 0 {
+		c.SMSAttempts = 6
+	}
+	if c.PhoneRetention <= 0 {
+		c.PhoneRetention = 90 * 24 * time.Hour
+	}
 	return c
 }
 
@@ -149,6 +170,13 @@ type Deps struct {
 	Events   event.Emitter
 	Renderer Renderer
 	Notifier Notifier
+	// SMS sends receipts by SMS to drivers who gave a number (nil: no SMS;
+	// the landing page does not ask for one).
+	SMS sms.Gateway
+	// Box seals drivers' phone numbers; PhoneKey keys the hash that counts
+	// a number's SMS per day.
+	Box      *sealbox.Box
+	PhoneKey []byte
 	Clock    clock.Clock
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
@@ -156,9 +184,12 @@ type Deps struct {
 
 // Service is the UPI module.
 type Service struct {
-	cfg      Config
-	db       *store.DB
-	jobs     jobQueue
+	cfg  Config
+	db   *store.DB
+	jobs jobQueue
+	// periodic is the job client the module's periodic jobs are added to
+	// (nil in the property test's harness, which runs jobs itself).
+	periodic *jobs.Client
 	gw       pg.Gateway
 	dir      Directory
 	commands Commands
@@ -166,9 +197,13 @@ type Service struct {
 	events   event.Emitter
 	render   Renderer
 	notifier Notifier
+	sms      sms.Gateway
+	box      *sealbox.Box
 	clock    clock.Clock
 	logger   *slog.Logger
 	metrics  *metrics
+
+	phoneHashKey []byte
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -191,11 +226,11 @@ func New(cfg Config, d Deps) *Service {
 	}
 	s := &Service{
 		cfg: cfg.withDefaults(), db: d.DB, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,
-		events: d.Events, render: d.Renderer, notifier: d.Notifier, clock: d.Clock,
+		events: d.Events, render: d.Renderer, notifier: d.Notifier, sms: d.SMS, box: d.Box, phoneHashKey: d.PhoneKey, clock: d.Clock,
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
 	if d.Jobs != nil {
-		s.jobs = d.Jobs
+		s.jobs, s.periodic = d.Jobs, d.Jobs
 		s.addWorkers(d.Jobs)
 	}
 	return s
@@ -207,6 +242,9 @@ func New(cfg Config, d Deps) *Service {
 type jobQueue interface {
 	InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 }
+
+// SMSEnabled reports whether receipts can be sent by SMS.
+func (s *Service) SMSEnabled() bool { return s.sms != nil }
 
 // Settings returns the effective configuration.
 func (s *Service) Settings() Config { return s.cfg }
@@ -253,6 +291,10 @@ func newOrderID() string { return randomID(26) }
 // newReceiptID returns the id of a receipt: 32 characters (160 bits), the
 // unguessable part of its URL.
 func newReceiptID() string { return randomID(32) }
+
+// newShortCode returns the code of a receipt's short link: 16 characters
+// (80 bits), unguessable but short enough for an SMS template variable.
+func newShortCode() string { return randomID(16) }
 
 // errNotFound names what was not found.
 func errNotFound(what string) error {

@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/upi"
+)
+
+// upiReceiptRoutes are the receipts API (admin; ocpihub is the eMSP of
+// every UPI payment, so the operator is the owning eMSP) and the SMS
+// provider's delivery reports (public, authenticated by the adapter).
+func (s *Server) upiReceiptRoutes() {
+	const base = "/ocpi/2.2.1/payments/upi"
+	s.handle("POST "+base+"/sms/reports", public, s.handleSMSReports)
+	s.handle("GET "+base+"/receipts/{receipt_id}", admin, s.handleReceiptGet)
+	s.handle("POST "+base+"/receipts/{receipt_id}/resend", admin, s.handleReceiptResend, withIdempotencyKey)
+	s.handle("GET "+base+"/payments/{payment_id}/receipts", admin, s.handlePaymentReceipts)
+}
+
+// handleSMSReports takes the SMS provider's delivery reports.
+func (s *Server) handleSMSReports(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.UPI.ReceiveSMSReports(r.Context(), r.Header, r.URL.Query(), raw); err != nil {
+		return err
+	}
+	return s.ok(w, nil)
+}
+
+func (s *Server) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {
+	rc, err := s.cfg.UPI.ReceiptRecord(r.Context(), r.PathValue("receipt_id"))
+	if err != nil {
+		return err
+	}
+	return s.ok(w, rc)
+}
+
+func (s *Server) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) error {
+	rs, err := s.cfg.UPI.PaymentReceipts(r.Context(), r.PathValue("payment_id"))
+	if err != nil {
+		return err
+	}
+	return s.ok(w, rs)
+}
+
+func (s *Server) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
+	var in upi.ResendRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	out, err := s.cfg.UPI.Resend(r.Context(), r.PathValue("receipt_id"), in)
+	if err != nil {
+		return err
+	}
+	return s.created(w, out)
+}
