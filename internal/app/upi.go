@@ -71,7 +71,7 @@ func (a *App) buildUPI(insertOnly bool, box *sealbox.Box) error {
 		PaymentWindow: cfg.UPIPaymentWindow, SessionDeadline: cfg.UPISessionDeadline, CDRDeadline: cfg.UPICDRDeadline,
 		OtherTokenCPOs: cfg.UPIOtherTokenCPOs, StartDelay: cfg.UPIStartDelay, PollInterval: cfg.UPIPollInterval, RetryBase: cfg.UPIRetryBase,
 		CostMismatch: cfg.UPICostMismatch,
-		GST: cfg.GST, SMSDailyCap: cfg.SMSDailyCap, PhoneRetention: cfg.PhoneRetention,
+		GST:          cfg.GST, SMSDailyCap: cfg.SMSDailyCap, PhoneRetention: cfg.PhoneRetention,
 	}, d)
 	if !insertOnly {
 		a.UPI.Schedule()
