@@ -110,7 +110,10 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 			t.Errorf("after settling:\n%s", after.body)
 		}
 		p = b.waitPayment(t, p.ID, func(p *upi.PaymentView) bool {
-			return p.Status == upi.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == upi.RefundProcessed
+			// The view reads the payment and its refunds one after the
+			// other: wait for the payment's total to follow its refund.
+			return p.Status == upi.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == upi.RefundProcessed &&
+				p.RefundPending == "0.00"
 		})
 		if p.Cost != "272.88" || p.Refunded != "227.12" || p.Attention != "" {
 			t.Errorf("settled %+v", p)
