@@ -119,6 +119,16 @@ func settings(cfg *app.Config) []setting {
 			cfg.SyncInterval = d
 			return nil
 		}, cfg.SyncInterval.String()},
+		{"initial-load", "OCPIHUB_INITIAL_LOAD", "push the locations, tariffs and ClientInfo that exist to a partner that gains a receiver for them (false: it gets only later changes and must pull once)", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			cfg.NoInitialLoad = !b
+			return nil
+		}, "true"},
+		{"initial-load-batch", "OCPIHUB_INITIAL_LOAD_BATCH", "objects an initial load queues per step", count(&cfg.InitialLoadBatch, 1, 10_000), "100"},
+		{"initial-load-pace", "OCPIHUB_INITIAL_LOAD_PACE", "pause between two steps of an initial load (also while the partner has a step's worth of pushes outstanding)", duration(&cfg.InitialLoadPace), "1s"},
 		{"upi-presets", "OCPIHUB_UPI_PRESETS", "amounts in rupees the UPI landing page offers, comma-separated", func(v string) error {
 			var out []int64
 			for _, f := range strings.Split(v, ",") {

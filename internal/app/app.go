@@ -284,7 +284,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
 	a.Instance = instance.New()
-	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance}
+	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance,
+		NoInitialLoad: cfg.NoInitialLoad, LoadBatch: cfg.InitialLoadBatch, LoadPace: cfg.InitialLoadPace, LoadDelay: cfg.InitialLoadDelay}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}

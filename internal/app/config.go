@@ -84,6 +84,16 @@ type Config struct {
 	// (doubling). Zero: 10 attempts, the jobs backoff from 2 s.
 	PushMaxAttempts int
 	PushBackoff     time.Duration
+	// NoInitialLoad turns off the initial load of a new receiver (the
+	// locations, tariffs and ClientInfo that exist when it joins).
+	// InitialLoadBatch and InitialLoadPace pace it: objects per step and the
+	// pause between steps (zero: the hub's defaults, 100 per second).
+	NoInitialLoad    bool
+	InitialLoadBatch int
+	InitialLoadPace  time.Duration
+	// InitialLoadDelay is how long after the handshake an initial load
+	// starts (zero: 2 s; tests set it).
+	InitialLoadDelay time.Duration
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
