@@ -85,8 +85,8 @@ func settings(cfg *app.Config) []setting {
 		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
 		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},
 		{"pg-webhook-secret", "OCPIHUB_PG_WEBHOOK_SECRET", "secret that signs the payment gateway's webhooks", str(&cfg.PGWebhookSecret), ""},
-		{"log-level", "OCPIHUB_LOG_LEVEL", "debug, info, warn or error", str(&cfg.LogLevel), cfg.LogLevel},
-		{"log-format", "OCPIHUB_LOG_FORMAT", "text or json", str(&cfg.LogFormat), cfg.LogFormat},
+		{"log-level", "OCPIHUB_LOG_LEVEL", "debug, info, warn or error", oneOf(&cfg.LogLevel, "debug", "info", "warn", "error"), cfg.LogLevel},
+		{"log-format", "OCPIHUB_LOG_FORMAT", "text or json", oneOf(&cfg.LogFormat, "text", "json"), cfg.LogFormat},
 		{"max-body-bytes", "OCPIHUB_MAX_BODY_BYTES", "largest request body accepted (larger: HTTP 413)", func(v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n <= 0 {
@@ -154,7 +154,7 @@ func settings(cfg *app.Config) []setting {
 			return nil
 		}, "0s"},
 		{"upi-cdr-deadline", "OCPIHUB_UPI_CDR_DEADLINE", "how long after a UPI session ends its CDR may take before cdr.missing is raised", duration(&cfg.UPICDRDeadline), "1h"},
-		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC*PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
+		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC/PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
 			var out []string
 			for _, f := range strings.Split(v, ",") {
 				if f = strings.TrimSpace(f); f == "" {
@@ -211,6 +211,19 @@ func settings(cfg *app.Config) []setting {
 	}
 }
 
+// oneOf binds a setting that takes one of a few words (any case).
+func oneOf(p *string, words ...string) func(string) error {
+	return func(v string) error {
+		for _, w := range words {
+			if strings.EqualFold(v, w) {
+				*p = w
+				return nil
+			}
+		}
+		return fmt.Errorf("want %s or %s", strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
+	}
+}
+
 // dateSetting parses a setting given as a date (2027-06-30) or a timestamp
 // (2027-06-30T00:00:00Z).
 func dateSetting(p *time.Time) func(string) error {
@@ -241,12 +254,17 @@ func rupees(p *int64) func(string) error {
 func configFlags(fs *flag.FlagSet, cfg *app.Config) (binds []setting, configPath *string) {
 	binds = settings(cfg)
 	for _, b := range binds {
+		help := b.help
+		if b.def != "" && !strings.Contains(help, "(default") {
+			help += " (default " + b.def + ")"
+		}
+		help += " [" + b.env + "]"
 		if b.def == "false" {
 			// A boolean switch: --dev alone means true.
-			fs.BoolFunc(b.name, b.help+" ["+b.env+"]", b.set)
+			fs.BoolFunc(b.name, help, b.set)
 			continue
 		}
-		fs.Func(b.name, b.help+" ["+b.env+"]", b.set)
+		fs.Func(b.name, help, b.set)
 	}
 	configPath = fs.String("config", "", "config file of \"name = value\" lines using the flag names [OCPIHUB_CONFIG]")
 	return binds, configPath

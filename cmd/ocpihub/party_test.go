@@ -16,7 +16,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
-const testSecretKey = "cli test secret key"
+const testSecretKey = "cli test secret key of 32 bytes or more"
 
 // cli runs ocpihub with args against the hub's database, the way an operator
 // runs it next to a serving hub; the secret key comes from the environment.

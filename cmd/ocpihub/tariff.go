@@ -57,7 +57,7 @@ func cmdTariff(_ context.Context, e env, args []string) error {
 	zone := fs.String("time-zone", "", "the location's time zone")
 	nowFlag := fs.String("now", "", "end of a live session")
 	explain := fs.Bool("explain", false, "explain every decision")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -198,6 +198,9 @@ func (c Config) Validate() error {
 	if len(c.HubPartyID) != 3 || len(c.EMSPPartyID) != 3 {
 		return fmt.Errorf("party ids (%q, %q) must have three characters", c.HubPartyID, c.EMSPPartyID)
 	}
+	if c.SecretKey != "" && !strongKey(c.SecretKey) {
+		return fmt.Errorf("the secret key must be at least %d random bytes (e.g. the output of openssl rand -base64 32): a short or repetitive key protects the partner tokens poorly", MinSecretKey)
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("the admin token must have at least 16 characters")
 	}
@@ -229,4 +232,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
 	}
 	return c.validateOutbound()
+}
+
+// MinSecretKey is the shortest secret key accepted, in bytes.
+const MinSecretKey = 32
+
+// strongKey reports whether a secret key can carry 32 bytes of entropy: at
+// least MinSecretKey bytes, and not a repetition of a few characters (the
+// output of a random generator, hex or Base64, has at least 12 distinct
+// characters in 32).
+func strongKey(k string) bool {
+	if len(k) < MinSecretKey {
+		return false
+	}
+	distinct := map[rune]bool{}
+	for _, r := range k {
+		distinct[r] = true
+	}
+	return len(distinct) >= 12
 }

@@ -95,7 +95,7 @@ func startHub(t *testing.T, engine store.Engine) *hubProc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text(), logs: &logBuffer{}}
+	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text() + rand.Text(), logs: &logBuffer{}}
 	t.Cleanup(func() {
 		h.stop()
 		if t.Failed() {

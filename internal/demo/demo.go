@@ -174,7 +174,7 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	cfg.DevMode = true
 	// Partners' tokens are sealed as in production; the key lives as long
 	// as the demo's database.
-	cfg.SecretKey = rand.Text()
+	cfg.SecretKey = rand.Text() + rand.Text()
 	cfg.LogLevel = "warn"
 	cfg.ShutdownTimeout = 5 * time.Second
 	hub, err := app.New(ctx, cfg, app.Options{Logger: opts.Logger.With("component", "hub"), Listener: l, Version: opts.Version})

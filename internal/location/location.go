@@ -125,7 +125,10 @@ func errUnknown(r Ref) error {
 	case "connector":
 		what = "connector " + r.ConnectorID + " of EVSE " + r.EVSEUID + " of location " + r.LocationID
 	}
-	return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: "unknown " + what + " of " + ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID)}
+	if r.CountryCode != "" || r.PartyID != "" {
+		what += " of " + ocpi.Key(r.CountryCode) + "/" + ocpi.Key(r.PartyID)
+	}
+	return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: "unknown " + what}
 }
 
 // Get returns the stored Location, EVSE or Connector the ref names.
