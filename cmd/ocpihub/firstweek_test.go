@@ -155,3 +155,21 @@ func TestPartyNotation(t *testing.T) {
 		t.Errorf("sync --party NLACME: exit %d, %q", code, errOut)
 	}
 }
+
+// TestSecretKeyStrength: a short or repetitive secret key is refused before
+// anything starts (observation 7: a 3-character key was accepted); a key of
+// 32 random bytes is taken.
+func TestSecretKeyStrength(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t, "sqlite")
+	for _, key := range []string{"abc", "cli test secret key", strings.Repeat("ab", 20)} {
+		_, errOut, code := runWith(t, map[string]string{"OCPIHUB_DB": h.DBURL, "OCPIHUB_SECRET_KEY": key}, "party", "list")
+		if code != 2 || !strings.Contains(errOut, "secret key") || !strings.Contains(errOut, "32") {
+			t.Errorf("secret key %q: exit %d, %q; want 2 asking for 32 random bytes", key, code, errOut)
+		}
+	}
+	_, errOut, code := runWith(t, map[string]string{"OCPIHUB_DB": h.DBURL, "OCPIHUB_SECRET_KEY": "Zm9yIGEgdGVzdCBvbmx5OiAzMiByYW5kb20gYnl0ZXMhIQ=="}, "party", "list")
+	if code != 0 {
+		t.Errorf("a 32-byte Base64 key: exit %d, %s", code, errOut)
+	}
+}
