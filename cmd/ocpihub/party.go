@@ -25,8 +25,8 @@ const partyUsage = `Usage: ocpihub party <command> [flags]
                         register with a partner that gave us its token A (we start the handshake;
                         the hub must be running on the same database to answer the partner's callbacks);
                         --role is needed when the partner speaks OCPI 2.1.1 or 2.0 only
-  invitations [--state OPEN|USED|EXPIRED]
-                        list invitations, newest first (never their tokens; a revoked one is EXPIRED)
+  invitations [--state OPEN|USED|EXPIRED|REVOKED]
+                        list invitations, newest first (never their tokens)
   revoke ID             revoke an open invitation: its token A stops working, the parties only it
                         bound are withdrawn from the hub's client info
   list                  list platforms
@@ -73,7 +73,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		token = fs.String("token", "", "the token A the partner gave us (required)")
 		role = fs.String("role", "", "the partner's role, CPO or EMSP, when its highest version shared with us is 2.1.1 or 2.0 (their credentials do not say)")
 	case "invitations":
-		state = fs.String("state", "", "only invitations in this state: OPEN, USED or EXPIRED")
+		state = fs.String("state", "", "only invitations in this state: OPEN, USED, EXPIRED or REVOKED")
 	case "list", "show", "suspend", "resume", "rotate", "disconnect", "revoke":
 	default:
 		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
@@ -102,8 +102,8 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	}
 	if state != nil {
 		*state = strings.ToUpper(*state)
-		if *state != "" && *state != party.InvitationOpen && *state != party.InvitationUsed && *state != party.InvitationExpired {
-			return usageError{"--state: want OPEN, USED or EXPIRED"}
+		if *state != "" && *state != party.InvitationOpen && *state != party.InvitationUsed && *state != party.InvitationExpired && *state != party.InvitationRevoked {
+			return usageError{"--state: want OPEN, USED, EXPIRED or REVOKED"}
 		}
 	}
 	if err := apply(); err != nil {

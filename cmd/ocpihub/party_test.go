@@ -135,9 +135,9 @@ func TestPartyCommands(t *testing.T) {
 			t.Errorf("revoke twice: exit %d %s", code, errOut)
 		}
 		var expired struct{ Invitations []party.InvitationInfo }
-		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "invitations", "--json", "--state", "EXPIRED")), &expired); err != nil ||
-			len(expired.Invitations) != 1 || expired.Invitations[0].Name != "Later" {
-			t.Errorf("party invitations --state EXPIRED: %+v %v", expired, err)
+		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "invitations", "--json", "--state", "REVOKED")), &expired); err != nil ||
+			len(expired.Invitations) != 1 || expired.Invitations[0].Name != "Later" || expired.Invitations[0].RevokedAt == nil {
+			t.Errorf("party invitations --state REVOKED: %+v %v", expired, err)
 		}
 
 		// list and show, as text and JSON.

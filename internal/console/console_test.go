@@ -419,7 +419,7 @@ func TestCommandPages(t *testing.T) {
 			t.Error("the state filter keeps a completed command")
 		}
 		detail := c.get("/console/commands/" + m[1])
-		for _, want := range []string{"Forwarded", "CPO answered", "Result ACCEPTED", "IN-VLT", "IN-ACM", "response_url"} {
+		for _, want := range []string{"Forwarded", "CPO answered", "Result ACCEPTED", "IN/VLT", "IN/ACM", "response_url"} {
 			if !strings.Contains(detail.body, want) {
 				t.Errorf("command page lacks %q", want)
 			}
