@@ -53,7 +53,7 @@ type QRCreate struct {
 
 var qrRefRE = regexp.MustCompile(`^[A-Za-z0-9_-]{4,36}$`)
 
-// ParseTenant reads a tenant id: a CPO party as "CC*PID" (also "CC-PID" or
+// ParseTenant reads a tenant id: a CPO party as "CC*PID" (also "CC/PID", "CC-PID" or
 // "CCPID"), returned upper case.
 func ParseTenant(s string) (cc, pid string, err error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
