@@ -151,7 +151,7 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 				t.Errorf("%s: want %s only\n%s", q, want, p.body)
 			}
 		}
-		if p := c.get("/console/direct-payments/terminals?ptp=NLPAY"); p.status != http.StatusBadRequest {
+		if p := c.get("/console/direct-payments/terminals?ptp=NL/PA"); p.status != http.StatusBadRequest {
 			t.Errorf("malformed party: HTTP %d", p.status)
 		}
 		if p := c.get("/console/direct-payments/terminals?after=x"); p.status != http.StatusBadRequest {

@@ -54,8 +54,8 @@ func TestPeerHubPage(t *testing.T) {
 			strings.Contains(bbb[:strings.Index(bbb, "</tr>")], "yes") {
 			t.Errorf("reachability on the peer hub page:\n%s", row)
 		}
-		if list := c.get("/console/parties"); !strings.Contains(list.body, `title="behind this hub">CPO DE-AAA`) {
-			t.Errorf("parties list does not mark DE-AAA as behind the hub")
+		if list := c.get("/console/parties"); !strings.Contains(list.body, `title="behind this hub">CPO DE/AAA`) {
+			t.Errorf("parties list does not mark DE/AAA as behind the hub")
 		}
 	})
 }
