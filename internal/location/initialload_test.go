@@ -208,3 +208,53 @@ func TestInitialLoadOff(t *testing.T) {
 		}
 	}, loadConfig(0, 0, 0, true))
 }
+
+// TestInitialLoadOnGainedReceiver: an eMSP registered without a locations
+// receiver gets the tariffs that exist but no locations; when a credentials
+// update adds the receiver, it gets the locations that exist; a later update
+// that changes nothing loads nothing again.
+func TestInitialLoadOnGainedReceiver(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		setup(t, h)
+		ctx := hubtest.Ctx(t, 2*time.Minute)
+		publish(t, ctx, h, 5)
+		e, err := sim.StartEMSP("eMSP Later", "FR", "LAT", hubtest.Logger(), func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		h.Register(t, e.Platform)
+		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "FR", "LAT")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, ctx, e.Platform, "the tariff", func() bool { return e.Tariff("NL", "CP1", "T1") != nil })
+		eventually(t, ctx, "the first load to finish", func() bool {
+			loads, err := h.Hub.InitialLoads(ctx, p.ID)
+			return err == nil && len(loads) == 2 && loads[0].Done && loads[1].Done
+		})
+		if n := e.LocationCount(); n != 0 {
+			t.Fatalf("an eMSP without a locations receiver got %d locations", n)
+		}
+		e.SetOmitEndpoints()
+		if _, err := e.UpdateCredentials(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, ctx, e.Platform, "the locations", func() bool { return e.LocationCount() == 5 })
+		eventually(t, ctx, "the second load to finish", func() bool {
+			loads, err := h.Hub.InitialLoads(ctx, p.ID)
+			return err == nil && len(loads) == 3 && loads[0].Done && loads[1].Done && loads[2].Done
+		})
+		if _, err := e.UpdateCredentials(ctx); err != nil {
+			t.Fatal(err)
+		}
+		loads, err := h.Hub.InitialLoads(ctx, p.ID)
+		if err != nil || len(loads) != 3 || !loads[0].Done || !loads[1].Done || !loads[2].Done {
+			t.Errorf("an update that adds nothing restarted a load: %+v %v", loads, err)
+		}
+		if n := len(e.Requests(sim.PathHas(http.MethodPut, "/emsp/tariffs/NL/CP1/T1"))); n != 1 {
+			t.Errorf("the tariff was sent %d times, want once", n)
+		}
+	}, loadConfig(100, 20*time.Millisecond, 10*time.Millisecond, false))
+}

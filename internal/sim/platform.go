@@ -612,6 +612,15 @@ func (p *Platform) TokenIn() string {
 	return p.tokenIn
 }
 
+// SetOmitEndpoints replaces the modules hidden from the version details: a
+// partner that starts or stops offering an interface (its next credentials
+// PUT tells the hub).
+func (p *Platform) SetOmitEndpoints(identifiers ...string) {
+	p.mu.Lock()
+	p.opts.OmitEndpoints = identifiers
+	p.mu.Unlock()
+}
+
 // UpdateCredentials rotates tokens from our side: a credentials PUT with a new
 // token B; the hub answers with a new token C.
 func (p *Platform) UpdateCredentials(ctx context.Context) (old string, err error) {
