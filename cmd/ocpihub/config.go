@@ -90,8 +90,8 @@ func settings(cfg *app.Config) []setting {
 		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
 		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},
 		{"pg-webhook-secret", "OCPIHUB_PG_WEBHOOK_SECRET", "secret that signs the payment gateway's webhooks", str(&cfg.PGWebhookSecret), ""},
-		{"log-level", "OCPIHUB_LOG_LEVEL", "debug, info, warn or error", str(&cfg.LogLevel), cfg.LogLevel},
-		{"log-format", "OCPIHUB_LOG_FORMAT", "text or json", str(&cfg.LogFormat), cfg.LogFormat},
+		{"log-level", "OCPIHUB_LOG_LEVEL", "debug, info, warn or error", oneOf(&cfg.LogLevel, "debug", "info", "warn", "error"), cfg.LogLevel},
+		{"log-format", "OCPIHUB_LOG_FORMAT", "text or json", oneOf(&cfg.LogFormat, "text", "json"), cfg.LogFormat},
 		{"max-body-bytes", "OCPIHUB_MAX_BODY_BYTES", "largest request body accepted (larger: HTTP 413)", func(v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n <= 0 {
@@ -126,6 +126,16 @@ func settings(cfg *app.Config) []setting {
 			cfg.SyncInterval = d
 			return nil
 		}, cfg.SyncInterval.String()},
+		{"initial-load", "OCPIHUB_INITIAL_LOAD", "push the locations, tariffs and ClientInfo that exist to a partner that gains a receiver for them (false: it gets only later changes and must pull once)", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			cfg.NoInitialLoad = !b
+			return nil
+		}, "true"},
+		{"initial-load-batch", "OCPIHUB_INITIAL_LOAD_BATCH", "objects an initial load queues per step", count(&cfg.InitialLoadBatch, 1, 10_000), "100"},
+		{"initial-load-pace", "OCPIHUB_INITIAL_LOAD_PACE", "pause between two steps of an initial load (also while the partner has a step's worth of pushes outstanding)", duration(&cfg.InitialLoadPace), "1s"},
 		{"upi-presets", "OCPIHUB_UPI_PRESETS", "amounts in rupees the UPI landing page offers, comma-separated", func(v string) error {
 			var out []int64
 			for _, f := range strings.Split(v, ",") {
@@ -168,7 +178,7 @@ func settings(cfg *app.Config) []setting {
 			cfg.UPICostMismatch = v
 			return nil
 		}, upi.MismatchHold},
-		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC*PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
+		{"upi-other-token-cpos", "OCPIHUB_UPI_OTHER_TOKEN_CPOS", "CPO parties (CC/PID, comma-separated) that reject AD_HOC_USER tokens: they get type OTHER", func(v string) error {
 			var out []string
 			for _, f := range strings.Split(v, ",") {
 				if f = strings.TrimSpace(f); f == "" {
@@ -258,6 +268,19 @@ func settings(cfg *app.Config) []setting {
 	}
 }
 
+// oneOf binds a setting that takes one of a few words (any case).
+func oneOf(p *string, words ...string) func(string) error {
+	return func(v string) error {
+		for _, w := range words {
+			if strings.EqualFold(v, w) {
+				*p = w
+				return nil
+			}
+		}
+		return fmt.Errorf("want %s or %s", strings.Join(words[:len(words)-1], ", "), words[len(words)-1])
+	}
+}
+
 // dateSetting parses a setting given as a date (2027-06-30) or a timestamp
 // (2027-06-30T00:00:00Z).
 func dateSetting(p *time.Time) func(string) error {
@@ -288,12 +311,17 @@ func rupees(p *int64) func(string) error {
 func configFlags(fs *flag.FlagSet, cfg *app.Config) (binds []setting, configPath *string) {
 	binds = settings(cfg)
 	for _, b := range binds {
+		help := b.help
+		if b.def != "" && !strings.Contains(help, "(default") {
+			help += " (default " + b.def + ")"
+		}
+		help += " [" + b.env + "]"
 		if b.def == "false" {
 			// A boolean switch: --dev alone means true.
-			fs.BoolFunc(b.name, b.help+" ["+b.env+"]", b.set)
+			fs.BoolFunc(b.name, help, b.set)
 			continue
 		}
-		fs.Func(b.name, b.help+" ["+b.env+"]", b.set)
+		fs.Func(b.name, help, b.set)
 	}
 	configPath = fs.String("config", "", "config file of \"name = value\" lines using the flag names [OCPIHUB_CONFIG]")
 	return binds, configPath

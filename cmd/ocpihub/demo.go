@@ -12,15 +12,14 @@ import (
 
 func cmdDemo(ctx context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", "", "address the hub listens on (default 127.0.0.1:8080, or a free port when it is taken)")
 	dir := fs.String("dir", "", "directory for the SQLite file (default: a temporary one, removed at the end)")
 	keep := fs.Bool("keep-running", false, "leave the hub and the partners up after the stories; Ctrl-C stops them")
 	logLevel := fs.String("log-level", "warn", "log level of the hub and the simulators on stderr: debug, info, warn, error")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, "Usage: ocpihub demo [flags]\n\nRuns the hub on a fresh SQLite file with simulated CPOs and eMSPs, registers them,\nplays the stories and prints a timeline with links to the console.\n\nFlags:\n")
+	helpOn(fs, e.stdout, func() {
+		fmt.Fprint(fs.Output(), "Usage: ocpihub demo [flags]\n\nRuns the hub on a fresh SQLite file with simulated CPOs and eMSPs, registers them,\nplays the stories and prints a timeline with links to the console.\n\nFlags:\n")
 		fs.PrintDefaults()
-	}
+	})
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

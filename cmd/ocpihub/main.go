@@ -35,7 +35,7 @@ Usage:
                                  suspend, resume, rotate, disconnect)
   ocpihub qr <command>           QR stickers for UPI charging (create, list, show, disable, render)
   ocpihub payment <command>      UPI payments (list, show, resolve, refund)
-  ocpihub sync locations|tariffs|tokens|sessions|cdrs --party CC-PID [--since TIME]
+  ocpihub sync locations|tariffs|tokens|sessions|cdrs --party CC/PID [--since TIME]
                                  pull a partner's objects (recovery after missed pushes)
   ocpihub tariff price --tariff T.json --cdr C.json [--explain]
                                  price a CDR or session with the cost engine (JSON)

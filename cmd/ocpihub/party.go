@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,8 +25,8 @@ const partyUsage = `Usage: ocpihub party <command> [flags]
                         register with a partner that gave us its token A (we start the handshake;
                         the hub must be running on the same database to answer the partner's callbacks);
                         --role is needed when the partner speaks OCPI 2.1.1 or 2.0 only
-  invitations [--state OPEN|USED|EXPIRED]
-                        list invitations, newest first (never their tokens; a revoked one is EXPIRED)
+  invitations [--state OPEN|USED|EXPIRED|REVOKED]
+                        list invitations, newest first (never their tokens)
   revoke ID             revoke an open invitation: its token A stops working, the parties only it
                         bound are withdrawn from the hub's client info
   list                  list platforms
@@ -59,11 +60,11 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		name = fs.String("name", "", "partner name (required)")
 		expires = fs.String("expires", "72h", "how long the token stays valid")
 		fs.Func("party", "a party the partner may register, ROLE/COUNTRY_CODE/PARTY_ID (e.g. CPO/NL/ACM); repeat for more", func(v string) error {
-			f := strings.Split(v, "/")
-			if len(f) != 3 {
-				return fmt.Errorf("want ROLE/COUNTRY_CODE/PARTY_ID, e.g. CPO/NL/ACM")
+			ref, err := party.ParsePartyRef(v)
+			if err != nil {
+				return err
 			}
-			parties = append(parties, party.PartyRef{Role: party.Role(strings.ToUpper(f[0])), CountryCode: f[1], PartyID: f[2]})
+			parties = append(parties, ref)
 			return nil
 		})
 	case "connect":
@@ -72,7 +73,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		token = fs.String("token", "", "the token A the partner gave us (required)")
 		role = fs.String("role", "", "the partner's role, CPO or EMSP, when its highest version shared with us is 2.1.1 or 2.0 (their credentials do not say)")
 	case "invitations":
-		state = fs.String("state", "", "only invitations in this state: OPEN, USED or EXPIRED")
+		state = fs.String("state", "", "only invitations in this state: OPEN, USED, EXPIRED or REVOKED")
 	case "list", "show", "suspend", "resume", "rotate", "disconnect", "revoke":
 	default:
 		return usageError{fmt.Sprintf("unknown party command %q\n\n%s", sub, partyUsage)}
@@ -101,8 +102,8 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	}
 	if state != nil {
 		*state = strings.ToUpper(*state)
-		if *state != "" && *state != party.InvitationOpen && *state != party.InvitationUsed && *state != party.InvitationExpired {
-			return usageError{"--state: want OPEN, USED or EXPIRED"}
+		if *state != "" && *state != party.InvitationOpen && *state != party.InvitationUsed && *state != party.InvitationExpired && *state != party.InvitationRevoked {
+			return usageError{"--state: want OPEN, USED, EXPIRED or REVOKED"}
 		}
 	}
 	if err := apply(); err != nil {
@@ -142,7 +143,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 			out["parties"] = inv.Parties
 			refs := make([]string, len(inv.Parties))
 			for i, p := range inv.Parties {
-				refs[i] = string(p.Role) + " " + p.CountryCode + "/" + p.PartyID
+				refs[i] = string(p.Role) + " " + party.Notation(p.CountryCode, p.PartyID)
 			}
 			bound = "  parties:      " + strings.Join(refs, ", ") + " (the only ones it may register)\n"
 		}
@@ -199,7 +200,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		for _, inv := range list {
 			refs := make([]string, len(inv.Parties))
 			for i, p := range inv.Parties {
-				refs[i] = string(p.Role) + " " + p.CountryCode + "/" + p.PartyID
+				refs[i] = string(p.Role) + " " + party.Notation(p.CountryCode, p.PartyID)
 			}
 			platform := ""
 			if inv.PlatformID != 0 {
@@ -250,19 +251,39 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-// parseFlags parses args; a bad flag is a usage error (exit status 2).
+// parseFlags parses args: -h or --help prints the command's help (its
+// fs.Usage) on stdout; a bad flag is a usage error, reported once on stderr
+// (exit status 2).
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) {
+		usage()
 		return err
 	}
-	return usageError{err.Error()}
+	if err != nil {
+		return usageError{err.Error() + " (see ocpihub " + fs.Name() + " --help)"}
+	}
+	return nil
+}
+
+// helpOn makes text (which writes to fs.Output()) the help of fs, printed
+// on w.
+func helpOn(fs *flag.FlagSet, w io.Writer, text func()) {
+	fs.Usage = func() {
+		fs.SetOutput(w)
+		text()
+		fs.SetOutput(io.Discard)
+	}
 }
 
 func rolesText(p *party.Platform) string {
 	parts := make([]string, len(p.Roles))
 	for i, r := range p.Roles {
-		parts[i] = string(r.Role) + " " + r.CountryCode + "/" + r.PartyID
+		parts[i] = string(r.Role) + " " + party.Notation(r.CountryCode, r.PartyID)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
-const testSecretKey = "cli test secret key"
+const testSecretKey = "cli test secret key of 32 bytes or more"
 
 // cli runs ocpihub with args against the hub's database, the way an operator
 // runs it next to a serving hub; the secret key comes from the environment.
@@ -135,9 +135,9 @@ func TestPartyCommands(t *testing.T) {
 			t.Errorf("revoke twice: exit %d %s", code, errOut)
 		}
 		var expired struct{ Invitations []party.InvitationInfo }
-		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "invitations", "--json", "--state", "EXPIRED")), &expired); err != nil ||
-			len(expired.Invitations) != 1 || expired.Invitations[0].Name != "Later" {
-			t.Errorf("party invitations --state EXPIRED: %+v %v", expired, err)
+		if err := json.Unmarshal([]byte(mustCLI(t, h, "party", "invitations", "--json", "--state", "REVOKED")), &expired); err != nil ||
+			len(expired.Invitations) != 1 || expired.Invitations[0].Name != "Later" || expired.Invitations[0].RevokedAt == nil {
+			t.Errorf("party invitations --state REVOKED: %+v %v", expired, err)
 		}
 
 		// list and show, as text and JSON.

@@ -14,7 +14,7 @@ import (
 
 const qrUsage = `Usage: ocpihub qr <command> [flags]
 
-  create --location ID --evse UID --connector ID [--ref REF] [--tenant CC*PID]
+  create --location ID --evse UID --connector ID [--ref REF] [--tenant CC/PID]
                         map a new QR sticker to a connector of the directory (REF: 4–36 letters,
                         digits, - or _; generated when omitted; the tenant is the CPO party,
                         found from the location when omitted)

@@ -14,24 +14,31 @@ import (
 func newFlagSet(e env, name, synopsis string) (*flag.FlagSet, *app.Config, func() error) {
 	cfg := app.Defaults()
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	binds, configPath := configFlags(fs, &cfg)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: ocpihub %s\n\nFlags (each also an environment variable, in brackets, and a --config file line):\n", synopsis)
+	helpOn(fs, e.stdout, func() {
+		fmt.Fprintf(fs.Output(), "Usage: ocpihub %s\n\nFlags (each also an environment variable, in brackets, and a --config file line):\n", synopsis)
 		fs.PrintDefaults()
-	}
+	})
 	apply := func() error {
 		if fs.NArg() > 0 {
 			return usageError{"unexpected argument " + fs.Arg(0)}
 		}
-		return applyConfig(fs, binds, *configPath, e.getenv)
+		// A wrong value in the environment or the config file is a mistake
+		// in how the command was called, as a wrong flag is.
+		if err := applyConfig(fs, binds, *configPath, e.getenv); err != nil {
+			return usageError{err.Error()}
+		}
+		if err := cfg.Validate(); err != nil {
+			return usageError{err.Error()}
+		}
+		return nil
 	}
 	return fs, &cfg, apply
 }
 
 func cmdServe(ctx context.Context, e env, args []string) error {
 	fs, cfg, apply := newFlagSet(e, "serve", "serve [flags]")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := apply(); err != nil {
@@ -60,7 +67,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 
 func cmdMigrate(ctx context.Context, e env, args []string) error {
 	fs, cfg, apply := newFlagSet(e, "migrate", "migrate [flags]")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := apply(); err != nil {
@@ -83,7 +90,7 @@ func cmdAdminToken(ctx context.Context, e env, args []string) error {
 	fs, cfg, apply := newFlagSet(e, "admin-token", "admin-token --reset [flags]")
 	reset := fs.Bool("reset", false, "generate a new admin token (the old one stops working)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := apply(); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-const syncUsage = `Usage: ocpihub sync locations|tariffs|tokens|sessions|cdrs --party CC-PID [--since 2026-01-01T00:00:00Z] [--all] [--json]
+const syncUsage = `Usage: ocpihub sync locations|tariffs|tokens|sessions|cdrs --party CC/PID [--since 2026-01-01T00:00:00Z] [--all] [--json]
 
 Pulls a partner's objects from its SENDER interface (following Link pages) into the hub: the
 recovery path when pushes were missed. Locations, tariffs, sessions and CDRs are pulled from a
@@ -20,7 +20,7 @@ CPO, tokens from an eMSP; a peer hub is asked for every party behind it (name an
 Each object is validated like a push; invalid ones are logged and counted, not stored. Real
 changes are sent on by the running hub (the command enqueues the pushes in the shared database).
 
-  --party CC-PID   the CPO or eMSP, e.g. NL-TNM
+  --party CC/PID   the CPO or eMSP, e.g. NL/TNM (NL-TNM and NL*TNM are read too)
   --since TIME     pull objects changed since TIME (default: the last successful pull)
   --all            pull everything, ignoring the last successful pull
 
@@ -43,20 +43,20 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if !slices.Contains(syncModules, module) {
 		return usageError{fmt.Sprintf("unknown module %q: want one of %s", module, strings.Join(syncModules, ", "))}
 	}
-	fs, cfg, apply := newFlagSet(e, "sync "+module, "sync "+module+" --party CC-PID [flags]")
+	fs, cfg, apply := newFlagSet(e, "sync "+module, "sync "+module+" --party CC/PID [flags]")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	partyFlag := fs.String("party", "", "the CPO or eMSP as CC-PID (required)")
+	partyFlag := fs.String("party", "", "the CPO or eMSP as COUNTRY_CODE/PARTY_ID, e.g. NL/TNM (required)")
 	sinceFlag := fs.String("since", "", "pull objects changed since this time (RFC 3339)")
 	all := fs.Bool("all", false, "pull everything")
-	if err := fs.Parse(rest); err != nil {
+	if err := parseFlags(fs, rest); err != nil {
 		return err
 	}
 	if err := apply(); err != nil {
 		return err
 	}
-	cc, pid, ok := strings.Cut(*partyFlag, "-")
-	if !ok || len(cc) != 2 || len(pid) != 3 {
-		return usageError{"--party: want CC-PID, e.g. NL-TNM"}
+	cc, pid, err := party.ParseParty(*partyFlag)
+	if err != nil {
+		return usageError{"--party: " + err.Error()}
 	}
 	var since time.Time
 	if *sinceFlag != "" {

@@ -66,7 +66,7 @@ func cmdTariff(ctx context.Context, e env, args []string) error {
 	dbURL := fs.String("db", e.getenv("OCPIHUB_DB"), "the hub's database")
 	nowFlag := fs.String("now", "", "end of a live session")
 	explain := fs.Bool("explain", false, "explain every decision")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

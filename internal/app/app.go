@@ -156,7 +156,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a := &App{Config: cfg, Logger: opts.Logger, Clock: opts.Clock, insertOnly: opts.InsertOnly, middleware: opts.Middleware}
 	if a.Logger == nil {
-		a.Logger = NewLogger(cfg, os.Stderr)
+		lc := cfg
+		if opts.InsertOnly && !strings.EqualFold(cfg.LogLevel, "debug") && !strings.EqualFold(cfg.LogLevel, "error") {
+			// A command's own output is its answer: only warnings and
+			// errors of the hub's machinery go with it (on stderr).
+			lc.LogLevel = "warn"
+		}
+		a.Logger = NewLogger(lc, os.Stderr)
 	}
 	if a.Clock == nil {
 		a.Clock = clock.Real{}
@@ -194,6 +200,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	if err := Migrate(ctx, a.DB, a.Logger); err != nil {
 		return nil, err
+	}
+	if opts.InsertOnly {
+		// A command beside a running hub speaks of the hub's addresses as
+		// the hub itself does (serve stores the public URL it serves at).
+		if pub, err = a.servedURL(ctx, cfg, pub); err != nil {
+			return nil, err
+		}
+		a.publicURL = pub
 	}
 
 	a.Instance = instance.New()
@@ -289,7 +303,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
-	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance}
+	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance,
+		NoInitialLoad: cfg.NoInitialLoad, LoadBatch: cfg.InitialLoadBatch, LoadPace: cfg.InitialLoadPace, LoadDelay: cfg.InitialLoadDelay}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}
@@ -470,6 +485,9 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.started = true
 	a.startRecovery()
+	if err := a.recordServedURL(ctx); err != nil {
+		a.Logger.Warn("could not record the public URL for the commands run beside the hub", "error", err)
+	}
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
 }

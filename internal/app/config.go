@@ -96,6 +96,16 @@ type Config struct {
 	// predecessor within seconds without waiting for it.
 	JobTimeout     time.Duration
 	JobRescueAfter time.Duration
+	// NoInitialLoad turns off the initial load of a new receiver (the
+	// locations, tariffs and ClientInfo that exist when it joins).
+	// InitialLoadBatch and InitialLoadPace pace it: objects per step and the
+	// pause between steps (zero: the hub's defaults, 100 per second).
+	NoInitialLoad    bool
+	InitialLoadBatch int
+	InitialLoadPace  time.Duration
+	// InitialLoadDelay is how long after the handshake an initial load
+	// starts (zero: 2 s; tests set it).
+	InitialLoadDelay time.Duration
 	// ForwardTimeout bounds a request the hub forwards to another party
 	// (default 30 s; past it the requester gets 4002).
 	ForwardTimeout time.Duration
@@ -227,6 +237,9 @@ func (c Config) Validate() error {
 	if len(c.HubPartyID) != 3 || len(c.EMSPPartyID) != 3 {
 		return fmt.Errorf("party ids (%q, %q) must have three characters", c.HubPartyID, c.EMSPPartyID)
 	}
+	if c.SecretKey != "" && !strongKey(c.SecretKey) {
+		return fmt.Errorf("the secret key must be at least %d random bytes (e.g. the output of openssl rand -base64 32): a short or repetitive key protects the partner tokens poorly", MinSecretKey)
+	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("the admin token must have at least 16 characters")
 	}
@@ -267,4 +280,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("log format %q: want text or json", c.LogFormat)
 	}
 	return c.validateOutbound()
+}
+
+// MinSecretKey is the shortest secret key accepted, in bytes.
+const MinSecretKey = 32
+
+// strongKey reports whether a secret key can carry 32 bytes of entropy: at
+// least MinSecretKey bytes, and not a repetition of a few characters (the
+// output of a random generator, hex or Base64, has at least 12 distinct
+// characters in 32).
+func strongKey(k string) bool {
+	if len(k) < MinSecretKey {
+		return false
+	}
+	distinct := map[rune]bool{}
+	for _, r := range k {
+		distinct[r] = true
+	}
+	return len(distinct) >= 12
 }

@@ -273,7 +273,7 @@ func (s *Service) deliver(ctx context.Context, cmd *Record, body []byte) error {
 		return err
 	}
 	// A requester of another OCPI version gets the result in its form.
-	m := hub.Message{PlatformID: p.ID, Party: cmd.Requester.CountryCode + "-" + cmd.Requester.PartyID, Module: cmd.Module,
+	m := hub.Message{PlatformID: p.ID, Party: party.Notation(cmd.Requester.CountryCode, cmd.Requester.PartyID), Module: cmd.Module,
 		Interface: ocpi.InterfaceSender, Method: http.MethodPost, Body: body}
 	if send, err := s.hub.Convert(ctx, p.Version, &m); err != nil || !send {
 		return &permanentError{fmt.Sprintf("the result has no OCPI %s form (%v)", p.Version, err)}

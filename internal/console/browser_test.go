@@ -119,7 +119,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#parties"))); err != nil {
 		t.Fatalf("DEBUG %v at %s: %s", err, browsertest.Get(b, chromedp.Location()), b.Text("body"))
 	}
-	if text := b.Text("#parties"); !strings.Contains(text, "Acme Charging") || !strings.Contains(text, "Watcher Mobility") || !strings.Contains(text, "CPO IN-ACM") {
+	if text := b.Text("#parties"); !strings.Contains(text, "Acme Charging") || !strings.Contains(text, "Watcher Mobility") || !strings.Contains(text, "CPO IN/ACM") {
 		t.Errorf("parties table: %q", text)
 	}
 	checkScreenshot(t, b, "console-parties", "Acme Charging")

@@ -205,7 +205,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 			t.Fatalf("session page: HTTP %d, no link to its command\n%s", detail.status, detail.body)
 		}
 		for _, want := range []string{"COMPLETED", "AUTH-CONSOLE-1", "231.25 INR excl. VAT", "272.88 INR incl. VAT", "ENERGY 12.5",
-			`href="/console/cdrs/IN/ACM/CDR-` + sid + `"`, `href="/console/directory/IN/ACM/BLR01"`, "IN-VLT"} {
+			`href="/console/cdrs/IN/ACM/CDR-` + sid + `"`, `href="/console/directory/IN/ACM/BLR01"`, "IN/VLT"} {
 			if !strings.Contains(detail.body, want) {
 				t.Errorf("session page lacks %q", want)
 			}

@@ -162,7 +162,7 @@ func TestSignIn(t *testing.T) {
 		}
 
 		pg := c.get("/console/parties")
-		if pg.status != http.StatusOK || !strings.Contains(pg.body, "Acme") || !strings.Contains(pg.body, "CPO IN-ACM") {
+		if pg.status != http.StatusOK || !strings.Contains(pg.body, "Acme") || !strings.Contains(pg.body, "CPO IN/ACM") {
 			t.Fatalf("parties page: HTTP %d\n%s", pg.status, pg.body)
 		}
 
@@ -317,7 +317,7 @@ func TestActions(t *testing.T) {
 			t.Fatalf("create invitation: HTTP %d, cache %q", inv.status, inv.header.Get("Cache-Control"))
 		}
 		list := c.get("/console/invitations")
-		if strings.Contains(list.body, m[1]) || !strings.Contains(list.body, "EMSP IN-VLT") || !strings.Contains(list.body, "OPEN") {
+		if strings.Contains(list.body, m[1]) || !strings.Contains(list.body, "EMSP IN/VLT") || !strings.Contains(list.body, "OPEN") {
 			t.Errorf("invitations list: token shown again, or the invitation missing")
 		}
 		emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
@@ -419,7 +419,7 @@ func TestCommandPages(t *testing.T) {
 			t.Error("the state filter keeps a completed command")
 		}
 		detail := c.get("/console/commands/" + m[1])
-		for _, want := range []string{"Forwarded", "CPO answered", "Result ACCEPTED", "IN-VLT", "IN-ACM", "response_url"} {
+		for _, want := range []string{"Forwarded", "CPO answered", "Result ACCEPTED", "IN/VLT", "IN/ACM", "response_url"} {
 			if !strings.Contains(detail.body, want) {
 				t.Errorf("command page lacks %q", want)
 			}

@@ -46,7 +46,7 @@ func TestDirectPaymentPages(t *testing.T) {
 			t.Errorf("overview card before resolving: %q", got)
 		}
 		list := c.get("/console/direct-payments")
-		for _, want := range []string{`href="/console/direct-payments"`, "FAC-1", "ref-unknown-1", "NL-PAY", "unmatched", `id="resolve-` + rec + `"`} {
+		for _, want := range []string{`href="/console/direct-payments"`, "FAC-1", "ref-unknown-1", "NL/PAY", "unmatched", `id="resolve-` + rec + `"`} {
 			if !strings.Contains(list.body, want) {
 				t.Errorf("direct payment page lacks %q", want)
 			}
@@ -127,7 +127,7 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 			t.Fatalf("terminals page: HTTP %d\n%s", list.status, list.body)
 		}
 		for _, want := range []string{`data-terminal="TERM-EVSE"`, `data-terminal="TERM-LOOSE"`, `<span class="evse">EVSE-B</span>`,
-			"IN-CP1", "NL-PAY", "NL-OPT", "unclaimed", `id="tab-terminals"`, `aria-current="page">Direct Payment`} {
+			"IN/CP1", "NL/PAY", "NL/OPT", "unclaimed", `id="tab-terminals"`, `aria-current="page">Direct Payment`} {
 			if !strings.Contains(list.body, want) {
 				t.Errorf("terminals page lacks %q", want)
 			}
@@ -151,7 +151,7 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 				t.Errorf("%s: want %s only\n%s", q, want, p.body)
 			}
 		}
-		if p := c.get("/console/direct-payments/terminals?ptp=NLPAY"); p.status != http.StatusBadRequest {
+		if p := c.get("/console/direct-payments/terminals?ptp=NL/PA"); p.status != http.StatusBadRequest {
 			t.Errorf("malformed party: HTTP %d", p.status)
 		}
 		if p := c.get("/console/direct-payments/terminals?after=x"); p.status != http.StatusBadRequest {

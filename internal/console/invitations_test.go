@@ -55,7 +55,10 @@ func TestRevokeInvitation(t *testing.T) {
 			t.Fatalf("revoke: HTTP %d → %q", p.status, p.location)
 		}
 		after := c.get(p.location)
-		if !strings.Contains(after.body, "is revoked") || strings.Contains(after.body, `id="revoke-`+id+`"`) || !strings.Contains(after.body, "EXPIRED") {
+		// A revoked invitation says so (observation 8: it showed "EXPIRED ·
+		// expires 1 min ago").
+		if !strings.Contains(after.body, "is revoked") || strings.Contains(after.body, `id="revoke-`+id+`"`) ||
+			!strings.Contains(after.body, ">REVOKED</span>") || strings.Contains(after.body, ">EXPIRED</span>") || !strings.Contains(after.body, "revoked <") {
 			t.Errorf("after revoking:\n%s", after.body)
 		}
 		if planned() {

@@ -101,9 +101,9 @@ func (c *Console) loadDirectory(r *http.Request) (any, error) {
 	q := r.URL.Query()
 	f := location.SummaryFilter{EVSEStatus: q.Get("status")}
 	if cpo := q.Get("cpo"); cpo != "" {
-		cc, pid, ok := strings.Cut(cpo, "-")
-		if !ok {
-			return nil, ocpi.Invalid("cpo", "must be COUNTRY_CODE-PARTY_ID")
+		cc, pid, err := party.ParseParty(cpo)
+		if err != nil {
+			return nil, ocpi.Invalid("cpo", "must be COUNTRY_CODE/PARTY_ID")
 		}
 		f.CountryCode, f.PartyID = cc, pid
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -96,19 +95,20 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	return v, nil
 }
 
-// partyParam reads a "CC-PID" filter parameter (zero when empty).
+// partyParam reads a "CC/PID" filter parameter (zero when empty; the
+// other notations are read too).
 func partyParam(s, name string) (ocpiclient.Party, error) {
 	if s == "" {
 		return ocpiclient.Party{}, nil
 	}
-	cc, pid, ok := strings.Cut(s, "-")
-	if !ok || cc == "" || pid == "" {
-		return ocpiclient.Party{}, ocpi.Invalid(name, "must be COUNTRY_CODE-PARTY_ID")
+	cc, pid, err := party.ParseParty(s)
+	if err != nil {
+		return ocpiclient.Party{}, ocpi.Invalid(name, "must be COUNTRY_CODE/PARTY_ID")
 	}
 	return ocpiclient.Party{CountryCode: cc, PartyID: pid}, nil
 }
 
-// partyOptions lists the parties of the registered platforms ("IN-ACM"),
+// partyOptions lists the parties of the registered platforms ("IN/ACM"),
 // of the given roles (none: every role), for a filter's choices.
 func (c *Console) partyOptions(r *http.Request, roles ...party.Role) ([]string, error) {
 	platforms, err := c.cfg.Parties.List(r.Context(), party.Filter{})
@@ -122,7 +122,7 @@ func (c *Console) partyOptions(r *http.Request, roles ...party.Role) ([]string, 
 			if len(roles) > 0 && !slices.Contains(roles, h.Role) {
 				continue
 			}
-			k := h.CountryCode + "-" + h.PartyID
+			k := party.Notation(h.CountryCode, h.PartyID)
 			if !seen[k] {
 				seen[k] = true
 				out = append(out, k)

@@ -91,11 +91,11 @@ func (c *Console) invitationPages() ([]Page, []Action) {
 func parsePartyRefs(s string) ([]party.PartyRef, error) {
 	var out []party.PartyRef
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == ';' }) {
-		parts := strings.Split(f, "/")
-		if len(parts) != 3 {
+		ref, err := party.ParsePartyRef(f)
+		if err != nil {
 			return nil, ocpi.Invalid("parties", "write each party as ROLE/COUNTRY_CODE/PARTY_ID, e.g. CPO/IN/ACM; got "+truncate(30, f))
 		}
-		out = append(out, party.PartyRef{Role: party.Role(strings.ToUpper(parts[0])), CountryCode: strings.ToUpper(parts[1]), PartyID: strings.ToUpper(parts[2])})
+		out = append(out, ref)
 	}
 	return out, nil
 }

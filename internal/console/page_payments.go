@@ -255,7 +255,7 @@ func (c *Console) chain(p *upi.PaymentView) []chainStep {
 	sess := chainStep{Name: "Session"}
 	if s := p.Session; s != nil {
 		sess.Done, sess.State, sess.At = true, s.Status, t(s.Start)
-		sess.Detail = s.CountryCode + "-" + s.PartyID + " " + s.ID + " · " + s.KWh + " kWh · " + s.TotalCost + " " + p.Currency
+		sess.Detail = s.CountryCode + "/" + s.PartyID + " " + s.ID + " · " + s.KWh + " kWh · " + s.TotalCost + " " + p.Currency
 		if s.End != nil {
 			sess.Detail += " · ended " + absTime(s.End.Time)
 		}

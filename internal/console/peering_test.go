@@ -45,17 +45,17 @@ func TestPeerHubPage(t *testing.T) {
 		c := newClient(t, h)
 		c.signIn()
 		p := c.get("/console/parties/" + itoa(id))
-		if p.status != http.StatusOK || !strings.Contains(p.body, "Behind this hub") || !strings.Contains(p.body, "DE-AAA") || !strings.Contains(p.body, "DE-BBB") {
+		if p.status != http.StatusOK || !strings.Contains(p.body, "Behind this hub") || !strings.Contains(p.body, "DE/AAA") || !strings.Contains(p.body, "DE/BBB") {
 			t.Fatalf("peer hub page: HTTP %d\n%s", p.status, p.body)
 		}
 		row := p.body[strings.Index(p.body, `id="peer-parties"`):]
-		aaa, bbb := row[strings.Index(row, "DE-AAA"):], row[strings.Index(row, "DE-BBB"):]
+		aaa, bbb := row[strings.Index(row, "DE/AAA"):], row[strings.Index(row, "DE/BBB"):]
 		if !strings.Contains(aaa[:strings.Index(aaa, "</tr>")], "yes") || !strings.Contains(bbb[:strings.Index(bbb, "</tr>")], "OFFLINE") ||
 			strings.Contains(bbb[:strings.Index(bbb, "</tr>")], "yes") {
 			t.Errorf("reachability on the peer hub page:\n%s", row)
 		}
-		if list := c.get("/console/parties"); !strings.Contains(list.body, `title="behind this hub">CPO DE-AAA`) {
-			t.Errorf("parties list does not mark DE-AAA as behind the hub")
+		if list := c.get("/console/parties"); !strings.Contains(list.body, `title="behind this hub">CPO DE/AAA`) {
+			t.Errorf("parties list does not mark DE/AAA as behind the hub")
 		}
 	})
 }

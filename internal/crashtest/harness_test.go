@@ -97,7 +97,7 @@ func startHub(t *testing.T, engine store.Engine, env ...string) *hubProc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text(), logs: &logBuffer{}, env: env}
+	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text() + rand.Text(), logs: &logBuffer{}, env: env}
 	t.Cleanup(func() {
 		h.stop()
 		if t.Failed() {

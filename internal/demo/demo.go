@@ -143,7 +143,7 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	defer stop()
 
 	results := runStories(ctx, env, tl, Stories())
-	failed := summary(tl, env, results)
+	failed := summary(tl, env, results, opts.KeepRunning && ctx.Err() == nil)
 	if opts.KeepRunning && ctx.Err() == nil {
 		tl.Printf("\nEverything stays up: the hub at %s, the partners on their ports. Ctrl-C stops it.\n", env.Hub.PublicURL())
 		<-ctx.Done()
@@ -174,7 +174,7 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	cfg.DevMode = true
 	// Partners' tokens are sealed as in production; the key lives as long
 	// as the demo's database.
-	cfg.SecretKey = rand.Text()
+	cfg.SecretKey = rand.Text() + rand.Text()
 	cfg.LogLevel = "warn"
 	cfg.ShutdownTimeout = 5 * time.Second
 	hub, err := app.New(ctx, cfg, app.Options{Logger: opts.Logger.With("component", "hub"), Listener: l, Version: opts.Version})
@@ -285,9 +285,10 @@ func runStories(ctx context.Context, env *Env, tl *Timeline, stories []Story) []
 	return results
 }
 
-// summary prints the outcome and the way into the console; it returns the
-// number of stories that failed or were skipped.
-func summary(tl *Timeline, env *Env, results []Result) int {
+// summary prints the outcome and, when the hub keeps running, the way into
+// the console (a link to a hub about to stop would lead nowhere); it returns
+// the number of stories that failed or were skipped.
+func summary(tl *Timeline, env *Env, results []Result, keepRunning bool) int {
 	tl.Printf("\nSummary\n")
 	failed := 0
 	for _, r := range results {
@@ -306,6 +307,11 @@ func summary(tl *Timeline, env *Env, results []Result) int {
 		tl.Printf("All %d stories succeeded.\n", len(results))
 	} else {
 		tl.Printf("%d of %d stories did not succeed.\n", failed, len(results))
+	}
+	if !keepRunning {
+		tl.Printf("\nThe hub and the partners stop now and the demo's files are removed, so there is no console to\n" +
+			"look at. To look around the console afterwards, run: ocpihub demo --keep-running\n")
+		return failed
 	}
 	tl.Printf("\nConsole: %s\n", env.ConsoleURL("/"))
 	if link, err := env.Hub.Console.LoginLink(context.Background()); err == nil {

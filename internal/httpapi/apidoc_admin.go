@@ -40,14 +40,14 @@ func adminDocs() apiDocs {
 			},
 			"GET /admin/invitations": {
 				Summary:     "List invitations, newest first (at most 500; never their tokens)",
-				Description: "A revoked invitation is listed as EXPIRED. Sandbox invitations are listed by the sandbox's admin API.",
+				Description: "A revoked invitation is listed as REVOKED. Sandbox invitations are listed by the sandbox's admin API.",
 				Data:        []party.InvitationInfo{},
 				Params: []openapi.Parameter{{Name: "state", In: "query", Description: "only invitations in this state (repeatable)",
 					Schema: openapi.Schema{"type": "string", "enum": invitationStates()}}},
 			},
 			"POST /admin/invitations/{id}/revoke": {
 				Summary: "Revoke an open invitation: its token A stops working, the parties only it planned are withdrawn",
-				Description: "Answers the invitation, now EXPIRED. An unknown invitation, or one used or expired already, " +
+				Description: "Answers the invitation, now REVOKED. An unknown invitation, or one used or expired already, " +
 					"answers NOT_FOUND (HTTP 404): only an open invitation can be revoked.",
 				Data: &party.InvitationInfo{},
 				Params: []openapi.Parameter{{Name: "id", In: "path", Description: "invitation id",
@@ -74,5 +74,5 @@ func platformStatuses() []any {
 }
 
 func invitationStates() []any {
-	return []any{party.InvitationOpen, party.InvitationUsed, party.InvitationExpired}
+	return []any{party.InvitationOpen, party.InvitationUsed, party.InvitationExpired, party.InvitationRevoked}
 }

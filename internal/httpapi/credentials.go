@@ -201,15 +201,15 @@ func (s *Server) handleAdminInvite(w http.ResponseWriter, r *http.Request) error
 const adminInvitationsLimit = 500
 
 // handleAdminInvitations lists the newest invitations (never their tokens),
-// optionally only those in the given states (OPEN, USED, EXPIRED). A
+// optionally only those in the given states (OPEN, USED, EXPIRED, REVOKED). A
 // sandbox invitation lives in the sandbox's registry: the sandbox's admin
 // API lists and revokes it.
 func (s *Server) handleAdminInvitations(w http.ResponseWriter, r *http.Request) error {
 	want := map[string]bool{}
 	for _, st := range r.URL.Query()["state"] {
 		st = strings.ToUpper(st)
-		if st != party.InvitationOpen && st != party.InvitationUsed && st != party.InvitationExpired {
-			return ocpi.Invalid("state", "must be OPEN, USED or EXPIRED")
+		if st != party.InvitationOpen && st != party.InvitationUsed && st != party.InvitationExpired && st != party.InvitationRevoked {
+			return ocpi.Invalid("state", "must be OPEN, USED, EXPIRED or REVOKED")
 		}
 		want[st] = true
 	}
@@ -228,7 +228,7 @@ func (s *Server) handleAdminInvitations(w http.ResponseWriter, r *http.Request) 
 
 // handleAdminRevokeInvitation closes an open invitation: its token A stops
 // working and the parties only it planned are withdrawn. It answers the
-// invitation, now EXPIRED. An invitation that is unknown, used or expired
+// invitation, now REVOKED. An invitation that is unknown, used or expired
 // already is one error, NOT_FOUND (HTTP 404): only an open invitation can
 // be revoked, and the message says so.
 func (s *Server) handleAdminRevokeInvitation(w http.ResponseWriter, r *http.Request) error {

@@ -95,7 +95,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 		// Revoke.
 		var revoked party.InvitationInfo
 		h.Admin(t, http.MethodPost, path, nil, &revoked)
-		if revoked.ID != inv.ID || revoked.State != party.InvitationExpired || revoked.UsedAt != nil {
+		if revoked.ID != inv.ID || revoked.State != party.InvitationRevoked || revoked.RevokedAt == nil || revoked.UsedAt != nil {
 			t.Errorf("revoked: %+v", revoked)
 		}
 		for _, u := range []string{inv.VersionsURL, credentialsURL} {
@@ -116,9 +116,9 @@ func TestAdminRevokeInvitation(t *testing.T) {
 			t.Error("the revoked invitation's party is still in the client info")
 		}
 		var expired []party.InvitationInfo
-		h.Admin(t, http.MethodGet, "/admin/invitations?state=EXPIRED&state=used", nil, &expired)
+		h.Admin(t, http.MethodGet, "/admin/invitations?state=REVOKED&state=used", nil, &expired)
 		if len(expired) != 2 || expired[0].ID != inv.ID || expired[1].State != party.InvitationUsed {
-			t.Errorf("expired and used invitations, newest first: %+v", expired)
+			t.Errorf("revoked and used invitations, newest first: %+v", expired)
 		}
 
 		// Only an open invitation can be revoked.

@@ -139,7 +139,7 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	if from.IsZero() {
 		from = h.Self()
 	}
-	label := to.CountryCode + "-" + to.PartyID
+	label := party.Notation(to.CountryCode, to.PartyID)
 	if p.Connection == party.ClientOffline {
 		h.metrics.count(label, a.Module, outcomeOffline)
 		return h.closeQueue(ctx, a, "the platform is OFFLINE", true)

@@ -22,7 +22,7 @@ type Dialect interface {
 
 // Message is a request to a partner, as a Dialect sees it.
 type Message struct {
-	// Version is the partner's OCPI version; PlatformID and Party (CC-PID)
+	// Version is the partner's OCPI version; PlatformID and Party (CC/PID)
 	// name it for logs and metrics.
 	Version    string
 	PlatformID int64

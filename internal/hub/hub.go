@@ -54,6 +54,18 @@ type Config struct {
 	// Keep is how long delivered pushes stay in the outbox for inspection
 	// (default 7 days).
 	Keep time.Duration
+	// NoInitialLoad turns the initial load of new receivers off: a platform
+	// that gains a receiver then gets only the changes after it joined.
+	NoInitialLoad bool
+	// LoadBatch is how many objects one step of an initial load queues
+	// (default DefaultLoadBatch).
+	LoadBatch int
+	// LoadPace is the pause between two steps of an initial load (default
+	// DefaultLoadPace).
+	LoadPace time.Duration
+	// LoadDelay is how long after the handshake an initial load starts
+	// (default DefaultLoadDelay).
+	LoadDelay time.Duration
 }
 
 // Hub routes OCPI objects between parties.
@@ -153,6 +165,17 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	if cfg.Keep <= 0 {
 		cfg.Keep = 7 * 24 * time.Hour
 	}
+	if cfg.LoadBatch <= 0 {
+		cfg.LoadBatch = DefaultLoadBatch
+	}
+	if cfg.LoadPace <= 0 {
+		cfg.LoadPace = DefaultLoadPace
+	}
+	if cfg.LoadDelay < 0 {
+		cfg.LoadDelay = 0
+	} else if cfg.LoadDelay == 0 {
+		cfg.LoadDelay = DefaultLoadDelay
+	}
 	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{}}
@@ -161,6 +184,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		jobs.AddWorker(jc, &dispatchWorker{h: h})
 		jobs.AddWorker(jc, &resyncWorker{h: h})
 		jobs.AddWorker(jc, &cleanupWorker{h: h})
+		jobs.AddWorker(jc, &initialLoadWorker{h: h})
 	}
 	if reg != nil {
 		reg.MustRegister(&pushCollector{h: h})
@@ -170,6 +194,9 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	}
 	if parties != nil {
 		parties.ReconnectFuncs = append(parties.ReconnectFuncs, h.reconnected)
+		if jc != nil {
+			parties.ConnectedFuncs = append(parties.ConnectedFuncs, h.planInitialLoad)
+		}
 	}
 	return h
 }

@@ -38,7 +38,7 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 		if err == nil {
 			for _, p := range ps {
 				to := receivingParty(p)
-				label := to.CountryCode + "-" + to.PartyID
+				label := party.Notation(to.CountryCode, to.PartyID)
 				for _, e := range p.Endpoints {
 					if e.Role != ocpi.InterfaceReceiver {
 						continue

@@ -150,8 +150,11 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 		ids = append(ids, id)
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
 	for _, id := range ids {
 		h.reconnected(ctx, id)
 	}
-	return rows.Err()
+	return h.rearmLoads(ctx)
 }

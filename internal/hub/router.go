@@ -67,7 +67,7 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 		return nil, err
 	}
 	d, converted := h.dialect(p.Version)
-	m := Message{Version: p.Version, PlatformID: p.ID, Party: fr.To.CountryCode + "-" + fr.To.PartyID, Module: fr.Module,
+	m := Message{Version: p.Version, PlatformID: p.ID, Party: party.Notation(fr.To.CountryCode, fr.To.PartyID), Module: fr.Module,
 		Interface: fr.Interface, Method: fr.Method, Path: fr.Suffix, Query: fr.Query, Body: fr.Body}
 	if converted {
 		send, err := d.Request(ctx, &m)
@@ -179,7 +179,7 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 					ID string `json:"id"`
 				}
 				_ = json.Unmarshal(it, &head)
-				m := Message{Version: p.Version, PlatformID: p.ID, Party: to.CountryCode + "-" + to.PartyID, Module: module,
+				m := Message{Version: p.Version, PlatformID: p.ID, Party: party.Notation(to.CountryCode, to.PartyID), Module: module,
 					Interface: ocpi.InterfaceSender, Method: http.MethodGet, Path: PathOf(to.CountryCode, to.PartyID, head.ID)}
 				conv, err := d.Answer(ctx, m, it)
 				if err != nil {

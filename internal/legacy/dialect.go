@@ -291,7 +291,7 @@ func (d *Dialect) authorization(ctx context.Context, m hub.Message, uid string, 
 	if err := json.Unmarshal(data, &a); err != nil {
 		return nil, err
 	}
-	cc, pid, _ := strings.Cut(m.Party, "-")
+	cc, pid, _ := strings.Cut(m.Party, "/")
 	q, _ := url.ParseQuery(m.Query)
 	typ := q.Get("type")
 	if typ == "" {

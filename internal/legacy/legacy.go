@@ -38,7 +38,7 @@ func NewRecorder(logger *slog.Logger, reg prometheus.Registerer) *Recorder {
 		logger: logger,
 		traffic: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocpihub_legacy_requests_total",
-			Help: "OCPI requests in a deprecated version (2.1.1, 2.0), by version, party (CC-PID, or unknown before authentication) and direction (in: the partner calls the hub; out: the hub calls the partner).",
+			Help: "OCPI requests in a deprecated version (2.1.1, 2.0), by version, party (CC/PID, or unknown before authentication) and direction (in: the partner calls the hub; out: the hub calls the partner).",
 		}, []string{"version", "party", "direction"}),
 		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ocpihub_legacy_fields_dropped_total",

@@ -89,8 +89,8 @@ func TestLegacyLocations(t *testing.T) {
 		for _, want := range []string{
 			`ocpihub_legacy_fields_dropped_total{field="evses[].connectors[].standard",module="locations",version="2.1.1"}`,
 			`ocpihub_legacy_fields_dropped_total{field="evses[].connectors[].tariff_ids",module="locations",version="2.0"}`,
-			`ocpihub_legacy_requests_total{direction="in",party="IN-OLD",version="2.1.1"}`,
-			`ocpihub_legacy_requests_total{direction="out",party="NL-E21",version="2.1.1"}`,
+			`ocpihub_legacy_requests_total{direction="in",party="IN/OLD",version="2.1.1"}`,
+			`ocpihub_legacy_requests_total{direction="out",party="NL/E21",version="2.1.1"}`,
 		} {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("metrics lack %s", want)

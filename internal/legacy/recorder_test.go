@@ -28,7 +28,7 @@ func TestRecorder(t *testing.T) {
 	})
 	r.Lost(context.Background(), "2.1.1", "locations", "location IN/OLD/L2", nil)
 	r.Traffic("2.0", "", legacy.In)
-	r.Traffic("2.0", "NL-ABC", legacy.Out)
+	r.Traffic("2.0", "NL/ABC", legacy.Out)
 	line := logs.String()
 	if strings.Count(line, "\n") != 1 || !strings.Contains(line, "location IN/OLD/L1") || !strings.Contains(line, "GBT_DC") || !strings.Contains(line, "state: not in 2.1.1") {
 		t.Errorf("log: %q", line)
@@ -43,11 +43,11 @@ ocpihub_legacy_fields_dropped_total{field="state",module="locations",version="2.
 		t.Error(err)
 	}
 	want = `
-# HELP ocpihub_legacy_requests_total OCPI requests in a deprecated version (2.1.1, 2.0), by version, party (CC-PID, or unknown before authentication) and direction (in: the partner calls the hub; out: the hub calls the partner).
+# HELP ocpihub_legacy_requests_total OCPI requests in a deprecated version (2.1.1, 2.0), by version, party (CC/PID, or unknown before authentication) and direction (in: the partner calls the hub; out: the hub calls the partner).
 # TYPE ocpihub_legacy_requests_total counter
 ocpihub_legacy_requests_total{direction="in",party="unknown",version="2.0"} 1
 ocpihub_legacy_requests_total{direction="in",party="unknown",version="2.1.1"} 0
-ocpihub_legacy_requests_total{direction="out",party="NL-ABC",version="2.0"} 1
+ocpihub_legacy_requests_total{direction="out",party="NL/ABC",version="2.0"} 1
 ocpihub_legacy_requests_total{direction="out",party="unknown",version="2.0"} 0
 ocpihub_legacy_requests_total{direction="out",party="unknown",version="2.1.1"} 0
 `

@@ -107,8 +107,8 @@ func TestStatusStorm(t *testing.T) {
 		resp := h.Do(t, http.MethodGet, "/metrics", "", nil, nil)
 		metrics := string(resp.Body)
 		for _, want := range []string{
-			`ocpihub_hub_pushes_total{module="locations",outcome="delivered",receiver="DE-EM1"}`,
-			`ocpihub_hub_pushes_total{module="locations",outcome="gave_up",receiver="FR-EM2"}`,
+			`ocpihub_hub_pushes_total{module="locations",outcome="delivered",receiver="DE/EM1"}`,
+			`ocpihub_hub_pushes_total{module="locations",outcome="gave_up",receiver="FR/EM2"}`,
 			`ocpihub_hub_push_delivery_seconds_count{module="locations"}`,
 		} {
 			if !strings.Contains(metrics, want) {

@@ -40,8 +40,8 @@ func (p PartyRef) Matches(cc, pid string) bool {
 	return strings.EqualFold(p.CountryCode, cc) && strings.EqualFold(p.PartyID, pid)
 }
 
-// String returns CC-PID.
-func (p PartyRef) String() string { return strings.ToUpper(p.CountryCode + "-" + p.PartyID) }
+// String returns the party in ocpihub's notation, CC/PID.
+func (p PartyRef) String() string { return Notation(p.CountryCode, p.PartyID) }
 
 // CallerKind tells how a caller authenticated.
 type CallerKind int

@@ -146,7 +146,10 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		if err := s.peerRegistered(ctx, tx, id, theirs.Roles); err != nil {
 			return err
 		}
-		return s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected)
+		if err := s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected); err != nil {
+			return err
+		}
+		return s.connected(ctx, tx, id, nil)
 	})
 	if err != nil {
 		return undo(err, true)
@@ -253,6 +256,10 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 		s.logger.WarnContext(ctx, "rotated tokens but could not refresh the partner's endpoints", "platform_id", id, "error", derr)
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		before, err := endpointsOf(ctx, tx, id)
+		if err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, updated_at = $3 WHERE id = $4`,
 			hashToken(next), s.box.Seal(theirs.Token), s.now(), id); err != nil {
 			return err
@@ -278,7 +285,10 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 				return err
 			}
 		}
-		return s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), p.Connection)
+		if err := s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), p.Connection); err != nil {
+			return err
+		}
+		return s.connected(ctx, tx, id, before)
 	})
 	if err != nil {
 		return nil, err

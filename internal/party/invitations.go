@@ -13,6 +13,7 @@ const (
 	InvitationOpen    = "OPEN"
 	InvitationUsed    = "USED"
 	InvitationExpired = "EXPIRED"
+	InvitationRevoked = "REVOKED"
 )
 
 // InvitationInfo is an invitation as the operator sees it later: never its
@@ -26,6 +27,8 @@ type InvitationInfo struct {
 	CreatedAt ocpi.DateTime  `json:"created_at"`
 	ExpiresAt ocpi.DateTime  `json:"expires_at"`
 	UsedAt    *ocpi.DateTime `json:"used_at,omitempty"`
+	// RevokedAt is when the operator revoked it (state REVOKED).
+	RevokedAt *ocpi.DateTime `json:"revoked_at,omitempty"`
 	// PlatformID is the platform the invitation registered, once used.
 	PlatformID int64 `json:"platform_id,omitempty"`
 }
@@ -53,7 +56,7 @@ func (s *Service) FindInvitation(ctx context.Context, id int64) (*InvitationInfo
 // invitations reads the invitations that tail (a WHERE or ORDER clause of
 // the query, with $1 bound to arg) selects.
 func (s *Service) invitations(ctx context.Context, tail string, arg any) ([]InvitationInfo, error) {
-	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT id, name, sandbox, created_at, expires_at, used_at, platform_id, parties
+	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT id, name, sandbox, created_at, expires_at, used_at, platform_id, parties, revoked_at
 		FROM invitations `+tail, arg)
 	if err != nil {
 		return nil, err
@@ -64,9 +67,9 @@ func (s *Service) invitations(ctx context.Context, tail string, arg any) ([]Invi
 	for rows.Next() {
 		var inv InvitationInfo
 		var created, expires int64
-		var used, platformID *int64
+		var used, platformID, revoked *int64
 		var parties []byte
-		if err := rows.Scan(&inv.ID, &inv.Name, &inv.Sandbox, &created, &expires, &used, &platformID, &parties); err != nil {
+		if err := rows.Scan(&inv.ID, &inv.Name, &inv.Sandbox, &created, &expires, &used, &platformID, &parties, &revoked); err != nil {
 			return nil, err
 		}
 		inv.CreatedAt, inv.ExpiresAt = ocpi.FromMicros(created), ocpi.FromMicros(expires)
@@ -75,6 +78,10 @@ func (s *Service) invitations(ctx context.Context, tail string, arg any) ([]Invi
 			inv.State = InvitationUsed
 			u := ocpi.FromMicros(*used)
 			inv.UsedAt = &u
+		case revoked != nil:
+			inv.State = InvitationRevoked
+			r := ocpi.FromMicros(*revoked)
+			inv.RevokedAt = &r
 		case now >= expires:
 			inv.State = InvitationExpired
 		default:

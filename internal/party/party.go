@@ -123,6 +123,10 @@ type Service struct {
 	// ReconnectFuncs run when a platform that was OFFLINE answers again (the
 	// directory resyncs it). Set them while wiring, before Start.
 	ReconnectFuncs []func(ctx context.Context, platformID int64)
+	// ConnectedFuncs run inside the transaction that connects a platform or
+	// changes its endpoints (the hub plans the initial load of the
+	// receivers it gained). Set them while wiring, before Start.
+	ConnectedFuncs []ConnectedFunc
 	// healthOK remembers, per platform, when this process last wrote a
 	// delivery success (health.go).
 	healthMu sync.Mutex

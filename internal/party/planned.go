@@ -56,12 +56,12 @@ func (s *Service) logWithdrawn(ctx context.Context, refs []PartyRef) {
 
 // RevokeInvitation closes an open invitation at once: its token A stops
 // working and the parties it alone planned are withdrawn. A revoked
-// invitation is listed as EXPIRED, at the time of revocation.
+// invitation is listed as REVOKED.
 func (s *Service) RevokeInvitation(ctx context.Context, id int64) error {
 	var withdrawn []PartyRef
 	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		now := s.now()
-		n, err := tx.Exec(ctx, "UPDATE invitations SET expires_at = $1 WHERE id = $2 AND used_at IS NULL AND expires_at > $1", now, id)
+		n, err := tx.Exec(ctx, "UPDATE invitations SET expires_at = $1, revoked_at = $1 WHERE id = $2 AND used_at IS NULL AND expires_at > $1", now, id)
 		if err != nil {
 			return err
 		}

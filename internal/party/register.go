@@ -336,7 +336,10 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if err := s.peerRegistered(ctx, tx, id, in.Roles); err != nil {
 			return err
 		}
-		return s.clientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected)
+		if err := s.clientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected); err != nil {
+			return err
+		}
+		return s.connected(ctx, tx, id, nil)
 	})
 	if err != nil {
 		return nil, err
@@ -391,6 +394,10 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		if err := s.checkRoleConflicts(ctx, tx, caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
 			return err
 		}
+		before, err := endpointsOf(ctx, tx, caller.PlatformID)
+		if err != nil {
+			return err
+		}
 		endpoints, _ := json.Marshal(d.endpoints)
 		// The partner just answered our discovery: it is reachable, whatever
 		// the liveness check thought.
@@ -418,7 +425,10 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 				return err
 			}
 		}
-		return s.clientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected)
+		if err := s.clientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
+			return err
+		}
+		return s.connected(ctx, tx, caller.PlatformID, before)
 	})
 	if err != nil {
 		return nil, err

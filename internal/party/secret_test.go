@@ -121,7 +121,7 @@ func TestTokensAtRestSealed(t *testing.T) {
 			t.Fatalf("rotate after restart: %v", err)
 		}
 	}, func(o *hubtest.Options) {
-		o.Config = func(c *app.Config) { c.SecretKey = "correct horse battery staple" }
+		o.Config = func(c *app.Config) { c.SecretKey = "correct horse battery staple, 32 bytes or more" }
 		var l logBuffer
 		o.Logger = l.logger()
 		logs.Store(o.Logger, &l)
@@ -157,7 +157,7 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 		h.Close()
 		sealed := hubtest.Start(t, h.Engine, func(o *hubtest.Options) {
 			o.DBURL = h.DBURL
-			o.Config = func(c *app.Config) { c.SecretKey = "a key set later" }
+			o.Config = func(c *app.Config) { c.SecretKey = "a key set later, 32 bytes or more long" }
 		})
 		if n := count(t, sealed, "SELECT COUNT(*) FROM platforms WHERE token_out LIKE 'v1:%'"); n != 2 {
 			t.Errorf("%d tokens sealed at start, want 2", n)
@@ -175,7 +175,7 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 
 		// Another key cannot open them: the hub does not start.
 		cfg := app.Defaults()
-		cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = h.DBURL, "127.0.0.1:0", hubtest.AdminToken, "the wrong key"
+		cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = h.DBURL, "127.0.0.1:0", hubtest.AdminToken, "the wrong key, though 32 bytes or longer"
 		a, err := app.New(context.Background(), cfg, app.Options{Logger: hubtest.Logger()})
 		if err == nil {
 			a.Close(context.Background())

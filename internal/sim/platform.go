@@ -83,6 +83,7 @@ type Request struct {
 // Platform is a simulated OCPI platform.
 type Platform struct {
 	opts     Options
+	addr     string
 	listener net.Listener
 	server   *http.Server
 	mux      *http.ServeMux
@@ -157,6 +158,7 @@ func Start(opts Options) (*Platform, error) {
 	if opts.Hub != nil {
 		p.Handle("hubclientinfo", "SENDER", "/hubclientinfo", p.handleHubClientInfo)
 	}
+	p.addr = l.Addr().String()
 	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
 	go p.server.Serve(l)
 	return p, nil
@@ -179,7 +181,31 @@ func (p *Platform) Handle(identifier, role, path string, fn http.HandlerFunc) {
 }
 
 // URL returns the platform's base URL.
-func (p *Platform) URL() string { return "http://" + p.listener.Addr().String() }
+func (p *Platform) URL() string { return "http://" + p.addr }
+
+// Kill stops the platform's server as a crash would: open connections are
+// cut and new ones refused, until Revive. What the platform stored stays.
+func (p *Platform) Kill() {
+	p.mu.Lock()
+	srv := p.server
+	p.mu.Unlock()
+	_ = srv.Close()
+}
+
+// Revive starts the killed platform again on the same address, with what it
+// stored before (a partner's server restarted on its database).
+func (p *Platform) Revive() error {
+	l, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
+	p.mu.Lock()
+	p.listener, p.server = l, srv
+	p.mu.Unlock()
+	go srv.Serve(l)
+	return nil
+}
 
 // VersionsURL returns the platform's versions URL.
 func (p *Platform) VersionsURL() string { return p.URL() + "/ocpi/versions" }
@@ -203,8 +229,9 @@ func (p *Platform) Close() {
 		close(h.release)
 	}
 	p.holds = nil
+	srv := p.server
 	p.mu.Unlock()
-	_ = p.server.Shutdown(ctx)
+	_ = srv.Shutdown(ctx)
 }
 
 // SetDown makes the platform answer every request with HTTP 503 (true) or
@@ -591,6 +618,15 @@ func (p *Platform) TokenIn() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.tokenIn
+}
+
+// SetOmitEndpoints replaces the modules hidden from the version details: a
+// partner that starts or stops offering an interface (its next credentials
+// PUT tells the hub).
+func (p *Platform) SetOmitEndpoints(identifiers ...string) {
+	p.mu.Lock()
+	p.opts.OmitEndpoints = identifiers
+	p.mu.Unlock()
 }
 
 // UpdateCredentials rotates tokens from our side: a credentials PUT with a new

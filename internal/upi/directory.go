@@ -143,7 +143,7 @@ func (d LocationDirectory) Connector(ctx context.Context, ref ConnectorRef) (*Co
 	var oe *ocpi.Error
 	if errors.As(err, &oe) && oe.Code == ocpi.EUNKNOWNLOCATION {
 		return nil, &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Field: "location_id", Issue: "is not in the directory",
-			Message: "unknown location " + ref.LocationID + " of " + ocpi.Key(ref.CountryCode) + "*" + ocpi.Key(ref.PartyID)}
+			Message: "unknown location " + ref.LocationID + " of " + ocpi.Key(ref.CountryCode) + "/" + ocpi.Key(ref.PartyID)}
 	}
 	if err != nil {
 		return nil, err
@@ -154,7 +154,7 @@ func (d LocationDirectory) Connector(ctx context.Context, ref ConnectorRef) (*Co
 	}
 	unknown := func(field, what string) error {
 		return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Field: field, Issue: "is not in the directory",
-			Message: "unknown " + what + " of location " + ref.LocationID + " of " + ocpi.Key(ref.CountryCode) + "*" + ocpi.Key(ref.PartyID)}
+			Message: "unknown " + what + " of location " + ref.LocationID + " of " + ocpi.Key(ref.CountryCode) + "/" + ocpi.Key(ref.PartyID)}
 	}
 	for _, e := range loc.EVSEs {
 		if !strings.EqualFold(e.UID, ref.EVSEUID) {

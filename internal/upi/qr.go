@@ -53,11 +53,11 @@ type QRCreate struct {
 
 var qrRefRE = regexp.MustCompile(`^[A-Za-z0-9_-]{4,36}$`)
 
-// ParseTenant reads a tenant id: a CPO party as "CC*PID" (also "CC-PID" or
+// ParseTenant reads a tenant id: a CPO party as "CC*PID" (also "CC/PID", "CC-PID" or
 // "CCPID"), returned upper case.
 func ParseTenant(s string) (cc, pid string, err error) {
 	t := strings.ToUpper(strings.TrimSpace(s))
-	if i := strings.IndexAny(t, "*-"); i >= 0 {
+	if i := strings.IndexAny(t, "/*-"); i >= 0 {
 		cc, pid = t[:i], t[i+1:]
 	} else if len(t) == 5 {
 		cc, pid = t[:2], t[2:]
@@ -66,7 +66,7 @@ func ParseTenant(s string) (cc, pid string, err error) {
 	c.CountryCode("country_code", cc, true)
 	c.PartyID("party_id", pid, true)
 	if c.Err() != nil {
-		return "", "", errors.New("want the CPO party as COUNTRY*PARTY, e.g. IN*CPO")
+		return "", "", errors.New("want the CPO party as COUNTRY_CODE/PARTY_ID, e.g. IN/CPO (IN*CPO and IN-CPO are read too)")
 	}
 	return cc, pid, nil
 }
@@ -144,7 +144,7 @@ func unknownConnector(field string, err error) error {
 		if oe.Field != "" {
 			field = oe.Field
 		}
-		return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: oe.Message + " in the directory", Field: field, Issue: "is not in the directory"}
+		return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: oe.Message + ": not in the hub's directory", Field: field, Issue: "is not in the directory"}
 	}
 	return err
 }

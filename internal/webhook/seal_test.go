@@ -48,7 +48,7 @@ func TestSigningSecretsAtRest(t *testing.T) {
 		h.Close()
 		sealed := hubtest.Start(t, h.Engine, func(o *hubtest.Options) {
 			o.DBURL = h.DBURL
-			o.Config = func(c *app.Config) { c.SecretKey = "the operator's key" }
+			o.Config = func(c *app.Config) { c.SecretKey = "the operator's key, at least 32 bytes long" }
 		})
 		stored := storedSecret(t, sealed, sub.ID)
 		if !strings.HasPrefix(stored, "v1:") || strings.Contains(stored, secret) {
@@ -82,7 +82,7 @@ func TestSigningSecretsAtRest(t *testing.T) {
 
 		// Another key cannot open the secret: the hub does not start.
 		cfg := app.Defaults()
-		cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = h.DBURL, "127.0.0.1:0", hubtest.AdminToken, "the wrong key"
+		cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = h.DBURL, "127.0.0.1:0", hubtest.AdminToken, "the wrong key, though 32 bytes or longer"
 		a, err := app.New(context.Background(), cfg, app.Options{Logger: hubtest.Logger()})
 		if err == nil {
 			a.Close(context.Background())
