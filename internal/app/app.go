@@ -44,6 +44,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/traffic"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -122,6 +123,10 @@ type App struct {
 	// sandbox has a Resetter instead.
 	Sandbox  *App
 	Resetter *sandbox.Resetter
+
+	// Traffic records OCPI exchanges and answers the traffic inspector;
+	// with Config.TrafficOff it only reads what is stored.
+	Traffic *traffic.Recorder
 
 	// Guard is the outbound address guard of every connection to a
 	// partner-supplied or configured address (Config.OutboundGuard).
@@ -212,6 +217,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Client = ocpiclient.NewGuarded(a.Logger, a.Guard)
 	a.Registry = prometheus.NewRegistry()
+	a.Traffic = traffic.New(a.DB, a.Clock, a.Logger, a.Registry, traffic.Config{Retention: cfg.TrafficRetention, MaxBytes: cfg.TrafficMaxBytes})
+	if !cfg.TrafficOff && !opts.InsertOnly {
+		a.Client.Observer = a.Traffic
+		a.Traffic.Schedule(a.Jobs, 0)
+	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(jobsCollector{a.Jobs})
 
@@ -360,6 +370,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		TrustedProxies:   proxies,
 		Idempotency:      a.Idempotency,
 		Sandbox:          cfg.Sandbox,
+		Traffic:          a.Traffic,
+		TrafficRecording: !cfg.TrafficOff,
 	}
 	if cfg.Sandbox {
 		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)
@@ -463,6 +475,9 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.started = true
+	if a.Client.Observer != nil {
+		a.Traffic.Start()
+	}
 	a.startRecovery()
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
@@ -495,6 +510,12 @@ func (a *App) Close(ctx context.Context) error {
 	if a.Jobs != nil && a.started {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
 		errs = append(errs, a.Jobs.Stop(sctx))
+		cancel()
+	}
+	if a.Traffic != nil {
+		// What is buffered is stored before the database closes.
+		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
+		errs = append(errs, a.Traffic.Close(sctx))
 		cancel()
 	}
 	if a.PG != nil {

@@ -83,7 +83,7 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 		u += "?" + m.Query
 	}
 	req := ocpiclient.Request{Method: m.Method, URL: u, Token: auth.Token, Base64: auth.Base64, To: fr.To, From: fr.From,
-		CorrelationID: fr.CorrelationID, MaxAttempts: 1, Timeout: h.cfg.ForwardTimeout}
+		CorrelationID: fr.CorrelationID, MaxAttempts: 1, Timeout: h.cfg.ForwardTimeout, PlatformID: p.ID, Partner: p.Name, Module: fr.Module}
 	if m.Body != nil {
 		req.Body = m.Body
 	}

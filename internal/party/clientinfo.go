@@ -211,7 +211,8 @@ func (w *clientInfoWorker) Work(ctx context.Context, job *river.Job[ClientInfoPu
 		return err
 	}
 	u := base + "/" + url.PathEscape(ci.CountryCode) + "/" + url.PathEscape(ci.PartyID)
-	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: u, Token: auth.Token, Base64: auth.Base64, Body: ci, MaxAttempts: 1}, nil)
+	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: u, Token: auth.Token, Base64: auth.Base64, Body: ci, MaxAttempts: 1,
+		PlatformID: p.ID, Partner: p.Name}, nil)
 	return err
 }
 

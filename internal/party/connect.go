@@ -82,7 +82,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		ctx := context.WithoutCancel(ctx)
 		if accepted && ocpi.ValidToken(theirs.Token) {
 			if _, err := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: theirs.Token, Base64: d.base64,
-				MaxAttempts: 1, Timeout: 15 * time.Second}, nil); err != nil {
+				MaxAttempts: 1, Timeout: 15 * time.Second, PlatformID: id, Partner: name}, nil); err != nil {
 				s.logger.WarnContext(ctx, "could not undo a registration at the partner", "versions_url", versionsURL, "error", err)
 			}
 		}
@@ -100,7 +100,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		return undo(err, false)
 	}
 	resp, err := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
-		Body: body, MaxAttempts: 1, Timeout: time.Minute}, &answer)
+		Body: body, MaxAttempts: 1, Timeout: time.Minute, PlatformID: id, Partner: name}, &answer)
 	if emptyAnswer(resp) {
 		// The partner registers back by itself (connect_back.go).
 		p, werr := s.awaitRegisterBack(ctx, id)
@@ -226,7 +226,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	}
 	var answer json.RawMessage
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: credURL, Token: auth.Token, Base64: auth.Base64,
-		Body: ours, MaxAttempts: 1, Timeout: time.Minute}, &answer)
+		Body: ours, MaxAttempts: 1, Timeout: time.Minute, PlatformID: p.ID, Partner: p.Name}, &answer)
 	var theirs ocpi.Credentials
 	if err == nil {
 		theirs, err = readCredentials(p.Version, role, answer)
