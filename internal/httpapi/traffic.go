@@ -159,7 +159,8 @@ func (s *Server) handleTrafficGet(own bool) apiFunc {
 func (s *Server) writeTraffic(w http.ResponseWriter, format string, list []traffic.Exchange) error {
 	switch format {
 	case "har":
-		w.Header().Set("Content-Type", "application/json")
+		// A file to open in developer tools, not an envelope.
+		w.Header().Set("Content-Type", "application/har+json")
 		w.Header().Set("Content-Disposition", `attachment; filename="ocpihub-traffic.har"`)
 		return traffic.WriteHAR(w, list, s.cfg.Version)
 	case "jsonl":

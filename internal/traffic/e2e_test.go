@@ -1,0 +1,243 @@
+package traffic_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/traffic"
+)
+
+// chainBundle is a hub with a CPO and two eMSPs registered.
+type chainBundle struct {
+	h            *hubtest.Hub
+	cpo          *sim.CPO
+	emsp1, emsp2 *sim.EMSP
+	ctx          context.Context
+}
+
+func setupChain(t *testing.T, h *hubtest.Hub) *chainBundle {
+	t.Helper()
+	b := &chainBundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
+	var err error
+	if b.cpo, err = sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.cpo.Close)
+	if b.emsp1, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.emsp1.Close)
+	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.emsp2.Close)
+	h.Register(t, b.cpo.Platform)
+	h.Register(t, b.emsp1.Platform)
+	h.Register(t, b.emsp2.Platform)
+	return b
+}
+
+func ts(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+}
+
+func location(id, status, lastUpdated string) map[string]any {
+	return map[string]any{
+		"country_code": "NL", "party_id": "CP1", "id": id, "publish": true,
+		"name": "Station " + id, "address": "Main Street 1", "city": "Bengaluru", "country": "IND",
+		"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"},
+		"time_zone":   "Asia/Kolkata", "last_updated": lastUpdated,
+		"evses": []any{map[string]any{"uid": "E1", "evse_id": "IN*CP1*E1", "status": status, "last_updated": lastUpdated,
+			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+				"max_voltage": 230, "max_amperage": 32, "last_updated": lastUpdated}}}},
+	}
+}
+
+// envelope decodes an OCPI answer's data.
+func envelope[T any](t *testing.T, body []byte) T {
+	t.Helper()
+	var env struct {
+		StatusCode int `json:"status_code"`
+		Data       T   `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.StatusCode != 1000 {
+		t.Fatalf("answer: %s", body)
+	}
+	return env.Data
+}
+
+// waitFor polls cond until it holds or ctx ends.
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestChainByCorrelationID is the inspector's end-to-end story: a CPO's
+// EVSE PATCH with a chosen X-Correlation-ID is found by one admin search
+// together with the hub's pushes to every eMSP and their answers; each
+// partner reading its own traffic sees only its own hop.
+func TestChainByCorrelationID(t *testing.T) {
+	t.Parallel()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		b := setupChain(t, h)
+		if resp, err := b.cpo.Push(b.ctx, "locations", http.MethodPut, location("LOC1", "AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+			t.Fatalf("PUT location: %v %v", resp, err)
+		}
+		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+			if err := e.Until(b.ctx, func() bool { return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE" }); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		cid := "chain-" + string(h.Engine) + "-7f3a"
+		base, _ := b.cpo.HubEndpoint("locations", "RECEIVER")
+		hdr := http.Header{}
+		hdr.Set("X-Correlation-ID", cid)
+		resp, err := b.cpo.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+		if err != nil || resp.HTTPStatus != http.StatusOK {
+			t.Fatalf("PATCH: %v %v", resp, err)
+		}
+		if got := resp.Header.Get("X-Correlation-ID"); got != cid {
+			t.Fatalf("answer's X-Correlation-ID = %q", got)
+		}
+		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+			if err := e.Until(b.ctx, func() bool { return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "CHARGING" }); err != nil {
+				t.Fatal(err)
+			}
+			// The push carried the chain's id to the eMSP.
+			patches := e.Requests(sim.PathHas(http.MethodPatch, "/locations/NL/CP1/LOC1/E1"))
+			if len(patches) != 1 || patches[0].Header.Get("X-Correlation-ID") != cid {
+				t.Fatalf("%s got %d PATCHes, X-Correlation-ID %v", e.Name(), len(patches), patches)
+			}
+		}
+
+		// One GET finds the whole chain: the CPO's PATCH and a push to each
+		// eMSP with its answer.
+		var chain []traffic.Exchange
+		waitFor(t, b.ctx, "the chain recorded", func() bool {
+			r := h.Do(t, http.MethodGet, "/admin/traffic?order=oldest&correlation_id="+url.QueryEscape(cid), hubtest.AdminToken, nil, nil)
+			chain = envelope[[]traffic.Exchange](t, r.Body)
+			return len(chain) >= 3
+		})
+		if len(chain) != 3 {
+			t.Fatalf("chain has %d exchanges: %+v", len(chain), chain)
+		}
+		in := chain[0]
+		if in.Direction != traffic.In || in.Method != http.MethodPatch || in.Partner != "CPO One" || in.Module != "locations" ||
+			in.HTTPStatus != 200 || in.StatusCode != 1000 || in.DurationUS <= 0 {
+			t.Errorf("inbound hop: %+v", in)
+		}
+		seen := map[string]traffic.Exchange{}
+		for _, x := range chain[1:] {
+			if x.Direction != traffic.Out || x.Method != http.MethodPatch || x.HTTPStatus != 200 || x.StatusCode != 1000 || x.Module != "locations" {
+				t.Errorf("push hop: %+v", x)
+			}
+			seen[x.Partner] = x
+		}
+		if len(seen) != 2 || seen["eMSP One"].ToParty != "DE-EM1" || seen["eMSP Two"].ToParty != "FR-EM2" {
+			t.Errorf("pushes went to %v", seen)
+		}
+		// The whole exchange: the push's answer, and no token.
+		r := h.Do(t, http.MethodGet, "/admin/traffic/"+strconv.FormatInt(seen["eMSP One"].ID, 10), hubtest.AdminToken, nil, nil)
+		whole := envelope[traffic.Exchange](t, r.Body)
+		if whole.ResponseBody == "" || whole.RequestHeader.Get("Authorization") != traffic.Redacted ||
+			!strings.Contains(whole.RequestBody, `"status":"CHARGING"`) || !strings.Contains(whole.ResponseBody, `"status_code":1000`) {
+			t.Errorf("whole exchange: %+v", whole)
+		}
+
+		// By object id too.
+		r = h.Do(t, http.MethodGet, "/admin/traffic?object_id=E1&module=locations&direction=out&status=2xx", hubtest.AdminToken, nil, nil)
+		if n := len(envelope[[]traffic.Exchange](t, r.Body)); n < 2 {
+			t.Errorf("object search found %d", n)
+		}
+
+		// Each partner sees its own hop, never another's.
+		for _, tc := range []struct {
+			p    *sim.Platform
+			want traffic.Direction
+		}{{b.cpo.Platform, traffic.In}, {b.emsp1.Platform, traffic.Out}, {b.emsp2.Platform, traffic.Out}} {
+			r, err := tc.p.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic?correlation_id="+url.QueryEscape(cid), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := envelope[[]traffic.Exchange](t, r.Body)
+			if len(own) != 1 || own[0].Direction != tc.want || own[0].Partner != tc.p.Name() {
+				t.Errorf("%s sees %+v", tc.p.Name(), own)
+			}
+		}
+		r2, _ := b.emsp1.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic/"+strconv.FormatInt(seen["eMSP Two"].ID, 10), nil, nil)
+		if r2.HTTPStatus != http.StatusNotFound {
+			t.Errorf("another partner's exchange: HTTP %d %s", r2.HTTPStatus, r2.Body)
+		}
+		r2, _ = b.emsp1.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic?partner=eMSP+Two&platform_id="+strconv.FormatInt(seen["eMSP Two"].PlatformID, 10), nil, nil)
+		for _, x := range envelope[[]traffic.Exchange](t, r2.Body) {
+			if x.Partner != "eMSP One" {
+				t.Errorf("a filter naming another partner reached %+v", x)
+			}
+		}
+
+		// Exports: the chain as a HAR file and as JSON lines.
+		r = h.Do(t, http.MethodGet, "/admin/traffic?format=har&correlation_id="+url.QueryEscape(cid), hubtest.AdminToken, nil, nil)
+		var har struct {
+			Log struct {
+				Entries []struct {
+					Request struct {
+						Method string `json:"method"`
+					} `json:"request"`
+					Response struct {
+						Status int `json:"status"`
+					} `json:"response"`
+				} `json:"entries"`
+			} `json:"log"`
+		}
+		if err := json.Unmarshal(r.Body, &har); err != nil || len(har.Log.Entries) != 3 || har.Log.Entries[0].Response.Status != 200 {
+			t.Errorf("HAR: %v %s", err, r.Body)
+		}
+		r = h.Do(t, http.MethodGet, "/admin/traffic?format=jsonl&correlation_id="+url.QueryEscape(cid), hubtest.AdminToken, nil, nil)
+		if n := len(splitLines(r.Body)); n != 3 || r.Header.Get("Content-Type") != "application/x-ndjson" {
+			t.Errorf("JSON lines: %d lines, %s", n, r.Header.Get("Content-Type"))
+		}
+
+		// Bad input names the field.
+		r = h.Do(t, http.MethodGet, "/admin/traffic?status=6xx", hubtest.AdminToken, nil, nil)
+		var bad struct {
+			StatusCode int `json:"status_code"`
+			Error      struct {
+				Details struct {
+					Field string `json:"field"`
+				} `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(r.Body, &bad); err != nil || bad.StatusCode != 2001 || bad.Error.Details.Field != "status" {
+			t.Errorf("status=6xx: HTTP %d %s", r.HTTPStatus, r.Body)
+		}
+	})
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	start := 0
+	for i, c := range b {
+		if c == '\n' {
+			if i > start {
+				out = append(out, b[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
