@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/ocpihub/ocpihub/internal/browsertest"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/traffic"
@@ -212,6 +215,10 @@ func TestChainByCorrelationID(t *testing.T) {
 			t.Errorf("JSON lines: %d lines, %s", n, r.Header.Get("Content-Type"))
 		}
 
+		// The console: from the location's page to its traffic, then the
+		// chain view of the PATCH, in Chromium.
+		consoleChain(t, h, cid, seen["eMSP One"].ID)
+
 		// Bad input names the field.
 		r = h.Do(t, http.MethodGet, "/admin/traffic?status=6xx", hubtest.AdminToken, nil, nil)
 		var bad struct {
@@ -240,4 +247,49 @@ func splitLines(b []byte) [][]byte {
 		}
 	}
 	return out
+}
+
+// consoleChain drives the console's Traffic pages in headless Chromium: the
+// location page links to its traffic, a row links to its chain, and the
+// chain view shows every hop with its answer on a time line.
+func consoleChain(t *testing.T, h *hubtest.Hub, cid string, pushID int64) {
+	t.Helper()
+	b := browsertest.New(t)
+	base := h.PublicURL() + "/console"
+	b.Run(chromedp.Navigate(base + "/directory/NL/CP1/LOC1"))
+	b.Run(chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")))
+	if err := b.Try(chromedp.WaitVisible(chromedp.CSS("#traffic-link"))); err != nil {
+		t.Fatalf("%v at %s: %s", err, browsertest.Get(b, chromedp.Location()), b.Text("body"))
+	}
+	if err := b.Try(chromedp.Click(chromedp.CSS("#traffic-link")), chromedp.WaitVisible(chromedp.CSS("#traffic"))); err != nil {
+		t.Fatalf("%v at %s: %s", err, browsertest.Get(b, chromedp.Location()), b.Text("body"))
+	}
+	if text := b.Text("#traffic"); !strings.Contains(text, "eMSP One") || !strings.Contains(text, "CPO One") {
+		t.Errorf("the location's traffic: %q", text)
+	}
+	b.Run(chromedp.Click(chromedp.CSS(`#traffic tr[data-id="`+strconv.FormatInt(pushID, 10)+`"] a[href*="/traffic/chain/"]`)),
+		// The third hop's answer: the whole table is there.
+		chromedp.WaitVisible(chromedp.CSS("#chain tbody tr.hop:nth-child(3) td.answer")))
+	if loc := browsertest.Get(b, chromedp.Location()); !strings.HasSuffix(loc, "/console/traffic/chain/"+cid) {
+		t.Errorf("chain link went to %s", loc)
+	}
+	text := b.Text("#chain")
+	for _, want := range []string{"partner → hub", "hub → partner", "CPO One", "eMSP One", "eMSP Two", "PATCH locations"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("chain view lacks %q: %q", want, text)
+		}
+	}
+	if n := strings.Count(text, "HTTP 200 · 1000"); n != 3 {
+		t.Errorf("chain view shows %d answers HTTP 200 · 1000, want 3: %q", n, text)
+	}
+	bars := browsertest.Get(b, chromedp.Evaluate[int](`document.querySelectorAll(".chain-svg rect").length`))
+	if bars != 3 {
+		t.Errorf("the time line draws %d bars, want 3", bars)
+	}
+	// One hop whole: the push's request and the eMSP's answer.
+	b.Run(chromedp.Click(chromedp.CSS(`#chain a[href$="/traffic/`+strconv.FormatInt(pushID, 10)+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#response-body")))
+	if body := b.Text("#request-body"); !strings.Contains(body, "CHARGING") {
+		t.Errorf("request body: %q", body)
+	}
 }
