@@ -136,9 +136,14 @@ func (r *Recorder) body(b []byte, h http.Header) ([]byte, facts) {
 		red = append(red[:r.cfg.MaxBodyBytes:r.cfg.MaxBodyBytes], []byte("…[cut]")...)
 	}
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	zw.Write(red)
-	zw.Close()
+	// A compressor holds about a megabyte of tables: one per writer, reused.
+	if r.zw == nil {
+		r.zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	} else {
+		r.zw.Reset(&buf)
+	}
+	r.zw.Write(red)
+	r.zw.Close()
 	return buf.Bytes(), f
 }
 

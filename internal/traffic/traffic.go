@@ -11,6 +11,7 @@
 package traffic
 
 import (
+	"compress/gzip"
 	"context"
 	"log/slog"
 	"net/http"
@@ -131,6 +132,9 @@ type Recorder struct {
 	done    chan struct{}
 	start   sync.Once
 	stop    sync.Once
+
+	// zw compresses bodies; only the writer goroutine uses it.
+	zw *gzip.Writer
 
 	metrics  *metrics
 	recorded atomic.Int64
