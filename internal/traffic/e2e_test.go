@@ -157,8 +157,11 @@ func TestChainByCorrelationID(t *testing.T) {
 		// The whole exchange: the push's answer, and no token.
 		r := h.Do(t, http.MethodGet, "/admin/traffic/"+strconv.FormatInt(seen["eMSP One"].ID, 10), hubtest.AdminToken, nil, nil)
 		whole := envelope[traffic.Exchange](t, r.Body)
+		var sent struct {
+			Status string `json:"status"`
+		}
 		if whole.ResponseBody == "" || whole.RequestHeader.Get("Authorization") != traffic.Redacted ||
-			!strings.Contains(whole.RequestBody, `"status":"CHARGING"`) || !strings.Contains(whole.ResponseBody, `"status_code":1000`) {
+			json.Unmarshal([]byte(whole.RequestBody), &sent) != nil || sent.Status != "CHARGING" || !strings.Contains(whole.ResponseBody, `"status_code":1000`) {
 			t.Errorf("whole exchange: %+v", whole)
 		}
 

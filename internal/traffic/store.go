@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -16,8 +18,19 @@ import (
 const insertColumns = `at, direction, platform_id, partner, module, method, url, http_status, status_code, duration_us,
 	request_id, correlation_id, from_party, to_party, object_ids, error, request_header, response_header, request_body, response_body, size`
 
-// insertRows stores rows with multi-row INSERTs.
+// insertRows stores rows: COPY on PostgreSQL (several times cheaper for
+// the server than INSERTs of the same rows), multi-row INSERTs on SQLite.
 func insertRows(ctx context.Context, tx *store.Tx, rows []row) error {
+	if tx.Engine() == store.Postgres {
+		table := pgx.Identifier{"traffic"}
+		if schema := tx.DB().Schema(); schema != "" {
+			table = pgx.Identifier{schema, "traffic"}
+		}
+		_, err := tx.PgxTx().CopyFrom(ctx, table, copyColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+			return rows[i].values(), nil
+		}))
+		return err
+	}
 	const cols = 21
 	const chunk = 200
 	for len(rows) > 0 {
@@ -37,9 +50,7 @@ func insertRows(ctx context.Context, tx *store.Tx, rows []row) error {
 				sb.WriteString("$" + strconv.Itoa(i*cols+j+1))
 			}
 			sb.WriteByte(')')
-			args = append(args, r.at, string(r.direction), r.platformID, r.partner, r.module, r.method, r.url, r.httpStatus,
-				r.statusCode, r.durationUS, r.requestID, r.correlationID, r.fromParty, r.toParty, r.objectIDs, r.errText,
-				r.requestHeader, r.respHeader, r.requestBody, r.respBody, r.size)
+			args = append(args, r.values()...)
 		}
 		if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
 			return err
@@ -47,6 +58,17 @@ func insertRows(ctx context.Context, tx *store.Tx, rows []row) error {
 		rows = rows[n:]
 	}
 	return nil
+}
+
+var copyColumns = []string{"at", "direction", "platform_id", "partner", "module", "method", "url", "http_status", "status_code",
+	"duration_us", "request_id", "correlation_id", "from_party", "to_party", "object_ids", "error", "request_header",
+	"response_header", "request_body", "response_body", "size"}
+
+// values are the row's columns in the order of insertColumns.
+func (r row) values() []any {
+	return []any{r.at, string(r.direction), r.platformID, r.partner, r.module, r.method, r.url, int32(r.httpStatus),
+		int32(r.statusCode), r.durationUS, r.requestID, r.correlationID, r.fromParty, r.toParty, r.objectIDs, r.errText,
+		r.requestHeader, r.respHeader, r.requestBody, r.respBody, r.size}
 }
 
 // Exchange is a recorded exchange. Bodies and headers are set by Find and
@@ -96,8 +118,8 @@ type Filter struct {
 	ObjectID      string
 	From, To      time.Time
 	// Before is the keyset cursor of a list newest first: only exchanges
-	// with a smaller id. Oldest lists oldest first instead (a chain's time
-	// line), from the id after After.
+	// with a smaller id. Oldest lists by start time instead (a chain's time
+	// line), after the exchange whose id is After.
 	Before, After int64
 	Oldest        bool
 	Limit         int
@@ -164,9 +186,12 @@ func List(ctx context.Context, q store.Querier, f Filter) ([]Exchange, int64, er
 	}
 	order := "id DESC"
 	if f.Oldest {
-		order = "id ASC"
+		// By start time: an inbound request is recorded when its answer is
+		// sent, after the pushes it caused may have been.
+		order = "at ASC, id ASC"
 		if f.After > 0 {
-			conds = append(conds, "id > "+arg(f.After))
+			a := arg(f.After)
+			conds = append(conds, "(at > (SELECT at FROM traffic WHERE id = "+a+") OR (at = (SELECT at FROM traffic WHERE id = "+a+") AND id > "+a+"))")
 		}
 	} else if f.Before > 0 {
 		conds = append(conds, "id < "+arg(f.Before))

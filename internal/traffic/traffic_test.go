@@ -242,3 +242,41 @@ func TestRetentionAndSizeCap(t *testing.T) {
 		}
 	})
 }
+
+// TestOldestByStartTime: a chain lists its hops by when they started, not
+// by when they were recorded, and pages through them.
+func TestOldestByStartTime(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setup(t, db, traffic.Config{})
+		for i, off := range []int{3, 1, 2, 0, 4} {
+			c := capture(1, traffic.Out, "PUT", fmt.Sprintf("https://x/locations/L%d", i), 200, "chain")
+			c.At = t0.Add(time.Duration(off) * time.Millisecond)
+			b.rec.Record(c)
+		}
+		b.flush(t)
+		var got []time.Time
+		var after int64
+		for {
+			xs, next, err := traffic.List(context.Background(), db.Read(), traffic.Filter{CorrelationID: "chain", Oldest: true, After: after, Limit: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range xs {
+				got = append(got, x.At)
+			}
+			if next == 0 {
+				break
+			}
+			after = next
+		}
+		if len(got) != 5 {
+			t.Fatalf("%d hops", len(got))
+		}
+		for i := range got {
+			if !got[i].Equal(t0.Add(time.Duration(i) * time.Millisecond)) {
+				t.Errorf("hop %d started at %s", i, got[i])
+			}
+		}
+	})
+}
