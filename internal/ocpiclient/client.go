@@ -351,6 +351,7 @@ func (c *Client) once(ctx context.Context, req Request, body []byte) (*Response,
 	}
 	hr.Header.Set("X-Request-ID", req.RequestID)
 	hr.Header.Set("X-Correlation-ID", req.CorrelationID)
+	hr.Header.Set("traceparent", traceParent(ctx, req.CorrelationID))
 	if !req.To.IsZero() {
 		hr.Header.Set("OCPI-to-country-code", req.To.CountryCode)
 		hr.Header.Set("OCPI-to-party-id", req.To.PartyID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/browsertest"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
@@ -125,6 +126,10 @@ func TestChainByCorrelationID(t *testing.T) {
 			patches := e.Requests(sim.PathHas(http.MethodPatch, "/locations/NL/CP1/LOC1/E1"))
 			if len(patches) != 1 || patches[0].Header.Get("X-Correlation-ID") != cid {
 				t.Fatalf("%s got %d PATCHes, X-Correlation-ID %v", e.Name(), len(patches), patches)
+			}
+			// And the chain's W3C trace.
+			if tp := patches[0].Header.Get("traceparent"); ocpiclient.ParseTraceParent(tp) != ocpiclient.TraceIDFor(cid) {
+				t.Errorf("%s got traceparent %q, want trace %s", e.Name(), tp, ocpiclient.TraceIDFor(cid))
 			}
 		}
 
