@@ -218,9 +218,12 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	a.Client = ocpiclient.NewGuarded(a.Logger, a.Guard)
 	a.Registry = prometheus.NewRegistry()
 	a.Traffic = traffic.New(a.DB, a.Clock, a.Logger, a.Registry, traffic.Config{Retention: cfg.TrafficRetention, MaxBytes: cfg.TrafficMaxBytes})
-	if !cfg.TrafficOff && !opts.InsertOnly {
-		a.Client.Observer = a.Traffic
+	if !opts.InsertOnly {
+		// Retention runs with recording off too: what was stored expires.
 		a.Traffic.Schedule(a.Jobs, 0)
+		if !cfg.TrafficOff {
+			a.Client.Observer = a.Traffic
+		}
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(jobsCollector{a.Jobs})
