@@ -218,12 +218,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	a.Client = ocpiclient.NewGuarded(a.Logger, a.Guard)
 	a.Registry = prometheus.NewRegistry()
 	a.Traffic = traffic.New(a.DB, a.Clock, a.Logger, a.Registry, traffic.Config{Retention: cfg.TrafficRetention, MaxBytes: cfg.TrafficMaxBytes})
+	a.Traffic.SetRecording(!cfg.TrafficOff)
 	if !opts.InsertOnly {
 		// Retention runs with recording off too: what was stored expires.
 		a.Traffic.Schedule(a.Jobs, 0)
-		if !cfg.TrafficOff {
-			a.Client.Observer = a.Traffic
-		}
+		a.Client.Observer = a.Traffic
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(jobsCollector{a.Jobs})
@@ -374,7 +373,6 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		Idempotency:      a.Idempotency,
 		Sandbox:          cfg.Sandbox,
 		Traffic:          a.Traffic,
-		TrafficRecording: !cfg.TrafficOff,
 	}
 	if cfg.Sandbox {
 		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)
@@ -478,9 +476,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.started = true
-	if a.Client.Observer != nil {
-		a.Traffic.Start()
-	}
+	a.Traffic.Start()
 	a.startRecovery()
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil

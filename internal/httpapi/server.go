@@ -109,10 +109,9 @@ type Config struct {
 	// ResetSandboxFunc, on a sandbox, wipes its data now (the admin API's
 	// reset).
 	ResetSandboxFunc func(ctx context.Context) error
-	// Traffic serves the traffic inspector's routes; with
-	// TrafficRecording it also records every OCPI exchange.
-	Traffic          *traffic.Recorder
-	TrafficRecording bool
+	// Traffic records every OCPI exchange (while Recording) and serves the
+	// traffic inspector's routes.
+	Traffic *traffic.Recorder
 }
 
 // Server serves the hub's HTTP API.

@@ -40,10 +40,14 @@ func noteCaller(ctx context.Context, c *party.Caller) {
 // Recording never delays the answer (Record does not block).
 func (s *Server) recordTraffic(next http.Handler) http.Handler {
 	rec := s.cfg.Traffic
-	if rec == nil || !s.cfg.TrafficRecording {
+	if rec == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !rec.Recording() {
+			next.ServeHTTP(w, r)
+			return
+		}
 		p := CanonicalPath(r.URL.Path)
 		if !strings.HasPrefix(p, "/ocpi/") || strings.HasPrefix(p, "/ocpi/2.2.1/traffic") {
 			next.ServeHTTP(w, r)

@@ -9,6 +9,9 @@ import (
 // ObserveCall records one attempt of an outgoing call; it implements
 // ocpiclient.Observer.
 func (r *Recorder) ObserveCall(ctx context.Context, a ocpiclient.Attempt) {
+	if !r.Recording() {
+		return
+	}
 	req := a.Request
 	c := &Capture{At: r.clock.Now().Add(-a.Duration), Direction: Out, PlatformID: req.PlatformID, Partner: req.Partner,
 		Module: req.Module, Method: req.Method, URL: req.URL, Duration: a.Duration, RequestID: req.RequestID,

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -21,7 +22,18 @@ const pruneBatch = 1000
 func (r *Recorder) Prune(ctx context.Context) (int64, error) {
 	ctx = store.Background(ctx)
 	cutoff := r.clock.Now().Add(-r.cfg.Retention).UnixMicro()
-	total, err := r.deleteWhile(ctx, "at < $1", cutoff)
+	// Ids follow time (an exchange is stored seconds after it started), and
+	// only the key is indexed besides the correlation: everything before
+	// the first exchange inside the retention goes, by id.
+	var first int64
+	var total int64
+	err := r.db.Read().QueryRow(ctx, "SELECT id FROM traffic WHERE at >= $1 ORDER BY id LIMIT 1", cutoff).Scan(&first)
+	switch {
+	case errors.Is(err, store.ErrNoRows):
+		total, err = r.deleteWhile(ctx, "at < $1", cutoff)
+	case err == nil:
+		total, err = r.deleteWhile(ctx, "id < $1", first)
+	}
 	if err != nil {
 		return total, err
 	}

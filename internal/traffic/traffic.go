@@ -136,6 +136,9 @@ type Recorder struct {
 	// zw compresses bodies; only the writer goroutine uses it.
 	zw *gzip.Writer
 
+	// on says whether exchanges are recorded (SetRecording).
+	on atomic.Bool
+
 	metrics  *metrics
 	recorded atomic.Int64
 	dropped  atomic.Int64
@@ -151,10 +154,20 @@ func New(db *store.DB, clk clock.Clock, logger *slog.Logger, reg prometheus.Regi
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg = cfg.withDefaults()
-	return &Recorder{db: db, clock: clk, logger: logger, cfg: cfg,
+	r := &Recorder{db: db, clock: clk, logger: logger, cfg: cfg,
 		ch: make(chan *Capture, cfg.BufferSize), flushCh: make(chan chan struct{}),
 		quit: make(chan struct{}), done: make(chan struct{}), metrics: newMetrics(reg)}
+	r.on.Store(true)
+	return r
 }
+
+// SetRecording turns recording on or off (--traffic); what is stored stays
+// readable either way.
+func (r *Recorder) SetRecording(on bool) { r.on.Store(on) }
+
+// Recording reports whether exchanges are recorded. A nil Recorder records
+// nothing.
+func (r *Recorder) Recording() bool { return r != nil && r.on.Load() }
 
 // Config returns the recorder's settings, defaults filled in.
 func (r *Recorder) Config() Config { return r.cfg }
@@ -165,7 +178,7 @@ func (r *Recorder) Now() time.Time { return r.clock.Now() }
 // Record hands a capture to the writer. It never blocks: when the buffer is
 // full the capture is dropped and counted. A nil Recorder records nothing.
 func (r *Recorder) Record(c *Capture) {
-	if r == nil {
+	if !r.Recording() {
 		return
 	}
 	select {
