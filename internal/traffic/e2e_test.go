@@ -223,6 +223,10 @@ func TestChainByCorrelationID(t *testing.T) {
 			t.Errorf("JSON lines: %d lines, %s", n, r.Header.Get("Content-Type"))
 		}
 
+		// A command relay is one chain too: the eMSP's command, the hub's
+		// forward to the CPO and the hub's relay of the CPO's result.
+		commandChain(t, b, cid+"-cmd")
+
 		// The console: from the location's page to its traffic, then the
 		// chain view of the PATCH, in Chromium.
 		consoleChain(t, h, cid, seen["eMSP One"].ID)
@@ -299,5 +303,43 @@ func consoleChain(t *testing.T, h *hubtest.Hub, cid string, pushID int64) {
 		chromedp.WaitVisible(chromedp.CSS("#response-body")))
 	if body := b.Text("#request-body"); !strings.Contains(body, "CHARGING") {
 		t.Errorf("request body: %q", body)
+	}
+}
+
+// commandChain sends UNLOCK_CONNECTOR from the eMSP with a chosen
+// X-Correlation-ID and finds the command, its forward to the CPO and the
+// relay of the CPO's result to the eMSP by that id.
+func commandChain(t *testing.T, b *chainBundle, cid string) {
+	t.Helper()
+	hdr := http.Header{}
+	hdr.Set("X-Correlation-ID", cid)
+	uid, resp, err := b.emsp1.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"}, hdr)
+	if err != nil || resp.HTTPStatus != http.StatusOK {
+		t.Fatalf("UNLOCK_CONNECTOR: %v %v", resp, err)
+	}
+	waitFor(t, b.ctx, "the command's result at the eMSP", func() bool { return len(b.emsp1.Results(uid)) == 1 })
+	if got := b.emsp1.Results(uid)[0].Header.Get("X-Correlation-ID"); got != cid {
+		t.Errorf("the result's relay carries X-Correlation-ID %q, want %q", got, cid)
+	}
+	var chain []traffic.Exchange
+	waitFor(t, b.ctx, "the command chain recorded", func() bool {
+		r := b.h.Do(t, http.MethodGet, "/admin/traffic?order=oldest&correlation_id="+url.QueryEscape(cid), hubtest.AdminToken, nil, nil)
+		chain = envelope[[]traffic.Exchange](t, r.Body)
+		return len(chain) >= 3
+	})
+	type hop struct {
+		dir     traffic.Direction
+		partner string
+	}
+	var got []hop
+	for _, x := range chain {
+		if x.Module != "commands" || x.HTTPStatus != http.StatusOK || x.StatusCode != 1000 {
+			t.Errorf("command hop: %+v", x)
+		}
+		got = append(got, hop{x.Direction, x.Partner})
+	}
+	want := []hop{{traffic.In, "eMSP One"}, {traffic.Out, "CPO One"}, {traffic.Out, "eMSP One"}}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("command chain %v, want %v", got, want)
 	}
 }
