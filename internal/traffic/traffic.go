@@ -39,8 +39,8 @@ const (
 // Defaults of Config.
 const (
 	DefaultBufferSize    = 4096
-	DefaultBatchSize     = 256
-	DefaultFlushInterval = 250 * time.Millisecond
+	DefaultBatchSize     = 1024
+	DefaultFlushInterval = time.Second
 	DefaultMaxBodyBytes  = 64 << 10
 	DefaultRetention     = 7 * 24 * time.Hour
 	DefaultMaxBytes      = 1 << 30
