@@ -280,7 +280,8 @@ func (s *Service) checkOne(ctx context.Context, id int64) error {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	_, callErr := s.client.Call(cctx, ocpiclient.Request{Method: http.MethodGet, URL: p.VersionsURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 1, Timeout: 10 * time.Second}, nil)
+	_, callErr := s.client.Call(cctx, ocpiclient.Request{Method: http.MethodGet, URL: p.VersionsURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 1, Timeout: 10 * time.Second,
+		PlatformID: p.ID, Partner: p.Name, Module: "versions"}, nil)
 	cancel()
 	next := ClientConnected
 	if callErr != nil {

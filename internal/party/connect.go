@@ -311,7 +311,8 @@ func (s *Service) Disconnect(ctx context.Context, id int64) (warning string, err
 	}
 	if credURL, ok := p.Endpoint("credentials", ""); ok {
 		if auth, aerr := s.Auth(p); aerr == nil && auth.Token != "" {
-			if _, cerr := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 2}, nil); cerr != nil {
+			if _, cerr := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 2,
+				PlatformID: p.ID, Partner: p.Name}, nil); cerr != nil {
 				warning = "the partner's credentials DELETE failed (" + s.describe(ctx, cerr) + "); the platform is unregistered here anyway"
 			}
 		}
