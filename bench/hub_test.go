@@ -136,6 +136,12 @@ func noopMiddleware(next http.Handler) http.Handler {
 
 func startHub(b *testing.B, engine store.Engine) *benchHub {
 	b.Helper()
+	return startHubWith(b, engine, nil)
+}
+
+// startHubWith is startHub with configure changing the configuration.
+func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)) *benchHub {
+	b.Helper()
 	cfg := app.Defaults()
 	cfg.DB = storetest.URL(b, engine)
 	cfg.Addr = "127.0.0.1:0"
@@ -147,6 +153,9 @@ func startHub(b *testing.B, engine store.Engine) *benchHub {
 	cfg.RateLimit = ratelimit.Limits{}
 	// The simulated partners listen on loopback.
 	cfg.OutboundAllow = netguard.Loopback
+	if configure != nil {
+		configure(&cfg)
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -257,6 +257,23 @@ func settings(cfg *app.Config) []setting {
 			cfg.OutboundAllow = rules
 			return nil
 		}, ""},
+		{"traffic", "OCPIHUB_TRAFFIC", "record every OCPI exchange for the traffic inspector", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			cfg.TrafficOff = !b
+			return nil
+		}, "true"},
+		{"traffic-retention", "OCPIHUB_TRAFFIC_RETENTION", "how long recorded OCPI exchanges are kept", duration(&cfg.TrafficRetention), "168h"},
+		{"traffic-max-bytes", "OCPIHUB_TRAFFIC_MAX_BYTES", "the most the recorded exchanges may take (the oldest go first)", func(v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("want a positive number of bytes")
+			}
+			cfg.TrafficMaxBytes = n
+			return nil
+		}, "1073741824"},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback and outbound connections to loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {

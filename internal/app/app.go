@@ -46,6 +46,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/traffic"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -126,6 +127,10 @@ type App struct {
 	// sandbox has a Resetter instead.
 	Sandbox  *App
 	Resetter *sandbox.Resetter
+
+	// Traffic records OCPI exchanges and answers the traffic inspector;
+	// with Config.TrafficOff it only reads what is stored.
+	Traffic *traffic.Recorder
 
 	// Guard is the outbound address guard of every connection to a
 	// partner-supplied or configured address (Config.OutboundGuard).
@@ -232,6 +237,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 	a.Client = ocpiclient.NewGuarded(a.Logger, a.Guard)
 	a.Registry = prometheus.NewRegistry()
+	a.Traffic = traffic.New(a.DB, a.Clock, a.Logger, a.Registry, traffic.Config{Retention: cfg.TrafficRetention, MaxBytes: cfg.TrafficMaxBytes})
+	a.Traffic.SetRecording(!cfg.TrafficOff)
+	if !opts.InsertOnly {
+		// Retention runs with recording off too: what was stored expires.
+		a.Traffic.Schedule(a.Jobs, 0)
+		a.Client.Observer = a.Traffic
+	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Registry.MustRegister(jobsCollector{a.Jobs})
 
@@ -381,6 +393,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		TrustedProxies:   proxies,
 		Idempotency:      a.Idempotency,
 		Sandbox:          cfg.Sandbox,
+		Traffic:          a.Traffic,
 	}
 	if cfg.Sandbox {
 		a.Resetter = sandbox.NewResetter(a.DB, a.Jobs, a.Clock, a.Logger, cfg.SandboxResetHour)
@@ -484,6 +497,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.started = true
+	a.Traffic.Start()
 	a.startRecovery()
 	if err := a.recordServedURL(ctx); err != nil {
 		a.Logger.Warn("could not record the public URL for the commands run beside the hub", "error", err)
@@ -519,6 +533,12 @@ func (a *App) Close(ctx context.Context) error {
 	if a.Jobs != nil && a.started {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
 		errs = append(errs, a.Jobs.Stop(sctx))
+		cancel()
+	}
+	if a.Traffic != nil {
+		// What is buffered is stored before the database closes.
+		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
+		errs = append(errs, a.Traffic.Close(sctx))
 		cancel()
 	}
 	if a.PG != nil {

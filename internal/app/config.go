@@ -79,6 +79,13 @@ type Config struct {
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
 
+	// TrafficOff stops recording OCPI exchanges (the traffic inspector);
+	// TrafficRetention (7 days) and TrafficMaxBytes (1 GiB) bound what is
+	// kept.
+	TrafficOff       bool
+	TrafficRetention time.Duration
+	TrafficMaxBytes  int64
+
 	// SyncInterval is how often the hub pulls every CPO's locations and
 	// tariffs since the last successful pull (0: never; pushes are the
 	// primary path, this is the recovery).

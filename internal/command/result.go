@@ -281,6 +281,7 @@ func (s *Service) deliver(ctx context.Context, cmd *Record, body []byte) error {
 	body = m.Body
 	resp, err := s.client.Do(ctx, ocpiclient.Request{Method: http.MethodPost, URL: cmd.Requester.ResponseURL, Body: body,
 		Token: auth.Token, Base64: auth.Base64, MaxAttempts: 1, CorrelationID: cmd.CorrelationID,
+		PlatformID: p.ID, Partner: p.Name, Module: cmd.Module,
 		To:   ocpiclient.Party{CountryCode: cmd.Requester.CountryCode, PartyID: cmd.Requester.PartyID},
 		From: ocpiclient.Party{CountryCode: cmd.CPO.CountryCode, PartyID: cmd.CPO.PartyID}})
 	if err != nil {

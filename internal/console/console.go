@@ -195,6 +195,7 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.paymentPages,
 		c.directPages,
 		c.webhookPages,
+		c.trafficPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,
@@ -228,6 +229,9 @@ func (c *Console) routes() {
 		for _, a := range actions {
 			c.mux.Handle("POST /console"+a.Path, c.signedIn(c.checkCSRF(c.serveAction(a))))
 		}
+	}
+	if c.cfg.DB != nil {
+		c.mux.Handle("GET /console/traffic/export", c.signedIn(http.HandlerFunc(c.handleTrafficExport)))
 	}
 	c.nav = buildNav(all)
 	c.mux.Handle("/console/", c.signedIn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

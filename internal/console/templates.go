@@ -109,14 +109,15 @@ func (c *Console) funcs() template.FuncMap {
 			}
 			return tt.UTC().Format(time.RFC3339)
 		},
-		"isZero":    func(t any) bool { return toTime(t).IsZero() },
-		"json":      prettyJSON,
-		"trunc":     truncate,
-		"join":      strings.Join,
-		"lower":     strings.ToLower,
-		"title":     titleCase,
-		"thousands": func(n any) string { return thousands(toInt64(n)) },
-		"add":       func(a, b int) int { return a + b },
+		"isZero":     func(t any) bool { return toTime(t).IsZero() },
+		"json":       prettyJSON,
+		"trunc":      truncate,
+		"join":       strings.Join,
+		"pathEscape": url.PathEscape,
+		"lower":      strings.ToLower,
+		"title":      titleCase,
+		"thousands":  func(n any) string { return thousands(toInt64(n)) },
+		"add":        func(a, b int) int { return a + b },
 		// deref reads an optional boolean.
 		"deref": func(b *bool) bool { return b != nil && *b },
 		// kw writes a power in watts as kW, exactly.

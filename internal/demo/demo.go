@@ -69,6 +69,9 @@ type Options struct {
 	// and errors on stderr).
 	Logger  *slog.Logger
 	Version string
+	// AfterStories, when set, is called after the stories with everything
+	// still up (tests inspect what the run left behind).
+	AfterStories func(ctx context.Context, env *Env)
 }
 
 // Env is what stories work with.
@@ -143,6 +146,9 @@ func Run(ctx context.Context, opts Options) ([]Result, error) {
 	defer stop()
 
 	results := runStories(ctx, env, tl, Stories())
+	if opts.AfterStories != nil {
+		opts.AfterStories(ctx, env)
+	}
 	failed := summary(tl, env, results, opts.KeepRunning && ctx.Err() == nil)
 	if opts.KeepRunning && ctx.Err() == nil {
 		tl.Printf("\nEverything stays up: the hub at %s, the partners on their ports. Ctrl-C stops it.\n", env.Hub.PublicURL())

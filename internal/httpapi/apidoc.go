@@ -103,6 +103,7 @@ var docSets = []func() apiDocs{
 	legacyDocs,
 	adminDocs,
 	webhookDocs,
+	trafficDocs,
 }
 
 // fallbacks are the patterns without a method that answer paths no route

@@ -19,6 +19,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
 // accessClass says who may reach a route and what another partner gets.
@@ -47,6 +48,10 @@ const (
 	classShared accessClass = "shared"
 	// classAdmin needs the admin token: a partner token gets 401.
 	classAdmin accessClass = "admin"
+	// classOwn lists a partner's records of its own exchanges (the traffic
+	// inspector): another partner's list holds its own exchanges only,
+	// even those in which it named A's objects.
+	classOwn accessClass = "own"
 )
 
 // The objects partner A owns during TestRouteIsolation.
@@ -61,6 +66,7 @@ const (
 	objCommand  = "command"
 	objDelivery = "delivery"
 	objAdvice   = "advice"
+	objTraffic  = "traffic"
 )
 
 // routeRule is the access class of one route, the role of the second
@@ -148,6 +154,10 @@ func routeRules() map[string]routeRule {
 	add(rule(classByID, "emsp", objDelivery), "GET", v+"/webhooks/{id}/deliveries", v+"/webhooks/{id}/deliveries/{delivery_id}")
 	add(rule(classByID, "emsp", objDelivery), "POST", v+"/webhooks/{id}/deliveries/{delivery_id}/replay")
 
+	// The traffic inspector: each partner reads its own exchanges.
+	add(rule(classOwn, "cpo emsp", objTraffic), "GET", v+"/traffic")
+	add(rule(classByID, "cpo emsp", objTraffic), "GET", v+"/traffic/{id}")
+
 	// Legacy 2.1.1 and 2.0 (one set of endpoints per role).
 	for _, lv := range []string{"2.1.1", "2.0"} {
 		b := "/ocpi/" + lv
@@ -179,7 +189,8 @@ func routeRules() map[string]routeRule {
 	adm := rule(classAdmin, "cpo", "")
 	add(adm, "GET", "/admin/commands", "/admin/commands/{id}", "/admin/payments/{authorization_reference}",
 		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits", "/admin/invitations", "/admin/peers",
-		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}")
+		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}",
+		"/admin/traffic", "/admin/traffic/{id}")
 	add(adm, "POST", "/admin/financial-advice/{record_id}/resolve", "/admin/parties/{id}/suspend",
 		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations", "/admin/invitations/{id}/revoke",
 		"/admin/webhooks/{id}/deliveries/{delivery_id}/replay", "/admin/sandbox/reset", "/admin/tariffs/price")
@@ -434,6 +445,21 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		"version": "2.9", "format": "pdf",
 	}
 	idOf := map[string]string{objSession: sid, objCDR: cdrID, objWebhook: sub.ID, objCommand: commandID, objDelivery: sub.ID}
+	// An exchange of A's CPO and one of A's eMSP, recorded by the traffic
+	// inspector.
+	must(h.App.Traffic.Flush(ctx))
+	for _, name := range []string{"CPO A", "EMSP A"} {
+		xs, _, err := traffic.List(ctx, h.App.DB.Read(), traffic.Filter{Partner: name, Limit: 1})
+		must(err)
+		if len(xs) != 1 {
+			t.Fatalf("no exchange of %s recorded", name)
+		}
+		private = append(private, `"id":`+strconv.FormatInt(xs[0].ID, 10)+`,`)
+		if name == "CPO A" {
+			idOf[objTraffic] = strconv.FormatInt(xs[0].ID, 10)
+		}
+	}
+	ownerName := map[string]string{"cpo": "CPO ", "emsp": "EMSP ", "ptp": "PTP "}
 	inv, err := h.Parties.Invite(ctx, "registering", 0, false)
 	must(err)
 
@@ -623,6 +649,31 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 					t.Errorf("%s by another %s in A's name: accepted: %s", r.Pattern, by, got.body)
 				}
 				unchanged(r.Pattern, rule.obj)
+			}
+		case classOwn:
+			for _, call := range calls(rule.as, asA) {
+				by := call.as + claim(call.from)
+				for _, who := range []struct{ token, name string }{
+					{tokenB[call.as], ownerName[call.as] + "B"},
+					{tokenA[call.as], ownerName[call.as] + "A"},
+				} {
+					got := send(t, h, method, path, who.token, nil, call.from...)
+					var env struct {
+						Data []struct {
+							Partner string `json:"partner"`
+						} `json:"data"`
+					}
+					if err := json.Unmarshal(got.body, &env); err != nil || len(env.Data) == 0 {
+						t.Errorf("%s by %s: no own records: %v %s", r.Pattern, who.name, err, got.body)
+						continue
+					}
+					for _, x := range env.Data {
+						if x.Partner != who.name {
+							t.Errorf("%s by %s (%s) shows %s's record: %s", r.Pattern, who.name, by, x.Partner, got.body)
+							break
+						}
+					}
+				}
 			}
 		case classShared:
 			got := send(t, h, method, path, tokenB[rule.as], nil)

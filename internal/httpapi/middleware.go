@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
@@ -64,6 +65,12 @@ func withIDs(next http.Handler) http.Handler {
 		w.Header().Set("X-Correlation-ID", cid)
 		ctx := context.WithValue(r.Context(), requestIDKey, rid)
 		ctx = context.WithValue(ctx, correlationIDKey, cid)
+		// Calls made while serving the request continue its W3C trace.
+		tid := ocpiclient.ParseTraceParent(r.Header.Get("traceparent"))
+		if tid == "" {
+			tid = ocpiclient.TraceIDFor(cid)
+		}
+		ctx = ocpiclient.WithTraceID(ctx, tid)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

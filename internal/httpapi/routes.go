@@ -184,6 +184,9 @@ func (s *Server) routes() {
 	s.handle("GET /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}", subscriber, s.handleWebhookDelivery(webhookOwner))
 	s.handle("POST /ocpi/2.2.1/webhooks/{id}/deliveries/{delivery_id}/replay", subscriber, s.handleWebhookReplay(webhookOwner), withIdempotencyKey)
 
+	// The traffic inspector (traffic.go).
+	s.trafficRoutes()
+
 	// Anything else under /ocpi answers with an envelope, not a text 404.
 	s.handle("/ocpi/", public, s.handleNoRoute)
 	s.handle("/admin/", public, s.handleNoRoute)

@@ -30,6 +30,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/traffic"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -108,6 +109,9 @@ type Config struct {
 	// ResetSandboxFunc, on a sandbox, wipes its data now (the admin API's
 	// reset).
 	ResetSandboxFunc func(ctx context.Context) error
+	// Traffic records every OCPI exchange (while Recording) and serves the
+	// traffic inspector's routes.
+	Traffic *traffic.Recorder
 }
 
 // Server serves the hub's HTTP API.
@@ -183,7 +187,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.routes()
-	s.handler = s.hsts(withIDs(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux)))))))
+	s.handler = s.hsts(withIDs(s.recordTraffic(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))))
 	return s
 }
 
@@ -253,6 +257,7 @@ func (s *Server) handle(pattern string, a access, fn apiFunc, opts ...routeOptio
 				s.writeError(w, r, err)
 				return
 			}
+			noteCaller(r.Context(), caller)
 			r = r.WithContext(party.WithCaller(r.Context(), caller))
 			if err := s.rateLimit(w, r, caller); err != nil {
 				s.writeError(w, r, err)

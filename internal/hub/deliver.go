@@ -158,7 +158,8 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 		return h.release(ctx, row, token, err)
 	}
 	req := ocpiclient.Request{Method: row.method, URL: base + row.path, Token: auth.Token, Base64: auth.Base64,
-		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout}
+		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout,
+		PlatformID: p.ID, Partner: p.Name, Module: a.Module}
 	var body []byte
 	if row.body != nil {
 		body = row.body

@@ -83,7 +83,7 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 		u += "?" + m.Query
 	}
 	req := ocpiclient.Request{Method: m.Method, URL: u, Token: auth.Token, Base64: auth.Base64, To: fr.To, From: fr.From,
-		CorrelationID: fr.CorrelationID, MaxAttempts: 1, Timeout: h.cfg.ForwardTimeout}
+		CorrelationID: fr.CorrelationID, MaxAttempts: 1, Timeout: h.cfg.ForwardTimeout, PlatformID: p.ID, Partner: p.Name, Module: fr.Module}
 	if m.Body != nil {
 		req.Body = m.Body
 	}
@@ -195,7 +195,7 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 		}
 	}
 	return h.client.GetAll(ctx, ocpiclient.Request{URL: u.String(), Token: auth.Token, Base64: auth.Base64, To: to, From: h.Self(),
-		Timeout: h.cfg.Timeout}, 0, fn)
+		Timeout: h.cfg.Timeout, PlatformID: p.ID, Partner: p.Name, Module: module}, 0, fn)
 }
 
 // withErrorObject returns the receiver's answer as it came, except that an

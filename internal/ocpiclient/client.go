@@ -45,6 +45,28 @@ type Client struct {
 	SleepFunc func(ctx context.Context, d time.Duration) error
 	// BackoffBase is the first retry delay (default 500ms), doubling per attempt.
 	BackoffBase time.Duration
+	// Observer, when set, sees every attempt of every call (the traffic
+	// inspector records them).
+	Observer Observer
+}
+
+// Observer sees the attempts of calls. ObserveCall must not block: it runs
+// on the caller's goroutine.
+type Observer interface {
+	ObserveCall(ctx context.Context, a Attempt)
+}
+
+// Attempt is one attempt of a call as it was sent and answered.
+type Attempt struct {
+	Request Request
+	// Header and Body are what was sent (Authorization included: the
+	// observer must redact).
+	Header   http.Header
+	Body     []byte
+	Duration time.Duration
+	// Response is nil when no answer came; Err says why.
+	Response *Response
+	Err      error
 }
 
 // New returns a client with sane transport settings that dials any address:
@@ -111,6 +133,11 @@ type Request struct {
 	Timeout time.Duration
 	// MaxAttempts: 0 means DefaultMaxAttempts; 1 disables retries.
 	MaxAttempts int
+	// PlatformID, Partner and Module say whom and what the call is for, for
+	// the traffic inspector (Module is taken from the URL when empty).
+	PlatformID int64
+	Partner    string
+	Module     string
 }
 
 // Response is a partner's answer.
@@ -324,6 +351,7 @@ func (c *Client) once(ctx context.Context, req Request, body []byte) (*Response,
 	}
 	hr.Header.Set("X-Request-ID", req.RequestID)
 	hr.Header.Set("X-Correlation-ID", req.CorrelationID)
+	hr.Header.Set("traceparent", traceParent(ctx, req.CorrelationID))
 	if !req.To.IsZero() {
 		hr.Header.Set("OCPI-to-country-code", req.To.CountryCode)
 		hr.Header.Set("OCPI-to-party-id", req.To.PartyID)
@@ -340,6 +368,16 @@ func (c *Client) once(ctx context.Context, req Request, body []byte) (*Response,
 			hr.Header.Add(k, v)
 		}
 	}
+	started := time.Now()
+	resp, err := c.send(hr, req)
+	if c.Observer != nil {
+		c.Observer.ObserveCall(ctx, Attempt{Request: req, Header: hr.Header, Body: body, Duration: time.Since(started), Response: resp, Err: err})
+	}
+	return resp, err
+}
+
+// send performs the HTTP exchange of one attempt.
+func (c *Client) send(hr *http.Request, req Request) (*Response, error) {
 	hresp, err := c.HTTP.Do(hr)
 	if err != nil {
 		kind := KindUnreachable

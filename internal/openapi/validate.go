@@ -138,7 +138,8 @@ func (v *Validator) Check(method, path string, status int, header http.Header, b
 	if _, ok := resp.Content[mt]; !ok {
 		return fmt.Errorf("%s %s: HTTP %d answered %q, declared %s", method, path, status, header.Get("Content-Type"), mediaTypes(resp))
 	}
-	if !strings.HasSuffix(mt, "json") {
+	if !strings.HasSuffix(mt, "json") || strings.HasSuffix(mt, "ndjson") {
+		// JSON lines are many documents, not one.
 		return nil
 	}
 	sch, err := v.schema(method, tmpl, code, mt)

@@ -219,7 +219,8 @@ func (w *clientInfoWorker) Work(ctx context.Context, job *river.Job[ClientInfoPu
 		return err
 	}
 	u := base + "/" + url.PathEscape(ci.CountryCode) + "/" + url.PathEscape(ci.PartyID)
-	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: u, Token: auth.Token, Base64: auth.Base64, Body: ci, MaxAttempts: 1}, nil)
+	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: u, Token: auth.Token, Base64: auth.Base64, Body: ci, MaxAttempts: 1,
+		PlatformID: p.ID, Partner: p.Name}, nil)
 	return err
 }
 
@@ -287,7 +288,8 @@ func (s *Service) checkOne(ctx context.Context, id int64) error {
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	_, callErr := s.client.Call(cctx, ocpiclient.Request{Method: http.MethodGet, URL: p.VersionsURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 1, Timeout: 10 * time.Second}, nil)
+	_, callErr := s.client.Call(cctx, ocpiclient.Request{Method: http.MethodGet, URL: p.VersionsURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 1, Timeout: 10 * time.Second,
+		PlatformID: p.ID, Partner: p.Name, Module: "versions"}, nil)
 	cancel()
 	next := ClientConnected
 	if callErr != nil {

@@ -82,7 +82,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		ctx := context.WithoutCancel(ctx)
 		if accepted && ocpi.ValidToken(theirs.Token) {
 			if _, err := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: theirs.Token, Base64: d.base64,
-				MaxAttempts: 1, Timeout: 15 * time.Second}, nil); err != nil {
+				MaxAttempts: 1, Timeout: 15 * time.Second, PlatformID: id, Partner: name}, nil); err != nil {
 				s.logger.WarnContext(ctx, "could not undo a registration at the partner", "versions_url", versionsURL, "error", err)
 			}
 		}
@@ -100,7 +100,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		return undo(err, false)
 	}
 	resp, err := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPost, URL: credURL, Token: tokenA, Base64: d.base64,
-		Body: body, MaxAttempts: 1, Timeout: time.Minute}, &answer)
+		Body: body, MaxAttempts: 1, Timeout: time.Minute, PlatformID: id, Partner: name}, &answer)
 	if emptyAnswer(resp) {
 		// The partner registers back by itself (connect_back.go).
 		p, werr := s.awaitRegisterBack(ctx, id)
@@ -229,7 +229,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 	}
 	var answer json.RawMessage
 	_, err = s.client.Call(ctx, ocpiclient.Request{Method: http.MethodPut, URL: credURL, Token: auth.Token, Base64: auth.Base64,
-		Body: ours, MaxAttempts: 1, Timeout: time.Minute}, &answer)
+		Body: ours, MaxAttempts: 1, Timeout: time.Minute, PlatformID: p.ID, Partner: p.Name}, &answer)
 	var theirs ocpi.Credentials
 	if err == nil {
 		theirs, err = readCredentials(p.Version, role, answer)
@@ -321,7 +321,8 @@ func (s *Service) Disconnect(ctx context.Context, id int64) (warning string, err
 	}
 	if credURL, ok := p.Endpoint("credentials", ""); ok {
 		if auth, aerr := s.Auth(p); aerr == nil && auth.Token != "" {
-			if _, cerr := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 2}, nil); cerr != nil {
+			if _, cerr := s.client.Call(ctx, ocpiclient.Request{Method: http.MethodDelete, URL: credURL, Token: auth.Token, Base64: auth.Base64, MaxAttempts: 2,
+				PlatformID: p.ID, Partner: p.Name}, nil); cerr != nil {
 				warning = "the partner's credentials DELETE failed (" + s.describe(ctx, cerr) + "); the platform is unregistered here anyway"
 			}
 		}

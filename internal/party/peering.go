@@ -264,7 +264,8 @@ func (s *Service) SyncPeer(ctx context.Context, platformID int64) (int, error) {
 	q.Set("limit", "100")
 	u.RawQuery = q.Encode()
 	n := 0
-	err = s.client.GetAll(ctx, ocpiclient.Request{URL: u.String(), Token: auth.Token, Base64: auth.Base64, Timeout: 30 * time.Second}, 0,
+	err = s.client.GetAll(ctx, ocpiclient.Request{URL: u.String(), Token: auth.Token, Base64: auth.Base64, Timeout: 30 * time.Second,
+		PlatformID: p.ID, Partner: p.Name, Module: "hubclientinfo"}, 0,
 		func(items []json.RawMessage) error {
 			for _, it := range items {
 				var ci ClientInfo

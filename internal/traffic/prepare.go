@@ -1,0 +1,196 @@
+package traffic
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// row is a capture ready to store.
+type row struct {
+	at                        int64
+	direction                 Direction
+	platformID                int64
+	partner, module           string
+	method, url               string
+	httpStatus, statusCode    int
+	durationUS                int64
+	requestID, correlationID  string
+	fromParty, toParty        string
+	objectIDs                 string
+	errText                   string
+	requestHeader, respHeader string
+	requestBody, respBody     []byte
+	size                      int64
+}
+
+// modules are the path segments that name an OCPI module (and ours).
+var modules = []string{"locations", "tariffs", "tokens", "sessions", "cdrs", "commands", "chargingprofiles",
+	"credentials", "hubclientinfo", "clientinfo", "payments", "webhooks", "versions"}
+
+// ModuleOf names the module of an OCPI URL path: the first segment that is
+// a module's name; "versions" for version details (/ocpi/2.2.1).
+func ModuleOf(path string) string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for _, s := range segs {
+		for _, m := range modules {
+			if s == m {
+				return m
+			}
+		}
+	}
+	if len(segs) > 0 && isVersionSeg(segs[len(segs)-1]) {
+		return "versions"
+	}
+	return ""
+}
+
+func isVersionSeg(s string) bool {
+	return s == "2.3.0" || s == "2.2.1" || s == "2.2" || s == "2.1.1" || s == "2.0"
+}
+
+// pathObjectIDs returns the object ids in a path after the module segment,
+// without the {country_code}/{party_id} that precede them.
+func pathObjectIDs(path, module string) []string {
+	if module == "" || module == "versions" || module == "credentials" {
+		return nil
+	}
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	i := 0
+	for i < len(segs) && segs[i] != module {
+		i++
+	}
+	rest := segs[min(i+1, len(segs)):]
+	switch module {
+	case "locations", "tariffs", "sessions", "cdrs", "tokens", "clientinfo":
+		if len(rest) >= 3 && len(rest[0]) == 2 && len(rest[1]) == 3 {
+			rest = rest[2:]
+		}
+	case "commands", "chargingprofiles":
+		// {command}/{id}: the command's name is not an object.
+		if len(rest) >= 1 && strings.ToUpper(rest[0]) == rest[0] {
+			rest = rest[1:]
+		}
+	}
+	var out []string
+	for _, s := range rest {
+		if u, err := url.PathUnescape(s); err == nil {
+			s = u
+		}
+		if s != "" && len(s) <= 64 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// prepare turns a capture into a row: redacted, capped, compressed.
+func (r *Recorder) prepare(c *Capture) row {
+	u := RedactURL(c.URL)
+	path := u
+	if pu, err := url.Parse(u); err == nil {
+		path = pu.Path
+	}
+	module := c.Module
+	if module == "" {
+		module = ModuleOf(path)
+	}
+	out := row{at: c.At.UnixMicro(), direction: c.Direction, platformID: c.PlatformID, partner: c.Partner, module: module,
+		method: c.Method, url: u, httpStatus: c.HTTPStatus, durationUS: c.Duration.Microseconds(),
+		requestID: c.RequestID, correlationID: c.CorrelationID, fromParty: c.FromParty, toParty: c.ToParty, errText: c.Error}
+	ids := pathObjectIDs(path, module)
+	var f facts
+	out.requestBody, f = r.body(c.RequestBody, c.RequestHeader)
+	ids = append(ids, f.objectIDs...)
+	out.respBody, f = r.body(c.ResponseBody, c.ResponseHeader)
+	ids = append(ids, f.objectIDs...)
+	out.statusCode = f.statusCode
+	out.objectIDs = joinIDs(ids)
+	out.requestHeader = headerJSON(c.RequestHeader)
+	out.respHeader = headerJSON(c.ResponseHeader)
+	out.size = int64(len(out.requestBody)+len(out.respBody)+len(out.requestHeader)+len(out.respHeader)+len(out.url)) + 256
+	return out
+}
+
+// body redacts, caps and compresses one body.
+func (r *Recorder) body(b []byte, h http.Header) ([]byte, facts) {
+	if len(b) == 0 {
+		return nil, facts{}
+	}
+	cut := len(b) >= CaptureLimit
+	red, f, err := RedactBody(b, h.Get("Content-Type"))
+	if err != nil {
+		// A body we cannot parse is not kept: it might hide a secret we
+		// would not find.
+		note := "[body not recorded: not parseable as its content type"
+		if cut {
+			note = "[body not recorded: longer than the capture limit"
+		}
+		red = []byte(note + "]")
+	}
+	if len(red) > r.cfg.MaxBodyBytes {
+		red = append(red[:r.cfg.MaxBodyBytes:r.cfg.MaxBodyBytes], []byte("…[cut]")...)
+	}
+	var buf bytes.Buffer
+	// A compressor holds about a megabyte of tables: one per writer, reused.
+	if r.zw == nil {
+		r.zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	} else {
+		r.zw.Reset(&buf)
+	}
+	r.zw.Write(red)
+	r.zw.Close()
+	return buf.Bytes(), f
+}
+
+func gunzip(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return ""
+	}
+	out, _ := io.ReadAll(zr)
+	return string(out)
+}
+
+// joinIDs stores object ids as "|a|b|", each once.
+func joinIDs(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	seen := map[string]bool{}
+	var sb strings.Builder
+	sb.WriteByte('|')
+	for _, id := range ids {
+		id = strings.ReplaceAll(id, "|", "")
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		sb.WriteString(id)
+		sb.WriteByte('|')
+	}
+	return sb.String()
+}
+
+func splitIDs(s string) []string {
+	s = strings.Trim(s, "|")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "|")
+}
+
+func headerJSON(h http.Header) string {
+	if len(h) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(RedactHeader(h))
+	return string(b)
+}

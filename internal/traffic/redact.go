@@ -1,0 +1,361 @@
+package traffic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Redacted replaces a secret.
+const Redacted = "[redacted]"
+
+// secretHeader reports headers whose values are secrets: credentials,
+// cookies, signatures of payment gateways and webhooks.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	for _, w := range []string{"token", "secret", "signature", "api-key", "apikey", "password"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretKey reports JSON or form keys whose string values are secrets: the
+// credentials token (a Token object under "token", as in START_SESSION, is
+// kept: only strings are redacted), webhook signing secrets, passwords.
+func secretKey(key string) bool {
+	k := strings.ToLower(key)
+	switch k {
+	case "token", "token_a", "token_b", "token_c", "credentials_token", "admin_token":
+		return true
+	}
+	for _, w := range []string{"secret", "password", "api_key", "apikey", "signature"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// personalKey reports keys whose values are a driver's personal data,
+// masked rather than removed so an engineer still recognises them.
+func personalKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, w := range []string{"email", "e_mail", "phone", "mobile", "vpa", "contact", "msisdn"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Mask hides most of a personal value: the first character, and for an
+// address the part after '@' (a mail domain, a UPI handle); for a number
+// its last two digits.
+func Mask(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	if i := strings.LastIndexByte(s, '@'); i > 0 {
+		return string(r[0]) + "***" + s[i:]
+	}
+	if len(r) <= 4 {
+		return "***"
+	}
+	return string(r[0]) + "***" + string(r[len(r)-2:])
+}
+
+// looksLikeEmail reports a string that is a mail address wherever it
+// appears.
+func looksLikeEmail(s string) bool {
+	at := strings.IndexByte(s, '@')
+	return at > 0 && at < len(s)-3 && strings.Contains(s[at:], ".") && !strings.ContainsAny(s, " /:")
+}
+
+// RedactHeader returns a copy of h without secrets.
+func RedactHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if secretHeader(k) {
+			out[k] = []string{Redacted}
+			continue
+		}
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// RedactURL removes secrets from a URL's query.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.RawQuery == "" {
+		return raw
+	}
+	q := u.Query()
+	changed := false
+	for k := range q {
+		if secretKey(k) {
+			q[k] = []string{Redacted}
+			changed = true
+		}
+	}
+	if u.User != nil {
+		u.User = nil
+		changed = true
+	}
+	if !changed {
+		return raw
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// facts are what the redaction walk learns of a body on the way.
+type facts struct {
+	objectIDs  []string
+	statusCode int
+}
+
+// idKeys are the keys whose values name the objects an exchange is about.
+var idKeys = map[string]bool{"id": true, "uid": true, "location_id": true, "evse_uid": true, "session_id": true,
+	"authorization_reference": true, "terminal_id": true, "tariff_id": true, "cdr_id": true, "command_id": true,
+	"payment_id": true, "order_id": true}
+
+// RedactBody returns the body without secrets and with personal data
+// masked, and what it found (object ids, the envelope's status_code).
+// JSON keeps its key order; form bodies are redacted by key; other bodies
+// are kept as they are.
+func RedactBody(body []byte, contentType string) ([]byte, facts, error) {
+	var f facts
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, f, nil
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == "application/x-www-form-urlencoded" {
+		q, err := url.ParseQuery(string(trimmed))
+		if err != nil {
+			return nil, f, err
+		}
+		keys := make([]string, 0, len(q))
+		for k := range q {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for i, v := range q[k] {
+				switch {
+				case secretKey(k):
+					q[k][i] = Redacted
+				case personalKey(k) || looksLikeEmail(v):
+					q[k][i] = Mask(v)
+				}
+			}
+		}
+		return []byte(q.Encode()), f, nil
+	}
+	if trimmed[0] != '{' && trimmed[0] != '[' {
+		return body, f, nil
+	}
+	if !maySecret(trimmed) {
+		// Nothing to redact or mask (most pushes): the body is kept as it
+		// is, and only the facts are read, much faster than the walk.
+		return body, scanFacts(trimmed), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var out bytes.Buffer
+	w := walker{dec: dec, out: &out, f: &f}
+	if err := w.value("", 0, ""); err != nil {
+		return nil, f, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, f, errors.New("trailing data after the JSON body")
+	}
+	return out.Bytes(), f, nil
+}
+
+type walker struct {
+	dec *json.Decoder
+	out *bytes.Buffer
+	f   *facts
+}
+
+// value copies one JSON value; key is the key it is under, depth its
+// nesting, parent the key of the object that holds it.
+func (w *walker) value(key string, depth int, parent string) error {
+	t, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch v := t.(type) {
+	case json.Delim:
+		switch v {
+		case '{':
+			w.out.WriteByte('{')
+			first := true
+			for w.dec.More() {
+				kt, err := w.dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				if !first {
+					w.out.WriteByte(',')
+				}
+				first = false
+				kb, _ := json.Marshal(k)
+				w.out.Write(kb)
+				w.out.WriteByte(':')
+				if err := w.value(k, depth+1, key); err != nil {
+					return err
+				}
+			}
+			if _, err := w.dec.Token(); err != nil {
+				return err
+			}
+			w.out.WriteByte('}')
+		case '[':
+			w.out.WriteByte('[')
+			first := true
+			for w.dec.More() {
+				if !first {
+					w.out.WriteByte(',')
+				}
+				first = false
+				// Elements are under the array's key: a list of e-mails is
+				// masked like one.
+				if err := w.value(key, depth+1, parent); err != nil {
+					return err
+				}
+			}
+			if _, err := w.dec.Token(); err != nil {
+				return err
+			}
+			w.out.WriteByte(']')
+		}
+	case string:
+		s := v
+		switch {
+		case secretKey(key):
+			s = Redacted
+		case personalKey(key) || looksLikeEmail(v):
+			s = Mask(v)
+		default:
+			// Object ids: top-level fields of a request body, and those of an
+			// answer's data object.
+			if idKeys[key] && (depth == 1 || (depth == 2 && parent == "data")) && len(v) <= 64 {
+				w.f.objectIDs = append(w.f.objectIDs, v)
+			}
+		}
+		b, _ := json.Marshal(s)
+		w.out.Write(b)
+	case json.Number:
+		if key == "status_code" && depth == 1 {
+			if n, err := v.Int64(); err == nil {
+				w.f.statusCode = int(n)
+			}
+		}
+		w.out.WriteString(v.String())
+	case bool:
+		if v {
+			w.out.WriteString("true")
+		} else {
+			w.out.WriteString("false")
+		}
+	case nil:
+		w.out.WriteString("null")
+	}
+	return nil
+}
+
+// sensitive are the fragments without which a JSON body holds nothing to
+// redact or mask: the keys of secretKey and personalKey, and '@' (an e-mail
+// or VPA anywhere).
+var sensitive = [][]byte{[]byte("token"), []byte("secret"), []byte("password"), []byte("api_key"), []byte("apikey"),
+	[]byte("signature"), []byte("email"), []byte("e_mail"), []byte("phone"), []byte("mobile"), []byte("vpa"),
+	[]byte("contact"), []byte("msisdn"), []byte("@")}
+
+// maySecret reports whether a JSON body may hold something to redact; a
+// false answer is certain (keys are matched case-insensitively, escapes in
+// keys are treated as possible matches).
+func maySecret(b []byte) bool {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return true
+	}
+	lower := bytes.ToLower(b)
+	for _, s := range sensitive {
+		if bytes.Contains(lower, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyFacts is what scanFacts reads of a body: its top-level ids, the
+// envelope's status_code and its data's ids.
+type bodyFacts struct {
+	idFields
+	StatusCode *json.Number    `json:"status_code"`
+	Data       json.RawMessage `json:"data"`
+}
+
+type idFields struct {
+	ID                     any `json:"id"`
+	UID                    any `json:"uid"`
+	LocationID             any `json:"location_id"`
+	EVSEUID                any `json:"evse_uid"`
+	SessionID              any `json:"session_id"`
+	AuthorizationReference any `json:"authorization_reference"`
+	TerminalID             any `json:"terminal_id"`
+	TariffID               any `json:"tariff_id"`
+	CDRID                  any `json:"cdr_id"`
+	CommandID              any `json:"command_id"`
+	PaymentID              any `json:"payment_id"`
+	OrderID                any `json:"order_id"`
+}
+
+func (f idFields) list() []string {
+	var out []string
+	for _, v := range []any{f.ID, f.UID, f.LocationID, f.EVSEUID, f.SessionID, f.AuthorizationReference, f.TerminalID,
+		f.TariffID, f.CDRID, f.CommandID, f.PaymentID, f.OrderID} {
+		if s, ok := v.(string); ok && s != "" && len(s) <= 64 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// scanFacts reads the facts of a body that needs no redaction.
+func scanFacts(b []byte) facts {
+	var f facts
+	var bf bodyFacts
+	if b[0] != '{' || json.Unmarshal(b, &bf) != nil {
+		return f
+	}
+	f.objectIDs = bf.list()
+	if bf.StatusCode != nil {
+		if n, err := bf.StatusCode.Int64(); err == nil {
+			f.statusCode = int(n)
+		}
+	}
+	if len(bf.Data) > 0 && bf.Data[0] == '{' {
+		var d idFields
+		if json.Unmarshal(bf.Data, &d) == nil {
+			f.objectIDs = append(f.objectIDs, d.list()...)
+		}
+	}
+	return f
+}

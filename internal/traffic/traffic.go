@@ -1,0 +1,317 @@
+// Package traffic records every OCPI exchange the hub takes part in — the
+// requests partners send us and the requests we send them — so an engineer
+// can see what was sent and what was answered, and follow one change through
+// the hub by its X-Correlation-ID.
+//
+// Recording stays off the request's critical path: the HTTP edges hand a
+// Capture to Record, which never blocks (a full buffer drops the capture and
+// counts it); a background writer redacts, compresses and stores captures in
+// batches. A periodic job removes what is older than the retention or above
+// the size cap, in batches.
+package traffic
+
+import (
+	"compress/gzip"
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// Direction says who sent the request of an exchange.
+type Direction string
+
+// Directions.
+const (
+	// In is a request a partner sent the hub.
+	In Direction = "in"
+	// Out is a request the hub sent a partner.
+	Out Direction = "out"
+)
+
+// Defaults of Config.
+const (
+	DefaultBufferSize    = 4096
+	DefaultBatchSize     = 1024
+	DefaultFlushInterval = time.Second
+	DefaultMaxBodyBytes  = 64 << 10
+	DefaultRetention     = 7 * 24 * time.Hour
+	DefaultMaxBytes      = 1 << 30
+	// CaptureLimit is how much of a body the edges copy: enough to redact a
+	// whole request under the hub's body cap; more is recorded as cut.
+	CaptureLimit = 1 << 20
+)
+
+// Config tunes a Recorder. Zero values take the defaults.
+type Config struct {
+	// BufferSize is how many captures may wait for the writer; beyond it
+	// captures are dropped (and counted), never waited for.
+	BufferSize int
+	// BatchSize is how many captures one write transaction stores;
+	// FlushInterval is the longest a capture waits for a batch to fill.
+	BatchSize     int
+	FlushInterval time.Duration
+	// MaxBodyBytes caps each stored body after redaction (before
+	// compression).
+	MaxBodyBytes int
+	// Retention is how long exchanges are kept; MaxBytes caps the stored
+	// size (the oldest go first).
+	Retention time.Duration
+	MaxBytes  int64
+}
+
+func (c Config) withDefaults() Config {
+	if c.BufferSize <= 0 {
+		c.BufferSize = DefaultBufferSize
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.FlushInterval <= 0 {
+		c.FlushInterval = DefaultFlushInterval
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Retention <= 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	return c
+}
+
+// Capture is one exchange as an HTTP edge saw it: raw, not yet redacted.
+// The recorder owns it once handed to Record.
+type Capture struct {
+	At        time.Time
+	Direction Direction
+	// PlatformID is the partner's platform (0 when unknown: a request
+	// without a valid token); Partner its name.
+	PlatformID int64
+	Partner    string
+	// Module is the OCPI module; empty means "derive it from the URL".
+	Module     string
+	Method     string
+	URL        string
+	HTTPStatus int
+	Duration   time.Duration
+	// RequestID and CorrelationID are the X-Request-ID and
+	// X-Correlation-ID of the request.
+	RequestID     string
+	CorrelationID string
+	// FromParty and ToParty are the OCPI-from and OCPI-to parties
+	// ("NL-TNM").
+	FromParty, ToParty string
+	RequestHeader      http.Header
+	ResponseHeader     http.Header
+	RequestBody        []byte
+	ResponseBody       []byte
+	// Error says why there is no answer (unreachable, timed out).
+	Error string
+}
+
+// Recorder buffers captures and stores them in batches.
+type Recorder struct {
+	db     *store.DB
+	clock  clock.Clock
+	logger *slog.Logger
+	cfg    Config
+
+	ch      chan *Capture
+	flushCh chan chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	start   sync.Once
+	stop    sync.Once
+
+	// zw compresses bodies; only the writer goroutine uses it.
+	zw *gzip.Writer
+
+	// on says whether exchanges are recorded (SetRecording).
+	on atomic.Bool
+
+	metrics  *metrics
+	recorded atomic.Int64
+	dropped  atomic.Int64
+}
+
+// New returns a Recorder storing into db. Call Start to run its writer and
+// Close to stop it. reg may be nil.
+func New(db *store.DB, clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer, cfg Config) *Recorder {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.withDefaults()
+	r := &Recorder{db: db, clock: clk, logger: logger, cfg: cfg,
+		ch: make(chan *Capture, cfg.BufferSize), flushCh: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{}), metrics: newMetrics(reg)}
+	r.on.Store(true)
+	return r
+}
+
+// SetRecording turns recording on or off (--traffic); what is stored stays
+// readable either way.
+func (r *Recorder) SetRecording(on bool) { r.on.Store(on) }
+
+// Recording reports whether exchanges are recorded. A nil Recorder records
+// nothing.
+func (r *Recorder) Recording() bool { return r != nil && r.on.Load() }
+
+// Config returns the recorder's settings, defaults filled in.
+func (r *Recorder) Config() Config { return r.cfg }
+
+// Now returns the recorder's time (the edges stamp captures with it).
+func (r *Recorder) Now() time.Time { return r.clock.Now() }
+
+// Record hands a capture to the writer. It never blocks: when the buffer is
+// full the capture is dropped and counted. A nil Recorder records nothing.
+func (r *Recorder) Record(c *Capture) {
+	if !r.Recording() {
+		return
+	}
+	select {
+	case r.ch <- c:
+	default:
+		r.dropped.Add(1)
+		r.metrics.dropped.Inc()
+	}
+}
+
+// Dropped returns how many captures were dropped since start.
+func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+
+// Recorded returns how many exchanges were stored since start.
+func (r *Recorder) Recorded() int64 { return r.recorded.Load() }
+
+// Start runs the background writer.
+func (r *Recorder) Start() {
+	r.start.Do(func() { go r.run() })
+}
+
+// Flush waits until every capture handed over before the call is stored
+// (tests and exports read after it).
+func (r *Recorder) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case r.flushCh <- done:
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stores what is buffered and stops the writer.
+func (r *Recorder) Close(ctx context.Context) error {
+	if r == nil {
+		return nil
+	}
+	r.start.Do(func() { close(r.done) })
+	r.stop.Do(func() { close(r.quit) })
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Recorder) run() {
+	defer close(r.done)
+	tick := time.NewTicker(r.cfg.FlushInterval)
+	defer tick.Stop()
+	batch := make([]*Capture, 0, r.cfg.BatchSize)
+	write := func() {
+		if len(batch) > 0 {
+			r.write(batch)
+			batch = batch[:0]
+		}
+	}
+	drain := func() {
+		for {
+			select {
+			case c := <-r.ch:
+				batch = append(batch, c)
+				if len(batch) >= r.cfg.BatchSize {
+					write()
+				}
+			default:
+				write()
+				return
+			}
+		}
+	}
+	for {
+		select {
+		case c := <-r.ch:
+			batch = append(batch, c)
+			if len(batch) >= r.cfg.BatchSize {
+				write()
+			}
+		case <-tick.C:
+			write()
+		case done := <-r.flushCh:
+			drain()
+			close(done)
+		case <-r.quit:
+			drain()
+			return
+		}
+	}
+}
+
+// write stores one batch; a failure loses the batch (counted), never the
+// requests it describes.
+func (r *Recorder) write(batch []*Capture) {
+	rows := make([]row, 0, len(batch))
+	for _, c := range batch {
+		rows = append(rows, r.prepare(c))
+	}
+	ctx := store.Background(context.Background())
+	err := r.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error { return insertRows(ctx, tx, rows) })
+	if err != nil {
+		r.logger.Error("recording traffic failed", "exchanges", len(rows), "error", err)
+		r.dropped.Add(int64(len(rows)))
+		r.metrics.dropped.Add(float64(len(rows)))
+		return
+	}
+	r.recorded.Add(int64(len(rows)))
+	r.metrics.recorded.Add(float64(len(rows)))
+}
+
+type metrics struct {
+	recorded, dropped, pruned prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		recorded: prometheus.NewCounter(prometheus.CounterOpts{Name: "ocpihub_traffic_recorded_total",
+			Help: "OCPI exchanges stored by the traffic inspector."}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "ocpihub_traffic_dropped_total",
+			Help: "OCPI exchanges the traffic inspector did not store (buffer full or write failed)."}),
+		pruned: prometheus.NewCounter(prometheus.CounterOpts{Name: "ocpihub_traffic_pruned_total",
+			Help: "Recorded exchanges removed by retention or the size cap."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.recorded, m.dropped, m.pruned)
+	}
+	return m
+}
