@@ -103,18 +103,18 @@ func TestPeerHubConflictPage(t *testing.T) {
 				t.Fatalf("peer hub page: HTTP %d\n%s", p.status, p.body)
 			}
 			rest := p.body[i:]
-			j := strings.Index(rest, "DE-AAA")
+			j := strings.Index(rest, "DE/AAA")
 			if j < 0 {
-				t.Fatalf("DE-AAA not on the page of #%d", id)
+				t.Fatalf("DE/AAA not on the page of #%d", id)
 			}
 			rest = rest[j:]
 			return rest[:strings.Index(rest, "</tr>")]
 		}
 		if first := row(ids[0]); !strings.Contains(first, "yes") || !strings.Contains(first, "conflict") || !strings.Contains(first, "#"+itoa(ids[1])) {
-			t.Errorf("the first peer hub's row of DE-AAA: %s", first)
+			t.Errorf("the first peer hub's row of DE/AAA: %s", first)
 		}
 		if second := row(ids[1]); !strings.Contains(second, "conflict") || !strings.Contains(second, "another peer hub listed it first") || strings.Contains(second, "yes") {
-			t.Errorf("the second peer hub's row of DE-AAA: %s", second)
+			t.Errorf("the second peer hub's row of DE/AAA: %s", second)
 		}
 	})
 }

@@ -86,7 +86,7 @@ func headerParty(h http.Header, prefix string) string {
 	if cc == "" && pid == "" {
 		return ""
 	}
-	return cc + "-" + pid
+	return party.Notation(cc, pid)
 }
 
 // captureBody copies what the handler reads of a request body.

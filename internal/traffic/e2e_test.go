@@ -156,7 +156,7 @@ func TestChainByCorrelationID(t *testing.T) {
 			}
 			seen[x.Partner] = x
 		}
-		if len(seen) != 2 || seen["eMSP One"].ToParty != "DE-EM1" || seen["eMSP Two"].ToParty != "FR-EM2" {
+		if len(seen) != 2 || seen["eMSP One"].ToParty != "DE/EM1" || seen["eMSP Two"].ToParty != "FR/EM2" {
 			t.Errorf("pushes went to %v", seen)
 		}
 		// The whole exchange: the push's answer, and no token.

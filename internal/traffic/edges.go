@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 // ObserveCall records one attempt of an outgoing call; it implements
@@ -32,7 +33,7 @@ func partyLabel(p ocpiclient.Party) string {
 	if p.IsZero() {
 		return ""
 	}
-	return p.CountryCode + "-" + p.PartyID
+	return party.Notation(p.CountryCode, p.PartyID)
 }
 
 func capped(b []byte) []byte {

@@ -109,7 +109,7 @@ type Capture struct {
 	RequestID     string
 	CorrelationID string
 	// FromParty and ToParty are the OCPI-from and OCPI-to parties
-	// ("NL-TNM").
+	// ("NL/TNM").
 	FromParty, ToParty string
 	RequestHeader      http.Header
 	ResponseHeader     http.Header
