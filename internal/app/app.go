@@ -266,7 +266,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock)
+	a.Idempotency = idempotency.New(a.DB, a.Jobs, a.Clock, box)
 	if !opts.InsertOnly {
 		a.Webhooks.Schedule()
 		a.Idempotency.Schedule(a.Jobs)

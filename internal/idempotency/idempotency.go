@@ -29,6 +29,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -37,6 +38,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -119,14 +121,18 @@ type Claim struct {
 type Store struct {
 	db    *store.DB
 	clock clock.Clock
+	box   *sealbox.Box
 }
 
-// New returns a Store and registers its cleanup worker on jc.
-func New(db *store.DB, jc *jobs.Client, clk clock.Clock) *Store {
+// New returns a Store and registers its cleanup worker on jc. Answers are
+// stored sealed by box, like the hub's other secrets: some carry one (the
+// signing secret in the answer to a webhook subscription), and a replay must
+// give it back. A nil box (or one without a key) marks them plain.
+func New(db *store.DB, jc *jobs.Client, clk clock.Clock, box *sealbox.Box) *Store {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	s := &Store{db: db, clock: clk}
+	s := &Store{db: db, clock: clk, box: box}
 	if jc != nil {
 		jobs.AddWorker(jc, &pruneWorker{s: s})
 	}
@@ -181,7 +187,11 @@ func (s *Store) Begin(ctx context.Context, req Request) (Claim, error) {
 			claim.State = Applied
 		default:
 			claim.State = Replay
-			claim.Response = &Response{Status: status, Header: http.Header{}, Body: body}
+			plain, err := s.box.Open(string(body))
+			if err != nil {
+				return fmt.Errorf("the stored answer of %s %q: %w", req.Kind, req.Key, err)
+			}
+			claim.Response = &Response{Status: status, Header: http.Header{}, Body: []byte(plain)}
 			if len(header) > 0 {
 				if err := json.Unmarshal(header, &claim.Response.Header); err != nil {
 					return err
@@ -239,7 +249,7 @@ func (s *Store) Finish(ctx context.Context, claim Claim, resp Response) error {
 	}
 	return s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE idempotency_keys SET status = $1, header = $2, body = $3 WHERE id = $4",
-			resp.Status, string(header), resp.Body, claim.id)
+			resp.Status, string(header), []byte(s.box.Seal(string(resp.Body))), claim.id)
 		return err
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -227,7 +228,7 @@ func TestClaims(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		clk := clock.NewFake(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC))
-		s := idempotency.New(db, nil, clk)
+		s := idempotency.New(db, nil, clk, nil)
 		ctx := context.Background()
 		req := idempotency.Request{Caller: "admin", Kind: idempotency.KindRequestID, Key: "k", Fingerprint: "f"}
 		begin := func(r idempotency.Request) idempotency.Claim {
@@ -314,4 +315,50 @@ func TestRepeatedRequestIDWaitsForTheFirst(t *testing.T) {
 	if n := count(t, h, subsCount); n != 0 {
 		t.Fatalf("the retry ran the request: %d subscriptions", n)
 	}
+}
+
+// TestAnswersAreSealed: a stored answer can carry a secret (the signing
+// secret of a new webhook subscription); with a secret key it is kept
+// sealed, and a replay still gives it back whole. An answer stored before
+// answers were sealed still replays.
+func TestAnswersAreSealed(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		box, err := sealbox.New(strings.Repeat("k3y-", 10))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := idempotency.New(db, nil, clock.NewFake(time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)), box)
+		ctx := context.Background()
+		req := idempotency.Request{Caller: "emsp", Kind: idempotency.KindKey, Key: "sub-1", Fingerprint: "f"}
+		c, err := s.Begin(ctx, req)
+		if err != nil || c.State != idempotency.Proceed {
+			t.Fatalf("new key: %v %v", c.State, err)
+		}
+		answer := `{"data":{"secret":"whsec_Zm9vYmFyYmF6cXV4"}}`
+		if err := s.Finish(ctx, c, idempotency.Response{Status: 201, Body: []byte(answer)}); err != nil {
+			t.Fatal(err)
+		}
+		var stored []byte
+		if err := db.Read().QueryRow(ctx, "SELECT body FROM idempotency_keys WHERE key = $1", "sub-1").Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(stored), "whsec_") || !sealbox.IsSealed(string(stored)) {
+			t.Errorf("stored answer %q: want it sealed", stored)
+		}
+		r, err := s.Begin(ctx, req)
+		if err != nil || r.State != idempotency.Replay || string(r.Response.Body) != answer {
+			t.Fatalf("replay: %+v %v", r, err)
+		}
+		// An answer written before sealing (no prefix) reads as it is.
+		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "UPDATE idempotency_keys SET body = $1 WHERE key = $2", []byte(`{"old":true}`), "sub-1")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := s.Begin(ctx, req); err != nil || string(r.Response.Body) != `{"old":true}` {
+			t.Fatalf("old answer: %+v %v", r, err)
+		}
+	})
 }
