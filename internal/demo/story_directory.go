@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -35,10 +34,6 @@ func directoryStory() Story {
 			{env.CPOs[1], "MAA01", "T. Nagar", "Chennai", "13.041800", "80.233900", []string{"AVAILABLE"}},
 			{env.CPOs[1], "HYD01", "HITEC City", "Hyderabad", "17.447340", "78.376230", []string{"INOPERATIVE", "AVAILABLE"}},
 		}
-		before := map[*sim.EMSP]int{}
-		for _, e := range env.EMSPs {
-			before[e] = len(e.Requests(locationPut))
-		}
 		for _, s := range sites {
 			cc, pid := s.cpo.Party()
 			loc := sim.SampleLocation(cc, pid, s.id, s.name, s.city, s.lat, s.lon, now, s.statuses...)
@@ -48,11 +43,14 @@ func directoryStory() Story {
 			tl.Step("%s pushes location %s (%s, %s) with %s", s.cpo.Name(), s.id, s.name, s.city, plural(len(s.statuses), "EVSE"))
 		}
 		for _, e := range env.EMSPs {
-			if _, err := e.WaitFor(ctx, before[e]+len(sites), locationPut); err != nil {
-				return fmt.Errorf("%s did not receive every location: %w", e.Name(), err)
-			}
+			// Wait for each location, not for a number of PUTs: an eMSP
+			// that joined moments ago may also get some of them from its
+			// initial load.
 			for _, s := range sites {
 				cc, pid := s.cpo.Party()
+				if _, err := e.WaitFor(ctx, 1, sim.PathHas(http.MethodPut, "/"+cc+"/"+pid+"/"+s.id)); err != nil {
+					return fmt.Errorf("%s did not receive location %s: %w", e.Name(), s.id, err)
+				}
 				if e.Location(cc, pid, s.id) == nil {
 					return fmt.Errorf("%s lacks %s-%s %s", e.Name(), cc, pid, s.id)
 				}
@@ -108,10 +106,6 @@ func directoryStory() Story {
 	}}
 }
 
-// locationPut matches a location pushed to an eMSP's receiver.
-func locationPut(r sim.Request) bool {
-	return r.Method == http.MethodPut && strings.Contains(r.Path, "/emsp/locations/")
-}
 
 // plural writes "1 EVSE", "3 EVSEs".
 func plural(n int, what string) string {
