@@ -535,6 +535,9 @@ func (a *App) Close(ctx context.Context) error {
 		errs = append(errs, a.Jobs.Stop(sctx))
 		cancel()
 	}
+	// Stopped: what this instance still holds (leases, running jobs) is a
+	// dead holder's now, for other instances too.
+	a.Instance.Release()
 	if a.Traffic != nil {
 		// What is buffered is stored before the database closes.
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())

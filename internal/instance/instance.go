@@ -6,8 +6,8 @@
 // when it runs out. The name lets a restarted process do better than wait:
 // a lease whose holder ran on this machine, in this PID namespace, and is
 // gone (its process no longer exists, or it had our own PID with another
-// nonce and so was an earlier process that PID belonged to) is free at
-// once. A holder on another machine or in another PID namespace
+// nonce and is not an instance alive in this process, so it was released
+// or belonged to an earlier process with that PID) is free at once. A holder on another machine or in another PID namespace
 // cannot be checked from here, so its lease is respected until its
 // deadline: several replicas on one PostgreSQL never take a live replica's
 // lease.
@@ -18,7 +18,18 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
+
+// running holds the IDs this process has handed out and not released: the
+// instances alive in it. Usually one; tests (and embedding programs) run
+// several hubs in one process, and one of them must not take another's
+// leases or jobs for those of an earlier process with the same PID. It is
+// process-wide because liveness is a fact about the process.
+var running = struct {
+	sync.Mutex
+	ids map[ID]bool
+}{ids: map[ID]bool{}}
 
 // ID names one run of one process: boot id, PID namespace, PID and a
 // random nonce, joined by dots. On systems without /proc the boot id and
@@ -29,10 +40,23 @@ type ID string
 // sep ends an ID inside a lease token: token = ID + sep + per-lease part.
 const sep = "~"
 
-// New returns the ID of the running process (a new one on every call: a
-// process calls it once).
+// New returns the ID of a new instance in the running process (a new one
+// on every call). It counts as alive until Release.
 func New() ID {
-	return ID(strings.Join([]string{bootID(), pidNamespace(), strconv.Itoa(os.Getpid()), rand.Text()[:10]}, "."))
+	id := ID(strings.Join([]string{bootID(), pidNamespace(), strconv.Itoa(os.Getpid()), rand.Text()[:10]}, "."))
+	running.Lock()
+	running.ids[id] = true
+	running.Unlock()
+	return id
+}
+
+// Release ends the instance: from now on its leases and jobs count as a
+// dead holder's, also for other instances in this process. Call it once
+// the instance has stopped working.
+func (id ID) Release() {
+	running.Lock()
+	delete(running.ids, id)
+	running.Unlock()
 }
 
 // Token returns a lease token held by id: its ID, then unique.
@@ -67,7 +91,11 @@ func (id ID) Gone(holder ID) bool {
 		return false
 	}
 	if pid == os.Getpid() {
-		return true // our PID with another nonce: a process that had it before us
+		// Our PID: another instance of this process, alive until released,
+		// or one of an earlier process that had our PID.
+		running.Lock()
+		defer running.Unlock()
+		return !running.ids[holder]
 	}
 	return !alive(pid)
 }

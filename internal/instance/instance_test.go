@@ -24,6 +24,8 @@ func TestGone(t *testing.T) {
 	earlier := ID(strings.Join([]string{parts[0], parts[1], parts[2], "0ldrun"}, "."))
 	live := ID(strings.Join([]string{parts[0], parts[1], strconv.Itoa(os.Getppid()), "n0nce"}, "."))
 	elsewhere := ID(strings.Join([]string{"other-boot", parts[1], strconv.Itoa(cmd.Process.Pid), "n0nce"}, "."))
+	sibling, released := New(), New()
+	released.Release()
 	otherNS := ID(strings.Join([]string{parts[0], "1", parts[2], "0ldrun"}, "."))
 	for _, tc := range []struct {
 		name   string
@@ -31,6 +33,8 @@ func TestGone(t *testing.T) {
 		gone   bool
 	}{
 		{"itself", me, false},
+		{"another instance alive in this process", sibling, false},
+		{"an instance of this process that was released", released, true},
 		{"exited process on this machine", dead, true},
 		{"earlier run with our PID", earlier, true},
 		{"live process on this machine", live, false},

@@ -35,17 +35,20 @@ type Command struct {
 
 // cpoState is the CPO simulator's sessions side.
 type cpoState struct {
-	mu         sync.Mutex
-	tokens     map[string]map[string]any
-	sessions   map[string]map[string]any
-	cdrs       []map[string]any
-	commands   []Command
-	onCommand  func(command string, body map[string]any) CommandBehavior
-	plan       SessionPlan
-	errs       []error
-	seq        int
-	profiles   []Command
-	background sync.WaitGroup
+	mu sync.Mutex
+	// sessionPush orders the pushes of sessions: a PATCH after a
+	// STOP_SESSION never overtakes the PUT of the session it stops.
+	sessionPush sync.Mutex
+	tokens      map[string]map[string]any
+	sessions    map[string]map[string]any
+	cdrs        []map[string]any
+	commands    []Command
+	onCommand   func(command string, body map[string]any) CommandBehavior
+	plan        SessionPlan
+	errs        []error
+	seq         int
+	profiles    []Command
+	background  sync.WaitGroup
 	// losePushes: sessions and CDRs are kept but never reach the hub (a
 	// lost push; the hub's pull recovers them).
 	losePushes bool
@@ -275,22 +278,38 @@ func (c *CPO) firstConnector(locationID, evseUID string) (string, string) {
 	return evseUID, "#NA"
 }
 
-// PutSession PUTs a session to the hub and keeps it as the CPO's own.
+// PutSession keeps a session as the CPO's own and PUTs it to the hub. The
+// CPO knows its session before the hub has answered, as a real one does: a
+// STOP_SESSION may come while the PUT is still on its way. A session the
+// hub refused is forgotten.
 func (c *CPO) PutSession(ctx context.Context, s map[string]any) error {
 	id, _ := s["id"].(string)
-	if _, err := c.hubPush(ctx, "sessions", http.MethodPut, s, c.opts.CountryCode, c.opts.PartyID, id); err != nil {
-		return err
-	}
 	c.st.mu.Lock()
+	prev, had := c.st.sessions[id]
 	c.st.sessions[id] = clone(s)
 	c.st.mu.Unlock()
+	c.st.sessionPush.Lock()
+	defer c.st.sessionPush.Unlock()
+	if _, err := c.hubPush(ctx, "sessions", http.MethodPut, s, c.opts.CountryCode, c.opts.PartyID, id); err != nil {
+		c.st.mu.Lock()
+		if had {
+			c.st.sessions[id] = prev
+		} else {
+			delete(c.st.sessions, id)
+		}
+		c.st.mu.Unlock()
+		return err
+	}
 	return nil
 }
 
 // PatchSession PATCHes a session at the hub and applies the patch to the
 // CPO's own copy (charging_periods appended).
 func (c *CPO) PatchSession(ctx context.Context, id string, patch map[string]any) error {
-	if _, err := c.hubPush(ctx, "sessions", http.MethodPatch, patch, c.opts.CountryCode, c.opts.PartyID, id); err != nil {
+	c.st.sessionPush.Lock()
+	_, err := c.hubPush(ctx, "sessions", http.MethodPatch, patch, c.opts.CountryCode, c.opts.PartyID, id)
+	c.st.sessionPush.Unlock()
+	if err != nil {
 		return err
 	}
 	c.st.mu.Lock()
