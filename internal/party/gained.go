@@ -44,10 +44,14 @@ func endpointsOf(ctx context.Context, tx *store.Tx, id int64) ([]ocpi.Endpoint, 
 // LoadClientInfo enqueues, inside tx, a push of the ClientInfo of up to limit
 // parties (client_info rows after the cursor, in pk order) to one platform:
 // the initial load of a new hubclientinfo receiver. The platform's own
-// parties are left out. last is the cursor to continue from; done is true
-// when nothing is left after it.
+// parties are left out, and for a peer hub the parties behind it (the loop
+// rule: what a peer hub told us is never told back to it). last is the
+// cursor to continue from; done is true when nothing is left after it.
 func (s *Service) LoadClientInfo(ctx context.Context, tx *store.Tx, platformID, after int64, limit int) (last int64, sent int, done bool, err error) {
 	own, err := platformRoles(ctx, tx, platformID)
+	if err == nil {
+		own, err = withRepresented(ctx, tx, platformID, own)
+	}
 	if err != nil {
 		return after, 0, false, err
 	}
