@@ -44,8 +44,12 @@ type harness struct {
 	em  *faultyEmitter
 
 	queue []*hjob
-	// jobSeq numbers the jobs enqueued (InsertTx).
+	// jobSeq numbers the jobs enqueued (InsertTx). qmu guards it and the
+	// queue's appends from transactions committing at once (the
+	// concurrent settlement tests); the rest of the harness runs on one
+	// goroutine.
 	jobSeq int64
+	qmu    sync.Mutex
 	// started is when the property test's run began.
 	started time.Time
 	// actions are what the other parties will do next, in any order.
@@ -123,9 +127,15 @@ func (h *harness) InsertTx(_ context.Context, tx *store.Tx, args river.JobArgs, 
 	if opts != nil && !opts.ScheduledAt.IsZero() {
 		due = opts.ScheduledAt
 	}
+	h.qmu.Lock()
 	h.jobSeq++
 	j := &hjob{id: h.jobSeq, kind: args.Kind(), args: encoded, due: due}
-	tx.AfterCommit(func() { h.queue = append(h.queue, j) })
+	h.qmu.Unlock()
+	tx.AfterCommit(func() {
+		h.qmu.Lock()
+		h.queue = append(h.queue, j)
+		h.qmu.Unlock()
+	})
 	return &rivertype.JobInsertResult{Job: &rivertype.JobRow{ID: j.id, Kind: j.kind, EncodedArgs: encoded, ScheduledAt: due}}, nil
 }
 
