@@ -102,15 +102,7 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		if n := b.emsp.MaxInFlight(); n != 1 {
 			t.Errorf("%d pushes of one object were in flight at once, want 1", n)
 		}
-	}, fast(nil), func(o *hubtest.Options) {
-		// The eMSP counts every request in flight: no initial load (of
-		// ClientInfo, other objects) beside the location's pushes.
-		cfg := o.Config
-		o.Config = func(c *app.Config) {
-			cfg(c)
-			c.NoInitialLoad = true
-		}
-	})
+	}, fast(nil))
 }
 
 // TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its

@@ -81,6 +81,11 @@ type Options struct {
 	// failed-authentication guard, cfg.AuthFailures); test
 	// hubs run without limits unless asked, so tests can make bursts.
 	RateLimits bool
+	// InitialLoad turns the initial load of a new receiver on: test hubs
+	// run without it unless asked (or a test's Config clears
+	// NoInitialLoad), so a partner registered in a set-up gets only what a
+	// test sends, and counts of pushes are the test's own.
+	InitialLoad bool
 	// Jobs edits the job queue settings (e.g. MaxAttempts 1, so a failing
 	// job is discarded at once).
 	Jobs func(*jobs.Config)
@@ -164,6 +169,9 @@ func (h *Hub) start(t testing.TB) {
 	if !h.opts.RateLimits {
 		cfg.RateLimit = ratelimit.Limits{}
 		cfg.AuthFailures = 0
+	}
+	if !h.opts.InitialLoad {
+		cfg.NoInitialLoad = true
 	}
 	if h.SandboxDBURL != "" {
 		cfg.SandboxAddr = "127.0.0.1:0"
