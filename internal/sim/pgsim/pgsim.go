@@ -112,7 +112,10 @@ func Start(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 5 * time.Second}
+		// Its own transport: httptest servers closing in the same process
+		// close the idle connections of http.DefaultTransport, under a
+		// request that was about to reuse one.
+		opts.HTTPClient = &http.Client{Timeout: 5 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	l, err := net.Listen("tcp", opts.Addr)
 	if err != nil {

@@ -111,7 +111,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, listener: l, client: &http.Client{Timeout: 5 * time.Second}, closing: make(chan struct{}),
+	s := &Server{opts: opts, listener: l, client: &http.Client{Timeout: 5 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}, closing: make(chan struct{}),
 		undelivered: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v5/flow", s.handleMSG91)
