@@ -106,7 +106,6 @@ func directoryStory() Story {
 	}}
 }
 
-
 // plural writes "1 EVSE", "3 EVSEs".
 func plural(n int, what string) string {
 	if n == 1 {
