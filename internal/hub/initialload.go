@@ -110,14 +110,14 @@ func (h *Hub) planInitialLoad(ctx context.Context, tx *store.Tx, platformID int6
 	if !planned {
 		return nil
 	}
+	// A job for every plan, not one unique per platform: a load planned
+	// while the platform's job runs its last step would be skipped as a
+	// duplicate of it, and then wait for the hourly cleanup. Two jobs of one
+	// platform are harmless: each step takes its batch under the row's lock.
 	_, err := h.jobs.InsertTx(ctx, tx, InitialLoadArgs{PlatformID: platformID}, &river.InsertOpts{Queue: jobs.QueuePush,
-		ScheduledAt: h.clock.Now().Add(h.cfg.LoadDelay), UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: loadUniqueStates}})
+		ScheduledAt: h.clock.Now().Add(h.cfg.LoadDelay)})
 	return err
 }
-
-// loadUniqueStates keep one initial load job per platform waiting or running.
-var loadUniqueStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-	rivertype.JobStateRunning, rivertype.JobStateScheduled}
 
 // InitialLoadArgs is the job that sends a platform's initial loads, one
 // batch per run: it snoozes between batches (the pace) and while the
@@ -331,3 +331,8 @@ func (h *Hub) rearmLoads(ctx context.Context) error {
 	}
 	return nil
 }
+
+// loadUniqueStates: the cleanup's re-arm adds no job while one of the
+// platform's waits or runs.
+var loadUniqueStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled}
