@@ -1,6 +1,7 @@
 package traffic_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/base64"
@@ -23,13 +24,16 @@ import (
 // recorder on, then reads every stored exchange back — URL, headers,
 // bodies, errors — and the raw database file, and looks for every token and
 // secret the run used, as they are and Base64-encoded.
+//
+// It runs apart from the package's parallel tests: the demo's stories wait
+// at most a minute each, and a busy machine should not decide them.
 func TestNoSecretInRecordedTraffic(t *testing.T) {
-	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	var secrets []string
-	_, err := demo.Run(ctx, demo.Options{Addr: "127.0.0.1:0", Dir: dir, Logger: slog.New(slog.DiscardHandler),
+	var out bytes.Buffer
+	_, err := demo.Run(ctx, demo.Options{Addr: "127.0.0.1:0", Dir: dir, Logger: slog.New(slog.DiscardHandler), Out: &out,
 		AfterStories: func(ctx context.Context, env *demo.Env) {
 			secrets = append(secrets, env.AdminToken)
 			for _, p := range env.Parties {
@@ -58,7 +62,7 @@ func TestNoSecretInRecordedTraffic(t *testing.T) {
 			}
 		}})
 	if err != nil {
-		t.Fatalf("demo: %v", err)
+		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 
 	var needles []string
