@@ -39,6 +39,27 @@ type Lister interface {
 	List(ctx context.Context, tx *store.Tx, after int64, limit int) ([]Listed, error)
 }
 
+// ListObjects runs a Lister's query: q selects (pk, country_code, party_id,
+// id) rows after the cursor $1, at most $2 of them, in pk order.
+func ListObjects(ctx context.Context, tx *store.Tx, q string, after int64, limit int) ([]Listed, error) {
+	rows, err := tx.Query(ctx, q, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Listed
+	for rows.Next() {
+		var l Listed
+		var id string
+		if err := rows.Scan(&l.Seq, &l.CountryCode, &l.PartyID, &id); err != nil {
+			return nil, err
+		}
+		l.Key = ObjectKey(l.CountryCode, l.PartyID, id)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
 // Listed is one object of a Lister.
 type Listed struct {
 	Seq                  int64

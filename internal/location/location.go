@@ -252,25 +252,5 @@ func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Pu
 // List gives the hub the locations for a new receiver's initial load, in pk
 // order.
 func (src source) List(ctx context.Context, tx *store.Tx, after int64, limit int) ([]hub.Listed, error) {
-	return listObjects(ctx, tx, "SELECT pk, country_code, party_id, id FROM locations WHERE pk > $1 ORDER BY pk LIMIT $2", after, limit)
-}
-
-// listObjects reads (pk, country_code, party_id, id) rows as hub.Listed.
-func listObjects(ctx context.Context, tx *store.Tx, q string, after int64, limit int) ([]hub.Listed, error) {
-	rows, err := tx.Query(ctx, q, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hub.Listed
-	for rows.Next() {
-		var l hub.Listed
-		var id string
-		if err := rows.Scan(&l.Seq, &l.CountryCode, &l.PartyID, &id); err != nil {
-			return nil, err
-		}
-		l.Key = hub.ObjectKey(l.CountryCode, l.PartyID, id)
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return hub.ListObjects(ctx, tx, "SELECT pk, country_code, party_id, id FROM locations WHERE pk > $1 ORDER BY pk LIMIT $2", after, limit)
 }

@@ -366,20 +366,5 @@ func sameJSON(stored, canon []byte) bool {
 // List gives the hub the tariffs for a new receiver's initial load, in pk
 // order.
 func (src source) List(ctx context.Context, tx *store.Tx, after int64, limit int) ([]hub.Listed, error) {
-	rows, err := tx.Query(ctx, "SELECT pk, country_code, party_id, id FROM tariffs WHERE pk > $1 ORDER BY pk LIMIT $2", after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []hub.Listed
-	for rows.Next() {
-		var l hub.Listed
-		var id string
-		if err := rows.Scan(&l.Seq, &l.CountryCode, &l.PartyID, &id); err != nil {
-			return nil, err
-		}
-		l.Key = hub.ObjectKey(l.CountryCode, l.PartyID, id)
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return hub.ListObjects(ctx, tx, "SELECT pk, country_code, party_id, id FROM tariffs WHERE pk > $1 ORDER BY pk LIMIT $2", after, limit)
 }
