@@ -417,6 +417,33 @@ func TestRouting(t *testing.T) {
 			}
 		})
 
+		t.Run("Owners", func(t *testing.T) {
+			for _, o := range []struct{ cc, pid, id string }{{"NL", "CP1", "T1"}, {"NL", "CP1", "T2"}, {"DE", "CP2", "T2"}, {"BE", "PC1", "T2"}} {
+				if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+					_, err := tx.Exec(ctx, `INSERT INTO tariffs (country_code, party_id, id, last_updated, body) VALUES ($1, $2, $3, 0, '{}')`,
+						o.cc, o.pid, o.id)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tests := []struct {
+				name, id string
+				want     []routing.Party
+			}{
+				{"one owner", "T1", []routing.Party{pty("NL", "CP1")}},
+				{"one owner, id in another case", "t1", []routing.Party{pty("NL", "CP1")}},
+				{"ambiguous: two owners, the first in party order", "T2", []routing.Party{pty("BE", "PC1"), pty("DE", "CP2")}},
+				{"unknown", "T9", nil},
+			}
+			for _, tc := range tests {
+				got, err := routing.Owners(ctx, db.Read(), routing.Tariffs, tc.id)
+				if err != nil || !slices.Equal(got, tc.want) {
+					t.Errorf("%s: Owners = %v %v, want %v", tc.name, got, err, tc.want)
+				}
+			}
+		})
+
 		t.Run("ReceivingParty", func(t *testing.T) {
 			for name, want := range map[string]routing.Party{
 				"multi": pty("DE", "EM2"), // the first party that is not a CPO
