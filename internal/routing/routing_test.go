@@ -149,6 +149,19 @@ func codeOf(err error) string {
 	return ocpi.ErrorCode(err)
 }
 
+// addressCase is a row of the address tables: where a request or push to
+// party to (in role) goes.
+type addressCase struct {
+	name          string
+	role          party.Role
+	to            routing.Party
+	module, iface string
+	platform      string // the platform it goes to, "" when none (or an error)
+	viaPeer       bool   // Address: through a peer hub
+	code          string // Address: the error code
+	enqueue       bool   // Enqueueable: found
+}
+
 func pty(cc, pid string) routing.Party { return routing.Party{CountryCode: cc, PartyID: pid} }
 
 func platformCaller(roles ...party.PartyRef) *party.Caller {
@@ -234,30 +247,22 @@ func TestRouting(t *testing.T) {
 		})
 
 		t.Run("Address", func(t *testing.T) {
-			tests := []struct {
-				name          string
-				role          party.Role
-				to            routing.Party
-				module, iface string
-				platform      string // "" when an error is expected
-				viaPeer       bool
-				code          string
-			}{
-				{"a direct CPO", "", pty("NL", "CP1"), "commands", recv, "cpo1", false, ""},
-				{"a direct CPO, lower case", "", pty("nl", "cp1"), "commands", recv, "cpo1", false, ""},
-				{"a direct eMSP in its role", party.RoleEMSP, pty("NL", "EM1"), "tokens", send, "emsp1", false, ""},
-				{"a platform hosting two roles", party.RoleEMSP, pty("DE", "EM2"), "locations", recv, "multi", false, ""},
-				{"a party behind a peer hub goes to the peer hub", "", pty("BE", "PE1"), "tokens", send, "peer", true, ""},
-				{"a CPO behind a peer hub", party.RoleCPO, pty("BE", "PC1"), "commands", recv, "peer", true, ""},
-				{"a party listed by a peer hub but hosted directly goes direct", "", pty("NL", "EM1"), "cdrs", recv, "emsp1", false, ""},
-				{"a party the peer hub reports OFFLINE", "", pty("BE", "PE2"), "tokens", send, "", false, ocpi.ENOTCONNECTED},
-				{"a SUSPENDED platform", "", pty("NL", "SU1"), "locations", recv, "", false, ocpi.ENOTCONNECTED},
-				{"an OFFLINE platform", "", pty("NL", "OF1"), "locations", recv, "", false, ocpi.ENOTCONNECTED},
-				{"an unknown party", "", pty("XX", "ZZZ"), "locations", recv, "", false, ocpi.EUNKNOWNRECEIVER},
-				{"an unregistered platform's party", "", pty("NL", "GON"), "locations", recv, "", false, ocpi.EUNKNOWNRECEIVER},
-				{"behind an unregistered peer hub", "", pty("FR", "GP1"), "locations", recv, "", false, ocpi.EUNKNOWNRECEIVER},
-				{"a party without the interface", "", pty("NL", "CP1"), "cdrs", recv, "", false, ocpi.EUNKNOWNRECEIVER},
-				{"a party in another role", party.RoleCPO, pty("NL", "EM1"), "tokens", send, "", false, ocpi.EUNKNOWNRECEIVER},
+			tests := []addressCase{
+				{"a direct CPO", "", pty("NL", "CP1"), "commands", recv, "cpo1", false, "", false},
+				{"a direct CPO, lower case", "", pty("nl", "cp1"), "commands", recv, "cpo1", false, "", false},
+				{"a direct eMSP in its role", party.RoleEMSP, pty("NL", "EM1"), "tokens", send, "emsp1", false, "", false},
+				{"a platform hosting two roles", party.RoleEMSP, pty("DE", "EM2"), "locations", recv, "multi", false, "", false},
+				{"a party behind a peer hub goes to the peer hub", "", pty("BE", "PE1"), "tokens", send, "peer", true, "", false},
+				{"a CPO behind a peer hub", party.RoleCPO, pty("BE", "PC1"), "commands", recv, "peer", true, "", false},
+				{"a party listed by a peer hub but hosted directly goes direct", "", pty("NL", "EM1"), "cdrs", recv, "emsp1", false, "", false},
+				{"a party the peer hub reports OFFLINE", "", pty("BE", "PE2"), "tokens", send, "", false, ocpi.ENOTCONNECTED, false},
+				{"a SUSPENDED platform", "", pty("NL", "SU1"), "locations", recv, "", false, ocpi.ENOTCONNECTED, false},
+				{"an OFFLINE platform", "", pty("NL", "OF1"), "locations", recv, "", false, ocpi.ENOTCONNECTED, false},
+				{"an unknown party", "", pty("XX", "ZZZ"), "locations", recv, "", false, ocpi.EUNKNOWNRECEIVER, false},
+				{"an unregistered platform's party", "", pty("NL", "GON"), "locations", recv, "", false, ocpi.EUNKNOWNRECEIVER, false},
+				{"behind an unregistered peer hub", "", pty("FR", "GP1"), "locations", recv, "", false, ocpi.EUNKNOWNRECEIVER, false},
+				{"a party without the interface", "", pty("NL", "CP1"), "cdrs", recv, "", false, ocpi.EUNKNOWNRECEIVER, false},
+				{"a party in another role", party.RoleCPO, pty("NL", "EM1"), "tokens", send, "", false, ocpi.EUNKNOWNRECEIVER, false},
 			}
 			for _, tc := range tests {
 				a, err := f.r.Address(ctx, tc.role, tc.to, tc.module, tc.iface)
@@ -276,22 +281,15 @@ func TestRouting(t *testing.T) {
 		})
 
 		t.Run("Platform and Enqueueable", func(t *testing.T) {
-			tests := []struct {
-				name          string
-				role          party.Role
-				to            routing.Party
-				module, iface string
-				platform      string // Platform's answer ("" = not found)
-				enqueue       bool   // Enqueueable's found
-			}{
-				{"an eMSP with the receiver", party.RoleEMSP, pty("NL", "EM1"), "sessions", recv, "emsp1", true},
-				{"an eMSP that pulls", party.RoleEMSP, pty("NL", "PL1"), "sessions", recv, "pull", false},
-				{"an OFFLINE eMSP: queued, the outbox holds it back", party.RoleEMSP, pty("NL", "OF1"), "locations", recv, "offline", true},
-				{"a SUSPENDED eMSP", party.RoleEMSP, pty("NL", "SU1"), "locations", recv, "suspended", false},
-				{"an eMSP behind a peer hub", party.RoleEMSP, pty("BE", "PE1"), "locations", recv, "peer", true},
-				{"the wrong role", party.RolePTP, pty("NL", "EM1"), "sessions", recv, "", false},
-				{"unknown", party.RoleEMSP, pty("XX", "ZZZ"), "sessions", recv, "", false},
-				{"absent", party.RoleEMSP, routing.Party{}, "sessions", recv, "", false},
+			tests := []addressCase{
+				{"an eMSP with the receiver", party.RoleEMSP, pty("NL", "EM1"), "sessions", recv, "emsp1", false, "", true},
+				{"an eMSP that pulls", party.RoleEMSP, pty("NL", "PL1"), "sessions", recv, "pull", false, "", false},
+				{"an OFFLINE eMSP: queued, the outbox holds it back", party.RoleEMSP, pty("NL", "OF1"), "locations", recv, "offline", false, "", true},
+				{"a SUSPENDED eMSP", party.RoleEMSP, pty("NL", "SU1"), "locations", recv, "suspended", false, "", false},
+				{"an eMSP behind a peer hub", party.RoleEMSP, pty("BE", "PE1"), "locations", recv, "peer", false, "", true},
+				{"the wrong role", party.RolePTP, pty("NL", "EM1"), "sessions", recv, "", false, "", false},
+				{"unknown", party.RoleEMSP, pty("XX", "ZZZ"), "sessions", recv, "", false, "", false},
+				{"absent", party.RoleEMSP, routing.Party{}, "sessions", recv, "", false, "", false},
 			}
 			for _, tc := range tests {
 				p, found, err := f.r.Platform(ctx, tc.role, tc.to)
