@@ -130,15 +130,7 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 	if err != nil {
 		return err
 	}
-	var to ocpiclient.Party
-	for _, r := range p.Roles {
-		// A peer hub is asked as a hub (GET ALL via hub, transport.md
-		// §11): it answers for every party behind it.
-		if r.Role == role || (r.Role == party.RoleHUB && !r.Represented) {
-			to = ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID}
-			break
-		}
-	}
+	to := routing.PulledParty(p, role)
 	u, err := url.Parse(base)
 	if err != nil {
 		return ocpi.Errorf(ocpi.ECLIENTAPI, "platform %s has a malformed %s URL", p.Name, module)

@@ -112,3 +112,16 @@ func (r *Router) Connected(ctx context.Context, role party.Role) ([]Party, error
 	}
 	return out, nil
 }
+
+// PulledParty is the OCPI-to of a pull of a platform's SENDER in role: its
+// first party in role, or a peer hub's own HUB party — a peer hub is asked
+// as a hub (GET ALL via hub, transport.md §11) and answers for every party
+// behind it. It is zero when the platform has neither.
+func PulledParty(p *party.Platform, role party.Role) Party {
+	for _, r := range p.Roles {
+		if r.Role == role || (r.Role == party.RoleHUB && !r.Represented) {
+			return Party{CountryCode: r.CountryCode, PartyID: r.PartyID}
+		}
+	}
+	return Party{}
+}

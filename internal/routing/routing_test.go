@@ -454,6 +454,20 @@ func TestRouting(t *testing.T) {
 					t.Errorf("ReceivingParty(%s) = %v, want %v", name, got, want)
 				}
 			}
+			for _, tc := range []struct {
+				platform string
+				role     party.Role
+				want     routing.Party
+			}{
+				{"multi", party.RoleCPO, pty("DE", "CP2")},
+				{"multi", party.RoleEMSP, pty("DE", "EM2")},
+				{"peer", party.RoleCPO, pty("BE", "PHB")}, // a peer hub is pulled as a hub, not as BE/PC1
+				{"emsp1", party.RoleCPO, routing.Party{}},
+			} {
+				if got := routing.PulledParty(platformByID(t, f, tc.platform), tc.role); got != tc.want {
+					t.Errorf("PulledParty(%s, %s) = %v, want %v", tc.platform, tc.role, got, tc.want)
+				}
+			}
 		})
 	})
 }
