@@ -534,3 +534,67 @@ func TestHeaders(t *testing.T) {
 		t.Errorf("SetHeaders with a zero OCPI-to: %v", h)
 	}
 }
+
+// TestRoutingSeesChanges: a router answers from the registry as it is now —
+// a registration change (suspension, a new party, a peer hub withdrawing a
+// party, an unregistration) changes the next answer of the same Router. A
+// cache added later must keep this test passing.
+func TestRoutingSeesChanges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		exec := func(q string, args ...any) {
+			t.Helper()
+			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				_, err := tx.Exec(ctx, q, args...)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		receivers := func() []int64 {
+			t.Helper()
+			var ids []int64
+			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				rs, err := f.r.Receivers(ctx, tx, 0, routing.EMSPAudience, "tokens")
+				for _, r := range rs {
+					ids = append(ids, r.PlatformID)
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		if _, err := f.r.Address(ctx, "", pty("NL", "CP1"), "commands", recv); err != nil {
+			t.Fatalf("before: %v", err)
+		}
+		if got := receivers(); !slices.Equal(got, []int64{f.ids["cpo1"], f.ids["peer"]}) {
+			t.Fatalf("receivers before: %v", got)
+		}
+
+		exec("UPDATE platforms SET status = 'SUSPENDED' WHERE id = $1", f.ids["cpo1"])
+		if _, err := f.r.Address(ctx, "", pty("NL", "CP1"), "commands", recv); codeOf(err) != ocpi.ENOTCONNECTED {
+			t.Errorf("suspended: %v, want 4003", err)
+		}
+		if got := receivers(); !slices.Equal(got, []int64{f.ids["peer"]}) {
+			t.Errorf("receivers after the suspension: %v", got)
+		}
+
+		exec(`INSERT INTO platform_roles (platform_id, role, country_code, party_id, business_details, updated_at)
+			VALUES ($1, 'CPO', 'NL', 'CP3', '{"name":"x"}', 0)`, f.ids["multi"])
+		if known, err := f.r.Known(ctx, "NL", "CP3"); err != nil || !known {
+			t.Errorf("a new party: known %v %v", known, err)
+		}
+
+		exec("DELETE FROM peer_parties WHERE platform_id = $1 AND party_id = 'PE1'", f.ids["peer"])
+		if err := f.r.CheckTo(ctx, nil, pty("BE", "PE1")); codeOf(err) != ocpi.EUNKNOWNRECEIVER {
+			t.Errorf("a party the peer hub withdrew: %v, want 4001", err)
+		}
+
+		exec("UPDATE platforms SET status = 'UNREGISTERED' WHERE id = $1", f.ids["peer"])
+		if err := f.r.CheckTo(ctx, nil, pty("BE", "PC1")); codeOf(err) != ocpi.EUNKNOWNRECEIVER {
+			t.Errorf("behind a peer hub that unregistered: %v, want 4001", err)
+		}
+	})
+}
