@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -155,18 +156,13 @@ func (s *Service) receiver(ctx context.Context, owner ocpiclient.Party) (int64, 
 	if s.hub == nil || s.parties == nil {
 		return 0, nil
 	}
-	if own, ok := s.parties.OwnParty(party.RoleEMSP); ok && own.Matches(owner.CountryCode, owner.PartyID) {
+	rt := routing.New(s.parties)
+	if rt.IsOwnParty(party.RoleEMSP, owner) {
 		return 0, nil
 	}
-	p, err := s.parties.FindByParty(ctx, party.RoleEMSP, owner.CountryCode, owner.PartyID)
-	if ocpi.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
+	p, found, err := rt.Enqueueable(ctx, party.RoleEMSP, owner, Module, ocpi.InterfaceReceiver)
+	if err != nil || !found {
 		return 0, err
-	}
-	if _, ok := p.Endpoint(Module, ocpi.InterfaceReceiver); !ok || p.Status != party.StatusConnected {
-		return 0, nil
 	}
 	return p.ID, nil
 }

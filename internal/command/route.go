@@ -119,8 +119,9 @@ func ownToken(req Request, tok *ocpi.Token) error {
 // target is unknown.
 func (s *Service) routeTo(ctx context.Context, req Request, t *target) (ocpiclient.Party, *Local, error) {
 	to := req.To
-	if !to.IsZero() && s.hub != nil && s.hub.IsSelf(to.CountryCode, to.PartyID) {
-		to = ocpiclient.Party{}
+	if s.hub != nil {
+		// OCPI-to naming the hub: find the CPO (routing.Router.Owner).
+		to = s.hub.Routing().Owner(to, party.RoleCPO)
 	}
 	switch {
 	case t.locationID != "":

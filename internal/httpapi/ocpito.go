@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
-	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 )
 
 // The OCPI-to rules of a request to a functional module (transport.md §9.3),
@@ -48,43 +48,25 @@ func functionalModule(path string) bool {
 	return false
 }
 
-// localTo reports whether OCPI-to names the hub itself or the caller itself:
-// the request is then answered by the hub, as if OCPI-to were absent.
+// localTo reports whether OCPI-to names the hub itself or the caller itself
+// (routing.Router.IsLocal): the request is then answered by the hub, as if
+// OCPI-to were absent.
 func (s *Server) localTo(r *http.Request, cc, pid string) bool {
-	if s.cfg.Hub != nil && s.cfg.Hub.IsSelf(cc, pid) {
-		return true
+	c, to := party.CallerFrom(r.Context()), ocpiclient.Party{CountryCode: cc, PartyID: pid}
+	if s.cfg.Hub != nil {
+		return s.cfg.Hub.Routing().IsLocal(c, to)
 	}
-	c := party.CallerFrom(r.Context())
-	return c != nil && c.Kind == party.CallerPlatform && c.Owns("", cc, pid)
+	return routing.CallerOwns(c, to)
 }
 
 // checkRoutingTo is 4001 when a functional-module request's OCPI-to names a
-// party the hub does not know.
+// party the hub does not know (routing.Router.CheckTo).
 func (s *Server) checkRoutingTo(r *http.Request) error {
 	to, ok := routingTo(r)
 	if !ok || s.cfg.Parties == nil || !functionalModule(r.URL.Path) || s.localTo(r, to.CountryCode, to.PartyID) {
 		return nil
 	}
-	known, err := s.knowsParty(r.Context(), to.CountryCode, to.PartyID)
-	if err != nil {
-		return err
-	}
-	if !known {
-		return ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "OCPI-to names %s/%s, a party this hub does not know; omit OCPI-to (or name the hub) to address the hub",
-			strings.ToUpper(to.CountryCode), strings.ToUpper(to.PartyID))
-	}
-	return nil
-}
-
-// knowsParty reports whether cc/pid is a party of a platform registered
-// with the hub (in any state: a known party that cannot be reached now is
-// the forwarding's 4003, not 4001).
-func (s *Server) knowsParty(ctx context.Context, cc, pid string) (bool, error) {
-	_, err := s.cfg.Parties.FindByParty(ctx, "", cc, pid)
-	if ocpi.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
+	return routing.New(s.cfg.Parties).CheckTo(r.Context(), party.CallerFrom(r.Context()), to)
 }
 
 // setErrorRouting gives an error answer of a functional module the routing

@@ -6,6 +6,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 )
 
 // ownsParty checks a request's URL owner against the caller's parties with
@@ -17,39 +18,25 @@ func ownsParty(r *http.Request, role party.Role, cc, pid string) error {
 }
 
 // routingTo returns the party a request addresses with OCPI-to-* headers,
-// when they are present.
-func routingTo(r *http.Request) (ocpiclient.Party, bool) {
-	p := ocpiclient.Party{CountryCode: r.Header.Get("OCPI-to-country-code"), PartyID: r.Header.Get("OCPI-to-party-id")}
-	return p, p.CountryCode != "" && p.PartyID != ""
-}
+// when they are present (routing.To).
+func routingTo(r *http.Request) (ocpiclient.Party, bool) { return routing.To(r.Header) }
 
 // routingFrom returns the requesting party: OCPI-from-* when the caller owns
-// it, else the caller's first party. Before the caller is known (an answer
-// to a request that failed authentication) it is the request's OCPI-from-*.
+// it, else the caller's first party (routing.Requester).
 func routingFrom(r *http.Request) ocpiclient.Party {
-	c := party.CallerFrom(r.Context())
-	p := ocpiclient.Party{CountryCode: r.Header.Get("OCPI-from-country-code"), PartyID: r.Header.Get("OCPI-from-party-id")}
-	if c == nil && p.CountryCode != "" && p.PartyID != "" {
-		return p
-	}
-	if c != nil && p.CountryCode != "" && c.Owns("", p.CountryCode, p.PartyID) {
-		return p
-	}
-	if c != nil && len(c.Roles) > 0 {
-		return ocpiclient.Party{CountryCode: c.Roles[0].CountryCode, PartyID: c.Roles[0].PartyID}
-	}
-	return ocpiclient.Party{}
+	return routing.Requester(party.CallerFrom(r.Context()), r.Header)
 }
 
 // addressedElsewhere reports whether the request names, in OCPI-to-*, a
-// party other than the hub's own and the caller's own (ocpito.go): the
-// request is then forwarded, or a list restricted to that party.
+// party other than the hub's own and the caller's own
+// (routing.Router.Addressed): the request is then forwarded, or a list
+// restricted to that party.
 func (s *Server) addressedElsewhere(r *http.Request) (ocpiclient.Party, bool) {
 	to, ok := routingTo(r)
-	if !ok || s.cfg.Hub == nil || s.localTo(r, to.CountryCode, to.PartyID) {
+	if !ok || s.cfg.Hub == nil {
 		return ocpiclient.Party{}, false
 	}
-	return to, true
+	return s.cfg.Hub.Routing().Addressed(party.CallerFrom(r.Context()), to)
 }
 
 // setHubRouting writes the routing headers of an answer the hub gives
@@ -59,16 +46,7 @@ func (s *Server) setHubRouting(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Hub == nil {
 		return
 	}
-	to, from := routingFrom(r), s.cfg.Hub.Self()
-	h := w.Header()
-	if !to.IsZero() {
-		h.Set("OCPI-to-country-code", to.CountryCode)
-		h.Set("OCPI-to-party-id", to.PartyID)
-	}
-	if !from.IsZero() {
-		h.Set("OCPI-from-country-code", from.CountryCode)
-		h.Set("OCPI-from-party-id", from.PartyID)
-	}
+	routing.SetHeaders(w.Header(), routingFrom(r), s.cfg.Hub.Self())
 }
 
 // forward passes a request on to the party it is addressed to and writes the

@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -305,18 +306,8 @@ func classify(resp *ocpiclient.Response, err error) string {
 }
 
 // receivingParty picks the party a push to platform p is addressed to
-// (OCPI-to): its first non-CPO party.
-func receivingParty(p *party.Platform) ocpiclient.Party {
-	for _, r := range p.Roles {
-		if r.Role != party.RoleCPO {
-			return ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID}
-		}
-	}
-	if len(p.Roles) > 0 {
-		return ocpiclient.Party{CountryCode: p.Roles[0].CountryCode, PartyID: p.Roles[0].PartyID}
-	}
-	return ocpiclient.Party{}
-}
+// (OCPI-to) when the push names none (routing.ReceivingParty).
+func receivingParty(p *party.Platform) ocpiclient.Party { return routing.ReceivingParty(p) }
 
 func describeAnswer(resp *ocpiclient.Response) string {
 	if resp == nil || resp.Envelope == nil {

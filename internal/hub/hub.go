@@ -26,6 +26,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -73,6 +74,7 @@ type Hub struct {
 	db      *store.DB
 	jobs    *jobs.Client
 	parties *party.Service
+	route   *routing.Router
 	client  *ocpiclient.Client
 	clock   clock.Clock
 	logger  *slog.Logger
@@ -176,7 +178,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	} else if cfg.LoadDelay == 0 {
 		cfg.LoadDelay = DefaultLoadDelay
 	}
-	h := &Hub{db: db, jobs: jc, parties: parties, client: client, clock: clk, logger: logger, cfg: cfg,
+	h := &Hub{db: db, jobs: jc, parties: parties, route: routing.New(parties), client: client, clock: clk, logger: logger, cfg: cfg,
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{}}
 	if jc != nil {
@@ -233,24 +235,16 @@ func (h *Hub) Schedule() {
 		&river.PeriodicJobOpts{ID: "hub_cleanup"}))
 }
 
-// Self is the hub's own party: OCPI-from of broadcasts.
-func (h *Hub) Self() ocpiclient.Party {
-	if p, ok := h.parties.OwnParty(party.RoleHUB); ok {
-		return ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID}
-	}
-	return ocpiclient.Party{}
-}
+// Self is the hub's own party: OCPI-from of broadcasts (routing.Router.Self).
+func (h *Hub) Self() ocpiclient.Party { return h.route.Self() }
 
 // IsSelf reports whether cc/pid names the hub itself (or one of its own
-// parties: the hub's eMSP answers through the same directory).
-func (h *Hub) IsSelf(cc, pid string) bool {
-	for _, r := range h.parties.Own() {
-		if strings.EqualFold(r.CountryCode, cc) && strings.EqualFold(r.PartyID, pid) {
-			return true
-		}
-	}
-	return false
-}
+// parties: the hub's eMSP answers through the same directory;
+// routing.Router.IsOwn).
+func (h *Hub) IsSelf(cc, pid string) bool { return h.route.IsOwn(cc, pid) }
+
+// Routing returns the router the hub decides receivers and addresses with.
+func (h *Hub) Routing() *routing.Router { return h.route }
 
 func (h *Hub) now() int64 { return h.clock.Now().UnixMicro() }
 

@@ -110,7 +110,7 @@ func (h *Hub) planInitialLoad(ctx context.Context, tx *store.Tx, platformID int6
 		}
 		receives := false
 		for _, r := range rs {
-			receives = receives || r.id == platformID
+			receives = receives || r.PlatformID == platformID
 		}
 		_, had := (ocpi.VersionDetails{Endpoints: before}).Find(l.module, ocpi.InterfaceReceiver)
 		switch {
@@ -283,14 +283,14 @@ func (h *Hub) loadObjects(ctx context.Context, tx *store.Tx, platformID int64, m
 		return after, 0, false, err
 	}
 	for _, r := range rs {
-		if r.id == platformID {
+		if r.PlatformID == platformID {
 			to = r
 		}
 	}
-	if to.id == 0 {
+	if to.PlatformID == 0 {
 		return after, 0, true, nil // no longer a receiver: the load ends
 	}
-	own, err := h.parties.HostsAny(ctx, tx, platformID)
+	own, err := h.route.Hosts(ctx, tx, platformID)
 	if err != nil {
 		return after, 0, false, err
 	}
@@ -315,7 +315,7 @@ func (h *Hub) loadObjects(ctx context.Context, tx *store.Tx, platformID int64, m
 		if !ok || p.Method != "PUT" {
 			continue
 		}
-		p.Module, p.ObjectKey, p.Full, p.To = module, it.Key, true, to.to
+		p.Module, p.ObjectKey, p.Full, p.To = module, it.Key, true, to.To
 		if err := h.Enqueue(ctx, tx, platformID, p); err != nil {
 			return after, 0, false, err
 		}

@@ -2,10 +2,8 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/riverqueue/river"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -28,23 +27,16 @@ const (
 	stateSkipped = "skipped"
 )
 
-// CPOAudience are the roles a CPO's broadcast reaches (transport.md §11),
-// and peer hubs, for the parties behind them. The sending platform never
-// gets its own broadcast back: an object that came from a peer hub is not
-// sent back to it.
-var CPOAudience = []party.Role{party.RoleEMSP, party.RoleNSP, party.RoleOTHER, party.RoleHUB}
+// CPOAudience are the roles a CPO's broadcast reaches (routing.CPOAudience):
+// the sending platform never gets its own broadcast back.
+var CPOAudience = routing.CPOAudience
 
-// EMSPAudience are the roles an eMSP's broadcast (tokens) reaches: the CPOs
-// and peer hubs.
-var EMSPAudience = []party.Role{party.RoleCPO, party.RoleHUB}
+// EMSPAudience are the roles an eMSP's broadcast (tokens) reaches
+// (routing.EMSPAudience).
+var EMSPAudience = routing.EMSPAudience
 
-// receiver is a platform a broadcast goes to, and its party in the
-// audience (the push's OCPI-to).
-type receiver struct {
-	id      int64
-	offline bool
-	to      ocpiclient.Party
-}
+// receiver is a platform a broadcast goes to (routing.Receivers decides).
+type receiver = routing.Receiver
 
 // Broadcast enqueues p, inside tx, for every connected platform other than
 // the sender that hosts a party in one of the audience roles and offers the
@@ -62,14 +54,14 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 	var online []receiver
 	var ids []int64
 	for _, r := range rs {
-		if r.offline {
-			if err := h.markResync(ctx, tx, r.id, p.Module, p.ObjectKey); err != nil {
+		if r.Offline {
+			if err := h.markResync(ctx, tx, r.PlatformID, p.Module, p.ObjectKey); err != nil {
 				return err
 			}
 			continue
 		}
 		online = append(online, r)
-		ids = append(ids, r.id)
+		ids = append(ids, r.PlatformID)
 	}
 	if len(online) == 0 {
 		return nil
@@ -96,7 +88,7 @@ func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, receivers []receiver
 			if i > 0 {
 				in += ", "
 			}
-			args = append(args, r.id)
+			args = append(args, r.PlatformID)
 			in += fmt.Sprintf("$%d", len(args))
 		}
 		// The state terms repeat the queue index's own condition so that
@@ -122,9 +114,9 @@ func (h *Hub) insertRows(ctx context.Context, tx *store.Tx, receivers []receiver
 		}
 		to := p.To
 		if to.IsZero() {
-			to = r.to
+			to = r.To
 		}
-		args = append(args, r.id, to.CountryCode, to.PartyID)
+		args = append(args, r.PlatformID, to.CountryCode, to.PartyID)
 		n := len(args)
 		q += fmt.Sprintf("($%d, $1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $%d, $%d, $10, $11, $12)", n-2, n-1, n)
 	}
@@ -162,48 +154,10 @@ func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[DispatchArgs])
 	return w.h.jobs.InsertMany(ctx, params)
 }
 
-// receivers lists the platforms a broadcast of module goes to.
+// receivers lists the platforms a broadcast of module goes to
+// (routing.Router.Receivers: the audience, the loop rule).
 func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audience []party.Role, module string) ([]receiver, error) {
-	roles := make([]any, 0, len(audience)+3)
-	roles = append(roles, string(party.StatusConnected), sender)
-	ph := ""
-	for i, r := range audience {
-		if i > 0 {
-			ph += ", "
-		}
-		roles = append(roles, string(r))
-		ph += fmt.Sprintf("$%d", len(roles))
-	}
-	rows, err := q.Query(ctx, `SELECT p.id, p.connection, p.endpoints,
-		(SELECT r.country_code || '/' || r.party_id FROM platform_roles r WHERE r.platform_id = p.id AND r.role IN (`+ph+`)
-			ORDER BY r.role, r.country_code, r.party_id LIMIT 1) AS party
-		FROM platforms p
-		WHERE p.status = $1 AND p.id <> $2
-		AND EXISTS (SELECT 1 FROM platform_roles r WHERE r.platform_id = p.id AND r.role IN (`+ph+`))
-		ORDER BY p.id`, roles...)
-	if err != nil {
-		return nil, fmt.Errorf("broadcast receivers: %w", err)
-	}
-	defer rows.Close()
-	var out []receiver
-	for rows.Next() {
-		var id int64
-		var conn, addr string
-		var raw []byte
-		if err := rows.Scan(&id, &conn, &raw, &addr); err != nil {
-			return nil, err
-		}
-		var eps []ocpi.Endpoint
-		if json.Unmarshal(raw, &eps) != nil {
-			continue
-		}
-		if _, ok := (ocpi.VersionDetails{Endpoints: eps}).Find(module, ocpi.InterfaceReceiver); !ok {
-			continue
-		}
-		cc, pid, _ := strings.Cut(addr, "/")
-		out = append(out, receiver{id: id, offline: conn == party.ClientOffline, to: ocpiclient.Party{CountryCode: cc, PartyID: pid}})
-	}
-	return out, rows.Err()
+	return h.route.Receivers(ctx, q, sender, audience, module)
 }
 
 // Enqueue adds p to the outbox of one platform, inside tx, with the job that

@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 )
 
 // ForwardRequest is a request to pass on to another party (open or
@@ -45,23 +46,11 @@ type Forwarded struct {
 // errors: 4001 unknown receiver (or one without the endpoint), 4003 receiver
 // not connected or unreachable, 4002 timeout, 4000 anything else.
 func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error) {
-	p, err := h.parties.FindByParty(ctx, "", fr.To.CountryCode, fr.To.PartyID)
-	if ocpi.IsNotFound(err) {
-		return nil, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "no party %s/%s is connected to this hub", fr.To.CountryCode, fr.To.PartyID)
-	}
+	addr, err := h.route.Address(ctx, "", fr.To, fr.Module, fr.Interface)
 	if err != nil {
 		return nil, err
 	}
-	if p.Status != party.StatusConnected || p.Connection == party.ClientOffline {
-		return nil, ocpi.Errorf(ocpi.ENOTCONNECTED, "party %s/%s is not connected (%s, %s)", fr.To.CountryCode, fr.To.PartyID, p.Status, p.Connection)
-	}
-	if st := p.PartyStatus(fr.To.CountryCode, fr.To.PartyID); st != "" && st != party.ClientConnected {
-		return nil, ocpi.Errorf(ocpi.ENOTCONNECTED, "party %s/%s is %s at the hub %s it is connected to", fr.To.CountryCode, fr.To.PartyID, st, p.Name)
-	}
-	base, ok := p.Endpoint(fr.Module, fr.Interface)
-	if !ok {
-		return nil, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "party %s/%s offers no %s %s interface", fr.To.CountryCode, fr.To.PartyID, fr.Module, fr.Interface)
-	}
+	p, base := addr.Platform, addr.URL
 	auth, err := h.parties.Auth(p)
 	if err != nil {
 		return nil, err
@@ -119,16 +108,7 @@ func (h *Hub) Forward(ctx context.Context, fr ForwardRequest) (*Forwarded, error
 
 // setRouting writes the routing headers of an answer: to the requester, from
 // the responder.
-func setRouting(h http.Header, to, from ocpiclient.Party) {
-	if !to.IsZero() {
-		h.Set("OCPI-to-country-code", to.CountryCode)
-		h.Set("OCPI-to-party-id", to.PartyID)
-	}
-	if !from.IsZero() {
-		h.Set("OCPI-from-country-code", from.CountryCode)
-		h.Set("OCPI-from-party-id", from.PartyID)
-	}
-}
+func setRouting(h http.Header, to, from ocpiclient.Party) { routing.SetHeaders(h, to, from) }
 
 // Pull GETs a platform's SENDER interface of module from since (zero: all),
 // following Link pages, and calls fn with each page's objects. The hub is
@@ -150,15 +130,7 @@ func (h *Hub) Pull(ctx context.Context, platformID int64, module string, role pa
 	if err != nil {
 		return err
 	}
-	var to ocpiclient.Party
-	for _, r := range p.Roles {
-		// A peer hub is asked as a hub (GET ALL via hub, transport.md
-		// §11): it answers for every party behind it.
-		if r.Role == role || (r.Role == party.RoleHUB && !r.Represented) {
-			to = ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID}
-			break
-		}
-	}
+	to := routing.PulledParty(p, role)
 	u, err := url.Parse(base)
 	if err != nil {
 		return ocpi.Errorf(ocpi.ECLIENTAPI, "platform %s has a malformed %s URL", p.Name, module)

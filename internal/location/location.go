@@ -34,6 +34,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -206,31 +207,23 @@ func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]jso
 // Lookup finds a location by id alone, for a directory GET that does not
 // name the owner. It is ErrAmbiguous when several CPOs use the id.
 func (s *Service) Lookup(ctx context.Context, locationID string) (cc, pid string, err error) {
-	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT country_code, party_id FROM locations WHERE id = $1 ORDER BY country_code, party_id LIMIT 2",
-		ocpi.Key(locationID))
+	owners, err := routing.Owners(ctx, s.db.ReadIn(ctx), routing.Locations, locationID)
 	if err != nil {
-		return "", "", err
-	}
-	defer rows.Close()
-	var owners []string
-	for rows.Next() {
-		if err := rows.Scan(&cc, &pid); err != nil {
-			return "", "", err
-		}
-		owners = append(owners, cc+"/"+pid)
-	}
-	if err := rows.Err(); err != nil {
 		return "", "", err
 	}
 	switch len(owners) {
 	case 0:
 		return "", "", errUnknown(Ref{LocationID: locationID})
 	case 1:
-		return cc, pid, nil
+		return owners[0].CountryCode, owners[0].PartyID, nil
+	}
+	names := make([]string, len(owners))
+	for i, o := range owners {
+		names[i] = o.CountryCode + "/" + o.PartyID
 	}
 	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "location_id",
 		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
-		Message: fmt.Sprintf("location %s exists at several CPOs (%s, …); send OCPI-to-country-code and OCPI-to-party-id", locationID, strings.Join(owners, ", "))}
+		Message: fmt.Sprintf("location %s exists at several CPOs (%s, …); send OCPI-to-country-code and OCPI-to-party-id", locationID, strings.Join(names, ", "))}
 }
 
 // source is the hub's view of locations: the current body as a full PUT.

@@ -51,25 +51,18 @@ func (s *Service) Activate(ctx context.Context, a Actor, raw []byte) (*hub.Forwa
 // activator is the PTP an activation goes to.
 func (s *Service) activator(ctx context.Context, to Party) (Party, error) {
 	if !to.IsZero() {
-		if _, err := s.parties.FindByParty(ctx, party.RolePTP, to.CountryCode, to.PartyID); err != nil {
-			if ocpi.IsNotFound(err) {
-				return Party{}, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "no PTP %s/%s is connected to this hub", printable(to.CountryCode), printable(to.PartyID))
-			}
+		_, known, err := s.route.Platform(ctx, party.RolePTP, to)
+		if err != nil {
 			return Party{}, err
+		}
+		if !known {
+			return Party{}, ocpi.Errorf(ocpi.EUNKNOWNRECEIVER, "no PTP %s/%s is connected to this hub", printable(to.CountryCode), printable(to.PartyID))
 		}
 		return keyParty(to), nil
 	}
-	platforms, err := s.parties.List(ctx, party.Filter{Status: []party.Status{party.StatusConnected}})
+	found, err := s.route.Connected(ctx, party.RolePTP)
 	if err != nil {
 		return Party{}, err
-	}
-	var found []Party
-	for _, p := range platforms {
-		for _, r := range p.Roles {
-			if r.Role == party.RolePTP {
-				found = append(found, Party{CountryCode: r.CountryCode, PartyID: r.PartyID})
-			}
-		}
 	}
 	switch len(found) {
 	case 0:

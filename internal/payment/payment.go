@@ -68,6 +68,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -187,6 +188,7 @@ type Service struct {
 	db      *store.DB
 	hub     *hub.Hub
 	parties *party.Service
+	route   *routing.Router
 	dir     Directory
 	records Records
 	events  event.Emitter
@@ -210,7 +212,7 @@ func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, record
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, hub: h, parties: parties, dir: dir, records: records, events: events, clock: clk, logger: logger,
+	s := &Service{db: db, hub: h, parties: parties, route: routing.New(parties), dir: dir, records: records, events: events, clock: clk, logger: logger,
 		metrics: newMetrics(reg)}
 	if h != nil {
 		h.Register(Module, source{s})
@@ -237,21 +239,9 @@ func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *sto
 // platformWith returns the connected platform hosting p in role that offers
 // module with interface iface, or nil.
 func (s *Service) platformWith(ctx context.Context, role party.Role, p Party, module, iface string) (*party.Platform, error) {
-	if p.IsZero() {
-		return nil, nil
-	}
-	pl, err := s.parties.FindByParty(ctx, role, p.CountryCode, p.PartyID)
-	if ocpi.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	pl, found, err := s.route.Enqueueable(ctx, role, p, module, iface)
+	if err != nil || !found {
 		return nil, err
-	}
-	if pl.Status != party.StatusConnected {
-		return nil, nil
-	}
-	if _, ok := pl.Endpoint(module, iface); !ok {
-		return nil, nil
 	}
 	return pl, nil
 }

@@ -164,7 +164,7 @@ type SessionChange struct {
 func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, ch SessionChange) error {
 	// Only a PTP's token makes a payment (link checks the owner): every
 	// other session costs one indexed read here.
-	if ok, err := s.parties.Hosts(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
+	if ok, err := s.route.HostsRole(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
 		return err
 	}
 	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
@@ -213,7 +213,7 @@ type CDRChange struct {
 // and settles the payment's confirmations; it runs inside the transaction
 // that stores the CDR.
 func (s *Service) CDRCreated(ctx context.Context, tx *store.Tx, ch CDRChange) error {
-	if ok, err := s.parties.Hosts(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
+	if ok, err := s.route.HostsRole(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
 		return err
 	}
 	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
@@ -256,11 +256,8 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, ref string, cpo, owner
 		return nil, err
 	}
 	if p == nil {
-		pl, err := s.parties.FindByParty(ctx, party.RolePTP, owner.CountryCode, owner.PartyID)
-		if ocpi.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
+		pl, found, err := s.route.Platform(ctx, party.RolePTP, owner)
+		if err != nil || !found {
 			return nil, err
 		}
 		now := s.now()
@@ -302,9 +299,7 @@ func (s *Service) pushToPTP(ctx context.Context, tx *store.Tx, p *payment, push 
 	if s.hub == nil {
 		return nil
 	}
-	if _, err := s.parties.FindByParty(ctx, party.RoleEMSP, p.ptp.CountryCode, p.ptp.PartyID); err == nil {
-		return nil
-	} else if !ocpi.IsNotFound(err) {
+	if _, emsp, err := s.route.Platform(ctx, party.RoleEMSP, p.ptp); err != nil || emsp {
 		return err
 	}
 	pl, err := s.platformWith(ctx, party.RolePTP, p.ptp, push.Module, ocpi.InterfaceReceiver)

@@ -17,7 +17,7 @@ func (s *Service) customerOf(ctx context.Context, t *ocpi.Terminal, cur *storedT
 	case cur != nil && !cur.cpo.IsZero():
 		return cur.cpo, nil
 	case !to.IsZero():
-		if _, err := s.parties.FindByParty(ctx, party.RoleCPO, to.CountryCode, to.PartyID); err == nil {
+		if _, known, err := s.route.Platform(ctx, party.RoleCPO, to); err == nil && known {
 			return keyParty(to), nil
 		}
 	}

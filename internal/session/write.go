@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -278,15 +279,17 @@ func (s *Service) route(ctx context.Context, tx *store.Tx, ch Change, r Ref, own
 	if s.hub == nil || s.isOwn(owner) {
 		return nil
 	}
-	p, err := s.parties.FindByParty(ctx, party.RoleEMSP, owner.CountryCode, owner.PartyID)
-	if ocpi.IsNotFound(err) {
+	p, found, err := routing.New(s.parties).Platform(ctx, party.RoleEMSP, owner)
+	if err != nil {
+		return err
+	}
+	if !found {
 		s.logger.InfoContext(ctx, "session for an eMSP that is not connected; kept for its pull", "session", r.String(),
 			"emsp", owner.CountryCode+"/"+owner.PartyID)
 		return nil
 	}
-	if err != nil {
-		return err
-	}
+	// The loop rule: a session is not sent back to the platform it came
+	// from (a peer hub representing both the CPO and the eMSP).
 	if _, ok := p.Endpoint(Module, ocpi.InterfaceReceiver); !ok || p.Status != party.StatusConnected || p.ID == ch.Sender {
 		return nil
 	}
@@ -300,8 +303,7 @@ func (s *Service) isOwn(p ocpiclient.Party) bool {
 	if s.parties == nil {
 		return false
 	}
-	own, ok := s.parties.OwnParty(party.RoleEMSP)
-	return ok && own.Matches(p.CountryCode, p.PartyID)
+	return routing.New(s.parties).IsOwnParty(party.RoleEMSP, p)
 }
 
 // emit records session.started or session.stopped. The data carries what

@@ -23,6 +23,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -321,32 +322,17 @@ func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Pu
 // Lookup finds the owner of a tariff id, for a directory GET that does not
 // name it; several owners is a 2001 asking for OCPI-to-*.
 func (s *Service) Lookup(ctx context.Context, id string) (cc, pid string, err error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT country_code, party_id FROM tariffs WHERE id = $1 ORDER BY country_code, party_id LIMIT 2", ocpi.Key(id))
+	owners, err := routing.Owners(ctx, s.db.Read(), routing.Tariffs, id)
 	if err != nil {
 		return "", "", err
 	}
-	defer rows.Close()
-	n := 0
-	var first string
-	for rows.Next() {
-		var c, p string
-		if err := rows.Scan(&c, &p); err != nil {
-			return "", "", err
-		}
-		if n == 0 {
-			cc, pid, first = c, p, c+"/"+p
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return "", "", err
-	}
-	switch n {
+	switch len(owners) {
 	case 0:
 		return "", "", errUnknown(Ref{ID: id})
 	case 1:
-		return cc, pid, nil
+		return owners[0].CountryCode, owners[0].PartyID, nil
 	}
+	first := owners[0].CountryCode + "/" + owners[0].PartyID
 	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "tariff_id",
 		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
 		Message: "tariff " + id + " exists at several CPOs (" + first + ", …); send OCPI-to-country-code and OCPI-to-party-id"}

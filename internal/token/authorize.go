@@ -101,8 +101,10 @@ func (s *Service) Authorize(ctx context.Context, req AuthorizeRequest) (*Authori
 	}
 	own, _ := s.parties.OwnParty(party.RoleEMSP)
 	to := req.To
-	if !to.IsZero() && s.hub != nil && s.hub.IsSelf(to.CountryCode, to.PartyID) && !own.Matches(to.CountryCode, to.PartyID) {
-		to = ocpiclient.Party{} // addressed to the hub itself: we find the owner
+	if s.hub != nil {
+		// Addressed to the hub itself: we find the owner; addressed to our
+		// own eMSP, it answers (routing.Router.Owner).
+		to = s.hub.Routing().Owner(to, party.RoleEMSP)
 	}
 	cands, err := s.candidates(ctx, req.UID, req.Type, to)
 	if err != nil {
