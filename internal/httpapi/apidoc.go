@@ -12,21 +12,17 @@ import (
 	"github.com/ocpihub/ocpihub/internal/openapi"
 )
 
-// Doc describes one route of the table for the OpenAPI document served at
-// /openapi.json. Every route with a method has one, keyed by its pattern
-// exactly as routes.go registers it (TestEveryRouteDescribed fails
-// otherwise, and for a Doc whose route is gone).
+// Doc describes a route (its row's Doc) in the OpenAPI document served at
+// /openapi.json. Every row with a method has one with a summary
+// (TestRowsComplete fails otherwise):
 //
-// Adding a route's description: put an entry in the apiDocs of its module
-// (apidoc_<module>.go; a new module adds a file and one line to
-// docSets):
-//
-//	"GET /ocpi/2.2.1/emsp/locations": {
-//		Summary: "List the directory (locations of every CPO)",
-//		Data:    []ocpi.Location{}, // the type the handler puts in data
-//		Paged:   true,
-//		Spec:    "mod_locations.asciidoc",
-//	},
+//	{Pattern: "GET /ocpi/2.2.1/emsp/locations", Access: platform, Handler: s.handleEMSPLocations,
+//		Doc: Doc{
+//			Summary: "List the directory (locations of every CPO)",
+//			Data:    []ocpi.Location{}, // the type the handler puts in data
+//			Paged:   true,
+//			Spec:    "mod_locations.asciidoc",
+//		}},
 //
 // The document derives the schemas from the Go types by reflection, wraps
 // them in the OCPI envelope, and adds the error answers every route may give
@@ -83,43 +79,9 @@ type Doc struct {
 	Spec string
 }
 
-// apiDocs are the descriptions of one module's routes.
-type apiDocs struct {
-	Tag    openapi.Tag
-	Routes map[string]Doc
-	// Schemas adds what Go types cannot say (enums, lengths) to the schemas
-	// of the module's types.
-	Schemas func(*openapi.Schemas)
-}
-
-// docSets lists the descriptions of every module.
-var docSets = []func() apiDocs{
-	operationsDocs,
-	coreDocs,
-	peeringDocs,
-	locationDocs,
-	sessionDocs,
-	paymentDocs,
-	legacyDocs,
-	adminDocs,
-	webhookDocs,
-	trafficDocs,
-}
-
 // fallbacks are the patterns without a method that answer paths no route
 // matches; they are not operations.
 var fallbacks = []string{"/ocpi/", "/admin/", "/api/"}
-
-// Docs returns the description of every documented route, by pattern.
-func Docs() map[string]Doc {
-	out := map[string]Doc{}
-	for _, set := range docSets {
-		for p, d := range set().Routes {
-			out[p] = d
-		}
-	}
-	return out
-}
 
 // IsFallback reports whether a route pattern is one of the no-route
 // fallbacks (not an operation).
@@ -153,28 +115,22 @@ func (s *Server) OpenAPI() *openapi.Document {
 	sch.Type(ocpi.Number{}, openapi.Schema{"type": "number"})
 	defineEnvelope(sch)
 
-	docs := map[string]Doc{}
 	var tags []openapi.Tag
-	for _, set := range docSets {
-		a := set()
-		if a.Schemas != nil {
-			a.Schemas(sch)
+	for _, m := range s.modules() {
+		if m.Schemas != nil {
+			m.Schemas(sch)
 		}
-		if a.Tag.Name != "" {
-			tags = append(tags, a.Tag)
-		}
-		for p, doc := range a.Routes {
-			docs[p] = doc
+		if m.Tag.Name != "" {
+			tags = append(tags, m.Tag)
 		}
 	}
 	for _, r := range s.routeList {
-		doc, ok := docs[r.Pattern]
 		method, path, hasMethod := strings.Cut(r.Pattern, " ")
-		if !ok || !hasMethod {
+		if !hasMethod {
 			continue
 		}
 		tmpl := wildcardRE.ReplaceAllString(path, "{$1}")
-		d.Add(method, tmpl, operation(sch, method, path, r.Access, doc))
+		d.Add(method, tmpl, operation(sch, method, path, r.Access.String(), r.Doc))
 	}
 	d.Tags = tags
 	d.Components.Schemas = sch.Components()

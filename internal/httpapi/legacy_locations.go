@@ -12,38 +12,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
 
-// legacyLocationRoutes registers the legacy locations and tariffs: the
-// receivers a legacy CPO pushes to (its data is stored in the 2.2.1 model,
-// owned by the party of the URL, which must be the caller's, and broadcast
-// to every receiver in its version), and the senders a legacy eMSP pulls
-// the directory from (converted on the way out; unpublished locations are
-// left out).
-func (s *Server) legacyLocationRoutes(v string) {
-	if s.cfg.Locations != nil {
-		for _, p := range []string{
-			"/locations/{country_code}/{party_id}/{location_id}",
-			"/locations/{country_code}/{party_id}/{location_id}/{evse_uid}",
-			"/locations/{country_code}/{party_id}/{location_id}/{evse_uid}/{connector_id}",
-		} {
-			s.handle("GET /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationGet)
-			s.handle("PUT /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationPut)
-			s.handle("PATCH /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationPatch)
-		}
-		s.handle("GET /ocpi/"+v+"/emsp/locations", platform, s.handleLegacyEMSPLocations)
-		for _, p := range []string{"/{location_id}", "/{location_id}/{evse_uid}", "/{location_id}/{evse_uid}/{connector_id}"} {
-			s.handle("GET /ocpi/"+v+"/emsp/locations"+p, platform, s.handleLegacyEMSPLocation)
-		}
-	}
-	if s.cfg.Tariffs != nil {
-		p := "/ocpi/" + v + "/cpo/tariffs/{country_code}/{party_id}/{tariff_id}"
-		s.handle("GET "+p, platform, s.handleLegacyCPOTariffGet)
-		s.handle("PUT "+p, platform, s.handleLegacyCPOTariffPut)
-		s.handle("PATCH "+p, platform, s.handleLegacyCPOTariffPatch)
-		s.handle("DELETE "+p, platform, s.handleLegacyCPOTariffDelete)
-		s.handle("GET /ocpi/"+v+"/emsp/tariffs", platform, s.handleLegacyEMSPTariffs)
-	}
-}
-
 // legacyLocationRef reads a legacy CPO's location URL and checks that the
 // party in it is the caller's CPO party.
 func legacyLocationRef(r *http.Request) (location.Ref, error) {

@@ -13,8 +13,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 )
 
-// Route maps a hub route to the schema of the data in its answers. A module
-// that adds routes to the hub adds its rows to Routes221.
+// Route maps a hub route to the schema of the data in its answers (a row's
+// Schema in the hub's route table).
 type Route struct {
 	Method  string // GET, POST, PUT, PATCH, DELETE
 	Pattern string // path pattern in net/http.ServeMux syntax, as in the hub's route table
@@ -28,114 +28,39 @@ type Route struct {
 	Error string
 }
 
-// Routes221 are the OCPI 2.2.1 routes of the hub with known schemas. Routes
-// not listed are checked for the envelope only.
-var Routes221 = []Route{
-	{Method: "GET", Pattern: "/ocpi/versions", Success: "[]Version"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1", Success: "VersionDetail"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/credentials"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/hubclientinfo", Success: "[]ClientInfo"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Success: "ClientInfo"},
+// Routes221 are the OCPI 2.2.1 and 2.3.0 routes of the hub with known
+// schemas: the rows of the hub's route table (httpapi.Rows) that name them
+// (Row.Schema). Routes not listed are checked for the envelope only.
+var Routes221 = rowsWith(func(path string) bool { return legacyVersion(path) == "" })
 
-	// Locations and tariffs: the CPO receivers (GET returns the hub's copy;
-	// PUT, PATCH and DELETE answer without data) and the eMSP directory.
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}", Success: "Location"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}", Success: "EVSE"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}", Success: "Connector"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}", Success: "Location"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}", Success: "Tariff"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}", Success: "Tariff"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations", Success: "[]Location"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}", Success: "Location"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}", Success: "EVSE"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", Success: "Connector"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tariffs", Success: "[]Tariff"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tariffs/{tariff_id}", Success: "Tariff"},
+// Routes211 are the OCPI 2.1.1 routes of the hub with known schemas (of
+// the 2.1.1 set, see OCPI211), from the rows as Routes221. The 2.0 rows
+// name none: their decimals are strings and their locations lack
+// last_updated, which the 2.1.1 schemas refuse.
+var Routes211 = rowsWith(func(path string) bool { return legacyVersion(path) == "2.1.1" })
 
-	// Tokens: the eMSP receiver, the CPOs' pull and real-time authorization
-	// (the owning eMSP's answer is passed back as it came).
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", Success: "Token"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tokens", Success: "[]Token"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/tokens/{uid}/authorize", Success: "AuthorizationInfo"},
+// rowsWith returns the routes of the rows whose path keep accepts and that
+// name their data's schemas.
+func rowsWith(keep func(path string) bool) []Route {
+	var out []Route
+	for _, r := range httpapi.Rows() {
+		method, path, ok := strings.Cut(r.Pattern, " ")
+		if !ok || r.Schema == nil || !keep(path) {
+			continue
+		}
+		out = append(out, Route{Method: method, Pattern: path, Success: r.Schema.Success, Error: r.Schema.Error})
+	}
+	return out
+}
 
-	// Sessions and CDRs: the CPO receivers and the eMSP senders.
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", Success: "Session"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/sessions", Success: "[]Session"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/emsp/sessions/{session_id}/charging_preferences", Success: "ChargingPreferencesResponse"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/cdrs"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/cdrs/{cc}/{pid}/{id}", Success: "CDR"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/cdrs", Success: "[]CDR"},
-
-	// Commands and charging profiles: the requests (answered with the
-	// CPO's response or the hub's own), the CPO's results and updates.
-	{Method: "POST", Pattern: "/ocpi/2.2.1/emsp/commands/{command}", Success: "CommandResponse", Error: "?CommandResponse"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/commands/{command}/{id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{session_id}"},
-
-	// Direct Payment under 2.2.1 (prices in the 2.2.1 shape) and the 2.3.0
-	// surface (credentials, payments with the 2.3.0 Price, commands), with
-	// ocpihub's own schemas (ours/). Terminal writes and confirmations
-	// answer without data; an activation passes the PTP's answer back.
-	{Method: "GET", Pattern: "/ocpi/2.3.0", Success: "VersionDetail"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
-	{Method: "PUT", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
-	{Method: "DELETE", Pattern: "/ocpi/2.3.0/credentials"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/ptp/commands/{command}", Success: "CommandResponse", Error: "?CommandResponse"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/terminals", Success: "[]Terminal"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/terminals", Success: "[]Terminal"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}", Success: "Terminal"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}", Success: "Terminal"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}/deactivate"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}/deactivate"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations", Success: "[]FinancialAdviceConfirmation"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations", Success: "[]FinancialAdviceConfirmation230"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations/{financial_advice_confirmation_id}", Success: "FinancialAdviceConfirmation"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations/{financial_advice_confirmation_id}", Success: "FinancialAdviceConfirmation230"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations"},
-
-	// UPI: the PG's webhook is acknowledged without data. The operator's UPI
-	// API (QR mappings, refunds, payments) is ocpihub's own, with no OCPI
-	// schema: its envelopes are checked, its data by the module's tests.
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/webhook"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/sms/reports"},
+// legacyVersion returns the legacy version of a path, "" for a current one.
+func legacyVersion(path string) string {
+	for _, v := range []string{"2.1.1", "2.0"} {
+		if strings.HasPrefix(path, "/ocpi/"+v+"/") || path == "/ocpi/"+v {
+			return v
+		}
+	}
+	return ""
 }
 
 // routeMux finds the Route of a request the way the hub's ServeMux does.
