@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/pages"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -21,7 +22,7 @@ func (s *Server) routes() {
 		s.mux.Handle("/console", s.cfg.Console)
 	}
 	if s.cfg.UPI != nil {
-		s.upiPages()
+		pages.Register(s.mux, pages.Config{UPI: s.cfg.UPI, RateLimiter: s.cfg.RateLimiter, Sandbox: s.cfg.Sandbox, Clock: s.clock, Logger: s.logger})
 	}
 }
 

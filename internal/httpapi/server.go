@@ -131,8 +131,6 @@ type Server struct {
 	// (Routes).
 	routeList []Row
 	apiDocCache
-	// pages are the driver's HTML pages (UPI).
-	pages pageTemplates
 }
 
 // Route is one route of the table as tests see it: its ServeMux pattern
