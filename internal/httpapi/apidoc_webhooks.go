@@ -7,15 +7,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
-// rateLimitHeaderDocs are the rate-limit headers of every limited answer.
-func rateLimitHeaderDocs() map[string]string {
-	return map[string]string{
-		"X-RateLimit-Limit":     "requests allowed in the window nearest exhaustion (second, minute or hour)",
-		"X-RateLimit-Remaining": "requests left in that window",
-		"X-RateLimit-Reset":     "Unix time (seconds) when that window restarts",
-	}
-}
-
 // webhookRows are the outgoing webhook subscriptions (ours, not an OCPI
 // module: a partner manages its platform's, the admin token the
 // operator's), their admin views, the rate limits of the admin API and the
