@@ -2,15 +2,9 @@ package schematest
 
 import (
 	"bytes"
-	"fmt"
-	"mime"
-	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/ocpihub/ocpihub/internal/httpapi"
 )
 
 // The OCPI 2.1.1 checks. The vendored 2.1.1 object schemas leave their
@@ -117,41 +111,6 @@ func composite211(name string) (string, bool) {
 		return base211 + "ocpihub/list-" + item, true
 	}
 	return base211 + "ocpihub/" + item, true
-}
-
-var routeMux211 = sync.OnceValue(func() *http.ServeMux {
-	mux := http.NewServeMux()
-	for i, r := range Routes211 {
-		mux.Handle(r.Method+" "+r.Pattern, routeIndex(i))
-	}
-	return mux
-})
-
-// checkLegacy validates an answer on a legacy path: the 2.1.1 envelope
-// always (2.0 too: it is the same), and on the 2.1.1 routes Routes211 lists,
-// the data against its schema.
-func checkLegacy(method, path string, header http.Header, body []byte) error {
-	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
-		return nil
-	}
-	set := OCPI211()
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("%s %s: the body is not JSON: %w", method, path, err)
-	}
-	if err := set.ValidateValue("envelope", v); err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req, err := http.NewRequest(method, "http://hub.invalid"+httpapi.CanonicalPath(path), nil)
-	if err != nil {
-		return nil
-	}
-	h, pattern := routeMux211().Handler(req)
-	i, ok := h.(routeIndex)
-	if pattern == "" || !ok {
-		return nil
-	}
-	return checkData(set, Routes211[i], v.(map[string]any), method, path, body)
 }
 
 // requests211 are the schemas of the bodies a 2.1.1 partner receives, by

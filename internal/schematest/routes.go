@@ -63,33 +63,48 @@ func legacyVersion(path string) string {
 	return ""
 }
 
-// routeMux finds the Route of a request the way the hub's ServeMux does.
-var routeMux = sync.OnceValue(func() *http.ServeMux {
-	mux := http.NewServeMux()
-	for i, r := range Routes221 {
-		mux.Handle(r.Method+" "+r.Pattern, routeIndex(i))
+// routeTable finds the Route of a request among routes the way the hub's
+// ServeMux does.
+type routeTable struct {
+	routes []Route
+	mux    *http.ServeMux
+}
+
+func newRouteTable(routes []Route) *routeTable {
+	t := &routeTable{routes: routes, mux: http.NewServeMux()}
+	for i, r := range routes {
+		t.mux.Handle(r.Method+" "+r.Pattern, routeIndex(i))
 	}
-	return mux
-})
+	return t
+}
 
 type routeIndex int
 
 func (routeIndex) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
-// FindRoute returns the Route serving method and path (aliases included), if
-// it is listed.
-func FindRoute(method, path string) (Route, bool) {
+// find returns the Route serving method and path (aliases included), if it
+// is listed.
+func (t *routeTable) find(method, path string) (Route, bool) {
 	req, err := http.NewRequest(method, "http://hub.invalid"+httpapi.CanonicalPath(path), nil)
 	if err != nil {
 		return Route{}, false
 	}
-	h, pattern := routeMux().Handler(req)
+	h, pattern := t.mux.Handler(req)
 	i, ok := h.(routeIndex)
 	if pattern == "" || !ok {
 		return Route{}, false
 	}
-	return Routes221[i], true
+	return t.routes[i], true
 }
+
+var (
+	table221 = sync.OnceValue(func() *routeTable { return newRouteTable(Routes221) })
+	table211 = sync.OnceValue(func() *routeTable { return newRouteTable(Routes211) })
+)
+
+// FindRoute returns the Route serving method and path (aliases included), if
+// it is listed in Routes221.
+func FindRoute(method, path string) (Route, bool) { return table221().find(method, path) }
 
 // CheckResponse validates one answer of the hub. Every JSON answer to an
 // OCPI path must be an envelope valid against the 2.2.1 envelope schema (the
@@ -102,22 +117,29 @@ func CheckResponse(method, path string, header http.Header, body []byte) error {
 	}
 	if !isOCPI221(path) {
 		if strings.HasPrefix(httpapi.CanonicalPath(path), "/ocpi/") {
-			return checkLegacy(method, path, header, body)
+			// The legacy 2.1.1 and 2.0 surfaces: the 2.1.1 envelope always
+			// (2.0's is the same), data on the 2.1.1 routes Routes211 lists.
+			return checkAnswer(OCPI211(), "envelope", table211(), method, path, header, body)
 		}
 		return nil
 	}
+	return checkAnswer(OCPI221(), "Envelope", table221(), method, path, header, body)
+}
+
+// checkAnswer validates a JSON answer against the envelope schema of set
+// and, on a route table lists, its data against the route's schema.
+func checkAnswer(set *Set, envelope string, table *routeTable, method, path string, header http.Header, body []byte) error {
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
 		return nil
 	}
-	set := OCPI221()
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%s %s: the body is not JSON: %w", method, path, err)
 	}
-	if err := set.ValidateValue("Envelope", v); err != nil {
+	if err := set.ValidateValue(envelope, v); err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	route, ok := FindRoute(method, path)
+	route, ok := table.find(method, path)
 	if !ok {
 		return nil
 	}
