@@ -294,29 +294,25 @@ func DefineEnvelope(sch *openapi.Schemas) {
 			},
 		},
 	})
-	sch.Define("OcpiErrorBase", openapi.Schema{
-		"description": "OCPI response envelope of an error (status_code 2000 and up).",
-		"type":        "object",
-		"required":    []any{"status_code", "timestamp", "error"},
-		"properties": openapi.Schema{
-			"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
-			"status_message": openapi.Schema{"type": "string"},
-			"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
-			"error":          openapi.Ref("OcpiError"),
-		},
-	})
-	sch.Define("OcpiErrorResponse", openapi.Schema{
-		"description": "OCPI response envelope of an error (status_code 2000 and up); never carries data.",
-		"type":        "object",
-		"required":    []any{"status_code", "timestamp", "error"},
-		"properties": openapi.Schema{
-			"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
-			"status_message": openapi.Schema{"type": "string"},
-			"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
-			"error":          openapi.Ref("OcpiError"),
-			"data":           false,
-		},
-	})
+	// errorEnvelope is an error's envelope; its properties are a fresh map
+	// each time, so that one can forbid data.
+	errorEnvelope := func(description string) openapi.Schema {
+		return openapi.Schema{
+			"description": description,
+			"type":        "object",
+			"required":    []any{"status_code", "timestamp", "error"},
+			"properties": openapi.Schema{
+				"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
+				"status_message": openapi.Schema{"type": "string"},
+				"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
+				"error":          openapi.Ref("OcpiError"),
+			},
+		}
+	}
+	sch.Define("OcpiErrorBase", errorEnvelope("OCPI response envelope of an error (status_code 2000 and up)."))
+	response := errorEnvelope("OCPI response envelope of an error (status_code 2000 and up); never carries data.")
+	response["properties"].(openapi.Schema)["data"] = false
+	sch.Define("OcpiErrorResponse", response)
 }
 
 // RoutingHeaders address a request to another party through the hub
