@@ -54,6 +54,16 @@ const (
 	classOwn accessClass = "own"
 )
 
+// accessFits reports whether a row's access is the one its class implies:
+// the partner classes are platform or subscriber routes.
+func accessFits(c accessClass, access string) bool {
+	switch c {
+	case classPublic, classRegistering, classAdmin:
+		return access == string(c)
+	}
+	return access == "platform" || access == "subscriber"
+}
+
 // The objects partner A owns during TestRouteIsolation.
 const (
 	objLocation = "location"
@@ -513,6 +523,9 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			continue
 		}
 		counts[rule.class]++
+		if !accessFits(rule.class, r.Access) {
+			t.Errorf("route %q: its row says access %s, routeRules class %s", r.Pattern, r.Access, rule.class)
+		}
 		method, path, ok := strings.Cut(r.Pattern, " ")
 		if !ok {
 			continue // a fallback: public, answers 404 or 405
