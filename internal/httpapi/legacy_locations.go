@@ -122,14 +122,9 @@ func (s *Server) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Reques
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Locations.List(ctx, location.Filter{}, req)
 	}
-	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
-		b, loss, ok, err := v211.LocationOut(v, v211.LevelLocation, it)
-		if err != nil {
-			return nil, false, err
-		}
-		s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, "directory location", loss)
-		return b, ok, nil
-	})
+	return s.legacySender(w, r, list, s.recordingLoss(r, v, location.Module, "directory location", func(it json.RawMessage) ([]byte, v211.Loss, bool, error) {
+		return v211.LocationOut(v, v211.LevelLocation, it)
+	}))
 }
 
 // handleLegacyEMSPLocation serves one Location, EVSE or Connector of the
@@ -260,14 +255,22 @@ func (s *Server) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Tariffs.List(ctx, tariff.Filter{}, req)
 	}
-	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
-		b, loss, ok, err := v211.TariffOut(v, it)
+	return s.legacySender(w, r, list, s.recordingLoss(r, v, tariff.Module, "directory tariff", func(it json.RawMessage) ([]byte, v211.Loss, bool, error) {
+		return v211.TariffOut(v, it)
+	}))
+}
+
+// recordingLoss adapts a converter of directory objects for legacySender:
+// what the conversion drops is recorded as lost for module.
+func (s *Server) recordingLoss(r *http.Request, v, module, what string, convert func(json.RawMessage) ([]byte, v211.Loss, bool, error)) func(json.RawMessage) ([]byte, bool, error) {
+	return func(it json.RawMessage) ([]byte, bool, error) {
+		b, loss, ok, err := convert(it)
 		if err != nil {
 			return nil, false, err
 		}
-		s.cfg.LegacyRecorder.Lost(r.Context(), v, tariff.Module, "directory tariff", loss)
+		s.cfg.LegacyRecorder.Lost(r.Context(), v, module, what, loss)
 		return b, ok, nil
-	})
+	}
 }
 
 // legacySender answers a legacy sender's GET: a page of the stored objects
