@@ -11,7 +11,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
 var wildcard = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
@@ -58,24 +57,9 @@ func TestRouteAccess(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		suspended, err := sim.StartCPO("Suspended", "NL", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer suspended.Close()
-		h.Register(t, suspended.Platform)
-		gone, err := sim.StartEMSP("Gone", "DE", "GON", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer gone.Close()
-		h.Register(t, gone.Platform)
-		connected, err := sim.StartEMSP("Connected", "FR", "CON", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer connected.Close()
-		h.Register(t, connected.Platform)
+		suspended := registeredCPO(t, h, "Suspended", "NL", "ACM")
+		gone := registeredEMSP(t, h, "Gone", "DE", "GON")
+		connected := registeredEMSP(t, h, "Connected", "FR", "CON")
 
 		p, err := h.Parties.FindByParty(ctx, "", "NL", "ACM")
 		if err != nil {

@@ -66,11 +66,7 @@ func TestAdminParties(t *testing.T) {
 		wantError(t, "invitation that is not JSON", adminDo(t, h, http.MethodPost, "/admin/invitations", []byte("name=x")),
 			http.StatusBadRequest, ocpi.StatusInvalidParams, "")
 
-		cpo, err := sim.StartCPO("Acme", "NL", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cpo.Close()
+		cpo := newCPO(t, "Acme", "NL", "ACM")
 		if err := cpo.Register(ctx, inv.VersionsURL, inv.Token); err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
-	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -63,12 +62,7 @@ func invite(t *testing.T, h *hubtest.Hub, name string) string {
 func TestDesignErrorRowsOverHTTP(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo, err := sim.StartCPO("Rows CPO", "NL", "RWC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		h.Register(t, cpo.Platform)
+		cpo := registeredCPO(t, h, "Rows CPO", "NL", "RWC")
 		// A partner whose versions URL answers with a plain 404.
 		broken := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(broken.Close)
@@ -506,12 +500,7 @@ func seedClientInfo(t *testing.T, h *hubtest.Hub, n int) {
 func TestHubClientInfoPaging(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo, err := sim.StartCPO("Paging CPO", "NL", "PGC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		h.Register(t, cpo.Platform)
+		cpo := registeredCPO(t, h, "Paging CPO", "NL", "PGC")
 		seedClientInfo(t, h, 10)
 		var all []map[string]any
 		if _, err := cpo.CallHub(hubtest.Ctx(t, 10e9), "GET", "hubclientinfo", "", "", nil, &all); err != nil {

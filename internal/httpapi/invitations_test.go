@@ -32,12 +32,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 			}
 			return resp
 		}
-		watcher, err := sim.StartEMSP("Watcher", "DE", "WAT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer watcher.Close()
-		h.Register(t, watcher.Platform)
+		watcher := registeredEMSP(t, h, "Watcher", "DE", "WAT")
 
 		var inv party.Invitation
 		h.Admin(t, http.MethodPost, "/admin/invitations", map[string]any{
@@ -103,11 +98,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 				t.Errorf("revoked token A on %s: HTTP %d %s", u, r.HTTPStatus, r.Body)
 			}
 		}
-		rev, err := sim.StartEMSP("Rev", "BE", "REV", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rev.Close()
+		rev := newEMSP(t, "Rev", "BE", "REV")
 		if err := rev.Register(ctx, inv.VersionsURL, inv.Token); sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("registering with a revoked token A: %v", err)
 		}

@@ -54,6 +54,16 @@ const (
 	classOwn accessClass = "own"
 )
 
+// accessFits reports whether a row's access is the one its class implies:
+// the partner classes are platform or subscriber routes.
+func accessFits(c accessClass, access string) bool {
+	switch c {
+	case classPublic, classRegistering, classAdmin:
+		return access == string(c)
+	}
+	return access == "platform" || access == "subscriber"
+}
+
 // The objects partner A owns during TestRouteIsolation.
 const (
 	objLocation = "location"
@@ -260,36 +270,18 @@ func TestRouteIsolation(t *testing.T) {
 func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	logger := hubtest.Logger()
-	start := func(p *sim.Platform) {
-		t.Helper()
-		t.Cleanup(p.Close)
-		h.Register(t, p)
-	}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	cpoA, err := sim.StartCPO("CPO A", "NL", "CPA", logger)
-	must(err)
-	start(cpoA.Platform)
-	cpoB, err := sim.StartCPO("CPO B", "DE", "CPB", logger)
-	must(err)
-	start(cpoB.Platform)
-	emspA, err := sim.StartEMSP("EMSP A", "NL", "EMA", logger)
-	must(err)
-	start(emspA.Platform)
-	emspB, err := sim.StartEMSP("EMSP B", "DE", "EMB", logger)
-	must(err)
-	start(emspB.Platform)
-	ptpA, err := sim.StartPTP("PTP A", "NL", "PTA", logger)
-	must(err)
-	start(ptpA.Platform)
-	ptpB, err := sim.StartPTP("PTP B", "DE", "PTB", logger)
-	must(err)
-	start(ptpB.Platform)
+	cpoA := registeredCPO(t, h, "CPO A", "NL", "CPA")
+	cpoB := registeredCPO(t, h, "CPO B", "DE", "CPB")
+	emspA := registeredEMSP(t, h, "EMSP A", "NL", "EMA")
+	emspB := registeredEMSP(t, h, "EMSP B", "DE", "EMB")
+	ptpA := registeredPTP(t, h, "PTP A", "NL", "PTA")
+	ptpB := registeredPTP(t, h, "PTP B", "DE", "PTB")
 	tokenA := map[string]string{"cpo": cpoA.Token(), "emsp": emspA.Token(), "ptp": ptpA.Token()}
 	tokenB := map[string]string{"cpo": cpoB.Token(), "emsp": emspB.Token(), "ptp": ptpB.Token()}
 
@@ -302,7 +294,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
 		"last_updated": ocpi.NewDateTime(time.Now())}))
 	tok := emspA.NewToken("TOK1", "RFID", "ALWAYS")
-	_, err = emspA.PutToken(ctx, tok)
+	_, err := emspA.PutToken(ctx, tok)
 	must(err)
 	sid, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
 	must(err)
@@ -531,6 +523,9 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			continue
 		}
 		counts[rule.class]++
+		if !accessFits(rule.class, r.Access) {
+			t.Errorf("route %q: its row says access %s, routeRules class %s", r.Pattern, r.Access, rule.class)
+		}
 		method, path, ok := strings.Cut(r.Pattern, " ")
 		if !ok {
 			continue // a fallback: public, answers 404 or 405

@@ -236,50 +236,15 @@ func (s *Server) handleLegacyDetails(version string, role party.Role) apiFunc {
 	}
 }
 
-// legacyEndpoints lists the legacy endpoints a partner of role calls, for
-// the modules this hub serves.
-func (s *Server) legacyEndpoints(version string, role party.Role) []endpoint {
-	base := "/ocpi/" + version + "/" + roleSegment(role)
-	out := []endpoint{{"credentials", "", base + "/credentials"}}
-	if s.cfg.Locations != nil {
-		out = append(out, endpoint{"locations", "", base + "/locations"})
-	}
-	if s.cfg.Tariffs != nil {
-		out = append(out, endpoint{"tariffs", "", base + "/tariffs"})
-	}
-	if s.cfg.Tokens != nil {
-		out = append(out, endpoint{"tokens", "", base + "/tokens"})
-	}
-	if s.cfg.Sessions != nil {
-		out = append(out, endpoint{"sessions", "", base + "/sessions"})
-	}
-	if s.cfg.CDRs != nil {
-		out = append(out, endpoint{"cdrs", "", base + "/cdrs"})
-	}
-	if s.cfg.Commands != nil && version == v211.V211 {
-		// 2.0 has no commands module.
-		out = append(out, endpoint{"commands", "", base + "/commands"})
+// legacyEndpoints lists the legacy endpoints a partner of role calls: the
+// entries of the rows served under /ocpi/{version}/{role}/.
+func (s *Server) legacyEndpoints(version string, role party.Role) []Listing {
+	base := "/ocpi/" + version + "/" + roleSegment(role) + "/"
+	var out []Listing
+	for _, l := range s.listings(version) {
+		if strings.HasPrefix(l.Path, base) {
+			out = append(out, l)
+		}
 	}
 	return out
-}
-
-// legacyRoutes registers the 2.1.1 and 2.0 surfaces.
-func (s *Server) legacyRoutes() {
-	s.handle("GET /ocpi/cpo/versions", registering, s.handleRoleVersions(party.RoleCPO))
-	s.handle("GET /ocpi/emsp/versions", registering, s.handleRoleVersions(party.RoleEMSP))
-	for _, v := range []string{v211.V211, v211.V20} {
-		s.handle("GET /ocpi/"+v, registering, s.handleLegacyDetails(v, ""))
-		for _, role := range party.LegacyRoles {
-			s.handle("GET /ocpi/"+v+"/"+roleSegment(role), registering, s.handleLegacyDetails(v, role))
-		}
-		for _, prefix := range []string{"/ocpi/" + v, "/ocpi/" + v + "/cpo", "/ocpi/" + v + "/emsp"} {
-			s.handle("GET "+prefix+"/credentials", registering, s.handleLegacyCredentialsGet)
-			s.handle("POST "+prefix+"/credentials", registering, s.handleLegacyCredentialsPost)
-			s.handle("PUT "+prefix+"/credentials", registering, s.handleLegacyCredentialsPut)
-			s.handle("DELETE "+prefix+"/credentials", registering, s.handleCredentialsDelete)
-		}
-		s.legacyLocationRoutes(v)
-		s.legacySessionRoutes(v)
-		s.legacyTokenRoutes(v)
-	}
 }

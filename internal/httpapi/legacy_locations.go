@@ -12,38 +12,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
 
-// legacyLocationRoutes registers the legacy locations and tariffs: the
-// receivers a legacy CPO pushes to (its data is stored in the 2.2.1 model,
-// owned by the party of the URL, which must be the caller's, and broadcast
-// to every receiver in its version), and the senders a legacy eMSP pulls
-// the directory from (converted on the way out; unpublished locations are
-// left out).
-func (s *Server) legacyLocationRoutes(v string) {
-	if s.cfg.Locations != nil {
-		for _, p := range []string{
-			"/locations/{country_code}/{party_id}/{location_id}",
-			"/locations/{country_code}/{party_id}/{location_id}/{evse_uid}",
-			"/locations/{country_code}/{party_id}/{location_id}/{evse_uid}/{connector_id}",
-		} {
-			s.handle("GET /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationGet)
-			s.handle("PUT /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationPut)
-			s.handle("PATCH /ocpi/"+v+"/cpo"+p, platform, s.handleLegacyCPOLocationPatch)
-		}
-		s.handle("GET /ocpi/"+v+"/emsp/locations", platform, s.handleLegacyEMSPLocations)
-		for _, p := range []string{"/{location_id}", "/{location_id}/{evse_uid}", "/{location_id}/{evse_uid}/{connector_id}"} {
-			s.handle("GET /ocpi/"+v+"/emsp/locations"+p, platform, s.handleLegacyEMSPLocation)
-		}
-	}
-	if s.cfg.Tariffs != nil {
-		p := "/ocpi/" + v + "/cpo/tariffs/{country_code}/{party_id}/{tariff_id}"
-		s.handle("GET "+p, platform, s.handleLegacyCPOTariffGet)
-		s.handle("PUT "+p, platform, s.handleLegacyCPOTariffPut)
-		s.handle("PATCH "+p, platform, s.handleLegacyCPOTariffPatch)
-		s.handle("DELETE "+p, platform, s.handleLegacyCPOTariffDelete)
-		s.handle("GET /ocpi/"+v+"/emsp/tariffs", platform, s.handleLegacyEMSPTariffs)
-	}
-}
-
 // legacyLocationRef reads a legacy CPO's location URL and checks that the
 // party in it is the caller's CPO party.
 func legacyLocationRef(r *http.Request) (location.Ref, error) {
@@ -154,14 +122,9 @@ func (s *Server) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Reques
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Locations.List(ctx, location.Filter{}, req)
 	}
-	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
-		b, loss, ok, err := v211.LocationOut(v, v211.LevelLocation, it)
-		if err != nil {
-			return nil, false, err
-		}
-		s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, "directory location", loss)
-		return b, ok, nil
-	})
+	return s.legacySender(w, r, list, s.recordingLoss(r, v, location.Module, "directory location", func(it json.RawMessage) ([]byte, v211.Loss, bool, error) {
+		return v211.LocationOut(v, v211.LevelLocation, it)
+	}))
 }
 
 // handleLegacyEMSPLocation serves one Location, EVSE or Connector of the
@@ -292,14 +255,22 @@ func (s *Server) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Tariffs.List(ctx, tariff.Filter{}, req)
 	}
-	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
-		b, loss, ok, err := v211.TariffOut(v, it)
+	return s.legacySender(w, r, list, s.recordingLoss(r, v, tariff.Module, "directory tariff", func(it json.RawMessage) ([]byte, v211.Loss, bool, error) {
+		return v211.TariffOut(v, it)
+	}))
+}
+
+// recordingLoss adapts a converter of directory objects for legacySender:
+// what the conversion drops is recorded as lost for module.
+func (s *Server) recordingLoss(r *http.Request, v, module, what string, convert func(json.RawMessage) ([]byte, v211.Loss, bool, error)) func(json.RawMessage) ([]byte, bool, error) {
+	return func(it json.RawMessage) ([]byte, bool, error) {
+		b, loss, ok, err := convert(it)
 		if err != nil {
 			return nil, false, err
 		}
-		s.cfg.LegacyRecorder.Lost(r.Context(), v, tariff.Module, "directory tariff", loss)
+		s.cfg.LegacyRecorder.Lost(r.Context(), v, module, what, loss)
 		return b, ok, nil
-	})
+	}
 }
 
 // legacySender answers a legacy sender's GET: a page of the stored objects

@@ -19,24 +19,6 @@ import (
 // hub finds the token by its contract id, so that the session reaches the
 // token's eMSP), a legacy eMSP pulls those of its tokens.
 
-func (s *Server) legacySessionRoutes(v string) {
-	if s.cfg.Sessions != nil {
-		p := "/ocpi/" + v + "/cpo/sessions/{country_code}/{party_id}/{session_id}"
-		s.handle("GET "+p, platform, s.handleLegacyCPOSessionGet)
-		s.handle("PUT "+p, platform, s.handleLegacyCPOSessionPut)
-		s.handle("PATCH "+p, platform, s.handleLegacyCPOSessionPatch)
-		if v == v211.V20 {
-			s.handle("DELETE "+p, platform, s.handleLegacyCPOSessionDelete)
-		}
-		s.handle("GET /ocpi/"+v+"/emsp/sessions", platform, s.handleLegacyEMSPSessions)
-	}
-	if s.cfg.CDRs != nil {
-		s.handle("POST /ocpi/"+v+"/cpo/cdrs", platform, s.handleLegacyCPOCDRPost)
-		s.handle("GET /ocpi/"+v+"/cpo/cdrs/{country_code}/{party_id}/{cdr_id}", platform, s.handleLegacyCPOCDRGet)
-		s.handle("GET /ocpi/"+v+"/emsp/cdrs", platform, s.handleLegacyEMSPCDRs)
-	}
-}
-
 // contractToken finds the token of a legacy session's or CDR's auth_id. A
 // contract id with several tokens gives the first stored one: they share
 // the owner, which is what routing needs (the loss is logged).

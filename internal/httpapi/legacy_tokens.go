@@ -21,24 +21,6 @@ import (
 // asks for real-time authorizations and posts command results to the
 // response_url the hub gave it.
 
-func (s *Server) legacyTokenRoutes(v string) {
-	if s.cfg.Tokens != nil {
-		p := "/ocpi/" + v + "/emsp/tokens/{country_code}/{party_id}/{token_uid}"
-		s.handle("GET "+p, platform, s.handleLegacyEMSPTokenGet)
-		s.handle("PUT "+p, platform, s.handleLegacyEMSPTokenPut)
-		s.handle("PATCH "+p, platform, s.handleLegacyEMSPTokenPatch)
-		s.handle("GET /ocpi/"+v+"/cpo/tokens", platform, s.handleLegacyCPOTokens)
-		if v == v211.V211 {
-			// 2.0 had no real-time authorization (legacy.md §8).
-			s.handle("POST /ocpi/"+v+"/cpo/tokens/{token_uid}/authorize", platform, s.handleLegacyCPOAuthorize)
-		}
-	}
-	if s.cfg.Commands != nil && v == v211.V211 {
-		s.handle("POST /ocpi/"+v+"/emsp/commands/{command}", platform, s.handleLegacyEMSPCommand)
-		s.handle("POST /ocpi/"+v+"/cpo/commands/{command}/{id}", platform, s.handleLegacyCPOCommandResult)
-	}
-}
-
 // legacyTokenRef reads a legacy eMSP's token URL; the party must be the
 // caller's. 2.1.1 token URLs name no type: type is the body's (PUT), the
 // ?type= a client may add anyway, or RFID.

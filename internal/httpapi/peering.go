@@ -3,17 +3,10 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
-
-// peeringRoutes are the routes of hub peering: the HubClientInfo receiver a
-// peer hub pushes its parties to, and the operator's view of the peers.
-func (s *Server) peeringRoutes() {
-	s.handle("PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", platform, s.handleClientInfoPut)
-	s.handle("GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", platform, s.handleClientInfoGet)
-	s.handle("GET /admin/peers", admin, s.handleAdminPeers)
-}
 
 // senderOf returns the caller's platform: the sender of a change, which
 // never gets it routed back (loop guard).
@@ -59,25 +52,26 @@ func (s *Server) handleAdminPeers(w http.ResponseWriter, r *http.Request) error 
 	return s.ok(w, peers)
 }
 
-// peeringDocs describes the peering routes.
-func peeringDocs() apiDocs {
-	return apiDocs{
+// peeringRows are the routes of hub peering: the HubClientInfo receiver a
+// peer hub pushes its parties to, and the operator's view of the peers.
+func (s *Server) peeringRows() module {
+	return module{
 		Tag: openapi.Tag{Name: "hubclientinfo", Description: "Hub client info: the parties reachable through a hub. The hub is a sender to every platform, and a receiver for peer hubs (partners with the HUB role) that list the parties behind them."},
-		Routes: map[string]Doc{
-			"PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}": {
+		Rows: []Row{
+			{Pattern: "PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: platform, Handler: s.handleClientInfoPut, Listed: Listing{"hubclientinfo", ocpi.InterfaceReceiver, "/ocpi/2.2.1/clientinfo"}, Schema: data(""), Doc: Doc{
 				Summary:     "A peer hub reports one party behind it and its connection status",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise); a body naming another party than the URL gets 2001. The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
 				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
-			},
-			"GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}": {
+			}},
+			{Pattern: "GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: platform, Handler: s.handleClientInfoGet, Listed: Listing{"hubclientinfo", ocpi.InterfaceReceiver, "/ocpi/2.2.1/clientinfo"}, Schema: data("ClientInfo"), Doc: Doc{
 				Summary:     "A peer hub reads one party as this hub holds it",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise). A party the calling peer hub lists is answered as that hub reported it; any other party as this hub's own HubClientInfo lists it; an unknown party is HTTP 404.",
 				Tag:         "hubclientinfo", Data: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
-			},
-			"GET /admin/peers": {
+			}},
+			{Pattern: "GET /admin/peers", Access: admin, Handler: s.handleAdminPeers, Doc: Doc{
 				Summary: "Peer hubs with the parties behind them: status, reachability, conflicts", Tag: "admin",
 				Data: []party.Peer{},
-			},
+			}},
 		},
 	}
 }

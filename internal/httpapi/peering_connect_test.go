@@ -19,12 +19,7 @@ func TestPeerHubConnectInitiated(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 2*time.Minute)
-		emsp, err := sim.StartEMSP("Our eMSP", "NL", "EMS", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, emsp.Platform)
+		emsp := registeredEMSP(t, h, "Our eMSP", "NL", "EMS")
 		peer, err := sim.StartPeerHub("Peer A", "DE/PHA", "DE/AAA", "DE/BBB", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
@@ -80,12 +75,7 @@ func TestPeerHub22(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 2*time.Minute)
-		emsp, err := sim.StartEMSP("Our eMSP", "NL", "EMS", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, emsp.Platform)
+		emsp := registeredEMSP(t, h, "Our eMSP", "NL", "EMS")
 		peer, err := sim.StartPeerHub("Peer 22", "DE/P22", "DE/A22", "DE/B22", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.2"} })
 		if err != nil {
 			t.Fatal(err)

@@ -19,12 +19,7 @@ func TestPeerHubDirectWins(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setupPeering(t, h)
 		ctx := b.ctx
-		direct, err := sim.StartCPO("DE/AAA direct", "DE", "AAA", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(direct.Close)
-		h.Register(t, direct.Platform)
+		direct := registeredCPO(t, h, "DE/AAA direct", "DE", "AAA")
 		p, err := h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "AAA")
 		if err != nil || p.ID == b.peerID {
 			t.Fatalf("DE/AAA reached through %+v (%v), want directly", p, err)

@@ -122,31 +122,43 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	metrics *httpMetrics
+	// metricsHandler serves /metrics on this address.
+	metricsHandler http.Handler
 	// draining is set when shutdown begins: /readyz turns 503 so a load
 	// balancer stops sending new requests.
 	draining atomic.Bool
-	// routes lists every authenticated route with its access, in the order
-	// they were registered (Routes).
-	routeList []Route
+	// routeList lists every row served, in the order they were registered
+	// (Routes).
+	routeList []Row
 	apiDocCache
-	// pages are the driver's HTML pages (UPI).
-	pages pageTemplates
 }
 
-// Route is one route of the table: its ServeMux pattern ("METHOD
-// /path/{wildcard}") and who may call it.
+// Route is one route of the table as tests see it: its ServeMux pattern
+// ("METHOD /path/{wildcard}"), who may call it, and the rest of its row.
 type Route struct {
 	Pattern string
 	// Access is "public", "registering" (token A too), "platform" (a
-	// registered partner) or "admin".
+	// registered partner), "subscriber" or "admin".
 	Access string
+	Listed Listing
+	Doc    Doc
+	Schema *DataSchema
 }
 
 // Routes returns the route table: the OCPI, admin and operations routes
 // (not the console's pages). Tests walk it to hold every route to the access
 // rules (a suspended platform gets 401 on
 // every functional route, token A only reaches versions and credentials).
-func (s *Server) Routes() []Route { return append([]Route(nil), s.routeList...) }
+func (s *Server) Routes() []Route { return routesOf(s.routeList) }
+
+// routesOf returns rows as tests see them.
+func routesOf(rows []Row) []Route {
+	out := make([]Route, len(rows))
+	for i, r := range rows {
+		out[i] = Route{Pattern: r.Pattern, Access: r.Access.String(), Listed: r.Listed, Doc: r.Doc, Schema: r.Schema}
+	}
+	return out
+}
 
 func (a access) String() string {
 	switch a {
@@ -186,6 +198,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
 	s.metrics = newHTTPMetrics(cfg.Registry)
+	s.metricsHandler = s.metricsRoute()
 	s.routes()
 	s.handler = s.hsts(withIDs(s.recordTraffic(aliases(s.deprecation(s.observe(s.recoverPanics(s.limitBody(s.mux))))))))
 	return s
@@ -214,13 +227,6 @@ const (
 	subscriber
 )
 
-// handlePlain registers a public route that answers without an OCPI envelope
-// (operations endpoints).
-func (s *Server) handlePlain(pattern string, h http.Handler) {
-	s.routeList = append(s.routeList, Route{Pattern: pattern, Access: public.String()})
-	s.mux.Handle(pattern, h)
-}
-
 // route holds the options of one route.
 type route struct {
 	// idempotencyKey: the route accepts the Idempotency-Key header (our own
@@ -241,15 +247,24 @@ func withIdempotencyKey(r *route) { r.idempotencyKey = true }
 // X-Request-ID replays.
 func withoutReplay(r *route) { r.noReplay = true }
 
-// handle registers an OCPI handler behind authentication, the rate limit of
-// the caller's token, and idempotent replays of write requests.
-func (s *Server) handle(pattern string, a access, fn apiFunc, opts ...routeOption) {
+// add registers a row: a plain handler as it is, an OCPI handler behind
+// authentication, the rate limit of the caller's token, and idempotent
+// replays of write requests.
+func (s *Server) add(row Row) {
+	if row.Plain == nil && row.Handler == nil {
+		panic("httpapi: route " + row.Pattern + " has no handler")
+	}
+	s.routeList = append(s.routeList, row)
+	if row.Plain != nil {
+		s.mux.Handle(row.Pattern, row.Plain)
+		return
+	}
 	var rt route
-	for _, o := range opts {
+	for _, o := range row.Options {
 		o(&rt)
 	}
-	s.routeList = append(s.routeList, Route{Pattern: pattern, Access: a.String()})
-	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a, fn := row.Access, row.Handler
+	s.mux.Handle(row.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a != public {
 			caller, err := s.guardedAuthenticate(w, r, a)
 			s.countLegacy(r, caller)

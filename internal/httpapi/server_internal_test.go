@@ -56,23 +56,23 @@ func setup(t *testing.T, maxBody int64) *testBundle {
 		Registry:     reg,
 		MaxBodyBytes: maxBody,
 	})
-	s.handle("GET /ocpi/2.2.1/test/panic", public, func(w http.ResponseWriter, r *http.Request) error {
+	s.add(Row{Pattern: "GET /ocpi/2.2.1/test/panic", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		panic("handler exploded")
-	})
-	s.handle("GET /ocpi/2.2.1/cpo/test/echo/{id}", public, func(w http.ResponseWriter, r *http.Request) error {
+	}})
+	s.add(Row{Pattern: "GET /ocpi/2.2.1/cpo/test/echo/{id}", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		return s.ok(w, map[string]string{"path": r.URL.Path, "pattern": r.Pattern, "id": r.PathValue("id")})
-	})
-	s.handle("POST /ocpi/2.2.1/test/body", public, func(w http.ResponseWriter, r *http.Request) error {
+	}})
+	s.add(Row{Pattern: "POST /ocpi/2.2.1/test/body", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		var v map[string]any
 		if err := decode(r, &v); err != nil {
 			return err
 		}
 		return s.ok(w, map[string]int{"keys": len(v)})
-	})
-	s.handle("PUT /ocpi/2.2.1/test/objects/{id}", public, func(w http.ResponseWriter, r *http.Request) error {
+	}})
+	s.add(Row{Pattern: "PUT /ocpi/2.2.1/test/objects/{id}", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		s.logger.InfoContext(r.Context(), "object stored", logAttrs(r)...)
 		return s.stored(w, r.PathValue("id") == "new")
-	})
+	}})
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	return &testBundle{srv: s, ts: ts, logs: logs, reg: reg}

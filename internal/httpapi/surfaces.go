@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"net/http"
 	"strings"
 
@@ -55,12 +53,4 @@ func (s *Server) metricsRoute() http.Handler {
 		return http.NotFoundHandler()
 	}
 	return MetricsHandler(s.cfg.Registry, s.cfg.MetricsToken)
-}
-
-// newNonce returns a fresh CSP nonce for one page (URL-safe base64: the
-// templates write it into an attribute unescaped).
-func newNonce() string {
-	var b [18]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

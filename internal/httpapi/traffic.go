@@ -11,18 +11,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
-// trafficRoutes serves the traffic inspector: the operator's search over
-// every recorded exchange, and each partner's read-only view of its own.
-func (s *Server) trafficRoutes() {
-	if s.cfg.Traffic == nil || s.cfg.DB == nil {
-		return
-	}
-	s.handle("GET /admin/traffic", admin, s.handleTrafficList(false))
-	s.handle("GET /admin/traffic/{id}", admin, s.handleTrafficGet(false))
-	s.handle("GET /ocpi/2.2.1/traffic", platform, s.handleTrafficList(true))
-	s.handle("GET /ocpi/2.2.1/traffic/{id}", platform, s.handleTrafficGet(true))
-}
-
 // ownPlatform returns the platform a partner's traffic view is scoped to.
 func ownPlatform(r *http.Request) (int64, error) {
 	c := party.CallerFrom(r.Context())

@@ -13,28 +13,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
-// The UPI routes (DESIGN §4): the PG's webhook (public, authenticated by
-// its signature), the operator's API for QR mappings, refunds and payments
-// (admin), and the driver's pages (upi_pages.go).
-func (s *Server) upiRoutes() {
-	const base = "/ocpi/2.2.1/payments/upi"
-	s.handle("POST "+base+"/webhook", public, s.handleUPIWebhook)
-	s.handle("POST "+base+"/qr", admin, s.handleQRCreate, withIdempotencyKey)
-	s.handle("GET "+base+"/qr", admin, s.handleQRList)
-	s.handle("GET "+base+"/qr/{qr_ref}", admin, s.handleQRGet)
-	s.handle("POST "+base+"/qr/{qr_ref}/disable", admin, s.handleQRDisable, withIdempotencyKey)
-	s.handle("GET "+base+"/qr/{qr_ref}/sticker/{format}", admin, s.handleQRSticker)
-	s.handle("POST "+base+"/refunds", admin, s.handleRefundCreate, withIdempotencyKey)
-	s.handle("GET "+base+"/refunds", admin, s.handleRefundList)
-	s.handle("GET "+base+"/refunds/{refund_id}", admin, s.handleRefundGet)
-	s.handle("GET "+base+"/payments", admin, s.handlePaymentList)
-	s.handle("GET "+base+"/payments/attention", admin, s.handlePaymentAttention)
-	s.handle("GET "+base+"/payments/{payment_id}", admin, s.handlePaymentGet)
-	s.handle("POST "+base+"/payments/{payment_id}/resolve", admin, s.handlePaymentResolve, withIdempotencyKey)
-	s.upiReceiptRoutes()
-	s.upiPages()
-}
-
 // handleUPIWebhook receives the payment gateway's webhooks: verified,
 // stored and answered at once; the work happens in a job.
 func (s *Server) handleUPIWebhook(w http.ResponseWriter, r *http.Request) error {

@@ -6,17 +6,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
-// upiReceiptRoutes are the receipts API (admin; ocpihub is the eMSP of
-// every UPI payment, so the operator is the owning eMSP) and the SMS
-// provider's delivery reports (public, authenticated by the adapter).
-func (s *Server) upiReceiptRoutes() {
-	const base = "/ocpi/2.2.1/payments/upi"
-	s.handle("POST "+base+"/sms/reports", public, s.handleSMSReports)
-	s.handle("GET "+base+"/receipts/{receipt_id}", admin, s.handleReceiptGet)
-	s.handle("POST "+base+"/receipts/{receipt_id}/resend", admin, s.handleReceiptResend, withIdempotencyKey)
-	s.handle("GET "+base+"/payments/{payment_id}/receipts", admin, s.handlePaymentReceipts)
-}
-
 // handleSMSReports takes the SMS provider's delivery reports.
 func (s *Server) handleSMSReports(w http.ResponseWriter, r *http.Request) error {
 	raw, err := readBody(r)

@@ -48,10 +48,7 @@ func v22Alias(p string) string {
 // /ocpi/2.2/ paths.
 func (s *Server) handleVersionDetails22(w http.ResponseWriter, r *http.Request) error {
 	d := ocpi.VersionDetails{Version: Version22}
-	for _, e := range endpoints221 {
-		if e.Identifier == "payments" && s.cfg.Payments == nil {
-			continue
-		}
+	for _, e := range s.listings(DefaultVersion) {
 		path := "/ocpi/2.2/" + strings.TrimPrefix(e.Path, "/ocpi/2.2.1/")
 		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(path)})
 	}
@@ -59,24 +56,4 @@ func (s *Server) handleVersionDetails22(w http.ResponseWriter, r *http.Request) 
 		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
 	}
 	return s.ok(w, d)
-}
-
-// routes22 adds the 2.2 versions and credentials routes.
-func (s *Server) routes22() {
-	s.handle("GET /ocpi/2.2", registering, s.handleVersionDetails22)
-	s.handle("GET /ocpi/2.2/credentials", registering, s.handleCredentialsGet)
-	s.handle("POST /ocpi/2.2/credentials", registering, s.handleCredentialsPost)
-	s.handle("PUT /ocpi/2.2/credentials", registering, s.handleCredentialsPut)
-	s.handle("DELETE /ocpi/2.2/credentials", registering, s.handleCredentialsDelete)
-}
-
-// v22Docs describes the 2.2 routes.
-func v22Docs(routes map[string]Doc) {
-	routes["GET /ocpi/2.2"] = Doc{Summary: "2.2 version details (the 2.2.1 modules under /ocpi/2.2/)",
-		Data: ocpi.VersionDetails{}, Tag: "versions", Spec: "version_information_endpoint.asciidoc"}
-	for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
-		d := coreDocs().Routes[m+" /ocpi/2.2.1/credentials"]
-		d.Summary = "2.2: " + d.Summary
-		routes[m+" /ocpi/2.2/credentials"] = d
-	}
 }

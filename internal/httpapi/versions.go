@@ -8,67 +8,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// endpoint is one line of version details: a module, the interface role we
-// play for it, and its path.
-type endpoint struct {
-	Identifier string
-	Role       string // SENDER or RECEIVER
-	Path       string
-}
-
-// endpoints221 lists every 2.2.1 endpoint we serve. Partners discover paths
-// here and never guess them (DESIGN §4). The segment after the version names
-// the caller's role: a CPO pushes to .../cpo/..., an eMSP pulls from
-// .../emsp/....
-var endpoints221 = []endpoint{
-	{"credentials", "SENDER", "/ocpi/2.2.1/credentials"},
-	{"hubclientinfo", "SENDER", "/ocpi/2.2.1/hubclientinfo"},
-	// Peer hubs push the parties behind them here (peering).
-	{"hubclientinfo", "RECEIVER", "/ocpi/2.2.1/clientinfo"},
-	// locations and tariffs appear twice, once per interface role (the spec
-	// allows a module to be listed with both): CPOs push to the RECEIVER,
-	// eMSPs pull the SENDER. A partner picks by role, never by URL.
-	{"locations", "RECEIVER", "/ocpi/2.2.1/cpo/locations"},
-	{"locations", "SENDER", "/ocpi/2.2.1/emsp/locations"},
-	{"tariffs", "RECEIVER", "/ocpi/2.2.1/cpo/tariffs"},
-	{"tariffs", "SENDER", "/ocpi/2.2.1/emsp/tariffs"},
-	// Tokens: the hub is the CPOs' tokens sender (pull, real-time
-	// authorization) and the eMSPs' tokens receiver.
-	{"tokens", "SENDER", "/ocpi/2.2.1/cpo/tokens"},
-	{"tokens", "RECEIVER", "/ocpi/2.2.1/emsp/tokens"},
-	// Sessions and CDRs: CPOs push to the RECEIVER, eMSPs pull the SENDER
-	// (and PUT charging preferences on it).
-	{"sessions", "RECEIVER", "/ocpi/2.2.1/cpo/sessions"},
-	{"sessions", "SENDER", "/ocpi/2.2.1/emsp/sessions"},
-	{"cdrs", "RECEIVER", "/ocpi/2.2.1/cpo/cdrs"},
-	{"cdrs", "SENDER", "/ocpi/2.2.1/emsp/cdrs"},
-	// Commands and charging profiles: the hub is the eMSPs' (and SCSPs')
-	// RECEIVER, as a CPO is; CPOs reach its SENDER side: command results
-	// go to the response_url the hub gives them, under /cpo/commands, and
-	// ActiveChargingProfile updates to /cpo/chargingprofiles/{session_id}.
-	{"commands", "RECEIVER", "/ocpi/2.2.1/emsp/commands"},
-	{"commands", "SENDER", "/ocpi/2.2.1/cpo/commands"},
-	{"chargingprofiles", "RECEIVER", "/ocpi/2.2.1/emsp/chargingprofiles"},
-	{"chargingprofiles", "SENDER", "/ocpi/2.2.1/cpo/chargingprofiles"},
-	// Direct Payment: the 2.3.0 Payments module under its own identifier
-	// (gaps.md §14c; one URL per role, the sub-paths /terminals and
-	// /financial-advice-confirmations appended). PTPs push to the hub's
-	// RECEIVER; CPOs read and assign through its SENDER.
-	{"payments", "RECEIVER", "/ocpi/2.2.1/payments"},
-	{"payments", "SENDER", "/ocpi/2.2.1/payments"},
-}
-
-// endpoints230 lists the 2.3.0 endpoints: the Payments module, the
-// credentials to register with, and the commands a PTP starts its
-// pre-authorised sessions with. Other modules are served in 2.2.1 only, so
-// only PTPs register on 2.3.0 (party.Config.VersionRoles).
-var endpoints230 = []endpoint{
-	{"credentials", "SENDER", "/ocpi/2.3.0/credentials"},
-	{"payments", "RECEIVER", "/ocpi/2.3.0/payments"},
-	{"payments", "SENDER", "/ocpi/2.3.0/payments"},
-	{"commands", "RECEIVER", "/ocpi/2.3.0/ptp/commands"},
-}
-
 // versionList lists the versions we speak, newest first (2.3.0 only when
 // the Payments module is served). A legacy version (2.1.1, 2.0) has one set
 // of endpoints per role (2.1.1 endpoints carry no role): when the caller's
@@ -110,13 +49,15 @@ func (s *Server) handleRoleVersions(role party.Role) apiFunc {
 	}
 }
 
-// handleVersionDetails221 serves GET /ocpi/2.2.1.
+// handleVersionDetails221 serves GET /ocpi/2.2.1: every endpoint the rows
+// served list under 2.2.1. Partners discover paths here and never guess
+// them (DESIGN §4). The segment after the version names the caller's role:
+// a CPO pushes to .../cpo/..., an eMSP pulls from .../emsp/...; a module
+// may be listed with both interface roles, and a partner picks by role,
+// never by URL.
 func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request) error {
 	d := ocpi.VersionDetails{Version: "2.2.1"}
-	for _, e := range endpoints221 {
-		if e.Identifier == "payments" && s.cfg.Payments == nil {
-			continue
-		}
+	for _, e := range s.listings(DefaultVersion) {
 		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
 	}
 	if s.cfg.Sandbox {
@@ -125,13 +66,16 @@ func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request)
 	return s.ok(w, d)
 }
 
-// handleVersionDetails230 serves GET /ocpi/2.3.0.
+// handleVersionDetails230 serves GET /ocpi/2.3.0: the Payments module, the
+// credentials to register with, and the commands a PTP starts its
+// pre-authorised sessions with. Other modules are served in 2.2.1 only, so
+// only PTPs register on 2.3.0 (party.Config.VersionRoles).
 func (s *Server) handleVersionDetails230(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Payments == nil {
 		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this hub does not serve OCPI 2.3.0; see GET /ocpi/versions"}
 	}
 	d := ocpi.VersionDetails{Version: ocpi.Version230}
-	for _, e := range endpoints230 {
+	for _, e := range s.listings(ocpi.Version230) {
 		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
 	}
 	if s.cfg.Sandbox {

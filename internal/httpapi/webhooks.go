@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -157,26 +158,20 @@ func deliveryID(r *http.Request) (int64, error) {
 
 // handleWebhookDelivery serves one delivery with the event's data.
 func (s *Server) handleWebhookDelivery(owner func(*http.Request) webhook.Owner) apiFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		wh, err := s.webhooks()
-		if err != nil {
-			return err
-		}
-		id, err := deliveryID(r)
-		if err != nil {
-			return err
-		}
-		d, err := wh.Delivery(r.Context(), owner(r), r.PathValue("id"), id)
-		if err != nil {
-			return err
-		}
-		return s.ok(w, d)
-	}
+	return s.onDelivery(owner, (*webhook.Service).Delivery, s.ok)
 }
 
 // handleWebhookReplay sends a delivery's event again: 201 with the new
 // delivery.
 func (s *Server) handleWebhookReplay(owner func(*http.Request) webhook.Owner) apiFunc {
+	return s.onDelivery(owner, (*webhook.Service).Replay, s.created)
+}
+
+// onDelivery serves a route on one delivery of a subscription: act on the
+// delivery the path names, answered with the delivery act returns.
+func (s *Server) onDelivery(owner func(*http.Request) webhook.Owner,
+	act func(*webhook.Service, context.Context, webhook.Owner, string, int64) (*webhook.Delivery, error),
+	answer func(http.ResponseWriter, any) error) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		wh, err := s.webhooks()
 		if err != nil {
@@ -186,10 +181,10 @@ func (s *Server) handleWebhookReplay(owner func(*http.Request) webhook.Owner) ap
 		if err != nil {
 			return err
 		}
-		d, err := wh.Replay(r.Context(), owner(r), r.PathValue("id"), id)
+		d, err := act(wh, r.Context(), owner(r), r.PathValue("id"), id)
 		if err != nil {
 			return err
 		}
-		return s.created(w, d)
+		return answer(w, d)
 	}
 }

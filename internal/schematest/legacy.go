@@ -2,15 +2,9 @@ package schematest
 
 import (
 	"bytes"
-	"fmt"
-	"mime"
-	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/ocpihub/ocpihub/internal/httpapi"
 )
 
 // The OCPI 2.1.1 checks. The vendored 2.1.1 object schemas leave their
@@ -117,92 +111,6 @@ func composite211(name string) (string, bool) {
 		return base211 + "ocpihub/list-" + item, true
 	}
 	return base211 + "ocpihub/" + item, true
-}
-
-// Routes211 are the OCPI 2.1.1 routes of the hub with known schemas (of
-// the 2.1.1 set, see OCPI211). A module that adds 2.1.1 routes adds its rows
-// here. The 2.0 routes are checked for the 2.1.1 envelope only: their
-// decimals are strings and their locations lack last_updated, which the
-// 2.1.1 schemas refuse.
-var Routes211 = []Route{
-	{Method: "GET", Pattern: "/ocpi/2.1.1", Success: "version"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo", Success: "version"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp", Success: "version"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/credentials", Success: "credentials"},
-	{Method: "POST", Pattern: "/ocpi/2.1.1/credentials", Success: "credentials"},
-	{Method: "PUT", Pattern: "/ocpi/2.1.1/credentials", Success: "credentials"},
-	{Method: "DELETE", Pattern: "/ocpi/2.1.1/credentials"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/{role}/credentials", Success: "credentials"},
-	{Method: "POST", Pattern: "/ocpi/2.1.1/{role}/credentials", Success: "credentials"},
-	{Method: "PUT", Pattern: "/ocpi/2.1.1/{role}/credentials", Success: "credentials"},
-	{Method: "DELETE", Pattern: "/ocpi/2.1.1/{role}/credentials"},
-
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/locations/{country_code}/{party_id}/{location_id}", Success: "location"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/locations/{country_code}/{party_id}/{location_id}/{evse_uid}", Success: "evse"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/locations/{country_code}/{party_id}/{location_id}/{evse_uid}/{connector_id}", Success: "connector"},
-	{Method: "PUT", Pattern: "/ocpi/2.1.1/cpo/locations/{path...}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.1.1/cpo/locations/{path...}"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/locations", Success: "[]location"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/locations/{location_id}", Success: "location"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/locations/{location_id}/{evse_uid}", Success: "evse"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", Success: "connector"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/tariffs/{country_code}/{party_id}/{tariff_id}", Success: "tariff"},
-	{Method: "PUT", Pattern: "/ocpi/2.1.1/cpo/tariffs/{country_code}/{party_id}/{tariff_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.1.1/cpo/tariffs/{country_code}/{party_id}/{tariff_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.1.1/cpo/tariffs/{country_code}/{party_id}/{tariff_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/tariffs", Success: "[]tariff"},
-
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/sessions/{country_code}/{party_id}/{session_id}", Success: "session"},
-	{Method: "PUT", Pattern: "/ocpi/2.1.1/cpo/sessions/{country_code}/{party_id}/{session_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.1.1/cpo/sessions/{country_code}/{party_id}/{session_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/sessions", Success: "[]session"},
-	{Method: "POST", Pattern: "/ocpi/2.1.1/cpo/cdrs"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/cdrs/{country_code}/{party_id}/{cdr_id}", Success: "cdr"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/cdrs", Success: "[]cdr"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/emsp/tokens/{country_code}/{party_id}/{token_uid}", Success: "token"},
-	{Method: "PUT", Pattern: "/ocpi/2.1.1/emsp/tokens/{country_code}/{party_id}/{token_uid}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.1.1/emsp/tokens/{country_code}/{party_id}/{token_uid}"},
-	{Method: "GET", Pattern: "/ocpi/2.1.1/cpo/tokens", Success: "[]token"},
-	{Method: "POST", Pattern: "/ocpi/2.1.1/cpo/tokens/{token_uid}/authorize", Success: "authorization_info"},
-	// A command's error answer may carry its CommandResponse (2003 with
-	// REJECTED), as in 2.2.1.
-	{Method: "POST", Pattern: "/ocpi/2.1.1/emsp/commands/{command}", Success: "command_response", Error: "?command_response"},
-	{Method: "POST", Pattern: "/ocpi/2.1.1/cpo/commands/{command}/{id}"},
-}
-
-var routeMux211 = sync.OnceValue(func() *http.ServeMux {
-	mux := http.NewServeMux()
-	for i, r := range Routes211 {
-		mux.Handle(r.Method+" "+r.Pattern, routeIndex(i))
-	}
-	return mux
-})
-
-// checkLegacy validates an answer on a legacy path: the 2.1.1 envelope
-// always (2.0 too: it is the same), and on the 2.1.1 routes Routes211 lists,
-// the data against its schema.
-func checkLegacy(method, path string, header http.Header, body []byte) error {
-	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
-		return nil
-	}
-	set := OCPI211()
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("%s %s: the body is not JSON: %w", method, path, err)
-	}
-	if err := set.ValidateValue("envelope", v); err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req, err := http.NewRequest(method, "http://hub.invalid"+httpapi.CanonicalPath(path), nil)
-	if err != nil {
-		return nil
-	}
-	h, pattern := routeMux211().Handler(req)
-	i, ok := h.(routeIndex)
-	if pattern == "" || !ok {
-		return nil
-	}
-	return checkData(set, Routes211[i], v.(map[string]any), method, path, body)
 }
 
 // requests211 are the schemas of the bodies a 2.1.1 partner receives, by

@@ -13,8 +13,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 )
 
-// Route maps a hub route to the schema of the data in its answers. A module
-// that adds routes to the hub adds its rows to Routes221.
+// Route maps a hub route to the schema of the data in its answers (a row's
+// Schema in the hub's route table).
 type Route struct {
 	Method  string // GET, POST, PUT, PATCH, DELETE
 	Pattern string // path pattern in net/http.ServeMux syntax, as in the hub's route table
@@ -28,143 +28,83 @@ type Route struct {
 	Error string
 }
 
-// Routes221 are the OCPI 2.2.1 routes of the hub with known schemas. Routes
-// not listed are checked for the envelope only.
-var Routes221 = []Route{
-	{Method: "GET", Pattern: "/ocpi/versions", Success: "[]Version"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1", Success: "VersionDetail"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/credentials", Success: "Credentials"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/credentials"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/hubclientinfo", Success: "[]ClientInfo"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Success: "ClientInfo"},
+// Routes221 are the OCPI 2.2.1 and 2.3.0 routes of the hub with known
+// schemas: the rows of the hub's route table (httpapi.Rows) that name them
+// (Row.Schema). Routes not listed are checked for the envelope only.
+var Routes221 = rowsWith(func(path string) bool { return legacyVersion(path) == "" })
 
-	// Locations and tariffs: the CPO receivers (GET returns the hub's copy;
-	// PUT, PATCH and DELETE answer without data) and the eMSP directory.
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}", Success: "Location"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}", Success: "EVSE"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}", Success: "Connector"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}", Success: "Location"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/locations/{location_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}/{evse_uid}/{connector_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}", Success: "Tariff"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}", Success: "Tariff"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations", Success: "[]Location"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}", Success: "Location"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}", Success: "EVSE"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", Success: "Connector"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tariffs", Success: "[]Tariff"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tariffs/{tariff_id}", Success: "Tariff"},
+// Routes211 are the OCPI 2.1.1 routes of the hub with known schemas (of
+// the 2.1.1 set, see OCPI211), from the rows as Routes221. The 2.0 rows
+// name none: their decimals are strings and their locations lack
+// last_updated, which the 2.1.1 schemas refuse.
+var Routes211 = rowsWith(func(path string) bool { return legacyVersion(path) == "2.1.1" })
 
-	// Tokens: the eMSP receiver, the CPOs' pull and real-time authorization
-	// (the owning eMSP's answer is passed back as it came).
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}", Success: "Token"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/tokens", Success: "[]Token"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/tokens/{uid}/authorize", Success: "AuthorizationInfo"},
-
-	// Sessions and CDRs: the CPO receivers and the eMSP senders.
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}", Success: "Session"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/sessions", Success: "[]Session"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/emsp/sessions/{session_id}/charging_preferences", Success: "ChargingPreferencesResponse"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/cdrs"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/cpo/cdrs/{cc}/{pid}/{id}", Success: "CDR"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/cdrs", Success: "[]CDR"},
-
-	// Commands and charging profiles: the requests (answered with the
-	// CPO's response or the hub's own), the CPO's results and updates.
-	{Method: "POST", Pattern: "/ocpi/2.2.1/emsp/commands/{command}", Success: "CommandResponse", Error: "?CommandResponse"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/commands/{command}/{id}"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
-	{Method: "DELETE", Pattern: "/ocpi/2.2.1/emsp/chargingprofiles/{session_id}", Success: "ChargingProfileResponse"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/cpo/chargingprofiles/{session_id}"},
-
-	// Direct Payment under 2.2.1 (prices in the 2.2.1 shape) and the 2.3.0
-	// surface (credentials, payments with the 2.3.0 Price, commands), with
-	// ocpihub's own schemas (ours/). Terminal writes and confirmations
-	// answer without data; an activation passes the PTP's answer back.
-	{Method: "GET", Pattern: "/ocpi/2.3.0", Success: "VersionDetail"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
-	{Method: "PUT", Pattern: "/ocpi/2.3.0/credentials", Success: "Credentials230"},
-	{Method: "DELETE", Pattern: "/ocpi/2.3.0/credentials"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/ptp/commands/{command}", Success: "CommandResponse", Error: "?CommandResponse"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/terminals", Success: "[]Terminal"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/terminals", Success: "[]Terminal"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}", Success: "Terminal"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}", Success: "Terminal"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
-	{Method: "PUT", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}"},
-	{Method: "PATCH", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/terminals/{terminal_id}/deactivate"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/terminals/{terminal_id}/deactivate"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations", Success: "[]FinancialAdviceConfirmation"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations", Success: "[]FinancialAdviceConfirmation230"},
-	{Method: "GET", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations/{financial_advice_confirmation_id}", Success: "FinancialAdviceConfirmation"},
-	{Method: "GET", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations/{financial_advice_confirmation_id}", Success: "FinancialAdviceConfirmation230"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/financial-advice-confirmations"},
-	{Method: "POST", Pattern: "/ocpi/2.3.0/payments/financial-advice-confirmations"},
-
-	// UPI: the PG's webhook is acknowledged without data. The operator's UPI
-	// API (QR mappings, refunds, payments) is ocpihub's own, with no OCPI
-	// schema: its envelopes are checked, its data by the module's tests.
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/webhook"},
-	{Method: "POST", Pattern: "/ocpi/2.2.1/payments/upi/sms/reports"},
+// rowsWith returns the routes of the rows whose path keep accepts and that
+// name their data's schemas.
+func rowsWith(keep func(path string) bool) []Route {
+	var out []Route
+	for _, r := range httpapi.Rows() {
+		method, path, ok := strings.Cut(r.Pattern, " ")
+		if !ok || r.Schema == nil || !keep(path) {
+			continue
+		}
+		out = append(out, Route{Method: method, Pattern: path, Success: r.Schema.Success, Error: r.Schema.Error})
+	}
+	return out
 }
 
-// routeMux finds the Route of a request the way the hub's ServeMux does.
-var routeMux = sync.OnceValue(func() *http.ServeMux {
-	mux := http.NewServeMux()
-	for i, r := range Routes221 {
-		mux.Handle(r.Method+" "+r.Pattern, routeIndex(i))
+// legacyVersion returns the legacy version of a path, "" for a current one.
+func legacyVersion(path string) string {
+	for _, v := range []string{"2.1.1", "2.0"} {
+		if strings.HasPrefix(path, "/ocpi/"+v+"/") || path == "/ocpi/"+v {
+			return v
+		}
 	}
-	return mux
-})
+	return ""
+}
+
+// routeTable finds the Route of a request among routes the way the hub's
+// ServeMux does.
+type routeTable struct {
+	routes []Route
+	mux    *http.ServeMux
+}
+
+func newRouteTable(routes []Route) *routeTable {
+	t := &routeTable{routes: routes, mux: http.NewServeMux()}
+	for i, r := range routes {
+		t.mux.Handle(r.Method+" "+r.Pattern, routeIndex(i))
+	}
+	return t
+}
 
 type routeIndex int
 
 func (routeIndex) ServeHTTP(http.ResponseWriter, *http.Request) {}
 
-// FindRoute returns the Route serving method and path (aliases included), if
-// it is listed.
-func FindRoute(method, path string) (Route, bool) {
+// find returns the Route serving method and path (aliases included), if it
+// is listed.
+func (t *routeTable) find(method, path string) (Route, bool) {
 	req, err := http.NewRequest(method, "http://hub.invalid"+httpapi.CanonicalPath(path), nil)
 	if err != nil {
 		return Route{}, false
 	}
-	h, pattern := routeMux().Handler(req)
+	h, pattern := t.mux.Handler(req)
 	i, ok := h.(routeIndex)
 	if pattern == "" || !ok {
 		return Route{}, false
 	}
-	return Routes221[i], true
+	return t.routes[i], true
 }
+
+var (
+	table221 = sync.OnceValue(func() *routeTable { return newRouteTable(Routes221) })
+	table211 = sync.OnceValue(func() *routeTable { return newRouteTable(Routes211) })
+)
+
+// FindRoute returns the Route serving method and path (aliases included), if
+// it is listed in Routes221.
+func FindRoute(method, path string) (Route, bool) { return table221().find(method, path) }
 
 // CheckResponse validates one answer of the hub. Every JSON answer to an
 // OCPI path must be an envelope valid against the 2.2.1 envelope schema (the
@@ -177,22 +117,29 @@ func CheckResponse(method, path string, header http.Header, body []byte) error {
 	}
 	if !isOCPI221(path) {
 		if strings.HasPrefix(httpapi.CanonicalPath(path), "/ocpi/") {
-			return checkLegacy(method, path, header, body)
+			// The legacy 2.1.1 and 2.0 surfaces: the 2.1.1 envelope always
+			// (2.0's is the same), data on the 2.1.1 routes Routes211 lists.
+			return checkAnswer(OCPI211(), "envelope", table211(), method, path, header, body)
 		}
 		return nil
 	}
+	return checkAnswer(OCPI221(), "Envelope", table221(), method, path, header, body)
+}
+
+// checkAnswer validates a JSON answer against the envelope schema of set
+// and, on a route table lists, its data against the route's schema.
+func checkAnswer(set *Set, envelope string, table *routeTable, method, path string, header http.Header, body []byte) error {
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
 		return nil
 	}
-	set := OCPI221()
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("%s %s: the body is not JSON: %w", method, path, err)
 	}
-	if err := set.ValidateValue("Envelope", v); err != nil {
+	if err := set.ValidateValue(envelope, v); err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	route, ok := FindRoute(method, path)
+	route, ok := table.find(method, path)
 	if !ok {
 		return nil
 	}

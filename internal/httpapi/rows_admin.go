@@ -5,54 +5,54 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// adminDocs describes the operator API for platforms and invitations.
-func adminDocs() apiDocs {
+// adminRows are the operator API for platforms and invitations.
+func (s *Server) adminRows() module {
 	id := openapi.Parameter{Name: "id", In: "path", Description: "platform id", Schema: openapi.Schema{"type": "integer", "minimum": 1}}
 	action := func(summary string) Doc {
 		return Doc{Summary: summary, Data: &party.Platform{}, Params: []openapi.Parameter{id}}
 	}
-	return apiDocs{
+	return module{
 		Tag: openapi.Tag{Name: "admin", Description: "The operator's API (admin token): platforms, invitations. The console at /console does the same in a browser."},
-		Routes: map[string]Doc{
-			"GET /admin/parties": {
+		Rows: []Row{
+			{Pattern: "GET /admin/parties", Access: admin, Handler: s.handleAdminParties, Doc: Doc{
 				Summary: "List platforms, newest first",
 				Data:    []*party.Platform{},
 				Params: []openapi.Parameter{{Name: "status", In: "query", Description: "only platforms with this status (repeatable)",
 					Schema: openapi.Schema{"type": "string", "enum": platformStatuses()}}},
-			},
-			"GET /admin/parties/{id}":          {Summary: "One platform: status, connection, endpoints, roles, last seen, last error (never tokens)", Data: &party.Platform{}, Params: []openapi.Parameter{id}},
-			"POST /admin/parties/{id}/suspend": action("Suspend a platform: its tokens get 401 everywhere, its parties are announced SUSPENDED"),
-			"POST /admin/parties/{id}/resume":  action("Resume a suspended platform"),
-			"POST /admin/parties/{id}/rotate":  action("Replace the credentials tokens of a platform (credentials PUT to the partner)"),
-			"DELETE /admin/parties/{id}": {
+			}},
+			{Pattern: "GET /admin/parties/{id}", Access: admin, Handler: s.handleAdminParty, Doc: Doc{Summary: "One platform: status, connection, endpoints, roles, last seen, last error (never tokens)", Data: &party.Platform{}, Params: []openapi.Parameter{id}}},
+			{Pattern: "POST /admin/parties/{id}/suspend", Access: admin, Handler: s.handleAdminPartyAction("suspend"), Doc: action("Suspend a platform: its tokens get 401 everywhere, its parties are announced SUSPENDED")},
+			{Pattern: "POST /admin/parties/{id}/resume", Access: admin, Handler: s.handleAdminPartyAction("resume"), Doc: action("Resume a suspended platform")},
+			{Pattern: "POST /admin/parties/{id}/rotate", Access: admin, Handler: s.handleAdminPartyAction("rotate"), Doc: action("Replace the credentials tokens of a platform (credentials PUT to the partner)")},
+			{Pattern: "DELETE /admin/parties/{id}", Access: admin, Handler: s.handleAdminPartyAction("disconnect"), Doc: Doc{
 				Summary:     "Disconnect a platform: credentials DELETE to the partner, then UNREGISTERED here",
 				Description: "The partner's failure to answer does not stop the disconnection; it is reported in a Warning header.",
 				Data:        &party.Platform{}, Params: []openapi.Parameter{id},
-			},
-			"POST /admin/parties/connect": {
+			}},
+			{Pattern: "POST /admin/parties/connect", Access: admin, Handler: s.handleAdminConnect, Doc: Doc{
 				Summary: "Register with a partner that gave us its token A (hub-initiated handshake)",
 				Request: connectRequest{}, Data: &party.Platform{}, Created: true,
-			},
-			"POST /admin/invitations": {
+			}},
+			{Pattern: "POST /admin/invitations", Access: admin, Handler: s.handleAdminInvite, Options: []routeOption{withoutReplay}, Doc: Doc{
 				Summary:     "Create a registration token (token A) for a partner; the token is in this answer only",
 				Description: "expires is a duration such as 72h (default 72h); parties binds the token to parties, announced as PLANNED until they register.",
 				Request:     inviteRequest{}, Data: &party.Invitation{}, Created: true,
-			},
-			"GET /admin/invitations": {
+			}},
+			{Pattern: "GET /admin/invitations", Access: admin, Handler: s.handleAdminInvitations, Doc: Doc{
 				Summary:     "List invitations, newest first (at most 500; never their tokens)",
 				Description: "A revoked invitation is listed as REVOKED. Sandbox invitations are listed by the sandbox's admin API.",
 				Data:        []party.InvitationInfo{},
 				Params: []openapi.Parameter{{Name: "state", In: "query", Description: "only invitations in this state (repeatable)",
 					Schema: openapi.Schema{"type": "string", "enum": invitationStates()}}},
-			},
-			"POST /admin/invitations/{id}/revoke": {
+			}},
+			{Pattern: "POST /admin/invitations/{id}/revoke", Access: admin, Handler: s.handleAdminRevokeInvitation, Doc: Doc{
 				Summary: "Revoke an open invitation: its token A stops working, the parties only it planned are withdrawn",
 				Description: "Answers the invitation, now REVOKED. An unknown invitation, or one used or expired already, " +
 					"answers NOT_FOUND (HTTP 404): only an open invitation can be revoked.",
 				Data: &party.InvitationInfo{},
 				Params: []openapi.Parameter{{Name: "id", In: "path", Description: "invitation id",
 					Schema: openapi.Schema{"type": "integer", "minimum": 1}}},
-			},
+			}},
 		},
 		Schemas: func(s *openapi.Schemas) {
 			s.Field(party.Platform{}, "status", openapi.Schema{"enum": platformStatuses()})

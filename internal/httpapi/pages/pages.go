@@ -1,25 +1,33 @@
-package httpapi
+// Package pages serves the driver's pages of UPI QR charging: the landing
+// page of a sticker, the status page of an order, and receipts. They are
+// public, HTML (JSON for the small endpoints their scripts poll), never
+// cached, and not API operations (they are not in the route table's rows).
+package pages
 
 import (
 	"bytes"
+	"crypto/rand"
 	"embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
-//go:embed pages/*.html
+//go:embed *.html
 var pageFS embed.FS
 
 // pageTemplates are the driver's pages, each a layout with its content.
@@ -28,24 +36,45 @@ type pageTemplates map[string]*template.Template
 func parsePages() pageTemplates {
 	out := pageTemplates{}
 	for _, name := range []string{"landing", "status", "receipt", "message"} {
-		out[name] = template.Must(template.ParseFS(pageFS, "pages/layout.html", "pages/"+name+".html"))
+		out[name] = template.Must(template.ParseFS(pageFS, "layout.html", name+".html"))
 	}
 	return out
 }
 
-// upiPages registers the driver's pages: the landing page of a sticker, the
-// status page of an order, and receipts. They are public, HTML (JSON for
-// the small endpoints their scripts poll), and never cached.
-func (s *Server) upiPages() {
-	s.pages = parsePages()
-	s.mux.HandleFunc("GET /qr/{qr_ref}", s.pageLanding)
-	s.mux.HandleFunc("POST /qr/{qr_ref}", s.pageOrder)
-	s.mux.HandleFunc("GET /qr/{qr_ref}/connector", s.pageConnectorJSON)
-	s.mux.HandleFunc("GET /pay/{order_id}", s.pageStatus)
-	s.mux.HandleFunc("GET /pay/{order_id}/status", s.pageStatusJSON)
-	s.mux.HandleFunc("GET /pay/{order_id}/qr.png", s.pagePayQR)
-	s.mux.HandleFunc("GET /receipts/{receipt}", s.pageReceipt)
-	s.mux.HandleFunc("GET /r/{code}", s.pageShortReceipt)
+// Config is what the pages need.
+type Config struct {
+	UPI *upi.Service
+	// RateLimiter limits the orders placed on one QR code (nil: no limits);
+	// the sandbox is not limited.
+	RateLimiter *ratelimit.Limiter
+	Sandbox     bool
+	Clock       clock.Clock
+	Logger      *slog.Logger
+}
+
+// Server serves the driver's pages.
+type Server struct {
+	cfg    Config
+	clock  clock.Clock
+	logger *slog.Logger
+	pages  pageTemplates
+}
+
+// Register adds the driver's pages to mux.
+func Register(mux *http.ServeMux, cfg Config) {
+	s := &Server{cfg: cfg, clock: cfg.Clock, logger: cfg.Logger, pages: parsePages()}
+	s.register(mux)
+}
+
+func (s *Server) register(mux *http.ServeMux) {
+	mux.HandleFunc("GET /qr/{qr_ref}", s.pageLanding)
+	mux.HandleFunc("POST /qr/{qr_ref}", s.pageOrder)
+	mux.HandleFunc("GET /qr/{qr_ref}/connector", s.pageConnectorJSON)
+	mux.HandleFunc("GET /pay/{order_id}", s.pageStatus)
+	mux.HandleFunc("GET /pay/{order_id}/status", s.pageStatusJSON)
+	mux.HandleFunc("GET /pay/{order_id}/qr.png", s.pagePayQR)
+	mux.HandleFunc("GET /receipts/{receipt}", s.pageReceipt)
+	mux.HandleFunc("GET /r/{code}", s.pageShortReceipt)
 }
 
 // render writes a page; title is its <title>.
@@ -374,4 +403,12 @@ func (s *Server) pageJSONError(w http.ResponseWriter, r *http.Request, err error
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(`{"error":"` + http.StatusText(status) + `"}`))
+}
+
+// newNonce returns a fresh CSP nonce for one page (URL-safe base64: the
+// templates write it into an attribute unescaped).
+func newNonce() string {
+	var b [18]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -5,9 +5,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
-// trafficDocs describes the traffic inspector: the operator's search and
-// each partner's view of its own exchanges.
-func trafficDocs() apiDocs {
+// trafficRows are the traffic inspector: the operator's search over every
+// recorded exchange, and each partner's read-only view of its own.
+func (s *Server) trafficRows() module {
 	str := func(name, desc string, s openapi.Schema) openapi.Parameter {
 		return openapi.Parameter{Name: name, In: "query", Description: desc, Schema: s}
 	}
@@ -30,24 +30,24 @@ func trafficDocs() apiDocs {
 	exports := map[string]openapi.Schema{"application/har+json": {"type": "object"}, "application/x-ndjson": {"type": "string"}}
 	id := openapi.Parameter{Name: "id", In: "path", Description: "exchange id", Schema: openapi.Schema{"type": "integer", "minimum": 1}}
 	format := str("format", "json (default), har or jsonl", openapi.Schema{"enum": []any{"json", "har", "jsonl"}})
-	admin := append([]openapi.Parameter{
+	adminParams := append([]openapi.Parameter{
 		str("partner", "only this partner's (its name)", openapi.Schema{"type": "string"}),
 		str("platform_id", "only this platform's", openapi.Schema{"type": "integer", "minimum": 0}),
 	}, filters...)
-	routes := map[string]Doc{
-		"GET /admin/traffic": {Tag: "traffic", Summary: "Search every recorded OCPI exchange, newest first (summaries; a Link header to the next page)",
-			Data: []traffic.Exchange{}, Params: admin, Also: exports},
-		"GET /admin/traffic/{id}": {Tag: "traffic", Summary: "One recorded exchange whole: headers and bodies, secrets redacted",
-			Data: &traffic.Exchange{}, Params: []openapi.Parameter{id, format}, Also: exports},
-		"GET /ocpi/2.2.1/traffic": {Tag: "traffic", Summary: "The caller's own exchanges with the hub, newest first (never another partner's)",
-			Data: []traffic.Exchange{}, Params: filters, Also: exports},
-		"GET /ocpi/2.2.1/traffic/{id}": {Tag: "traffic", Summary: "One of the caller's own exchanges whole; another partner's answers 404",
-			Data: &traffic.Exchange{}, Params: []openapi.Parameter{id, format}, Also: exports},
+	rows := []Row{
+		{Pattern: "GET /admin/traffic", Access: admin, Handler: s.handleTrafficList(false), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "Search every recorded OCPI exchange, newest first (summaries; a Link header to the next page)",
+			Data: []traffic.Exchange{}, Params: adminParams, Also: exports}},
+		{Pattern: "GET /admin/traffic/{id}", Access: admin, Handler: s.handleTrafficGet(false), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "One recorded exchange whole: headers and bodies, secrets redacted",
+			Data: &traffic.Exchange{}, Params: []openapi.Parameter{id, format}, Also: exports}},
+		{Pattern: "GET /ocpi/2.2.1/traffic", Access: platform, Handler: s.handleTrafficList(true), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "The caller's own exchanges with the hub, newest first (never another partner's)",
+			Data: []traffic.Exchange{}, Params: filters, Also: exports}},
+		{Pattern: "GET /ocpi/2.2.1/traffic/{id}", Access: platform, Handler: s.handleTrafficGet(true), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "One of the caller's own exchanges whole; another partner's answers 404",
+			Data: &traffic.Exchange{}, Params: []openapi.Parameter{id, format}, Also: exports}},
 	}
-	return apiDocs{
+	return module{
 		Tag: openapi.Tag{Name: "traffic", Description: "The traffic inspector (ocpihub's own API, not an OCPI module): every OCPI exchange " +
 			"the hub took part in, both ways, with secrets redacted and personal data masked."},
-		Routes: routes,
+		Rows: rows,
 		Schemas: func(s *openapi.Schemas) {
 			s.Field(traffic.Exchange{}, "direction", openapi.Schema{"enum": []any{"in", "out"}})
 		},

@@ -1,32 +1,28 @@
-package httpapi
+// Package apidoc turns the description of a route (a row's Doc) into an
+// OpenAPI operation: parameters, the request body, the OCPI envelope around
+// the success data, and the error answers every route may give.
+package apidoc
 
 import (
 	"net/http"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 )
 
-// Doc describes one route of the table for the OpenAPI document served at
-// /openapi.json. Every route with a method has one, keyed by its pattern
-// exactly as routes.go registers it (TestEveryRouteDescribed fails
-// otherwise, and for a Doc whose route is gone).
+// Doc describes a route (its row's Doc) in the OpenAPI document served at
+// /openapi.json. Every row with a method has one with a summary
+// (TestRowsComplete fails otherwise):
 //
-// Adding a route's description: put an entry in the apiDocs of its module
-// (apidoc_<module>.go; a new module adds a file and one line to
-// docSets):
-//
-//	"GET /ocpi/2.2.1/emsp/locations": {
-//		Summary: "List the directory (locations of every CPO)",
-//		Data:    []ocpi.Location{}, // the type the handler puts in data
-//		Paged:   true,
-//		Spec:    "mod_locations.asciidoc",
-//	},
+//	{Pattern: "GET /ocpi/2.2.1/emsp/locations", Access: platform, Handler: s.handleEMSPLocations,
+//		Doc: apidoc.Doc{
+//			Summary: "List the directory (locations of every CPO)",
+//			Data:    []ocpi.Location{}, // the type the handler puts in data
+//			Paged:   true,
+//			Spec:    "mod_locations.asciidoc",
+//		}},
 //
 // The document derives the schemas from the Go types by reflection, wraps
 // them in the OCPI envelope, and adds the error answers every route may give
@@ -83,131 +79,16 @@ type Doc struct {
 	Spec string
 }
 
-// apiDocs are the descriptions of one module's routes.
-type apiDocs struct {
-	Tag    openapi.Tag
-	Routes map[string]Doc
-	// Schemas adds what Go types cannot say (enums, lengths) to the schemas
-	// of the module's types.
-	Schemas func(*openapi.Schemas)
-}
-
-// docSets lists the descriptions of every module.
-var docSets = []func() apiDocs{
-	operationsDocs,
-	coreDocs,
-	peeringDocs,
-	locationDocs,
-	sessionDocs,
-	paymentDocs,
-	legacyDocs,
-	adminDocs,
-	webhookDocs,
-	trafficDocs,
-}
-
-// fallbacks are the patterns without a method that answer paths no route
-// matches; they are not operations.
-var fallbacks = []string{"/ocpi/", "/admin/", "/api/"}
-
-// Docs returns the description of every documented route, by pattern.
-func Docs() map[string]Doc {
-	out := map[string]Doc{}
-	for _, set := range docSets {
-		for p, d := range set().Routes {
-			out[p] = d
-		}
-	}
-	return out
-}
-
-// IsFallback reports whether a route pattern is one of the no-route
-// fallbacks (not an operation).
-func IsFallback(pattern string) bool { return slices.Contains(fallbacks, pattern) }
-
 var wildcardRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}`)
 
-// OpenAPI returns the OpenAPI 3.1 document of the route table: every
-// documented route, its parameters, request body and answers.
-func (s *Server) OpenAPI() *openapi.Document {
-	d := openapi.New(openapi.Info{
-		Title:   "ocpihub",
-		Version: s.cfg.Version,
-		Description: "OCPI 2.2.1 roaming hub and eMSP. Every answer under /ocpi and /admin is an OCPI envelope " +
-			"(status_code, status_message, timestamp, data or error). Partners authenticate with " +
-			"`Authorization: Token <base64 of their credentials token>` (raw tokens are accepted too); the operator " +
-			"with the admin token. X-Request-ID and X-Correlation-ID are echoed (generated when missing).",
-	})
-	if d.Info.Version == "" {
-		d.Info.Version = "dev"
-	}
-	d.Servers = []openapi.Server{{URL: s.publicURL("")}}
-	d.Components.SecuritySchemes = map[string]openapi.SecurityScheme{
-		"ocpiToken": {Type: "apiKey", In: "header", Name: "Authorization",
-			Description: "`Token <base64(token)>`: a partner's credentials token C; token A (registration) on versions and credentials only."},
-		"adminToken": {Type: "apiKey", In: "header", Name: "Authorization",
-			Description: "`Token <admin token>` (raw or Base64): the operator's token."},
-	}
-	sch := openapi.NewSchemas()
-	sch.Type(ocpi.DateTime{}, openapi.Schema{"type": "string", "format": "date-time"})
-	sch.Type(ocpi.Number{}, openapi.Schema{"type": "number"})
-	defineEnvelope(sch)
+// Template returns the OpenAPI path template of a ServeMux path pattern
+// ("{name...}" becomes "{name}").
+func Template(path string) string { return wildcardRE.ReplaceAllString(path, "{$1}") }
 
-	docs := map[string]Doc{}
-	var tags []openapi.Tag
-	for _, set := range docSets {
-		a := set()
-		if a.Schemas != nil {
-			a.Schemas(sch)
-		}
-		if a.Tag.Name != "" {
-			tags = append(tags, a.Tag)
-		}
-		for p, doc := range a.Routes {
-			docs[p] = doc
-		}
-	}
-	for _, r := range s.routeList {
-		doc, ok := docs[r.Pattern]
-		method, path, hasMethod := strings.Cut(r.Pattern, " ")
-		if !ok || !hasMethod {
-			continue
-		}
-		tmpl := wildcardRE.ReplaceAllString(path, "{$1}")
-		d.Add(method, tmpl, operation(sch, method, path, r.Access, doc))
-	}
-	d.Tags = tags
-	d.Components.Schemas = sch.Components()
-	return d
-}
-
-// handleOpenAPI serves the document, built once.
-func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
-	s.apiDocOnce.Do(func() {
-		b, err := s.OpenAPI().JSON()
-		if err != nil {
-			s.logger.Error("OpenAPI document", "error", err)
-			return
-		}
-		s.apiDoc = b
-	})
-	if s.apiDoc == nil {
-		http.Error(w, "the OpenAPI document could not be built", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "public, max-age=300")
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	_, _ = w.Write(s.apiDoc)
-}
-
-// apiDocCache holds the served document.
-type apiDocCache struct {
-	apiDocOnce sync.Once
-	apiDoc     []byte
-}
-
-func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *openapi.Operation {
+// Operation returns the operation of a route: method and path as in its
+// pattern ("{name...}" wildcards allowed), access as httpapi.Route.Access
+// says, with the schemas of its types added to sch.
+func Operation(sch *openapi.Schemas, method, path, access string, doc Doc) *openapi.Operation {
 	op := &openapi.Operation{
 		OperationID: operationID(method, path),
 		Summary:     doc.Summary,
@@ -333,7 +214,7 @@ func operation(sch *openapi.Schemas, method, path, access string, doc Doc) *open
 	if doc.Relayed {
 		op.Responses["default"] = &openapi.Response{Description: "the addressed partner's answer (OCPI-to-* names another party), relayed as it is",
 			Content: jsonContent(openapi.Ref("OcpiAnyResponse"))}
-		op.Parameters = append(op.Parameters, routingHeaders...)
+		op.Parameters = append(op.Parameters, RoutingHeaders...)
 	}
 	return op
 }
@@ -377,8 +258,8 @@ func jsonContent(s openapi.Schema) map[string]openapi.MediaType {
 	return map[string]openapi.MediaType{"application/json": {Schema: s}}
 }
 
-// defineEnvelope adds the OCPI envelope's component schemas.
-func defineEnvelope(sch *openapi.Schemas) {
+// DefineEnvelope adds the OCPI envelope's component schemas.
+func DefineEnvelope(sch *openapi.Schemas) {
 	sch.Define("OcpiSuccess", openapi.Schema{
 		"description": "OCPI response envelope of a success (status_code 1000–1999).",
 		"type":        "object",
@@ -413,34 +294,30 @@ func defineEnvelope(sch *openapi.Schemas) {
 			},
 		},
 	})
-	sch.Define("OcpiErrorBase", openapi.Schema{
-		"description": "OCPI response envelope of an error (status_code 2000 and up).",
-		"type":        "object",
-		"required":    []any{"status_code", "timestamp", "error"},
-		"properties": openapi.Schema{
-			"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
-			"status_message": openapi.Schema{"type": "string"},
-			"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
-			"error":          openapi.Ref("OcpiError"),
-		},
-	})
-	sch.Define("OcpiErrorResponse", openapi.Schema{
-		"description": "OCPI response envelope of an error (status_code 2000 and up); never carries data.",
-		"type":        "object",
-		"required":    []any{"status_code", "timestamp", "error"},
-		"properties": openapi.Schema{
-			"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
-			"status_message": openapi.Schema{"type": "string"},
-			"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
-			"error":          openapi.Ref("OcpiError"),
-			"data":           false,
-		},
-	})
+	// errorEnvelope is an error's envelope; its properties are a fresh map
+	// each time, so that one can forbid data.
+	errorEnvelope := func(description string) openapi.Schema {
+		return openapi.Schema{
+			"description": description,
+			"type":        "object",
+			"required":    []any{"status_code", "timestamp", "error"},
+			"properties": openapi.Schema{
+				"status_code":    openapi.Schema{"type": "integer", "minimum": 2000, "maximum": 9999},
+				"status_message": openapi.Schema{"type": "string"},
+				"timestamp":      openapi.Schema{"type": "string", "format": "date-time"},
+				"error":          openapi.Ref("OcpiError"),
+			},
+		}
+	}
+	sch.Define("OcpiErrorBase", errorEnvelope("OCPI response envelope of an error (status_code 2000 and up)."))
+	response := errorEnvelope("OCPI response envelope of an error (status_code 2000 and up); never carries data.")
+	response["properties"].(openapi.Schema)["data"] = false
+	sch.Define("OcpiErrorResponse", response)
 }
 
-// routingHeaders address a request to another party through the hub
+// RoutingHeaders address a request to another party through the hub
 // (transport.md §8).
-var routingHeaders = []openapi.Parameter{
+var RoutingHeaders = []openapi.Parameter{
 	{Name: "OCPI-to-country-code", In: "header", Description: "the addressed party, when not the hub", Schema: openapi.Schema{"type": "string", "minLength": 2, "maxLength": 2}},
 	{Name: "OCPI-to-party-id", In: "header", Schema: openapi.Schema{"type": "string", "minLength": 3, "maxLength": 3}},
 	{Name: "OCPI-from-country-code", In: "header", Description: "the requesting party, when the platform hosts several", Schema: openapi.Schema{"type": "string", "minLength": 2, "maxLength": 2}},
@@ -497,4 +374,13 @@ func tagOf(path string) string {
 		}
 	}
 	return "versions"
+}
+
+// rateLimitHeaderDocs are the rate-limit headers of every limited answer.
+func rateLimitHeaderDocs() map[string]string {
+	return map[string]string{
+		"X-RateLimit-Limit":     "requests allowed in the window nearest exhaustion (second, minute or hour)",
+		"X-RateLimit-Remaining": "requests left in that window",
+		"X-RateLimit-Reset":     "Unix time (seconds) when that window restarts",
+	}
 }
