@@ -171,8 +171,9 @@ func (w *spanWriter) ocpiStatus() (int64, bool) {
 }
 
 // Transport wraps base with a client span per request made under a span:
-// the request carries the new span as its traceparent. Requests made
-// outside any trace pass through untouched. A nil Tracer returns base
+// the request carries the new span as its traceparent, in the trace its
+// caller (ocpiclient) chose. Requests made outside any span pass through
+// untouched. A nil Tracer returns base
 // itself.
 func (t *Tracer) Transport(base http.RoundTripper) http.RoundTripper {
 	if t == nil {
@@ -190,6 +191,15 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	_, span := Start(req.Context(), req.Method, Client)
 	if span == nil {
 		return tr.base.RoundTrip(req)
+	}
+	if trace, _, ok := parseTraceParent(req.Header.Get("traceparent")); ok && trace != span.trace {
+		// The call belongs to another chain than the work making it (a
+		// job delivering the pushes of several requests, each with its
+		// correlation id's trace): the span goes in the call's trace, as
+		// the partner and the traffic inspector see it, linked to the
+		// work that made it.
+		span.linkTrace, span.linkSpan = span.trace, span.parent
+		span.trace, span.parent = trace, SpanID{}
 	}
 	// A RoundTripper must not change the caller's request.
 	r2 := new(http.Request)

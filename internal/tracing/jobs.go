@@ -6,8 +6,6 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
-
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
 
 // metadataKey is where a job's metadata keeps the traceparent of the span
@@ -79,6 +77,8 @@ func (m *jobMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInner
 	span.SetString("job.queue", job.Queue)
 	span.SetInt("job.id", job.ID)
 	span.SetInt("job.attempt", int64(job.Attempt))
-	// The calls the job makes carry its trace, as the request's calls do.
-	return doInner(ocpiclient.WithTraceID(ctx, trace.String()))
+	// The calls the job makes keep the trace ocpiclient gives them (their
+	// own chain's, by correlation id: one job may deliver the pushes of
+	// several chains); Transport links them to this span.
+	return doInner(ctx)
 }

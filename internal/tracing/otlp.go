@@ -44,7 +44,14 @@ type SpanJSON struct {
 	StartTimeUnixNano string     `json:"startTimeUnixNano"`
 	EndTimeUnixNano   string     `json:"endTimeUnixNano"`
 	Attributes        []KeyValue `json:"attributes,omitempty"`
+	Links             []Link     `json:"links,omitempty"`
 	Status            Status     `json:"status"`
+}
+
+// Link relates a span to a span of another trace.
+type Link struct {
+	TraceID string `json:"traceId"`
+	SpanID  string `json:"spanId"`
 }
 
 // Attr returns the value of the attribute named key ("" when absent;
@@ -98,6 +105,9 @@ func (t *Tracer) encode(batch []*Span) ExportRequest {
 			} else {
 				j.Attributes = append(j.Attributes, stringKV(a.key, a.str))
 			}
+		}
+		if s.linkSpan != (SpanID{}) {
+			j.Links = []Link{{TraceID: s.linkTrace.String(), SpanID: s.linkSpan.String()}}
 		}
 		if s.failed {
 			j.Status = Status{Code: 2, Message: s.message}

@@ -18,6 +18,10 @@ type Span struct {
 	start  time.Time
 	end    time.Time
 	attrs  []attr
+	// link is a span of another trace this one is related to (the job
+	// that made a call of another chain); zero: none.
+	linkTrace TraceID
+	linkSpan  SpanID
 	// failed and message are the span's status: an error, or unset.
 	failed  bool
 	message string

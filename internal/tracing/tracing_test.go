@@ -317,7 +317,9 @@ func TestJobMetadata(t *testing.T) {
 }
 
 // TestTransport: a request made under a span is a client span and carries
-// it as its traceparent; one made outside any trace passes untouched.
+// it as its traceparent, in the trace the request names when it names
+// another (linked to the work that made it); one made outside any span
+// passes untouched.
 func TestTransport(t *testing.T) {
 	t.Parallel()
 	col := newCollector(t)
@@ -329,32 +331,43 @@ func TestTransport(t *testing.T) {
 	defer partner.Close()
 	hc := &http.Client{Transport: tr.Transport(nil)}
 	ctx, root := tr.root(context.Background(), newTraceID(), SpanID{}, "job", Consumer)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, partner.URL+"/ocpi/x?token=secret", nil)
-	req.Header.Set("traceparent", "00-11111111111111111111111111111111-2222222222222222-01")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	do := func(ctx context.Context, url, tp string) *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, url, nil)
+		if tp != "" {
+			req.Header.Set("traceparent", tp)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return req
 	}
-	resp.Body.Close()
-	if req.Header.Get("traceparent") != "00-11111111111111111111111111111111-2222222222222222-01" {
+	do(ctx, partner.URL+"/ocpi/x?token=secret", "")
+	const chain = "00-11111111111111111111111111111111-2222222222222222-01"
+	if req := do(ctx, partner.URL+"/ocpi/y", chain); req.Header.Get("traceparent") != chain {
 		t.Error("the caller's request was changed")
 	}
-	req, _ = http.NewRequest(http.MethodGet, partner.URL, nil)
-	resp, _ = hc.Do(req)
-	resp.Body.Close()
+	do(context.Background(), partner.URL, chain)
 	root.End()
 	tr.Flush(context.Background())
-	var client SpanJSON
+	var own, other SpanJSON
 	for _, s := range col.Spans() {
-		if s.Kind == Client {
-			client = s
+		if s.Kind == Client && s.TraceID == root.TraceID() {
+			own = s
+		} else if s.Kind == Client {
+			other = s
 		}
 	}
-	if want := "00-" + root.TraceID() + "-" + client.SpanID + "-01"; len(got) != 2 || got[0] != want || got[1] != "" {
-		t.Errorf("traceparents %q, want %s then none", got, want)
+	want := []string{"00-" + root.TraceID() + "-" + own.SpanID + "-01", "00-11111111111111111111111111111111-" + other.SpanID + "-01", chain}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("traceparents (-want +got):\n%s", diff)
 	}
-	if client.ParentSpanID != root.id.String() || strings.Contains(client.Attr("url.full"), "secret") || client.Attr("http.response.status_code") != "200" {
-		t.Errorf("client span %+v", client)
+	if own.ParentSpanID != root.id.String() || strings.Contains(own.Attr("url.full"), "secret") || own.Attr("http.response.status_code") != "200" {
+		t.Errorf("client span %+v", own)
+	}
+	if other.ParentSpanID != "" || len(other.Links) != 1 || other.Links[0] != (Link{TraceID: root.TraceID(), SpanID: root.id.String()}) {
+		t.Errorf("client span of another chain %+v", other)
 	}
 }
 
