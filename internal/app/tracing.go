@@ -12,10 +12,12 @@ import (
 )
 
 // newTracer returns the OpenTelemetry span exporter of the OTLP settings,
-// or nil (tracing off) when no endpoint is set. The settings were
+// or nil (tracing off: its counters stay at zero) when no endpoint is set.
+// The settings were
 // validated with the configuration.
 func newTracer(cfg Config, clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer) *tracing.Tracer {
 	if cfg.OTLPEndpoint == "" {
+		tracing.RegisterIdleMetrics(reg)
 		return nil
 	}
 	h, _ := tracing.ParseHeaders(cfg.OTLPHeaders)

@@ -28,22 +28,39 @@ type exporter struct {
 	stop1   sync.Once
 
 	exported, dropped atomic.Int64
-	mExported         prometheus.Counter
-	mDropped          *prometheus.CounterVec
+	*metrics
 }
 
-func newExporter(t *Tracer, reg prometheus.Registerer) *exporter {
-	e := &exporter{t: t, ch: make(chan *Span, t.cfg.QueueSize), flushCh: make(chan chan struct{}),
-		quit: make(chan struct{}), done: make(chan struct{}),
+// metrics are the exporter's counters.
+type metrics struct {
+	mExported prometheus.Counter
+	mDropped  *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
 		mExported: prometheus.NewCounter(prometheus.CounterOpts{Name: "ocpihub_otel_spans_exported_total",
 			Help: "Spans the OTLP collector accepted."}),
 		mDropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ocpihub_otel_spans_dropped_total",
 			Help: "Spans not exported: queue_full (the export queue was full when the span ended) or export_failed (the collector refused or never answered their batch)."}, []string{"reason"}),
 	}
+	// Both reasons are shown from the start, at zero.
+	m.mDropped.WithLabelValues("queue_full")
+	m.mDropped.WithLabelValues("export_failed")
 	if reg != nil {
-		reg.MustRegister(e.mExported, e.mDropped)
+		reg.MustRegister(m.mExported, m.mDropped)
 	}
-	return e
+	return m
+}
+
+// RegisterIdleMetrics registers the span export counters of a hub that
+// exports nothing (no endpoint): dashboards and alerts see them at zero
+// rather than missing.
+func RegisterIdleMetrics(reg prometheus.Registerer) { newMetrics(reg) }
+
+func newExporter(t *Tracer, reg prometheus.Registerer) *exporter {
+	return &exporter{t: t, ch: make(chan *Span, t.cfg.QueueSize), flushCh: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{}), metrics: newMetrics(reg)}
 }
 
 func (e *exporter) enqueue(s *Span) {

@@ -191,8 +191,11 @@ func TestExportRetries(t *testing.T) {
 	if bad.posts.Load() != 1 || tr2.Dropped() != 1 {
 		t.Errorf("a refused batch: %d posts, %d dropped", bad.posts.Load(), tr2.Dropped())
 	}
-	if n, _ := testutil.GatherAndCount(reg, "ocpihub_otel_spans_dropped_total"); n != 1 {
-		t.Errorf("dropped metric series: %d", n)
+	if n := testutil.ToFloat64(tr2.exp.mDropped.WithLabelValues("export_failed")); n != 1 {
+		t.Errorf("dropped metric: %v", n)
+	}
+	if n, _ := testutil.GatherAndCount(reg, "ocpihub_otel_spans_dropped_total"); n != 2 {
+		t.Errorf("dropped metric series: %d, want both reasons", n)
 	}
 
 	down := newCollector(t)
