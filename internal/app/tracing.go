@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -21,7 +22,12 @@ func newTracer(cfg Config, clk clock.Clock, logger *slog.Logger, reg prometheus.
 		return nil
 	}
 	h, _ := tracing.ParseHeaders(cfg.OTLPHeaders)
-	return tracing.New(tracing.Config{Endpoint: cfg.OTLPEndpoint, Header: h, ServiceName: cfg.OTLPServiceName,
+	name := cmp.Or(cfg.OTLPServiceName, tracing.DefaultServiceName)
+	if cfg.Sandbox {
+		// The sandbox's traces are not production's.
+		name += "-sandbox"
+	}
+	return tracing.New(tracing.Config{Endpoint: cfg.OTLPEndpoint, Header: h, ServiceName: name,
 		SampleRatio: cfg.OTLPSampleRatio}, clk, logger.With("component", "otlp"), reg)
 }
 

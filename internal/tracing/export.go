@@ -90,14 +90,16 @@ func (e *exporter) run() {
 			batch = batch[:0]
 		}
 	}
+	add := func(s *Span) {
+		if batch = append(batch, s); len(batch) >= e.t.cfg.BatchSize {
+			send()
+		}
+	}
 	drain := func() {
 		for {
 			select {
 			case s := <-e.ch:
-				batch = append(batch, s)
-				if len(batch) >= e.t.cfg.BatchSize {
-					send()
-				}
+				add(s)
 			default:
 				send()
 				return
@@ -107,10 +109,7 @@ func (e *exporter) run() {
 	for {
 		select {
 		case s := <-e.ch:
-			batch = append(batch, s)
-			if len(batch) >= e.t.cfg.BatchSize {
-				send()
-			}
+			add(s)
 		case <-tick.C:
 			send()
 		case ack := <-e.flushCh:

@@ -44,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
 
 // Defaults of Config.
@@ -266,26 +267,21 @@ func parseTraceID(s string) (TraceID, bool) {
 	return id, err == nil && id != TraceID{}
 }
 
-// parseTraceParent reads a W3C traceparent header value.
+// parseTraceParent reads a W3C traceparent header value: its trace and
+// parent span, valid by ocpiclient's rules (the ones the hub's propagation
+// follows).
 func parseTraceParent(v string) (TraceID, SpanID, bool) {
 	var parent SpanID
-	v = strings.TrimSpace(v)
-	parts := strings.Split(v, "-")
-	if len(parts) < 4 || len(parts[0]) != 2 || parts[0] == "ff" || len(parts[2]) != 16 || len(parts[3]) != 2 ||
-		(parts[0] == "00" && len(parts) != 4) || strings.ToLower(v) != v {
-		return TraceID{}, parent, false
-	}
-	trace, ok := parseTraceID(parts[1])
+	trace, ok := parseTraceID(ocpiclient.ParseTraceParent(v))
 	if !ok {
 		return trace, parent, false
 	}
-	if _, err := hex.Decode(parent[:], []byte(parts[2])); err != nil || parent == (SpanID{}) {
-		return trace, parent, false
-	}
-	return trace, parent, true
+	// "vv-<32 hex>-<16 hex>-ff": the parent id is at 36.
+	_, err := hex.Decode(parent[:], []byte(strings.TrimSpace(v)[36:52]))
+	return trace, parent, err == nil
 }
 
-// TraceParent is a traceparent header value naming s as the parent.
+// traceParent is the traceparent header value naming span as the parent.
 func traceParent(trace TraceID, span SpanID) string {
 	return "00-" + trace.String() + "-" + span.String() + "-01"
 }
