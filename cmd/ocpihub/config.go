@@ -20,6 +20,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
@@ -274,6 +275,23 @@ func settings(cfg *app.Config) []setting {
 			cfg.TrafficMaxBytes = n
 			return nil
 		}, "1073741824"},
+		{"otlp-endpoint", "OCPIHUB_OTLP_ENDPOINT", "OpenTelemetry collector spans are exported to over OTLP/HTTP, e.g. http://localhost:4318 (default: none, tracing off; OTEL_EXPORTER_OTLP_ENDPOINT is read too)", str(&cfg.OTLPEndpoint), ""},
+		{"otlp-headers", "OCPIHUB_OTLP_HEADERS", "headers sent with every span export, comma-separated key=value pairs, e.g. api-key=… (OTEL_EXPORTER_OTLP_HEADERS is read too)", func(v string) error {
+			if _, err := tracing.ParseHeaders(v); err != nil {
+				return err
+			}
+			cfg.OTLPHeaders = v
+			return nil
+		}, ""},
+		{"otlp-service-name", "OCPIHUB_OTLP_SERVICE_NAME", "service.name of the exported spans (OTEL_SERVICE_NAME is read too)", str(&cfg.OTLPServiceName), "ocpihub"},
+		{"otlp-sample-ratio", "OCPIHUB_OTLP_SAMPLE_RATIO", "share of new traces exported, from 0 to 1 (a trace a partner's traceparent continues follows its cause)", func(v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 || f > 1 {
+				return fmt.Errorf("want a number above 0, at most 1")
+			}
+			cfg.OTLPSampleRatio = f
+			return nil
+		}, "1"},
 		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback and outbound connections to loopback, use the PG simulator", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
@@ -369,6 +387,9 @@ func applyConfig(fs *flag.FlagSet, binds []setting, configPath string, getenv fu
 			continue
 		}
 		v, ok := getenv(b.env), getenv(b.env) != ""
+		if std := standardEnv(b.env); !ok && std != "" {
+			v, ok = getenv(std), getenv(std) != ""
+		}
 		if !ok {
 			v, ok = file[b.name]
 		}
@@ -380,6 +401,21 @@ func applyConfig(fs *flag.FlagSet, binds []setting, configPath string, getenv fu
 		}
 	}
 	return nil
+}
+
+// standardEnv names the standard OpenTelemetry variable a setting also
+// reads, after its own: a container set up for any OpenTelemetry service
+// configures the hub too.
+func standardEnv(env string) string {
+	switch env {
+	case "OCPIHUB_OTLP_ENDPOINT":
+		return "OTEL_EXPORTER_OTLP_ENDPOINT"
+	case "OCPIHUB_OTLP_HEADERS":
+		return "OTEL_EXPORTER_OTLP_HEADERS"
+	case "OCPIHUB_OTLP_SERVICE_NAME":
+		return "OTEL_SERVICE_NAME"
+	}
+	return ""
 }
 
 // parseConfigFile reads "name = value" lines; # starts a comment; values may

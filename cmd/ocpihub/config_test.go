@@ -64,3 +64,36 @@ func TestJobSettings(t *testing.T) {
 		t.Error("a rescue shorter than the default job timeout was accepted")
 	}
 }
+
+// TestOTLPSettings: the standard OpenTelemetry variables configure span
+// export when the hub's own are not set; the hub's own win; bad headers
+// and ratios are refused.
+func TestOTLPSettings(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_EXPORTER_OTLP_HEADERS": "api-key=k%2C1",
+		"OTEL_SERVICE_NAME": "hub-std", "OCPIHUB_OTLP_SERVICE_NAME": "hub-own"}
+	e := env{stderr: &bytes.Buffer{}, getenv: func(k string) string { return vars[k] }}
+	fs, cfg, apply := newFlagSet(e, "serve", "serve")
+	if err := fs.Parse([]string{"--otlp-sample-ratio", "0.25"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := apply(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OTLPEndpoint != "http://collector:4318" || cfg.OTLPHeaders != "api-key=k%2C1" || cfg.OTLPServiceName != "hub-own" || cfg.OTLPSampleRatio != 0.25 {
+		t.Errorf("OTLP settings %q %q %q %v", cfg.OTLPEndpoint, cfg.OTLPHeaders, cfg.OTLPServiceName, cfg.OTLPSampleRatio)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("valid OTLP settings refused: %v", err)
+	}
+	cfg.OTLPEndpoint = "collector:4318"
+	if err := cfg.Validate(); err == nil {
+		t.Error("an endpoint without a scheme was accepted")
+	}
+	for _, bad := range [][]string{{"--otlp-headers", "novalue"}, {"--otlp-sample-ratio", "1.5"}, {"--otlp-sample-ratio", "0"}} {
+		fs, _, _ := newFlagSet(e, "serve", "serve")
+		if err := fs.Parse(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

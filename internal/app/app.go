@@ -46,6 +46,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
@@ -127,6 +128,10 @@ type App struct {
 	// sandbox has a Resetter instead.
 	Sandbox  *App
 	Resetter *sandbox.Resetter
+
+	// Tracer exports OpenTelemetry spans (nil: no OTLP endpoint, tracing
+	// off).
+	Tracer *tracing.Tracer
 
 	// Traffic records OCPI exchanges and answers the traffic inspector;
 	// with Config.TrafficOff it only reads what is stored.
@@ -216,10 +221,15 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	}
 
 	a.Instance = instance.New()
+	a.Registry = prometheus.NewRegistry()
+	if !opts.InsertOnly {
+		a.Tracer = newTracer(cfg, a.Clock, a.Logger, a.Registry)
+	}
 	jc := jobs.Config{}
 	if opts.JobsConfig != nil {
 		jc = *opts.JobsConfig
 	}
+	jc.Middleware = append(jc.Middleware[:len(jc.Middleware):len(jc.Middleware)], a.Tracer.JobMiddleware()...)
 	jc.Logger, jc.InsertOnly, jc.Instance = a.Logger, opts.InsertOnly, a.Instance
 	jc.JobTimeout = cmp.Or(jc.JobTimeout, cfg.JobTimeout)
 	jc.RescueAfter = cmp.Or(jc.RescueAfter, cfg.JobRescueAfter)
@@ -236,7 +246,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		a.Logger.Info("outbound address guard: these internal addresses may be reached", "allowed", allowed)
 	}
 	a.Client = ocpiclient.NewGuarded(a.Logger, a.Guard)
-	a.Registry = prometheus.NewRegistry()
+	a.Client.HTTP.Transport = a.Tracer.Transport(a.Client.HTTP.Transport)
 	a.Traffic = traffic.New(a.DB, a.Clock, a.Logger, a.Registry, traffic.Config{Retention: cfg.TrafficRetention, MaxBytes: cfg.TrafficMaxBytes})
 	a.Traffic.SetRecording(!cfg.TrafficOff)
 	if !opts.InsertOnly {
@@ -476,7 +486,7 @@ func (a *App) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	var handler http.Handler = a.Server
+	var handler http.Handler = a.Tracer.Handler(a.Server)
 	if a.middleware != nil {
 		handler = a.middleware(handler)
 	}
@@ -498,6 +508,7 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	a.started = true
 	a.Traffic.Start()
+	a.Tracer.Start()
 	a.startRecovery()
 	if err := a.recordServedURL(ctx); err != nil {
 		a.Logger.Warn("could not record the public URL for the commands run beside the hub", "error", err)
@@ -542,6 +553,15 @@ func (a *App) Close(ctx context.Context) error {
 		// What is buffered is stored before the database closes.
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
 		errs = append(errs, a.Traffic.Close(sctx))
+		cancel()
+	}
+	if a.Tracer != nil {
+		// The spans of the shutdown itself go too; a collector that is
+		// down delays shutdown by the timeout at most, and fails nothing.
+		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())
+		if err := a.Tracer.Close(sctx); err != nil {
+			a.Logger.Warn("spans not exported at shutdown", "error", err)
+		}
 		cancel()
 	}
 	if a.PG != nil {

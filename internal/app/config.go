@@ -86,6 +86,16 @@ type Config struct {
 	TrafficRetention time.Duration
 	TrafficMaxBytes  int64
 
+	// OTLPEndpoint is the OpenTelemetry collector spans are exported to over
+	// OTLP/HTTP (empty: tracing off); OTLPHeaders are sent with every export
+	// (key=value pairs, comma-separated, as OTEL_EXPORTER_OTLP_HEADERS);
+	// OTLPServiceName is the service.name (default "ocpihub");
+	// OTLPSampleRatio the share of new traces recorded (0: all).
+	OTLPEndpoint    string
+	OTLPHeaders     string
+	OTLPServiceName string
+	OTLPSampleRatio float64
+
 	// SyncInterval is how often the hub pulls every CPO's locations and
 	// tariffs since the last successful pull (0: never; pushes are the
 	// primary path, this is the recovery).
@@ -249,6 +259,9 @@ func (c Config) Validate() error {
 	}
 	if c.AdminToken != "" && len(c.AdminToken) < 16 {
 		return fmt.Errorf("the admin token must have at least 16 characters")
+	}
+	if err := c.validateOTLP(); err != nil {
+		return err
 	}
 	if c.SandboxResetHour < 0 || c.SandboxResetHour > 23 {
 		return fmt.Errorf("sandbox reset hour %d: want 0 to 23 (UTC)", c.SandboxResetHour)

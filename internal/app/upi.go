@@ -43,6 +43,9 @@ func (a *App) buildUPI(insertOnly bool, box *sealbox.Box) error {
 			return err
 		default:
 			a.PG, gw = p, p
+			if c, ok := p.Gateway.(*pg.Client); ok && a.Tracer != nil {
+				c.WrapTransport(a.Tracer.Transport)
+			}
 		}
 	}
 	var notifier upi.Notifier = upi.LogNotifier{Logger: a.Logger}

@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
 type ctxKey int
@@ -120,6 +121,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		s.metrics.observe(route, r.Method, status, elapsed)
+		tracing.NoteRoute(r.Context(), r.Pattern)
 		if s.quietRoute(route) && status < 400 {
 			return
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
@@ -273,6 +274,7 @@ func (s *Server) add(row Row) {
 				return
 			}
 			noteCaller(r.Context(), caller)
+			tracing.NotePartner(r.Context(), caller.Name)
 			r = r.WithContext(party.WithCaller(r.Context(), caller))
 			if err := s.rateLimit(w, r, caller); err != nil {
 				s.writeError(w, r, err)

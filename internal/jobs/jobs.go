@@ -74,6 +74,9 @@ type Config struct {
 	// InsertOnly builds a client that can enqueue but never works jobs (CLI
 	// commands that change data while a server runs the queue).
 	InsertOnly bool
+	// Middleware wraps every insert and every attempt, inside the queue's
+	// own (tracing: a job's span).
+	Middleware []rivertype.Middleware
 }
 
 // Client enqueues and works jobs.
@@ -129,7 +132,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 		Schema:               db.Schema(),
 		Workers:              c.workers,
 		ErrorHandler:         &errorHandler{logger: cfg.Logger},
-		Middleware:           []rivertype.Middleware{&backgroundWork{}},
+		Middleware:           append([]rivertype.Middleware{&backgroundWork{}}, cfg.Middleware...),
 	}
 	if rc.FetchCooldown <= 0 {
 		rc.FetchCooldown = 50 * time.Millisecond

@@ -10,8 +10,9 @@ import (
 
 // W3C Trace Context (traceparent) propagation: a call made while serving a
 // request carries that request's trace id, so a partner's and an operator's
-// tracing tools put the hops of one exchange in one trace. ocpihub exports
-// no spans itself (README: OpenTelemetry).
+// tracing tools put the hops of one exchange in one trace. With an OTLP
+// endpoint configured the hub exports its own spans of that trace
+// (internal/tracing, whose transport names the call's span as the parent).
 
 type traceKey struct{}
 

@@ -91,6 +91,14 @@ func NewClient(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// WrapTransport wraps the transport of the client's calls (tracing: a
+// span per call). Call it before the client is used.
+func (c *Client) WrapTransport(wrap func(http.RoundTripper) http.RoundTripper) {
+	hc := *c.http
+	hc.Transport = wrap(hc.Transport)
+	c.http = &hc
+}
+
 // BaseURL returns the PG's base URL.
 func (c *Client) BaseURL() string { return c.base.String() }
 

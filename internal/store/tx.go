@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
 // Querier runs SQL. Tx and the reader returned by DB.Read implement it, so a
@@ -207,6 +209,9 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 	if HeldTx(ctx) != nil {
 		return db.txHeld(ctx, "InTx")
 	}
+	ctx, span := tracing.Start(ctx, "transaction", tracing.Client)
+	defer span.EndErr(&err)
+	span.SetDBSystem(string(db.engine))
 	release, err := db.gate.acquire(ctx, IsBackground(ctx))
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -1,0 +1,198 @@
+package tracing_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/tracing"
+)
+
+func ts(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
+}
+
+func location(status, lastUpdated string) map[string]any {
+	return map[string]any{
+		"country_code": "NL", "party_id": "CP1", "id": "LOC1", "publish": true,
+		"name": "Station LOC1", "address": "Main Street 1", "city": "Bengaluru", "country": "IND",
+		"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"},
+		"time_zone":   "Asia/Kolkata", "last_updated": lastUpdated,
+		"evses": []any{map[string]any{"uid": "E1", "evse_id": "IN*CP1*E1", "status": status, "last_updated": lastUpdated,
+			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+				"max_voltage": 230, "max_amperage": 32, "last_updated": lastUpdated}}}},
+	}
+}
+
+// patchBroadcast registers a CPO and an eMSP, stores a location, then
+// PATCHes its EVSE with X-Correlation-ID cid and waits for the eMSP to
+// have it.
+func patchBroadcast(t *testing.T, ctx context.Context, h *hubtest.Hub, cid string) *sim.EMSP {
+	t.Helper()
+	cpo, err := sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cpo.Close)
+	emsp, err := sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emsp.Close)
+	h.Register(t, cpo.Platform)
+	h.Register(t, emsp.Platform)
+	if resp, err := cpo.Push(ctx, "locations", http.MethodPut, location("AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+		t.Fatalf("PUT location: %v %v", resp, err)
+	}
+	if err := emsp.Until(ctx, func() bool { return emsp.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE" }); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := cpo.HubEndpoint("locations", "RECEIVER")
+	hdr := http.Header{}
+	hdr.Set("X-Correlation-ID", cid)
+	resp, err := cpo.Raw(ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+	if err != nil || resp.HTTPStatus != http.StatusOK {
+		t.Fatalf("PATCH: %v %v", resp, err)
+	}
+	if err := emsp.Until(ctx, func() bool { return emsp.EVSEStatus("NL", "CP1", "LOC1", "E1") == "CHARGING" }); err != nil {
+		t.Fatal(err)
+	}
+	return emsp
+}
+
+// TestBroadcastTrace is the OpenTelemetry story end to end: a CPO's EVSE
+// PATCH reaches a collector as one trace — the inbound server span, its
+// write transaction, the push job and the client span of the push — and
+// the eMSP's request carries that trace, the client span as its parent.
+func TestBroadcastTrace(t *testing.T) {
+	t.Parallel()
+	col := tracing.NewCollector(t)
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		cid := "otel-" + string(h.Engine) + "-1"
+		emsp := patchBroadcast(t, ctx, h, cid)
+		trace := ocpiclient.TraceIDFor(cid)
+		patches := emsp.Requests(sim.PathHas(http.MethodPatch, "/locations/NL/CP1/LOC1/E1"))
+		if len(patches) != 1 {
+			t.Fatalf("%d PATCHes", len(patches))
+		}
+		tp := patches[0].Header.Get("traceparent")
+		if ocpiclient.ParseTraceParent(tp) != trace {
+			t.Fatalf("the eMSP got traceparent %q, want trace %s", tp, trace)
+		}
+
+		var server, tx, job, client tracing.SpanJSON
+		found := func() bool {
+			if err := h.Tracer.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			server, tx, job, client = tracing.SpanJSON{}, tracing.SpanJSON{}, tracing.SpanJSON{}, tracing.SpanJSON{}
+			spans := col.Spans()
+			for _, s := range spans {
+				if s.Kind == tracing.Server && s.TraceID == trace && s.Attr("http.request.method") == http.MethodPatch {
+					server = s
+				}
+				if s.Kind == tracing.Client && s.Attr("http.request.method") == http.MethodPatch && tp == "00-"+s.TraceID+"-"+s.SpanID+"-01" {
+					client = s
+				}
+			}
+			// The request's transactions; the one that stored the change
+			// enqueued the dispatch job.
+			txs := map[string]tracing.SpanJSON{}
+			for _, s := range spans {
+				if s.Name == "transaction" && server.SpanID != "" && s.ParentSpanID == server.SpanID {
+					txs[s.SpanID] = s
+				}
+			}
+			for _, s := range spans {
+				if p, ok := txs[s.ParentSpanID]; ok && s.Kind == tracing.Consumer && s.Attr("job.kind") == "hub_dispatch" {
+					tx, job = p, s
+				}
+			}
+			// The push's job span ends after the push: wait for it too.
+			return server.SpanID != "" && tx.SpanID != "" && job.SpanID != "" && client.SpanID != "" &&
+				(client.ParentSpanID == "" || isAncestor(spans, job.SpanID, client.ParentSpanID))
+		}
+		for !found() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("spans of trace %s (the push's under the dispatch job): server %+v tx %+v job %+v client %+v (%d spans in all)",
+					trace, server, tx, job, client, len(col.Spans()))
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		// The CPO (ocpiclient) sent a traceparent of the chain's trace: the
+		// server span continues it.
+		if server.Attr("http.route") == "" || server.Attr("ocpi.status_code") != "1000" || server.Attr("http.response.status_code") != "200" ||
+			server.Attr("ocpi.partner") != "CPO One" || server.Attr("ocpi.correlation_id") != cid {
+			t.Errorf("server span %+v", server)
+		}
+		wantDB := map[string]string{"sqlite": "sqlite", "postgres": "postgresql"}[string(h.Engine)]
+		if tx.Attr("db.system.name") != wantDB || tx.Kind != tracing.Client || job.Attr("job.attempt") != "1" {
+			t.Errorf("transaction span %+v, job span %+v", tx, job)
+		}
+		// The push is in the chain's trace, under the delivery job that
+		// made it: that job is the dispatch job's child when it was
+		// enqueued for this PATCH, or linked when an earlier job of the
+		// queue delivered it.
+		if client.TraceID != trace || client.Attr("ocpi.to_party") != "DE/EM1" || client.Attr("ocpi.correlation_id") != cid {
+			t.Errorf("client span %+v", client)
+		}
+		if client.ParentSpanID == "" && len(client.Links) != 1 {
+			t.Errorf("the push's span %+v has neither a parent nor a link", client)
+		}
+		for _, k := range col.Header() {
+			if k != "otel-key" {
+				t.Errorf("an export came with Api-Key %q", k)
+			}
+		}
+	}, func(o *hubtest.Options) {
+		o.Config = func(c *app.Config) {
+			c.OTLPEndpoint = col.URL()
+			c.OTLPHeaders = "api-key=otel-key"
+		}
+	})
+}
+
+// isAncestor reports whether span id is parent's ancestor (or parent).
+func isAncestor(spans []tracing.SpanJSON, id, parent string) bool {
+	byID := map[string]string{}
+	for _, s := range spans {
+		byID[s.SpanID] = s.ParentSpanID
+	}
+	for p := parent; p != ""; p = byID[p] {
+		if p == id {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCollectorDown: with the collector unreachable the hub serves and
+// pushes as ever; the spans are dropped and counted.
+func TestCollectorDown(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + l.Addr().String()
+	l.Close()
+	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
+		ctx := hubtest.Ctx(t, 60*time.Second)
+		patchBroadcast(t, ctx, h, "otel-down-"+string(h.Engine))
+		tr := h.Tracer
+		h.Close()
+		if tr.Dropped() == 0 || tr.Exported() != 0 {
+			t.Errorf("dropped %d, exported %d", tr.Dropped(), tr.Exported())
+		}
+	}, func(o *hubtest.Options) {
+		o.Config = func(c *app.Config) { c.OTLPEndpoint = down }
+	})
+}
