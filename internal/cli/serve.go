@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := apply(); err != nil {
 		return err
 	}
-	a, err := app.New(ctx, *cfg, app.Options{Version: versionName()})
+	a, err := app.New(ctx, *cfg, app.Options{Version: versionName(), Simulators: e.sims})
 	if err != nil {
 		return err
 	}
