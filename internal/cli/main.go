@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/clock"
 )
 
 // Program is one binary over the command line.
@@ -55,6 +56,8 @@ type env struct {
 	getenv         func(string) string
 	// sims are the Program's simulators.
 	sims app.Simulators
+	// clock is the time commands show ages against and price at.
+	clock clock.Clock
 }
 
 const usageHead = `ocpihub — an OCPI 2.2.1 roaming hub and eMSP
@@ -96,7 +99,7 @@ func (p Program) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		p.Name = "ocpihub"
 	}
 	usage := p.usage()
-	e := env{stdout: stdout, stderr: stderr, getenv: getenv, sims: p.Simulators}
+	e := env{stdout: stdout, stderr: stderr, getenv: getenv, sims: p.Simulators, clock: clock.Real{}}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2

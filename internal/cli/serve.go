@@ -124,12 +124,12 @@ func print(e env, asJSON bool, v any, text string) error {
 	return err
 }
 
-// ago says how long ago t was, to the largest whole unit.
-func ago(t time.Time) string {
+// ago says how long before now t was, to the largest whole unit.
+func ago(t, now time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	d := time.Since(t)
+	d := now.Sub(t)
 	switch {
 	case d < time.Second:
 		return "just now"

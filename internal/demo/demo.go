@@ -276,7 +276,7 @@ func runStories(ctx context.Context, env *Env, tl *Timeline, stories []Story) []
 			results = append(results, Result{Story: s.Name, Skipped: true})
 			continue
 		}
-		start := time.Now()
+		start := time.Now() // elapsed wall time: how long the story took
 		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		err := s.Run(sctx, env, tl)
 		cancel()
