@@ -190,11 +190,12 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, ref string, ptp Part
 	if err := rows.Err(); err != nil || len(list) == 0 {
 		return err
 	}
-	p, err := findPayment(ctx, tx, ref)
+	// p stays nil when the confirmations match no payment of this PTP.
+	p, found, err := findPayment(ctx, tx, ref)
 	if err != nil {
 		return err
 	}
-	if p != nil && !samePart(p.ptp, ptp) {
+	if found && !samePart(p.ptp, ptp) {
 		p = nil // another PTP's payment: this PTP's confirmation does not match it
 	}
 	captures := 0
