@@ -258,11 +258,11 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, ref string, cpo, owner
 		return nil, nil
 	}
 	cpo, owner = keyParty(cpo), keyParty(owner)
-	p, found, err := lockPayment(ctx, tx, ref)
+	p, _, err := lockPayment(ctx, tx, ref) // p nil: not found
 	if err != nil {
 		return nil, err
 	}
-	if !found {
+	if p == nil {
 		pl, err := s.parties.FindByParty(ctx, party.RolePTP, owner.CountryCode, owner.PartyID)
 		if ocpi.IsNotFound(err) {
 			return nil, nil
