@@ -21,7 +21,7 @@ ARG COMMIT=
 ARG DATE=
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 go build -trimpath \
-      -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" \
+      -ldflags "-s -w -X github.com/ocpihub/ocpihub/internal/cli.version=${VERSION} -X github.com/ocpihub/ocpihub/internal/cli.commit=${COMMIT} -X github.com/ocpihub/ocpihub/internal/cli.date=${DATE}" \
       -o /out/ocpihub ./cmd/ocpihub \
  && mkdir -p /out/data
 

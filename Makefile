@@ -14,7 +14,8 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 OUT     ?= bin/ocpihub
 IMAGE   ?= ocpihub:$(VERSION)
 
-LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+PKG     := github.com/ocpihub/ocpihub/internal/cli
+LDFLAGS := -s -w -X $(PKG).version=$(VERSION) -X $(PKG).commit=$(COMMIT) -X $(PKG).date=$(DATE)
 
 .PHONY: release docker test clean
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
@@ -42,7 +43,7 @@ func BenchmarkUPIWebhook(b *testing.B) {
 				b.Fatal(err)
 			}
 			a, err := app.New(context.Background(), cfg, app.Options{
-				Logger: hubtest.Logger(), Listener: l, Middleware: noopMiddleware,
+				Logger: hubtest.Logger(), Listener: l, Middleware: noopMiddleware, Simulators: devgw.Simulators(),
 				JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1,
 					jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
 			})

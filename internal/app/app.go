@@ -42,7 +42,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sandbox"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/session"
-	"github.com/ocpihub/ocpihub/internal/sim/smssim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
@@ -74,6 +73,9 @@ type Options struct {
 	// Events, when set, also records the domain events (tests assert on
 	// them); the webhook service records them all the same.
 	Events event.Emitter
+	// Simulators start the simulated gateways of dev mode and the
+	// sandbox; the production binary passes none.
+	Simulators Simulators
 }
 
 // App is an assembled hub.
@@ -97,8 +99,9 @@ type App struct {
 	// PG is the payment gateway (nil when none is configured); UPI is QR
 	// charging.
 	PG *PaymentGateway
-	// SMSSim is the built-in SMS simulator (dev mode without a provider).
-	SMSSim *smssim.Server
+	// SMSSim is the SMS simulator (dev mode without a provider, when
+	// Options.Simulators can start one); devgw.SMS gives it with its type.
+	SMSSim Closer
 	UPI    *upi.Service
 	// Tokens, Sessions, CDRs and Commands are the tokens, sessions, CDRs,
 	// commands and charging profiles modules.
@@ -153,6 +156,7 @@ type App struct {
 	metricsServer *http.Server
 	insertOnly    bool
 	started       bool
+	sims          Simulators
 	// Instance names this process in the leases it takes on shared queues.
 	Instance    instance.ID
 	stopRecover func()
@@ -164,7 +168,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Logger: opts.Logger, Clock: opts.Clock, insertOnly: opts.InsertOnly, middleware: opts.Middleware}
+	a := &App{Config: cfg, Logger: opts.Logger, Clock: opts.Clock, insertOnly: opts.InsertOnly, middleware: opts.Middleware, sims: opts.Simulators}
 	if a.Logger == nil {
 		lc := cfg
 		if opts.InsertOnly && !strings.EqualFold(cfg.LogLevel, "debug") && !strings.EqualFold(cfg.LogLevel, "error") {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
@@ -95,7 +96,7 @@ func TestPaymentGatewayDialsThroughTheGuard(t *testing.T) {
 	defer sim.Close()
 	cfg := app.Defaults()
 	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = sim.URL(), sim.KeyID(), sim.KeySecret()
-	gw, err := app.NewPaymentGateway(cfg, "", nil, nil)
+	gw, err := app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestPaymentGatewayDialsThroughTheGuard(t *testing.T) {
 		t.Errorf("order at a PG on loopback outside dev mode: %v, want refused by the guard", err)
 	}
 	cfg.OutboundAllow, _ = netguard.ParseAllow(strings.TrimPrefix(sim.URL(), "http://"))
-	gw, err = app.NewPaymentGateway(cfg, "", nil, nil)
+	gw, err = app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestPaymentGatewayDialsThroughTheGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := app.NewPaymentGateway(sc, "", nil, nil)
+	own, err := app.NewPaymentGateway(sc, "", nil, nil, devgw.Simulators())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,34 +21,34 @@ import (
 // after it; the lookups reach them when they run.
 func (a *App) wireLegacy() {
 	look := legacy.Lookups{
-		LocationFunc: func(ctx context.Context, cc, pid, id string) (*ocpi.Location, error) {
+		LocationFunc: func(ctx context.Context, cc, pid, id string) (*ocpi.Location, bool, error) {
 			raw, err := a.Locations.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: id})
 			if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
-				return nil, nil
+				return nil, false, nil
 			}
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			var l ocpi.Location
-			return &l, json.Unmarshal(raw, &l)
+			return &l, true, json.Unmarshal(raw, &l)
 		},
-		SessionFunc: func(ctx context.Context, cc, pid, id string) (*ocpi.Session, error) {
+		SessionFunc: func(ctx context.Context, cc, pid, id string) (*ocpi.Session, bool, error) {
 			raw, err := a.Sessions.Get(ctx, session.Ref{CountryCode: cc, PartyID: pid, ID: id})
 			if ocpi.IsNotFound(err) {
-				return nil, nil
+				return nil, false, nil
 			}
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			var s ocpi.Session
-			return &s, json.Unmarshal(raw, &s)
+			return &s, true, json.Unmarshal(raw, &s)
 		},
-		TokenFunc: func(ctx context.Context, cc, pid, uid, typ string) (*ocpi.Token, error) {
+		TokenFunc: func(ctx context.Context, cc, pid, uid, typ string) (*ocpi.Token, bool, error) {
 			t, err := a.Tokens.Find(ctx, token.Ref{CountryCode: cc, PartyID: pid, UID: uid, Type: typ})
 			if ocpi.IsNotFound(err) {
-				return nil, nil
+				return nil, false, nil
 			}
-			return t, err
+			return t, err == nil, err
 		},
 		CommandWait: int(a.commandWait().Seconds()),
 	}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 )
@@ -19,14 +21,14 @@ func TestNewPaymentGateway(t *testing.T) {
 	defer cancel()
 
 	// No PG and not in dev mode: UPI payments are off.
-	if _, err := NewPaymentGateway(Defaults(), "", nil, nil); !errors.Is(err, pg.ErrNotConfigured) {
+	if _, err := app.NewPaymentGateway(app.Defaults(), "", nil, nil, devgw.Simulators()); !errors.Is(err, pg.ErrNotConfigured) {
 		t.Errorf("no PG: %v", err)
 	}
 
 	// Dev mode without a base URL: the built-in simulator, whose signed
 	// webhooks reach the hub's webhook URL and verify with the gateway.
 	got := make(chan *pg.Event, 1)
-	var gw *PaymentGateway
+	var gw *app.PaymentGateway
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		ev, err := gw.VerifyWebhook(r.Header, body)
@@ -38,10 +40,10 @@ func TestNewPaymentGateway(t *testing.T) {
 		got <- ev
 	}))
 	defer hook.Close()
-	cfg := Defaults()
+	cfg := app.Defaults()
 	cfg.DevMode = true
 	cfg.PGWebhookSecret = "whsec-dev, whsec-old"
-	gw, err := NewPaymentGateway(cfg, hook.URL+"/ocpi/2.2.1/payments/upi/webhook", nil, nil)
+	gw, err := app.NewPaymentGateway(cfg, hook.URL+"/ocpi/2.2.1/payments/upi/webhook", nil, nil, devgw.Simulators())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestNewPaymentGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gw.Sim.Pay(ctx, o.ID, pgsim.Captured); err != nil {
+	if _, err := gw.Sim.(*pgsim.Server).Pay(ctx, o.ID, pgsim.Captured); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -67,7 +69,7 @@ func TestNewPaymentGateway(t *testing.T) {
 
 	// A base URL: a client for it, no simulator (dev mode or not).
 	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = "https://api.pg.example", "rzp_live_x", "secret"
-	live, err := NewPaymentGateway(cfg, "", nil, nil)
+	live, err := app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestNewPaymentGateway(t *testing.T) {
 	}
 	live.Close()
 	cfg.PGKeySecret = ""
-	if _, err := NewPaymentGateway(cfg, "", nil, nil); err == nil {
+	if _, err := app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators()); err == nil {
 		t.Error("a real PG without a key secret was accepted")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 )
 
 func TestSandboxDBURL(t *testing.T) {
@@ -56,7 +57,7 @@ func TestSandboxPaysTheSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := app.NewPaymentGateway(sc, "http://127.0.0.1:9/ocpi/2.2.1/payments/upi/webhook", nil, nil)
+	gw, err := app.NewPaymentGateway(sc, "http://127.0.0.1:9/ocpi/2.2.1/payments/upi/webhook", nil, nil, devgw.Simulators())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,8 @@ func (a *App) wireSessions(pub *url.URL, backoff func(int) time.Duration) {
 	if t := a.Config.CDRPriceTolerance; t != nil {
 		a.CDRs.SetTolerance(*t)
 	}
-	a.Commands = command.New(a.DB, a.Jobs, a.Hub, a.Parties, a.Sessions, dir, a.Client, a.Events, a.Clock, a.Logger, command.Config{
+	a.Commands = command.New(command.Deps{DB: a.DB, Jobs: a.Jobs, Hub: a.Hub, Parties: a.Parties, Sessions: a.Sessions, Dir: dir,
+		Client: a.Client, Events: a.Events, Clock: a.Clock, Logger: a.Logger}, command.Config{
 		PublicURL:      pub.String(),
 		TimeoutMargin:  a.Config.CommandTimeoutMargin,
 		DefaultTimeout: a.Config.CommandTimeout,

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/netguard"
-	"github.com/ocpihub/ocpihub/internal/sim/smssim"
 	"github.com/ocpihub/ocpihub/internal/sms"
 )
 
@@ -24,9 +23,9 @@ const (
 // buildSMS returns the SMS gateway the --sms-* settings describe: the
 // MSG91-shaped template API or the signed JSON POST, through the outbound
 // address guard; in dev mode without a provider, the built-in simulator
-// (in the MSG91 shape, reporting to this hub). Nil without a provider:
-// receipts are not sent by SMS. CLI commands (insertOnly) start no
-// simulator.
+// (in the MSG91 shape, reporting to this hub) when the binary brings one
+// (Options.Simulators). Nil without a provider: receipts are not sent by
+// SMS. CLI commands (insertOnly) start no simulator.
 func (a *App) buildSMS(insertOnly bool) (sms.Gateway, error) {
 	cfg := a.Config
 	dlt := sms.DLT{Sender: cfg.SMSSender, TemplateID: cfg.SMSDLTTemplateID, EntityID: cfg.SMSDLTEntityID}
@@ -37,24 +36,22 @@ func (a *App) buildSMS(insertOnly bool) (sms.Gateway, error) {
 	case SMSProviderSigned:
 		return &sms.Signed{URL: cfg.SMSURL, Secret: cfg.SMSSecret, DLT: dlt, Guard: a.Guard, Clock: a.Clock.Now}, nil
 	}
-	if !cfg.DevMode || insertOnly {
+	if !cfg.DevMode || insertOnly || a.sims.SMS == nil {
 		return nil, nil
 	}
-	sim, err := smssim.Start(smssim.Options{Clock: a.Clock, Logger: a.Logger.With("component", "smssim"),
-		ReportURL: a.PublicURL() + SMSReportPath + "?token=" + url.QueryEscape(smssim.DefaultSecret)})
+	sim, err := a.sims.SMS(SMSSimOptions{Clock: a.Clock, Logger: a.Logger.With("component", "smssim"), ReportURL: a.PublicURL() + SMSReportPath})
 	if err != nil {
 		return nil, errors.Join(errors.New("start the built-in SMS simulator"), err)
 	}
-	rule, err := netguard.ParseRule(strings.TrimPrefix(sim.URL(), "http://"))
+	rule, err := netguard.ParseRule(strings.TrimPrefix(sim.URL, "http://"))
 	if err != nil {
-		sim.Close()
+		sim.Server.Close()
 		return nil, fmt.Errorf("the built-in SMS simulator's address: %w", err)
 	}
-	a.SMSSim = sim
-	o := sim.Options()
-	a.Logger.Warn("dev mode: receipts go by SMS to the built-in SMS simulator; set --sms-provider for a real one", "sms_url", sim.URL())
-	return &sms.MSG91{BaseURL: sim.URL(), AuthKey: o.AuthKey, TemplateID: smssim.DefaultFlowID, DLT: o.DLT,
-		ReportToken: smssim.DefaultSecret, Guard: a.Guard.With(rule)}, nil
+	a.SMSSim = sim.Server
+	a.Logger.Warn("dev mode: receipts go by SMS to the built-in SMS simulator; set --sms-provider for a real one", "sms_url", sim.URL)
+	sim.Client.Guard = a.Guard.With(rule)
+	return sim.Client, nil
 }
 
 // checkSMS validates the --sms-* settings.

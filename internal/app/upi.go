@@ -35,10 +35,10 @@ func (a *App) buildUPI(insertOnly bool, box *sealbox.Box) error {
 	cfg := a.Config
 	var gw pg.Gateway
 	if !insertOnly {
-		p, err := NewPaymentGateway(cfg, a.PublicURL()+UPIWebhookPath, a.Logger, a.Clock)
+		p, err := NewPaymentGateway(cfg, a.PublicURL()+UPIWebhookPath, a.Logger, a.Clock, a.sims)
 		switch {
 		case errors.Is(err, pg.ErrNotConfigured):
-			a.Logger.Info("no payment gateway configured: UPI payments are off (set --pg-base-url, or --dev for the simulator)")
+			a.Logger.Info("no payment gateway configured: UPI payments are off (set --pg-base-url, or run ocpihub-dev with --dev for the simulator)")
 		case err != nil:
 			return err
 		default:

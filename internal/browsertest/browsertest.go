@@ -146,7 +146,7 @@ func (b *Browser) Text(sel string) string {
 // of the previous action), so waiting for visibility alone is not enough.
 func (b *Browser) WaitText(sel, want string) string {
 	b.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // elapsed wall time: how long to wait for the browser
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var text string

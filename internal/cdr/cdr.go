@@ -143,7 +143,7 @@ func (c *Stored) Ref() Ref { return Ref{c.CountryCode, c.PartyID, c.ID} }
 const storedColumns = "country_code, party_id, id, token_country_code, token_party_id, session_known, cost_check, emsp_location, body, " +
 	"price_status, hub_total_cost, cost_difference, price_note"
 
-func scanStored(row interface{ Scan(...any) error }) (*Stored, error) {
+func scanStored(row store.Row) (*Stored, error) {
 	var c Stored
 	var body []byte
 	var hubCost, diff string
@@ -194,20 +194,7 @@ func (s *Service) FindBySession(ctx context.Context, r session.Ref) ([]*Stored, 
 }
 
 func (s *Service) query(ctx context.Context, where string, args ...any) ([]*Stored, error) {
-	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT "+storedColumns+" FROM cdrs WHERE "+where+" ORDER BY pk DESC LIMIT 100", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Stored
-	for rows.Next() {
-		c, err := scanStored(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return store.QueryAll(ctx, s.db.ReadIn(ctx), scanStored, "SELECT "+storedColumns+" FROM cdrs WHERE "+where+" ORDER BY pk DESC LIMIT 100", args...)
 }
 
 // Filter selects CDRs in List.

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -35,8 +35,7 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64,
 	var args []any
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
 	if !f.Party.IsZero() {
-		cc, pid := arg(ocpi.Key(f.Party.CountryCode)), arg(ocpi.Key(f.Party.PartyID))
-		where = append(where, "((country_code = "+cc+" AND party_id = "+pid+") OR (token_country_code = "+cc+" AND token_party_id = "+pid+"))")
+		where = append(where, session.EitherSide(f.Party, arg))
 	}
 	if !f.From.IsZero() {
 		where = append(where, "last_updated >= "+arg(f.From.UnixMicro()))
@@ -48,5 +47,5 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64,
 		where = append(where, "price_status = "+arg(f.PriceStatus))
 	}
 	return store.CountedPage(ctx, s.db.Read(), storedColumns, "cdrs", store.Where(where), "last_updated DESC, pk DESC",
-		f.Limit, f.Offset, args, func(r store.Row) (*Stored, error) { return scanStored(r) })
+		f.Limit, f.Offset, args, scanStored)
 }

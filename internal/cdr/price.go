@@ -95,52 +95,49 @@ func (s *Service) Explain(ctx context.Context, st *Stored) (*tariff.Cost, error)
 // carries none, in its location's time zone (UTC when the hub does not know
 // the location).
 func (s *Service) pricingInput(ctx context.Context, d *ocpi.CDR) (tariff.Input, error) {
-	loc, err := s.location(ctx, d)
+	loc, known, err := s.location(ctx, d)
 	if err != nil {
 		return tariff.Input{}, fmt.Errorf("the location could not be read: %w", err)
 	}
 	var tz *time.Location
-	if loc != nil {
+	var fallback []ocpi.Tariff
+	if known {
 		tz = tariff.Zone(loc.TimeZone)
 	}
-	var fallback []ocpi.Tariff
-	if len(d.Tariffs) == 0 {
+	if len(d.Tariffs) == 0 && known {
 		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
 			return tariff.Input{}, fmt.Errorf("the connector's tariffs could not be read: %w", err)
 		}
-		if len(fallback) == 0 {
-			return tariff.Input{}, errors.New("the CDR carries no tariff and the hub knows none for its connector")
-		}
+	}
+	if len(d.Tariffs) == 0 && len(fallback) == 0 {
+		return tariff.Input{}, errors.New("the CDR carries no tariff and the hub knows none for its connector")
 	}
 	return tariff.ForCDR(d, fallback, tz), nil
 }
 
-// location reads the CDR's location from the directory (nil when the hub
-// does not hold it).
-func (s *Service) location(ctx context.Context, d *ocpi.CDR) (*ocpi.Location, error) {
+// location reads the CDR's location from the directory; found is false
+// when the hub does not hold it.
+func (s *Service) location(ctx context.Context, d *ocpi.CDR) (loc *ocpi.Location, found bool, err error) {
 	var body []byte
-	err := s.db.Read().QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
+	err = s.db.Read().QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
 		ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(d.CdrLocation.ID)).Scan(&body)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var loc ocpi.Location
-	if err := json.Unmarshal(body, &loc); err != nil {
-		return nil, err
+	loc = &ocpi.Location{}
+	if err := json.Unmarshal(body, loc); err != nil {
+		return nil, false, err
 	}
-	return &loc, nil
+	return loc, true, nil
 }
 
 // connectorTariffs are the tariffs the CDR's connector lists now (the hub
 // keeps no history of a connector; the tariff in force at the session's
 // start is the same unless the CPO changed it since).
 func (s *Service) connectorTariffs(ctx context.Context, d *ocpi.CDR, loc *ocpi.Location) ([]ocpi.Tariff, error) {
-	if loc == nil {
-		return nil, nil
-	}
 	var ids []string
 	for _, e := range loc.EVSEs {
 		if !ocpi.EqualCI(e.UID, d.CdrLocation.EVSEUID) {

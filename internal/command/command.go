@@ -147,9 +147,24 @@ type Service struct {
 	NewIDFunc func() string
 }
 
-// New returns a Service and registers its workers on jc.
-func New(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service, sessions *session.Service, dir Directory,
-	client *ocpiclient.Client, events event.Emitter, clk clock.Clock, logger *slog.Logger, cfg Config) *Service {
+// Deps are the services a Service works with. Events and Logger may be
+// nil (nothing is recorded, nothing logged); without Jobs no worker runs.
+type Deps struct {
+	DB       *store.DB
+	Jobs     *jobs.Client
+	Hub      *hub.Hub
+	Parties  *party.Service
+	Sessions *session.Service
+	Dir      Directory
+	Client   *ocpiclient.Client
+	Events   event.Emitter
+	Clock    clock.Clock
+	Logger   *slog.Logger
+}
+
+// New returns a Service and registers its workers on d.Jobs.
+func New(d Deps, cfg Config) *Service {
+	events, logger, jc := d.Events, d.Logger, d.Jobs
 	if events == nil {
 		events = event.Discard{}
 	}
@@ -172,8 +187,8 @@ func New(db *store.DB, jc *jobs.Client, h *hub.Hub, parties *party.Service, sess
 		cfg.RelayBackoff = jobs.BackoffDelay
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Service{db: db, jobs: jc, hub: h, parties: parties, sessions: sessions, dir: dir, client: client, events: events,
-		clock: clk, logger: logger, cfg: cfg, hooks: map[string]Hook{}, NewIDFunc: newID}
+	s := &Service{db: d.DB, jobs: jc, hub: d.Hub, parties: d.Parties, sessions: d.Sessions, dir: d.Dir, client: d.Client, events: events,
+		clock: d.Clock, logger: logger, cfg: cfg, hooks: map[string]Hook{}, NewIDFunc: newID}
 	if jc != nil {
 		jobs.AddWorker(jc, &relayWorker{s: s})
 		jobs.AddWorker(jc, &timeoutWorker{s: s})

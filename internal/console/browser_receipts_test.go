@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ocpihub/ocpihub/internal/browsertest"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -28,7 +29,7 @@ func TestReceiptResendInBrowser(t *testing.T) {
 	h := hubtest.Start(t, "sqlite", withPG(pg))
 	ctx := hubtest.Ctx(t, 3*time.Minute)
 	pay := newPayments(t, h, pg)
-	gw := h.SMSSim
+	gw := devgw.SMS(h.App)
 	if gw == nil {
 		t.Fatal("the dev-mode hub has no SMS simulator")
 	}

@@ -47,6 +47,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/console"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
@@ -183,7 +184,7 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	cfg.SecretKey = rand.Text() + rand.Text()
 	cfg.LogLevel = "warn"
 	cfg.ShutdownTimeout = 5 * time.Second
-	hub, err := app.New(ctx, cfg, app.Options{Logger: opts.Logger.With("component", "hub"), Listener: l, Version: opts.Version})
+	hub, err := app.New(ctx, cfg, app.Options{Logger: opts.Logger.With("component", "hub"), Listener: l, Version: opts.Version, Simulators: devgw.Simulators()})
 	if err != nil {
 		l.Close()
 		return nil, nil, err
@@ -202,11 +203,11 @@ func start(ctx context.Context, opts Options, dir string, tl *Timeline) (*Env, f
 	}
 	tl.Printf("ocpihub demo — everything on this machine, nothing else needed\n\n")
 	tl.Event("hub", "ocpihub %s at %s (SQLite %s)", opts.Version, hub.PublicURL(), filepath.Join(dir, "ocpihub.db"))
-	if hub.PG != nil && hub.PG.Sim != nil {
-		tl.Event("pg", "payment gateway simulator (Razorpay-compatible) at %s", hub.PG.Sim.URL())
+	if sim := devgw.PG(hub); sim != nil {
+		tl.Event("pg", "payment gateway simulator (Razorpay-compatible) at %s", sim.URL())
 	}
-	if hub.SMSSim != nil {
-		tl.Event("sms", "SMS gateway simulator (MSG91-shaped, with DLT checks) at %s", hub.SMSSim.URL())
+	if sim := devgw.SMS(hub); sim != nil {
+		tl.Event("sms", "SMS gateway simulator (MSG91-shaped, with DLT checks) at %s", sim.URL())
 	}
 	if err := startPartners(env, tl, &closers); err != nil {
 		stop()
@@ -275,7 +276,7 @@ func runStories(ctx context.Context, env *Env, tl *Timeline, stories []Story) []
 			results = append(results, Result{Story: s.Name, Skipped: true})
 			continue
 		}
-		start := time.Now()
+		start := time.Now() // elapsed wall time: how long the story took
 		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		err := s.Run(sctx, env, tl)
 		cancel()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -20,7 +19,7 @@ func directoryStory() Story {
 		if len(env.CPOs) < 2 {
 			return fmt.Errorf("the directory story needs two CPOs")
 		}
-		now := time.Now()
+		now := env.Hub.Clock.Now()
 		type site struct {
 			cpo            *sim.CPO
 			id, name, city string
@@ -66,7 +65,7 @@ func directoryStory() Story {
 		for _, e := range env.EMSPs {
 			patches[e] = len(e.Requests(sim.PathHas(http.MethodPatch, "/"+evse)))
 		}
-		if err := cpo.PatchEVSE(ctx, "BLR01", evse, map[string]any{"status": "CHARGING", "last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
+		if err := cpo.PatchEVSE(ctx, "BLR01", evse, map[string]any{"status": "CHARGING", "last_updated": ocpi.NewDateTime(env.Hub.Clock.Now())}); err != nil {
 			return fmt.Errorf("%s patches %s: %w", cpo.Name(), evse, err)
 		}
 		tl.Step("%s reports EVSE %s CHARGING (PATCH)", cpo.Name(), evse)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -26,10 +27,10 @@ const upiQRRef = "SUR-MAA01-E1"
 // with the capture, refunds the excess and issues a receipt.
 func upiStory() Story {
 	return Story{Name: "UPI QR payment", Needs: []string{"Directory broadcast"}, Run: func(ctx context.Context, env *Env, tl *Timeline) error {
-		if env.Hub.PG == nil || env.Hub.PG.Sim == nil {
+		gw, cpo := devgw.PG(env.Hub), env.CPOs[len(env.CPOs)-1]
+		if gw == nil {
 			return fmt.Errorf("the hub runs no payment gateway simulator")
 		}
-		gw, cpo := env.Hub.PG.Sim, env.CPOs[len(env.CPOs)-1]
 		const paid = 500_00
 
 		resp, err := env.Admin(ctx, http.MethodPost, "/ocpi/2.2.1/payments/upi/qr",
@@ -138,7 +139,7 @@ func upiStory() Story {
 			return fmt.Errorf("the driver's page: stage %q, receipt %q (%v)", st.Stage, st.ReceiptURL, err)
 		}
 		tl.Step("receipt %s issued (PDF, %d KB); the driver's page says %q", p.Receipt.ID, (len(pdf)+1023)/1024, st.Title)
-		if sim := env.Hub.SMSSim; sim != nil {
+		if sim := devgw.SMS(env.Hub); sim != nil {
 			if err := until(ctx, "the receipt SMS", func() (bool, error) { return len(sim.Messages()) > 0, nil }); err != nil {
 				return err
 			}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -42,7 +41,7 @@ func webhooksStory() Story {
 			return fmt.Errorf("%s issues a card: %w", emsp.Name(), err)
 		}
 		tl.Step("%s issues RFID card RMI-RFID-0003", emsp.Name())
-		if err := cpo.PatchEVSE(ctx, "HYD01", "HYD01-E1", map[string]any{"status": "AVAILABLE", "last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
+		if err := cpo.PatchEVSE(ctx, "HYD01", "HYD01-E1", map[string]any{"status": "AVAILABLE", "last_updated": ocpi.NewDateTime(env.Hub.Clock.Now())}); err != nil {
 			return fmt.Errorf("%s patches HYD01-E1: %w", cpo.Name(), err)
 		}
 		tl.Step("%s reports HYD01-E1 repaired: INOPERATIVE → AVAILABLE", cpo.Name())

@@ -16,6 +16,7 @@ type Timeline struct {
 	start time.Time
 }
 
+// newTimeline starts a timeline; its offsets are elapsed wall time.
 func newTimeline(w io.Writer) *Timeline { return &Timeline{w: w, start: time.Now()} }
 
 func (t *Timeline) line(mark, format string, args ...any) {

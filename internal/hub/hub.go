@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/instance"
@@ -230,9 +229,7 @@ func (h *Hub) Adapt(module string, fn AdaptFunc) {
 
 // Schedule adds the hub's periodic jobs (outbox cleanup) on the leader.
 func (h *Hub) Schedule() {
-	h.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "hub_cleanup"}))
+	h.jobs.Every(time.Hour, CleanupArgs{}, "hub_cleanup")
 }
 
 // Self is the hub's own party: OCPI-from of broadcasts (routing.Router.Self).

@@ -27,6 +27,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
@@ -210,6 +211,7 @@ func (h *Hub) start(t testing.TB) {
 		JobsConfig: jc,
 		Middleware: checking(t, checks, h.api.Load),
 		Events:     h.opts.Events,
+		Simulators: devgw.Simulators(),
 	})
 	if err != nil {
 		t.Fatalf("start hub on %s: %v", h.Engine, err)

@@ -141,8 +141,7 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, box *sealbox.Box) *Stor
 
 // Schedule adds the hourly cleanup of expired keys to jc.
 func (s *Store) Schedule(jc *jobs.Client) {
-	jc.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return pruneArgs{}, nil }, nil))
+	jc.Every(time.Hour, pruneArgs{}, "")
 }
 
 // Begin claims a key for a request, or says why the request must not run.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
 )
 
 // Backoff is the default retry policy: exponential from 2 s, doubling per
@@ -25,7 +27,7 @@ type Backoff struct {
 
 // NextRetry implements river.ClientRetryPolicy.
 func (b Backoff) NextRetry(job *rivertype.JobRow) time.Time {
-	now := time.Now().UTC()
+	now := clock.Real{}.Now()
 	if b.Time != nil {
 		if t := b.Time.NowOrNil(); t != nil {
 			now = *t

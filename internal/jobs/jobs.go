@@ -229,6 +229,23 @@ func (c *Client) AddPeriodic(job *river.PeriodicJob) {
 	}
 }
 
+// Every enqueues args every interval (by the leader only), the first time
+// one interval after start. id, when not empty, names the periodic job.
+// args is enqueued as it is each time: a job without parameters.
+func (c *Client) Every(interval time.Duration, args river.JobArgs, id string) {
+	var opts *river.PeriodicJobOpts
+	if id != "" {
+		opts = &river.PeriodicJobOpts{ID: id}
+	}
+	c.Periodic(river.PeriodicInterval(interval), args, opts)
+}
+
+// Periodic enqueues args on schedule (by the leader only), with River's
+// options (RunOnStart: also once at start).
+func (c *Client) Periodic(schedule river.PeriodicSchedule, args river.JobArgs, opts *river.PeriodicJobOpts) {
+	c.AddPeriodic(river.NewPeriodicJob(schedule, func() (river.JobArgs, *river.InsertOpts) { return args, nil }, opts))
+}
+
 // Start starts working jobs until Stop.
 func (c *Client) Start(ctx context.Context) error {
 	go c.countEvents()

@@ -17,12 +17,13 @@ import (
 // ones only name: a session's or CDR's whole location, a token for the
 // answer to an authorization, the current state of a session.
 type Lookups struct {
-	// LocationFunc returns a stored location (nil, nil when unknown).
-	LocationFunc func(ctx context.Context, cc, pid, id string) (*ocpi.Location, error)
-	// SessionFunc returns a stored session (nil, nil when unknown).
-	SessionFunc func(ctx context.Context, cc, pid, id string) (*ocpi.Session, error)
-	// TokenFunc returns a stored token (nil, nil when unknown).
-	TokenFunc func(ctx context.Context, cc, pid, uid, typ string) (*ocpi.Token, error)
+	// LocationFunc returns a stored location; found is false (and the
+	// location nil) when the hub holds none.
+	LocationFunc func(ctx context.Context, cc, pid, id string) (loc *ocpi.Location, found bool, err error)
+	// SessionFunc returns a stored session; found is false when unknown.
+	SessionFunc func(ctx context.Context, cc, pid, id string) (s *ocpi.Session, found bool, err error)
+	// TokenFunc returns a stored token; found is false when unknown.
+	TokenFunc func(ctx context.Context, cc, pid, uid, typ string) (t *ocpi.Token, found bool, err error)
 	// CommandWait is the timeout, in seconds, the hub announces for a 2.1.1
 	// CPO's command (2.1.1 answers carry none; the hub then waits its
 	// default).
@@ -82,11 +83,11 @@ func (d *Dialect) request(ctx context.Context, m *hub.Message) (converted, error
 			// A location a legacy partner must not see (unpublished) is not
 			// patched there either.
 			if seg := pathSegments(m.Path); len(seg) >= 3 {
-				loc, err := d.look.LocationFunc(ctx, seg[0], seg[1], seg[2])
+				loc, found, err := d.look.LocationFunc(ctx, seg[0], seg[1], seg[2])
 				if err != nil {
 					return converted{}, err
 				}
-				if loc != nil && !v211.Shareable(loc) {
+				if found && !v211.Shareable(loc) {
 					return converted{loss: v211.Loss{"publish: the location is not published; not sent to legacy partners"}}, nil
 				}
 			}
@@ -180,8 +181,8 @@ func (d *Dialect) session(ctx context.Context, m *hub.Message) (converted, error
 		if !a && !b && !c {
 			return d.patch(m.Body, func(p ocpi.Object) (ocpi.Object, v211.Loss, bool) { return v211.SessionPatchFrom221(p, nil, "", "") }, "sessions", "")
 		}
-		s, err := d.look.SessionFunc(ctx, seg[0], seg[1], seg[2])
-		if err != nil || s == nil {
+		s, found, err := d.look.SessionFunc(ctx, seg[0], seg[1], seg[2])
+		if err != nil || !found {
 			return converted{loss: v211.Loss{"location: the session moved and the hub has no copy of it; not sent"}}, err
 		}
 		m.Method = http.MethodPut
@@ -193,7 +194,9 @@ func (d *Dialect) session(ctx context.Context, m *hub.Message) (converted, error
 	if err := json.Unmarshal(m.Body, &s); err != nil {
 		return converted{}, err
 	}
-	loc, err := d.look.LocationFunc(ctx, s.CountryCode, s.PartyID, s.LocationID)
+	// Without a stored location (loc nil) the session is converted
+	// without its details.
+	loc, _, err := d.look.LocationFunc(ctx, s.CountryCode, s.PartyID, s.LocationID)
 	if err != nil {
 		return converted{}, err
 	}
@@ -214,7 +217,8 @@ func (d *Dialect) cdr(ctx context.Context, body []byte) (converted, error) {
 	var loc *ocpi.Location
 	if c.CdrLocation != nil {
 		var err error
-		if loc, err = d.look.LocationFunc(ctx, c.CountryCode, c.PartyID, c.CdrLocation.ID); err != nil {
+		// Unknown: loc stays nil and the CDR goes without its details.
+		if loc, _, err = d.look.LocationFunc(ctx, c.CountryCode, c.PartyID, c.CdrLocation.ID); err != nil {
 			return converted{}, err
 		}
 	}
@@ -297,11 +301,11 @@ func (d *Dialect) authorization(ctx context.Context, m hub.Message, uid string, 
 	if typ == "" {
 		typ = "RFID"
 	}
-	tok, err := d.look.TokenFunc(ctx, cc, pid, uid, typ)
+	tok, found, err := d.look.TokenFunc(ctx, cc, pid, uid, typ)
 	if err != nil {
 		return nil, err
 	}
-	if tok == nil {
+	if !found {
 		// 2.2.1 needs the token in the answer; the eMSP never shared it.
 		return nil, ocpi.Errorf(ocpi.EHUB, "party %s answered an authorization of token %s, which it never pushed to the hub", m.Party, uid)
 	}

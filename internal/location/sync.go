@@ -306,9 +306,7 @@ func (s *Syncer) SyncAll(ctx context.Context) error {
 // Schedule pulls every interval (on the leader only), with the first pull
 // one interval after start.
 func (s *Syncer) Schedule(interval time.Duration) {
-	s.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) { return SyncAllArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "location_sync_all"}))
+	s.jobs.Every(interval, SyncAllArgs{}, "location_sync_all")
 }
 
 func hasRole(p *party.Platform, role party.Role) bool {

@@ -63,16 +63,6 @@ func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	return &cur, nil
 }
 
-// inTx runs fn in a transaction, once more when a concurrent first write of
-// the same object won the race to insert it.
-func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
-	err := s.db.InTx(ctx, fn)
-	if err != nil && store.IsUniqueViolation(err) {
-		err = s.db.InTx(ctx, fn)
-	}
-	return err
-}
-
 // Put creates or replaces the Location, EVSE or Connector the ref names with
 // raw (a full object). An EVSE or connector is created inside its location,
 // which must exist.
@@ -131,7 +121,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		}
 		item, _ = ocpi.ParseObject(canon)
 	}
-	err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {
@@ -226,7 +216,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 	if err := patchKeepsIdentity(r, patch); err != nil {
 		return res, err
 	}
-	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {

@@ -235,7 +235,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	if attempts <= 0 {
 		attempts = DefaultMaxAttempts
 	}
-	start := time.Now()
+	start := time.Now() // elapsed wall time: the response's latency
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		resp, err := c.once(ctx, req, body)
@@ -368,7 +368,7 @@ func (c *Client) once(ctx context.Context, req Request, body []byte) (*Response,
 			hr.Header.Add(k, v)
 		}
 	}
-	started := time.Now()
+	started := time.Now() // elapsed wall time: the attempt's duration for the observer
 	resp, err := c.send(hr, req)
 	if c.Observer != nil {
 		c.Observer.ObserveCall(ctx, Attempt{Request: req, Header: hr.Header, Body: body, Duration: time.Since(started), Response: resp, Err: err})

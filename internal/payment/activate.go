@@ -91,11 +91,11 @@ func (s *Service) Deactivate(ctx context.Context, a Actor, id string) error {
 		return err
 	}
 	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		cur, err := lockTerminal(ctx, tx, id)
+		cur, found, err := lockTerminal(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		if cur == nil || !a.owns(party.RoleCPO, cur.cpo) {
+		if !found || !a.owns(party.RoleCPO, cur.cpo) {
 			return errUnknownTerminal(id)
 		}
 		p, err := s.platformWith(ctx, party.RolePTP, cur.ptp, Module, ocpi.InterfaceSender)

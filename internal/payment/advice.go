@@ -138,7 +138,7 @@ func (s *Service) Confirm(ctx context.Context, a Actor, raw []byte) (created boo
 			return false, ocpi.Invalid("total_costs", "the amount incl. VAT ("+incl+") is less than the amount excl. VAT ("+excl+")")
 		}
 	}
-	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		created = false
 		var old []byte
 		err := tx.QueryRow(ctx, "SELECT body FROM financial_advice WHERE ptp_country_code = $1 AND ptp_party_id = $2 AND id = $3",
@@ -190,11 +190,12 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, ref string, ptp Part
 	if err := rows.Err(); err != nil || len(list) == 0 {
 		return err
 	}
-	p, err := findPayment(ctx, tx, ref)
+	// p stays nil when the confirmations match no payment of this PTP.
+	p, found, err := findPayment(ctx, tx, ref)
 	if err != nil {
 		return err
 	}
-	if p != nil && !samePart(p.ptp, ptp) {
+	if found && !samePart(p.ptp, ptp) {
 		p = nil // another PTP's payment: this PTP's confirmation does not match it
 	}
 	captures := 0

@@ -44,12 +44,12 @@ func (s *Service) assign(ctx context.Context, a Actor, id string, raw []byte) er
 	}
 	cpos := a.parties(party.RoleCPO)
 	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		cur, err := lockTerminal(ctx, tx, id)
+		cur, found, err := lockTerminal(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		// Another CPO's terminal is as unknown as a missing one.
-		if cur == nil || !(cur.cpo.IsZero() || a.owns(party.RoleCPO, cur.cpo)) {
+		if !found || !(cur.cpo.IsZero() || a.owns(party.RoleCPO, cur.cpo)) {
 			return errUnknownTerminal(id)
 		}
 		if err := onlyAssignment(cur.doc, patch); err != nil {

@@ -39,7 +39,7 @@ type Chain struct {
 // reference known only from confirmations has no payment part.
 func (s *Service) Chain(ctx context.Context, ref string) (*Chain, error) {
 	q := s.db.ReadIn(ctx)
-	p, err := findPayment(ctx, q, ref)
+	p, found, err := findPayment(ctx, q, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (s *Service) Chain(ctx context.Context, ref string) (*Chain, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if p == nil {
+	if !found {
 		if len(ch.Confirmations) == 0 {
 			return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no payment or confirmation has authorization_reference " + printable(ref)}
 		}

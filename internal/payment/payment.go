@@ -226,16 +226,6 @@ func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, record
 
 func (s *Service) now() int64 { return s.clock.Now().UnixMicro() }
 
-// inTx runs fn in a transaction, once more when a concurrent first write of
-// the same object won the race to insert it.
-func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
-	err := s.db.InTx(ctx, fn)
-	if err != nil && store.IsUniqueViolation(err) {
-		err = s.db.InTx(ctx, fn)
-	}
-	return err
-}
-
 // platformWith returns the connected platform hosting p in role that offers
 // module with interface iface, or nil.
 func (s *Service) platformWith(ctx context.Context, role party.Role, p Party, module, iface string) (*party.Platform, error) {

@@ -26,15 +26,15 @@ func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Pu
 	parts := hub.SplitKey(key)
 	switch {
 	case len(parts) == 2 && parts[0] == "CPO-TERMINAL":
-		t, err := lockTerminal(ctx, tx, parts[1])
-		if err != nil || t == nil || t.cpo.IsZero() {
+		t, found, err := lockTerminal(ctx, tx, parts[1])
+		if err != nil || !found || t.cpo.IsZero() {
 			return hub.Push{}, false, err
 		}
 		return hub.Push{Method: http.MethodPost, Path: "/terminals", Body: t.body, To: t.cpo, From: t.ptp,
 			Interface: ocpi.InterfaceReceiver}, true, nil
 	case len(parts) == 2 && parts[0] == "PTP-TERMINAL":
-		t, err := lockTerminal(ctx, tx, parts[1])
-		if err != nil || t == nil {
+		t, found, err := lockTerminal(ctx, tx, parts[1])
+		if err != nil || !found {
 			return hub.Push{}, false, err
 		}
 		var term ocpi.Terminal

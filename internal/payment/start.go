@@ -41,25 +41,32 @@ const paymentColumns = `authorization_reference, reference, ptp_platform_id, ptp
 	cpo_party_id, location_id, evse_uid, connector_id, command_id, session_id, cdr_id, cdr_total_excl, cdr_total_incl, cdr_currency,
 	created_at, updated_at`
 
-func scanPayment(row interface{ Scan(...any) error }) (*payment, error) {
-	var p payment
-	err := row.Scan(&p.ref, &p.reference, &p.ptpPlatform, &p.ptp.CountryCode, &p.ptp.PartyID, &p.cpo.CountryCode, &p.cpo.PartyID,
+// scanPayment reads a payment row; found is false when there is none.
+func scanPayment(row store.Row) (p *payment, found bool, err error) {
+	p = &payment{}
+	err = row.Scan(&p.ref, &p.reference, &p.ptpPlatform, &p.ptp.CountryCode, &p.ptp.PartyID, &p.cpo.CountryCode, &p.cpo.PartyID,
 		&p.location, &p.evse, &p.conn, &p.commandID, &p.sessionID, &p.cdrID, &p.cdrExcl, &p.cdrIncl, &p.cdrCC, &p.createdAt, &p.updatedAt)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return &p, err
+	if err != nil {
+		return nil, false, err
+	}
+	return p, true, nil
 }
 
-func findPayment(ctx context.Context, q store.Querier, ref string) (*payment, error) {
+// findPayment reads a payment by authorization_reference; found is false
+// when there is none.
+func findPayment(ctx context.Context, q store.Querier, ref string) (*payment, bool, error) {
 	return scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+" FROM direct_payments WHERE authorization_reference = $1", ocpi.Key(ref)))
 }
 
-// lockPayment locks and reads a payment inside tx (nil when absent).
-func lockPayment(ctx context.Context, tx *store.Tx, ref string) (*payment, error) {
+// lockPayment locks and reads a payment inside tx (found false when there
+// is none).
+func lockPayment(ctx context.Context, tx *store.Tx, ref string) (*payment, bool, error) {
 	n, err := tx.Exec(ctx, "UPDATE direct_payments SET updated_at = updated_at WHERE authorization_reference = $1", ocpi.Key(ref))
 	if err != nil || n == 0 {
-		return nil, err
+		return nil, false, err
 	}
 	return findPayment(ctx, tx, ref)
 }
@@ -251,7 +258,7 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, ref string, cpo, owner
 		return nil, nil
 	}
 	cpo, owner = keyParty(cpo), keyParty(owner)
-	p, err := lockPayment(ctx, tx, ref)
+	p, _, err := lockPayment(ctx, tx, ref) // p nil: not found
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +274,8 @@ func (s *Service) link(ctx context.Context, tx *store.Tx, ref string, cpo, owner
 			cpo.CountryCode, cpo.PartyID, ocpi.Key(loc), ocpi.Key(evse), ocpi.Key(conn), now); err != nil {
 			return nil, err
 		}
-		return findPayment(ctx, tx, ref)
+		p, _, err := findPayment(ctx, tx, ref) // just inserted: found
+		return p, err
 	}
 	if !samePart(p.ptp, owner) || (!p.cpo.IsZero() && !samePart(p.cpo, cpo)) {
 		s.logger.WarnContext(ctx, "a session or CDR carries a payment's authorization_reference but another token or CPO; not linked",

@@ -40,22 +40,22 @@ func scanTerminal(row interface{ Scan(...any) error }) (*storedTerminal, error) 
 	return &t, nil
 }
 
-// findTerminal reads a terminal (nil when absent).
-func findTerminal(ctx context.Context, q store.Querier, id string) (*storedTerminal, error) {
-	t, err := scanTerminal(q.QueryRow(ctx, "SELECT "+terminalColumns+" FROM terminals WHERE terminal_id = $1", ocpi.Key(id)))
+// findTerminal reads a terminal; found is false when there is none.
+func findTerminal(ctx context.Context, q store.Querier, id string) (t *storedTerminal, found bool, err error) {
+	t, err = scanTerminal(q.QueryRow(ctx, "SELECT "+terminalColumns+" FROM terminals WHERE terminal_id = $1", ocpi.Key(id)))
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return t, err
+	return t, err == nil, err
 }
 
-// lockTerminal locks and reads a terminal inside tx (nil when absent): a
-// write of the same terminal waits for this transaction, which orders the
-// outbox.
-func lockTerminal(ctx context.Context, tx *store.Tx, id string) (*storedTerminal, error) {
+// lockTerminal locks and reads a terminal inside tx (found false when
+// there is none): a write of the same terminal waits for this
+// transaction, which orders the outbox.
+func lockTerminal(ctx context.Context, tx *store.Tx, id string) (t *storedTerminal, found bool, err error) {
 	n, err := tx.Exec(ctx, "UPDATE terminals SET last_updated = last_updated WHERE terminal_id = $1", ocpi.Key(id))
 	if err != nil || n == 0 {
-		return nil, err
+		return nil, false, err
 	}
 	return findTerminal(ctx, tx, id)
 }
@@ -132,9 +132,9 @@ func (s *Service) UpdateTerminal(ctx context.Context, a Actor, id, method string
 	}
 	// A platform that is PTP and CPO at once changes a terminal of another
 	// PTP as a CPO.
-	if cur, err := findTerminal(ctx, s.db.Read(), id); err != nil {
+	if cur, found, err := findTerminal(ctx, s.db.Read(), id); err != nil {
 		return false, err
-	} else if cur != nil && !a.owns(party.RolePTP, cur.ptp) && a.has(party.RoleCPO) {
+	} else if found && !a.owns(party.RolePTP, cur.ptp) && a.has(party.RoleCPO) {
 		return false, s.assign(ctx, a, id, raw)
 	}
 	return s.writeByPTP(ctx, a, ptp, id, func(cur *storedTerminal) (ocpi.Object, error) {
@@ -177,16 +177,17 @@ func terminalID(urlID string, obj ocpi.Object) (string, error) {
 // writeByPTP runs a PTP's write of terminal id: build returns the new
 // document from the stored terminal (nil when absent).
 func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string, build func(cur *storedTerminal) (ocpi.Object, error)) (created bool, err error) {
-	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		created = false
-		cur, err := lockTerminal(ctx, tx, id)
+		cur, found, err := lockTerminal(ctx, tx, id)
 		if err != nil {
 			return err
 		}
 		// Another PTP's terminal is absent to this one: the write is checked
 		// as a create, a PATCH gets the unknown terminal's 404, and a create
-		// that passes every check is refused with errTerminalIDTaken.
-		taken := cur != nil && !a.owns(party.RolePTP, cur.ptp)
+		// that passes every check is refused with errTerminalIDTaken. From
+		// here cur is nil when the PTP writes a new terminal.
+		taken := found && !a.owns(party.RolePTP, cur.ptp)
 		if taken {
 			cur = nil
 		}
@@ -318,11 +319,11 @@ func (s *Service) GetTerminal(ctx context.Context, a Actor, id string) (json.Raw
 	if !a.has(party.RolePTP) && !a.has(party.RoleCPO) {
 		return nil, errNotPayments()
 	}
-	t, err := findTerminal(ctx, s.db.Read(), id)
+	t, found, err := findTerminal(ctx, s.db.Read(), id)
 	if err != nil {
 		return nil, err
 	}
-	if t == nil || !visible(a, t) {
+	if !found || !visible(a, t) {
 		return nil, errUnknownTerminal(id)
 	}
 	return t.body, nil

@@ -312,7 +312,7 @@ func (c *Client) do(ctx context.Context, op, method, path string, in any, header
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	start := time.Now()
+	start := time.Now() // elapsed wall time for the log line
 	resp, err := c.http.Do(req)
 	if err != nil {
 		kind := KindNetwork

@@ -145,8 +145,7 @@ func NewResetter(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Lo
 // Schedule adds the daily reset to jc. It also runs at start, so a reset
 // missed while the hub was down happens when it comes back.
 func (r *Resetter) Schedule(jc *jobs.Client) {
-	jc.AddPeriodic(river.NewPeriodicJob(r.at, func() (river.JobArgs, *river.InsertOpts) { return resetArgs{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true}))
+	jc.Periodic(r.at, resetArgs{}, &river.PeriodicJobOpts{RunOnStart: true})
 }
 
 // Banner is the text the sandbox's version details carry.

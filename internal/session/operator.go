@@ -37,12 +37,11 @@ func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64,
 		where = append(where, "status = "+arg(f.Status))
 	}
 	if !f.Party.IsZero() {
-		cc, pid := arg(ocpi.Key(f.Party.CountryCode)), arg(ocpi.Key(f.Party.PartyID))
-		where = append(where, "((country_code = "+cc+" AND party_id = "+pid+") OR (token_country_code = "+cc+" AND token_party_id = "+pid+"))")
+		where = append(where, EitherSide(f.Party, arg))
 	}
 	return store.CountedPage(ctx, s.db.Read(), storedColumns, "sessions", store.Where(where),
 		"CASE WHEN status IN ('ACTIVE', 'PENDING') THEN 0 ELSE 1 END, last_updated DESC, pk DESC",
-		f.Limit, f.Offset, args, func(r store.Row) (*Stored, error) { return scanStored(r) })
+		f.Limit, f.Offset, args, scanStored)
 }
 
 // Day is one day of Daily: the sessions that started that day and the
@@ -102,4 +101,13 @@ func (s *Service) Daily(ctx context.Context, now time.Time, n int, loc *time.Loc
 		days[i].EnergyWh += head.KWh.Decimal().Mul(thousand).Round(0).IntPart()
 	}
 	return days, rows.Err()
+}
+
+// EitherSide is the condition keeping the rows of party p on either side:
+// the CPO (country_code, party_id) or the token's owner
+// (token_country_code, token_party_id), which the sessions and cdrs tables
+// name alike. arg numbers an argument.
+func EitherSide(p ocpiclient.Party, arg func(any) string) string {
+	cc, pid := arg(ocpi.Key(p.CountryCode)), arg(ocpi.Key(p.PartyID))
+	return "((country_code = " + cc + " AND party_id = " + pid + ") OR (token_country_code = " + cc + " AND token_party_id = " + pid + "))"
 }

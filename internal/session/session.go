@@ -133,7 +133,7 @@ func (st *Stored) Ref() Ref { return Ref{st.CountryCode, st.PartyID, st.ID} }
 
 const storedColumns = "country_code, party_id, id, token_country_code, token_party_id, status, authorization_reference, body"
 
-func scanStored(row interface{ Scan(...any) error }) (*Stored, error) {
+func scanStored(row store.Row) (*Stored, error) {
 	var st Stored
 	var body []byte
 	if err := row.Scan(&st.CountryCode, &st.PartyID, &st.ID, &st.Owner.CountryCode, &st.Owner.PartyID, &st.Status,
@@ -209,21 +209,8 @@ func (s *Service) FindForOwner(ctx context.Context, owners []ocpiclient.Party, c
 // authorization_reference, most recently changed first: how the payment
 // flows find the session a payment started.
 func (s *Service) FindByAuthorizationReference(ctx context.Context, reference string) ([]*Stored, error) {
-	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT "+storedColumns+` FROM sessions WHERE authorization_reference = $1
+	return store.QueryAll(ctx, s.db.ReadIn(ctx), scanStored, "SELECT "+storedColumns+` FROM sessions WHERE authorization_reference = $1
 		ORDER BY last_updated DESC, pk DESC LIMIT 100`, reference)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Stored
-	for rows.Next() {
-		st, err := scanStored(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-	}
-	return out, rows.Err()
 }
 
 // Get returns the stored body of a session.

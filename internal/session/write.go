@@ -79,7 +79,7 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 		return false, false, err
 	}
 	evseID := s.evseID(ctx, r, &sess)
-	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
 			return err
@@ -123,7 +123,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "id": r.ID}); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
 			return err
@@ -331,14 +331,4 @@ func (s *Service) emit(ctx context.Context, tx *store.Tx, name string, st *Store
 		{Role: string(party.RoleCPO), CountryCode: st.CountryCode, PartyID: st.PartyID},
 		{Role: string(party.RoleEMSP), CountryCode: st.Owner.CountryCode, PartyID: st.Owner.PartyID},
 	}})
-}
-
-// inTx runs fn in a transaction, once more when a concurrent first write of
-// the same session won the race to insert it.
-func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
-	err := s.db.InTx(ctx, fn)
-	if err != nil && store.IsUniqueViolation(err) {
-		err = s.db.InTx(ctx, fn)
-	}
-	return err
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 )
 
@@ -202,7 +203,7 @@ func (g *Signed) now() time.Time {
 	if g.Clock != nil {
 		return g.Clock()
 	}
-	return time.Now()
+	return clock.Real{}.Now()
 }
 
 // Send implements Gateway.

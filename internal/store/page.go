@@ -33,6 +33,15 @@ func CountedPage[T any](ctx context.Context, q Querier, columns, from, where, or
 	return out, total, err
 }
 
+// QueryAll runs query on q and reads every row with scan.
+func QueryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return Collect(rows, scan)
+}
+
 // Collect reads every row with scan and closes rows.
 func Collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
 	defer rows.Close()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
 )
 
 // Totals caches the totals of list queries (X-Total-Count): counting a large
@@ -41,7 +43,7 @@ func (t *Totals) Invalidate() {
 func (t *Totals) count(ctx context.Context, q Querier, l List) (int64, error) {
 	where, args := l.where(false)
 	key := fmt.Sprint(l.Table, where, args)
-	now := time.Now()
+	now := clock.Real{}.Now()
 	if t.Now != nil {
 		now = t.Now()
 	}

@@ -195,6 +195,17 @@ func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return tx.sql.QueryRowContext(ctx, query, args...)
 }
 
+// InTxRetryUnique runs fn in a transaction, and once more when it failed on
+// a unique violation: a concurrent first write of the same object won the
+// race to insert it, and the second run finds the row and updates it.
+func (db *DB) InTxRetryUnique(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	err := db.InTx(ctx, fn)
+	if err != nil && IsUniqueViolation(err) {
+		err = db.InTx(ctx, fn)
+	}
+	return err
+}
+
 // InTx runs fn in a write transaction and commits when it returns nil. An
 // error or a panic rolls back. fn must not call out to other services: on
 // SQLite a transaction holds the only writer.

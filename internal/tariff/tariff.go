@@ -135,10 +135,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 		created, changed, err = s.write(ctx, tx, ch, r, old, found, t, body)
 		return err
 	}
-	err = s.db.InTx(ctx, fn)
-	if err != nil && store.IsUniqueViolation(err) {
-		err = s.db.InTx(ctx, fn)
-	}
+	err = s.db.InTxRetryUnique(ctx, fn)
 	return created, changed, err
 }
 

@@ -257,7 +257,7 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 	if err != nil {
 		return false, false, err
 	}
-	err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		created, changed, err = s.put(ctx, tx, ch, r, &t, body)
 		return err
@@ -307,7 +307,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "uid": r.UID, "type": r.typ()}); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
 			return err
@@ -414,16 +414,6 @@ func (s *Service) isOwn(cc, pid string) bool {
 	}
 	p, ok := s.parties.OwnParty(party.RoleEMSP)
 	return ok && p.Matches(cc, pid)
-}
-
-// inTx runs fn in a transaction, once more when a concurrent first write of
-// the same token won the race to insert it.
-func (s *Service) inTx(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error {
-	err := s.db.InTx(ctx, fn)
-	if err != nil && store.IsUniqueViolation(err) {
-		err = s.db.InTx(ctx, fn)
-	}
-	return err
 }
 
 // source gives the hub the current state of a token for resyncs.

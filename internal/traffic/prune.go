@@ -93,8 +93,7 @@ func (r *Recorder) Schedule(jc *jobs.Client, interval time.Duration) {
 		interval = time.Minute
 	}
 	jobs.AddWorker(jc, &pruneWorker{r: r})
-	jc.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(interval),
-		func() (river.JobArgs, *river.InsertOpts) { return pruneArgs{}, nil }, nil))
+	jc.Every(interval, pruneArgs{}, "")
 }
 
 type pruneArgs struct{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/demo"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/traffic"
@@ -39,8 +40,8 @@ func TestNoSecretInRecordedTraffic(t *testing.T) {
 			for _, p := range env.Parties {
 				secrets = append(secrets, p.Token(), p.TokenIn())
 			}
-			if env.Hub.PG != nil && env.Hub.PG.Sim != nil {
-				secrets = append(secrets, env.Hub.PG.Sim.KeySecret(), pgsim.DefaultWebhookSecret)
+			if sim := devgw.PG(env.Hub); sim != nil {
+				secrets = append(secrets, sim.KeySecret(), pgsim.DefaultWebhookSecret)
 			}
 			// A partner subscribes to webhooks: the answer carries the
 			// signing secret, through the recorder.

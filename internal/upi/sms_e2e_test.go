@@ -11,6 +11,7 @@ import (
 	"github.com/ledongthuc/pdf"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/sim/smssim"
@@ -63,7 +64,7 @@ func setupSMS(t *testing.T, engine store.Engine, signed bool, gstin string, twea
 	if own != nil {
 		own.SetReportURL(b.h.PublicURL() + app.SMSReportPath)
 	} else {
-		sb.sim = b.h.SMSSim
+		sb.sim = devgw.SMS(b.h.App)
 	}
 	if sb.sim == nil {
 		t.Fatal("the hub has no SMS simulator")

@@ -340,6 +340,8 @@ func (s *Service) heads(ctx context.Context, subID string, n int) ([]*target, er
 // drain sends the subscription's due deliveries in order, in batches,
 // while the job holds the lease.
 func (s *Service) drain(ctx context.Context, jobID int64, subID string) error {
+	// The drain's budget, linger and batch window are elapsed wall time
+	// (how long this attempt has run), not the hub's time: time.Now.
 	started := time.Now()
 	var idleSince time.Time
 	for sent := 0; ; {
@@ -437,7 +439,7 @@ func (s *Service) send(ctx context.Context, t *target) outcome {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ocpihub-webhooks/1")
 	msg.SetHeaders(req.Header)
-	start := time.Now()
+	start := time.Now() // elapsed wall time: the delivery's latency metric
 	resp, err := s.client.Do(req)
 	o := outcome{latency: time.Since(start)}
 	s.metrics.latency.Observe(o.latency.Seconds())

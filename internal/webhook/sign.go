@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
 )
 
 // Signing follows Standard Webhooks v1: every delivery carries the headers
@@ -146,7 +148,7 @@ func (m Message) SetHeaders(h http.Header) {
 // signature field) under secret. Pass the body exactly as received, before
 // any JSON decoding.
 func Verify(secret string, header http.Header, body []byte) error {
-	return VerifyAt(secret, header, body, time.Now(), DefaultTolerance)
+	return VerifyAt(secret, header, body, clock.Real{}.Now(), DefaultTolerance)
 }
 
 // VerifyAt is Verify with an explicit clock and tolerance.

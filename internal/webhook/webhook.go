@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
@@ -134,10 +133,8 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 // stalled queues (every minute) and the retention cleanup (hourly). Call it
 // once, before the job client starts, on hubs that work jobs.
 func (s *Service) Schedule() {
-	s.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-		func() (river.JobArgs, *river.InsertOpts) { return sweepArgs{}, nil }, nil))
-	s.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return retentionArgs{}, nil }, nil))
+	s.jobs.Every(time.Minute, sweepArgs{}, "")
+	s.jobs.Every(time.Hour, retentionArgs{}, "")
 }
 
 func (s *Service) now() time.Time { return s.clock.Now() }

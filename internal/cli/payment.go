@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -105,7 +105,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 		fmt.Fprintln(tw, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED")
 		for _, p := range list {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
-				p.Attention, ago(p.LastUpdated.Time))
+				p.Attention, ago(p.LastUpdated.Time, e.clock.Now()))
 		}
 		return tw.Flush()
 	case "show":

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -176,7 +176,7 @@ func cmdParty(ctx context.Context, e env, args []string) error {
 		for _, p := range list {
 			seen := "never"
 			if p.LastSeenAt != nil {
-				seen = ago(p.LastSeenAt.Time)
+				seen = ago(p.LastSeenAt.Time, e.clock.Now())
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Name, p.Status, p.Connection, p.Version, rolesText(p), seen)
 		}

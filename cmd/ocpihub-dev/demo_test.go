@@ -68,7 +68,7 @@ func TestDemo(t *testing.T) {
 	var errOut bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--keep-running", "--dir", t.TempDir()}, out, &errOut, func(string) string { return "" })
+		done <- program.Run(ctx, []string{"demo", "--addr", "127.0.0.1:0", "--keep-running", "--dir", t.TempDir()}, out, &errOut, func(string) string { return "" })
 	}()
 	text := out.waitFor(t, "Ctrl-C stops it", 2*time.Minute)
 
@@ -162,5 +162,24 @@ func TestDemo(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the demo did not stop when its context ended")
+	}
+}
+
+// TestDemoCommandLine: help goes to stdout with exit 0; a mistake exits 2
+// on stderr; the usage text lists the demo.
+func TestDemoCommandLine(t *testing.T) {
+	t.Parallel()
+	env := func(string) string { return "" }
+	var out, errOut bytes.Buffer
+	if code := program.Run(context.Background(), []string{"demo", "--help"}, &out, &errOut, env); code != 0 || !strings.Contains(out.String(), "Usage: ocpihub-dev demo") || errOut.Len() != 0 {
+		t.Errorf("demo --help: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := program.Run(context.Background(), []string{"demo", "--nope"}, &out, &errOut, env); code != 2 || errOut.Len() == 0 || out.Len() != 0 {
+		t.Errorf("demo --nope: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := program.Run(context.Background(), []string{"help"}, &out, &errOut, env); code != 0 || !strings.Contains(out.String(), "ocpihub-dev demo [--keep-running]") {
+		t.Errorf("help: exit %d, %q", code, out.String())
 	}
 }

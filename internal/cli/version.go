@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 
 // Build information, set by release builds with
 //
-//	-ldflags "-X main.version=v1.2.0 -X main.commit=$(git rev-parse --short HEAD) -X main.date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+//	-ldflags "-X github.com/ocpihub/ocpihub/internal/cli.version=v1.2.0 -X …/cli.commit=$(git rev-parse --short HEAD) -X …/cli.date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 //
 // (see the Makefile). Without them, buildInfo reads what the Go toolchain
 // stamped into the binary: the module version of `go install …@v1.2.0`, and

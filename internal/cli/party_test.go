@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -268,7 +268,7 @@ func TestAgo(t *testing.T) {
 		{now.Add(-3 * time.Hour), "3h ago"},
 		{now.Add(-50 * time.Hour), "2d ago"},
 	} {
-		if got := ago(tc.at); got != tc.want {
+		if got := ago(tc.at, now); got != tc.want {
 			t.Errorf("ago(now-%s) = %q, want %q", now.Sub(tc.at), got, tc.want)
 		}
 	}

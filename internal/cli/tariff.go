@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func cmdTariff(ctx context.Context, e env, args []string) error {
 	if (*cdrPath == "") == (*sessionPath == "") {
 		return usageError{"tariff price needs one of --cdr and --session"}
 	}
-	now := time.Now()
+	now := e.clock.Now()
 	if *nowFlag != "" {
 		d, err := ocpi.ParseDateTime(*nowFlag)
 		if err != nil {

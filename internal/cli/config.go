@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -87,7 +87,7 @@ func settings(cfg *app.Config) []setting {
 		{"metrics-addr", "OCPIHUB_METRICS_ADDR", "address serving /metrics on its own, instead of the main address (default: none, /metrics on the main address)", str(&cfg.MetricsAddr), ""},
 		{"console-map-tiles", "OCPIHUB_CONSOLE_MAP_TILES", "tile URL template with {z}, {x}, {y} for the console's maps (default: none, a coordinate grid that works offline)", str(&cfg.ConsoleMapTiles), ""},
 		{"console-map-attribution", "OCPIHUB_CONSOLE_MAP_ATTRIBUTION", "attribution shown under the map tiles (e.g. \"© OpenStreetMap contributors\")", str(&cfg.ConsoleMapAttribution), ""},
-		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: the built-in simulator)", str(&cfg.PGBaseURL), ""},
+		{"pg-base-url", "OCPIHUB_PG_BASE_URL", "payment gateway API base URL (default: none, UPI payments off; ocpihub-dev in dev mode: the built-in simulator)", str(&cfg.PGBaseURL), ""},
 		{"pg-key-id", "OCPIHUB_PG_KEY_ID", "payment gateway key id", str(&cfg.PGKeyID), ""},
 		{"pg-key-secret", "OCPIHUB_PG_KEY_SECRET", "payment gateway key secret", str(&cfg.PGKeySecret), ""},
 		{"pg-webhook-secret", "OCPIHUB_PG_WEBHOOK_SECRET", "secret that signs the payment gateway's webhooks", str(&cfg.PGWebhookSecret), ""},
@@ -205,7 +205,7 @@ func settings(cfg *app.Config) []setting {
 			}
 			return fmt.Errorf("want starttls, tls or none")
 		}, "starttls"},
-		{"sms-provider", "OCPIHUB_SMS_PROVIDER", "msg91 or signed: how receipts go by SMS (default: no SMS; the simulator in dev mode)", func(v string) error {
+		{"sms-provider", "OCPIHUB_SMS_PROVIDER", "msg91 or signed: how receipts go by SMS (default: no SMS; ocpihub-dev in dev mode: the simulator)", func(v string) error {
 			switch v {
 			case "", app.SMSProviderMSG91, app.SMSProviderSigned:
 				cfg.SMSProvider = v
@@ -292,7 +292,7 @@ func settings(cfg *app.Config) []setting {
 			cfg.OTLPSampleRatio = f
 			return nil
 		}, "1"},
-		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback and outbound connections to loopback, use the PG simulator", func(v string) error {
+		{"dev", "OCPIHUB_DEV", "development mode: allow http webhook URLs on loopback and outbound connections to loopback; in ocpihub-dev, use the PG and SMS simulators", func(v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return fmt.Errorf("want true or false")

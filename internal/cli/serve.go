@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func cmdServe(ctx context.Context, e env, args []string) error {
 	if err := apply(); err != nil {
 		return err
 	}
-	a, err := app.New(ctx, *cfg, app.Options{Version: versionName()})
+	a, err := app.New(ctx, *cfg, app.Options{Version: versionName(), Simulators: e.sims})
 	if err != nil {
 		return err
 	}
@@ -124,12 +124,12 @@ func print(e env, asJSON bool, v any, text string) error {
 	return err
 }
 
-// ago says how long ago t was, to the largest whole unit.
-func ago(t time.Time) string {
+// ago says how long before now t was, to the largest whole unit.
+func ago(t, now time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	d := time.Since(t)
+	d := now.Sub(t)
 	switch {
 	case d < time.Second:
 		return "just now"

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -66,14 +66,14 @@ func TestCommandLineHygiene(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"serve", "--help"}, {"migrate", "-h"}, {"party", "invite", "--help"}, {"qr", "list", "--help"},
-		{"payment", "list", "--help"}, {"sync", "locations", "--help"}, {"tariff", "price", "--help"}, {"demo", "--help"}, {"party", "--help"}} {
+		{"payment", "list", "--help"}, {"sync", "locations", "--help"}, {"tariff", "price", "--help"}, {"party", "--help"}} {
 		out, errOut, code := runWith(t, env, args...)
 		if code != 0 || !strings.Contains(out, "Usage") || errOut != "" {
 			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want help on stdout, exit 0", args, code, len(out), errOut)
 		}
 	}
 	for _, args := range [][]string{{"serve", "--nope"}, {"migrate", "--nope"}, {"party", "list", "--nope"}, {"qr", "list", "--nope"},
-		{"payment", "list", "--nope"}, {"sync", "locations", "--nope"}, {"tariff", "price", "--nope"}, {"demo", "--nope"},
+		{"payment", "list", "--nope"}, {"sync", "locations", "--nope"}, {"tariff", "price", "--nope"}, {"demo"},
 		{"admin-token", "--nope"}, {"party", "show", "x"}, {"nope"}, {"serve", "--auth-failures", "many"}} {
 		out, errOut, code := runWith(t, env, args...)
 		if code != 2 || errOut == "" || out != "" {
