@@ -1,4 +1,6 @@
-package sim
+// Package webhooksim is a simulated webhook subscriber: a loopback HTTP endpoint that records deliveries
+// and answers as a test tells it (tests, demo and sandbox only).
+package webhooksim
 
 import (
 	"context"
@@ -11,26 +13,30 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
-// WebhookReceiver is a webhook subscriber's endpoint: a real HTTP server on
+// Receiver is a webhook subscriber's endpoint: a real HTTP server on
 // loopback that records every delivery and answers as the test tells it
 // (a status per attempt, a hang, a slow answer).
-type WebhookReceiver struct {
+type Receiver struct {
 	listener net.Listener
 	server   *http.Server
 
 	mu         sync.Mutex
-	deliveries []WebhookDelivery
+	deliveries []Delivery
 	notify     chan struct{}
 	respond    func(n int) int
 	delay      time.Duration
 	hold       chan struct{}
+	// clock stamps deliveries (the real clock: the receiver stands for a
+	// partner's server, outside the hub's injected time).
+	clock clock.Clock
 }
 
-// WebhookDelivery is one request the receiver got.
-type WebhookDelivery struct {
+// Delivery is one request the receiver got.
+type Delivery struct {
 	Header  http.Header
 	Body    []byte
 	Payload webhook.Payload
@@ -39,34 +45,34 @@ type WebhookDelivery struct {
 	Status int
 }
 
-// StartWebhookReceiver starts a receiver on 127.0.0.1 that answers 204.
-func StartWebhookReceiver() (*WebhookReceiver, error) {
+// Start starts a receiver on 127.0.0.1 that answers 204.
+func Start() (*Receiver, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &WebhookReceiver{listener: l, notify: make(chan struct{}), respond: func(int) int { return http.StatusNoContent }}
+	r := &Receiver{listener: l, notify: make(chan struct{}), respond: func(int) int { return http.StatusNoContent }, clock: clock.Real{}}
 	r.server = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
 	go r.server.Serve(l)
 	return r, nil
 }
 
 // URL returns the receiver's address (path /hooks).
-func (r *WebhookReceiver) URL() string { return "http://" + r.listener.Addr().String() + "/hooks" }
+func (r *Receiver) URL() string { return "http://" + r.listener.Addr().String() + "/hooks" }
 
 // Respond sets the status answered to the n-th request (1-based); 0 holds
 // the request without an answer until the sender gives up.
-func (r *WebhookReceiver) Respond(fn func(n int) int) {
+func (r *Receiver) Respond(fn func(n int) int) {
 	r.mu.Lock()
 	r.respond = fn
 	r.mu.Unlock()
 }
 
 // SetStatus answers every request with code.
-func (r *WebhookReceiver) SetStatus(code int) { r.Respond(func(int) int { return code }) }
+func (r *Receiver) SetStatus(code int) { r.Respond(func(int) int { return code }) }
 
 // SetDelay makes every answer wait d.
-func (r *WebhookReceiver) SetDelay(d time.Duration) {
+func (r *Receiver) SetDelay(d time.Duration) {
 	r.mu.Lock()
 	r.delay = d
 	r.mu.Unlock()
@@ -74,7 +80,7 @@ func (r *WebhookReceiver) SetDelay(d time.Duration) {
 
 // SetHang holds every request without an answer (true) until SetHang(false)
 // or the sender gives up.
-func (r *WebhookReceiver) SetHang(hang bool) {
+func (r *Receiver) SetHang(hang bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if hang && r.hold == nil {
@@ -86,9 +92,9 @@ func (r *WebhookReceiver) SetHang(hang bool) {
 	}
 }
 
-func (r *WebhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 4<<20))
-	d := WebhookDelivery{Header: req.Header.Clone(), Body: body, At: time.Now()}
+	d := Delivery{Header: req.Header.Clone(), Body: body, At: r.clock.Now()}
 	_ = json.Unmarshal(body, &d.Payload)
 	r.mu.Lock()
 	n := len(r.deliveries) + 1
@@ -120,14 +126,14 @@ func (r *WebhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 }
 
 // Deliveries returns the requests received so far.
-func (r *WebhookReceiver) Deliveries() []WebhookDelivery {
+func (r *Receiver) Deliveries() []Delivery {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]WebhookDelivery(nil), r.deliveries...)
+	return append([]Delivery(nil), r.deliveries...)
 }
 
 // WaitFor waits until at least n requests arrived, or ctx ends.
-func (r *WebhookReceiver) WaitFor(ctx context.Context, n int) ([]WebhookDelivery, error) {
+func (r *Receiver) WaitFor(ctx context.Context, n int) ([]Delivery, error) {
 	for {
 		r.mu.Lock()
 		ch, got := r.notify, len(r.deliveries)
@@ -144,7 +150,7 @@ func (r *WebhookReceiver) WaitFor(ctx context.Context, n int) ([]WebhookDelivery
 }
 
 // Close stops the receiver.
-func (r *WebhookReceiver) Close() {
+func (r *Receiver) Close() {
 	r.SetHang(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -1,4 +1,5 @@
-package sim
+// Package ptpsim is a simulated Payment Terminal Provider on loopback (tests, demo and dev only).
+package ptpsim
 
 import (
 	"context"
@@ -9,23 +10,25 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // PTP is a simulated Payment Terminal Provider (payments.md §1): it owns
 // terminals and registers them with the hub, starts pre-authorised
 // sessions with an authorization_reference, receives the sessions and CDRs
 // of those, and confirms what it captured. It speaks 2.2.1 (the Payments
-// module as our custom module) or 2.3.0, as Options.Versions say.
+// module as our custom module) or 2.3.0, as sim.Options.Versions say.
 //
 // Its endpoints: payments SENDER (the CPO side's terminal assignments,
 // activations and deactivations arrive there), sessions and cdrs
 // RECEIVER, and commands SENDER (the response_urls of its commands).
 type PTP struct {
-	*Platform
+	*sim.Platform
 	mu          sync.Mutex
 	terminals   map[string]map[string]any
 	assignments []map[string]any
@@ -33,17 +36,17 @@ type PTP struct {
 	deactivated []string
 	sessions    map[string]map[string]any
 	cdrs        []map[string]any
-	results     []Result
+	results     []sim.Result
 	seq         int
 }
 
-// StartPTP starts a PTP simulator.
-func StartPTP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)) (*PTP, error) {
-	opts := Options{Name: name, Role: "PTP", CountryCode: cc, PartyID: pid, Logger: logger}
+// Start starts a PTP simulator.
+func Start(name, cc, pid string, logger *slog.Logger, tweak ...func(*sim.Options)) (*PTP, error) {
+	opts := sim.Options{Name: name, Role: "PTP", CountryCode: cc, PartyID: pid, Logger: logger}
 	for _, t := range tweak {
 		t(&opts)
 	}
-	p, err := Start(opts)
+	p, err := sim.Start(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -55,13 +58,6 @@ func StartPTP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)
 	return t, nil
 }
 
-// HubVersion returns the OCPI version the platform speaks with the hub.
-func (p *Platform) HubVersion() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.hubVersion
-}
-
 // Is230 reports whether the PTP speaks 2.3.0 with the hub (prices in the
 // 2.3.0 shape).
 func (t *PTP) Is230() bool { return ocpi.IsVersion230(t.HubVersion()) }
@@ -69,9 +65,9 @@ func (t *PTP) Is230() bool { return ocpi.IsVersion230(t.HubVersion()) }
 // handlePayments is the PTP's payments sender: its terminals (GET), the
 // assignments a CPO makes (PATCH or PUT), activation and deactivation.
 func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/ptp/payments")
+	seg := simwire.Segments(r.URL.Path, "/ptp/payments")
 	if len(seg) == 0 || seg[0] != "terminals" {
-		t.reply(w, http.StatusNotFound, 2000, nil)
+		t.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	seg = seg[1:]
@@ -85,7 +81,7 @@ func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && len(seg) == 0:
 		list := make([]any, 0, len(t.terminals))
 		for _, term := range t.terminals {
-			list = append(list, clone(term))
+			list = append(list, simwire.Clone(term))
 		}
 		w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
 		w.Header().Set("X-Limit", "100")
@@ -95,7 +91,7 @@ func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
 			t.OK(w, term)
 			return
 		}
-		t.reply(w, http.StatusNotFound, 2000, nil)
+		t.Reply(w, http.StatusNotFound, 2000, nil)
 	case r.Method == http.MethodPost && len(seg) == 1 && seg[0] == "activate":
 		t.activations = append(t.activations, body)
 		t.OK(w, nil)
@@ -105,27 +101,27 @@ func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
 	case (r.Method == http.MethodPatch || r.Method == http.MethodPut) && len(seg) == 1:
 		term, ok := t.terminals[strings.ToUpper(seg[0])]
 		if !ok {
-			t.reply(w, http.StatusNotFound, 2000, nil)
+			t.Reply(w, http.StatusNotFound, 2000, nil)
 			return
 		}
 		for k, v := range body {
 			term[k] = v
 		}
-		a := clone(body)
+		a := simwire.Clone(body)
 		a["terminal_id"] = seg[0]
 		t.assignments = append(t.assignments, a)
 		t.OK(w, nil)
 	default:
-		t.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 
 // handleSession is the PTP's sessions receiver: PUT, PATCH and GET of
 // /{cc}/{pid}/{id}.
 func (t *PTP) handleSession(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/ptp/sessions")
+	seg := simwire.Segments(r.URL.Path, "/ptp/sessions")
 	if len(seg) != 3 {
-		t.reply(w, http.StatusNotFound, 2000, nil)
+		t.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	key := strings.ToUpper(strings.Join(seg, "/"))
@@ -137,11 +133,11 @@ func (t *PTP) handleSession(w http.ResponseWriter, r *http.Request) {
 			t.OK(w, s)
 			return
 		}
-		t.reply(w, http.StatusNotFound, 2000, nil)
+		t.Reply(w, http.StatusNotFound, 2000, nil)
 	case http.MethodPut, http.MethodPatch:
 		var obj map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			t.reply(w, http.StatusBadRequest, 2001, nil)
+			t.Reply(w, http.StatusBadRequest, 2001, nil)
 			return
 		}
 		if cur, ok := t.sessions[key]; ok && r.Method == http.MethodPatch {
@@ -150,25 +146,25 @@ func (t *PTP) handleSession(w http.ResponseWriter, r *http.Request) {
 			}
 			obj = cur
 		} else if !ok && r.Method == http.MethodPatch {
-			t.reply(w, http.StatusNotFound, 2000, nil)
+			t.Reply(w, http.StatusNotFound, 2000, nil)
 			return
 		}
 		t.sessions[key] = obj
 		t.OK(w, nil)
 	default:
-		t.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 
 // handleCDR is the PTP's CDRs receiver.
 func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		t.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 		return
 	}
 	var obj map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		t.reply(w, http.StatusBadRequest, 2001, nil)
+		t.Reply(w, http.StatusBadRequest, 2001, nil)
 		return
 	}
 	t.mu.Lock()
@@ -176,24 +172,24 @@ func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 	n := len(t.cdrs)
 	t.mu.Unlock()
 	w.Header().Set("Location", fmt.Sprintf("%s/ocpi/%s/ptp/cdrs/%d", t.URL(), t.HubVersion(), n))
-	t.reply(w, http.StatusCreated, 1000, nil)
+	t.Reply(w, http.StatusCreated, 1000, nil)
 }
 
 // handleResult records a CommandResult posted to one of the PTP's
 // response_urls (/{command}/{uid}).
 func (t *PTP) handleResult(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/ptp/commands")
+	seg := simwire.Segments(r.URL.Path, "/ptp/commands")
 	if r.Method != http.MethodPost || len(seg) != 2 {
-		t.reply(w, http.StatusNotFound, 2000, nil)
+		t.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	var obj map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		t.reply(w, http.StatusBadRequest, 2001, nil)
+		t.Reply(w, http.StatusBadRequest, 2001, nil)
 		return
 	}
 	t.mu.Lock()
-	t.results = append(t.results, Result{Command: seg[0], UID: seg[1], Body: obj, Header: r.Header.Clone()})
+	t.results = append(t.results, sim.Result{Command: seg[0], UID: seg[1], Body: obj, Header: r.Header.Clone()})
 	t.mu.Unlock()
 	t.OK(w, nil)
 }
@@ -211,8 +207,10 @@ func (t *PTP) payments(ctx context.Context, method, path string, body any) (*ocp
 // NewTerminal returns a terminal of this PTP with the given id and its
 // last_updated, ready to be registered; extra fields are merged in.
 func NewTerminal(id string, extra map[string]any) map[string]any {
+	// A sample object belongs to no platform: it is stamped with the real
+	// clock, like the platforms' default.
 	term := map[string]any{"terminal_id": id, "address": "MG Road 1", "city": "Bengaluru", "country": "IND",
-		"invoice_creator": "CPO", "last_updated": ocpi.NewDateTime(time.Now())}
+		"invoice_creator": "CPO", "last_updated": ocpi.NewDateTime(clock.Real{}.Now())}
 	for k, v := range extra {
 		term[k] = v
 	}
@@ -226,7 +224,7 @@ func (t *PTP) CreateTerminal(ctx context.Context, term map[string]any) (*ocpicli
 	if err == nil && resp.Envelope != nil && resp.Envelope.StatusCode == 1000 {
 		id, _ := term["terminal_id"].(string)
 		t.mu.Lock()
-		t.terminals[strings.ToUpper(id)] = clone(term)
+		t.terminals[strings.ToUpper(id)] = simwire.Clone(term)
 		t.mu.Unlock()
 	}
 	return resp, err
@@ -251,7 +249,7 @@ func (t *PTP) UpdateTerminal(ctx context.Context, method, id string, body map[st
 func (t *PTP) Terminal(id string) map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return clone(t.terminals[strings.ToUpper(id)])
+	return simwire.Clone(t.terminals[strings.ToUpper(id)])
 }
 
 // Assignments returns the assignment PATCHes (and PUTs) received, oldest
@@ -261,7 +259,7 @@ func (t *PTP) Assignments() []map[string]any {
 	defer t.mu.Unlock()
 	out := make([]map[string]any, len(t.assignments))
 	for i, a := range t.assignments {
-		out[i] = clone(a)
+		out[i] = simwire.Clone(a)
 	}
 	return out
 }
@@ -284,7 +282,7 @@ func (t *PTP) Deactivations() []string {
 func (t *PTP) Session(cc, pid, id string) map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return clone(t.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
+	return simwire.Clone(t.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
 }
 
 // SessionByReference returns the PTP's copy of the session carrying an
@@ -294,7 +292,7 @@ func (t *PTP) SessionByReference(ref string) map[string]any {
 	defer t.mu.Unlock()
 	for _, s := range t.sessions {
 		if r, _ := s["authorization_reference"].(string); strings.EqualFold(r, ref) {
-			return clone(s)
+			return simwire.Clone(s)
 		}
 	}
 	return nil
@@ -307,17 +305,17 @@ func (t *PTP) CDRByReference(ref string) map[string]any {
 	defer t.mu.Unlock()
 	for _, c := range t.cdrs {
 		if r, _ := c["authorization_reference"].(string); strings.EqualFold(r, ref) {
-			return clone(c)
+			return simwire.Clone(c)
 		}
 	}
 	return nil
 }
 
 // Results returns the command results received for a response_url uid.
-func (t *PTP) Results(uid string) []Result {
+func (t *PTP) Results(uid string) []sim.Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var out []Result
+	var out []sim.Result
 	for _, r := range t.results {
 		if uid == "" || r.UID == uid {
 			out = append(out, r)

@@ -1,4 +1,4 @@
-package sim
+package ptpsim
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -35,10 +34,11 @@ type Transaction struct {
 // START_SESSION with an AD_HOC_USER token of its own and a new
 // authorization_reference (ref "" makes one).
 func (t *PTP) Begin(ctx context.Context, ref, locationID, evseUID, connectorID, tariffCPO, tariffID string) (*Transaction, error) {
+	ownCC, ownPID := t.Party()
 	if ref == "" {
 		t.mu.Lock()
 		t.seq++
-		ref = fmt.Sprintf("%s-%d-%d", strings.ToLower(t.opts.PartyID), t.seq, time.Now().UnixNano()%1_000_000_000)
+		ref = fmt.Sprintf("%s-%d-%d", strings.ToLower(ownPID), t.seq, t.Now().UnixNano()%1_000_000_000)
 		t.mu.Unlock()
 	}
 	tx := &Transaction{Reference: ref}
@@ -69,9 +69,9 @@ func (t *PTP) Begin(ctx context.Context, ref, locationID, evseUID, connectorID, 
 	}
 	body := map[string]any{
 		"response_url": t.URL() + "/ocpi/" + t.HubVersion() + "/ptp/commands/START_SESSION/" + tx.ResultUID,
-		"token": map[string]any{"country_code": t.opts.CountryCode, "party_id": t.opts.PartyID, "uid": "CARD-" + ref,
-			"type": "AD_HOC_USER", "contract_id": "CARD-" + ref, "issuer": t.opts.Name, "valid": true, "whitelist": "NEVER",
-			"last_updated": ocpi.NewDateTime(time.Now())},
+		"token": map[string]any{"country_code": ownCC, "party_id": ownPID, "uid": "CARD-" + ref,
+			"type": "AD_HOC_USER", "contract_id": "CARD-" + ref, "issuer": t.Name(), "valid": true, "whitelist": "NEVER",
+			"last_updated": ocpi.NewDateTime(t.Now())},
 		"location_id": locationID, "authorization_reference": ref,
 	}
 	if evseUID != "" {
@@ -116,7 +116,7 @@ func (t *PTP) Advice(id, ref, delta string) (map[string]any, error) {
 	f := map[string]any{"id": id, "authorization_reference": ref, "currency": currency, "capture_status_code": "SUCCESS",
 		"capture_status_message": "Capture successful at PSP",
 		"eft_data":               []any{"Mastercard", "AID: A0000000041010", "Nr: **** **** **** 1234", "SEQ: 00", "Amount: " + currency + " " + incl.String()},
-		"last_updated":           ocpi.NewDateTime(time.Now())}
+		"last_updated":           ocpi.NewDateTime(t.Now())}
 	if t.Is230() {
 		f["total_costs"] = map[string]any{"before_taxes": json.Number(excl.String()),
 			"taxes": []any{map[string]any{"name": "VAT", "amount": json.Number(incl.Sub(excl).String())}}}

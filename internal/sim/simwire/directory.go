@@ -1,39 +1,42 @@
-package sim
+// Package simwire is the plumbing the simulators share: the in-memory directory of OCPI objects a simulated
+// receiver or sender keeps, URL path segments, and deep copies of JSON objects.
+package simwire
 
 import (
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
-// directory is an in-memory set of OCPI objects (locations or tariffs) keyed
+// Directory is an in-memory set of OCPI objects (locations or tariffs) keyed
 // by "CC/PID/ID", applying PUT, PATCH and DELETE the way a receiver does:
 // EVSE- and connector-level PUTs and PATCHes land inside their location.
-type directory struct {
+type Directory struct {
 	mu      sync.Mutex
 	objects map[string]map[string]any
 }
 
-func newDirectory() *directory { return &directory{objects: map[string]map[string]any{}} }
+// NewDirectory returns an empty directory.
+func NewDirectory() *Directory { return &Directory{objects: map[string]map[string]any{}} }
 
-func dirKey(cc, pid, id string) string { return strings.ToUpper(cc + "/" + pid + "/" + id) }
+// Key is the directory key of an object: "CC/PID/ID", upper-cased.
+func Key(cc, pid, id string) string { return strings.ToUpper(cc + "/" + pid + "/" + id) }
 
-// apply performs method on the object at path segments [cc pid id evse conn].
+// Apply performs method on the object at path segments [cc pid id evse conn].
 // It reports false when the target does not exist (a PATCH or an EVSE PUT on
 // an unknown location).
-func (d *directory) apply(method string, seg []string, body []byte) bool {
+func (d *Directory) Apply(method string, seg []string, body []byte) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(seg) < 3 {
 		return false
 	}
-	key := dirKey(seg[0], seg[1], seg[2])
+	key := Key(seg[0], seg[1], seg[2])
 	if method == http.MethodDelete {
 		delete(d.objects, key)
 		return true
@@ -53,12 +56,12 @@ func (d *directory) apply(method string, seg []string, body []byte) bool {
 	target := loc
 	if len(seg) >= 4 {
 		evses, _ := loc["evses"].([]any)
-		evse := findObj(evses, "uid", seg[3])
+		evse := FindObj(evses, "uid", seg[3])
 		if len(seg) == 4 && method == http.MethodPut {
 			if evse == nil {
 				loc["evses"] = append(evses, obj)
 			} else {
-				replaceObj(evses, "uid", seg[3], obj)
+				ReplaceObj(evses, "uid", seg[3], obj)
 			}
 			return true
 		}
@@ -68,12 +71,12 @@ func (d *directory) apply(method string, seg []string, body []byte) bool {
 		target = evse
 		if len(seg) == 5 {
 			conns, _ := evse["connectors"].([]any)
-			conn := findObj(conns, "id", seg[4])
+			conn := FindObj(conns, "id", seg[4])
 			if method == http.MethodPut {
 				if conn == nil {
 					evse["connectors"] = append(conns, obj)
 				} else {
-					replaceObj(conns, "id", seg[4], obj)
+					ReplaceObj(conns, "id", seg[4], obj)
 				}
 				return true
 			}
@@ -89,10 +92,11 @@ func (d *directory) apply(method string, seg []string, body []byte) bool {
 	return true
 }
 
-func (d *directory) get(cc, pid, id string) map[string]any {
+// Get returns a copy of the object, nil when there is none.
+func (d *Directory) Get(cc, pid, id string) map[string]any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	o, ok := d.objects[dirKey(cc, pid, id)]
+	o, ok := d.objects[Key(cc, pid, id)]
 	if !ok {
 		return nil
 	}
@@ -102,15 +106,16 @@ func (d *directory) get(cc, pid, id string) map[string]any {
 	return out
 }
 
-func (d *directory) len() int {
+// Len returns the number of objects.
+func (d *Directory) Len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return len(d.objects)
 }
 
-// list returns the objects changed at or after from (zero: all), ordered by
+// List returns the objects changed at or after from (zero: all), ordered by
 // last_updated then key.
-func (d *directory) list(from ocpi.DateTime) []map[string]any {
+func (d *Directory) List(from ocpi.DateTime) []map[string]any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	type item struct {
@@ -140,40 +145,8 @@ func (d *directory) list(from ocpi.DateTime) []map[string]any {
 	return out
 }
 
-// serveList answers a paged sender GET from the directory (offset, limit,
-// date_from; Link to the next page).
-func (p *Platform) serveList(w http.ResponseWriter, r *http.Request, d *directory) {
-	q := r.URL.Query()
-	from, _ := ocpi.ParseDateTime(q.Get("date_from"))
-	all := d.list(from)
-	offset, _ := strconv.Atoi(q.Get("offset"))
-	limit, err := strconv.Atoi(q.Get("limit"))
-	if err != nil || limit <= 0 || limit > 50 {
-		limit = 50
-	}
-	end := min(offset+limit, len(all))
-	page := []map[string]any{}
-	if offset < len(all) {
-		page = all[offset:end]
-	}
-	w.Header().Set("X-Total-Count", strconv.Itoa(len(all)))
-	w.Header().Set("X-Limit", "50")
-	if end < len(all) {
-		u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
-		nq := url.Values{}
-		for k, v := range q {
-			nq[k] = v
-		}
-		nq.Set("offset", strconv.Itoa(end))
-		nq.Set("limit", strconv.Itoa(limit))
-		u.RawQuery = nq.Encode()
-		w.Header().Set("Link", "<"+u.String()+">; rel=\"next\"")
-	}
-	p.OK(w, page)
-}
-
-// segments returns the path segments after marker ("/emsp/locations").
-func segments(path, marker string) []string {
+// Segments returns the path segments after marker ("/emsp/locations").
+func Segments(path, marker string) []string {
 	i := strings.Index(path, marker)
 	if i < 0 {
 		return nil
@@ -191,7 +164,8 @@ func segments(path, marker string) []string {
 	return parts
 }
 
-func findObj(list []any, key, id string) map[string]any {
+// FindObj returns the element of list whose key equals id (case-insensitive), nil when none does.
+func FindObj(list []any, key, id string) map[string]any {
 	for _, it := range list {
 		if m, ok := it.(map[string]any); ok {
 			if v, _ := m[key].(string); strings.EqualFold(v, id) {
@@ -202,7 +176,8 @@ func findObj(list []any, key, id string) map[string]any {
 	return nil
 }
 
-func replaceObj(list []any, key, id string, obj map[string]any) {
+// ReplaceObj replaces the elements of list whose key equals id (case-insensitive) with obj.
+func ReplaceObj(list []any, key, id string, obj map[string]any) {
 	for i, it := range list {
 		if m, ok := it.(map[string]any); ok {
 			if v, _ := m[key].(string); strings.EqualFold(v, id) {
@@ -210,4 +185,15 @@ func replaceObj(list []any, key, id string, obj map[string]any) {
 			}
 		}
 	}
+}
+
+// Clone returns a deep copy of a JSON object.
+func Clone(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
 }
