@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/authguard"
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -164,7 +165,7 @@ type loginView struct {
 
 func (c *Console) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 	next := r.URL.Query().Get("next")
-	if !safePath(next) {
+	if !ui.SafePath(next) {
 		next = "/"
 	}
 	if code := r.URL.Query().Get("code"); code != "" {
@@ -190,7 +191,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	next := r.PostFormValue("next")
-	if !safePath(next) {
+	if !ui.SafePath(next) {
 		next = "/"
 	}
 	ck, err := r.Cookie(loginCookie)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/payment"
@@ -14,13 +15,13 @@ import (
 
 type directView struct {
 	Flagged []*payment.Advice
-	Pager   Pager
+	Pager   ui.Pager
 }
 
 // directTerminalsView is the operator's list of every PTP's terminals.
 type directTerminalsView struct {
 	Terminals []*payment.TerminalSummary
-	Pager     Pager
+	Pager     ui.Pager
 	PTPs      []string
 	CPOs      []string
 }
@@ -41,11 +42,11 @@ func (v directChainView) PageTitle() string { return "Direct payment " + v.Autho
 // directPages are Direct Payment's (payment terminals): the financial
 // advice confirmations that need the operator, every PTP's terminals with
 // what they serve, and one payment's chain by authorization_reference.
-func (c *Console) directPages() ([]Page, []Action) {
+func (c *Console) directPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Payments == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 			{
 				Path: "/direct-payments", Title: "Direct Payment", Section: "Payments", Nav: "Direct Payment", Template: "direct", Refresh: 30,
 				Load: func(r *http.Request) (any, error) {
@@ -53,7 +54,7 @@ func (c *Console) directPages() ([]Page, []Action) {
 					if err != nil {
 						return nil, err
 					}
-					lo, hi, pager := OffsetPager(r, int(total), 50)
+					lo, hi, pager := ui.OffsetPager(r, int(total), 50)
 					var list []*payment.Advice
 					if hi > lo {
 						if list, _, err = c.cfg.Payments.Flagged(r.Context(), hi-lo, lo); err != nil {
@@ -88,27 +89,27 @@ func (c *Console) directPages() ([]Page, []Action) {
 						}
 					}
 					if len(ch.Session) > 0 {
-						v.Session = prettyJSON(ch.Session)
+						v.Session = ui.PrettyJSON(ch.Session)
 					}
 					if len(ch.CDR) > 0 {
-						v.CDR = prettyJSON(ch.CDR)
+						v.CDR = ui.PrettyJSON(ch.CDR)
 					}
 					return v, nil
 				},
 			},
-		}, []Action{{
+		}, []ui.Action{{
 			Path: "/direct-payments/advice/{record}/resolve",
-			Do: func(r *http.Request) (Result, error) {
-				id, err := pathInt(r, "record")
+			Do: func(r *http.Request) (ui.Result, error) {
+				id, err := ui.PathInt(r, "record")
 				if err != nil {
-					return Result{Redirect: "/direct-payments"}, err
+					return ui.Result{Redirect: "/direct-payments"}, err
 				}
 				a, err := c.cfg.Payments.Resolve(r.Context(), id, r.PostFormValue("note"))
 				if err != nil {
-					return Result{Redirect: "/direct-payments"}, err
+					return ui.Result{Redirect: "/direct-payments"}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: financial advice resolved", "record_id", id)
-				return Result{Redirect: "/direct-payments", Flash: fmt.Sprintf("Confirmation %s (%s) is resolved.", a.ID, a.AuthorizationReference)}, nil
+				return ui.Result{Redirect: "/direct-payments", Flash: fmt.Sprintf("Confirmation %s (%s) is resolved.", a.ID, a.AuthorizationReference)}, nil
 			},
 		}}
 }
@@ -139,7 +140,7 @@ func (c *Console) loadDirectTerminals(r *http.Request) (any, error) {
 	if len(list) > 0 {
 		last = list[len(list)-1].RecordID
 	}
-	v := directTerminalsView{Terminals: list, Pager: KeysetPager(r, len(list), last, more)}
+	v := directTerminalsView{Terminals: list, Pager: ui.KeysetPager(r, len(list), last, more)}
 	if v.PTPs, err = c.partyOptions(r, party.RolePTP); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -13,7 +14,7 @@ import (
 
 type evsesView struct {
 	EVSEs  []evseRow
-	Pager  Pager
+	Pager  ui.Pager
 	Counts []statusCount
 	Total  int64
 	CPOs   []string
@@ -34,11 +35,11 @@ type statusCount struct {
 	Href   string
 }
 
-func (c *Console) evsePages() ([]Page, []Action) {
+func (c *Console) evsePages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Locations == nil {
 		return nil, nil
 	}
-	return []Page{{
+	return []ui.Page{{
 		Path: "/evses", Title: "EVSE statuses", Section: "Network", Nav: "EVSE statuses", Template: "evses", Refresh: 30,
 		Load: c.loadEVSEs,
 	}}, nil
@@ -61,7 +62,7 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	for _, st := range ocpi.EVSEStatuses {
 		v.Total += counts[st]
 		if counts[st] > 0 {
-			v.Counts = append(v.Counts, statusCount{Status: st, Count: counts[st], Href: withQuery("/evses", q, "status", st)})
+			v.Counts = append(v.Counts, statusCount{Status: st, Count: counts[st], Href: ui.WithQuery("/evses", q, "status", st)})
 		}
 	}
 	// The total first: how many the filter without a status keeps.
@@ -72,20 +73,20 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	if f.Status != "" {
 		total = counts[f.Status]
 	}
-	lo, _, pager := OffsetPager(r, int(total), f.Limit)
+	lo, _, pager := ui.OffsetPager(r, int(total), f.Limit)
 	f.Offset = lo
 	list, n, err := c.cfg.Locations.EVSEs(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	if n != total { // changed between the two reads: page on the newer figure
-		_, _, pager = OffsetPager(r, int(n), f.Limit)
+		_, _, pager = ui.OffsetPager(r, int(n), f.Limit)
 	}
 	v.Pager = pager
 	for _, e := range list {
 		row := evseRow{EVSE: e, Href: "/directory/" + e.CountryCode + "/" + e.PartyID + "/" + e.LocationID}
 		if e.MaxPowerW > 0 {
-			row.Power = scaled(e.MaxPowerW, 1000, 1) + " kW"
+			row.Power = ui.Scaled(e.MaxPowerW, 1000, 1) + " kW"
 		}
 		v.EVSEs = append(v.EVSEs, row)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -24,15 +25,15 @@ type paymentsView struct {
 	// Tab is "all" or "attention".
 	Tab      string
 	Payments []*upi.PaymentView
-	Pager    Pager
+	Pager    ui.Pager
 	States   []string
-	Outcomes ChartView
+	Outcomes ui.ChartView
 	Enabled  bool
 }
 
 type refundsView struct {
 	Refunds []*upi.Refund
-	Pager   Pager
+	Pager   ui.Pager
 	States  []string
 }
 
@@ -60,11 +61,11 @@ type paymentView struct {
 // PageTitle names the page after the payment.
 func (v paymentView) PageTitle() string { return "Payment " + v.ID }
 
-func (c *Console) paymentPages() ([]Page, []Action) {
+func (c *Console) paymentPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.UPI == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 			{
 				Path: "/payments", Title: "UPI payments", Section: "Payments", Nav: "UPI payments", Template: "payments", Refresh: 15,
 				Load: func(r *http.Request) (any, error) { return c.loadPayments(r, false) },
@@ -94,26 +95,26 @@ func (c *Console) paymentPages() ([]Page, []Action) {
 					return v, nil
 				},
 			},
-		}, []Action{{
+		}, []ui.Action{{
 			Path: "/payments/{id}/resend-receipt",
 			Do:   c.resendReceipt,
 		}, {
 			Path: "/payments/{id}/resolve",
-			Do: func(r *http.Request) (Result, error) {
+			Do: func(r *http.Request) (ui.Result, error) {
 				id := r.PathValue("id")
 				back := "/payments/" + id
 				res := upi.Resolution{Note: r.PostFormValue("note"), SettleOn: r.PostFormValue("settle_on")}
 				if _, err := c.cfg.UPI.Resolve(r.Context(), id, res); err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: payment attention resolved", "payment_id", id, "settle_on", res.SettleOn)
 				if res.SettleOn == upi.MismatchHub {
-					return Result{Redirect: back, Flash: "Payment " + id + " is settled on the hub's price."}, nil
+					return ui.Result{Redirect: back, Flash: "Payment " + id + " is settled on the hub's price."}, nil
 				}
 				if res.SettleOn == upi.MismatchCDR {
-					return Result{Redirect: back, Flash: "Payment " + id + " is settled on the CDR's total."}, nil
+					return ui.Result{Redirect: back, Flash: "Payment " + id + " is settled on the CDR's total."}, nil
 				}
-				return Result{Redirect: back, Flash: "Payment " + id + " no longer needs attention."}, nil
+				return ui.Result{Redirect: back, Flash: "Payment " + id + " no longer needs attention."}, nil
 			},
 		}}
 }
@@ -147,9 +148,9 @@ func (c *Console) loadPayments(r *http.Request, attention bool) (any, error) {
 
 // outcomesChart is the payment outcomes per day, stacked. Days are UTC
 // days, as on every console chart.
-func outcomesChart(days []upi.OutcomeDay, now time.Time) Chart {
-	ch := Chart{Title: "Payment outcomes per day", Kind: "stacked", Labels: DailyLabels(now, len(days), time.UTC), Width: 960, Height: 200,
-		Series: []Series{{Name: "Captured"}, {Name: "Refunded in full"}, {Name: "Partly refunded"}, {Name: "Failed"}}}
+func outcomesChart(days []upi.OutcomeDay, now time.Time) ui.Chart {
+	ch := ui.Chart{Title: "Payment outcomes per day", Kind: "stacked", Labels: ui.DailyLabels(now, len(days), time.UTC), Width: 960, Height: 200,
+		Series: []ui.Series{{Name: "Captured"}, {Name: "Refunded in full"}, {Name: "Partly refunded"}, {Name: "Failed"}}}
 	var total int64
 	for _, d := range days {
 		ch.Series[0].Values = append(ch.Series[0].Values, d.Captured)
@@ -183,19 +184,19 @@ func (c *Console) loadRefunds(r *http.Request) (any, error) {
 // newestFirst pages a list that the store returns oldest change first (the
 // OCPI order of the admin API) so that page 1 shows the newest: it counts,
 // then fetches the page's slice from the end and reverses it.
-func newestFirst[T any](r *http.Request, size int, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, Pager, error) {
+func newestFirst[T any](r *http.Request, size int, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, ui.Pager, error) {
 	_, page, err := list(ocpi.PageRequest{Limit: 0})
 	if err != nil {
-		return nil, Pager{}, err
+		return nil, ui.Pager{}, err
 	}
 	total := int(page.Total)
-	lo, hi, pager := OffsetPager(r, total, size)
+	lo, hi, pager := ui.OffsetPager(r, total, size)
 	if hi <= lo {
 		return nil, pager, nil
 	}
 	items, _, err := list(ocpi.PageRequest{Offset: total - hi, Limit: hi - lo})
 	if err != nil {
-		return nil, Pager{}, err
+		return nil, ui.Pager{}, err
 	}
 	slices.Reverse(items)
 	return items, pager, nil
@@ -257,7 +258,7 @@ func (c *Console) chain(p *upi.PaymentView) []chainStep {
 		sess.Done, sess.State, sess.At = true, s.Status, t(s.Start)
 		sess.Detail = s.CountryCode + "/" + s.PartyID + " " + s.ID + " · " + s.KWh + " kWh · " + s.TotalCost + " " + p.Currency
 		if s.End != nil {
-			sess.Detail += " · ended " + absTime(s.End.Time)
+			sess.Detail += " · ended " + ui.AbsTime(s.End.Time)
 		}
 	}
 	out = append(out, sess)
@@ -307,9 +308,9 @@ func deliverySteps(ds []*upi.Delivery) []chainStep {
 
 // resendReceipt sends a payment's receipt again, by SMS (to the number
 // typed, else the last one) or by e-mail, at the operator's request.
-func (c *Console) resendReceipt(r *http.Request) (Result, error) {
+func (c *Console) resendReceipt(r *http.Request) (ui.Result, error) {
 	id := r.PathValue("id")
-	back := Result{Redirect: "/payments/" + id}
+	back := ui.Result{Redirect: "/payments/" + id}
 	p, err := c.cfg.UPI.Payment(r.Context(), id)
 	if err != nil {
 		return back, err

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -20,24 +21,24 @@ var everyOwner = webhook.Owner{All: true}
 
 type webhooksView struct {
 	Subscriptions []*webhook.Subscription
-	Pager         Pager
+	Pager         ui.Pager
 }
 
 type webhookView struct {
 	*webhook.Subscription
 	Deliveries []*webhook.Delivery
-	Pager      Pager
+	Pager      ui.Pager
 	States     []string
 }
 
 // PageTitle names the page after the subscription.
 func (v webhookView) PageTitle() string { return "Webhook " + v.URL }
 
-func (c *Console) webhookPages() ([]Page, []Action) {
+func (c *Console) webhookPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Webhooks == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 			{
 				Path: "/webhooks", Title: "Webhooks", Section: "Integrations", Nav: "Webhooks", Template: "webhooks", Refresh: 30,
 				Load: func(r *http.Request) (any, error) {
@@ -45,7 +46,7 @@ func (c *Console) webhookPages() ([]Page, []Action) {
 					if err != nil {
 						return nil, err
 					}
-					lo, hi, pager := OffsetPager(r, int(page.Total), 50)
+					lo, hi, pager := ui.OffsetPager(r, int(page.Total), 50)
 					list, _, err := c.cfg.Webhooks.List(r.Context(), everyOwner, 0, ocpi.PageRequest{Offset: lo, Limit: hi - lo})
 					if err != nil {
 						return nil, err
@@ -57,34 +58,34 @@ func (c *Console) webhookPages() ([]Page, []Action) {
 				Path: "/webhooks/{id}", Title: "Webhook", Template: "webhook", Refresh: 10,
 				Load: c.loadWebhook,
 			},
-		}, []Action{{
+		}, []ui.Action{{
 			Path: "/webhooks/{id}/enable",
-			Do: func(r *http.Request) (Result, error) {
+			Do: func(r *http.Request) (ui.Result, error) {
 				id := r.PathValue("id")
 				back := "/webhooks/" + id
 				active := webhook.StatusActive
 				sub, err := c.cfg.Webhooks.Update(r.Context(), everyOwner, id, webhook.Input{Status: &active})
 				if err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: webhook subscription enabled", "subscription_id", id)
-				return Result{Redirect: back, Flash: "The subscription to " + sub.URL + " is active again."}, nil
+				return ui.Result{Redirect: back, Flash: "The subscription to " + sub.URL + " is active again."}, nil
 			},
 		}, {
 			Path: "/webhooks/{id}/deliveries/{delivery}/replay",
-			Do: func(r *http.Request) (Result, error) {
+			Do: func(r *http.Request) (ui.Result, error) {
 				id := r.PathValue("id")
 				back := "/webhooks/" + id
-				did, err := pathInt(r, "delivery")
+				did, err := ui.PathInt(r, "delivery")
 				if err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				d, err := c.cfg.Webhooks.Replay(r.Context(), everyOwner, id, did)
 				if err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: webhook delivery replayed", "subscription_id", id, "delivery_id", did, "replay_id", d.ID)
-				return Result{Redirect: back, Flash: fmt.Sprintf("Delivery %d (%s) is sent again as delivery %d.", did, d.Event, d.ID)}, nil
+				return ui.Result{Redirect: back, Flash: fmt.Sprintf("Delivery %d (%s) is sent again as delivery %d.", did, d.Event, d.ID)}, nil
 			},
 		}}
 }
@@ -121,5 +122,5 @@ func (c *Console) loadWebhook(r *http.Request) (any, error) {
 	if len(list) > 0 {
 		last = list[len(list)-1].ID
 	}
-	return webhookView{Subscription: sub, Deliveries: list, Pager: KeysetPager(r, len(list), last, more), States: webhook.DeliveryStatuses()}, nil
+	return webhookView{Subscription: sub, Deliveries: list, Pager: ui.KeysetPager(r, len(list), last, more), States: webhook.DeliveryStatuses()}, nil
 }

@@ -1,4 +1,4 @@
-package console
+package ui
 
 import (
 	"fmt"
@@ -150,12 +150,12 @@ func NewMap(points []MapPoint, opt MapOptions) MapView {
 	}
 	for _, p := range ps {
 		sx, sy := toScreen(p.x, p.y)
-		m.Points = append(m.Points, MapDot{MapPoint: p.p, X: sx, Y: sy, Tone: tone(p.p.Status)})
+		m.Points = append(m.Points, MapDot{MapPoint: p.p, X: sx, Y: sy, Tone: Tone(p.p.Status)})
 	}
 	// Draw busy points last (on top): sorted by tone severity, then id.
 	sort.SliceStable(m.Points, func(i, j int) bool { return toneRank(m.Points[i].Tone) < toneRank(m.Points[j].Tone) })
 	for st, n := range counts {
-		m.Legend = append(m.Legend, LegendItem{Status: st, Tone: tone(st), Count: n})
+		m.Legend = append(m.Legend, LegendItem{Status: st, Tone: Tone(st), Count: n})
 	}
 	sort.Slice(m.Legend, func(i, j int) bool { return m.Legend[i].Status < m.Legend[j].Status })
 
@@ -266,7 +266,16 @@ func tiles(tmpl string, scale, x0, x1, y0, y1 float64, toScreen func(x, y float6
 	return out
 }
 
-// Map returns the map of points with the console's tile setting.
-func (c *Console) Map(points []MapPoint) MapView {
-	return NewMap(points, MapOptions{TileURL: c.cfg.MapTiles, Attribution: c.cfg.MapAttribution})
+// SamplePoints are charging locations in Indian cities (sample data).
+var SamplePoints = []MapPoint{
+	{ID: "LOC-DEL-1", Name: "Connaught Place", Status: "AVAILABLE", Latitude: "28.631451", Longitude: "77.216667", Detail: "New Delhi"},
+	{ID: "LOC-DEL-2", Name: "Aerocity", Status: "CHARGING", Latitude: "28.548764", Longitude: "77.121262", Detail: "New Delhi"},
+	{ID: "LOC-BOM-1", Name: "Bandra Kurla Complex", Status: "CHARGING", Latitude: "19.066245", Longitude: "72.868393", Detail: "Mumbai"},
+	{ID: "LOC-PNQ-1", Name: "Hinjewadi Phase 1", Status: "OUTOFORDER", Latitude: "18.591361", Longitude: "73.738930", Detail: "Pune"},
+	{ID: "LOC-BLR-1", Name: "Koramangala", Status: "AVAILABLE", Latitude: "12.935242", Longitude: "77.624480", Detail: "Bengaluru"},
+	{ID: "LOC-BLR-2", Name: "Whitefield", Status: "BLOCKED", Latitude: "12.969800", Longitude: "77.749954", Detail: "Bengaluru"},
+	{ID: "LOC-MAA-1", Name: "T. Nagar", Status: "AVAILABLE", Latitude: "13.041800", Longitude: "80.233900", Detail: "Chennai"},
+	{ID: "LOC-HYD-1", Name: "HITEC City", Status: "INOPERATIVE", Latitude: "17.447340", Longitude: "78.376230", Detail: "Hyderabad"},
+	{ID: "LOC-CCU-1", Name: "Salt Lake Sector V", Status: "AVAILABLE", Latitude: "22.572645", Longitude: "88.433512", Detail: "Kolkata"},
+	{ID: "LOC-BAD", Name: "Missing coordinates", Status: "UNKNOWN", Latitude: "", Longitude: ""},
 }

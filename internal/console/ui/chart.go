@@ -1,4 +1,4 @@
-package console
+package ui
 
 import (
 	"fmt"
@@ -100,7 +100,7 @@ func (v ChartView) ViewBox() string { return fmt.Sprintf("0 0 %d %d", v.Width, v
 
 // format writes a value in the chart's unit.
 func (c Chart) format(v int64) string {
-	s := scaled(v, max(c.Scale, 1), c.Decimals)
+	s := Scaled(v, max(c.Scale, 1), c.Decimals)
 	if c.Unit != "" {
 		s += " " + c.Unit
 	}
@@ -149,7 +149,7 @@ func (c Chart) View() ChartView {
 		return round1(v.PlotY + v.PlotH - float64(val)/float64(top1)*v.PlotH)
 	}
 	for t := int64(0); t <= top1; t += step {
-		v.YTicks = append(v.YTicks, ChartTick{X: left - 6, Y: yOf(t), Label: scaled(t, max(c.Scale, 1), tickDecimals(step, max(c.Scale, 1)))})
+		v.YTicks = append(v.YTicks, ChartTick{X: left - 6, Y: yOf(t), Label: Scaled(t, max(c.Scale, 1), tickDecimals(step, max(c.Scale, 1)))})
 	}
 	slot := v.PlotW / float64(n)
 	every := int(math.Ceil(float64(n) / (v.PlotW / 56))) // a label every ~56 units

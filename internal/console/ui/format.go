@@ -1,4 +1,4 @@
-package console
+package ui
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // tones group the statuses of every module by what they mean to an operator;
 // a module adds its statuses here. Badges and map points are coloured by
-// tone: ok (green), active (blue), warn (amber), bad (red), muted (grey).
+// tones: ok (green), active (blue), warn (amber), bad (red), muted (grey).
 var tones = map[string]string{
 	// parties
 	"CONNECTED": "ok", "PENDING": "warn", "SUSPENDED": "bad", "UNREGISTERED": "muted",
@@ -38,16 +38,16 @@ var tones = map[string]string{
 	"DELIVERED": "ok", "DISABLED": "bad",
 }
 
-// tone returns the tone of a status ("muted" when unknown).
-func tone(status any) string {
+// Tone returns the tone of a status ("muted" when unknown).
+func Tone(status any) string {
 	if t, ok := tones[fmt.Sprint(status)]; ok {
 		return t
 	}
 	return "muted"
 }
 
-// toTime accepts the time types pages carry.
-func toTime(v any) time.Time {
+// ToTime accepts the time types pages carry.
+func ToTime(v any) time.Time {
 	switch t := v.(type) {
 	case time.Time:
 		return t
@@ -69,9 +69,9 @@ func toTime(v any) time.Time {
 	return time.Time{}
 }
 
-// ago says how far t is from now in words: "just now", "3 min ago",
+// Ago says how far t is from now in words: "just now", "3 min ago",
 // "in 2 h", "5 d ago".
-func ago(t, now time.Time) string {
+func Ago(t, now time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
@@ -99,16 +99,16 @@ func ago(t, now time.Time) string {
 	return s + " ago"
 }
 
-// absTime is the exact time, UTC, for tooltips and detail pages.
-func absTime(t time.Time) string {
+// AbsTime is the exact time, UTC, for tooltips and detail pages.
+func AbsTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// truncate shortens s to n characters with an ellipsis.
-func truncate(n int, s string) string {
+// Truncate shortens s to n characters with an ellipsis.
+func Truncate(n int, s string) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -116,8 +116,8 @@ func truncate(n int, s string) string {
 	return string(r[:n-1]) + "…"
 }
 
-// titleCase turns "party_clientinfo_push" or "DISCARDED" into words.
-func titleCase(s string) string {
+// TitleCase turns "party_clientinfo_push" or "DISCARDED" into words.
+func TitleCase(s string) string {
 	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == '_' || r == '-' || r == ' ' })
 	for i, w := range words {
 		words[i] = strings.ToUpper(w[:1]) + w[1:]
@@ -125,8 +125,8 @@ func titleCase(s string) string {
 	return strings.Join(words, " ")
 }
 
-// thousands writes n with thousands separators.
-func thousands(n int64) string {
+// Thousands writes n with thousands separators.
+func Thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -143,7 +143,7 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-func toInt64(v any) int64 {
+func ToInt64(v any) int64 {
 	switch n := v.(type) {
 	case int:
 		return int64(n)
@@ -155,19 +155,19 @@ func toInt64(v any) int64 {
 	return 0
 }
 
-// scaled writes v/scale exactly with the given decimals and thousands
+// Scaled writes v/scale exactly with the given decimals and thousands
 // separators: 123456 paise, scale 100, 2 decimals → "1,234.56". Charts and
 // money columns use it; nothing here is a float.
-func scaled(v, scale int64, decimals int) string {
+func Scaled(v, scale int64, decimals int) string {
 	if scale <= 1 {
-		return thousands(v)
+		return Thousands(v)
 	}
 	neg := v < 0
 	if neg {
 		v = -v
 	}
 	whole, frac := v/scale, v%scale
-	s := thousands(whole)
+	s := Thousands(whole)
 	if decimals > 0 {
 		// frac/scale to decimals digits, rounded half up.
 		pow := int64(1)
@@ -178,7 +178,7 @@ func scaled(v, scale int64, decimals int) string {
 		if f >= pow {
 			whole++
 			f -= pow
-			s = thousands(whole)
+			s = Thousands(whole)
 		}
 		s += "." + fmt.Sprintf("%0*d", decimals, f)
 	}

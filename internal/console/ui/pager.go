@@ -1,4 +1,4 @@
-package console
+package ui
 
 import (
 	"net/http"
@@ -42,14 +42,14 @@ func OffsetPager(r *http.Request, total, size int) (lo, hi int, p Pager) {
 	if hi > lo {
 		p.From, p.To = lo+1, hi
 	}
-	path := consolePath(r)
+	path := ConsolePath(r)
 	q := r.URL.Query()
 	if page > 1 {
-		p.Prev = withQuery(path, q, "page", strconv.Itoa(page-1))
-		p.First = withQuery(path, q, "page", "")
+		p.Prev = WithQuery(path, q, "page", strconv.Itoa(page-1))
+		p.First = WithQuery(path, q, "page", "")
 	}
 	if page < pages {
-		p.Next = withQuery(path, q, "page", strconv.Itoa(page+1))
+		p.Next = WithQuery(path, q, "page", strconv.Itoa(page+1))
 	}
 	return lo, hi, p
 }
@@ -58,23 +58,23 @@ func OffsetPager(r *http.Request, total, size int) (lo, hi int, p Pager) {
 // of the previous page; more tells whether a next page exists (fetch one
 // extra row to know). shown is the number of rows on this page.
 func KeysetPager(r *http.Request, shown int, lastKey int64, more bool) Pager {
-	path := consolePath(r)
+	path := ConsolePath(r)
 	q := r.URL.Query()
 	p := Pager{Total: -1}
 	if shown > 0 {
 		p.From, p.To = 1, shown
 	}
 	if q.Get("after") != "" {
-		p.First = withQuery(path, q, "after", "")
+		p.First = WithQuery(path, q, "after", "")
 	}
 	if more {
-		p.Next = withQuery(path, q, "after", strconv.FormatInt(lastKey, 10))
+		p.Next = WithQuery(path, q, "after", strconv.FormatInt(lastKey, 10))
 	}
 	return p
 }
 
-// consolePath is the request's path below /console.
-func consolePath(r *http.Request) string {
+// ConsolePath is the request's path below /console.
+func ConsolePath(r *http.Request) string {
 	p := r.URL.Path
 	if len(p) >= len("/console") && p[:len("/console")] == "/console" {
 		p = p[len("/console"):]

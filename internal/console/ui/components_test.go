@@ -1,7 +1,6 @@
-package console
+package ui
 
 import (
-	"bytes"
 	"math"
 	"net/http/httptest"
 	"strings"
@@ -89,8 +88,8 @@ func TestScaledAndNiceScale(t *testing.T) {
 		{123456, 100, 2, "1,234.56"}, {-5, 100, 2, "-0.05"}, {999, 1000, 1, "1.0"}, {1949, 1000, 1, "1.9"}, {1950, 1000, 1, "2.0"},
 		{1234567, 1, 0, "1,234,567"}, {0, 100, 2, "0.00"},
 	} {
-		if got := scaled(tc.v, tc.scale, tc.dec); got != tc.want {
-			t.Errorf("scaled(%d, %d, %d) = %q, want %q", tc.v, tc.scale, tc.dec, got, tc.want)
+		if got := Scaled(tc.v, tc.scale, tc.dec); got != tc.want {
+			t.Errorf("Scaled(%d, %d, %d) = %q, want %q", tc.v, tc.scale, tc.dec, got, tc.want)
 		}
 	}
 	for _, tc := range []struct{ max, top, step int64 }{{1, 1, 1}, {7, 8, 2}, {40, 40, 10}, {41, 50, 10}, {999, 1000, 200}, {2300, 2500, 500}} {
@@ -105,7 +104,7 @@ func TestScaledAndNiceScale(t *testing.T) {
 // counted, not drawn; the grid is labelled in degrees; tiles cover the view.
 func TestMapProjection(t *testing.T) {
 	t.Parallel()
-	m := NewMap(samplePoints, MapOptions{})
+	m := NewMap(SamplePoints, MapOptions{})
 	if len(m.Points) != 9 || m.Skipped != 1 {
 		t.Fatalf("%d points, %d skipped", len(m.Points), m.Skipped)
 	}
@@ -153,7 +152,7 @@ func TestMapProjection(t *testing.T) {
 		t.Error("tiles without a tile URL")
 	}
 
-	tiled := NewMap(samplePoints, MapOptions{TileURL: "https://tiles.example/{z}/{x}/{y}.png", Attribution: "© example"})
+	tiled := NewMap(SamplePoints, MapOptions{TileURL: "https://tiles.example/{z}/{x}/{y}.png", Attribution: "© example"})
 	if len(tiled.Tiles) == 0 {
 		t.Fatal("no tiles")
 	}
@@ -205,22 +204,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestMapTemplate: the map renders as SVG with every point, escaped.
-func TestMapTemplate(t *testing.T) {
-	t.Parallel()
-	c := New(Config{})
-	pts := []MapPoint{{ID: "x", Name: `<script>alert(1)</script>`, Status: "AVAILABLE", Latitude: "1", Longitude: "2", Href: "/locations/x"},
-		{ID: "y", Name: "Y", Status: "CHARGING", Latitude: "1.5", Longitude: "2.5"}}
-	var buf bytes.Buffer
-	if err := c.tmpl.page("components").ExecuteTemplate(&buf, "map", c.Map(pts)); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
-	if strings.Count(out, "<circle") != 2 || !strings.Contains(out, `href="/console/locations/x"`) || strings.Contains(out, "<script>") {
-		t.Errorf("map SVG:\n%s", out)
-	}
-}
-
 func TestFormatting(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -232,30 +215,30 @@ func TestFormatting(t *testing.T) {
 		{now.Add(-3 * time.Minute), "3 min ago"}, {now.Add(-5 * time.Hour), "5 h ago"}, {now.Add(-72 * time.Hour), "3 d ago"},
 		{now.Add(90 * time.Second), "in 1 min"},
 	} {
-		if got := ago(tc.t, now); got != tc.want {
-			t.Errorf("ago(%v) = %q, want %q", now.Sub(tc.t), got, tc.want)
+		if got := Ago(tc.t, now); got != tc.want {
+			t.Errorf("Ago(%v) = %q, want %q", now.Sub(tc.t), got, tc.want)
 		}
 	}
-	if got := titleCase("party_clientinfo_push"); got != "Party Clientinfo Push" {
+	if got := TitleCase("party_clientinfo_push"); got != "Party Clientinfo Push" {
 		t.Errorf("titleCase = %q", got)
 	}
-	if tone("CONNECTED") != "ok" || tone("OFFLINE") != "bad" || tone("whatever") != "muted" {
+	if Tone("CONNECTED") != "ok" || Tone("OFFLINE") != "bad" || Tone("whatever") != "muted" {
 		t.Error("tones")
 	}
-	if got := withQuery("/parties", map[string][]string{"status": {"CONNECTED"}, "page": {"3"}}, "role", "CPO"); got != "/parties?role=CPO&status=CONNECTED" {
+	if got := WithQuery("/parties", map[string][]string{"status": {"CONNECTED"}, "page": {"3"}}, "role", "CPO"); got != "/parties?role=CPO&status=CONNECTED" {
 		t.Errorf("a filter change keeps the page: %q", got)
 	}
-	if got := withQuery("/parties", map[string][]string{"status": {"CONNECTED"}}, "page", "2"); got != "/parties?page=2&status=CONNECTED" {
+	if got := WithQuery("/parties", map[string][]string{"status": {"CONNECTED"}}, "page", "2"); got != "/parties?page=2&status=CONNECTED" {
 		t.Errorf("paging drops the filter: %q", got)
 	}
 	for _, p := range []string{"/parties", "/jobs/3?x=1"} {
-		if !safePath(p) {
-			t.Errorf("safePath(%q) = false", p)
+		if !SafePath(p) {
+			t.Errorf("SafePath(%q) = false", p)
 		}
 	}
 	for _, p := range []string{"", "//evil.example", "https://evil.example", "/\\evil", "/../admin", "parties"} {
-		if safePath(p) {
-			t.Errorf("safePath(%q) = true", p)
+		if SafePath(p) {
+			t.Errorf("SafePath(%q) = true", p)
 		}
 	}
 }
