@@ -67,7 +67,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/console/paypages"
 	"github.com/ocpihub/ocpihub/internal/console/ui"
+	"github.com/ocpihub/ocpihub/internal/console/webhookpages"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -194,13 +196,24 @@ func (c *Console) modules() []func() ([]ui.Page, []ui.Action) {
 		c.tokenPages,
 		c.commandPages,
 		c.paymentPages,
-		c.directPages,
 		c.webhookPages,
 		c.trafficPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,
 	}
+}
+
+// paymentPages is the payments area (console/paypages).
+func (c *Console) paymentPages() ([]ui.Page, []ui.Action) {
+	return paypages.Pages(paypages.Config{UPI: c.cfg.UPI, Payments: c.cfg.Payments,
+		LinkDirectory: c.cfg.Locations != nil, LinkCommands: c.cfg.Commands != nil,
+		PartyOptions: c.partyOptions, Clock: c.clock, Logger: c.logger})
+}
+
+// webhookPages is the webhooks area (console/webhookpages).
+func (c *Console) webhookPages() ([]ui.Page, []ui.Action) {
+	return webhookpages.Pages(webhookpages.Config{Webhooks: c.cfg.Webhooks, Logger: c.logger})
 }
 
 // sections orders the navigation.

@@ -72,7 +72,7 @@ func dateParam(q url.Values, name string, end bool) (time.Time, error) {
 
 func (c *Console) loadCDRs(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	p, err := partyParam(q.Get("party"), "party")
+	p, err := ui.PartyParam(q.Get("party"), "party")
 	if err != nil {
 		return nil, err
 	}

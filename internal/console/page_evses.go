@@ -8,7 +8,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
@@ -49,7 +48,7 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f := location.EVSEFilter{Status: q.Get("status"), Limit: 50}
-	cpo, err := partyParam(q.Get("cpo"), "cpo")
+	cpo, err := ui.PartyParam(q.Get("cpo"), "cpo")
 	if err != nil {
 		return nil, err
 	}
@@ -94,19 +93,6 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// partyParam reads a "CC/PID" filter parameter (zero when empty; the
-// other notations are read too).
-func partyParam(s, name string) (ocpiclient.Party, error) {
-	if s == "" {
-		return ocpiclient.Party{}, nil
-	}
-	cc, pid, err := party.ParseParty(s)
-	if err != nil {
-		return ocpiclient.Party{}, ocpi.Invalid(name, "must be COUNTRY_CODE/PARTY_ID")
-	}
-	return ocpiclient.Party{CountryCode: cc, PartyID: pid}, nil
 }
 
 // partyOptions lists the parties of the registered platforms ("IN/ACM"),

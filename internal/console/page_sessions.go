@@ -77,7 +77,7 @@ func (c *Console) sessionPages() ([]ui.Page, []ui.Action) {
 func (c *Console) loadSessions(r *http.Request) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	p, err := partyParam(q.Get("party"), "party")
+	p, err := ui.PartyParam(q.Get("party"), "party")
 	if err != nil {
 		return nil, err
 	}

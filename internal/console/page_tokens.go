@@ -25,7 +25,7 @@ func (c *Console) tokenPages() ([]ui.Page, []ui.Action) {
 		Path: "/tokens", Title: "Tokens", Section: "Charging", Nav: "Tokens", Template: "tokens",
 		Load: func(r *http.Request) (any, error) {
 			q := r.URL.Query()
-			p, err := partyParam(q.Get("party"), "party")
+			p, err := ui.PartyParam(q.Get("party"), "party")
 			if err != nil {
 				return nil, err
 			}

@@ -1,5 +1,5 @@
 // Package ui is the console's page kit: the declarations of pages and actions, pagers, charts, the map, and
-// how values are formatted for templates. It knows nothing of the hub's services.
+// how values are formatted for templates. It knows nothing of the hub's services (party notation apart).
 package ui
 
 import (
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 // Page is one screen of the console.
@@ -129,4 +131,17 @@ func WithQuery(p string, q url.Values, kv ...string) string {
 // path traversal out of the console).
 func SafePath(p string) bool {
 	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.Contains(p, "\\") && !strings.Contains(p, "..")
+}
+
+// PartyParam reads a "CC/PID" filter parameter (zero when empty; the
+// other notations are read too).
+func PartyParam(s, name string) (ocpiclient.Party, error) {
+	if s == "" {
+		return ocpiclient.Party{}, nil
+	}
+	cc, pid, err := party.ParseParty(s)
+	if err != nil {
+		return ocpiclient.Party{}, ocpi.Invalid(name, "must be COUNTRY_CODE/PARTY_ID")
+	}
+	return ocpiclient.Party{CountryCode: cc, PartyID: pid}, nil
 }

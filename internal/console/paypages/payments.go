@@ -1,4 +1,4 @@
-package console
+package paypages
 
 import (
 	"net/http"
@@ -61,7 +61,7 @@ type paymentView struct {
 // PageTitle names the page after the payment.
 func (v paymentView) PageTitle() string { return "Payment " + v.ID }
 
-func (c *Console) paymentPages() ([]ui.Page, []ui.Action) {
+func (c *pages) paymentPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.UPI == nil {
 		return nil, nil
 	}
@@ -121,7 +121,7 @@ func (c *Console) paymentPages() ([]ui.Page, []ui.Action) {
 
 // loadPayments lists payments, the most recently changed first, with the
 // outcomes chart; attention keeps those the operator must act on.
-func (c *Console) loadPayments(r *http.Request, attention bool) (any, error) {
+func (c *pages) loadPayments(r *http.Request, attention bool) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f := upi.PaymentFilter{Status: q.Get("state"), Attention: attention, QRRef: q.Get("qr_ref")}
@@ -165,7 +165,7 @@ func outcomesChart(days []upi.OutcomeDay, now time.Time) ui.Chart {
 	return ch
 }
 
-func (c *Console) loadRefunds(r *http.Request) (any, error) {
+func (c *pages) loadRefunds(r *http.Request) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f := upi.RefundFilter{Status: q.Get("state"), PaymentID: q.Get("payment_id")}
@@ -204,7 +204,7 @@ func newestFirst[T any](r *http.Request, size int, list func(ocpi.PageRequest) (
 
 // chain lays a payment out as the links from the sticker to the receipt,
 // each with its state and time.
-func (c *Console) chain(p *upi.PaymentView) []chainStep {
+func (c *pages) chain(p *upi.PaymentView) []chainStep {
 	t := func(d *ocpi.DateTime) time.Time {
 		if d == nil {
 			return time.Time{}
@@ -214,7 +214,7 @@ func (c *Console) chain(p *upi.PaymentView) []chainStep {
 	var out []chainStep
 	qr := chainStep{Name: "QR sticker", State: p.QRRef, Done: true,
 		Detail: p.TenantID + " · " + p.LocationID + " / " + p.EVSEUID + " / " + p.ConnectorID}
-	if c.cfg.Locations != nil {
+	if c.cfg.LinkDirectory {
 		if cc, pid, err := upi.ParseTenant(p.TenantID); err == nil {
 			qr.Href = "/directory/" + cc + "/" + pid + "/" + p.LocationID
 		}
@@ -248,7 +248,7 @@ func (c *Console) chain(p *upi.PaymentView) []chainStep {
 		if cmd.Result != "" {
 			start.Detail += " · result " + cmd.Result
 		}
-		if cmd.ID != "" && c.cfg.Commands != nil {
+		if cmd.ID != "" && c.cfg.LinkCommands {
 			start.Href = "/commands/" + cmd.ID
 		}
 	}
@@ -308,7 +308,7 @@ func deliverySteps(ds []*upi.Delivery) []chainStep {
 
 // resendReceipt sends a payment's receipt again, by SMS (to the number
 // typed, else the last one) or by e-mail, at the operator's request.
-func (c *Console) resendReceipt(r *http.Request) (ui.Result, error) {
+func (c *pages) resendReceipt(r *http.Request) (ui.Result, error) {
 	id := r.PathValue("id")
 	back := ui.Result{Redirect: "/payments/" + id}
 	p, err := c.cfg.UPI.Payment(r.Context(), id)

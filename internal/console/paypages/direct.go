@@ -1,4 +1,4 @@
-package console
+package paypages
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func (v directChainView) PageTitle() string { return "Direct payment " + v.Autho
 // directPages are Direct Payment's (payment terminals): the financial
 // advice confirmations that need the operator, every PTP's terminals with
 // what they serve, and one payment's chain by authorization_reference.
-func (c *Console) directPages() ([]ui.Page, []ui.Action) {
+func (c *pages) directPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Payments == nil {
 		return nil, nil
 	}
@@ -116,13 +116,13 @@ func (c *Console) directPages() ([]ui.Page, []ui.Action) {
 
 // loadDirectTerminals lists the terminals of every PTP, newest first,
 // filtered by PTP and CPO party ("NL-PAY"), paged forward by keyset.
-func (c *Console) loadDirectTerminals(r *http.Request) (any, error) {
+func (c *pages) loadDirectTerminals(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	ptp, err := partyParam(q.Get("ptp"), "ptp")
+	ptp, err := ui.PartyParam(q.Get("ptp"), "ptp")
 	if err != nil {
 		return nil, err
 	}
-	cpo, err := partyParam(q.Get("cpo"), "cpo")
+	cpo, err := ui.PartyParam(q.Get("cpo"), "cpo")
 	if err != nil {
 		return nil, err
 	}
@@ -141,10 +141,10 @@ func (c *Console) loadDirectTerminals(r *http.Request) (any, error) {
 		last = list[len(list)-1].RecordID
 	}
 	v := directTerminalsView{Terminals: list, Pager: ui.KeysetPager(r, len(list), last, more)}
-	if v.PTPs, err = c.partyOptions(r, party.RolePTP); err != nil {
+	if v.PTPs, err = c.cfg.PartyOptions(r, party.RolePTP); err != nil {
 		return nil, err
 	}
-	if v.CPOs, err = c.partyOptions(r, party.RoleCPO); err != nil {
+	if v.CPOs, err = c.cfg.PartyOptions(r, party.RoleCPO); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -1,7 +1,9 @@
-package console
+// Package webhookpages is the console's webhooks area: subscriptions, their deliveries and replays.
+package webhookpages
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -34,7 +36,25 @@ type webhookView struct {
 // PageTitle names the page after the subscription.
 func (v webhookView) PageTitle() string { return "Webhook " + v.URL }
 
-func (c *Console) webhookPages() ([]ui.Page, []ui.Action) {
+// Config is what the webhooks pages need from the console.
+type Config struct {
+	// Webhooks is the outgoing webhooks service (nil: no webhooks pages).
+	Webhooks *webhook.Service
+	Logger   *slog.Logger
+}
+
+type pages struct {
+	cfg    Config
+	logger *slog.Logger
+}
+
+// Pages returns the area's pages and actions.
+func Pages(cfg Config) ([]ui.Page, []ui.Action) {
+	c := &pages{cfg: cfg, logger: cfg.Logger}
+	return c.webhookPages()
+}
+
+func (c *pages) webhookPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Webhooks == nil {
 		return nil, nil
 	}
@@ -90,7 +110,7 @@ func (c *Console) webhookPages() ([]ui.Page, []ui.Action) {
 		}}
 }
 
-func (c *Console) loadWebhook(r *http.Request) (any, error) {
+func (c *pages) loadWebhook(r *http.Request) (any, error) {
 	ctx := r.Context()
 	id := r.PathValue("id")
 	sub, err := c.cfg.Webhooks.Find(ctx, everyOwner, id)
