@@ -62,8 +62,12 @@ func (c *Console) partyPages() ([]ui.Page, []ui.Action) {
 					return nil, err
 				}
 				v := partyView{Platform: p}
-				if v.Peer, err = c.peerOf(r, p); err != nil {
+				peer, isPeer, err := c.peerOf(r, p)
+				if err != nil {
 					return nil, err
+				}
+				if isPeer {
+					v.Peer = peer
 				}
 				return v, nil
 			},
@@ -153,20 +157,20 @@ func matches(p *party.Platform, search string) bool {
 	return false
 }
 
-// peerOf returns the peer hub view of a platform with the HUB role (nil
-// for other platforms).
-func (c *Console) peerOf(r *http.Request, p *party.Platform) (*party.Peer, error) {
+// peerOf returns the peer hub view of a platform with the HUB role; found
+// is false for other platforms.
+func (c *Console) peerOf(r *http.Request, p *party.Platform) (peer *party.Peer, found bool, err error) {
 	if !slices.ContainsFunc(p.Roles, func(h party.HostedParty) bool { return h.Role == party.RoleHUB && !h.Represented }) {
-		return nil, nil
+		return nil, false, nil
 	}
 	peers, err := c.cfg.Parties.Peers(r.Context())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for i := range peers {
 		if peers[i].PlatformID == p.ID {
-			return &peers[i], nil
+			return &peers[i], true, nil
 		}
 	}
-	return nil, nil
+	return nil, false, nil
 }
