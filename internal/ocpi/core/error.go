@@ -1,12 +1,13 @@
-// Package ocpi is the OCPI 2.2.1 wire: the response envelope, status codes,
-// the primitive types (DateTime, CiString, string(n), number, DisplayText,
-// Price), paging, and the one error type every layer of ocpihub returns.
+// Package core is the OCPI core every module is built on: the response envelope, status codes, the one
+// error type every layer of ocpihub returns, the primitive types (DateTime, CiString, string(n), number,
+// DisplayText, Price), paging, field checks, the staleness rule, PATCH merge and typed decoding. Package ocpi
+// holds the modules' types and names all of this under its own name too.
 //
 // Input is read leniently and written strictly: timestamps are accepted with or
 // without a zone designator and with fractions, numbers as JSON numbers or
 // decimal strings; on output timestamps always end in Z and numbers are JSON
 // numbers.
-package ocpi
+package core
 
 import (
 	"errors"

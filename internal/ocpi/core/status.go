@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 // OCPI status codes (transport.md §7).
 const (

@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 // MergePatch applies an OCPI PATCH body to a stored object the way JSON
 // Merge Patch (RFC 7396) does: objects are merged field by field, a null

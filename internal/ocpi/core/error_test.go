@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 import (
 	"encoding/json"
@@ -119,6 +119,11 @@ func TestErrorResponseDesignTable(t *testing.T) {
 // data, and an error with details.
 func TestEnvelopeJSON(t *testing.T) {
 	t.Parallel()
+	// Version is the shape of an entry of the versions list.
+	type Version struct {
+		Version string `json:"version"`
+		URL     string `json:"url"`
+	}
 	tests := []struct {
 		name string
 		resp Response

@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 import (
 	"bytes"
@@ -42,14 +42,14 @@ const (
 // fraction and exponent.
 func ParseNumber(s string) (Number, error) {
 	if len(s) > maxNumberInput {
-		return Number{}, fmt.Errorf("number %q is too long", truncate(s, 40))
+		return Number{}, fmt.Errorf("number %q is too long", Truncate(s, 40))
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return Number{}, fmt.Errorf("%q is not a number", truncate(s, 40))
+		return Number{}, fmt.Errorf("%q is not a number", Truncate(s, 40))
 	}
 	if err := checkMagnitude(d); err != nil {
-		return Number{}, fmt.Errorf("%s: %w", truncate(s, 40), err)
+		return Number{}, fmt.Errorf("%s: %w", Truncate(s, 40), err)
 	}
 	return Number{d: d, ok: true}, nil
 }

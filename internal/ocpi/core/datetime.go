@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 import (
 	"bytes"
@@ -43,7 +43,7 @@ func ParseDateTime(s string) (DateTime, error) {
 		return DateTime{}, fmt.Errorf("empty timestamp")
 	}
 	if len(s) > maxDateTimeInput {
-		return DateTime{}, fmt.Errorf("timestamp %q is too long", truncate(s, 40))
+		return DateTime{}, fmt.Errorf("timestamp %q is too long", Truncate(s, 40))
 	}
 	v := s
 	if i := strings.IndexAny(v, "Tt "); i != 10 {
@@ -124,7 +124,8 @@ func (d DateTime) Micros() int64 { return d.UnixMicro() }
 // FromMicros is the inverse of Micros.
 func FromMicros(us int64) DateTime { return NewDateTime(time.UnixMicro(us)) }
 
-func truncate(s string, n int) string {
+// Truncate cuts s to n bytes for an error message, marking the cut.
+func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,4 +1,4 @@
-package ocpi
+package core
 
 import (
 	"bytes"
@@ -163,7 +163,7 @@ func joinPath(prefix, name string) string {
 // trip through ocpihub. Keys are sorted; numbers keep their exact digits.
 func Canonical(raw []byte, typed any) ([]byte, error) {
 	var in any
-	if err := decodeNumbers(raw, &in); err != nil {
+	if err := DecodeNumbers(raw, &in); err != nil {
 		return nil, err
 	}
 	strict, err := json.Marshal(typed)
@@ -171,7 +171,7 @@ func Canonical(raw []byte, typed any) ([]byte, error) {
 		return nil, err
 	}
 	var known any
-	if err := decodeNumbers(strict, &known); err != nil {
+	if err := DecodeNumbers(strict, &known); err != nil {
 		return nil, err
 	}
 	return marshalNoEscape(overlay(in, known))
@@ -225,7 +225,8 @@ func matchKey(m map[string]any, k string) (string, bool) {
 	return "", false
 }
 
-func decodeNumbers(b []byte, v any) error {
+// DecodeNumbers decodes JSON keeping numbers as json.Number (no float64 on the way).
+func DecodeNumbers(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	return dec.Decode(v)
@@ -248,7 +249,7 @@ type Object = map[string]any
 // ParseObject decodes a JSON object keeping numbers exact.
 func ParseObject(b []byte) (Object, error) {
 	var o Object
-	if err := decodeNumbers(b, &o); err != nil {
+	if err := DecodeNumbers(b, &o); err != nil {
 		return nil, err
 	}
 	if o == nil {
