@@ -168,8 +168,7 @@ func Start(opts Options) (*Platform, error) {
 		p.Handle("hubclientinfo", "SENDER", "/hubclientinfo", p.handleHubClientInfo)
 	}
 	p.addr = l.Addr().String()
-	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
-	go p.server.Serve(l)
+	p.server = simwire.Serve(l, p.record(p.mux))
 	return p, nil
 }
 
@@ -208,11 +207,9 @@ func (p *Platform) Revive() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
 	p.mu.Lock()
-	p.listener, p.server = l, srv
+	p.listener, p.server = l, simwire.Serve(l, p.record(p.mux))
 	p.mu.Unlock()
-	go srv.Serve(l)
 	return nil
 }
 

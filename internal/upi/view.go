@@ -2,7 +2,6 @@ package upi
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -197,18 +196,14 @@ type PaymentFilter struct {
 func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.PageRequest) ([]*PaymentView, ocpi.Page, error) {
 	l := store.List{Table: "upi_payments p JOIN upi_orders o ON o.pk = p.order_pk", Prefix: "p",
 		Columns: "p." + strings.Join(paymentCols, ", p.") + ", o.pg_order_id"}.WithPage(pr)
-	add := func(cond string, arg any) {
-		l.Args = append(l.Args, arg)
-		l.Where = append(l.Where, fmt.Sprintf(cond, len(l.Args)))
-	}
 	if f.Status != "" {
-		add("p.status = $%d", f.Status)
+		where(&l, "p.status = $%d", f.Status)
 	}
 	if f.Attention {
 		l.Where = append(l.Where, "p.attention <> ''")
 	}
 	if f.QRRef != "" {
-		add("p.qr_ref = $%d", f.QRRef)
+		where(&l, "p.qr_ref = $%d", f.QRRef)
 	}
 	scan := func(row interface{ Scan(...any) error }) (*PaymentView, error) {
 		var pgOrder string

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -52,8 +53,7 @@ func Start() (*Receiver, error) {
 		return nil, err
 	}
 	r := &Receiver{listener: l, notify: make(chan struct{}), respond: func(int) int { return http.StatusNoContent }, clock: clock.Real{}}
-	r.server = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
-	go r.server.Serve(l)
+	r.server = simwire.Serve(l, http.HandlerFunc(r.serve))
 	return r, nil
 }
 
