@@ -193,14 +193,14 @@ func (s *Service) Health(ctx context.Context) (map[int64]*Health, error) {
 	return out, rows.Err()
 }
 
-// HealthOf returns the health of one platform; nil when nothing was pushed
-// to it yet.
-func (s *Service) HealthOf(ctx context.Context, platformID int64) (*Health, error) {
-	h, err := findHealth(ctx, s.db.Read(), platformID)
+// HealthOf returns the health of one platform; found is false when nothing
+// was pushed to it yet.
+func (s *Service) HealthOf(ctx context.Context, platformID int64) (h *Health, found bool, err error) {
+	h, err = findHealth(ctx, s.db.Read(), platformID)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return h, err
+	return h, err == nil, err
 }
 
 // AttachHealth sets the Health of each platform of ps.

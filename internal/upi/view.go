@@ -160,9 +160,9 @@ func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) 
 	} else if !isNotFound(err) {
 		return nil, err
 	}
-	if h, err := findHold(ctx, q, p.ID); err != nil {
+	if h, held, err := findHold(ctx, q, p.ID); err != nil {
 		return nil, err
-	} else if h != nil {
+	} else if held {
 		v.CostHold = h.view()
 	}
 	rows, err := q.Query(ctx, "SELECT at, refund_id, from_state, to_state, actor, note FROM upi_audit WHERE payment_id = $1 ORDER BY pk", p.ID)
@@ -222,11 +222,11 @@ func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.Pag
 		if v.Attention != AttentionCostMismatch {
 			continue
 		}
-		h, err := findHold(ctx, s.db.Read(), v.ID)
+		h, held, err := findHold(ctx, s.db.Read(), v.ID)
 		if err != nil {
 			return nil, page, err
 		}
-		if h != nil {
+		if held {
 			v.CostHold = h.view()
 		}
 	}
