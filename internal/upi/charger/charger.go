@@ -1,4 +1,6 @@
-package upi
+// Package charger is the connector a QR sticker names, as the driver pages show it: its location and status,
+// its tariff in lines, and what charging there costs (the estimates before paying).
+package charger
 
 import (
 	"context"
@@ -93,7 +95,7 @@ func TariffSummary(t *ocpi.Tariff) []string {
 		return out
 	}
 	for _, pc := range t.Elements[0].PriceComponents {
-		line := money(t.Currency, pc.Price.Decimal())
+		line := Money(t.Currency, pc.Price.Decimal())
 		switch pc.Type {
 		case "ENERGY":
 			line += " per kWh"
@@ -115,9 +117,9 @@ func TariffSummary(t *ocpi.Tariff) []string {
 	return out
 }
 
-// money writes a decimal price: ₹ with Indian grouping for INR, two
+// Money writes a decimal price: ₹ with Indian grouping for INR, two
 // decimals unless it has more.
-func money(currency string, d decimal.Decimal) string {
+func Money(currency string, d decimal.Decimal) string {
 	if d.Equal(d.Round(2)) {
 		if p := d.Shift(2); p.IsInteger() {
 			return pg.Amount{Paise: p.IntPart(), Currency: currency}.Display()

@@ -1,4 +1,4 @@
-package upi
+package charger
 
 import (
 	"testing"
