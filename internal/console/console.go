@@ -53,6 +53,11 @@
 // flash message (or renders a page once, for secrets). A page with Refresh
 // reloads its main content every so many seconds while visible (live
 // sessions). Overview cards are added in overviewCards.
+//
+// An area that grows large becomes its own package (paypages, webhookpages):
+// it exports Pages(Config) returning its pages and actions, its Config holds
+// exactly what it needs from the console, and a one-line method here wires
+// it into modules(); its templates stay in templates/.
 package console
 
 import (
