@@ -42,9 +42,8 @@ func (c *CPO) handleCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cmd := seg[0]
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		c.Reply(w, http.StatusBadRequest, 2001, nil)
+	body, read := c.ReadObject(w, r)
+	if !read {
 		return
 	}
 	c.st.mu.Lock()

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -40,9 +39,8 @@ func (c *CPO) handlePayments(w http.ResponseWriter, r *http.Request) {
 	defer c.pay.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && len(seg) == 1:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			c.Reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := c.ReadObject(w, r)
+		if !read {
 			return
 		}
 		switch seg[0] {

@@ -225,9 +225,8 @@ func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
 		}
 		e.Reply(w, http.StatusNotFound, 2000, nil)
 	case http.MethodPut, http.MethodPatch:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			e.Reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := e.ReadObject(w, r)
+		if !read {
 			return
 		}
 		if r.Method == http.MethodPatch {
@@ -276,9 +275,8 @@ func (e *EMSP) handleCDR(w http.ResponseWriter, r *http.Request) {
 	defer e.st.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && len(seg) == 0:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			e.Reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := e.ReadObject(w, r)
+		if !read {
 			return
 		}
 		e.st.cdrs = append(e.st.cdrs, obj)
@@ -336,9 +334,8 @@ func (e *EMSP) handleCommandResult(w http.ResponseWriter, r *http.Request) {
 		e.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
-	var obj map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		e.Reply(w, http.StatusBadRequest, 2001, nil)
+	obj, read := e.ReadObject(w, r)
+	if !read {
 		return
 	}
 	e.st.mu.Lock()
@@ -384,9 +381,8 @@ func (e *EMSP) ProfileCallbacks() []Result {
 // response_url) and ActiveChargingProfile updates (PUT /{session_id}).
 func (e *EMSP) handleProfileCallback(w http.ResponseWriter, r *http.Request) {
 	seg := simwire.Segments(r.URL.Path, "/emsp/chargingprofiles")
-	var obj map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		e.Reply(w, http.StatusBadRequest, 2001, nil)
+	obj, read := e.ReadObject(w, r)
+	if !read {
 		return
 	}
 	e.st.mu.Lock()

@@ -429,6 +429,17 @@ func (p *Platform) tokenFrom(h string) string {
 	return string(b)
 }
 
+// ReadObject decodes a request's JSON object; on a body that is not one it
+// answers 400 with status 2001 and reports false.
+func (p *Platform) ReadObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	var obj map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+		p.Reply(w, http.StatusBadRequest, 2001, nil)
+		return nil, false
+	}
+	return obj, true
+}
+
 // Reply writes an OCPI envelope (the role simulators of other packages answer through it).
 func (p *Platform) Reply(w http.ResponseWriter, httpStatus, code int, data any) {
 	w.Header().Set("Content-Type", "application/json")

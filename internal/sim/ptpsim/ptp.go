@@ -135,9 +135,8 @@ func (t *PTP) handleSession(w http.ResponseWriter, r *http.Request) {
 		}
 		t.Reply(w, http.StatusNotFound, 2000, nil)
 	case http.MethodPut, http.MethodPatch:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			t.Reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := t.ReadObject(w, r)
+		if !read {
 			return
 		}
 		if cur, ok := t.sessions[key]; ok && r.Method == http.MethodPatch {
@@ -162,9 +161,8 @@ func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 		return
 	}
-	var obj map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		t.Reply(w, http.StatusBadRequest, 2001, nil)
+	obj, read := t.ReadObject(w, r)
+	if !read {
 		return
 	}
 	t.mu.Lock()
@@ -183,9 +181,8 @@ func (t *PTP) handleResult(w http.ResponseWriter, r *http.Request) {
 		t.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
-	var obj map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		t.Reply(w, http.StatusBadRequest, 2001, nil)
+	obj, read := t.ReadObject(w, r)
+	if !read {
 		return
 	}
 	t.mu.Lock()
