@@ -1,4 +1,6 @@
-package party
+// Package ident is who a party is and who is calling: roles, party references and their notation, platform
+// statuses, and the authenticated caller a request carries in its context. Package party names all of it.
+package ident
 
 import (
 	"context"
@@ -112,12 +114,12 @@ func (c *Caller) CheckOwner(role Role, cc, pid string) (PartyRef, error) {
 	if role != "" {
 		what = "one of your " + string(role) + " parties"
 	}
-	return PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("not found: %s/%s is not %s", printable(cc), printable(pid), what)}
+	return PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("not found: %s/%s is not %s", Printable(cc), Printable(pid), what)}
 }
 
-// printable returns s for a message: at most 8 characters, printable ASCII
+// Printable returns s for a message: at most 8 characters, printable ASCII
 // only, so a hostile URL segment cannot shape the answer.
-func printable(s string) string {
+func Printable(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s) && b.Len() < 8; i++ {
 		if s[i] >= 0x21 && s[i] <= 0x7e {

@@ -1,4 +1,4 @@
-package party
+package ident
 
 import (
 	"fmt"
