@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // Direct Payment scenarios (see README.md):
@@ -35,7 +35,7 @@ func init() {
 func seedPayments(b *testing.B, h *benchHub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := sim.StartPTP("Bench PTP", "NL", "BPT", hubtest.Logger())
+	p, err := ptpsim.Start("Bench PTP", "NL", "BPT", hubtest.Logger())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func seedPayments(b *testing.B, h *benchHub) {
 	}
 	h.ptpToken = p.Token()
 	for i := range 300 {
-		resp, err := p.CreateTerminal(ctx, sim.NewTerminal(fmt.Sprintf("BTERM-%03d", i), nil))
+		resp, err := p.CreateTerminal(ctx, ptpsim.NewTerminal(fmt.Sprintf("BTERM-%03d", i), nil))
 		if err != nil || resp.HTTPStatus != http.StatusCreated {
 			b.Fatalf("seed terminal %d: %v %v", i, resp, err)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/webhook"
@@ -91,9 +91,9 @@ func runFanout(b *testing.B, engine store.Engine, events, subscribers, dead int)
 		a.Close(cctx)
 	}()
 
-	var healthy []*sim.WebhookReceiver
+	var healthy []*webhooksim.Receiver
 	for i := range subscribers {
-		r, err := sim.StartWebhookReceiver()
+		r, err := webhooksim.Start()
 		if err != nil {
 			b.Fatal(err)
 		}

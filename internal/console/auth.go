@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/authguard"
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -57,13 +58,13 @@ func sha(s string) string {
 // sign-in form (and comes back after it), a POST is refused.
 func (c *Console) signedIn(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := c.lookupSession(r)
+		s, found, err := c.lookupSession(r)
 		if err != nil {
 			c.logger.ErrorContext(r.Context(), "console session lookup failed", "error", err)
 			c.renderError(w, r, http.StatusServiceUnavailable, "The console cannot reach its database.")
 			return
 		}
-		if s == nil {
+		if !found {
 			if r.Method != http.MethodGet {
 				c.renderError(w, r, http.StatusForbidden, "Your session has ended; sign in again.")
 				return
@@ -79,11 +80,13 @@ func (c *Console) signedIn(next http.Handler) http.Handler {
 	})
 }
 
-// lookupSession returns the request's live session, or nil.
-func (c *Console) lookupSession(r *http.Request) (*session, error) {
+// lookupSession returns the request's live session; found is false when it
+// has none (no cookie, an unknown, expired or idle session, or another
+// admin token).
+func (c *Console) lookupSession(r *http.Request) (s *session, found bool, err error) {
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil || ck.Value == "" {
-		return nil, nil
+		return nil, false, nil
 	}
 	h := sha(ck.Value)
 	var csrf, fp string
@@ -91,18 +94,18 @@ func (c *Console) lookupSession(r *http.Request) (*session, error) {
 	err = c.cfg.DB.Read().QueryRow(r.Context(), "SELECT csrf_token, admin_fp, last_seen_at, expires_at FROM console_sessions WHERE id_hash = $1", h).
 		Scan(&csrf, &fp, &lastSeen, &expires)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	now := c.clock.Now()
 	if now.UnixMicro() >= expires || now.Sub(time.UnixMicro(lastSeen)) >= c.cfg.IdleTimeout ||
 		subtle.ConstantTimeCompare([]byte(fp), []byte(c.cfg.Parties.AdminFingerprint())) != 1 {
-		return nil, nil
+		return nil, false, nil
 	}
 	c.touchSession(r.Context(), h, now, lastSeen)
-	return &session{idHash: h, csrf: csrf}, nil
+	return &session{idHash: h, csrf: csrf}, true, nil
 }
 
 // touchSession records activity, at most once a minute per session.
@@ -164,14 +167,14 @@ type loginView struct {
 
 func (c *Console) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 	next := r.URL.Query().Get("next")
-	if !safePath(next) {
+	if !ui.SafePath(next) {
 		next = "/"
 	}
 	if code := r.URL.Query().Get("code"); code != "" {
 		c.loginWithCode(w, r, code, next)
 		return
 	}
-	if s, err := c.lookupSession(r); err == nil && s != nil {
+	if _, found, err := c.lookupSession(r); err == nil && found {
 		c.redirect(w, r, next)
 		return
 	}
@@ -190,7 +193,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request, status int, 
 func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	next := r.PostFormValue("next")
-	if !safePath(next) {
+	if !ui.SafePath(next) {
 		next = "/"
 	}
 	ck, err := r.Cookie(loginCookie)
@@ -231,8 +234,8 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 // handleLogout ends the session (CSRF-checked: a link elsewhere cannot sign
 // the operator out).
 func (c *Console) handleLogout(w http.ResponseWriter, r *http.Request) {
-	s, err := c.lookupSession(r)
-	if err == nil && s != nil {
+	s, found, err := c.lookupSession(r)
+	if err == nil && found {
 		if !c.sameOrigin(r) || subtle.ConstantTimeCompare([]byte(s.csrf), []byte(r.PostFormValue("csrf"))) != 1 {
 			c.renderError(w, r, http.StatusForbidden, "The form expired or came from elsewhere.")
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -29,7 +30,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := browsertest.New(t)
 		ctx := hubtest.Ctx(t, 4*time.Minute)
-		rcv, err := sim.StartWebhookReceiver()
+		rcv, err := webhooksim.Start()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,12 +55,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	failed, stopFailed := h.Jobs.Subscribe(river.EventKindJobFailed)
 	defer stopFailed()
 	watcher.SetDown(true)
-	cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cpo.Close)
-	h.Register(t, cpo.Platform)
+	cpo := registeredCPO(t, h, "Acme Charging", "ACM")
 	var failedJob *rivertype.JobRow
 	for failedJob == nil {
 		select {

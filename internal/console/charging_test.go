@@ -69,13 +69,8 @@ func TestEVSEPages(t *testing.T) {
 
 func startCPO(t *testing.T, h *hubtest.Hub, name, pid string) *sim.CPO {
 	t.Helper()
-	cpo, err := sim.StartCPO(name, "IN", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cpo.Close)
+	cpo := registeredCPO(t, h, name, pid)
 	t.Cleanup(cpo.Wait)
-	h.Register(t, cpo.Platform)
 	return cpo
 }
 

@@ -23,20 +23,20 @@
 // actions; the template (templates/<name>.html) defines "content":
 //
 //	// page_sessions.go
-//	func (c *Console) sessionPages() ([]Page, []Action) {
+//	func (c *Console) sessionPages() ([]ui.Page, []ui.Action) {
 //		if c.cfg.Sessions == nil { // the service, added to Config and wired in app
 //			return nil, nil
 //		}
-//		return []Page{{
+//		return []ui.Page{{
 //			Path: "/sessions", Title: "Sessions", Section: "Charging", Nav: "Sessions",
 //			Template: "sessions", Refresh: 10,
 //			Load: func(r *http.Request) (any, error) {
 //				list, err := c.cfg.Sessions.List(r.Context(), …)
 //				return sessionsView{Sessions: list, Chart: …}, err
 //			},
-//		}}, []Action{{
+//		}}, []ui.Action{{
 //			Path: "/sessions/{id}/stop",
-//			Do: func(r *http.Request) (Result, error) { … return Result{Redirect: "/sessions/" + id, Flash: "Stop sent"}, nil },
+//			Do: func(r *http.Request) (ui.Result, error) { … return ui.Result{Redirect: "/sessions/" + id, Flash: "Stop sent"}, nil },
 //		}}
 //	}
 //
@@ -46,13 +46,18 @@
 // .Data; the template reaches the shared parts with {{template "badge" …}},
 // {{template "time" …}}, {{template "pager" …}}, {{template "empty" …}},
 // {{template "csrf" $}} inside POST forms, {{template "map" …}} with a
-// MapView (NewMap: points with id, name, status and OCPI coordinates) and
-// {{template "chart" …}} with a ChartView (Chart.View: per-day bars and
-// lines). Pagers come from Paginate (in-memory lists) or KeysetPager. An
-// Action answers POSTs: it runs after the CSRF check and redirects with a
+// ui.MapView (ui.NewMap: points with id, name, status and OCPI coordinates) and
+// {{template "chart" …}} with a ui.ChartView (ui.Chart.View: per-day bars and
+// lines). Pagers come from ui.Paginate (in-memory lists) or ui.KeysetPager. A
+// ui.Action answers POSTs: it runs after the CSRF check and redirects with a
 // flash message (or renders a page once, for secrets). A page with Refresh
 // reloads its main content every so many seconds while visible (live
 // sessions). Overview cards are added in overviewCards.
+//
+// An area that grows large becomes its own package (paypages, webhookpages):
+// it exports Pages(Config) returning its pages and actions, its Config holds
+// exactly what it needs from the console, and a one-line method here wires
+// it into modules(); its templates stay in templates/.
 package console
 
 import (
@@ -67,6 +72,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/console/paypages"
+	"github.com/ocpihub/ocpihub/internal/console/ui"
+	"github.com/ocpihub/ocpihub/internal/console/webhookpages"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -182,8 +190,8 @@ func New(cfg Config) *Console {
 }
 
 // modules lists every module's pages; a module adds one line here.
-func (c *Console) modules() []func() ([]Page, []Action) {
-	return []func() ([]Page, []Action){
+func (c *Console) modules() []func() ([]ui.Page, []ui.Action) {
+	return []func() ([]ui.Page, []ui.Action){
 		c.overviewPages,
 		c.partyPages,
 		c.directoryPages,
@@ -193,13 +201,24 @@ func (c *Console) modules() []func() ([]Page, []Action) {
 		c.tokenPages,
 		c.commandPages,
 		c.paymentPages,
-		c.directPages,
 		c.webhookPages,
 		c.trafficPages,
 		c.invitationPages,
 		c.jobPages,
 		c.componentPages,
 	}
+}
+
+// paymentPages is the payments area (console/paypages).
+func (c *Console) paymentPages() ([]ui.Page, []ui.Action) {
+	return paypages.Pages(paypages.Config{UPI: c.cfg.UPI, Payments: c.cfg.Payments,
+		LinkDirectory: c.cfg.Locations != nil, LinkCommands: c.cfg.Commands != nil,
+		PartyOptions: c.partyOptions, Clock: c.clock, Logger: c.logger})
+}
+
+// webhookPages is the webhooks area (console/webhookpages).
+func (c *Console) webhookPages() ([]ui.Page, []ui.Action) {
+	return webhookpages.Pages(webhookpages.Config{Webhooks: c.cfg.Webhooks, Logger: c.logger})
 }
 
 // sections orders the navigation.
@@ -210,7 +229,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET /console/login", c.handleLoginForm)
 	c.mux.HandleFunc("POST /console/login", c.handleLogin)
 	c.mux.HandleFunc("POST /console/logout", c.handleLogout)
-	var all []Page
+	var all []ui.Page
 	for _, m := range c.modules() {
 		pages, actions := m()
 		for _, p := range pages {
@@ -273,3 +292,8 @@ func (c *Console) URL(path string) string {
 
 // path returns the URL path of a console path, for links.
 func (c *Console) path(p string) string { return c.base + p }
+
+// Map returns the map of points with the console's tile setting.
+func (c *Console) Map(points []ui.MapPoint) ui.MapView {
+	return ui.NewMap(points, ui.MapOptions{TileURL: c.cfg.MapTiles, Attribution: c.cfg.MapAttribution})
+}

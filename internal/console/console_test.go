@@ -115,12 +115,7 @@ func TestSignIn(t *testing.T) {
 			t.Errorf("wrong token: HTTP %d", p.status)
 		}
 		// A partner's token is no admin token either.
-		cpo, err := sim.StartCPO("Acme", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		h.Register(t, cpo.Platform)
+		cpo := registeredCPO(t, h, "Acme", "ACM")
 		tok = csrf(t, c.get("/console/login"))
 		if p := c.do(http.MethodPost, "/console/login", url.Values{"csrf": {tok}, "token": {cpo.Token()}}); p.status != http.StatusUnauthorized {
 			t.Errorf("partner token: HTTP %d", p.status)
@@ -249,12 +244,7 @@ func TestActions(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		h.Register(t, cpo.Platform)
+		registeredCPO(t, h, "Acme Charging", "ACM")
 		p, err := h.Parties.FindByParty(ctx, "", "IN", "ACM")
 		if err != nil {
 			t.Fatal(err)
@@ -335,6 +325,19 @@ func TestActions(t *testing.T) {
 	})
 }
 
+// registeredCPO starts a CPO simulator name of party IN/pid and registers it
+// with the hub; it stops with the test.
+func registeredCPO(t testing.TB, h *hubtest.Hub, name, pid string) *sim.CPO {
+	t.Helper()
+	cpo, err := sim.StartCPO(name, "IN", pid, hubtest.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cpo.Close)
+	h.Register(t, cpo.Platform)
+	return cpo
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestDirectoryPages: the directory lists what CPOs pushed, on the map and
@@ -344,12 +347,7 @@ func TestDirectoryPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		h.Register(t, cpo.Platform)
+		cpo := registeredCPO(t, h, "Acme Charging", "ACM")
 		now := time.Now()
 		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", now, "AVAILABLE", "CHARGING")); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -24,7 +25,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 	t.Parallel()
 	eachPG(t, func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server) {
 		b := newPayments(t, h, pg)
-		rcv, err := sim.StartWebhookReceiver()
+		rcv, err := webhooksim.Start()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 		}
 
 		// The webhook: signed with the subscription's secret, both totals.
-		var mismatch *sim.WebhookDelivery
+		var mismatch *webhooksim.Delivery
 		wait(t, b.ctx, "the cdr.cost_mismatch webhook", func() bool {
 			for _, d := range rcv.Deliveries() {
 				if d.Payload.Event == "cdr.cost_mismatch" {

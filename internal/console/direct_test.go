@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestDirectPaymentPages: a PTP's confirmation for a payment the hub does
@@ -22,7 +23,7 @@ func TestDirectPaymentPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, time.Minute)
-		ptp, err := sim.StartPTP("Terminals Inc", "NL", "PAY", hubtest.Logger())
+		ptp, err := ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,24 +102,24 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 		if err := cpo.PublishLocation(ctx, "LOC1", "EVSE-A", "EVSE-B"); err != nil {
 			t.Fatal(err)
 		}
-		ptp, err := sim.StartPTP("Terminals Inc", "NL", "PAY", hubtest.Logger())
+		ptp, err := ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
 		start(ptp.Platform)
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
 		start(other.Platform)
-		create := func(p *sim.PTP, term map[string]any) {
+		create := func(p *ptpsim.PTP, term map[string]any) {
 			t.Helper()
 			if resp, err := p.CreateTerminal(ctx, term); err != nil || resp.HTTPStatus != http.StatusCreated {
 				t.Fatalf("terminal: %v %+v", err, resp)
 			}
 		}
-		create(ptp, sim.NewTerminal("TERM-EVSE", map[string]any{"country_code": "IN", "party_id": "CP1", "evse_uids": []string{"EVSE-B"}}))
-		create(other, sim.NewTerminal("TERM-LOOSE", nil))
+		create(ptp, ptpsim.NewTerminal("TERM-EVSE", map[string]any{"country_code": "IN", "party_id": "CP1", "evse_uids": []string{"EVSE-B"}}))
+		create(other, ptpsim.NewTerminal("TERM-LOOSE", nil))
 
 		c := newClient(t, h)
 		c.signIn()
@@ -160,7 +161,7 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 
 		// A second page: 50 more terminals push the first two onto it.
 		for i := range 50 {
-			create(ptp, sim.NewTerminal("TERM-"+strconv.Itoa(100+i), nil))
+			create(ptp, ptpsim.NewTerminal("TERM-"+strconv.Itoa(100+i), nil))
 		}
 		first := c.get("/console/direct-payments/terminals")
 		if strings.Count(first.body, "data-terminal=") != 50 || strings.Contains(first.body, `data-terminal="TERM-EVSE"`) {

@@ -10,55 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
-
-// Page is one screen of the console.
-type Page struct {
-	// Path is the GET route below /console in ServeMux syntax:
-	// "/parties/{id}".
-	Path string
-	// Title is the page's title (Load may refine it with a Titled value).
-	Title string
-	// Section and Nav place the page in the navigation; an empty Nav keeps
-	// it out (detail pages).
-	Section, Nav string
-	// Template names templates/<Template>.html, which defines "content".
-	Template string
-	// Load returns the template's .Data. An ocpi ENOTFOUND error is a 404
-	// page; other errors are logged and shown as a 500 page.
-	Load func(r *http.Request) (any, error)
-	// Refresh, when positive, reloads the page's main content every so many
-	// seconds while the page is visible (live views).
-	Refresh int
-	// Dev shows the page in development mode only.
-	Dev bool
-}
-
-// Titled is implemented by page data that names its page ("Acme Charging").
-type Titled interface{ PageTitle() string }
-
-// Action handles a POST of the console (a button). It runs after the CSRF
-// check.
-type Action struct {
-	// Path is the POST route below /console: "/parties/{id}/suspend".
-	Path string
-	Do   func(r *http.Request) (Result, error)
-}
-
-// Result is what an action did.
-type Result struct {
-	// Redirect is the console path to show next (POST-redirect-GET).
-	Redirect string
-	// Flash is the message shown there; Failed shows it as an error.
-	Flash  string
-	Failed bool
-	// Template, when set, renders that page directly instead of redirecting:
-	// for what must be shown once and never again (a new token A).
-	Template string
-	Title    string
-	Data     any
-}
 
 // view is what every template gets.
 type view struct {
@@ -87,7 +41,7 @@ type navItem struct {
 	Label, Path string
 }
 
-func buildNav(pages []Page) []navSection {
+func buildNav(pages []ui.Page) []navSection {
 	var out []navSection
 	for _, s := range sections {
 		sec := navSection{Name: s}
@@ -126,7 +80,7 @@ func activeNav(nav []navSection, current string) string {
 }
 
 // servePage loads and renders a page.
-func (c *Console) servePage(p Page) http.Handler {
+func (c *Console) servePage(p ui.Page) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, err := p.Load(r)
 		if err != nil {
@@ -134,7 +88,7 @@ func (c *Console) servePage(p Page) http.Handler {
 			return
 		}
 		title := p.Title
-		if t, ok := data.(Titled); ok && t.PageTitle() != "" {
+		if t, ok := data.(ui.Titled); ok && t.PageTitle() != "" {
 			title = t.PageTitle()
 		}
 		c.render(w, r, http.StatusOK, p.Template, title, data, p.Refresh)
@@ -142,7 +96,7 @@ func (c *Console) servePage(p Page) http.Handler {
 }
 
 // serveAction runs an action and redirects (or renders its one-time page).
-func (c *Console) serveAction(a Action) http.Handler {
+func (c *Console) serveAction(a ui.Action) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := a.Do(r)
 		if err != nil {
@@ -174,17 +128,11 @@ func (c *Console) serveAction(a Action) http.Handler {
 // "back" field, else the overview. Only console paths are followed.
 func (c *Console) back(r *http.Request, redirect string) string {
 	for _, p := range []string{redirect, r.PostFormValue("back")} {
-		if safePath(p) {
+		if ui.SafePath(p) {
 			return p
 		}
 	}
 	return "/"
-}
-
-// safePath reports whether p is a console path (no scheme, no host, no
-// path traversal out of the console).
-func safePath(p string) bool {
-	return strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.Contains(p, "\\") && !strings.Contains(p, "..")
 }
 
 func (c *Console) redirect(w http.ResponseWriter, r *http.Request, path string) {
@@ -283,13 +231,4 @@ func (c *Console) takeFlash(w http.ResponseWriter, r *http.Request) *flash {
 		msg = msg[:500]
 	}
 	return &flash{Message: msg, Failed: kind == "error"}
-}
-
-// pathInt reads a positive integer path value.
-func pathInt(r *http.Request, name string) (int64, error) {
-	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "not found: " + name + " must be a positive number"}
-	}
-	return n, nil
 }

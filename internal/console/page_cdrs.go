@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
 type cdrsView struct {
 	CDRs    []cdrRow
-	Pager   Pager
+	Pager   ui.Pager
 	Parties []string
 }
 
@@ -36,11 +37,11 @@ type costLine struct {
 // PageTitle names the page after the CDR.
 func (v cdrView) PageTitle() string { return "CDR " + v.ID }
 
-func (c *Console) cdrPages() ([]Page, []Action) {
+func (c *Console) cdrPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.CDRs == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 		{
 			Path: "/cdrs", Title: "CDRs", Section: "Charging", Nav: "CDRs", Template: "cdrs",
 			Load: c.loadCDRs,
@@ -71,7 +72,7 @@ func dateParam(q url.Values, name string, end bool) (time.Time, error) {
 
 func (c *Console) loadCDRs(r *http.Request) (any, error) {
 	q := r.URL.Query()
-	p, err := partyParam(q.Get("party"), "party")
+	p, err := ui.PartyParam(q.Get("party"), "party")
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (c *Console) loadCDRs(r *http.Request) (any, error) {
 		return nil, err
 	}
 	var v cdrsView
-	_, _, v.Pager = OffsetPager(r, int(total), f.Limit)
+	_, _, v.Pager = ui.OffsetPager(r, int(total), f.Limit)
 	for _, d := range list {
 		v.CDRs = append(v.CDRs, newCDRRow(d))
 	}
@@ -140,7 +141,7 @@ func (c *Console) loadCDR(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := cdrView{cdrRow: newCDRRow(d), Raw: prettyJSON([]byte(d.Body))}
+	v := cdrView{cdrRow: newCDRRow(d), Raw: ui.PrettyJSON([]byte(d.Body))}
 	x := d.CDR
 	for _, l := range []struct {
 		label string

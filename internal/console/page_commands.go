@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -14,7 +15,7 @@ var commandStates = []string{command.StateForwarding, command.StateAccepted, com
 
 type commandsView struct {
 	Commands []*command.Record
-	Pager    Pager
+	Pager    ui.Pager
 	States   []string
 	Types    []string
 }
@@ -25,13 +26,13 @@ type commandView struct {
 }
 
 // PageTitle names the page after the command.
-func (v commandView) PageTitle() string { return titleCase(v.Command) + " " + v.ID }
+func (v commandView) PageTitle() string { return ui.TitleCase(v.Command) + " " + v.ID }
 
-func (c *Console) commandPages() ([]Page, []Action) {
+func (c *Console) commandPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Commands == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 		{
 			Path: "/commands", Title: "Commands", Section: "Charging", Nav: "Commands", Template: "commands", Refresh: 10,
 			Load: func(r *http.Request) (any, error) {
@@ -43,7 +44,7 @@ func (c *Console) commandPages() ([]Page, []Action) {
 				if err != nil {
 					return nil, err
 				}
-				_, _, pager := OffsetPager(r, int(total), f.Limit)
+				_, _, pager := ui.OffsetPager(r, int(total), f.Limit)
 				return commandsView{Commands: list, Pager: pager, States: commandStates, Types: append(append([]string{}, ocpi.CommandTypes...), ocpi.ProfileGet, ocpi.ProfileSet, ocpi.ProfileClear)}, nil
 			},
 		},
@@ -54,12 +55,12 @@ func (c *Console) commandPages() ([]Page, []Action) {
 				if err != nil {
 					return nil, err
 				}
-				v := commandView{Record: rec, Request: prettyJSON(rec.Request)}
+				v := commandView{Record: rec, Request: ui.PrettyJSON(rec.Request)}
 				if len(rec.Forwarded) > 0 {
-					v.Forwarded = prettyJSON(rec.Forwarded)
+					v.Forwarded = ui.PrettyJSON(rec.Forwarded)
 				}
 				if rec.Response != nil && len(rec.Response.Body) > 0 {
-					v.ResponseBody = prettyJSON(rec.Response.Body)
+					v.ResponseBody = ui.PrettyJSON(rec.Response.Body)
 				}
 				return v, nil
 			},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -17,10 +18,10 @@ import (
 const directoryMapLimit = 5000
 
 type directoryView struct {
-	Map       MapView
+	Map       ui.MapView
 	Locations []locationRow
-	Pager     Pager
-	Statuses  ChartView
+	Pager     ui.Pager
+	Statuses  ui.ChartView
 	EVSEs     int64
 	CPOs      []party.PartyRef
 	States    []string
@@ -36,7 +37,7 @@ type locationRow struct {
 type locationView struct {
 	Loc     ocpi.Location
 	Summary location.Summary
-	Map     MapView
+	Map     ui.MapView
 	Raw     string
 }
 
@@ -48,11 +49,11 @@ func (v locationView) PageTitle() string {
 	return "Location " + v.Loc.ID
 }
 
-func (c *Console) directoryPages() ([]Page, []Action) {
+func (c *Console) directoryPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Locations == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 		{
 			Path: "/directory", Title: "Directory", Section: "Network", Nav: "Directory", Template: "directory", Refresh: 30,
 			Load: c.loadDirectory,
@@ -69,7 +70,7 @@ func (c *Console) directoryPages() ([]Page, []Action) {
 				if err := json.Unmarshal(raw, &v.Loc); err != nil {
 					return nil, err
 				}
-				v.Raw = prettyJSON([]byte(raw))
+				v.Raw = ui.PrettyJSON([]byte(raw))
 				// The summary (EVSE counts) of this one location.
 				list, err := c.cfg.Locations.Summaries(r.Context(), location.SummaryFilter{CountryCode: ref.CountryCode, PartyID: ref.PartyID, Limit: directoryMapLimit})
 				if err != nil {
@@ -80,16 +81,16 @@ func (c *Console) directoryPages() ([]Page, []Action) {
 						v.Summary = s
 					}
 				}
-				var pts []MapPoint
+				var pts []ui.MapPoint
 				for _, e := range v.Loc.EVSEs {
 					if e.Coordinates != nil {
-						pts = append(pts, MapPoint{ID: e.UID, Name: e.UID, Status: e.Status, Latitude: e.Coordinates.Latitude, Longitude: e.Coordinates.Longitude})
+						pts = append(pts, ui.MapPoint{ID: e.UID, Name: e.UID, Status: e.Status, Latitude: e.Coordinates.Latitude, Longitude: e.Coordinates.Longitude})
 					}
 				}
 				if len(pts) == 0 && v.Loc.Coordinates != nil {
-					pts = append(pts, MapPoint{ID: v.Loc.ID, Name: v.Loc.Name, Status: v.Summary.Status(), Latitude: v.Loc.Coordinates.Latitude, Longitude: v.Loc.Coordinates.Longitude})
+					pts = append(pts, ui.MapPoint{ID: v.Loc.ID, Name: v.Loc.Name, Status: v.Summary.Status(), Latitude: v.Loc.Coordinates.Latitude, Longitude: v.Loc.Coordinates.Longitude})
 				}
-				v.Map = NewMap(pts, MapOptions{Width: 640, Height: 300, TileURL: c.cfg.MapTiles, Attribution: c.cfg.MapAttribution})
+				v.Map = ui.NewMap(pts, ui.MapOptions{Width: 640, Height: 300, TileURL: c.cfg.MapTiles, Attribution: c.cfg.MapAttribution})
 				return v, nil
 			},
 		},
@@ -119,9 +120,9 @@ func (c *Console) loadDirectory(r *http.Request) (any, error) {
 	if len(everything) > directoryMapLimit {
 		everything, v.Truncated = everything[:directoryMapLimit], true
 	}
-	pts := make([]MapPoint, len(everything))
+	pts := make([]ui.MapPoint, len(everything))
 	for i, s := range everything {
-		pts[i] = MapPoint{ID: s.CountryCode + "-" + s.PartyID + "-" + s.ID, Name: orID(s), Status: s.Status(),
+		pts[i] = ui.MapPoint{ID: s.CountryCode + "-" + s.PartyID + "-" + s.ID, Name: orID(s), Status: s.Status(),
 			Latitude: s.Latitude, Longitude: s.Longitude, Href: locationHref(s), Detail: evseText(s)}
 	}
 	v.Map = c.Map(pts)
@@ -149,13 +150,13 @@ func (c *Console) loadDirectory(r *http.Request) (any, error) {
 		v.Locations = append(v.Locations, locationRow{Summary: s, Href: locationHref(s), EVSEText: evseText(s)})
 		last = s.Key
 	}
-	v.Pager = KeysetPager(r, len(rows), last, more)
+	v.Pager = ui.KeysetPager(r, len(rows), last, more)
 
 	counts, err := c.cfg.Locations.EVSEStatusCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ch := Chart{Title: "EVSEs by status", Series: []Series{{Name: "EVSEs"}}, Width: 960, Height: 160}
+	ch := ui.Chart{Title: "EVSEs by status", Series: []ui.Series{{Name: "EVSEs"}}, Width: 960, Height: 160}
 	for _, st := range ocpi.EVSEStatuses {
 		v.EVSEs += counts[st]
 		ch.Labels = append(ch.Labels, st)

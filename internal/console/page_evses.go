@@ -5,15 +5,15 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 type evsesView struct {
 	EVSEs  []evseRow
-	Pager  Pager
+	Pager  ui.Pager
 	Counts []statusCount
 	Total  int64
 	CPOs   []string
@@ -34,11 +34,11 @@ type statusCount struct {
 	Href   string
 }
 
-func (c *Console) evsePages() ([]Page, []Action) {
+func (c *Console) evsePages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Locations == nil {
 		return nil, nil
 	}
-	return []Page{{
+	return []ui.Page{{
 		Path: "/evses", Title: "EVSE statuses", Section: "Network", Nav: "EVSE statuses", Template: "evses", Refresh: 30,
 		Load: c.loadEVSEs,
 	}}, nil
@@ -48,7 +48,7 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f := location.EVSEFilter{Status: q.Get("status"), Limit: 50}
-	cpo, err := partyParam(q.Get("cpo"), "cpo")
+	cpo, err := ui.PartyParam(q.Get("cpo"), "cpo")
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	for _, st := range ocpi.EVSEStatuses {
 		v.Total += counts[st]
 		if counts[st] > 0 {
-			v.Counts = append(v.Counts, statusCount{Status: st, Count: counts[st], Href: withQuery("/evses", q, "status", st)})
+			v.Counts = append(v.Counts, statusCount{Status: st, Count: counts[st], Href: ui.WithQuery("/evses", q, "status", st)})
 		}
 	}
 	// The total first: how many the filter without a status keeps.
@@ -72,20 +72,20 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 	if f.Status != "" {
 		total = counts[f.Status]
 	}
-	lo, _, pager := OffsetPager(r, int(total), f.Limit)
+	lo, _, pager := ui.OffsetPager(r, int(total), f.Limit)
 	f.Offset = lo
 	list, n, err := c.cfg.Locations.EVSEs(ctx, f)
 	if err != nil {
 		return nil, err
 	}
 	if n != total { // changed between the two reads: page on the newer figure
-		_, _, pager = OffsetPager(r, int(n), f.Limit)
+		_, _, pager = ui.OffsetPager(r, int(n), f.Limit)
 	}
 	v.Pager = pager
 	for _, e := range list {
 		row := evseRow{EVSE: e, Href: "/directory/" + e.CountryCode + "/" + e.PartyID + "/" + e.LocationID}
 		if e.MaxPowerW > 0 {
-			row.Power = scaled(e.MaxPowerW, 1000, 1) + " kW"
+			row.Power = ui.Scaled(e.MaxPowerW, 1000, 1) + " kW"
 		}
 		v.EVSEs = append(v.EVSEs, row)
 	}
@@ -93,19 +93,6 @@ func (c *Console) loadEVSEs(r *http.Request) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// partyParam reads a "CC/PID" filter parameter (zero when empty; the
-// other notations are read too).
-func partyParam(s, name string) (ocpiclient.Party, error) {
-	if s == "" {
-		return ocpiclient.Party{}, nil
-	}
-	cc, pid, err := party.ParseParty(s)
-	if err != nil {
-		return ocpiclient.Party{}, ocpi.Invalid(name, "must be COUNTRY_CODE/PARTY_ID")
-	}
-	return ocpiclient.Party{CountryCode: cc, PartyID: pid}, nil
 }
 
 // partyOptions lists the parties of the registered platforms ("IN/ACM"),

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 type invitationsView struct {
 	Invitations []party.InvitationInfo
-	Pager       Pager
+	Pager       ui.Pager
 	Expiries    []string
 	// VersionsURL is what a partner is sent with its token A.
 	VersionsURL string
@@ -27,8 +28,8 @@ func (v invitationCreatedView) PageTitle() string { return "Invitation for " + v
 // inviteExpiries are the lifetimes offered for a token A.
 var inviteExpiries = []string{"24h", "72h", "168h", "720h"}
 
-func (c *Console) invitationPages() ([]Page, []Action) {
-	return []Page{{
+func (c *Console) invitationPages() ([]ui.Page, []ui.Action) {
+	return []ui.Page{{
 			Path: "/invitations", Title: "Invitations", Section: "Network", Nav: "Invitations", Template: "invitations",
 			Load: func(r *http.Request) (any, error) {
 				list, err := c.cfg.Parties.Invitations(r.Context(), 500)
@@ -44,44 +45,44 @@ func (c *Console) invitationPages() ([]Page, []Action) {
 					}
 					list = kept
 				}
-				page, pager := Paginate(r, list, 25)
+				page, pager := ui.Paginate(r, list, 25)
 				return invitationsView{Invitations: page, Pager: pager, Expiries: inviteExpiries, VersionsURL: c.cfg.Parties.VersionsURL()}, nil
 			},
-		}}, []Action{{
+		}}, []ui.Action{{
 			Path: "/invitations",
-			Do: func(r *http.Request) (Result, error) {
+			Do: func(r *http.Request) (ui.Result, error) {
 				name := strings.TrimSpace(r.PostFormValue("name"))
 				ttl, err := time.ParseDuration(r.PostFormValue("expires"))
 				if err != nil || ttl <= 0 {
-					return Result{Redirect: "/invitations"}, ocpi.Invalid("expires", "must be a duration such as 72h")
+					return ui.Result{Redirect: "/invitations"}, ocpi.Invalid("expires", "must be a duration such as 72h")
 				}
 				parties, err := parsePartyRefs(r.PostFormValue("parties"))
 				if err != nil {
-					return Result{Redirect: "/invitations"}, err
+					return ui.Result{Redirect: "/invitations"}, err
 				}
 				inv, err := c.cfg.Parties.Invite(r.Context(), name, ttl, r.PostFormValue("sandbox") == "on", parties...)
 				if err != nil {
-					return Result{Redirect: "/invitations"}, err
+					return ui.Result{Redirect: "/invitations"}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: invitation created", "invitation_id", inv.ID, "name", inv.Name)
 				// The token exists in this answer only: render it, do not
 				// redirect to a page that would have to store it.
-				return Result{Template: "invitation_created", Title: "Invitation for " + inv.Name, Data: invitationCreatedView{inv}}, nil
+				return ui.Result{Template: "invitation_created", Title: "Invitation for " + inv.Name, Data: invitationCreatedView{inv}}, nil
 			},
 		}, {
 			// Revoke closes an open invitation: its token A stops working and
 			// the parties only it planned are withdrawn from HubClientInfo.
 			Path: "/invitations/{id}/revoke",
-			Do: func(r *http.Request) (Result, error) {
-				id, err := pathInt(r, "id")
+			Do: func(r *http.Request) (ui.Result, error) {
+				id, err := ui.PathInt(r, "id")
 				if err != nil {
-					return Result{Redirect: "/invitations"}, err
+					return ui.Result{Redirect: "/invitations"}, err
 				}
 				if err := c.cfg.Parties.RevokeInvitation(r.Context(), id); err != nil {
-					return Result{Redirect: "/invitations"}, err
+					return ui.Result{Redirect: "/invitations"}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: invitation revoked", "invitation_id", id)
-				return Result{Redirect: "/invitations", Flash: "The invitation is revoked: its token no longer works."}, nil
+				return ui.Result{Redirect: "/invitations", Flash: "The invitation is revoked: its token no longer works."}, nil
 			},
 		}}
 }
@@ -93,7 +94,7 @@ func parsePartyRefs(s string) ([]party.PartyRef, error) {
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == ';' }) {
 		ref, err := party.ParsePartyRef(f)
 		if err != nil {
-			return nil, ocpi.Invalid("parties", "write each party as ROLE/COUNTRY_CODE/PARTY_ID, e.g. CPO/IN/ACM; got "+truncate(30, f))
+			return nil, ocpi.Invalid("parties", "write each party as ROLE/COUNTRY_CODE/PARTY_ID, e.g. CPO/IN/ACM; got "+ui.Truncate(30, f))
 		}
 		out = append(out, ref)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -21,7 +22,7 @@ var failedStates = []rivertype.JobState{rivertype.JobStateDiscarded, rivertype.J
 
 type jobsView struct {
 	Jobs   []jobRow
-	Pager  Pager
+	Pager  ui.Pager
 	Kinds  []string
 	States []string
 }
@@ -45,10 +46,10 @@ type jobView struct {
 }
 
 // PageTitle names the page after the job.
-func (v jobView) PageTitle() string { return fmt.Sprintf("Job %d · %s", v.ID, titleCase(v.Kind)) }
+func (v jobView) PageTitle() string { return fmt.Sprintf("Job %d · %s", v.ID, ui.TitleCase(v.Kind)) }
 
-func (c *Console) jobPages() ([]Page, []Action) {
-	return []Page{
+func (c *Console) jobPages() ([]ui.Page, []ui.Action) {
+	return []ui.Page{
 			{
 				Path: "/jobs", Title: "Failed jobs", Section: "Operations", Nav: "Failed jobs", Template: "jobs", Refresh: 15,
 				Load: func(r *http.Request) (any, error) {
@@ -96,7 +97,7 @@ func (c *Console) jobPages() ([]Page, []Action) {
 						v.Jobs = append(v.Jobs, c.jobRow(j))
 						last = j.ID
 					}
-					v.Pager = KeysetPager(r, len(list), last, more)
+					v.Pager = ui.KeysetPager(r, len(list), last, more)
 					return v, nil
 				},
 			},
@@ -107,28 +108,28 @@ func (c *Console) jobPages() ([]Page, []Action) {
 					if err != nil {
 						return nil, err
 					}
-					return jobView{jobRow: c.jobRow(j), Args: prettyJSON(j.EncodedArgs)}, nil
+					return jobView{jobRow: c.jobRow(j), Args: ui.PrettyJSON(j.EncodedArgs)}, nil
 				},
 			},
-		}, []Action{{
+		}, []ui.Action{{
 			Path: "/jobs/{id}/retry",
-			Do: func(r *http.Request) (Result, error) {
+			Do: func(r *http.Request) (ui.Result, error) {
 				j, err := c.job(r)
 				if err != nil {
-					return Result{Redirect: "/jobs"}, err
+					return ui.Result{Redirect: "/jobs"}, err
 				}
 				back := "/jobs/" + strconv.FormatInt(j.ID, 10)
 				// Only failed jobs are retried from here: a completed job run
 				// again would repeat its effect, a running one is already
 				// being worked.
 				if !c.jobRow(j).Retryable {
-					return Result{Redirect: back}, ocpi.Errorf(ocpi.EINVALID, "job %d is %s; only failed jobs are retried", j.ID, j.State)
+					return ui.Result{Redirect: back}, ocpi.Errorf(ocpi.EINVALID, "job %d is %s; only failed jobs are retried", j.ID, j.State)
 				}
 				if _, err := c.cfg.Jobs.Retry(r.Context(), j.ID); err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: job retried", "job_id", j.ID, "kind", j.Kind)
-				return Result{Redirect: back, Flash: fmt.Sprintf("Job %d (%s) will run again now.", j.ID, titleCase(j.Kind))}, nil
+				return ui.Result{Redirect: back, Flash: fmt.Sprintf("Job %d (%s) will run again now.", j.ID, ui.TitleCase(j.Kind))}, nil
 			},
 		}}
 }
@@ -151,7 +152,7 @@ func (c *Console) retryingSoon(ctx context.Context, kinds []string) ([]*rivertyp
 }
 
 func (c *Console) job(r *http.Request) (*rivertype.JobRow, error) {
-	id, err := pathInt(r, "id")
+	id, err := ui.PathInt(r, "id")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
@@ -46,15 +47,15 @@ type overviewView struct {
 	Cards    []Card
 	Health   []healthItem
 	Problems []Problem
-	Jobs     ChartView
+	Jobs     ui.ChartView
 }
 
 type healthItem struct {
 	Label, Value, Tone string
 }
 
-func (c *Console) overviewPages() ([]Page, []Action) {
-	return []Page{{
+func (c *Console) overviewPages() ([]ui.Page, []ui.Action) {
+	return []ui.Page{{
 		Path: "/{$}", Title: "Overview", Section: "", Nav: "Overview", Template: "overview", Refresh: 30,
 		Load: func(r *http.Request) (any, error) { return c.overview(r.Context()) },
 	}}, nil
@@ -119,8 +120,8 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 		{Label: "Failing receivers", Value: strconv.Itoa(failing), Note: "pushes to them keep failing", Href: "/parties?health=DEGRADED", Tone: attention(failing, "bad")},
 		{Label: "Suspended", Value: strconv.Itoa(suspended), Note: "by the operator", Href: "/parties?status=SUSPENDED", Tone: attention(suspended, "warn")},
 		{Label: "Open invitations", Value: strconv.Itoa(open), Note: "token A not used yet", Href: "/invitations", Tone: "muted"},
-		{Label: "Failed jobs", Value: thousands(failed), Note: "waiting for a retry or given up", Href: "/jobs", Tone: attention(int(failed), "bad")},
-		{Label: "Queued jobs", Value: thousands(queued), Note: "available, running or scheduled", Tone: "muted"},
+		{Label: "Failed jobs", Value: ui.Thousands(failed), Note: "waiting for a retry or given up", Href: "/jobs", Tone: attention(int(failed), "bad")},
+		{Label: "Queued jobs", Value: ui.Thousands(queued), Note: "available, running or scheduled", Tone: "muted"},
 	}
 	cards, err := c.overviewCards(ctx)
 	if err != nil {
@@ -138,10 +139,10 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	}
 	v.Health = []healthItem{
 		{Label: "Database", Value: dbValue, Tone: dbTone},
-		{Label: "Job queue", Value: thousands(queued) + " queued · " + thousands(counts[rivertype.JobStateCompleted]) + " completed in the last day", Tone: "ok"},
+		{Label: "Job queue", Value: ui.Thousands(queued) + " queued · " + ui.Thousands(counts[rivertype.JobStateCompleted]) + " completed in the last day", Tone: "ok"},
 		tokensAtRest(c.cfg.Unencrypted),
 		{Label: "Version", Value: c.cfg.Version, Tone: "muted"},
-		{Label: "Console up since", Value: absTime(c.started), Tone: "muted"},
+		{Label: "Console up since", Value: ui.AbsTime(c.started), Tone: "muted"},
 	}
 
 	// Recent failed jobs.
@@ -151,7 +152,7 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 	}
 	for _, j := range append(soon, jobs...) {
 		row := c.jobRow(j)
-		p := Problem{What: titleCase(j.Kind) + " job " + row.State, Href: "/jobs/" + strconv.FormatInt(j.ID, 10), Tone: tone(row.State), At: j.CreatedAt}
+		p := Problem{What: ui.TitleCase(j.Kind) + " job " + row.State, Href: "/jobs/" + strconv.FormatInt(j.ID, 10), Tone: ui.Tone(row.State), At: j.CreatedAt}
 		if n := len(j.Errors); n > 0 {
 			p.Detail, p.At = j.Errors[n-1].Error, j.Errors[n-1].At
 		}
@@ -161,7 +162,7 @@ func (c *Console) overview(ctx context.Context) (*overviewView, error) {
 
 	states := []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning, rivertype.JobStateScheduled,
 		rivertype.JobStateRetryable, rivertype.JobStateCompleted, rivertype.JobStateDiscarded, rivertype.JobStateCancelled}
-	ch := Chart{Title: "Jobs by state", Series: []Series{{Name: "Jobs"}}, Height: 180}
+	ch := ui.Chart{Title: "Jobs by state", Series: []ui.Series{{Name: "Jobs"}}, Height: 180}
 	for _, s := range states {
 		ch.Labels = append(ch.Labels, string(s))
 		ch.Series[0].Values = append(ch.Series[0].Values, counts[s])
@@ -188,15 +189,15 @@ func (c *Console) overviewCards(ctx context.Context) ([]Card, error) {
 		}
 		broken := counts["OUTOFORDER"] + counts["INOPERATIVE"]
 		out = append(out,
-			Card{Label: "EVSEs available", Value: thousands(counts["AVAILABLE"]), Note: "of " + thousands(total) + " in the directory", Href: "/directory?status=AVAILABLE", Tone: "ok"},
-			Card{Label: "EVSEs out of order", Value: thousands(broken), Note: "out of order or inoperative", Href: "/directory?status=OUTOFORDER", Tone: attention(int(broken), "warn")})
+			Card{Label: "EVSEs available", Value: ui.Thousands(counts["AVAILABLE"]), Note: "of " + ui.Thousands(total) + " in the directory", Href: "/directory?status=AVAILABLE", Tone: "ok"},
+			Card{Label: "EVSEs out of order", Value: ui.Thousands(broken), Note: "out of order or inoperative", Href: "/directory?status=OUTOFORDER", Tone: attention(int(broken), "warn")})
 	}
 	if c.cfg.Sessions != nil {
 		_, active, err := c.cfg.Sessions.Browse(ctx, sessionsvc.BrowseFilter{Status: "ACTIVE", Limit: 1})
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Card{Label: "Active sessions", Value: thousands(active), Note: "charging now", Href: "/sessions?status=ACTIVE", Tone: attention(int(active), "active")})
+		out = append(out, Card{Label: "Active sessions", Value: ui.Thousands(active), Note: "charging now", Href: "/sessions?status=ACTIVE", Tone: attention(int(active), "active")})
 	}
 	if card, ok, err := c.paymentsAttentionCard(ctx); err != nil {
 		return nil, err
@@ -222,7 +223,7 @@ func (c *Console) paymentsAttentionCard(ctx context.Context) (card Card, ok bool
 			return Card{}, false, err
 		}
 		total += page.Total
-		card.Links = append(card.Links, CardLink{Label: thousands(page.Total) + " UPI", Href: "/payments/attention"})
+		card.Links = append(card.Links, CardLink{Label: ui.Thousands(page.Total) + " UPI", Href: "/payments/attention"})
 	}
 	if c.cfg.Payments != nil {
 		_, flagged, err := c.cfg.Payments.Flagged(ctx, 1, 0)
@@ -230,9 +231,9 @@ func (c *Console) paymentsAttentionCard(ctx context.Context) (card Card, ok bool
 			return Card{}, false, err
 		}
 		total += flagged
-		card.Links = append(card.Links, CardLink{Label: thousands(flagged) + " Direct Payment", Href: "/direct-payments"})
+		card.Links = append(card.Links, CardLink{Label: ui.Thousands(flagged) + " Direct Payment", Href: "/direct-payments"})
 	}
-	card.Value, card.Tone = thousands(total), attention(int(total), "bad")
+	card.Value, card.Tone = ui.Thousands(total), attention(int(total), "bad")
 	return card, true, nil
 }
 

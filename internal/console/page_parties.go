@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 type partiesView struct {
 	Platforms []*party.Platform
-	Pager     Pager
+	Pager     ui.Pager
 	Total     int
 	Statuses  []string
 	Roles     []string
@@ -28,8 +29,8 @@ type partyView struct {
 // PageTitle names the page after the platform.
 func (v partyView) PageTitle() string { return v.Name }
 
-func (c *Console) partyPages() ([]Page, []Action) {
-	pages := []Page{
+func (c *Console) partyPages() ([]ui.Page, []ui.Action) {
+	pages := []ui.Page{
 		{
 			Path: "/parties", Title: "Parties", Section: "Network", Nav: "Parties", Template: "parties", Refresh: 30,
 			Load: func(r *http.Request) (any, error) {
@@ -41,7 +42,7 @@ func (c *Console) partyPages() ([]Page, []Action) {
 					return nil, err
 				}
 				list := filterPlatforms(all, r)
-				page, pager := Paginate(r, list, 25)
+				page, pager := ui.Paginate(r, list, 25)
 				return partiesView{Platforms: page, Pager: pager, Total: len(all),
 					Statuses: []string{"CONNECTED", "PENDING", "SUSPENDED", "UNREGISTERED"}, Roles: party.Roles}, nil
 			},
@@ -49,7 +50,7 @@ func (c *Console) partyPages() ([]Page, []Action) {
 		{
 			Path: "/parties/{id}", Title: "Party", Template: "party",
 			Load: func(r *http.Request) (any, error) {
-				id, err := pathInt(r, "id")
+				id, err := ui.PathInt(r, "id")
 				if err != nil {
 					return nil, err
 				}
@@ -61,39 +62,43 @@ func (c *Console) partyPages() ([]Page, []Action) {
 					return nil, err
 				}
 				v := partyView{Platform: p}
-				if v.Peer, err = c.peerOf(r, p); err != nil {
+				peer, isPeer, err := c.peerOf(r, p)
+				if err != nil {
 					return nil, err
+				}
+				if isPeer {
+					v.Peer = peer
 				}
 				return v, nil
 			},
 		},
 	}
-	act := func(verb, done string, fn func(r *http.Request, id int64) (string, error)) Action {
-		return Action{
+	act := func(verb, done string, fn func(r *http.Request, id int64) (string, error)) ui.Action {
+		return ui.Action{
 			Path: "/parties/{id}/" + verb,
-			Do: func(r *http.Request) (Result, error) {
-				id, err := pathInt(r, "id")
+			Do: func(r *http.Request) (ui.Result, error) {
+				id, err := ui.PathInt(r, "id")
 				if err != nil {
-					return Result{}, err
+					return ui.Result{}, err
 				}
 				back := "/parties/" + strconv.FormatInt(id, 10)
 				warning, err := fn(r, id)
 				if err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				p, err := c.cfg.Parties.Find(r.Context(), id)
 				if err != nil {
-					return Result{Redirect: back}, err
+					return ui.Result{Redirect: back}, err
 				}
 				c.logger.InfoContext(r.Context(), "console: platform "+verb, "platform_id", id, "name", p.Name)
 				if warning != "" {
-					return Result{Redirect: back, Flash: fmt.Sprintf("%s %s; %s", p.Name, done, warning), Failed: true}, nil
+					return ui.Result{Redirect: back, Flash: fmt.Sprintf("%s %s; %s", p.Name, done, warning), Failed: true}, nil
 				}
-				return Result{Redirect: back, Flash: fmt.Sprintf("%s %s.", p.Name, done)}, nil
+				return ui.Result{Redirect: back, Flash: fmt.Sprintf("%s %s.", p.Name, done)}, nil
 			},
 		}
 	}
-	actions := []Action{
+	actions := []ui.Action{
 		act("suspend", "is suspended: its tokens are refused and partners see it SUSPENDED", func(r *http.Request, id int64) (string, error) {
 			return "", c.cfg.Parties.Suspend(r.Context(), id)
 		}),
@@ -152,20 +157,20 @@ func matches(p *party.Platform, search string) bool {
 	return false
 }
 
-// peerOf returns the peer hub view of a platform with the HUB role (nil
-// for other platforms).
-func (c *Console) peerOf(r *http.Request, p *party.Platform) (*party.Peer, error) {
+// peerOf returns the peer hub view of a platform with the HUB role; found
+// is false for other platforms.
+func (c *Console) peerOf(r *http.Request, p *party.Platform) (peer *party.Peer, found bool, err error) {
 	if !slices.ContainsFunc(p.Roles, func(h party.HostedParty) bool { return h.Role == party.RoleHUB && !h.Represented }) {
-		return nil, nil
+		return nil, false, nil
 	}
 	peers, err := c.cfg.Parties.Peers(r.Context())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	for i := range peers {
 		if peers[i].PlatformID == p.ID {
-			return &peers[i], nil
+			return &peers[i], true, nil
 		}
 	}
-	return nil, nil
+	return nil, false, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	sessionsvc "github.com/ocpihub/ocpihub/internal/session"
 )
@@ -20,11 +21,11 @@ const chartDays = 30
 
 type sessionsView struct {
 	Sessions []sessionRow
-	Pager    Pager
+	Pager    ui.Pager
 	States   []string
 	Parties  []string
-	Counts   ChartView
-	Energy   ChartView
+	Counts   ui.ChartView
+	Energy   ui.ChartView
 }
 
 // sessionRow is a session as the lists show it.
@@ -57,11 +58,11 @@ type periodRow struct {
 // PageTitle names the page after the session.
 func (v sessionView) PageTitle() string { return "Session " + v.ID }
 
-func (c *Console) sessionPages() ([]Page, []Action) {
+func (c *Console) sessionPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Sessions == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 		{
 			Path: "/sessions", Title: "Sessions", Section: "Charging", Nav: "Sessions", Template: "sessions", Refresh: 10,
 			Load: c.loadSessions,
@@ -76,7 +77,7 @@ func (c *Console) sessionPages() ([]Page, []Action) {
 func (c *Console) loadSessions(r *http.Request) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	p, err := partyParam(q.Get("party"), "party")
+	p, err := ui.PartyParam(q.Get("party"), "party")
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func (c *Console) loadSessions(r *http.Request) (any, error) {
 		return nil, err
 	}
 	v := sessionsView{States: ocpi.SessionStatuses}
-	_, _, v.Pager = OffsetPager(r, int(total), f.Limit)
+	_, _, v.Pager = ui.OffsetPager(r, int(total), f.Limit)
 	for _, st := range list {
 		v.Sessions = append(v.Sessions, newSessionRow(st))
 	}
@@ -101,9 +102,9 @@ func (c *Console) loadSessions(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	labels := DailyLabels(c.clock.Now(), chartDays, time.UTC)
-	counts := Chart{Title: "Sessions started per day", Labels: labels, Series: []Series{{Name: "Sessions"}}, Height: 180}
-	energy := Chart{Title: "Energy per day", Labels: labels, Series: []Series{{Name: "Energy"}}, Unit: "kWh", Scale: 1000, Decimals: 1, Height: 180}
+	labels := ui.DailyLabels(c.clock.Now(), chartDays, time.UTC)
+	counts := ui.Chart{Title: "Sessions started per day", Labels: labels, Series: []ui.Series{{Name: "Sessions"}}, Height: 180}
+	energy := ui.Chart{Title: "Energy per day", Labels: labels, Series: []ui.Series{{Name: "Energy"}}, Unit: "kWh", Scale: 1000, Decimals: 1, Height: 180}
 	for _, d := range days {
 		counts.Series[0].Values = append(counts.Series[0].Values, d.Sessions)
 		energy.Series[0].Values = append(energy.Series[0].Values, d.EnergyWh)
@@ -132,7 +133,7 @@ func (c *Console) loadSession(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := sessionView{sessionRow: newSessionRow(st), Raw: prettyJSON([]byte(st.Body)),
+	v := sessionView{sessionRow: newSessionRow(st), Raw: ui.PrettyJSON([]byte(st.Body)),
 		Location: "/directory/" + url.PathEscape(st.CountryCode) + "/" + url.PathEscape(st.PartyID) + "/" + url.PathEscape(st.Session.LocationID)}
 	if tc := st.Session.TotalCost; tc != nil && tc.InclVAT != nil {
 		v.CostIncl = tc.InclVAT.String() + " " + st.Session.Currency

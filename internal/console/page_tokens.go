@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/token"
@@ -11,20 +12,20 @@ import (
 
 type tokensView struct {
 	Tokens     []ocpi.Token
-	Pager      Pager
+	Pager      ui.Pager
 	EMSPs      []string
 	Whitelists []string
 }
 
-func (c *Console) tokenPages() ([]Page, []Action) {
+func (c *Console) tokenPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.Tokens == nil {
 		return nil, nil
 	}
-	return []Page{{
+	return []ui.Page{{
 		Path: "/tokens", Title: "Tokens", Section: "Charging", Nav: "Tokens", Template: "tokens",
 		Load: func(r *http.Request) (any, error) {
 			q := r.URL.Query()
-			p, err := partyParam(q.Get("party"), "party")
+			p, err := ui.PartyParam(q.Get("party"), "party")
 			if err != nil {
 				return nil, err
 			}
@@ -38,7 +39,7 @@ func (c *Console) tokenPages() ([]Page, []Action) {
 				return nil, err
 			}
 			v := tokensView{Tokens: list, Whitelists: ocpi.WhitelistTypes}
-			_, _, v.Pager = OffsetPager(r, int(total), f.Limit)
+			_, _, v.Pager = ui.OffsetPager(r, int(total), f.Limit)
 			if v.EMSPs, err = c.partyOptions(r, party.RoleEMSP); err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
@@ -16,7 +17,7 @@ var trafficModules = []string{"locations", "tariffs", "tokens", "sessions", "cdr
 
 type trafficView struct {
 	Exchanges []traffic.Exchange
-	Pager     Pager
+	Pager     ui.Pager
 	Modules   []string
 	Classes   []string
 	// Export is the query of the current filter, for the export links.
@@ -52,11 +53,11 @@ type chainHop struct {
 // PageTitle names the chain.
 func (v chainView) PageTitle() string { return "Chain " + v.CorrelationID }
 
-func (c *Console) trafficPages() ([]Page, []Action) {
+func (c *Console) trafficPages() ([]ui.Page, []ui.Action) {
 	if c.cfg.DB == nil {
 		return nil, nil
 	}
-	return []Page{
+	return []ui.Page{
 		{
 			Path: "/traffic", Title: "Traffic", Section: "Integrations", Nav: "Traffic", Template: "traffic", Refresh: 10,
 			Load: func(r *http.Request) (any, error) {
@@ -71,7 +72,7 @@ func (c *Console) trafficPages() ([]Page, []Action) {
 				}
 				q := r.URL.Query()
 				q.Del("after")
-				return trafficView{Exchanges: list, Pager: KeysetPager(r, len(list), next, next != 0), Modules: trafficModules,
+				return trafficView{Exchanges: list, Pager: ui.KeysetPager(r, len(list), next, next != 0), Modules: trafficModules,
 					Classes: []string{"2xx", "4xx", "5xx", "failed", "1xxx", "2xxx", "3xxx"}, Export: q.Encode()}, nil
 			},
 		},
@@ -164,7 +165,7 @@ func millis(us int64) string {
 // prettyBody indents a JSON body; other bodies are shown as they are.
 func prettyBody(s string) string {
 	if strings.HasPrefix(s, "{") || strings.HasPrefix(s, "[") {
-		return prettyJSON([]byte(s))
+		return ui.PrettyJSON([]byte(s))
 	}
 	return s
 }

@@ -56,12 +56,7 @@ func newPayments(t testing.TB, h *hubtest.Hub, pg *pgsim.Server) *payments {
 	t.Helper()
 	b := &payments{h: h, pg: pg, ctx: hubtest.Ctx(t, 2*time.Minute)}
 	pg.SetWebhook(h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
-	var err error
-	if b.cpo, err = sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	h.Register(t, b.cpo.Platform)
+	b.cpo = registeredCPO(t, h, "Acme Charging", "ACM")
 	if err := b.cpo.PutLocation(b.ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -13,6 +12,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/console/ui"
 )
 
 //go:embed templates/*.html
@@ -98,25 +99,25 @@ func (c *Console) funcs() template.FuncMap {
 		// query returns the console path p with the current query, key set
 		// to value ("" removes it; "page"/"after" reset when a filter
 		// changes).
-		"query": func(p string, q url.Values, kv ...string) string { return withQuery(p, q, kv...) },
-		"tone":  tone,
-		"ago":   func(t any) string { return ago(toTime(t), c.clock.Now()) },
-		"abs":   func(t any) string { return absTime(toTime(t)) },
+		"query": func(p string, q url.Values, kv ...string) string { return ui.WithQuery(p, q, kv...) },
+		"tone":  ui.Tone,
+		"ago":   func(t any) string { return ui.Ago(ui.ToTime(t), c.clock.Now()) },
+		"abs":   func(t any) string { return ui.AbsTime(ui.ToTime(t)) },
 		"iso": func(t any) string {
-			tt := toTime(t)
+			tt := ui.ToTime(t)
 			if tt.IsZero() {
 				return ""
 			}
 			return tt.UTC().Format(time.RFC3339)
 		},
-		"isZero":     func(t any) bool { return toTime(t).IsZero() },
-		"json":       prettyJSON,
-		"trunc":      truncate,
+		"isZero":     func(t any) bool { return ui.ToTime(t).IsZero() },
+		"json":       ui.PrettyJSON,
+		"trunc":      ui.Truncate,
 		"join":       strings.Join,
 		"pathEscape": url.PathEscape,
 		"lower":      strings.ToLower,
-		"title":      titleCase,
-		"thousands":  func(n any) string { return thousands(toInt64(n)) },
+		"title":      ui.TitleCase,
+		"thousands":  func(n any) string { return ui.Thousands(ui.ToInt64(n)) },
 		"add":        func(a, b int) int { return a + b },
 		// deref reads an optional boolean.
 		"deref": func(b *bool) bool { return b != nil && *b },
@@ -125,7 +126,7 @@ func (c *Console) funcs() template.FuncMap {
 			if w == nil {
 				return ""
 			}
-			return scaled(*w, 1000, 1) + " kW"
+			return ui.Scaled(*w, 1000, 1) + " kW"
 		},
 		"dict": dict,
 		"list": func(v ...any) []any { return v },
@@ -149,60 +150,4 @@ func dict(kv ...any) (map[string]any, error) {
 		m[k] = kv[i+1]
 	}
 	return m, nil
-}
-
-// prettyJSON indents a JSON document (or encodes a value) for display.
-func prettyJSON(v any) string {
-	var raw []byte
-	switch x := v.(type) {
-	case []byte:
-		raw = x
-	case json.RawMessage:
-		raw = x
-	case string:
-		raw = []byte(x)
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Sprint(v)
-		}
-		raw = b
-	}
-	var out any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return string(raw)
-	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	return string(b)
-}
-
-// withQuery returns p with q's parameters, kv pairs set (empty value:
-// removed). Changing anything but the page position starts from the first
-// page.
-func withQuery(p string, q url.Values, kv ...string) string {
-	v := url.Values{}
-	for k, vs := range q {
-		v[k] = append([]string(nil), vs...)
-	}
-	paging := true
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i] != "page" && kv[i] != "after" {
-			paging = false
-		}
-	}
-	if !paging {
-		v.Del("page")
-		v.Del("after")
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			v.Del(kv[i])
-		} else {
-			v.Set(kv[i], kv[i+1])
-		}
-	}
-	if len(v) == 0 {
-		return p
-	}
-	return p + "?" + v.Encode()
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -25,10 +25,10 @@ const webhookSecret = "console-test-signing-secret-0123456789"
 // answers 410 Gone (it was taken down), emits one event, and waits until
 // its delivery has failed and the subscription is disabled. It returns the
 // subscription and the delivery.
-func failedDelivery(t testing.TB, h *hubtest.Hub) (*sim.WebhookReceiver, *webhook.Subscription, *webhook.Delivery) {
+func failedDelivery(t testing.TB, h *hubtest.Hub) (*webhooksim.Receiver, *webhook.Subscription, *webhook.Delivery) {
 	t.Helper()
 	ctx := hubtest.Ctx(t, time.Minute)
-	rcv, err := sim.StartWebhookReceiver()
+	rcv, err := webhooksim.Start()
 	if err != nil {
 		t.Fatal(err)
 	}

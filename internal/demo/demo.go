@@ -50,6 +50,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 )
 
 // Options configure a demo run.
@@ -81,9 +83,9 @@ type Env struct {
 	CPOs  []*sim.CPO
 	EMSPs []*sim.EMSP
 	// PTP is a payment terminal provider speaking OCPI 2.3.0.
-	PTP *sim.PTP
+	PTP *ptpsim.PTP
 	// Webhooks is the operator's webhook receiver.
-	Webhooks   *sim.WebhookReceiver
+	Webhooks   *webhooksim.Receiver
 	AdminToken string
 	Logger     *slog.Logger
 	// Parties is every simulated partner, in the order they started.
@@ -241,7 +243,7 @@ func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 		env.Parties = append(env.Parties, Partner{Platform: emsp.Platform, Role: "EMSP", CountryCode: e.cc, PartyID: e.pid})
 		tl.Event("emsp", "%s (eMSP %s-%s) at %s", e.name, e.cc, e.pid, emsp.URL())
 	}
-	ptp, err := sim.StartPTP("PayTerm India", "IN", "PTI", logger, func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
+	ptp, err := ptpsim.Start("PayTerm India", "IN", "PTI", logger, func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
 	if err != nil {
 		return err
 	}
@@ -249,7 +251,7 @@ func startPartners(env *Env, tl *Timeline, closers *[]func()) error {
 	env.PTP = ptp
 	env.Parties = append(env.Parties, Partner{Platform: ptp.Platform, Role: "PTP", CountryCode: "IN", PartyID: "PTI"})
 	tl.Event("ptp", "PayTerm India (payment terminals, PTP IN-PTI, OCPI 2.3.0) at %s", ptp.URL())
-	recv, err := sim.StartWebhookReceiver()
+	recv, err := webhooksim.Start()
 	if err != nil {
 		return err
 	}

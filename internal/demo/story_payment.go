@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // directPaymentStory is a card payment at a terminal next to the charger
@@ -23,7 +23,7 @@ func directPaymentStory() Story {
 		ptp, cpo := env.PTP, env.CPOs[0]
 		const termID, locID, evse = "PTI-TERM-0001", "DEL01", "DEL01-E1"
 
-		resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal(termID, nil))
+		resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal(termID, nil))
 		if err := status(resp, err, http.StatusCreated); err != nil {
 			return fmt.Errorf("%s registers terminal %s: %w", ptp.Name(), termID, err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // The partners the package's tests start: a simulated CPO, eMSP or PTP,
@@ -31,8 +32,8 @@ func registeredEMSP(t testing.TB, h *hubtest.Hub, name, cc, pid string) *sim.EMS
 	return p
 }
 
-func registeredPTP(t testing.TB, h *hubtest.Hub, name, cc, pid string) *sim.PTP {
-	p := started(t, sim.StartPTP, name, cc, pid)
+func registeredPTP(t testing.TB, h *hubtest.Hub, name, cc, pid string) *ptpsim.PTP {
+	p := started(t, ptpsim.Start, name, cc, pid)
 	h.Register(t, p.Platform)
 	return p
 }

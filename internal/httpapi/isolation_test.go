@@ -19,6 +19,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
@@ -303,7 +305,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	// A second session of A's, still ACTIVE: the one B tries to stop.
 	active, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
 	must(err)
-	rcv, err := sim.StartWebhookReceiver()
+	rcv, err := webhooksim.Start()
 	must(err)
 	t.Cleanup(rcv.Close)
 	wh := send(t, h, http.MethodPost, "/ocpi/2.2.1/webhooks", emspA.Token(), map[string]any{"url": rcv.URL(), "events": []string{"location.updated"}})
@@ -337,7 +339,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 		t.Fatalf("deliveries of A's webhook: %v %s", err, dl.body)
 	}
 	deliveryID := strconv.FormatInt(deliveries[0].ID, 10)
-	if resp, err := ptpA.CreateTerminal(ctx, sim.NewTerminal("TERM1", nil)); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+	if resp, err := ptpA.CreateTerminal(ctx, ptpsim.NewTerminal("TERM1", nil)); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
 		t.Fatalf("terminal: %v %s", err, bodyOf(resp))
 	}
 

@@ -96,9 +96,9 @@ func TestHealthChangesOnceUnderRace(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		hl, err := h.Parties.HealthOf(b.ctx, emspID)
-		if err != nil {
-			t.Fatal(err)
+		hl, found, err := h.Parties.HealthOf(b.ctx, emspID)
+		if err != nil || !found {
+			t.Fatal(found, err)
 		}
 		if hl.State != party.HealthDegraded || hl.ConsecutiveFailures != 12 {
 			t.Errorf("health %+v, want DEGRADED with 12 failures", hl)
@@ -113,7 +113,7 @@ func TestHealthChangesOnceUnderRace(t *testing.T) {
 		if err := h.Parties.RecordDelivery(b.ctx, party.DeliveryOutcome{PlatformID: emspID, Error: "timeout", Lag: 2 * time.Minute}); err != nil {
 			t.Fatal(err)
 		}
-		if hl, _ = h.Parties.HealthOf(b.ctx, emspID); hl.State != party.HealthDegraded || hl.ConsecutiveFailures != 1 {
+		if hl, _, _ = h.Parties.HealthOf(b.ctx, emspID); hl.State != party.HealthDegraded || hl.ConsecutiveFailures != 1 {
 			t.Errorf("after one failure of a 2-minute-old push: %+v, want DEGRADED", hl)
 		}
 		if n := len(rec.Events(event.PartnerRecovered)); n != 1 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi/core"
 )
 
 // Check validates an OCPI object field by field and keeps the first failure,
@@ -132,7 +134,7 @@ func (c *Check) Enum(field, v string, allowed []string, required bool) {
 		return
 	}
 	if !slices.Contains(allowed, v) {
-		c.Fail(field, "%q is not one of %s", truncate(v, 40), strings.Join(allowed, ", "))
+		c.Fail(field, "%q is not one of %s", core.Truncate(v, 40), strings.Join(allowed, ", "))
 	}
 }
 
@@ -255,10 +257,3 @@ func isAlnum(s string) bool {
 	}
 	return true
 }
-
-// EqualCI compares two CiStrings.
-func EqualCI(a, b string) bool { return strings.EqualFold(a, b) }
-
-// Key returns the database key form of a CiString: upper case, so that ids
-// differing only in case are the same object.
-func Key(s string) string { return strings.ToUpper(s) }

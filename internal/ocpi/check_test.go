@@ -3,6 +3,7 @@ package ocpi
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -87,15 +88,15 @@ func TestCheckPrimitives(t *testing.T) {
 
 		// DisplayText lists name the element.
 		{"display texts ok", func(c *Check) {
-			c.DisplayTexts("directions", []DisplayText{{"en", "Turn left"}, {"hi", "बाएं मुड़ें"}})
+			c.DisplayTexts("directions", []DisplayText{{Language: "en", Text: "Turn left"}, {Language: "hi", Text: "बाएं मुड़ें"}})
 		}, nil},
 		{"display text bad language", func(c *Check) {
-			c.DisplayTexts("directions", []DisplayText{{"en", "ok"}, {"english", "Turn left"}})
+			c.DisplayTexts("directions", []DisplayText{{Language: "en", Text: "ok"}, {Language: "english", Text: "Turn left"}})
 		}, &failure{"directions[1].language", "must be a two-letter ISO 639-1 language code"}},
 		{"display text too long", func(c *Check) {
-			c.DisplayTexts("directions", []DisplayText{{"en", strings.Repeat("x", 513)}})
+			c.DisplayTexts("directions", []DisplayText{{Language: "en", Text: strings.Repeat("x", 513)}})
 		}, &failure{"directions[0].text", "is longer than 512 characters"}},
-		{"display text empty", func(c *Check) { c.DisplayTexts("directions", []DisplayText{{"en", ""}}) }, &failure{"directions[0].text", "is required"}},
+		{"display text empty", func(c *Check) { c.DisplayTexts("directions", []DisplayText{{Language: "en", Text: ""}}) }, &failure{"directions[0].text", "is required"}},
 
 		// Price.
 		{"price ok", func(c *Check) { c.Price("total_cost", &Price{ExclVAT: NewNumber("1.5")}, true) }, nil},
@@ -233,3 +234,7 @@ func TestKeys(t *testing.T) {
 		t.Error("Key/EqualCI")
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
+
+var testNow = time.Date(2025, 3, 4, 5, 6, 7, 890_000_000, time.UTC)

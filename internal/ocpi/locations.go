@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi/core"
 )
 
 // Location is the 2.2.1 Location (locations.md §4). Lengths follow the 2026
@@ -413,10 +415,10 @@ func (c *Check) GeoLocation(field, lat, lon string) {
 		sub = c
 	}
 	if sub.Required("latitude", lat != "") && !latitudeRE.MatchString(lat) {
-		sub.Fail("latitude", "%q must match -?[0-9]{1,2}\\.[0-9]{5,7}", truncate(lat, 20))
+		sub.Fail("latitude", "%q must match -?[0-9]{1,2}\\.[0-9]{5,7}", core.Truncate(lat, 20))
 	}
 	if sub.Required("longitude", lon != "") && !longitudeRE.MatchString(lon) {
-		sub.Fail("longitude", "%q must match -?[0-9]{1,3}\\.[0-9]{5,7}", truncate(lon, 20))
+		sub.Fail("longitude", "%q must match -?[0-9]{1,3}\\.[0-9]{5,7}", core.Truncate(lon, 20))
 	}
 	if !sub.Failed() {
 		if f, _ := strconv.ParseFloat(lat, 64); f < -90 || f > 90 {
@@ -439,7 +441,7 @@ func (c *Check) HHMM(field, v string, required bool) {
 		return
 	}
 	if !hhmmRE.MatchString(v) {
-		c.Fail(field, "%q must be a time of day HH:MM", truncate(v, 20))
+		c.Fail(field, "%q must be a time of day HH:MM", core.Truncate(v, 20))
 	}
 }
 

@@ -3,6 +3,8 @@ package ocpi
 import (
 	"strconv"
 	"strings"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi/core"
 )
 
 // The Payments module (payments.md) is OCPI 2.3.0's; ocpihub serves it under
@@ -102,7 +104,7 @@ func (c *Check) IDList(field string, ids []string, n int) {
 		f := field + "[" + strconv.Itoa(i) + "]"
 		c.CiString(f, id, n, true)
 		if j, dup := seen[Key(id)]; dup && !c.Failed() {
-			c.Fail(f, "%q is listed twice (also at %s[%d])", truncate(id, 40), field, j)
+			c.Fail(f, "%q is listed twice (also at %s[%d])", core.Truncate(id, 40), field, j)
 		}
 		seen[Key(id)] = i
 	}

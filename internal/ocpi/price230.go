@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi/core"
 )
 
 // Version230 is the OCPI version of the Payments module (payments.md §0).
@@ -229,7 +231,7 @@ func priceObject(v any) any {
 		return nil
 	}
 	var out any
-	if decodeNumbers(b, &out) != nil {
+	if core.DecodeNumbers(b, &out) != nil {
 		return nil
 	}
 	return out

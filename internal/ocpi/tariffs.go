@@ -1,6 +1,10 @@
 package ocpi
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi/core"
+)
 
 // Tariff is the 2.2.1 Tariff (tariffs.md §2).
 type Tariff struct {
@@ -135,7 +139,7 @@ func (r *TariffRestrictions) check(c *Check) {
 	c.HHMM("end_time", r.EndTime, false)
 	for _, d := range [][2]string{{"start_date", r.StartDate}, {"end_date", r.EndDate}} {
 		if d[1] != "" && !dateRE.MatchString(d[1]) {
-			c.Fail(d[0], "%q must be a date YYYY-MM-DD", truncate(d[1], 20))
+			c.Fail(d[0], "%q must be a date YYYY-MM-DD", core.Truncate(d[1], 20))
 		}
 	}
 	for _, n := range []struct {

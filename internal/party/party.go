@@ -34,7 +34,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
@@ -42,6 +41,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party/health"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -85,7 +85,7 @@ type Config struct {
 	// Events receives party.status_changed whenever a party's HubClientInfo
 	// status changes, in the transaction of the change (default: discarded).
 	Events event.Emitter
-	// HealthFailures and HealthLag judge a receiver DEGRADED (health.go;
+	// HealthFailures and HealthLag judge a receiver DEGRADED (party/health;
 	// defaults DefaultHealthFailures and DefaultHealthLag).
 	HealthFailures int
 	HealthLag      time.Duration
@@ -127,10 +127,9 @@ type Service struct {
 	// changes its endpoints (the hub plans the initial load of the
 	// receivers it gained). Set them while wiring, before Start.
 	ConnectedFuncs []ConnectedFunc
-	// healthOK remembers, per platform, when this process last wrote a
-	// delivery success (health.go).
-	healthMu sync.Mutex
-	healthOK map[int64]int64
+	// Tracker is the receivers' delivery health (party/health): its
+	// RecordDelivery, Health and HealthOf are the registry's.
+	*health.Tracker
 }
 
 // New returns a Service. Call Init once the database is migrated.
@@ -150,18 +149,13 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	if cfg.Events == nil {
 		cfg.Events = event.Discard{}
 	}
-	if cfg.HealthFailures <= 0 {
-		cfg.HealthFailures = DefaultHealthFailures
-	}
-	if cfg.HealthLag <= 0 {
-		cfg.HealthLag = DefaultHealthLag
-	}
 	box, err := sealbox.New(cfg.SecretKey)
 	if err != nil {
 		return nil, err
 	}
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
 		NewTokenFunc: newToken, touched: newTouchCache()}
+	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
 	if jc != nil {
 		jobs.AddWorker(jc, &clientInfoWorker{s: s})
 		jobs.AddWorker(jc, &livenessWorker{s: s})

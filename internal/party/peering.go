@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party/ident"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -166,10 +167,10 @@ func (s *Service) PutClientInfo(ctx context.Context, c *Caller, cc, pid string, 
 	chk.Enum("status", ci.Status, []string{ClientConnected, ClientOffline, ClientPlanned, ClientSuspended}, true)
 	chk.DateTime("last_updated", ci.LastUpdated, true)
 	if cc != "" && !strings.EqualFold(cc, ci.CountryCode) {
-		chk.Fail("country_code", "is %q but the URL names %q", ci.CountryCode, printable(cc))
+		chk.Fail("country_code", "is %q but the URL names %q", ci.CountryCode, ident.Printable(cc))
 	}
 	if pid != "" && !strings.EqualFold(pid, ci.PartyID) {
-		chk.Fail("party_id", "is %q but the URL names %q", ci.PartyID, printable(pid))
+		chk.Fail("party_id", "is %q but the URL names %q", ci.PartyID, ident.Printable(pid))
 	}
 	if err := chk.Err(); err != nil {
 		return false, err

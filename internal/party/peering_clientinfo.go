@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party/ident"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -32,7 +33,7 @@ func (s *Service) GetClientInfo(ctx context.Context, c *Caller, cc, pid string) 
 			Scan(&ci.Role, &ci.CountryCode, &ci.PartyID, &ci.Status, &lu)
 	}
 	if errors.Is(err, store.ErrNoRows) {
-		return ci, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no party " + printable(strings.ToUpper(cc)) + "/" + printable(strings.ToUpper(pid)) + " is known to this hub"}
+		return ci, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no party " + ident.Printable(strings.ToUpper(cc)) + "/" + ident.Printable(strings.ToUpper(pid)) + " is known to this hub"}
 	}
 	if err != nil {
 		return ci, err

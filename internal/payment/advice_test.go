@@ -11,7 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/payment"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // pay runs a payment to its CDR: START_SESSION with ref, then STOP_SESSION;
@@ -77,7 +77,7 @@ func TestAdviceFlags(t *testing.T) {
 
 		// Another PTP confirming this PTP's payment: unmatched, flagged,
 		// never forwarded nor shown to the CPO.
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestAdviceValidation(t *testing.T) {
 		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		resp, err = cpo.Payments(ctx, http.MethodGet, "/financial-advice-confirmations/F1", nil, nil)
 		must(t, resp, err, http.StatusNotFound, 2000)
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h, "2.2.1")
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
-		start := func(ref, loc, evse string) *sim.Transaction {
+		start := func(ref, loc, evse string) *ptpsim.Transaction {
 			t.Helper()
 			tx, err := ptp.Begin(ctx, ref, loc, evse, "1", "", "")
 			if err != nil && tx == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestDirectPaymentEndToEnd drives a terminal transaction through the hub,
@@ -35,7 +36,7 @@ func endToEnd(t *testing.T, h *hubtest.Hub, version string) {
 	ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 
 	// The PTP creates a terminal (no CPO named: unclaimed); the CPO finds it.
-	resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal("TERM-1", nil))
+	resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("TERM-1", nil))
 	must(t, resp, err, http.StatusCreated, 1000)
 	found := false
 	for _, term := range list(t, ctx, cpo.Platform, "SENDER", "/terminals") {

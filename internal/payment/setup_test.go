@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/schematest"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // bundle is a hub with two CPOs, an eMSP and a PTP registered. CPO One
@@ -24,7 +25,7 @@ type bundle struct {
 	cpo    *sim.CPO
 	cpo2   *sim.CPO
 	emsp   *sim.EMSP
-	ptp    *sim.PTP
+	ptp    *ptpsim.PTP
 	events *hubtest.Recorder
 	ctx    context.Context
 }
@@ -62,7 +63,7 @@ func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
 		t.Fatal(err)
 	}
 	reg(b.emsp.Platform)
-	if b.ptp, err = sim.StartPTP("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) {
+	if b.ptp, err = ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) {
 		o.Versions = []string{ptpVersion}
 	}); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestStaleTerminalUpdates: a PTP's PUT or PATCH and a CPO's assignment
@@ -22,7 +22,7 @@ func TestStaleTerminalUpdates(t *testing.T) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) ocpi.DateTime { return ocpi.NewDateTime(t0.Add(time.Duration(m) * time.Minute)) }
-		resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme", "last_updated": at(10)}))
+		resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme", "last_updated": at(10)}))
 		must(t, resp, err, http.StatusCreated, 1000)
 
 		stale := func(what string, resp *ocpiclient.Response, err error) {
@@ -32,7 +32,7 @@ func TestStaleTerminalUpdates(t *testing.T) {
 				t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
 			}
 		}
-		resp, err = ptp.UpdateTerminal(ctx, http.MethodPut, "TERM-1", sim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Old", "last_updated": at(5)}))
+		resp, err = ptp.UpdateTerminal(ctx, http.MethodPut, "TERM-1", ptpsim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Old", "last_updated": at(5)}))
 		stale("older PTP PUT", resp, err)
 		resp, err = ptp.UpdateTerminal(ctx, http.MethodPatch, "TERM-1", map[string]any{"customer_reference": "Old", "last_updated": at(5)})
 		stale("older PTP PATCH", resp, err)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/payment"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestOperatorTerminalList: the operator's list spans every PTP and CPO,
@@ -19,7 +19,7 @@ func TestOperatorTerminalList(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h, "2.2.1")
 		ctx := b.ctx
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,13 +28,13 @@ func TestOperatorTerminalList(t *testing.T) {
 
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.
-		resp, err := b.ptp.CreateTerminal(ctx, sim.NewTerminal("T-A", nil))
+		resp, err := b.ptp.CreateTerminal(ctx, ptpsim.NewTerminal("T-A", nil))
 		must(t, resp, err, http.StatusCreated, 1000)
 		resp, err = b.cpo.Payments(ctx, http.MethodPatch, "/terminals/T-A", map[string]any{"location_ids": []string{"LOC2"}, "evse_uids": []string{"E1"}}, nil)
 		must(t, resp, err, http.StatusOK, 1000)
-		resp, err = b.ptp.CreateTerminal(ctx, sim.NewTerminal("T-B", map[string]any{"country_code": "IN", "party_id": "CP2", "evse_uids": []string{"E9"}}))
+		resp, err = b.ptp.CreateTerminal(ctx, ptpsim.NewTerminal("T-B", map[string]any{"country_code": "IN", "party_id": "CP2", "evse_uids": []string{"E9"}}))
 		must(t, resp, err, http.StatusCreated, 1000)
-		resp, err = other.CreateTerminal(ctx, sim.NewTerminal("T-C", map[string]any{"city": "Pune"}))
+		resp, err = other.CreateTerminal(ctx, ptpsim.NewTerminal("T-C", map[string]any{"city": "Pune"}))
 		must(t, resp, err, http.StatusCreated, 1000)
 
 		ids := func(list []*payment.TerminalSummary) []string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestTerminalRules: only a PTP creates terminals; a CPO changes only the
@@ -19,16 +20,16 @@ func TestTerminalRules(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h, "2.2.1")
 		ctx, ptp, cpo, cpo2 := b.ctx, b.ptp, b.cpo, b.cpo2
-		resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme"}))
+		resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme"}))
 		must(t, resp, err, http.StatusCreated, 1000)
 
 		// A CPO creating a terminal: 2001 with HTTP 405 and a clear message.
-		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals", sim.NewTerminal("CPO-TERM", nil), nil)
+		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals", ptpsim.NewTerminal("CPO-TERM", nil), nil)
 		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		if !strings.Contains(resp.Envelope.StatusMessage, "only a PTP creates terminals") {
 			t.Errorf("message: %s", resp.Envelope.StatusMessage)
 		}
-		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals/CPO-TERM", sim.NewTerminal("CPO-TERM", nil), nil)
+		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals/CPO-TERM", ptpsim.NewTerminal("CPO-TERM", nil), nil)
 		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		if terminalAt(t, ctx, cpo, "CPO-TERM") != nil {
 			t.Fatal("a CPO's POST created a terminal")
@@ -109,7 +110,7 @@ func TestTerminalRules(t *testing.T) {
 		}
 
 		// A PTP creating an id another PTP holds; an eMSP in the module.
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
+		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestTerminalRules(t *testing.T) {
 		// Its creates (POST, PUT) are checked as creates and refused with
 		// 2001 that does not say who holds the id; its PATCH is an unknown
 		// terminal's 404.
-		resp, err = other.CreateTerminal(ctx, sim.NewTerminal("term-1", nil))
+		resp, err = other.CreateTerminal(ctx, ptpsim.NewTerminal("term-1", nil))
 		refused(t, resp, err, http.StatusOK, 2001, "terminal_id")
 		if strings.Contains(strings.ToLower(string(resp.Body)), "ptp") {
 			t.Errorf("the refusal names the holder: %s", resp.Body)
@@ -183,7 +184,7 @@ func TestTerminalValidation(t *testing.T) {
 			{"last_updated", map[string]any{"last_updated": "yesterday"}, "last_updated"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal("BAD-"+strings.ReplaceAll(tc.name, " ", "-"), tc.extra))
+				resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("BAD-"+strings.ReplaceAll(tc.name, " ", "-"), tc.extra))
 				refused(t, resp, err, http.StatusOK, 2001, tc.field)
 			})
 		}
@@ -251,7 +252,7 @@ func TestTerminalActivation(t *testing.T) {
 
 		// The PTP creates the activated terminal for the CPO; the CPO asks
 		// for its deactivation.
-		resp, err = ptp.CreateTerminal(ctx, sim.NewTerminal("ACT-1", map[string]any{"reference": "SN-0042", "country_code": "IN",
+		resp, err = ptp.CreateTerminal(ctx, ptpsim.NewTerminal("ACT-1", map[string]any{"reference": "SN-0042", "country_code": "IN",
 			"party_id": "CP1", "location_ids": []string{"LOC1"}}))
 		must(t, resp, err, http.StatusCreated, 1000)
 		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals/ACT-1/deactivate", nil, nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestPTPOnVersions: the hub lists 2.3.0 with the Payments module; a PTP
@@ -58,7 +59,7 @@ func TestPTPOnVersions(t *testing.T) {
 		}
 
 		// The PTP registers on 2.3.0.
-		ptp, err := sim.StartPTP("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
+		ptp, err := ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
 		start(ptp.Platform, err)
 		h.Register(t, ptp.Platform)
 		if ptp.HubVersion() != "2.3.0" {

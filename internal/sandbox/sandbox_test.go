@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sandbox"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
@@ -214,9 +215,9 @@ func TestSandboxResetLeavesProductionIntact(t *testing.T) {
 	}, func(o *hubtest.Options) { o.Sandbox = true })
 }
 
-func startReceiver(t *testing.T) *sim.WebhookReceiver {
+func startReceiver(t *testing.T) *webhooksim.Receiver {
 	t.Helper()
-	r, err := sim.StartWebhookReceiver()
+	r, err := webhooksim.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,9 +236,9 @@ func emitIn(t *testing.T, a *app.App, pid string) {
 	}
 }
 
-func waitOne(t *testing.T, r *sim.WebhookReceiver) { waitN(t, r, 1) }
+func waitOne(t *testing.T, r *webhooksim.Receiver) { waitN(t, r, 1) }
 
-func waitN(t *testing.T, r *sim.WebhookReceiver, n int) []sim.WebhookDelivery {
+func waitN(t *testing.T, r *webhooksim.Receiver, n int) []webhooksim.Delivery {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -29,7 +29,7 @@ func (p *Platform) handleClientInfo(w http.ResponseWriter, r *http.Request) {
 	rest := r.URL.Path[strings.Index(r.URL.Path, "/clientinfo")+len("/clientinfo"):]
 	parts := strings.Split(strings.Trim(rest, "/"), "/")
 	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-		p.reply(w, http.StatusNotFound, 2000, nil)
+		p.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	cc, pid := strings.ToUpper(parts[0]), strings.ToUpper(parts[1])
@@ -37,12 +37,12 @@ func (p *Platform) handleClientInfo(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPut:
 		var ci ClientInfo
 		if err := json.NewDecoder(r.Body).Decode(&ci); err != nil {
-			p.reply(w, http.StatusBadRequest, 2001, nil)
+			p.Reply(w, http.StatusBadRequest, 2001, nil)
 			return
 		}
 		if !strings.EqualFold(ci.CountryCode, cc) || !strings.EqualFold(ci.PartyID, pid) || ci.Role == "" ||
 			!slices.Contains(connectionStatuses, ci.Status) || ci.LastUpdated.IsZero() {
-			p.reply(w, http.StatusOK, 2001, nil)
+			p.Reply(w, http.StatusOK, 2001, nil)
 			return
 		}
 		p.mu.Lock()
@@ -65,12 +65,12 @@ func (p *Platform) handleClientInfo(w http.ResponseWriter, r *http.Request) {
 		}
 		p.mu.Unlock()
 		if ci == nil {
-			p.reply(w, http.StatusNotFound, 2000, nil)
+			p.Reply(w, http.StatusNotFound, 2000, nil)
 			return
 		}
 		p.OK(w, ci)
 	default:
-		p.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		p.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 

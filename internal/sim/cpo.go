@@ -9,6 +9,7 @@ import (
 	"net/url"
 
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // CPO is a simulated Charge Point Operator. It serves its locations and
@@ -16,8 +17,8 @@ import (
 // Link) and pushes changes to the hub's RECEIVER interfaces.
 type CPO struct {
 	*Platform
-	locations *directory
-	tariffs   *directory
+	locations *simwire.Directory
+	tariffs   *simwire.Directory
 	// st is the tokens, commands, sessions and CDRs side.
 	st *cpoState
 	// pay is the payments receiver side.
@@ -34,7 +35,7 @@ func StartCPO(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)
 	if err != nil {
 		return nil, err
 	}
-	c := &CPO{Platform: p, locations: newDirectory(), tariffs: newDirectory()}
+	c := &CPO{Platform: p, locations: simwire.NewDirectory(), tariffs: simwire.NewDirectory()}
 	p.Handle("locations", "SENDER", "/cpo/locations", c.handleLocations)
 	p.Handle("tariffs", "SENDER", "/cpo/tariffs", c.handleTariffs)
 	c.handleSessionModules()
@@ -45,16 +46,16 @@ func StartCPO(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)
 // handleLocations is the CPO's locations sender (pull is mandatory for the
 // data owner): the list, or one location.
 func (c *CPO) handleLocations(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/cpo/locations")
+	seg := simwire.Segments(r.URL.Path, "/cpo/locations")
 	if len(seg) == 0 {
 		c.serveList(w, r, c.locations)
 		return
 	}
-	if o := c.locations.get(c.opts.CountryCode, c.opts.PartyID, seg[0]); o != nil {
+	if o := c.locations.Get(c.opts.CountryCode, c.opts.PartyID, seg[0]); o != nil {
 		c.OK(w, o)
 		return
 	}
-	c.reply(w, http.StatusNotFound, 2003, nil)
+	c.Reply(w, http.StatusNotFound, 2003, nil)
 }
 
 // handleTariffs is the CPO's tariffs sender.
@@ -69,7 +70,7 @@ func (c *CPO) SetLocation(loc any) error { return c.set(c.locations, loc) }
 // SetTariff puts a tariff into the CPO's own directory without pushing it.
 func (c *CPO) SetTariff(t any) error { return c.set(c.tariffs, t) }
 
-func (c *CPO) set(d *directory, obj any) error {
+func (c *CPO) set(d *simwire.Directory, obj any) error {
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return err
@@ -86,7 +87,7 @@ func (c *CPO) set(d *directory, obj any) error {
 		// A legacy object has no owner fields: it is this CPO's.
 		head.CC, head.PID = c.opts.CountryCode, c.opts.PartyID
 	}
-	if !d.apply(http.MethodPut, []string{head.CC, head.PID, head.ID}, b) {
+	if !d.Apply(http.MethodPut, []string{head.CC, head.PID, head.ID}, b) {
 		return fmt.Errorf("could not store %s", head.ID)
 	}
 	return nil
@@ -115,7 +116,7 @@ func (c *CPO) Push(ctx context.Context, module, method string, body any, header 
 		if module == "tariffs" {
 			d = c.tariffs
 		}
-		d.apply(method, seg, b)
+		d.Apply(method, seg, b)
 	}
 	return resp, err
 }

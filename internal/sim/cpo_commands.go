@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // CommandBehavior is how the CPO simulator answers one command. The zero
@@ -35,15 +36,14 @@ type CommandBehavior struct {
 
 // handleCommand is the CPO's commands receiver.
 func (c *CPO) handleCommand(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/cpo/commands")
+	seg := simwire.Segments(r.URL.Path, "/cpo/commands")
 	if r.Method != http.MethodPost || len(seg) != 1 {
-		c.reply(w, http.StatusNotFound, 2000, nil)
+		c.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	cmd := seg[0]
-	var body map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		c.reply(w, http.StatusBadRequest, 2001, nil)
+	body, read := c.ReadObject(w, r)
+	if !read {
 		return
 	}
 	c.st.mu.Lock()
@@ -72,7 +72,7 @@ func (c *CPO) handleCommand(w http.ResponseWriter, r *http.Request) {
 		// 2.1.1 CommandResponse: the result alone.
 		answer = map[string]any{"result": b.Response}
 	}
-	c.reply(w, http.StatusOK, b.StatusCode, answer)
+	c.Reply(w, http.StatusOK, b.StatusCode, answer)
 	if b.Response != ocpi.CommandAccepted || b.NoResult || b.StatusCode != 1000 {
 		return
 	}
@@ -127,9 +127,9 @@ func (c *CPO) ProfileRequests() []Command {
 // handleProfile is the CPO's chargingprofiles receiver: it accepts every
 // request and posts the result (ACCEPTED; for a GET, with the profile).
 func (c *CPO) handleProfile(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/cpo/chargingprofiles")
+	seg := simwire.Segments(r.URL.Path, "/cpo/chargingprofiles")
 	if len(seg) != 1 {
-		c.reply(w, http.StatusNotFound, 2000, nil)
+		c.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	var body map[string]any
@@ -146,7 +146,7 @@ func (c *CPO) handleProfile(w http.ResponseWriter, r *http.Request) {
 	c.OK(w, map[string]any{"result": "ACCEPTED", "timeout": 30})
 	result := map[string]any{"result": "ACCEPTED"}
 	if r.Method == http.MethodGet {
-		result["profile"] = map[string]any{"start_date_time": ocpi.NewDateTime(time.Now()),
+		result["profile"] = map[string]any{"start_date_time": ocpi.NewDateTime(c.Now()),
 			"charging_profile": map[string]any{"charging_rate_unit": "W", "charging_profile_period": []any{
 				map[string]any{"start_period": 0, "limit": 11000}}}}
 	}

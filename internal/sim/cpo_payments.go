@@ -2,13 +2,13 @@ package sim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // cpoPayments is the CPO simulator's payments receiver side: the terminals
@@ -30,18 +30,17 @@ func (c *CPO) handlePaymentModules() {
 // handlePayments stores terminals (POST .../terminals) and confirmations
 // (POST .../financial-advice-confirmations) and serves them back by id.
 func (c *CPO) handlePayments(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/cpo/payments")
+	seg := simwire.Segments(r.URL.Path, "/cpo/payments")
 	if len(seg) == 0 {
-		c.reply(w, http.StatusNotFound, 2000, nil)
+		c.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	c.pay.mu.Lock()
 	defer c.pay.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && len(seg) == 1:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			c.reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := c.ReadObject(w, r)
+		if !read {
 			return
 		}
 		switch seg[0] {
@@ -51,7 +50,7 @@ func (c *CPO) handlePayments(w http.ResponseWriter, r *http.Request) {
 		case "financial-advice-confirmations":
 			c.pay.advice = append(c.pay.advice, obj)
 		default:
-			c.reply(w, http.StatusNotFound, 2000, nil)
+			c.Reply(w, http.StatusNotFound, 2000, nil)
 			return
 		}
 		c.OK(w, nil)
@@ -60,7 +59,7 @@ func (c *CPO) handlePayments(w http.ResponseWriter, r *http.Request) {
 			c.OK(w, t)
 			return
 		}
-		c.reply(w, http.StatusNotFound, 2000, nil)
+		c.Reply(w, http.StatusNotFound, 2000, nil)
 	case r.Method == http.MethodGet && len(seg) == 2 && seg[0] == "financial-advice-confirmations":
 		for _, a := range c.pay.advice {
 			if id, _ := a["id"].(string); strings.EqualFold(id, seg[1]) {
@@ -68,9 +67,9 @@ func (c *CPO) handlePayments(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		c.reply(w, http.StatusNotFound, 2000, nil)
+		c.Reply(w, http.StatusNotFound, 2000, nil)
 	default:
-		c.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		c.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 
@@ -79,7 +78,7 @@ func (c *CPO) handlePayments(w http.ResponseWriter, r *http.Request) {
 func (c *CPO) ReceivedTerminal(id string) map[string]any {
 	c.pay.mu.Lock()
 	defer c.pay.mu.Unlock()
-	return clone(c.pay.terminals[strings.ToUpper(id)])
+	return simwire.Clone(c.pay.terminals[strings.ToUpper(id)])
 }
 
 // ReceivedAdvice returns the confirmations the hub posted to the CPO, in
@@ -89,7 +88,7 @@ func (c *CPO) ReceivedAdvice() []map[string]any {
 	defer c.pay.mu.Unlock()
 	out := make([]map[string]any, len(c.pay.advice))
 	for i, a := range c.pay.advice {
-		out[i] = clone(a)
+		out[i] = simwire.Clone(a)
 	}
 	return out
 }

@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // SessionPlan is what the CPO simulator's sessions consume and cost.
@@ -99,42 +99,32 @@ func (c *CPO) Errors() []error {
 func (c *CPO) ReceivedToken(cc, pid, uid, typ string) map[string]any {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	return clone(c.st.tokens[strings.ToUpper(cc+"/"+pid+"/"+uid+"/"+typ)])
+	return simwire.Clone(c.st.tokens[strings.ToUpper(cc+"/"+pid+"/"+uid+"/"+typ)])
 }
 
 // Session returns the CPO's own copy of one of its sessions.
 func (c *CPO) Session(id string) map[string]any {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	return clone(c.st.sessions[id])
+	return simwire.Clone(c.st.sessions[id])
 }
 
 // Wait waits for the background work started by commands to finish.
 func (c *CPO) Wait() { c.st.background.Wait() }
 
-func clone(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	b, _ := json.Marshal(m)
-	var out map[string]any
-	_ = json.Unmarshal(b, &out)
-	return out
-}
-
 // handleTokens is the CPO's tokens receiver: PUT, PATCH and GET of
 // /{cc}/{pid}/{uid}?type=.
 func (c *CPO) handleTokens(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/cpo/tokens")
+	seg := simwire.Segments(r.URL.Path, "/cpo/tokens")
 	if len(seg) != 3 {
-		c.reply(w, http.StatusNotFound, 2000, nil)
+		c.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	typ := r.URL.Query().Get("type")
 	var obj map[string]any
 	if r.Method == http.MethodPut || r.Method == http.MethodPatch {
 		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			c.reply(w, http.StatusBadRequest, 2001, nil)
+			c.Reply(w, http.StatusBadRequest, 2001, nil)
 			return
 		}
 		if t, _ := obj["type"].(string); typ == "" && r.Method == http.MethodPut {
@@ -154,12 +144,12 @@ func (c *CPO) handleTokens(w http.ResponseWriter, r *http.Request) {
 			c.OK(w, t)
 			return
 		}
-		c.reply(w, http.StatusNotFound, 2004, nil)
+		c.Reply(w, http.StatusNotFound, 2004, nil)
 	case http.MethodPut, http.MethodPatch:
 		cur, ok := c.st.tokens[key]
 		if r.Method == http.MethodPatch {
 			if !ok {
-				c.reply(w, http.StatusNotFound, 2004, nil)
+				c.Reply(w, http.StatusNotFound, 2004, nil)
 				return
 			}
 			for k, v := range obj {
@@ -170,7 +160,7 @@ func (c *CPO) handleTokens(w http.ResponseWriter, r *http.Request) {
 		c.st.tokens[key] = obj
 		c.OK(w, nil)
 	default:
-		c.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		c.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 
@@ -233,7 +223,7 @@ func (c *CPO) StartSession(ctx context.Context, cmd map[string]any) (string, err
 	if evse == "" || conn == "" {
 		evse, conn = c.firstConnector(loc, evse)
 	}
-	now := ocpi.NewDateTime(time.Now())
+	now := ocpi.NewDateTime(c.Now())
 	c.st.mu.Lock()
 	c.st.seq++
 	id := fmt.Sprintf("S%d-%d", c.st.seq, now.UnixMilli()%1_000_000)
@@ -257,7 +247,7 @@ func (c *CPO) StartSession(ctx context.Context, cmd map[string]any) (string, err
 // firstConnector picks the EVSE (the given one, or the first) and its
 // first connector from the CPO's own copy of a location.
 func (c *CPO) firstConnector(locationID, evseUID string) (string, string) {
-	loc := c.locations.get(c.opts.CountryCode, c.opts.PartyID, locationID)
+	loc := c.locations.Get(c.opts.CountryCode, c.opts.PartyID, locationID)
 	evses, _ := loc["evses"].([]any)
 	for _, e := range evses {
 		m, _ := e.(map[string]any)
@@ -286,7 +276,7 @@ func (c *CPO) PutSession(ctx context.Context, s map[string]any) error {
 	id, _ := s["id"].(string)
 	c.st.mu.Lock()
 	prev, had := c.st.sessions[id]
-	c.st.sessions[id] = clone(s)
+	c.st.sessions[id] = simwire.Clone(s)
 	c.st.mu.Unlock()
 	c.st.sessionPush.Lock()
 	defer c.st.sessionPush.Unlock()
@@ -318,7 +308,7 @@ func (c *CPO) PatchSession(ctx context.Context, id string, patch map[string]any)
 	if s == nil {
 		return nil
 	}
-	for k, v := range clone(patch) {
+	for k, v := range simwire.Clone(patch) {
 		if k == "charging_periods" {
 			old, _ := s[k].([]any)
 			add, _ := v.([]any)
@@ -342,7 +332,7 @@ func (c *CPO) StopSession(ctx context.Context, id string) error {
 		return c.stopLegacySession(ctx, s)
 	}
 	p := c.plan()
-	now := ocpi.NewDateTime(time.Now())
+	now := ocpi.NewDateTime(c.Now())
 	start, _ := ocpi.ParseDateTime(fmt.Sprint(s["start_date_time"]))
 	period := map[string]any{"start_date_time": start, "dimensions": []any{map[string]any{"type": "ENERGY", "volume": json.Number(p.KWh)}}}
 	cost := map[string]any{"excl_vat": json.Number(p.CostExclVAT), "incl_vat": json.Number(p.CostInclVAT)}
@@ -388,7 +378,7 @@ func (c *CPO) cdrLocation(s map[string]any) map[string]any {
 	out := map[string]any{"id": locID, "address": "Main Street 1", "city": "Bengaluru", "country": "IND",
 		"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"}, "evse_uid": evse, "evse_id": evse,
 		"connector_id": conn, "connector_standard": "IEC_62196_T2", "connector_format": "SOCKET", "connector_power_type": "AC_3_PHASE"}
-	loc := c.locations.get(c.opts.CountryCode, c.opts.PartyID, locID)
+	loc := c.locations.Get(c.opts.CountryCode, c.opts.PartyID, locID)
 	if loc == nil {
 		return out
 	}
@@ -401,12 +391,12 @@ func (c *CPO) cdrLocation(s map[string]any) map[string]any {
 		out["address"] = addr[:45]
 	}
 	evses, _ := loc["evses"].([]any)
-	if e := findObj(evses, "uid", evse); e != nil {
+	if e := simwire.FindObj(evses, "uid", evse); e != nil {
 		if id, _ := e["evse_id"].(string); id != "" {
 			out["evse_id"] = id
 		}
 		conns, _ := e["connectors"].([]any)
-		if k := findObj(conns, "id", conn); k != nil {
+		if k := simwire.FindObj(conns, "id", conn); k != nil {
 			out["connector_standard"], out["connector_format"], out["connector_power_type"] = k["standard"], k["format"], k["power_type"]
 		}
 	}
@@ -419,7 +409,7 @@ func (c *CPO) PostCDR(ctx context.Context, cdr map[string]any) (*ocpiclient.Resp
 	resp, err := c.hubPush(ctx, "cdrs", http.MethodPost, cdr)
 	if err == nil {
 		c.st.mu.Lock()
-		c.st.cdrs = append(c.st.cdrs, clone(cdr))
+		c.st.cdrs = append(c.st.cdrs, simwire.Clone(cdr))
 		c.st.mu.Unlock()
 	}
 	return resp, err
@@ -428,10 +418,10 @@ func (c *CPO) PostCDR(ctx context.Context, cdr map[string]any) (*ocpiclient.Resp
 // handleSessions is the CPO's sessions sender: the list of its sessions,
 // and PUT .../{id}/charging_preferences.
 func (c *CPO) handleSessions(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/cpo/sessions")
+	seg := simwire.Segments(r.URL.Path, "/cpo/sessions")
 	if r.Method == http.MethodPut && len(seg) == 2 && seg[1] == "charging_preferences" {
 		if c.Session(seg[0]) == nil {
-			c.reply(w, http.StatusNotFound, 2001, nil)
+			c.Reply(w, http.StatusNotFound, 2001, nil)
 			return
 		}
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -441,7 +431,7 @@ func (c *CPO) handleSessions(w http.ResponseWriter, r *http.Request) {
 	c.st.mu.Lock()
 	list := make([]any, 0, len(c.st.sessions))
 	for _, s := range c.st.sessions {
-		list = append(list, clone(s))
+		list = append(list, simwire.Clone(s))
 	}
 	c.st.mu.Unlock()
 	w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // EMSP is a simulated e-mobility service provider. Its locations and
@@ -11,8 +13,8 @@ import (
 // copy (tests assert the final state; the request log keeps the order).
 type EMSP struct {
 	*Platform
-	locations *directory
-	tariffs   *directory
+	locations *simwire.Directory
+	tariffs   *simwire.Directory
 	// st is the tokens, sessions, CDRs and commands side.
 	st *emspState
 }
@@ -27,7 +29,7 @@ func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options
 	if err != nil {
 		return nil, err
 	}
-	e := &EMSP{Platform: p, locations: newDirectory(), tariffs: newDirectory()}
+	e := &EMSP{Platform: p, locations: simwire.NewDirectory(), tariffs: simwire.NewDirectory()}
 	p.Handle("tokens", "SENDER", "/emsp/tokens", e.handleTokens)
 	p.Handle("locations", "RECEIVER", "/emsp/locations", e.receiver(e.locations, "/emsp/locations"))
 	p.Handle("tariffs", "RECEIVER", "/emsp/tariffs", e.receiver(e.tariffs, "/emsp/tariffs"))
@@ -42,24 +44,24 @@ func (e *EMSP) handleTokens(w http.ResponseWriter, r *http.Request) { e.serveTok
 // receiver applies PUT/PATCH/DELETE to d and serves GET from it; a PATCH or
 // sub-object PUT of an unknown location answers 404 (the sender then PUTs
 // the whole object).
-func (e *EMSP) receiver(d *directory, marker string) http.HandlerFunc {
+func (e *EMSP) receiver(d *simwire.Directory, marker string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		seg := segments(r.URL.Path, marker)
+		seg := simwire.Segments(r.URL.Path, marker)
 		if len(seg) < 3 {
-			e.reply(w, http.StatusNotFound, 2000, nil)
+			e.Reply(w, http.StatusNotFound, 2000, nil)
 			return
 		}
 		if r.Method == http.MethodGet {
-			if o := d.get(seg[0], seg[1], seg[2]); o != nil {
+			if o := d.Get(seg[0], seg[1], seg[2]); o != nil {
 				e.OK(w, o)
 				return
 			}
-			e.reply(w, http.StatusNotFound, 2003, nil)
+			e.Reply(w, http.StatusNotFound, 2003, nil)
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		if !d.apply(r.Method, seg, body) {
-			e.reply(w, http.StatusNotFound, 2003, nil)
+		if !d.Apply(r.Method, seg, body) {
+			e.Reply(w, http.StatusNotFound, 2003, nil)
 			return
 		}
 		e.OK(w, nil)
@@ -67,10 +69,10 @@ func (e *EMSP) receiver(d *directory, marker string) http.HandlerFunc {
 }
 
 // Location returns the eMSP's copy of a location (nil when it has none).
-func (e *EMSP) Location(cc, pid, id string) map[string]any { return e.locations.get(cc, pid, id) }
+func (e *EMSP) Location(cc, pid, id string) map[string]any { return e.locations.Get(cc, pid, id) }
 
 // Tariff returns the eMSP's copy of a tariff.
-func (e *EMSP) Tariff(cc, pid, id string) map[string]any { return e.tariffs.get(cc, pid, id) }
+func (e *EMSP) Tariff(cc, pid, id string) map[string]any { return e.tariffs.Get(cc, pid, id) }
 
 // EVSEStatus returns the status of an EVSE in the eMSP's copy ("" if none).
 func (e *EMSP) EVSEStatus(cc, pid, locationID, evseUID string) string {
@@ -79,7 +81,7 @@ func (e *EMSP) EVSEStatus(cc, pid, locationID, evseUID string) string {
 		return ""
 	}
 	evses, _ := loc["evses"].([]any)
-	if ev := findObj(evses, "uid", evseUID); ev != nil {
+	if ev := simwire.FindObj(evses, "uid", evseUID); ev != nil {
 		s, _ := ev["status"].(string)
 		return s
 	}
@@ -87,4 +89,4 @@ func (e *EMSP) EVSEStatus(cc, pid, locationID, evseUID string) string {
 }
 
 // LocationCount returns how many locations the eMSP holds.
-func (e *EMSP) LocationCount() int { return e.locations.len() }
+func (e *EMSP) LocationCount() int { return e.locations.Len() }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // AuthorizeBehavior is how the eMSP simulator answers a real-time
@@ -83,7 +84,7 @@ func (e *EMSP) NewToken(uid, typ, whitelist string) map[string]any {
 	}
 	return map[string]any{"country_code": e.opts.CountryCode, "party_id": e.opts.PartyID, "uid": uid, "type": typ,
 		"contract_id": "C-" + uid, "issuer": e.opts.Name, "valid": true, "whitelist": whitelist,
-		"last_updated": ocpi.NewDateTime(time.Now())}
+		"last_updated": ocpi.NewDateTime(e.Now())}
 }
 
 // PutToken pushes a token to the hub's tokens RECEIVER and keeps it as the
@@ -94,7 +95,7 @@ func (e *EMSP) PutToken(ctx context.Context, tok map[string]any) (*ocpiclient.Re
 	resp, err := e.tokenCall(ctx, http.MethodPut, uid, typ, tok)
 	if err == nil {
 		e.st.mu.Lock()
-		e.st.tokens[tokenKey(uid, typ)] = clone(tok)
+		e.st.tokens[tokenKey(uid, typ)] = simwire.Clone(tok)
 		e.st.mu.Unlock()
 	}
 	return resp, err
@@ -133,7 +134,7 @@ func (e *EMSP) tokenCall(ctx context.Context, method, uid, typ string, body any)
 // serveTokens is the eMSP's tokens sender: the list of its tokens, and
 // POST /{uid}/authorize.
 func (e *EMSP) serveTokens(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/emsp/tokens")
+	seg := simwire.Segments(r.URL.Path, "/emsp/tokens")
 	if r.Method == http.MethodPost && len(seg) == 2 && seg[1] == "authorize" {
 		e.authorize(w, r, seg[0])
 		return
@@ -141,7 +142,7 @@ func (e *EMSP) serveTokens(w http.ResponseWriter, r *http.Request) {
 	e.st.mu.Lock()
 	list := make([]any, 0, len(e.st.tokens))
 	for _, t := range e.st.tokens {
-		list = append(list, clone(t))
+		list = append(list, simwire.Clone(t))
 	}
 	e.st.mu.Unlock()
 	w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
@@ -158,7 +159,7 @@ func (e *EMSP) authorize(w http.ResponseWriter, r *http.Request, uid string) {
 	_ = json.NewDecoder(r.Body).Decode(&body)
 	e.st.mu.Lock()
 	fn := e.st.onAuthorize
-	tok := clone(e.st.tokens[tokenKey(uid, typ)])
+	tok := simwire.Clone(e.st.tokens[tokenKey(uid, typ)])
 	e.st.refs++
 	ref := fmt.Sprintf("%s-AUTH-%d", e.opts.PartyID, e.st.refs)
 	e.st.mu.Unlock()
@@ -178,7 +179,7 @@ func (e *EMSP) authorize(w http.ResponseWriter, r *http.Request, uid string) {
 		}
 	}
 	if b.Unknown || (tok == nil && b.Allowed == "") {
-		e.reply(w, http.StatusNotFound, 2004, nil)
+		e.Reply(w, http.StatusNotFound, 2004, nil)
 		return
 	}
 	if tok == nil {
@@ -208,9 +209,9 @@ func (e *EMSP) authorize(w http.ResponseWriter, r *http.Request, uid string) {
 // handleSession is the eMSP's sessions receiver: PUT, PATCH (appending
 // charging_periods) and GET of /{cc}/{pid}/{id}.
 func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/emsp/sessions")
+	seg := simwire.Segments(r.URL.Path, "/emsp/sessions")
 	if len(seg) != 3 {
-		e.reply(w, http.StatusNotFound, 2000, nil)
+		e.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
 	key := strings.ToUpper(strings.Join(seg, "/"))
@@ -222,17 +223,16 @@ func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
 			e.OK(w, s)
 			return
 		}
-		e.reply(w, http.StatusNotFound, 2000, nil)
+		e.Reply(w, http.StatusNotFound, 2000, nil)
 	case http.MethodPut, http.MethodPatch:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			e.reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := e.ReadObject(w, r)
+		if !read {
 			return
 		}
 		if r.Method == http.MethodPatch {
 			cur, found := e.st.sessions[key]
 			if !found {
-				e.reply(w, http.StatusNotFound, 2000, nil)
+				e.Reply(w, http.StatusNotFound, 2000, nil)
 				return
 			}
 			for k, v := range obj {
@@ -249,7 +249,7 @@ func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
 		e.st.sessions[key] = obj
 		e.OK(w, nil)
 	default:
-		e.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		e.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 
@@ -257,7 +257,7 @@ func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
 func (e *EMSP) Session(cc, pid, id string) map[string]any {
 	e.st.mu.Lock()
 	defer e.st.mu.Unlock()
-	return clone(e.st.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
+	return simwire.Clone(e.st.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
 }
 
 // Sessions returns how many sessions the eMSP holds.
@@ -270,28 +270,27 @@ func (e *EMSP) Sessions() int {
 // handleCDR is the eMSP's CDRs receiver: POST stores a CDR and answers with
 // its URL in Location; GET of that URL returns it.
 func (e *EMSP) handleCDR(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/emsp/cdrs")
+	seg := simwire.Segments(r.URL.Path, "/emsp/cdrs")
 	e.st.mu.Lock()
 	defer e.st.mu.Unlock()
 	switch {
 	case r.Method == http.MethodPost && len(seg) == 0:
-		var obj map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-			e.reply(w, http.StatusBadRequest, 2001, nil)
+		obj, read := e.ReadObject(w, r)
+		if !read {
 			return
 		}
 		e.st.cdrs = append(e.st.cdrs, obj)
 		w.Header().Set("Location", fmt.Sprintf("%s/ocpi/2.2.1/emsp/cdrs/%d", e.URL(), len(e.st.cdrs)))
-		e.reply(w, http.StatusCreated, 1000, nil)
+		e.Reply(w, http.StatusCreated, 1000, nil)
 	case r.Method == http.MethodGet && len(seg) == 1:
 		var n int
 		if _, err := fmt.Sscan(seg[0], &n); err != nil || n < 1 || n > len(e.st.cdrs) {
-			e.reply(w, http.StatusNotFound, 2000, nil)
+			e.Reply(w, http.StatusNotFound, 2000, nil)
 			return
 		}
 		e.OK(w, e.st.cdrs[n-1])
 	default:
-		e.reply(w, http.StatusNotFound, 2000, nil)
+		e.Reply(w, http.StatusNotFound, 2000, nil)
 	}
 }
 
@@ -301,7 +300,7 @@ func (e *EMSP) CDRs() []map[string]any {
 	defer e.st.mu.Unlock()
 	out := make([]map[string]any, len(e.st.cdrs))
 	for i, d := range e.st.cdrs {
-		out[i] = clone(d)
+		out[i] = simwire.Clone(d)
 	}
 	return out
 }
@@ -315,7 +314,7 @@ func (e *EMSP) SendCommand(ctx context.Context, command string, body map[string]
 		return "", nil, fmt.Errorf("the hub lists no commands RECEIVER")
 	}
 	uid := uuid.NewString()
-	b := clone(body)
+	b := simwire.Clone(body)
 	if b == nil {
 		b = map[string]any{}
 	}
@@ -330,14 +329,13 @@ func (e *EMSP) SendCommand(ctx context.Context, command string, body map[string]
 
 // handleCommandResult records a CommandResult posted to a response_url.
 func (e *EMSP) handleCommandResult(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/emsp/commands")
+	seg := simwire.Segments(r.URL.Path, "/emsp/commands")
 	if r.Method != http.MethodPost || len(seg) != 2 {
-		e.reply(w, http.StatusNotFound, 2000, nil)
+		e.Reply(w, http.StatusNotFound, 2000, nil)
 		return
 	}
-	var obj map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		e.reply(w, http.StatusBadRequest, 2001, nil)
+	obj, read := e.ReadObject(w, r)
+	if !read {
 		return
 	}
 	e.st.mu.Lock()
@@ -382,10 +380,9 @@ func (e *EMSP) ProfileCallbacks() []Result {
 // handleProfileCallback records charging profile results (POST to a
 // response_url) and ActiveChargingProfile updates (PUT /{session_id}).
 func (e *EMSP) handleProfileCallback(w http.ResponseWriter, r *http.Request) {
-	seg := segments(r.URL.Path, "/emsp/chargingprofiles")
-	var obj map[string]any
-	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
-		e.reply(w, http.StatusBadRequest, 2001, nil)
+	seg := simwire.Segments(r.URL.Path, "/emsp/chargingprofiles")
+	obj, read := e.ReadObject(w, r)
+	if !read {
 		return
 	}
 	e.st.mu.Lock()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // legacy reports whether the connection with the hub is in 2.1.1 or 2.0:
@@ -16,22 +17,22 @@ import (
 func (p *Platform) legacy() bool { return v211.IsLegacy(p.HubVersion()) }
 
 // legacyNow is now as a legacy timestamp.
-func legacyNow() v211.DateTime { return v211.NewDateTime(ocpi.NewDateTime(time.Now())) }
+func (p *Platform) legacyNow() v211.DateTime { return v211.NewDateTime(ocpi.NewDateTime(p.Now())) }
 
 // sessionLocation is the CPO's own copy of a location trimmed to one EVSE
 // and connector: what a 2.1.1 session or CDR carries.
 func (c *CPO) sessionLocation(locationID, evseUID, connectorID string) (*v211.Location, error) {
-	loc := c.locations.get(c.opts.CountryCode, c.opts.PartyID, locationID)
+	loc := c.locations.Get(c.opts.CountryCode, c.opts.PartyID, locationID)
 	if loc == nil {
 		return nil, fmt.Errorf("the CPO has no location %s", locationID)
 	}
 	evses, _ := loc["evses"].([]any)
-	e := findObj(evses, "uid", evseUID)
+	e := simwire.FindObj(evses, "uid", evseUID)
 	if e == nil {
 		return nil, fmt.Errorf("location %s has no EVSE %s", locationID, evseUID)
 	}
 	conns, _ := e["connectors"].([]any)
-	k := findObj(conns, "id", connectorID)
+	k := simwire.FindObj(conns, "id", connectorID)
 	if k == nil {
 		return nil, fmt.Errorf("EVSE %s has no connector %s", evseUID, connectorID)
 	}
@@ -42,7 +43,7 @@ func (c *CPO) sessionLocation(locationID, evseUID, connectorID string) (*v211.Lo
 		return nil, err
 	}
 	var l v211.Location
-	if err := v211.Decode(c.HubVersion(), "locations", v211.LevelLocation, b, time.Now(), &l); err != nil {
+	if err := v211.Decode(c.HubVersion(), "locations", v211.LevelLocation, b, c.Now(), &l); err != nil {
 		return nil, err
 	}
 	return &l, nil
@@ -72,7 +73,7 @@ func (c *CPO) startLegacySession(ctx context.Context, cmd map[string]any) (strin
 		return "", err
 	}
 	authID, _ := tok["auth_id"].(string)
-	now := legacyNow()
+	now := c.legacyNow()
 	c.st.mu.Lock()
 	c.st.seq++
 	id := fmt.Sprintf("S%d-%d", c.st.seq, now.UnixMilli()%1_000_000)
@@ -93,7 +94,7 @@ func (c *CPO) startLegacySession(ctx context.Context, cmd map[string]any) (strin
 func (c *CPO) stopLegacySession(ctx context.Context, s map[string]any) error {
 	id, _ := s["id"].(string)
 	p := c.plan()
-	now := legacyNow()
+	now := c.legacyNow()
 	var start v211.DateTime
 	if err := json.Unmarshal([]byte(`"`+fmt.Sprint(s["start_datetime"])+`"`), &start); err != nil {
 		return fmt.Errorf("session %s start: %w", id, err)
@@ -144,7 +145,7 @@ func (e *EMSP) legacyToken(uid, typ, whitelist string) map[string]any {
 		typ = "RFID"
 	}
 	return map[string]any{"uid": uid, "type": typ, "auth_id": "C-" + uid, "issuer": e.opts.Name, "valid": true,
-		"whitelist": whitelist, "last_updated": legacyNow()}
+		"whitelist": whitelist, "last_updated": e.legacyNow()}
 }
 
 // legacyAuthorization is the 2.1.1 AuthorizationInfo the eMSP answers

@@ -2,8 +2,8 @@ package sim
 
 import (
 	"context"
-	"time"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -11,7 +11,9 @@ import (
 // (by uid), each AVAILABLE with one Type 2 connector "1", for tests and
 // the demo.
 func LocationObject(cc, pid, id string, evseUIDs ...string) map[string]any {
-	now := ocpi.NewDateTime(time.Now())
+	// A sample object belongs to no platform: it is stamped with the real
+	// clock, like the platforms' default.
+	now := ocpi.NewDateTime(clock.Real{}.Now())
 	evses := make([]any, 0, len(evseUIDs))
 	for _, uid := range evseUIDs {
 		evses = append(evses, map[string]any{"uid": uid, "evse_id": "IN*" + pid + "*E" + uid, "status": "AVAILABLE",

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // PeerHubOptions make a simulated platform another roaming hub.
@@ -45,14 +47,23 @@ func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger, tweak ...fun
 	hcc, hpid, _ := strings.Cut(hub, "/")
 	ccc, cpid, _ := strings.Cut(cpo, "/")
 	ecc, epid, _ := strings.Cut(emsp, "/")
-	e := ClientInfo{CountryCode: ecc, PartyID: epid, Role: "EMSP", Status: "CONNECTED", LastUpdated: ocpi.NewDateTime(time.Now())}
-	c, err := StartCPO(name, ccc, cpid, logger, append([]func(*Options){func(o *Options) {
+	e := ClientInfo{CountryCode: ecc, PartyID: epid, Role: "EMSP", Status: "CONNECTED"}
+	tweaks := append([]func(*Options){func(o *Options) {
 		o.Hub = &PeerHubOptions{CountryCode: hcc, PartyID: hpid, Behind: []ClientInfo{e}}
-	}}, tweak...)...)
+	}}, tweak...)
+	// The eMSP behind is stamped last, with the clock the tweaks chose.
+	tweaks = append(tweaks, func(o *Options) {
+		now := clock.Clock(clock.Real{})
+		if o.Clock != nil {
+			now = o.Clock
+		}
+		o.Hub.Behind[0].LastUpdated = ocpi.NewDateTime(now.Now())
+	})
+	c, err := StartCPO(name, ccc, cpid, logger, tweaks...)
 	if err != nil {
 		return nil, err
 	}
-	r := &EMSP{Platform: c.Platform, locations: newDirectory(), tariffs: newDirectory()}
+	r := &EMSP{Platform: c.Platform, locations: simwire.NewDirectory(), tariffs: simwire.NewDirectory()}
 	c.Handle("locations", "RECEIVER", "/emsp/locations", r.receiver(r.locations, "/emsp/locations"))
 	c.Handle("tariffs", "RECEIVER", "/emsp/tariffs", r.receiver(r.tariffs, "/emsp/tariffs"))
 	// The eMSP's tokens: the list ocpihub pulls, and the authorizations
@@ -66,7 +77,7 @@ func StartPeerHub(name, hub, cpo, emsp string, logger *slog.Logger, tweak ...fun
 func (h *PeerHub) EMSPToken(uid, typ, whitelist string) map[string]any {
 	return map[string]any{"country_code": h.EMSP.CountryCode, "party_id": h.EMSP.PartyID, "uid": uid, "type": typ,
 		"contract_id": "C-" + uid, "issuer": "Peer eMSP", "valid": true, "whitelist": whitelist,
-		"last_updated": ocpi.NewDateTime(time.Now())}
+		"last_updated": ocpi.NewDateTime(h.Now())}
 }
 
 // KeepToken adds a token of the eMSP behind the hub to its tokens sender
@@ -76,7 +87,7 @@ func (h *PeerHub) KeepToken(tok map[string]any) {
 	uid, _ := tok["uid"].(string)
 	typ, _ := tok["type"].(string)
 	h.Received.st.mu.Lock()
-	h.Received.st.tokens[tokenKey(uid, typ)] = clone(tok)
+	h.Received.st.tokens[tokenKey(uid, typ)] = simwire.Clone(tok)
 	h.Received.st.mu.Unlock()
 }
 

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,9 +28,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // Options configure a simulated platform.
@@ -60,6 +63,9 @@ type Options struct {
 	// it registers with the HUB role under Hub's party and the party of
 	// Role, CountryCode and PartyID stands behind it.
 	Hub *PeerHubOptions
+	// Clock stamps what the platform records and sends (last_updated,
+	// envelope timestamps, received requests); the real clock when nil.
+	Clock clock.Clock
 }
 
 // Request is a request the platform received.
@@ -138,6 +144,9 @@ func Start(opts Options) (*Platform, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -159,8 +168,7 @@ func Start(opts Options) (*Platform, error) {
 		p.Handle("hubclientinfo", "SENDER", "/hubclientinfo", p.handleHubClientInfo)
 	}
 	p.addr = l.Addr().String()
-	p.server = &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
-	go p.server.Serve(l)
+	p.server = simwire.Serve(l, p.record(p.mux))
 	return p, nil
 }
 
@@ -199,16 +207,24 @@ func (p *Platform) Revive() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: p.record(p.mux), ReadHeaderTimeout: 10 * time.Second}
 	p.mu.Lock()
-	p.listener, p.server = l, srv
+	p.listener, p.server = l, simwire.Serve(l, p.record(p.mux))
 	p.mu.Unlock()
-	go srv.Serve(l)
 	return nil
 }
 
 // VersionsURL returns the platform's versions URL.
 func (p *Platform) VersionsURL() string { return p.URL() + "/ocpi/versions" }
+
+// Now is the platform's time (Options.Clock).
+func (p *Platform) Now() time.Time { return p.opts.Clock.Now() }
+
+// HubVersion returns the OCPI version the platform speaks with the hub.
+func (p *Platform) HubVersion() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hubVersion
+}
 
 // Name returns the platform's name.
 func (p *Platform) Name() string { return p.opts.Name }
@@ -297,7 +313,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: time.Now()}
+		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, At: p.Now()}
 		p.mu.Lock()
 		req.Down = p.down
 		idx := len(p.requests)
@@ -390,7 +406,7 @@ func (p *Platform) guard(fn http.HandlerFunc, registering bool) http.HandlerFunc
 		ok := got != "" && (got == p.tokenIn || (registering && got == p.tokenA))
 		p.mu.Unlock()
 		if !ok {
-			p.reply(w, http.StatusUnauthorized, 2000, nil)
+			p.Reply(w, http.StatusUnauthorized, 2000, nil)
 			return
 		}
 		fn(w, r)
@@ -413,11 +429,22 @@ func (p *Platform) tokenFrom(h string) string {
 	return string(b)
 }
 
-// reply writes an OCPI envelope.
-func (p *Platform) reply(w http.ResponseWriter, httpStatus, code int, data any) {
+// ReadObject decodes a request's JSON object; on a body that is not one it
+// answers 400 with status 2001 and reports false.
+func (p *Platform) ReadObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	var obj map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+		p.Reply(w, http.StatusBadRequest, 2001, nil)
+		return nil, false
+	}
+	return obj, true
+}
+
+// Reply writes an OCPI envelope (the role simulators of other packages answer through it).
+func (p *Platform) Reply(w http.ResponseWriter, httpStatus, code int, data any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(httpStatus)
-	env := map[string]any{"status_code": code, "status_message": ocpi.StatusText(code), "timestamp": ocpi.NewDateTime(time.Now())}
+	env := map[string]any{"status_code": code, "status_message": ocpi.StatusText(code), "timestamp": ocpi.NewDateTime(p.Now())}
 	if data != nil {
 		env["data"] = data
 	}
@@ -431,7 +458,7 @@ func (p *Platform) reply(w http.ResponseWriter, httpStatus, code int, data any) 
 }
 
 // OK answers with a 1000 envelope.
-func (p *Platform) OK(w http.ResponseWriter, data any) { p.reply(w, http.StatusOK, 1000, data) }
+func (p *Platform) OK(w http.ResponseWriter, data any) { p.Reply(w, http.StatusOK, 1000, data) }
 
 func (p *Platform) handleVersions(w http.ResponseWriter, r *http.Request) {
 	listed := p.opts.Versions
@@ -488,7 +515,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request, ver
 	case http.MethodPost, http.MethodPut:
 		in, err := readCredentials(version, r.Body)
 		if err != nil {
-			p.reply(w, http.StatusBadRequest, 2001, nil)
+			p.Reply(w, http.StatusBadRequest, 2001, nil)
 			return
 		}
 		// Call the hub back with the token it sent, as the spec demands.
@@ -496,7 +523,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request, ver
 		p.tokenOut = in.Token
 		p.mu.Unlock()
 		if err := p.discoverHub(r.Context(), in.URL, ""); err != nil {
-			p.reply(w, http.StatusOK, 3001, nil)
+			p.Reply(w, http.StatusOK, 3001, nil)
 			return
 		}
 		if p.opts.RegisterBack && r.Method == http.MethodPost {
@@ -518,7 +545,7 @@ func (p *Platform) handleCredentials(w http.ResponseWriter, r *http.Request, ver
 		p.mu.Unlock()
 		p.OK(w, nil)
 	default:
-		p.reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		p.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
 	}
 }
 
@@ -782,4 +809,36 @@ func bodyOf(r *ocpiclient.Response) string {
 		return "no response"
 	}
 	return string(r.Body)
+}
+
+// serveList answers a paged sender GET from the directory (offset, limit,
+// date_from; Link to the next page).
+func (p *Platform) serveList(w http.ResponseWriter, r *http.Request, d *simwire.Directory) {
+	q := r.URL.Query()
+	from, _ := ocpi.ParseDateTime(q.Get("date_from"))
+	all := d.List(from)
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	limit, err := strconv.Atoi(q.Get("limit"))
+	if err != nil || limit <= 0 || limit > 50 {
+		limit = 50
+	}
+	end := min(offset+limit, len(all))
+	page := []map[string]any{}
+	if offset < len(all) {
+		page = all[offset:end]
+	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(len(all)))
+	w.Header().Set("X-Limit", "50")
+	if end < len(all) {
+		u := url.URL{Scheme: "http", Host: r.Host, Path: r.URL.Path}
+		nq := url.Values{}
+		for k, v := range q {
+			nq[k] = v
+		}
+		nq.Set("offset", strconv.Itoa(end))
+		nq.Set("limit", strconv.Itoa(limit))
+		u.RawQuery = nq.Encode()
+		w.Header().Set("Link", "<"+u.String()+">; rel=\"next\"")
+	}
+	p.OK(w, page)
 }

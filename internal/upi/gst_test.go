@@ -16,6 +16,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // testGSTIN is a made-up Maharashtra (27) GSTIN with a correct check
@@ -132,8 +133,8 @@ func TestStateCode(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{"Karnataka": "29", " maharashtra ": "27", "29": "29", "NCT of Delhi": "07",
 		"Jammu & Kashmir": "01", "Atlantis": "", "": ""} {
-		if got := stateCode(in); got != want {
-			t.Errorf("stateCode(%q) = %q, want %q", in, got, want)
+		if got := receipt.StateCode(in); got != want {
+			t.Errorf("receipt.StateCode(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -204,7 +205,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, engine)
-			h.s.cfg.GST = testGST().withDefaults()
+			h.s.cfg.GST = testGST().WithDefaults()
 			reqs := h.chargingPayments(n, 300_00)
 			at := h.clk.Now()
 			fy, code := financialYear(at)
@@ -307,7 +308,7 @@ func TestInvoiceNumberRollback(t *testing.T) {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, engine)
-			h.s.cfg.GST = testGST().withDefaults()
+			h.s.cfg.GST = testGST().WithDefaults()
 			reqs := h.chargingPayments(2, 300_00)
 			at := h.clk.Now()
 			boom := fmt.Errorf("boom")

@@ -92,23 +92,23 @@ func (h *costHold) view() *CostHoldView {
 	return v
 }
 
-// findHold reads the cost hold of a payment (nil when it has none).
-func findHold(ctx context.Context, q store.Querier, paymentID string) (*costHold, error) {
-	var h costHold
+// findHold reads the cost hold of a payment; held is false when it has none.
+func findHold(ctx context.Context, q store.Querier, paymentID string) (h *costHold, held bool, err error) {
+	h = &costHold{}
 	var body []byte
-	err := q.QueryRow(ctx, `SELECT cdr_id, currency, cdr_cost_paise, hub_cost_paise, cdr_body, held_at, settled_on, decided_by,
+	err = q.QueryRow(ctx, `SELECT cdr_id, currency, cdr_cost_paise, hub_cost_paise, cdr_body, held_at, settled_on, decided_by,
 		decided_at, note FROM upi_cost_holds WHERE payment_id = $1`, paymentID).
 		Scan(&h.CDRID, &h.Currency, &h.CDRCost, &h.HubCost, &body, &h.HeldAt, &h.SettledOn, &h.DecidedBy, &h.DecidedAt, &h.Note)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := json.Unmarshal(body, &h.CDR); err != nil {
-		return nil, fmt.Errorf("cost hold of payment %s: %w", paymentID, err)
+		return nil, false, fmt.Errorf("cost hold of payment %s: %w", paymentID, err)
 	}
-	return &h, nil
+	return h, true, nil
 }
 
 // costMismatch decides the settlement of p on a flagged CDR by the
@@ -190,11 +190,11 @@ func (s *Service) Resolve(ctx context.Context, id string, r Resolution) (*Paymen
 		if err != nil {
 			return err
 		}
-		h, err := findHold(ctx, tx, p.ID)
+		h, hasHold, err := findHold(ctx, tx, p.ID)
 		if err != nil {
 			return err
 		}
-		held := h != nil && h.SettledOn == ""
+		held := hasHold && h.SettledOn == ""
 		switch {
 		case r.SettleOn == "" && held:
 			return &ocpi.Error{Code: ocpi.EINVALID, Field: "settle_on", Issue: `is required: the settlement is held on a CDR cost mismatch`,
@@ -202,7 +202,7 @@ func (s *Service) Resolve(ctx context.Context, id string, r Resolution) (*Paymen
 					p.ID, fmtPaise(h.CDRCost, h.Currency), hubName(h))}
 		case r.SettleOn == "":
 			return s.clearAttention(ctx, tx, p, r.Note)
-		case h == nil:
+		case !hasHold:
 			return &ocpi.Error{Code: ocpi.EINVALID, Field: "settle_on", Issue: "applies only to a payment held on a CDR cost mismatch",
 				Message: "payment " + p.ID + " has no settlement held on a CDR cost mismatch"}
 		case !held && h.SettledOn == r.SettleOn:

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -28,26 +27,8 @@ func setupPeer(t *testing.T, engine store.Engine) *peerBundle {
 	t.Helper()
 	// A longer budget than the UPI bundle's: two more platforms register,
 	// and the race detector on a busy machine slows the hub's start.
-	b := &bundle{ctx: hubtest.Ctx(t, 5*time.Minute), events: hubtest.NewRecorder()}
+	b := startBundle(t, engine, nil, 5*time.Minute)
 	var err error
-	if b.pg, err = pgsim.Start(pgsim.Options{Logger: hubtest.Logger()}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.pg.Close)
-	b.h = hubtest.Start(t, engine, func(o *hubtest.Options) {
-		o.Events = b.events
-		o.Config = func(c *app.Config) {
-			c.PGBaseURL, c.PGKeyID, c.PGKeySecret, c.PGWebhookSecret = b.pg.URL(), b.pg.KeyID(), b.pg.KeySecret(), pgsim.DefaultWebhookSecret
-			c.SyncInterval = 0
-			c.UPIPollInterval = 50 * time.Millisecond
-			c.UPIRetryBase = 20 * time.Millisecond
-			c.PushBackoff = 20 * time.Millisecond
-			c.ForwardTimeout = 2 * time.Second
-			c.CommandTimeout = 2 * time.Second
-			c.CommandTimeoutMargin = time.Second
-		}
-	})
-	b.pg.SetWebhook(b.h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
 	pb := &peerBundle{bundle: b}
 	if pb.peer, err = sim.StartPeerHub("Peer Hub", "DE/PHB", cpoCC+"/"+cpoPID, "DE/BBB", hubtest.Logger()); err != nil {
 		t.Fatal(err)
@@ -65,12 +46,7 @@ func setupPeer(t *testing.T, engine store.Engine) *peerBundle {
 		p, err := b.h.Parties.FindByParty(b.ctx, party.RoleCPO, cpoCC, cpoPID)
 		return err == nil && p.Name == "Peer Hub"
 	})
-	if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("T1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.cpo.PutLocation(b.ctx, locID, locationJSON(locID, "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
-		t.Fatal(err)
-	}
+	b.publish(t)
 	return pb
 }
 

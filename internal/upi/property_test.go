@@ -307,9 +307,9 @@ func (h *harness) refundStates(paymentID string) string {
 // cleared.
 func (h *harness) operator(pl plan, p *payment) {
 	h.t.Helper()
-	if hold, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
+	if hold, held, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
 		h.t.Fatal(err)
-	} else if hold != nil && hold.SettledOn == "" {
+	} else if held && hold.SettledOn == "" {
 		// A payment held on a cost mismatch is settled on one total first
 		// (perhaps twice: the second changes nothing), then looked at again.
 		for range 1 + btoi(pl.twice) {
@@ -366,9 +366,9 @@ func (h *harness) check(i int, pl plan, o *Order, pgID string) {
 	if p.Reserved != p.Refunded {
 		fail("reserved %d, refunded %d", p.Reserved, p.Refunded)
 	}
-	if hold, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
+	if hold, held, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
 		h.t.Fatal(err)
-	} else if hold != nil {
+	} else if held {
 		want, on := hold.CDRCost, pl.settleOn
 		if pl.policy != MismatchHold {
 			on = pl.policy

@@ -222,12 +222,10 @@ type QRFilter struct {
 func (s *Service) ListQR(ctx context.Context, f QRFilter, p ocpi.PageRequest) ([]*QRMapping, ocpi.Page, error) {
 	l := store.List{Table: "upi_qr_mappings", Columns: qrColumns}.WithPage(p)
 	if f.Status != "" {
-		l.Args = append(l.Args, f.Status)
-		l.Where = append(l.Where, fmt.Sprintf("status = $%d", len(l.Args)))
+		where(&l, "status = $%d", f.Status)
 	}
 	if f.LocationID != "" {
-		l.Args = append(l.Args, f.LocationID)
-		l.Where = append(l.Where, fmt.Sprintf("UPPER(location_id) = UPPER($%d)", len(l.Args)))
+		where(&l, "UPPER(location_id) = UPPER($%d)", f.LocationID)
 	}
 	return listPage(ctx, s.db.Read(), l, s.scanQR, func(m *QRMapping) (int64, int64) { return m.lu, m.pk })
 }
@@ -254,6 +252,13 @@ func (s *Service) DisableQR(ctx context.Context, ref string) (*QRMapping, error)
 	}
 	s.logger.InfoContext(ctx, "QR mapping disabled", "qr_ref", ref)
 	return s.QR(ctx, ref)
+}
+
+// where adds a condition on one argument to a list; cond names the
+// argument's placeholder with %d ("status = $%d").
+func where(l *store.List, cond string, arg any) {
+	l.Args = append(l.Args, arg)
+	l.Where = append(l.Where, fmt.Sprintf(cond, len(l.Args)))
 }
 
 // listPage runs a List whose rows scan into T and returns the page with its

@@ -16,25 +16,25 @@ import (
 )
 
 // ownPayment locks the payment an OCPI object's authorization_reference
-// names, when the object is charged to that payment's token; nil otherwise
-// (the object is someone else's).
-func (s *Service) ownPayment(ctx context.Context, tx *store.Tx, reference string, token *ocpi.CdrToken) (*payment, error) {
+// names, when the object is charged to that payment's token; ours is false
+// otherwise (the object is someone else's).
+func (s *Service) ownPayment(ctx context.Context, tx *store.Tx, reference string, token *ocpi.CdrToken) (p *payment, ours bool, err error) {
 	ref := ocpi.Key(reference)
 	if !strings.HasPrefix(ref, "UPI") || len(ref) > 36 {
-		return nil, nil
+		return nil, false, nil
 	}
-	p, err := lockPayment(ctx, tx, "id = $1", ref)
+	p, err = lockPayment(ctx, tx, "id = $1", ref)
 	if errors.Is(err, store.ErrNoRows) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if token == nil || p.TokenUID == "" || !strings.EqualFold(token.UID, p.TokenUID) {
 		s.logger.WarnContext(ctx, "an OCPI object names a UPI payment but not its token: ignored", "payment_id", p.ID)
-		return nil, nil
+		return nil, false, nil
 	}
-	return p, nil
+	return p, true, nil
 }
 
 // SessionChanged is told, inside the session service's transaction, of
@@ -43,8 +43,8 @@ func (s *Service) ownPayment(ctx context.Context, tx *store.Tx, reference string
 // session record), moves it to CHARGING, and keeps the status page's view of
 // energy and cost current; its end schedules the CDR deadline.
 func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.Session) error {
-	p, err := s.ownPayment(ctx, tx, sess.AuthorizationReference, sess.CdrToken)
-	if p == nil || err != nil {
+	p, ours, err := s.ownPayment(ctx, tx, sess.AuthorizationReference, sess.CdrToken)
+	if !ours || err != nil {
 		return err
 	}
 	r := sessionRef{CountryCode: ocpi.Key(sess.CountryCode), PartyID: ocpi.Key(sess.PartyID), ID: sess.ID}
@@ -114,8 +114,8 @@ func (s *Service) CDRStored(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR) er
 // CDR the hub flagged settles its payment as Config.CostMismatch says — by
 // default not at all until the operator decides (Resolve).
 func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, price CDRPrice) error {
-	p, err := s.ownPayment(ctx, tx, cdr.AuthorizationReference, cdr.CdrToken)
-	if p == nil || err != nil {
+	p, ours, err := s.ownPayment(ctx, tx, cdr.AuthorizationReference, cdr.CdrToken)
+	if !ours || err != nil {
 		return err
 	}
 	if p.CDRID != "" {

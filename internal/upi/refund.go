@@ -235,12 +235,10 @@ type RefundFilter struct {
 func (s *Service) ListRefunds(ctx context.Context, f RefundFilter, p ocpi.PageRequest) ([]*Refund, ocpi.Page, error) {
 	l := store.List{Table: "upi_refunds", Columns: refundColumns}.WithPage(p)
 	if f.Status != "" {
-		l.Args = append(l.Args, f.Status)
-		l.Where = append(l.Where, fmt.Sprintf("status = $%d", len(l.Args)))
+		where(&l, "status = $%d", f.Status)
 	}
 	if f.PaymentID != "" {
-		l.Args = append(l.Args, ocpi.Key(f.PaymentID))
-		l.Where = append(l.Where, fmt.Sprintf("payment_id = $%d", len(l.Args)))
+		where(&l, "payment_id = $%d", ocpi.Key(f.PaymentID))
 	}
 	return listPage(ctx, s.db.Read(), l, scanRefund, func(r *Refund) (int64, int64) { return r.lu, r.pk })
 }

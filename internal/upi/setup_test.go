@@ -45,7 +45,22 @@ func setup(t *testing.T, engine store.Engine, tweak ...func(*app.Config)) *bundl
 // setupAt is setup with the hub on clk (nil: the real clock).
 func setupAt(t *testing.T, engine store.Engine, clk clock.Clock, tweak ...func(*app.Config)) *bundle {
 	t.Helper()
-	b := &bundle{ctx: hubtest.Ctx(t, 2*time.Minute), events: hubtest.NewRecorder()}
+	b := startBundle(t, engine, clk, 2*time.Minute, tweak...)
+	var err error
+	if b.cpo, err = sim.StartCPO("CPO One", cpoCC, cpoPID, hubtest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.cpo.Close)
+	b.h.Register(t, b.cpo.Platform)
+	b.publish(t)
+	return b
+}
+
+// startBundle starts the payment gateway and the hub on engine, with a
+// test budget of budget, before any partner is registered.
+func startBundle(t *testing.T, engine store.Engine, clk clock.Clock, budget time.Duration, tweak ...func(*app.Config)) *bundle {
+	t.Helper()
+	b := &bundle{ctx: hubtest.Ctx(t, budget), events: hubtest.NewRecorder()}
 	var err error
 	if b.pg, err = pgsim.Start(pgsim.Options{Logger: hubtest.Logger()}); err != nil {
 		t.Fatal(err)
@@ -69,18 +84,19 @@ func setupAt(t *testing.T, engine store.Engine, clk clock.Clock, tweak ...func(*
 		}
 	})
 	b.pg.SetWebhook(b.h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
-	if b.cpo, err = sim.StartCPO("CPO One", cpoCC, cpoPID, hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	b.h.Register(t, b.cpo.Platform)
+	return b
+}
+
+// publish has the bundle's CPO push tariff T1 and location LOC1 with two
+// available EVSEs.
+func (b *bundle) publish(t *testing.T) {
+	t.Helper()
 	if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("T1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.cpo.PutLocation(b.ctx, locID, locationJSON(locID, "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
 		t.Fatal(err)
 	}
-	return b
 }
 
 // each runs fn on both engines as parallel subtests, each with its own

@@ -146,7 +146,7 @@ func (c Config) withDefaults() Config {
 		c.CostMismatch = MismatchHold
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	c.GST = c.GST.withDefaults()
+	c.GST = c.GST.WithDefaults()
 	if c.SMSDailyCap <= 0 {
 		c.SMSDailyCap = 5
 	}

@@ -2,7 +2,6 @@ package upi
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -161,9 +160,9 @@ func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) 
 	} else if !isNotFound(err) {
 		return nil, err
 	}
-	if h, err := findHold(ctx, q, p.ID); err != nil {
+	if h, held, err := findHold(ctx, q, p.ID); err != nil {
 		return nil, err
-	} else if h != nil {
+	} else if held {
 		v.CostHold = h.view()
 	}
 	rows, err := q.Query(ctx, "SELECT at, refund_id, from_state, to_state, actor, note FROM upi_audit WHERE payment_id = $1 ORDER BY pk", p.ID)
@@ -197,18 +196,14 @@ type PaymentFilter struct {
 func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.PageRequest) ([]*PaymentView, ocpi.Page, error) {
 	l := store.List{Table: "upi_payments p JOIN upi_orders o ON o.pk = p.order_pk", Prefix: "p",
 		Columns: "p." + strings.Join(paymentCols, ", p.") + ", o.pg_order_id"}.WithPage(pr)
-	add := func(cond string, arg any) {
-		l.Args = append(l.Args, arg)
-		l.Where = append(l.Where, fmt.Sprintf(cond, len(l.Args)))
-	}
 	if f.Status != "" {
-		add("p.status = $%d", f.Status)
+		where(&l, "p.status = $%d", f.Status)
 	}
 	if f.Attention {
 		l.Where = append(l.Where, "p.attention <> ''")
 	}
 	if f.QRRef != "" {
-		add("p.qr_ref = $%d", f.QRRef)
+		where(&l, "p.qr_ref = $%d", f.QRRef)
 	}
 	scan := func(row interface{ Scan(...any) error }) (*PaymentView, error) {
 		var pgOrder string
@@ -227,11 +222,11 @@ func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.Pag
 		if v.Attention != AttentionCostMismatch {
 			continue
 		}
-		h, err := findHold(ctx, s.db.Read(), v.ID)
+		h, held, err := findHold(ctx, s.db.Read(), v.ID)
 		if err != nil {
 			return nil, page, err
 		}
-		if h != nil {
+		if held {
 			v.CostHold = h.view()
 		}
 	}

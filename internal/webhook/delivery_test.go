@@ -18,7 +18,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/jobs"
-	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -57,7 +57,7 @@ func TestDeliveryReachesWhoMayKnowSignedByStandardWebhooks(t *testing.T) {
 		if got := eventNames(op); got != "session.started,location.updated,cdr.created,cdr.created,location.updated" {
 			t.Fatalf("operator got %s", got)
 		}
-		for name, ds := range map[string][]sim.WebhookDelivery{"cpo": cp, "emsp": em} {
+		for name, ds := range map[string][]webhooksim.Delivery{"cpo": cp, "emsp": em} {
 			if got := eventNames(ds); got != "session.started,location.updated,location.updated" {
 				t.Fatalf("%s got %s", name, got)
 			}
@@ -65,7 +65,7 @@ func TestDeliveryReachesWhoMayKnowSignedByStandardWebhooks(t *testing.T) {
 		if !jsonEq(op[0].Payload.Data, mustJSON(session)) || op[0].Payload.Signature == "" {
 			t.Fatalf("payload %s", op[0].Body)
 		}
-		secrets := map[*sim.WebhookReceiver]string{opR: opSub.Secret, cpoR: cpoSub.Secret, emspR: emspSub.Secret}
+		secrets := map[*webhooksim.Receiver]string{opR: opSub.Secret, cpoR: cpoSub.Secret, emspR: emspSub.Secret}
 		for r, secret := range secrets {
 			for _, d := range r.Deliveries() {
 				if !standardVerify(t, secret, d.Header, d.Body) {
@@ -227,7 +227,7 @@ func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 		eventually(t, 10*time.Second, "the second delivery queued", func() bool { return len(deliveries(t, h, sub.ID)) == 2 })
 		gone.SetHang(false)
 
-		for _, r := range []*sim.WebhookReceiver{opR, ownerR} {
+		for _, r := range []*webhooksim.Receiver{opR, ownerR} {
 			d := waitFor(t, r, 1)[0]
 			var data webhook.DisabledData
 			if err := json.Unmarshal(d.Payload.Data, &data); err != nil || d.Payload.Event != "webhook.disabled" ||
@@ -342,7 +342,7 @@ func TestOrderPerSubscription(t *testing.T) {
 		for i := 1; i <= n; i++ {
 			emit(t, h, event.Event{Name: event.LocationUpdated, Public: true, Data: map[string]int{"seq": i}})
 		}
-		seqs := func(ds []sim.WebhookDelivery) []int {
+		seqs := func(ds []webhooksim.Delivery) []int {
 			out := make([]int, len(ds))
 			for i, d := range ds {
 				var v struct{ Seq int }

@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -106,9 +107,9 @@ func partner(t *testing.T, h *hubtest.Hub, role, cc, pid string) *sim.Platform {
 	return p
 }
 
-func receiver(t *testing.T) *sim.WebhookReceiver {
+func receiver(t *testing.T) *webhooksim.Receiver {
 	t.Helper()
-	r, err := sim.StartWebhookReceiver()
+	r, err := webhooksim.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func deliveries(t *testing.T, h *hubtest.Hub, subID string) []*webhook.Delivery 
 }
 
 // waitFor waits for n requests at a receiver.
-func waitFor(t *testing.T, r *sim.WebhookReceiver, n int) []sim.WebhookDelivery {
+func waitFor(t *testing.T, r *webhooksim.Receiver, n int) []webhooksim.Delivery {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -182,7 +183,7 @@ func waitFor(t *testing.T, r *sim.WebhookReceiver, n int) []sim.WebhookDelivery 
 }
 
 // events returns the event names a receiver got, in order.
-func eventNames(ds []sim.WebhookDelivery) string {
+func eventNames(ds []webhooksim.Delivery) string {
 	names := make([]string, len(ds))
 	for i, d := range ds {
 		names[i] = d.Payload.Event

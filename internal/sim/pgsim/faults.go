@@ -131,7 +131,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) {
 	if f.Hang {
 		select {
 		case <-r.Context().Done():
-		case <-s.closing:
+		case <-s.bg.Closing():
 		}
 		return
 	}

@@ -15,6 +15,7 @@
 package pgsim
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -24,9 +25,9 @@ import (
 	"net/http"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // Options configure a simulator. Zero values get working defaults.
@@ -66,8 +67,7 @@ type Server struct {
 	logger   *slog.Logger
 	clock    clock.Clock
 	client   *http.Client
-	closing  chan struct{}
-	bg       sync.WaitGroup
+	bg       *simwire.Background
 
 	mu       sync.Mutex
 	orders   map[string]*order
@@ -87,24 +87,12 @@ type Server struct {
 
 // Start starts a simulator.
 func Start(opts Options) (*Server, error) {
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
-	if opts.KeyID == "" {
-		opts.KeyID = DefaultKeyID
-	}
-	if opts.KeySecret == "" {
-		opts.KeySecret = DefaultKeySecret
-	}
-	if opts.WebhookSecret == "" {
-		opts.WebhookSecret = DefaultWebhookSecret
-	}
-	if opts.Form == "" {
-		opts.Form = FormRazorpay
-	}
-	if opts.VPA == "" {
-		opts.VPA = "ocpihub@pgsim"
-	}
+	opts.Addr = cmp.Or(opts.Addr, "127.0.0.1:0")
+	opts.KeyID = cmp.Or(opts.KeyID, DefaultKeyID)
+	opts.KeySecret = cmp.Or(opts.KeySecret, DefaultKeySecret)
+	opts.WebhookSecret = cmp.Or(opts.WebhookSecret, DefaultWebhookSecret)
+	opts.Form = cmp.Or(opts.Form, FormRazorpay)
+	opts.VPA = cmp.Or(opts.VPA, "ocpihub@pgsim")
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
@@ -112,10 +100,7 @@ func Start(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.HTTPClient == nil {
-		// Its own transport: httptest servers closing in the same process
-		// close the idle connections of http.DefaultTransport, under a
-		// request that was about to reuse one.
-		opts.HTTPClient = &http.Client{Timeout: 5 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		opts.HTTPClient = simwire.Client()
 	}
 	l, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
@@ -123,13 +108,12 @@ func Start(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts: opts, listener: l, logger: opts.Logger, clock: opts.Clock, client: opts.HTTPClient,
-		closing: make(chan struct{}),
-		orders:  map[string]*order{}, payments: map[string]*payment{}, refunds: map[string]*refund{},
+		bg:     simwire.NewBackground(),
+		orders: map[string]*order{}, payments: map[string]*payment{}, refunds: map[string]*refund{},
 		qrs: map[string]*qrCode{}, keys: map[string]*refund{}, faults: map[API][]*faultRule{}, calls: map[API]int{},
 	}
 	s.hooks.init(opts)
-	s.server = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
-	go s.server.Serve(l)
+	s.server = simwire.Serve(l, s.routes())
 	return s, nil
 }
 
@@ -146,34 +130,10 @@ func (s *Server) KeySecret() string { return s.opts.KeySecret }
 // closed, hung calls released, and background refund processing and
 // webhook deliveries are cancelled and waited for. (A graceful Shutdown
 // would wait seconds for connections a client dialled but never used.)
-func (s *Server) Close() {
-	select {
-	case <-s.closing:
-		return
-	default:
-		close(s.closing)
-	}
-	_ = s.server.Close()
-	s.bg.Wait()
-}
+func (s *Server) Close() { s.bg.Stop(func() { _ = s.server.Close() }) }
 
 // async runs fn in the background; Close waits for it.
-func (s *Server) async(fn func(ctx context.Context)) {
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			select {
-			case <-s.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		fn(ctx)
-	}()
-}
+func (s *Server) async(fn func(ctx context.Context)) { s.bg.Go(fn) }
 
 // The stored entities, in Razorpay's vocabulary.
 type order struct {

@@ -9,6 +9,7 @@ package smssim
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 	"github.com/ocpihub/ocpihub/internal/sms"
 )
 
@@ -74,8 +76,7 @@ type Server struct {
 	listener net.Listener
 	server   *http.Server
 	client   *http.Client
-	bg       sync.WaitGroup
-	closing  chan struct{}
+	bg       *simwire.Background
 
 	mu          sync.Mutex
 	msgs        []Message
@@ -89,15 +90,9 @@ type Server struct {
 
 // Start starts a simulator.
 func Start(opts Options) (*Server, error) {
-	if opts.Addr == "" {
-		opts.Addr = "127.0.0.1:0"
-	}
-	if opts.AuthKey == "" {
-		opts.AuthKey = DefaultAuthKey
-	}
-	if opts.Secret == "" {
-		opts.Secret = DefaultSecret
-	}
+	opts.Addr = cmp.Or(opts.Addr, "127.0.0.1:0")
+	opts.AuthKey = cmp.Or(opts.AuthKey, DefaultAuthKey)
+	opts.Secret = cmp.Or(opts.Secret, DefaultSecret)
 	if opts.DLT == (sms.DLT{}) {
 		opts.DLT = sms.DLT{Sender: DefaultSender, TemplateID: DefaultTemplateID, EntityID: DefaultEntityID}
 	}
@@ -111,13 +106,12 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, listener: l, client: &http.Client{Timeout: 5 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}, closing: make(chan struct{}),
+	s := &Server{opts: opts, listener: l, client: simwire.Client(), bg: simwire.NewBackground(),
 		undelivered: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/v5/flow", s.handleMSG91)
 	mux.HandleFunc("POST /signed", s.handleSigned)
-	s.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go s.server.Serve(l)
+	s.server = simwire.Serve(l, mux)
 	return s, nil
 }
 
@@ -139,16 +133,7 @@ func (s *Server) SetReportURL(u string) {
 }
 
 // Close stops the simulator and waits for its reports in flight.
-func (s *Server) Close() {
-	select {
-	case <-s.closing:
-		return
-	default:
-		close(s.closing)
-	}
-	_ = s.server.Close()
-	s.bg.Wait()
-}
+func (s *Server) Close() { s.bg.Stop(func() { _ = s.server.Close() }) }
 
 // FailNext makes the next n sends fail with HTTP 503.
 func (s *Server) FailNext(n int) {
@@ -207,7 +192,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) bool {
 		case <-time.After(delay):
 		case <-r.Context().Done():
 			return false
-		case <-s.closing:
+		case <-s.bg.Closing():
 			return false
 		}
 	}
@@ -333,18 +318,7 @@ func (s *Server) report(m Message) {
 		body, _ = json.Marshal(map[string]any{"reports": []sms.Report{rep}})
 		sms.SetSignature(h, s.opts.Secret, "dlr-"+m.ProviderID, s.opts.Clock.Now(), body)
 	}
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go func() {
-			select {
-			case <-s.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
+	s.bg.Go(func(ctx context.Context) {
 		for try := range 5 {
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 			if err != nil {
@@ -365,7 +339,7 @@ func (s *Server) report(m Message) {
 				return
 			}
 		}
-	}()
+	})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

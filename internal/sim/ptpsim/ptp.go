@@ -1,0 +1,322 @@
+// Package ptpsim is a simulated Payment Terminal Provider on loopback (tests, demo and dev only).
+package ptpsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
+)
+
+// PTP is a simulated Payment Terminal Provider (payments.md §1): it owns
+// terminals and registers them with the hub, starts pre-authorised
+// sessions with an authorization_reference, receives the sessions and CDRs
+// of those, and confirms what it captured. It speaks 2.2.1 (the Payments
+// module as our custom module) or 2.3.0, as sim.Options.Versions say.
+//
+// Its endpoints: payments SENDER (the CPO side's terminal assignments,
+// activations and deactivations arrive there), sessions and cdrs
+// RECEIVER, and commands SENDER (the response_urls of its commands).
+type PTP struct {
+	*sim.Platform
+	mu          sync.Mutex
+	terminals   map[string]map[string]any
+	assignments []map[string]any
+	activations []map[string]any
+	deactivated []string
+	sessions    map[string]map[string]any
+	cdrs        []map[string]any
+	results     []sim.Result
+	seq         int
+}
+
+// Start starts a PTP simulator.
+func Start(name, cc, pid string, logger *slog.Logger, tweak ...func(*sim.Options)) (*PTP, error) {
+	opts := sim.Options{Name: name, Role: "PTP", CountryCode: cc, PartyID: pid, Logger: logger}
+	for _, t := range tweak {
+		t(&opts)
+	}
+	p, err := sim.Start(opts)
+	if err != nil {
+		return nil, err
+	}
+	t := &PTP{Platform: p, terminals: map[string]map[string]any{}, sessions: map[string]map[string]any{}}
+	p.Handle("payments", "SENDER", "/ptp/payments", t.handlePayments)
+	p.Handle("sessions", "RECEIVER", "/ptp/sessions", t.handleSession)
+	p.Handle("cdrs", "RECEIVER", "/ptp/cdrs", t.handleCDR)
+	p.Handle("commands", "SENDER", "/ptp/commands", t.handleResult)
+	return t, nil
+}
+
+// Is230 reports whether the PTP speaks 2.3.0 with the hub (prices in the
+// 2.3.0 shape).
+func (t *PTP) Is230() bool { return ocpi.IsVersion230(t.HubVersion()) }
+
+// handlePayments is the PTP's payments sender: its terminals (GET), the
+// assignments a CPO makes (PATCH or PUT), activation and deactivation.
+func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
+	seg := simwire.Segments(r.URL.Path, "/ptp/payments")
+	if len(seg) == 0 || seg[0] != "terminals" {
+		t.Reply(w, http.StatusNotFound, 2000, nil)
+		return
+	}
+	seg = seg[1:]
+	var body map[string]any
+	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+		_ = json.NewDecoder(r.Body).Decode(&body)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case r.Method == http.MethodGet && len(seg) == 0:
+		list := make([]any, 0, len(t.terminals))
+		for _, term := range t.terminals {
+			list = append(list, simwire.Clone(term))
+		}
+		w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
+		w.Header().Set("X-Limit", "100")
+		t.OK(w, list)
+	case r.Method == http.MethodGet && len(seg) == 1:
+		if term, ok := t.terminals[strings.ToUpper(seg[0])]; ok {
+			t.OK(w, term)
+			return
+		}
+		t.Reply(w, http.StatusNotFound, 2000, nil)
+	case r.Method == http.MethodPost && len(seg) == 1 && seg[0] == "activate":
+		t.activations = append(t.activations, body)
+		t.OK(w, nil)
+	case r.Method == http.MethodPost && len(seg) == 2 && seg[1] == "deactivate":
+		t.deactivated = append(t.deactivated, seg[0])
+		t.OK(w, nil)
+	case (r.Method == http.MethodPatch || r.Method == http.MethodPut) && len(seg) == 1:
+		term, ok := t.terminals[strings.ToUpper(seg[0])]
+		if !ok {
+			t.Reply(w, http.StatusNotFound, 2000, nil)
+			return
+		}
+		for k, v := range body {
+			term[k] = v
+		}
+		a := simwire.Clone(body)
+		a["terminal_id"] = seg[0]
+		t.assignments = append(t.assignments, a)
+		t.OK(w, nil)
+	default:
+		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
+	}
+}
+
+// handleSession is the PTP's sessions receiver: PUT, PATCH and GET of
+// /{cc}/{pid}/{id}.
+func (t *PTP) handleSession(w http.ResponseWriter, r *http.Request) {
+	seg := simwire.Segments(r.URL.Path, "/ptp/sessions")
+	if len(seg) != 3 {
+		t.Reply(w, http.StatusNotFound, 2000, nil)
+		return
+	}
+	key := strings.ToUpper(strings.Join(seg, "/"))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch r.Method {
+	case http.MethodGet:
+		if s, ok := t.sessions[key]; ok {
+			t.OK(w, s)
+			return
+		}
+		t.Reply(w, http.StatusNotFound, 2000, nil)
+	case http.MethodPut, http.MethodPatch:
+		obj, read := t.ReadObject(w, r)
+		if !read {
+			return
+		}
+		if cur, ok := t.sessions[key]; ok && r.Method == http.MethodPatch {
+			for k, v := range obj {
+				cur[k] = v
+			}
+			obj = cur
+		} else if !ok && r.Method == http.MethodPatch {
+			t.Reply(w, http.StatusNotFound, 2000, nil)
+			return
+		}
+		t.sessions[key] = obj
+		t.OK(w, nil)
+	default:
+		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
+	}
+}
+
+// handleCDR is the PTP's CDRs receiver.
+func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
+		return
+	}
+	obj, read := t.ReadObject(w, r)
+	if !read {
+		return
+	}
+	t.mu.Lock()
+	t.cdrs = append(t.cdrs, obj)
+	n := len(t.cdrs)
+	t.mu.Unlock()
+	w.Header().Set("Location", fmt.Sprintf("%s/ocpi/%s/ptp/cdrs/%d", t.URL(), t.HubVersion(), n))
+	t.Reply(w, http.StatusCreated, 1000, nil)
+}
+
+// handleResult records a CommandResult posted to one of the PTP's
+// response_urls (/{command}/{uid}).
+func (t *PTP) handleResult(w http.ResponseWriter, r *http.Request) {
+	seg := simwire.Segments(r.URL.Path, "/ptp/commands")
+	if r.Method != http.MethodPost || len(seg) != 2 {
+		t.Reply(w, http.StatusNotFound, 2000, nil)
+		return
+	}
+	obj, read := t.ReadObject(w, r)
+	if !read {
+		return
+	}
+	t.mu.Lock()
+	t.results = append(t.results, sim.Result{Command: seg[0], UID: seg[1], Body: obj, Header: r.Header.Clone()})
+	t.mu.Unlock()
+	t.OK(w, nil)
+}
+
+// payments calls the hub's payments endpoint of an interface role (the hub
+// is the RECEIVER of the PTP's terminals and confirmations) plus a path.
+func (t *PTP) payments(ctx context.Context, method, path string, body any) (*ocpiclient.Response, error) {
+	base, ok := t.HubEndpoint("payments", "RECEIVER")
+	if !ok {
+		return nil, fmt.Errorf("the hub lists no payments RECEIVER")
+	}
+	return t.Raw(ctx, method, base+path, body, nil)
+}
+
+// NewTerminal returns a terminal of this PTP with the given id and its
+// last_updated, ready to be registered; extra fields are merged in.
+func NewTerminal(id string, extra map[string]any) map[string]any {
+	// A sample object belongs to no platform: it is stamped with the real
+	// clock, like the platforms' default.
+	term := map[string]any{"terminal_id": id, "address": "MG Road 1", "city": "Bengaluru", "country": "IND",
+		"invoice_creator": "CPO", "last_updated": ocpi.NewDateTime(clock.Real{}.Now())}
+	for k, v := range extra {
+		term[k] = v
+	}
+	return term
+}
+
+// CreateTerminal registers a terminal with the hub (POST) and keeps it as
+// its own; the hub's answer is returned whatever it is.
+func (t *PTP) CreateTerminal(ctx context.Context, term map[string]any) (*ocpiclient.Response, error) {
+	resp, err := t.payments(ctx, http.MethodPost, "/terminals", term)
+	if err == nil && resp.Envelope != nil && resp.Envelope.StatusCode == 1000 {
+		id, _ := term["terminal_id"].(string)
+		t.mu.Lock()
+		t.terminals[strings.ToUpper(id)] = simwire.Clone(term)
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+// UpdateTerminal sends a PUT or PATCH of one of its terminals to the hub.
+func (t *PTP) UpdateTerminal(ctx context.Context, method, id string, body map[string]any) (*ocpiclient.Response, error) {
+	resp, err := t.payments(ctx, method, "/terminals/"+url.PathEscape(id), body)
+	if err == nil && resp.Envelope != nil && resp.Envelope.StatusCode == 1000 {
+		t.mu.Lock()
+		if term := t.terminals[strings.ToUpper(id)]; term != nil {
+			for k, v := range body {
+				term[k] = v
+			}
+		}
+		t.mu.Unlock()
+	}
+	return resp, err
+}
+
+// Terminal returns the PTP's own copy of a terminal (assignments applied).
+func (t *PTP) Terminal(id string) map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return simwire.Clone(t.terminals[strings.ToUpper(id)])
+}
+
+// Assignments returns the assignment PATCHes (and PUTs) received, oldest
+// first, each with its terminal_id.
+func (t *PTP) Assignments() []map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]map[string]any, len(t.assignments))
+	for i, a := range t.assignments {
+		out[i] = simwire.Clone(a)
+	}
+	return out
+}
+
+// Activations and Deactivations return what CPOs asked through the hub.
+func (t *PTP) Activations() []map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]map[string]any(nil), t.activations...)
+}
+
+// Deactivations returns the terminal ids CPOs asked to deactivate.
+func (t *PTP) Deactivations() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.deactivated...)
+}
+
+// Session returns the PTP's copy of a session pushed to it.
+func (t *PTP) Session(cc, pid, id string) map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return simwire.Clone(t.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
+}
+
+// SessionByReference returns the PTP's copy of the session carrying an
+// authorization_reference (nil if none yet).
+func (t *PTP) SessionByReference(ref string) map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.sessions {
+		if r, _ := s["authorization_reference"].(string); strings.EqualFold(r, ref) {
+			return simwire.Clone(s)
+		}
+	}
+	return nil
+}
+
+// CDRByReference returns the CDR carrying an authorization_reference (nil
+// if none yet).
+func (t *PTP) CDRByReference(ref string) map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.cdrs {
+		if r, _ := c["authorization_reference"].(string); strings.EqualFold(r, ref) {
+			return simwire.Clone(c)
+		}
+	}
+	return nil
+}
+
+// Results returns the command results received for a response_url uid.
+func (t *PTP) Results(uid string) []sim.Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []sim.Result
+	for _, r := range t.results {
+		if uid == "" || r.UID == uid {
+			out = append(out, r)
+		}
+	}
+	return out
+}
