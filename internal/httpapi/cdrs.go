@@ -11,7 +11,7 @@ import (
 
 // cdrURL is the hub's URL of a stored CDR (the Location of a POST).
 func (s *Server) cdrURL(ref cdr.Ref) string {
-	return s.publicURL("/ocpi/2.2.1/cpo/cdrs/" + url.PathEscape(ref.CountryCode) + "/" + url.PathEscape(ref.PartyID) + "/" + url.PathEscape(ref.ID))
+	return s.kit.PublicURL("/ocpi/2.2.1/cpo/cdrs/" + url.PathEscape(ref.CountryCode) + "/" + url.PathEscape(ref.PartyID) + "/" + url.PathEscape(ref.ID))
 }
 
 // handleCPOCDRPost serves POST /ocpi/2.2.1/cpo/cdrs: 201 with the stored
@@ -31,7 +31,7 @@ func (s *Server) handleCPOCDRPost(w http.ResponseWriter, r *http.Request) error 
 	}
 	w.Header().Set("Location", s.cdrURL(res.Ref))
 	s.setHubRouting(w, r)
-	return s.stored(w, res.Created)
+	return s.kit.Stored(w, res.Created)
 }
 
 // handleCPOCDRGet serves GET /ocpi/2.2.1/cpo/cdrs/{cc}/{pid}/{id}: the URL
@@ -46,7 +46,7 @@ func (s *Server) handleCPOCDRGet(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, c.Body)
+	return s.kit.OK(w, c.Body)
 }
 
 // handleEMSPCDRs serves GET /ocpi/2.2.1/emsp/cdrs: an eMSP pulls the CDRs
@@ -68,5 +68,5 @@ func (s *Server) handleEMSPCDRs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	return s.kit.Page(w, r, req, items, len(items), page)
 }

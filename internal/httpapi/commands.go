@@ -85,7 +85,7 @@ func (s *Server) receiveResult(w http.ResponseWriter, r *http.Request, module st
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 // profileRequester returns the party a charging profile request acts for:
@@ -143,7 +143,7 @@ func (s *Server) handleCPOActiveProfile(w http.ResponseWriter, r *http.Request) 
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 // handleAdminCommands serves GET /admin/commands: commands newest first,
@@ -174,7 +174,7 @@ func (s *Server) handleAdminCommands(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	w.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	return s.ok(w, list)
+	return s.kit.OK(w, list)
 }
 
 // handleAdminCommand serves GET /admin/commands/{id}: one command with its
@@ -184,5 +184,5 @@ func (s *Server) handleAdminCommand(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return s.ok(w, rec)
+	return s.kit.OK(w, rec)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -46,7 +47,7 @@ const inFlightWait = 30 * time.Second
 // The claim commits with the request's effect (idempotency.Store.Track);
 // server errors (5xx) are not stored unless part of the effect committed:
 // the request may be retried.
-func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a access, rt route, fn apiFunc) error {
+func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a access, rt route.Options, fn apiFunc) error {
 	st := s.cfg.Idempotency
 	if st == nil || a == public || (r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch) {
 		return fn(w, r)
@@ -54,7 +55,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 	ctx := r.Context()
 	c := party.CallerFrom(ctx)
 	var kind, key, header string
-	if rt.idempotencyKey {
+	if rt.IdempotencyKey {
 		if v := r.Header.Get("Idempotency-Key"); v != "" {
 			k, err := parseIdempotencyKey(v)
 			if err != nil {
@@ -63,7 +64,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 			kind, key, header = idempotency.KindKey, k, "Idempotency-Key"
 		}
 	}
-	if key == "" && a != registering && !rt.noReplay {
+	if key == "" && a != registering && !rt.NoReplay {
 		// Only an id the client sent (withIDs generates one when missing or
 		// unusable).
 		if v := strings.TrimSpace(r.Header.Get("X-Request-ID")); v != "" && v == RequestID(ctx) {

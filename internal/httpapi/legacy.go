@@ -107,8 +107,8 @@ func urlRole(r *http.Request) party.Role {
 func (s *Server) errLegacyRole(version string) error {
 	return &ocpi.Error{Code: ocpi.EINVALID, Field: "role", Issue: "unknown: use the URL of your role",
 		Message: "OCPI " + version + " has one set of endpoints per role and the hub does not know yours yet: a CPO uses " +
-			s.publicURL("/ocpi/cpo/versions") + " (or " + s.publicURL("/ocpi/"+version+"/cpo") + "), an eMSP " +
-			s.publicURL("/ocpi/emsp/versions") + " (or " + s.publicURL("/ocpi/"+version+"/emsp") + ")"}
+			s.kit.PublicURL("/ocpi/cpo/versions") + " (or " + s.kit.PublicURL("/ocpi/"+version+"/cpo") + "), an eMSP " +
+			s.kit.PublicURL("/ocpi/emsp/versions") + " (or " + s.kit.PublicURL("/ocpi/"+version+"/emsp") + ")"}
 }
 
 // deprecation adds the deprecation headers to every answer on a legacy
@@ -118,7 +118,7 @@ func (s *Server) deprecation(next http.Handler) http.Handler {
 		if legacyVersion(r.URL.Path) != "" {
 			h := w.Header()
 			h.Set("Deprecation", "@"+strconv.FormatInt(s.cfg.Legacy.Deprecated.Unix(), 10))
-			links := []string{"<" + s.publicURL("/ocpi/"+DefaultVersion) + `>; rel="successor-version"`}
+			links := []string{"<" + s.kit.PublicURL("/ocpi/"+DefaultVersion) + `>; rel="successor-version"`}
 			if !s.cfg.Legacy.Sunset.IsZero() {
 				h.Set("Sunset", s.cfg.Legacy.Sunset.UTC().Format(http.TimeFormat))
 			}
@@ -230,7 +230,7 @@ func (s *Server) handleLegacyDetails(version string, role party.Role) apiFunc {
 		}
 		d := ocpi.VersionDetails{Version: version}
 		for _, e := range s.legacyEndpoints(version, rl) {
-			d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, URL: s.publicURL(e.Path)})
+			d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, URL: s.kit.PublicURL(e.Path)})
 		}
 		return s.legacyOK(w, d)
 	}

@@ -306,7 +306,7 @@ func (s *Server) legacySender(w http.ResponseWriter, r *http.Request, list func(
 func (s *Server) legacyPage(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items []json.RawMessage, read int, page ocpi.Page) error {
 	links := w.Header().Values("Link")
 	w.Header().Del("Link")
-	ocpi.SetPageHeaders(w.Header(), s.selfURL(r), req, page, ocpi.MaxLimit, read)
+	ocpi.SetPageHeaders(w.Header(), s.kit.SelfURL(r), req, page, ocpi.MaxLimit, read)
 	for _, l := range links {
 		w.Header().Add("Link", l)
 	}

@@ -246,7 +246,7 @@ func (s *Server) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", s.publicURL("/ocpi/"+v+"/cpo/cdrs/"+url.PathEscape(res.Ref.CountryCode)+"/"+url.PathEscape(res.Ref.PartyID)+"/"+url.PathEscape(res.Ref.ID)))
+	w.Header().Set("Location", s.kit.PublicURL("/ocpi/"+v+"/cpo/cdrs/"+url.PathEscape(res.Ref.CountryCode)+"/"+url.PathEscape(res.Ref.PartyID)+"/"+url.PathEscape(res.Ref.ID)))
 	return s.legacyStored(w, res.Created)
 }
 

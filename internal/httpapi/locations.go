@@ -79,7 +79,7 @@ func (s *Server) handleCPOLocationGet(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	return s.kit.OK(w, body)
 }
 
 // handleCPOLocationPut serves PUT of a Location, EVSE or Connector.
@@ -110,7 +110,7 @@ func (s *Server) cpoLocationWrite(w http.ResponseWriter, r *http.Request, fn fun
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.stored(w, res.Created)
+	return s.kit.Stored(w, res.Created)
 }
 
 // handleCPOLocationDelete explains that the locations module has no DELETE.
@@ -158,7 +158,7 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 		items[i] = location.FitPublished(it)
 	}
 	s.setHubRouting(w, r)
-	return s.pageRaw(w, r, req, items, page)
+	return s.kit.PageRaw(w, r, req, items, page)
 }
 
 // handleEMSPLocation serves one Location, EVSE or Connector of the
@@ -184,5 +184,5 @@ func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) erro
 		body = location.FitPublished(body)
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, json.RawMessage(body))
+	return s.kit.OK(w, json.RawMessage(body))
 }

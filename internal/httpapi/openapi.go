@@ -39,7 +39,7 @@ func (s *Server) OpenAPI() *openapi.Document {
 	if d.Info.Version == "" {
 		d.Info.Version = "dev"
 	}
-	d.Servers = []openapi.Server{{URL: s.publicURL("")}}
+	d.Servers = []openapi.Server{{URL: s.kit.PublicURL("")}}
 	d.Components.SecuritySchemes = map[string]openapi.SecurityScheme{
 		"ocpiToken": {Type: "apiKey", In: "header", Name: "Authorization",
 			Description: "`Token <base64(token)>`: a partner's credentials token C; token A (registration) on versions and credentials only."},

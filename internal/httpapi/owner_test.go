@@ -26,7 +26,7 @@ func TestOwnerOf(t *testing.T) {
 			return
 		}
 		stored = append(stored, owner)
-		_ = s.ok(w, nil)
+		_ = s.kit.OK(w, nil)
 	}))
 	for _, tc := range []struct {
 		name   string

@@ -37,7 +37,7 @@ func (s *Server) handlePaymentTerminals(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return s.pageRaw(w, r, req, items, page)
+	return s.kit.PageRaw(w, r, req, items, page)
 }
 
 // handlePaymentTerminalPost serves POST payments/terminals[/{terminal_id}]:
@@ -51,7 +51,7 @@ func (s *Server) handlePaymentTerminalPost(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	return s.stored(w, created)
+	return s.kit.Stored(w, created)
 }
 
 // handlePaymentTerminal serves GET, PUT and PATCH of
@@ -64,7 +64,7 @@ func (s *Server) handlePaymentTerminal(w http.ResponseWriter, r *http.Request) e
 		if err != nil {
 			return err
 		}
-		return s.ok(w, body)
+		return s.kit.OK(w, body)
 	}
 	raw, err := readBody(r)
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Server) handlePaymentTerminal(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return s.stored(w, created)
+	return s.kit.Stored(w, created)
 }
 
 // handlePaymentActivate serves POST payments/terminals/activate: a CPO asks
@@ -99,7 +99,7 @@ func (s *Server) handlePaymentDeactivate(w http.ResponseWriter, r *http.Request)
 	if err := s.cfg.Payments.Deactivate(r.Context(), s.paymentsActor(r), r.PathValue("terminal_id")); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 // handlePaymentAdviceList serves GET payments/financial-advice-confirmations:
@@ -114,7 +114,7 @@ func (s *Server) handlePaymentAdviceList(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return s.pageRaw(w, r, req, items, page)
+	return s.kit.PageRaw(w, r, req, items, page)
 }
 
 // handlePaymentAdvicePost serves POST payments/financial-advice-confirmations:
@@ -128,7 +128,7 @@ func (s *Server) handlePaymentAdvicePost(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return s.stored(w, created)
+	return s.kit.Stored(w, created)
 }
 
 // handlePaymentAdvice serves GET
@@ -138,7 +138,7 @@ func (s *Server) handlePaymentAdvice(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return s.ok(w, body)
+	return s.kit.OK(w, body)
 }
 
 // commandRequester returns the party a command acts for: an eMSP, or a PTP
@@ -199,7 +199,7 @@ func (s *Server) handleAdminPayment(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return s.ok(w, ch)
+	return s.kit.OK(w, ch)
 }
 
 // handleAdminFlagged serves GET /admin/financial-advice/flagged: the
@@ -222,7 +222,7 @@ func (s *Server) handleAdminFlagged(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	w.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	return s.ok(w, list)
+	return s.kit.OK(w, list)
 }
 
 // resolveRequest is the body of POST /admin/financial-advice/{id}/resolve.
@@ -245,5 +245,5 @@ func (s *Server) handleAdminResolve(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return s.ok(w, a)
+	return s.kit.OK(w, a)
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -28,7 +29,7 @@ func (s *Server) handleClientInfoPut(w http.ResponseWriter, r *http.Request) err
 	if _, err := s.cfg.Parties.PutClientInfo(r.Context(), party.CallerFrom(r.Context()), r.PathValue("country_code"), r.PathValue("party_id"), raw); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 // handleClientInfoGet is the HubClientInfo receiver's GET: a peer hub reads
@@ -39,7 +40,7 @@ func (s *Server) handleClientInfoGet(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	ci.Role = string(party.RoleFor(versionOf(r), party.Role(ci.Role)))
-	return s.ok(w, ci)
+	return s.kit.OK(w, ci)
 }
 
 // handleAdminPeers lists every peer hub with the parties behind it and their
@@ -49,7 +50,7 @@ func (s *Server) handleAdminPeers(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return s.ok(w, peers)
+	return s.kit.OK(w, peers)
 }
 
 // peeringRows are the routes of hub peering: the HubClientInfo receiver a
@@ -58,17 +59,17 @@ func (s *Server) peeringRows() module {
 	return module{
 		Tag: openapi.Tag{Name: "hubclientinfo", Description: "Hub client info: the parties reachable through a hub. The hub is a sender to every platform, and a receiver for peer hubs (partners with the HUB role) that list the parties behind them."},
 		Rows: []Row{
-			{Pattern: "PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: platform, Handler: s.handleClientInfoPut, Listed: Listing{"hubclientinfo", ocpi.InterfaceReceiver, "/ocpi/2.2.1/clientinfo"}, Schema: data(""), Doc: Doc{
+			{Pattern: "PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: platform, Handler: s.handleClientInfoPut, Listed: Listing{Identifier: "hubclientinfo", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/clientinfo"}, Schema: data(""), Doc: Doc{
 				Summary:     "A peer hub reports one party behind it and its connection status",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise); a body naming another party than the URL gets 2001. The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
 				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
 			}},
-			{Pattern: "GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: platform, Handler: s.handleClientInfoGet, Listed: Listing{"hubclientinfo", ocpi.InterfaceReceiver, "/ocpi/2.2.1/clientinfo"}, Schema: data("ClientInfo"), Doc: Doc{
+			{Pattern: "GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: platform, Handler: s.handleClientInfoGet, Listed: Listing{Identifier: "hubclientinfo", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/clientinfo"}, Schema: data("ClientInfo"), Doc: Doc{
 				Summary:     "A peer hub reads one party as this hub holds it",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise). A party the calling peer hub lists is answered as that hub reported it; any other party as this hub's own HubClientInfo lists it; an unknown party is HTTP 404.",
 				Tag:         "hubclientinfo", Data: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
 			}},
-			{Pattern: "GET /admin/peers", Access: admin, Handler: s.handleAdminPeers, Doc: Doc{
+			{Pattern: "GET /admin/peers", Access: route.Admin, Handler: s.handleAdminPeers, Doc: Doc{
 				Summary: "Peer hubs with the parties behind them: status, reachability, conflicts", Tag: "admin",
 				Data: []party.Peer{},
 			}},

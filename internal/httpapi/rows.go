@@ -1,100 +1,50 @@
 package httpapi
 
 import (
-	"net/http"
-	"strings"
-
-	"github.com/ocpihub/ocpihub/internal/openapi"
+	"github.com/ocpihub/ocpihub/internal/httpapi/admin"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 )
 
-// Row is one route, declared once: its pattern, who may call it, its
-// handler, the version details entry it is listed under, its description
-// in the OpenAPI document (with its request and response types) and the
-// OCPI JSON schemas of its answers. The mux, the version details
-// endpoints, /openapi.json, the schema contract tests (internal/schematest)
-// and the isolation test all read the rows; TestRowsComplete fails when a
-// row lacks what one of them needs.
-type Row struct {
-	// Pattern is the ServeMux pattern, "METHOD /path/{wildcard}"; the
-	// no-route fallbacks have no method.
-	Pattern string
-	Access  access
-	// Handler answers with an OCPI envelope; Plain replaces it on the
-	// operations routes (health, metrics, this document), which answer
-	// without one.
-	Handler apiFunc
-	Plain   http.Handler
-	Options []routeOption
-	// Needs is the service the route serves: the route exists only when
-	// the hub is configured with it.
-	Needs service
-	// Listed is the version details entry of the module the route belongs
-	// to (zero: none, e.g. admin routes).
-	Listed Listing
-	// Doc describes the route in the OpenAPI document.
-	Doc Doc
-	// Schema names the OCPI JSON schemas (internal/schematest) of data in
-	// the route's answers; nil: the answers are checked for the envelope
-	// only.
-	Schema *DataSchema
-}
-
-// DataSchema names the schemas of data in a route's answers (the schema
-// sets of internal/schematest).
-type DataSchema struct {
-	// Success is the schema of data in a 1xxx answer; "" means data must be
-	// absent (the 2.2.1-d2 erratum: omit data where the spec defines none).
-	Success string
-	// Error is the schema of data in any other answer; "" means data must
-	// be absent. A schema prefixed with "?" may also be absent: the hub's
-	// own 2003 answer to a command carries a CommandResponse REJECTED, its
-	// 4002/4003 answers none.
-	Error string
-}
-
-// data checks a route's success data against schema ("": no data) and its
-// errors for absent data.
-func data(success string) *DataSchema { return &DataSchema{Success: success} }
-
-// dataOr checks success and error data against their schemas.
-func dataOr(success, errData string) *DataSchema {
-	return &DataSchema{Success: success, Error: errData}
-}
-
-// Listing is one line of version details: a module, the interface role we
-// play for it, and its path (whose version segment names the version
-// details it is listed in). 2.1.1 and 2.0 endpoints carry no role.
-type Listing struct {
-	Identifier string
-	Role       string // SENDER or RECEIVER
-	Path       string
-}
-
-// Version returns the OCPI version whose details list l.
-func (l Listing) Version() string {
-	rest, _ := strings.CutPrefix(l.Path, "/ocpi/")
-	v, _, _ := strings.Cut(rest, "/")
-	return v
-}
-
-// service names a part of the hub a route needs configured.
-type service int
+// The row types are declared in package route, so that module packages
+// declare rows without importing httpapi; these names keep the handlers
+// that still live here short.
+type (
+	Row        = route.Row
+	Listing    = route.Listing
+	DataSchema = route.DataSchema
+	access     = route.Access
+	service    = route.Service
+	module     = route.Module
+	apiFunc    = route.Func
+)
 
 const (
-	always service = iota
-	needLocations
-	needTariffs
-	needTokens
-	needSessions
-	needCDRs
-	needCommands
-	needPayments
-	// needPaymentCommands: Direct Payment and commands (a PTP's
-	// START_SESSION).
-	needPaymentCommands
-	needUPI
-	needTraffic
+	public      = route.Public
+	registering = route.Registering
+	platform    = route.Platform
+	subscriber  = route.Subscriber
+
+	needLocations       = route.NeedLocations
+	needTariffs         = route.NeedTariffs
+	needTokens          = route.NeedTokens
+	needSessions        = route.NeedSessions
+	needCDRs            = route.NeedCDRs
+	needCommands        = route.NeedCommands
+	needPayments        = route.NeedPayments
+	needPaymentCommands = route.NeedPaymentCommands
+	needUPI             = route.NeedUPI
+	needTraffic         = route.NeedTraffic
 )
+
+var (
+	data               = route.Data
+	dataOr             = route.DataOr
+	anyOf              = route.AnyOf
+	withIdempotencyKey = route.WithIdempotencyKey
+	withoutReplay      = route.WithoutReplay
+)
+
+type routeOption = route.Option
 
 // serves reports whether the hub is configured with n.
 func (s *Server) serves(n service) bool {
@@ -124,22 +74,11 @@ func (s *Server) serves(n service) bool {
 	return true
 }
 
-// module is one part of the route table: its rows and what the OpenAPI
-// document says about it beyond them.
-type module struct {
-	Tag openapi.Tag
-	// Rows are the module's routes, in the order they are listed in
-	// version details.
-	Rows []Row
-	// Schemas adds what Go types cannot say (enums, lengths) to the schemas
-	// of the module's types.
-	Schemas func(*openapi.Schemas)
-}
-
 // modules lists every module of the route table. A new module adds its
 // rows function here.
 func (s *Server) modules() []module {
-	return []module{
+	c := &s.cfg
+	mods := []module{
 		s.operationRows(),
 		s.coreRows(),
 		s.peeringRows(),
@@ -147,11 +86,11 @@ func (s *Server) modules() []module {
 		s.sessionRows(),
 		s.paymentRows(),
 		s.legacyRows(),
-		s.adminRows(),
-		s.webhookRows(),
-		s.trafficRows(),
-		s.fallbackRows(),
 	}
+	mods = append(mods, admin.Modules(s.kit, admin.Services{Parties: c.Parties, SandboxParties: c.SandboxParties,
+		Sandbox: c.Sandbox, ResetSandboxFunc: c.ResetSandboxFunc, Webhooks: c.Webhooks, RateLimiter: c.RateLimiter,
+		DB: c.DB, Version: c.Version})...)
+	return append(mods, s.fallbackRows())
 }
 
 // served returns the rows of the route table this hub serves, in order.

@@ -53,7 +53,7 @@ func (s *Server) operationRows() module {
 // the versions beside it (2.3.0 for PTPs, 2.2).
 func (s *Server) coreRows() module {
 	cred := func(version string) []Row {
-		l := Listing{"credentials", ocpi.InterfaceSender, "/ocpi/" + version + "/credentials"}
+		l := Listing{Identifier: "credentials", Role: ocpi.InterfaceSender, Path: "/ocpi/" + version + "/credentials"}
 		p := l.Path
 		prefix, success, none := "", data("Credentials"), data("")
 		switch version {
@@ -102,7 +102,7 @@ func (s *Server) coreRows() module {
 	rows = append(rows, cred(ocpi.Version230)...)
 	rows = append(rows, cred(Version22)...)
 	rows = append(rows, Row{Pattern: "GET /ocpi/2.2.1/hubclientinfo", Access: platform, Handler: s.handleHubClientInfo,
-		Listed: Listing{"hubclientinfo", ocpi.InterfaceSender, "/ocpi/2.2.1/hubclientinfo"}, Schema: data("[]ClientInfo"), Doc: Doc{
+		Listed: Listing{Identifier: "hubclientinfo", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/hubclientinfo"}, Schema: data("[]ClientInfo"), Doc: Doc{
 			Summary: "Every party reachable through the hub and its connection status", Tag: "hubclientinfo",
 			Data: []party.ClientInfo{}, Paged: true, Spec: "mod_hub_client_info.asciidoc",
 		}})
@@ -134,13 +134,4 @@ func (s *Server) coreRows() module {
 			s.Field(party.ClientInfo{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
 		},
 	}
-}
-
-// anyOf converts a string list for an enum.
-func anyOf(values []string) []any {
-	out := make([]any, len(values))
-	for i, v := range values {
-		out[i] = v
-	}
-	return out
 }

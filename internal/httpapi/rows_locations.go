@@ -3,6 +3,7 @@ package httpapi
 import (
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/tariff"
@@ -23,9 +24,9 @@ func (s *Server) locationRows() module {
 	}
 	var rows []Row
 	add := func(pattern string, h apiFunc, sch *DataSchema, d Doc) {
-		needs, l := needLocations, Listing{"locations", ocpi.InterfaceReceiver, "/ocpi/2.2.1/cpo/locations"}
+		needs, l := needLocations, Listing{Identifier: "locations", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/cpo/locations"}
 		if strings.Contains(pattern, "/emsp/") {
-			l = Listing{"locations", ocpi.InterfaceSender, "/ocpi/2.2.1/emsp/locations"}
+			l = Listing{Identifier: "locations", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/emsp/locations"}
 		}
 		if strings.Contains(pattern, "tariffs") {
 			needs, l.Identifier, l.Path = needTariffs, "tariffs", strings.Replace(l.Path, "locations", "tariffs", 1)
@@ -84,7 +85,7 @@ func (s *Server) locationRows() module {
 	}
 	add("GET /ocpi/2.2.1/emsp/tariffs", s.handleEMSPTariffs, data("[]Tariff"), Doc{Summary: "Every CPO's tariffs, paged", Data: []ocpi.Tariff{}, Paged: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
 	add("GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}", s.handleEMSPTariff, data("Tariff"), Doc{Summary: "One Tariff", Data: ocpi.Tariff{}, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
-	rows = append(rows, Row{Pattern: "POST /admin/tariffs/price", Access: admin, Handler: s.handleAdminTariffPrice, Options: []routeOption{withoutReplay}, Doc: Doc{
+	rows = append(rows, Row{Pattern: "POST /admin/tariffs/price", Access: route.Admin, Handler: s.handleAdminTariffPrice, Options: []routeOption{withoutReplay}, Doc: Doc{
 		Summary: "Price a CDR or a session with the hub's cost engine",
 		Description: "tariffs (2.2.1, or 2.1.1 without country_code) price the cdr or session; without them a CDR is priced from the tariffs it carries. " +
 			"The answer is the engine's total_cost, the cost per dimension and price component, and the difference to the object's own total_cost; explain adds the engine's reasons.",

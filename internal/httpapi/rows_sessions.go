@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 )
@@ -31,16 +32,16 @@ func (s *Server) sessionRows() module {
 
 	// The version details entries: a module under .../cpo/... is what a CPO
 	// calls, under .../emsp/... what an eMSP (or SCSP) calls.
-	tokEMSP := Listing{"tokens", ocpi.InterfaceReceiver, "/ocpi/2.2.1/emsp/tokens"}
-	tokCPO := Listing{"tokens", ocpi.InterfaceSender, "/ocpi/2.2.1/cpo/tokens"}
-	sesCPO := Listing{"sessions", ocpi.InterfaceReceiver, "/ocpi/2.2.1/cpo/sessions"}
-	sesEMSP := Listing{"sessions", ocpi.InterfaceSender, "/ocpi/2.2.1/emsp/sessions"}
-	cdrCPO := Listing{"cdrs", ocpi.InterfaceReceiver, "/ocpi/2.2.1/cpo/cdrs"}
-	cdrEMSP := Listing{"cdrs", ocpi.InterfaceSender, "/ocpi/2.2.1/emsp/cdrs"}
-	cmdEMSP := Listing{"commands", ocpi.InterfaceReceiver, "/ocpi/2.2.1/emsp/commands"}
-	cmdCPO := Listing{"commands", ocpi.InterfaceSender, "/ocpi/2.2.1/cpo/commands"}
-	profEMSP := Listing{"chargingprofiles", ocpi.InterfaceReceiver, "/ocpi/2.2.1/emsp/chargingprofiles"}
-	profCPO := Listing{"chargingprofiles", ocpi.InterfaceSender, "/ocpi/2.2.1/cpo/chargingprofiles"}
+	tokEMSP := Listing{Identifier: "tokens", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/emsp/tokens"}
+	tokCPO := Listing{Identifier: "tokens", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/cpo/tokens"}
+	sesCPO := Listing{Identifier: "sessions", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/cpo/sessions"}
+	sesEMSP := Listing{Identifier: "sessions", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/emsp/sessions"}
+	cdrCPO := Listing{Identifier: "cdrs", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/cpo/cdrs"}
+	cdrEMSP := Listing{Identifier: "cdrs", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/emsp/cdrs"}
+	cmdEMSP := Listing{Identifier: "commands", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/emsp/commands"}
+	cmdCPO := Listing{Identifier: "commands", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/cpo/commands"}
+	profEMSP := Listing{Identifier: "chargingprofiles", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/emsp/chargingprofiles"}
+	profCPO := Listing{Identifier: "chargingprofiles", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/cpo/chargingprofiles"}
 
 	rows := []Row{
 		// Tokens: the hub is the CPOs' sender and the eMSPs' receiver.
@@ -99,7 +100,7 @@ func (s *Server) sessionRows() module {
 			Request: ocpi.ActiveChargingProfile{}, Params: []openapi.Parameter{sessionID}, Tag: "chargingprofiles", Spec: "mod_charging_profiles.asciidoc"}},
 
 		// Operator.
-		{Pattern: "GET /admin/commands", Access: admin, Handler: s.handleAdminCommands, Needs: needCommands, Doc: Doc{
+		{Pattern: "GET /admin/commands", Access: route.Admin, Handler: s.handleAdminCommands, Needs: needCommands, Doc: Doc{
 			Summary: "Commands with their lifecycle, newest first", Data: []*command.Record{},
 			Params: []openapi.Parameter{
 				{Name: "state", In: "query", Schema: openapi.Schema{"type": "string"}},
@@ -111,7 +112,7 @@ func (s *Server) sessionRows() module {
 				{Name: "offset", In: "query", Schema: openapi.Schema{"type": "integer", "minimum": 0}},
 			},
 		}},
-		{Pattern: "GET /admin/commands/{id}", Access: admin, Handler: s.handleAdminCommand, Needs: needCommands, Doc: Doc{Summary: "One command: request, forwarded body, the CPO's answer, every result and its relay", Data: &command.Record{}}},
+		{Pattern: "GET /admin/commands/{id}", Access: route.Admin, Handler: s.handleAdminCommand, Needs: needCommands, Doc: Doc{Summary: "One command: request, forwarded body, the CPO's answer, every result and its relay", Data: &command.Record{}}},
 	}
 	return module{
 		Tag: openapi.Tag{Name: "commands", Description: "Remote commands from eMSPs to CPOs, relayed by the hub with its own response_url; results relayed back or TIMEOUT.",

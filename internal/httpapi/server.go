@@ -18,6 +18,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/legacy"
@@ -130,6 +132,8 @@ type Server struct {
 	// routeList lists every row served, in the order they were registered
 	// (Routes).
 	routeList []Row
+	// kit answers for the handlers: here and in the module packages.
+	kit *kit.Kit
 	apiDocCache
 }
 
@@ -160,22 +164,6 @@ func routesOf(rows []Row) []Route {
 	return out
 }
 
-func (a access) String() string {
-	switch a {
-	case public:
-		return "public"
-	case registering:
-		return "registering"
-	case platform:
-		return "platform"
-	case admin:
-		return "admin"
-	case subscriber:
-		return "subscriber"
-	}
-	return "unknown"
-}
-
 // New builds a Server. Services it needs are in cfg.
 func New(cfg Config) *Server {
 	if cfg.Logger == nil {
@@ -196,7 +184,8 @@ func New(cfg Config) *Server {
 	if cfg.Legacy.Deprecated.IsZero() {
 		cfg.Legacy.Deprecated = DefaultLegacyDeprecated
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux(),
+		kit: &kit.Kit{Clock: cfg.Clock, Base: cfg.PublicURL}}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.metricsHandler = s.metricsRoute()
 	s.routes()
@@ -210,43 +199,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Drain marks the server as shutting down.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// access says who may call a route.
-type access int
-
-const (
-	// public routes need no token (health, metrics, PG webhooks, driver pages).
-	public access = iota
-	// registering routes accept token A too (versions, credentials).
-	registering
-	// platform routes need a registered partner's token (functional modules).
-	platform
-	// admin routes need the operator's admin token.
-	admin
-	// subscriber routes (webhook subscriptions, our own API) take a connected
-	// partner's token or the admin token: each manages its own.
-	subscriber
-)
-
-// route holds the options of one route.
-type route struct {
-	// idempotencyKey: the route accepts the Idempotency-Key header (our own
-	// JSON APIs: webhooks, refunds, QR mappings).
-	idempotencyKey bool
-	// noReplay: a repeated X-Request-ID is not answered from the store (the
-	// route's answers carry secrets that must not be kept).
-	noReplay bool
-}
-
-// routeOption sets an option of a route.
-type routeOption func(*route)
-
-// withIdempotencyKey declares that a route accepts Idempotency-Key.
-func withIdempotencyKey(r *route) { r.idempotencyKey = true }
-
-// withoutReplay declares that a route's answers are never stored for
-// X-Request-ID replays.
-func withoutReplay(r *route) { r.noReplay = true }
-
 // add registers a row: a plain handler as it is, an OCPI handler behind
 // authentication, the rate limit of the caller's token, and idempotent
 // replays of write requests.
@@ -259,7 +211,7 @@ func (s *Server) add(row Row) {
 		s.mux.Handle(row.Pattern, row.Plain)
 		return
 	}
-	var rt route
+	var rt route.Options
 	for _, o := range row.Options {
 		o(&rt)
 	}
@@ -307,7 +259,7 @@ func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) 
 	// Suspended and unregistered platforms never get this far: Authenticate
 	// refuses their tokens on every route.
 	switch {
-	case a == admin && c.Kind != party.CallerAdmin:
+	case a == route.Admin && c.Kind != party.CallerAdmin:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs the admin token"}
 	case a == platform && c.Kind == party.CallerRegistering:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
@@ -321,36 +273,4 @@ func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) 
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the platform is " + string(c.Status) + "; finish the registration first"}
 	}
 	return c, nil
-}
-
-// publicURL returns the absolute URL of path as partners see it.
-func (s *Server) publicURL(path string) string {
-	u := *s.cfg.PublicURL
-	u.Path = singleSlash(u.Path + path)
-	return u.String()
-}
-
-// selfURL returns the absolute URL of the request being served, for Link
-// headers.
-func (s *Server) selfURL(r *http.Request) *url.URL {
-	u := *s.cfg.PublicURL
-	u.Path = singleSlash(u.Path + r.URL.Path)
-	u.RawQuery = r.URL.RawQuery
-	return &u
-}
-
-func singleSlash(p string) string {
-	for i := 0; i+1 < len(p); i++ {
-		if p[i] == '/' && p[i+1] == '/' {
-			p = p[:i] + p[i+1:]
-			i--
-		}
-	}
-	return p
-}
-
-// page writes a paged list: the headers of transport.md §6 and the objects.
-func (s *Server) page(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items any, count int, page ocpi.Page) error {
-	ocpi.SetPageHeaders(w.Header(), s.selfURL(r), req, page, ocpi.MaxLimit, count)
-	return s.ok(w, items)
 }

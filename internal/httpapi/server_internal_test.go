@@ -60,18 +60,18 @@ func setup(t *testing.T, maxBody int64) *testBundle {
 		panic("handler exploded")
 	}})
 	s.add(Row{Pattern: "GET /ocpi/2.2.1/cpo/test/echo/{id}", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
-		return s.ok(w, map[string]string{"path": r.URL.Path, "pattern": r.Pattern, "id": r.PathValue("id")})
+		return s.kit.OK(w, map[string]string{"path": r.URL.Path, "pattern": r.Pattern, "id": r.PathValue("id")})
 	}})
 	s.add(Row{Pattern: "POST /ocpi/2.2.1/test/body", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		var v map[string]any
 		if err := decode(r, &v); err != nil {
 			return err
 		}
-		return s.ok(w, map[string]int{"keys": len(v)})
+		return s.kit.OK(w, map[string]int{"keys": len(v)})
 	}})
 	s.add(Row{Pattern: "PUT /ocpi/2.2.1/test/objects/{id}", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		s.logger.InfoContext(r.Context(), "object stored", logAttrs(r)...)
-		return s.stored(w, r.PathValue("id") == "new")
+		return s.kit.Stored(w, r.PathValue("id") == "new")
 	}})
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)

@@ -37,7 +37,7 @@ func (s *Server) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.stored(w, created)
+	return s.kit.Stored(w, created)
 }
 
 // handleCPOSessionPatch serves PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
@@ -54,7 +54,7 @@ func (s *Server) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 // handleCPOSessionGet serves GET /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}:
@@ -69,7 +69,7 @@ func (s *Server) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	return s.kit.OK(w, body)
 }
 
 // owners returns the caller's eMSP parties as token owners.
@@ -100,7 +100,7 @@ func (s *Server) handleEMSPSessions(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	return s.kit.Page(w, r, req, items, len(items), page)
 }
 
 // handleEMSPChargingPreferences serves PUT

@@ -91,5 +91,5 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	}
 	rep := tariff.NewReport(cost, own)
 	rep.TimeZone, rep.TimeZoneFrom = tz.String(), from
-	return s.ok(w, rep)
+	return s.kit.OK(w, rep)
 }

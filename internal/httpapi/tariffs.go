@@ -52,7 +52,7 @@ func (s *Server) handleCPOTariffGet(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	return s.kit.OK(w, body)
 }
 
 // handleCPOTariffPut serves PUT of a Tariff.
@@ -74,7 +74,7 @@ func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.stored(w, created)
+	return s.kit.Stored(w, created)
 }
 
 // handleCPOTariffDelete serves DELETE of a Tariff. A tariff connectors still
@@ -124,7 +124,7 @@ func (s *Server) handleEMSPTariffs(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.pageRaw(w, r, req, items, page)
+	return s.kit.PageRaw(w, r, req, items, page)
 }
 
 // handleEMSPTariff serves one tariff of the directory; like locations, the id
@@ -148,5 +148,5 @@ func (s *Server) handleEMSPTariff(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, json.RawMessage(body))
+	return s.kit.OK(w, json.RawMessage(body))
 }

@@ -96,7 +96,7 @@ func (s *Server) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.stored(w, created)
+	return s.kit.Stored(w, created)
 }
 
 // handleEMSPTokenPatch serves PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
@@ -113,7 +113,7 @@ func (s *Server) handleEMSPTokenPatch(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 // handleEMSPTokenGet serves GET /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}:
@@ -128,7 +128,7 @@ func (s *Server) handleEMSPTokenGet(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	return s.kit.OK(w, body)
 }
 
 // handleCPOTokens serves GET /ocpi/2.2.1/cpo/tokens: a CPO pulls the tokens
@@ -150,7 +150,7 @@ func (s *Server) handleCPOTokens(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	return s.kit.Page(w, r, req, items, len(items), page)
 }
 
 // handleCPOTokenAuthorize serves POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize.
@@ -190,7 +190,7 @@ func (s *Server) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request)
 		return nil
 	}
 	s.setHubRouting(w, r)
-	return s.ok(w, res.Answer)
+	return s.kit.OK(w, res.Answer)
 }
 
 // writeForwarded writes a forwarded answer back as it came.

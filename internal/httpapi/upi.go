@@ -23,7 +23,7 @@ func (s *Server) handleUPIWebhook(w http.ResponseWriter, r *http.Request) error 
 	if _, err := s.cfg.UPI.ReceiveWebhook(upi.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 func (s *Server) handleQRCreate(w http.ResponseWriter, r *http.Request) error {
@@ -35,7 +35,7 @@ func (s *Server) handleQRCreate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.created(w, m)
+	return s.kit.Created(w, m)
 }
 
 func (s *Server) handleQRList(w http.ResponseWriter, r *http.Request) error {
@@ -51,7 +51,7 @@ func (s *Server) handleQRList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.page(w, r, req, items, len(items), page)
+	return s.kit.Page(w, r, req, items, len(items), page)
 }
 
 func (s *Server) handleQRGet(w http.ResponseWriter, r *http.Request) error {
@@ -59,7 +59,7 @@ func (s *Server) handleQRGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.ok(w, m)
+	return s.kit.OK(w, m)
 }
 
 func (s *Server) handleQRDisable(w http.ResponseWriter, r *http.Request) error {
@@ -67,7 +67,7 @@ func (s *Server) handleQRDisable(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.ok(w, m)
+	return s.kit.OK(w, m)
 }
 
 // handleQRSticker serves the printable sticker of a mapping as PNG, SVG or
@@ -118,9 +118,9 @@ func (s *Server) handleRefundCreate(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if isNew {
-		return s.created(w, ref)
+		return s.kit.Created(w, ref)
 	}
-	return s.ok(w, ref)
+	return s.kit.OK(w, ref)
 }
 
 // rupeesField reads a decimal amount of rupees from a JSON string or
@@ -161,7 +161,7 @@ func (s *Server) handleRefundList(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return s.page(w, r, req, items, len(items), page)
+	return s.kit.Page(w, r, req, items, len(items), page)
 }
 
 func (s *Server) handleRefundGet(w http.ResponseWriter, r *http.Request) error {
@@ -169,7 +169,7 @@ func (s *Server) handleRefundGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.ok(w, ref)
+	return s.kit.OK(w, ref)
 }
 
 func (s *Server) handlePaymentList(w http.ResponseWriter, r *http.Request) error {
@@ -202,7 +202,7 @@ func (s *Server) paymentList(w http.ResponseWriter, r *http.Request, f upi.Payme
 	if err != nil {
 		return err
 	}
-	return s.page(w, r, req, items, len(items), page)
+	return s.kit.Page(w, r, req, items, len(items), page)
 }
 
 func (s *Server) handlePaymentGet(w http.ResponseWriter, r *http.Request) error {
@@ -210,7 +210,7 @@ func (s *Server) handlePaymentGet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return s.ok(w, p)
+	return s.kit.OK(w, p)
 }
 
 func (s *Server) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
@@ -222,5 +222,5 @@ func (s *Server) handlePaymentResolve(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return s.ok(w, p)
+	return s.kit.OK(w, p)
 }

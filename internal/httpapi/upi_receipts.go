@@ -15,7 +15,7 @@ func (s *Server) handleSMSReports(w http.ResponseWriter, r *http.Request) error 
 	if _, err := s.cfg.UPI.ReceiveSMSReports(r.Context(), r.Header, r.URL.Query(), raw); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.kit.OK(w, nil)
 }
 
 func (s *Server) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {
@@ -23,7 +23,7 @@ func (s *Server) handleReceiptGet(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return s.ok(w, rc)
+	return s.kit.OK(w, rc)
 }
 
 func (s *Server) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) error {
@@ -31,7 +31,7 @@ func (s *Server) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return s.ok(w, rs)
+	return s.kit.OK(w, rs)
 }
 
 func (s *Server) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
@@ -43,5 +43,5 @@ func (s *Server) handleReceiptResend(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return s.created(w, out)
+	return s.kit.Created(w, out)
 }

@@ -27,7 +27,7 @@ func (s *Server) versionList(role party.Role) []ocpi.Version {
 		if v211.IsLegacy(v) && role != "" {
 			path += "/" + roleSegment(role)
 		}
-		out = append(out, ocpi.Version{Version: v, URL: s.publicURL(path)})
+		out = append(out, ocpi.Version{Version: v, URL: s.kit.PublicURL(path)})
 	}
 	return out
 }
@@ -58,12 +58,12 @@ func (s *Server) handleRoleVersions(role party.Role) apiFunc {
 func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request) error {
 	d := ocpi.VersionDetails{Version: "2.2.1"}
 	for _, e := range s.listings(DefaultVersion) {
-		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.kit.PublicURL(e.Path)})
 	}
 	if s.cfg.Sandbox {
-		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
+		return s.kit.OK(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
 	}
-	return s.ok(w, d)
+	return s.kit.OK(w, d)
 }
 
 // handleVersionDetails230 serves GET /ocpi/2.3.0: the Payments module, the
@@ -76,12 +76,12 @@ func (s *Server) handleVersionDetails230(w http.ResponseWriter, r *http.Request)
 	}
 	d := ocpi.VersionDetails{Version: ocpi.Version230}
 	for _, e := range s.listings(ocpi.Version230) {
-		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.kit.PublicURL(e.Path)})
 	}
 	if s.cfg.Sandbox {
-		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
+		return s.kit.OK(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
 	}
-	return s.ok(w, d)
+	return s.kit.OK(w, d)
 }
 
 // sandboxDetails are the version details of the sandbox: the endpoints and
