@@ -11,22 +11,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// locationRef reads {cc}/{pid}/{location_id}[/{evse_uid}[/{connector_id}]]
-// and checks the lengths of the path parameters (locations.md §3).
-func locationRef(r *http.Request) (location.Ref, error) {
-	ref := location.Ref{CountryCode: r.PathValue("cc"), PartyID: r.PathValue("pid"), LocationID: r.PathValue("location_id"),
-		EVSEUID: r.PathValue("evse_uid"), ConnectorID: r.PathValue("connector_id")}
-	c := ocpi.NewCheck("")
-	if ref.CountryCode != "" || ref.PartyID != "" {
-		c.CountryCode("country_code", ref.CountryCode, true)
-		c.PartyID("party_id", ref.PartyID, true)
-	}
-	c.CiString("location_id", ref.LocationID, 36, true)
-	c.CiString("evse_uid", ref.EVSEUID, 36, false)
-	c.CiString("connector_id", ref.ConnectorID, 36, false)
-	return ref, c.Err()
-}
-
 // cpoLocationRef is locationRef for the CPO receiver: the URL's owner must be
 // one of the caller's CPO parties. The short seed form without cc/pid takes
 // the caller's CPO party when it has exactly one.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/ocpihub/ocpihub/internal/httpapi/admin"
+	"github.com/ocpihub/ocpihub/internal/httpapi/legacyapi"
 	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 )
 
@@ -85,7 +86,10 @@ func (s *Server) modules() []module {
 		s.locationRows(),
 		s.sessionRows(),
 		s.paymentRows(),
-		s.legacyRows(),
+		legacyapi.Module(s.kit, legacyapi.Services{Parties: c.Parties, Locations: c.Locations, Tariffs: c.Tariffs,
+			Tokens: c.Tokens, Sessions: c.Sessions, CDRs: c.CDRs, Commands: c.Commands, LegacyRecorder: c.LegacyRecorder,
+			Listings: s.listings, RoleVersions: s.handleRoleVersions, CredentialsDelete: s.handleCredentialsDelete,
+			DirectoryLocation: s.directoryLocation}),
 	}
 	mods = append(mods, admin.Modules(s.kit, admin.Services{Parties: c.Parties, SandboxParties: c.SandboxParties,
 		Sandbox: c.Sandbox, ResetSandboxFunc: c.ResetSandboxFunc, Webhooks: c.Webhooks, RateLimiter: c.RateLimiter,

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/session"
 )
@@ -70,15 +69,6 @@ func (s *Server) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) err
 	}
 	s.setHubRouting(w, r)
 	return s.kit.OK(w, body)
-}
-
-// owners returns the caller's eMSP parties as token owners.
-func owners(r *http.Request) []ocpiclient.Party {
-	var out []ocpiclient.Party
-	for _, p := range callerParties(r, party.RoleEMSP) {
-		out = append(out, asParty(p))
-	}
-	return out
 }
 
 // handleEMSPSessions serves GET /ocpi/2.2.1/emsp/sessions: an eMSP pulls

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
@@ -92,4 +94,21 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	rep := tariff.NewReport(cost, own)
 	rep.TimeZone, rep.TimeZoneFrom = tz.String(), from
 	return s.kit.OK(w, rep)
+}
+
+// directoryLocation returns a location of the hub's directory (nil when it
+// has none).
+func (s *Server) directoryLocation(ctx context.Context, cc, pid, id string) (*ocpi.Location, error) {
+	if s.cfg.Locations == nil {
+		return nil, nil
+	}
+	raw, err := s.cfg.Locations.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: id})
+	if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l ocpi.Location
+	return &l, json.Unmarshal(raw, &l)
 }

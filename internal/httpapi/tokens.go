@@ -7,48 +7,9 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/token"
 )
-
-// callerParty returns the caller's party in role that a request acts for:
-// OCPI-from-* when the caller owns it in that role, else its first party in
-// the role. A caller without the role learns nothing (HTTP 404).
-func callerParty(r *http.Request, role party.Role) (party.PartyRef, error) {
-	c := party.CallerFrom(r.Context())
-	if c == nil || !c.HasRole(role) {
-		return party.PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this endpoint serves parties in the " + string(role) + " role; your credentials name none"}
-	}
-	if cc, pid := r.Header.Get("OCPI-from-country-code"), r.Header.Get("OCPI-from-party-id"); cc != "" && c.Owns(role, cc, pid) {
-		for _, p := range c.Roles {
-			if p.Role == role && p.Matches(cc, pid) {
-				return p, nil
-			}
-		}
-	}
-	p, _ := c.Party(role)
-	return p, nil
-}
-
-// callerParties returns the caller's parties in role.
-func callerParties(r *http.Request, role party.Role) []party.PartyRef {
-	c := party.CallerFrom(r.Context())
-	if c == nil {
-		return nil
-	}
-	var out []party.PartyRef
-	for _, p := range c.Roles {
-		if p.Role == role {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func asParty(p party.PartyRef) ocpiclient.Party {
-	return ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID}
-}
 
 // tokenType reads the ?type= of a token URL: a TokenType, RFID when absent.
 func tokenType(r *http.Request) (string, error) {
@@ -74,11 +35,6 @@ func tokenRef(r *http.Request) (token.Ref, error) {
 		return ref, ocpi.Invalid("token_uid", "is longer than 36 characters")
 	}
 	return ref, ownsParty(r, party.RoleEMSP, ref.CountryCode, ref.PartyID)
-}
-
-func tokenChange(r *http.Request) token.Change {
-	c := party.CallerFrom(r.Context())
-	return token.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
 }
 
 // handleEMSPTokenPut serves PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.

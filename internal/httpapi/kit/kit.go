@@ -22,10 +22,11 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
-// Kit holds what answers need: the clock of their timestamps and the
-// public URL partners reach the hub at.
+// Kit holds what answers need: the clock of their timestamps, the logger
+// and the public URL partners reach the hub at.
 type Kit struct {
-	Clock clock.Clock
+	Clock  clock.Clock
+	Logger *slog.Logger
 	// Base is the public URL partners reach the hub at; it prefixes every
 	// URL advertised (versions, endpoints, Link headers).
 	Base *url.URL
