@@ -8,13 +8,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// versionOf returns the OCPI version in a request path (/ocpi/{version}/…).
-func versionOf(r *http.Request) string {
-	rest, _ := strings.CutPrefix(r.URL.Path, "/ocpi/")
-	v, _, _ := strings.Cut(rest, "/")
-	return v
-}
-
 // handleCredentialsGet returns our credentials, with the token the caller
 // used.
 func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) error {

@@ -55,14 +55,14 @@ func (s *Server) handleCPOLocationGet(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), nil)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), nil)
 	}
 	body, err := s.cfg.Locations.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.OK(w, body)
 }
 
@@ -85,15 +85,15 @@ func (s *Server) cpoLocationWrite(w http.ResponseWriter, r *http.Request, fn fun
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), raw)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), raw)
 	}
 	c := party.CallerFrom(r.Context())
 	res, err := fn(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.Stored(w, res.Created)
 }
 
@@ -120,7 +120,7 @@ func cpoSuffix(ref location.Ref) string {
 // directoryFilter reads OCPI-to-* of a directory request: the hub itself (or
 // nothing) means every CPO; a CPO party restricts the directory to it.
 func (s *Server) directoryFilter(r *http.Request) (cc, pid string) {
-	if to, ok := s.addressedElsewhere(r); ok {
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
 		return to.CountryCode, to.PartyID
 	}
 	return "", ""
@@ -141,7 +141,7 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 	for i, it := range items {
 		items[i] = location.FitPublished(it)
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.PageRaw(w, r, req, items, page)
 }
 
@@ -167,6 +167,6 @@ func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) erro
 	if ref.EVSEUID == "" {
 		body = location.FitPublished(body)
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.OK(w, json.RawMessage(body))
 }

@@ -9,15 +9,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// senderOf returns the caller's platform: the sender of a change, which
-// never gets it routed back (loop guard).
-func senderOf(r *http.Request) int64 {
-	if c := party.CallerFrom(r.Context()); c != nil {
-		return c.PlatformID
-	}
-	return 0
-}
-
 // handleClientInfoPut is the HubClientInfo receiver: a peer hub (a partner
 // with the HUB role) tells us about one party behind it. Anyone else gets
 // 404; a copy older than the one stored is acknowledged and ignored.

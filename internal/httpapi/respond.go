@@ -47,4 +47,8 @@ var (
 	owners        = kit.Owners
 	locationRef   = kit.LocationRef
 	tokenChange   = kit.TokenChange
+	ownsParty     = kit.OwnsParty
+	routingTo     = kit.RoutingTo
+	senderOf      = kit.SenderOf
+	versionOf     = kit.VersionOf
 )

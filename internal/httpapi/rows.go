@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"github.com/ocpihub/ocpihub/internal/httpapi/admin"
+	"github.com/ocpihub/ocpihub/internal/httpapi/charging"
 	"github.com/ocpihub/ocpihub/internal/httpapi/legacyapi"
 	"github.com/ocpihub/ocpihub/internal/httpapi/route"
+	"github.com/ocpihub/ocpihub/internal/httpapi/upiapi"
 )
 
 // The row types are declared in package route, so that module packages
@@ -84,13 +86,14 @@ func (s *Server) modules() []module {
 		s.coreRows(),
 		s.peeringRows(),
 		s.locationRows(),
-		s.sessionRows(),
-		s.paymentRows(),
+	}
+	mods = append(mods, charging.Modules(s.kit, charging.Services{Tokens: c.Tokens, Sessions: c.Sessions, CDRs: c.CDRs,
+		Commands: c.Commands, Payments: c.Payments})...)
+	mods = append(mods, upiapi.Module(s.kit, c.UPI),
 		legacyapi.Module(s.kit, legacyapi.Services{Parties: c.Parties, Locations: c.Locations, Tariffs: c.Tariffs,
 			Tokens: c.Tokens, Sessions: c.Sessions, CDRs: c.CDRs, Commands: c.Commands, LegacyRecorder: c.LegacyRecorder,
 			Listings: s.listings, RoleVersions: s.handleRoleVersions, CredentialsDelete: s.handleCredentialsDelete,
-			DirectoryLocation: s.directoryLocation}),
-	}
+			DirectoryLocation: s.directoryLocation}))
 	mods = append(mods, admin.Modules(s.kit, admin.Services{Parties: c.Parties, SandboxParties: c.SandboxParties,
 		Sandbox: c.Sandbox, ResetSandboxFunc: c.ResetSandboxFunc, Webhooks: c.Webhooks, RateLimiter: c.RateLimiter,
 		DB: c.DB, Version: c.Version})...)

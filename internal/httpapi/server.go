@@ -185,7 +185,7 @@ func New(cfg Config) *Server {
 		cfg.Legacy.Deprecated = DefaultLegacyDeprecated
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux(),
-		kit: &kit.Kit{Clock: cfg.Clock, Logger: cfg.Logger, Base: cfg.PublicURL}}
+		kit: &kit.Kit{Clock: cfg.Clock, Logger: cfg.Logger, Hub: cfg.Hub, Base: cfg.PublicURL}}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.metricsHandler = s.metricsRoute()
 	s.routes()

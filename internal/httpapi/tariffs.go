@@ -44,14 +44,14 @@ func (s *Server) handleCPOTariffGet(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
 	}
 	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.OK(w, body)
 }
 
@@ -65,15 +65,15 @@ func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), raw)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), raw)
 	}
 	c := party.CallerFrom(r.Context())
 	created, _, err := s.cfg.Tariffs.Put(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.Stored(w, created)
 }
 
@@ -85,15 +85,15 @@ func (s *Server) handleCPOTariffDelete(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
 	}
 	c := party.CallerFrom(r.Context())
 	dangling, err := s.cfg.Tariffs.Delete(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	resp := ocpi.Success(nil, s.clock.Now())
 	if len(dangling) > 0 {
 		resp.StatusMessage = "Success; connectors still listing the tariff: " + strings.Join(dangling, ", ")
@@ -123,7 +123,7 @@ func (s *Server) handleEMSPTariffs(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.PageRaw(w, r, req, items, page)
 }
 
@@ -147,6 +147,6 @@ func (s *Server) handleEMSPTariff(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	return s.kit.OK(w, json.RawMessage(body))
 }

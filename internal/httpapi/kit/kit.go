@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -27,6 +28,9 @@ import (
 type Kit struct {
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// Hub routes requests addressed to other parties (nil: a hub without
+	// peers or routing, in tests).
+	Hub *hub.Hub
 	// Base is the public URL partners reach the hub at; it prefixes every
 	// URL advertised (versions, endpoints, Link headers).
 	Base *url.URL

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -88,4 +89,20 @@ func LocationRef(r *http.Request) (location.Ref, error) {
 func TokenChange(r *http.Request) token.Change {
 	c := party.CallerFrom(r.Context())
 	return token.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+}
+
+// SenderOf returns the caller's platform: the sender of a change, which
+// never gets it routed back (loop guard).
+func SenderOf(r *http.Request) int64 {
+	if c := party.CallerFrom(r.Context()); c != nil {
+		return c.PlatformID
+	}
+	return 0
+}
+
+// VersionOf returns the OCPI version in a request path (/ocpi/{version}/…).
+func VersionOf(r *http.Request) string {
+	rest, _ := strings.CutPrefix(r.URL.Path, "/ocpi/")
+	v, _, _ := strings.Cut(rest, "/")
+	return v
 }
