@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
@@ -15,7 +16,7 @@ func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) er
 	if c.Kind == party.CallerAdmin {
 		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
 	}
-	creds, err := s.cfg.Parties.CredentialsFor(r.Context(), versionOf(r), c.Token, c.PlatformID)
+	creds, err := s.cfg.Parties.CredentialsFor(r.Context(), kit.VersionOf(r), c.Token, c.PlatformID)
 	if err != nil {
 		return err
 	}
@@ -25,10 +26,10 @@ func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) er
 // handleCredentialsPost registers a partner (token A).
 func (s *Server) handleCredentialsPost(w http.ResponseWriter, r *http.Request) error {
 	var in ocpi.Credentials
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
-	out, err := s.cfg.Parties.Register(r.Context(), party.CallerFrom(r.Context()), versionOf(r), in)
+	out, err := s.cfg.Parties.Register(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -39,10 +40,10 @@ func (s *Server) handleCredentialsPost(w http.ResponseWriter, r *http.Request) e
 // version) and issues a new token C.
 func (s *Server) handleCredentialsPut(w http.ResponseWriter, r *http.Request) error {
 	var in ocpi.Credentials
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
-	out, err := s.cfg.Parties.Update(r.Context(), party.CallerFrom(r.Context()), versionOf(r), in)
+	out, err := s.cfg.Parties.Update(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -64,12 +65,12 @@ func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), senderOf(r), req)
+	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), kit.SenderOf(r), req)
 	if err != nil {
 		return err
 	}
 	for i := range items {
-		items[i].Role = string(party.RoleFor(versionOf(r), party.Role(items[i].Role)))
+		items[i].Role = string(party.RoleFor(kit.VersionOf(r), party.Role(items[i].Role)))
 	}
 	return s.kit.Page(w, r, req, items, len(items), page)
 }

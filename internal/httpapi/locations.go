@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// cpoLocationRef is locationRef for the CPO receiver: the URL's owner must be
+// cpoLocationRef is kit.LocationRef for the CPO receiver: the URL's owner must be
 // one of the caller's CPO parties. The short seed form without cc/pid takes
 // the caller's CPO party when it has exactly one.
 func cpoLocationRef(r *http.Request) (location.Ref, error) {
-	ref, err := locationRef(r)
+	ref, err := kit.LocationRef(r)
 	if err != nil {
 		return ref, err
 	}
@@ -26,7 +27,7 @@ func cpoLocationRef(r *http.Request) (location.Ref, error) {
 		}
 		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
 	}
-	return ref, ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+	return ref, kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
 }
 
 // soleCPO returns the caller's only CPO party, for the URL forms without
@@ -81,7 +82,7 @@ func (s *Server) cpoLocationWrite(w http.ResponseWriter, r *http.Request, fn fun
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 // OCPI-to-* picks the CPO; without it the id must be unique across CPOs,
 // otherwise the answer is 2001 asking for OCPI-to-*.
 func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) error {
-	ref, err := locationRef(r)
+	ref, err := kit.LocationRef(r)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
@@ -50,7 +51,7 @@ func functionalModule(path string) bool {
 // checkRoutingTo is 4001 when a functional-module request's OCPI-to names a
 // party the hub does not know (routing.Router.CheckTo).
 func (s *Server) checkRoutingTo(r *http.Request) error {
-	to, ok := routingTo(r)
+	to, ok := kit.RoutingTo(r)
 	if !ok || s.cfg.Parties == nil || !functionalModule(r.URL.Path) || s.kit.LocalTo(r, to.CountryCode, to.PartyID) {
 		return nil
 	}

@@ -11,12 +11,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/openapi"
 )
 
-// Doc describes a route in the OpenAPI document (package apidoc).
-type Doc = apidoc.Doc
-
-// routingHeaders address a request to another party through the hub.
-var routingHeaders = apidoc.RoutingHeaders
-
 // fallbacks are the patterns without a method that answer paths no route
 // matches; they are not operations.
 var fallbacks = []string{"/ocpi/", "/admin/", "/api/"}

@@ -28,27 +28,5 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Token realm="ocpihub"`)
 	}
 	s.setErrorRouting(w, r)
-	writeJSON(w, status, resp)
+	kit.WriteJSON(w, status, resp)
 }
-
-// The answer and body helpers are the kit's (handlers in module packages
-// use the same).
-var (
-	writeJSON     = kit.WriteJSON
-	decode        = kit.Decode
-	readBody      = kit.ReadBody
-	decodeBytes   = kit.DecodeBytes
-	logAttrs      = kit.LogAttrs
-	pathID        = kit.PathID
-	ownerOf       = kit.OwnerOf
-	callerParties = kit.CallerParties
-	asParty       = kit.AsParty
-	callerParty   = kit.CallerParty
-	owners        = kit.Owners
-	locationRef   = kit.LocationRef
-	tokenChange   = kit.TokenChange
-	ownsParty     = kit.OwnsParty
-	routingTo     = kit.RoutingTo
-	senderOf      = kit.SenderOf
-	versionOf     = kit.VersionOf
-)

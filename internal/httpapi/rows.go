@@ -8,70 +8,29 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi/upiapi"
 )
 
-// The row types are declared in package route, so that module packages
-// declare rows without importing httpapi; these names keep the handlers
-// that still live here short.
-type (
-	Row        = route.Row
-	Listing    = route.Listing
-	DataSchema = route.DataSchema
-	access     = route.Access
-	service    = route.Service
-	module     = route.Module
-	apiFunc    = route.Func
-)
-
-const (
-	public      = route.Public
-	registering = route.Registering
-	platform    = route.Platform
-	subscriber  = route.Subscriber
-
-	needLocations       = route.NeedLocations
-	needTariffs         = route.NeedTariffs
-	needTokens          = route.NeedTokens
-	needSessions        = route.NeedSessions
-	needCDRs            = route.NeedCDRs
-	needCommands        = route.NeedCommands
-	needPayments        = route.NeedPayments
-	needPaymentCommands = route.NeedPaymentCommands
-	needUPI             = route.NeedUPI
-	needTraffic         = route.NeedTraffic
-)
-
-var (
-	data               = route.Data
-	dataOr             = route.DataOr
-	anyOf              = route.AnyOf
-	withIdempotencyKey = route.WithIdempotencyKey
-	withoutReplay      = route.WithoutReplay
-)
-
-type routeOption = route.Option
-
 // serves reports whether the hub is configured with n.
-func (s *Server) serves(n service) bool {
+func (s *Server) serves(n route.Service) bool {
 	c := &s.cfg
 	switch n {
-	case needLocations:
+	case route.NeedLocations:
 		return c.Locations != nil
-	case needTariffs:
+	case route.NeedTariffs:
 		return c.Tariffs != nil
-	case needTokens:
+	case route.NeedTokens:
 		return c.Tokens != nil
-	case needSessions:
+	case route.NeedSessions:
 		return c.Sessions != nil
-	case needCDRs:
+	case route.NeedCDRs:
 		return c.CDRs != nil
-	case needCommands:
+	case route.NeedCommands:
 		return c.Commands != nil
-	case needPayments:
+	case route.NeedPayments:
 		return c.Payments != nil
-	case needPaymentCommands:
+	case route.NeedPaymentCommands:
 		return c.Payments != nil && c.Commands != nil
-	case needUPI:
+	case route.NeedUPI:
 		return c.UPI != nil
-	case needTraffic:
+	case route.NeedTraffic:
 		return c.Traffic != nil && c.DB != nil
 	}
 	return true
@@ -79,9 +38,9 @@ func (s *Server) serves(n service) bool {
 
 // modules lists every module of the route table. A new module adds its
 // rows function here.
-func (s *Server) modules() []module {
+func (s *Server) modules() []route.Module {
 	c := &s.cfg
-	mods := []module{
+	mods := []route.Module{
 		s.operationRows(),
 		s.coreRows(),
 		s.peeringRows(),
@@ -101,8 +60,8 @@ func (s *Server) modules() []module {
 }
 
 // served returns the rows of the route table this hub serves, in order.
-func (s *Server) served() []Row {
-	var out []Row
+func (s *Server) served() []route.Row {
+	var out []route.Row
 	for _, m := range s.modules() {
 		for _, r := range m.Rows {
 			if s.serves(r.Needs) {
@@ -117,7 +76,7 @@ func (s *Server) served() []Row {
 // configured to serve it (the schema contract tests read them).
 func Rows() []Route {
 	s := &Server{}
-	var out []Row
+	var out []route.Row
 	for _, m := range s.modules() {
 		out = append(out, m.Rows...)
 	}
@@ -126,9 +85,9 @@ func Rows() []Route {
 
 // listings returns the version details entries of version, in the order
 // of the rows, once each.
-func (s *Server) listings(version string) []Listing {
-	var out []Listing
-	seen := map[Listing]bool{}
+func (s *Server) listings(version string) []route.Listing {
+	var out []route.Listing
+	seen := map[route.Listing]bool{}
 	for _, r := range s.routeList {
 		l := r.Listed
 		if l.Identifier == "" || l.Version() != version || seen[l] {
@@ -142,10 +101,10 @@ func (s *Server) listings(version string) []Listing {
 
 // fallbackRows answer paths no route matches with an envelope, not a text
 // 404.
-func (s *Server) fallbackRows() module {
-	rows := make([]Row, 0, len(fallbacks))
+func (s *Server) fallbackRows() route.Module {
+	rows := make([]route.Row, 0, len(fallbacks))
 	for _, p := range fallbacks {
-		rows = append(rows, Row{Pattern: p, Access: public, Handler: s.handleNoRoute})
+		rows = append(rows, route.Row{Pattern: p, Access: route.Public, Handler: s.handleNoRoute})
 	}
-	return module{Rows: rows}
+	return route.Module{Rows: rows}
 }

@@ -1,8 +1,14 @@
 // Package httpapi is ocpihub's HTTP surface: one route table on
-// net/http.ServeMux, the middleware every request passes (ids, body cap,
-// panic recovery, access log, metrics, authentication), and thin handlers that
-// decode, check access, call one domain service and answer with an OCPI
-// envelope.
+// net/http.ServeMux assembled from the route rows of every module, the
+// middleware every request passes (ids, body cap, panic recovery, access
+// log, metrics, authentication, rate limits, idempotent replays), and the
+// handlers of the core modules (versions, credentials, hub client info,
+// peering, locations and tariffs). The other modules declare their rows
+// and handlers in the packages below it: charging (tokens to Direct
+// Payment), upiapi, legacyapi (2.1.1 and 2.0), admin (the operator's API,
+// webhooks, traffic) and pages (the driver's pages). Handlers decode,
+// check access, call one domain service and answer with an OCPI envelope
+// through package kit; package route declares the row types.
 package httpapi
 
 import (
@@ -131,7 +137,7 @@ type Server struct {
 	draining atomic.Bool
 	// routeList lists every row served, in the order they were registered
 	// (Routes).
-	routeList []Row
+	routeList []route.Row
 	// kit answers for the handlers: here and in the module packages.
 	kit *kit.Kit
 	apiDocCache
@@ -144,9 +150,9 @@ type Route struct {
 	// Access is "public", "registering" (token A too), "platform" (a
 	// registered partner), "subscriber" or "admin".
 	Access string
-	Listed Listing
-	Doc    Doc
-	Schema *DataSchema
+	Listed route.Listing
+	Doc    route.Doc
+	Schema *route.DataSchema
 }
 
 // Routes returns the route table: the OCPI, admin and operations routes
@@ -156,7 +162,7 @@ type Route struct {
 func (s *Server) Routes() []Route { return routesOf(s.routeList) }
 
 // routesOf returns rows as tests see them.
-func routesOf(rows []Row) []Route {
+func routesOf(rows []route.Row) []Route {
 	out := make([]Route, len(rows))
 	for i, r := range rows {
 		out[i] = Route{Pattern: r.Pattern, Access: r.Access.String(), Listed: r.Listed, Doc: r.Doc, Schema: r.Schema}
@@ -202,7 +208,7 @@ func (s *Server) Drain() { s.draining.Store(true) }
 // add registers a row: a plain handler as it is, an OCPI handler behind
 // authentication, the rate limit of the caller's token, and idempotent
 // replays of write requests.
-func (s *Server) add(row Row) {
+func (s *Server) add(row route.Row) {
 	if row.Plain == nil && row.Handler == nil {
 		panic("httpapi: route " + row.Pattern + " has no handler")
 	}
@@ -217,7 +223,7 @@ func (s *Server) add(row Row) {
 	}
 	a, fn := row.Access, row.Handler
 	s.mux.Handle(row.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a != public {
+		if a != route.Public {
 			caller, err := s.guardedAuthenticate(w, r, a)
 			s.countLegacy(r, caller)
 			if err != nil {
@@ -230,7 +236,7 @@ func (s *Server) add(row Row) {
 				s.writeError(w, r, err)
 				return
 			}
-			if a == platform {
+			if a == route.Platform {
 				if err := s.checkRoutingTo(r); err != nil {
 					s.writeError(w, r, err)
 					return
@@ -244,7 +250,7 @@ func (s *Server) add(row Row) {
 }
 
 // authenticate resolves the caller and checks it may use a route of access a.
-func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) {
+func (s *Server) authenticate(r *http.Request, a route.Access) (*party.Caller, error) {
 	tokens, err := ocpi.TokenCandidates(r.Header.Get("Authorization"))
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: err.Error()}
@@ -261,15 +267,15 @@ func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) 
 	switch {
 	case a == route.Admin && c.Kind != party.CallerAdmin:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs the admin token"}
-	case a == platform && c.Kind == party.CallerRegistering:
+	case a == route.Platform && c.Kind == party.CallerRegistering:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
-	case a == platform && c.Kind != party.CallerPlatform:
+	case a == route.Platform && c.Kind != party.CallerPlatform:
 		// The admin token is not a partner: it owns no party, and functional
 		// handlers must never see a caller without parties.
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs a partner's credentials token"}
-	case a == subscriber && c.Kind == party.CallerRegistering:
+	case a == route.Subscriber && c.Kind == party.CallerRegistering:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
-	case (a == platform || a == subscriber) && c.Kind == party.CallerPlatform && c.Status != party.StatusConnected:
+	case (a == route.Platform || a == route.Subscriber) && c.Kind == party.CallerPlatform && c.Status != party.StatusConnected:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the platform is " + string(c.Status) + "; finish the registration first"}
 	}
 	return c, nil

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/tariff"
@@ -31,7 +32,7 @@ type priceRequest struct {
 // engine: what `ocpihub tariff price` does, for the console and scripts.
 func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) error {
 	var req priceRequest
-	if err := decode(r, &req); err != nil {
+	if err := kit.Decode(r, &req); err != nil {
 		return err
 	}
 	if (req.CDR == nil) == (req.Session == nil) {

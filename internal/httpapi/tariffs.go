@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -31,7 +32,7 @@ func cpoTariffRef(r *http.Request) (tariff.Ref, error) {
 		}
 		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
 	}
-	return ref, ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+	return ref, kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
 }
 
 func tariffSuffix(ref tariff.Ref) string {
@@ -61,7 +62,7 @@ func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func (s *Server) handleCPOTariffDelete(w http.ResponseWriter, r *http.Request) e
 	if len(dangling) > 0 {
 		resp.StatusMessage = "Success; connectors still listing the tariff: " + strings.Join(dangling, ", ")
 	}
-	writeJSON(w, http.StatusOK, resp)
+	kit.WriteJSON(w, http.StatusOK, resp)
 	return nil
 }
 

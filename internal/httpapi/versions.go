@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -43,7 +44,7 @@ func (s *Server) handleVersions(w http.ResponseWriter, r *http.Request) error {
 // the versions list for a partner of that role, whose legacy entries lead to
 // the endpoints meant for it. It is the versions URL to give a 2.1.1 or 2.0
 // partner.
-func (s *Server) handleRoleVersions(role party.Role) apiFunc {
+func (s *Server) handleRoleVersions(role party.Role) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		return s.legacyOK(w, s.versionList(role))
 	}
