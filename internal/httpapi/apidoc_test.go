@@ -152,7 +152,7 @@ func TestRowsComplete(t *testing.T) {
 			t.Errorf("row %q: Listed %+v does not list the module it belongs to", r.Pattern, r.Listed)
 		}
 		if r.Schema == nil && !unchecked[r.Pattern] {
-			t.Errorf("row %q has no Schema: name the OCPI schemas of its data (data(\"\") for none)", r.Pattern)
+			t.Errorf("row %q has no Schema: name the OCPI schemas of its data (route.Data(\"\") for none)", r.Pattern)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/ocpihub/ocpihub/internal/authguard"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
@@ -24,7 +25,7 @@ func (u unknownToken) Unwrap() error { return u.err }
 // before its token is looked at, and each unknown token counts. A request
 // without an Authorization header guesses nothing and is not counted. A
 // failing guard store lets the request through, as the rate limiter does.
-func (s *Server) guardedAuthenticate(w http.ResponseWriter, r *http.Request, a access) (*party.Caller, error) {
+func (s *Server) guardedAuthenticate(w http.ResponseWriter, r *http.Request, a route.Access) (*party.Caller, error) {
 	g := s.cfg.AuthGuard
 	if g == nil || r.Header.Get("Authorization") == "" {
 		return s.authenticate(r, a)

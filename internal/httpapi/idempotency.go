@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -38,23 +39,23 @@ const inFlightWait = 30 * time.Second
 //     still runs waits for its answer). X-Request-ID is for tracing: the
 //     same id on a different request is simply a new request (partners
 //     reuse ids). Routes of the registration handshake (their answers hold
-//     credentials tokens) and routes marked withoutReplay are excluded.
-//   - routes marked withIdempotencyKey also take Idempotency-Key, which
+//     credentials tokens) and routes marked route.WithoutReplay are excluded.
+//   - routes marked route.WithIdempotencyKey also take Idempotency-Key, which
 //     wins over X-Request-ID: 409 while the first request runs, 422 on a
 //     different request, the stored answer otherwise.
 //
 // The claim commits with the request's effect (idempotency.Store.Track);
 // server errors (5xx) are not stored unless part of the effect committed:
 // the request may be retried.
-func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a access, rt route, fn apiFunc) error {
+func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a route.Access, rt route.Options, fn route.Func) error {
 	st := s.cfg.Idempotency
-	if st == nil || a == public || (r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch) {
+	if st == nil || a == route.Public || (r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch) {
 		return fn(w, r)
 	}
 	ctx := r.Context()
 	c := party.CallerFrom(ctx)
 	var kind, key, header string
-	if rt.idempotencyKey {
+	if rt.IdempotencyKey {
 		if v := r.Header.Get("Idempotency-Key"); v != "" {
 			k, err := parseIdempotencyKey(v)
 			if err != nil {
@@ -63,7 +64,7 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a acces
 			kind, key, header = idempotency.KindKey, k, "Idempotency-Key"
 		}
 	}
-	if key == "" && a != registering && !rt.noReplay {
+	if key == "" && a != route.Registering && !rt.NoReplay {
 		// Only an id the client sent (withIDs generates one when missing or
 		// unusable).
 		if v := strings.TrimSpace(r.Header.Get("X-Request-ID")); v != "" && v == RequestID(ctx) {

@@ -5,33 +5,18 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
-// locationRef reads {cc}/{pid}/{location_id}[/{evse_uid}[/{connector_id}]]
-// and checks the lengths of the path parameters (locations.md §3).
-func locationRef(r *http.Request) (location.Ref, error) {
-	ref := location.Ref{CountryCode: r.PathValue("cc"), PartyID: r.PathValue("pid"), LocationID: r.PathValue("location_id"),
-		EVSEUID: r.PathValue("evse_uid"), ConnectorID: r.PathValue("connector_id")}
-	c := ocpi.NewCheck("")
-	if ref.CountryCode != "" || ref.PartyID != "" {
-		c.CountryCode("country_code", ref.CountryCode, true)
-		c.PartyID("party_id", ref.PartyID, true)
-	}
-	c.CiString("location_id", ref.LocationID, 36, true)
-	c.CiString("evse_uid", ref.EVSEUID, 36, false)
-	c.CiString("connector_id", ref.ConnectorID, 36, false)
-	return ref, c.Err()
-}
-
-// cpoLocationRef is locationRef for the CPO receiver: the URL's owner must be
+// cpoLocationRef is kit.LocationRef for the CPO receiver: the URL's owner must be
 // one of the caller's CPO parties. The short seed form without cc/pid takes
 // the caller's CPO party when it has exactly one.
 func cpoLocationRef(r *http.Request) (location.Ref, error) {
-	ref, err := locationRef(r)
+	ref, err := kit.LocationRef(r)
 	if err != nil {
 		return ref, err
 	}
@@ -42,7 +27,7 @@ func cpoLocationRef(r *http.Request) (location.Ref, error) {
 		}
 		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
 	}
-	return ref, ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+	return ref, kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
 }
 
 // soleCPO returns the caller's only CPO party, for the URL forms without
@@ -71,15 +56,15 @@ func (s *Server) handleCPOLocationGet(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), nil)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), nil)
 	}
 	body, err := s.cfg.Locations.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	s.kit.SetHubRouting(w, r)
+	return s.kit.OK(w, body)
 }
 
 // handleCPOLocationPut serves PUT of a Location, EVSE or Connector.
@@ -97,20 +82,20 @@ func (s *Server) cpoLocationWrite(w http.ResponseWriter, r *http.Request, fn fun
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), raw)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), raw)
 	}
 	c := party.CallerFrom(r.Context())
 	res, err := fn(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.stored(w, res.Created)
+	s.kit.SetHubRouting(w, r)
+	return s.kit.Stored(w, res.Created)
 }
 
 // handleCPOLocationDelete explains that the locations module has no DELETE.
@@ -136,7 +121,7 @@ func cpoSuffix(ref location.Ref) string {
 // directoryFilter reads OCPI-to-* of a directory request: the hub itself (or
 // nothing) means every CPO; a CPO party restricts the directory to it.
 func (s *Server) directoryFilter(r *http.Request) (cc, pid string) {
-	if to, ok := s.addressedElsewhere(r); ok {
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
 		return to.CountryCode, to.PartyID
 	}
 	return "", ""
@@ -157,8 +142,8 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 	for i, it := range items {
 		items[i] = location.FitPublished(it)
 	}
-	s.setHubRouting(w, r)
-	return s.pageRaw(w, r, req, items, page)
+	s.kit.SetHubRouting(w, r)
+	return s.kit.PageRaw(w, r, req, items, page)
 }
 
 // handleEMSPLocation serves one Location, EVSE or Connector of the
@@ -166,7 +151,7 @@ func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) err
 // OCPI-to-* picks the CPO; without it the id must be unique across CPOs,
 // otherwise the answer is 2001 asking for OCPI-to-*.
 func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) error {
-	ref, err := locationRef(r)
+	ref, err := kit.LocationRef(r)
 	if err != nil {
 		return err
 	}
@@ -183,6 +168,6 @@ func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) erro
 	if ref.EVSEUID == "" {
 		body = location.FitPublished(body)
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, json.RawMessage(body))
+	s.kit.SetHubRouting(w, r)
+	return s.kit.OK(w, json.RawMessage(body))
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -12,34 +11,19 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
-type ctxKey int
-
-const (
-	requestIDKey ctxKey = iota
-	correlationIDKey
+// The request's ids live in the kit, which module packages read them from.
+var (
+	RequestID         = kit.RequestID
+	CorrelationID     = kit.CorrelationID
+	WithCorrelationID = kit.WithCorrelationID
 )
-
-// RequestID returns the X-Request-ID of the request being served.
-func RequestID(ctx context.Context) string { s, _ := ctx.Value(requestIDKey).(string); return s }
-
-// CorrelationID returns the X-Correlation-ID of the request being served; a
-// hub forwarding the request keeps it.
-func CorrelationID(ctx context.Context) string {
-	s, _ := ctx.Value(correlationIDKey).(string)
-	return s
-}
-
-// WithCorrelationID returns ctx carrying a correlation id, for work that
-// continues a request outside it (jobs).
-func WithCorrelationID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, correlationIDKey, id)
-}
 
 // idHeader returns a usable id from a header: printable, at most 255 bytes;
 // otherwise a new UUID.
@@ -64,8 +48,7 @@ func withIDs(next http.Handler) http.Handler {
 		cid := idHeader(r.Header.Get("X-Correlation-ID"))
 		w.Header().Set("X-Request-ID", rid)
 		w.Header().Set("X-Correlation-ID", cid)
-		ctx := context.WithValue(r.Context(), requestIDKey, rid)
-		ctx = context.WithValue(ctx, correlationIDKey, cid)
+		ctx := kit.WithIDs(r.Context(), rid, cid)
 		// Calls made while serving the request continue its W3C trace.
 		tid := ocpiclient.ParseTraceParent(r.Header.Get("traceparent"))
 		if tid == "" {

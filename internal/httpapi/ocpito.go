@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
 )
@@ -48,22 +48,11 @@ func functionalModule(path string) bool {
 	return false
 }
 
-// localTo reports whether OCPI-to names the hub itself or the caller itself
-// (routing.Router.IsLocal): the request is then answered by the hub, as if
-// OCPI-to were absent.
-func (s *Server) localTo(r *http.Request, cc, pid string) bool {
-	c, to := party.CallerFrom(r.Context()), ocpiclient.Party{CountryCode: cc, PartyID: pid}
-	if s.cfg.Hub != nil {
-		return s.cfg.Hub.Routing().IsLocal(c, to)
-	}
-	return routing.CallerOwns(c, to)
-}
-
 // checkRoutingTo is 4001 when a functional-module request's OCPI-to names a
 // party the hub does not know (routing.Router.CheckTo).
 func (s *Server) checkRoutingTo(r *http.Request) error {
-	to, ok := routingTo(r)
-	if !ok || s.cfg.Parties == nil || !functionalModule(r.URL.Path) || s.localTo(r, to.CountryCode, to.PartyID) {
+	to, ok := kit.RoutingTo(r)
+	if !ok || s.cfg.Parties == nil || !functionalModule(r.URL.Path) || s.kit.LocalTo(r, to.CountryCode, to.PartyID) {
 		return nil
 	}
 	return routing.New(s.cfg.Parties).CheckTo(r.Context(), party.CallerFrom(r.Context()), to)
@@ -75,5 +64,5 @@ func (s *Server) setErrorRouting(w http.ResponseWriter, r *http.Request) {
 	if !functionalModule(r.URL.Path) || w.Header().Get("OCPI-from-party-id") != "" {
 		return
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 }

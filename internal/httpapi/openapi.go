@@ -11,12 +11,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/openapi"
 )
 
-// Doc describes a route in the OpenAPI document (package apidoc).
-type Doc = apidoc.Doc
-
-// routingHeaders address a request to another party through the hub.
-var routingHeaders = apidoc.RoutingHeaders
-
 // fallbacks are the patterns without a method that answer paths no route
 // matches; they are not operations.
 var fallbacks = []string{"/ocpi/", "/admin/", "/api/"}
@@ -39,7 +33,7 @@ func (s *Server) OpenAPI() *openapi.Document {
 	if d.Info.Version == "" {
 		d.Info.Version = "dev"
 	}
-	d.Servers = []openapi.Server{{URL: s.publicURL("")}}
+	d.Servers = []openapi.Server{{URL: s.kit.PublicURL("")}}
 	d.Components.SecuritySchemes = map[string]openapi.SecurityScheme{
 		"ocpiToken": {Type: "apiKey", In: "header", Name: "Authorization",
 			Description: "`Token <base64(token)>`: a partner's credentials token C; token A (registration) on versions and credentials only."},

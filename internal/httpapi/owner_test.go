@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,13 +21,13 @@ func TestOwnerOf(t *testing.T) {
 	var stored []party.PartyRef
 	mux := http.NewServeMux()
 	mux.Handle("PUT /ocpi/2.2.1/cpo/locations/{country_code}/{party_id}/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		owner, err := ownerOf(r, party.RoleCPO)
+		owner, err := kit.OwnerOf(r, party.RoleCPO)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		stored = append(stored, owner)
-		_ = s.ok(w, nil)
+		_ = s.kit.OK(w, nil)
 	}))
 	for _, tc := range []struct {
 		name   string

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
-	"github.com/ocpihub/ocpihub/internal/ratelimit"
 )
 
 // rateLimit counts the request against the limits of the caller's token
@@ -54,62 +53,4 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, c *party.Call
 	h.Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
 	return &ocpi.Error{Code: ocpi.ERATELIMIT, Message: fmt.Sprintf(
 		"rate limit exceeded: %d requests per %s for this token; retry after %d s", win.Limit, win.Name, int(wait.Seconds()))}
-}
-
-// rateLimitsBody is the body of PUT /admin/parties/{id}/rate_limits and the
-// answer of GET: the party's own limits and the limits in force.
-type rateLimitsBody struct {
-	Override  ratelimit.Override `json:"override"`
-	Effective ratelimit.Limits   `json:"effective"`
-	Defaults  ratelimit.Limits   `json:"defaults"`
-}
-
-func (s *Server) rateLimitsOf(r *http.Request, id int64) (rateLimitsBody, error) {
-	l := s.cfg.RateLimiter
-	o, err := l.Override(r.Context(), id)
-	if err != nil {
-		return rateLimitsBody{}, err
-	}
-	return rateLimitsBody{Override: o, Effective: o.Apply(l.Defaults()), Defaults: l.Defaults()}, nil
-}
-
-// handleAdminRateLimits shows a party's rate limits.
-func (s *Server) handleAdminRateLimits(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	if s.cfg.RateLimiter == nil {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "rate limits are off"}
-	}
-	out, err := s.rateLimitsOf(r, id)
-	if err != nil {
-		return err
-	}
-	return s.ok(w, out)
-}
-
-// handleAdminSetRateLimits sets a party's own limits: a body such as
-// {"per_minute": 500}; fields left out take the hub's defaults, 0 lifts the
-// limit of a window, {} returns to the defaults.
-func (s *Server) handleAdminSetRateLimits(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	if s.cfg.RateLimiter == nil {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "rate limits are off"}
-	}
-	var o ratelimit.Override
-	if err := decode(r, &o); err != nil {
-		return err
-	}
-	if err := s.cfg.RateLimiter.SetOverride(r.Context(), id, o); err != nil {
-		return err
-	}
-	out, err := s.rateLimitsOf(r, id)
-	if err != nil {
-		return err
-	}
-	return s.ok(w, out)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/httpapi/pages"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -28,32 +29,32 @@ func (s *Server) routes() {
 
 // handleHealthz says the process is alive.
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	kit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // handleReadyz says whether this replica should get traffic: the database
 // answers, its schema is up to date, and the server is not shutting down.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		kit.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
 		return
 	}
 	if s.cfg.DB == nil {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		kit.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.cfg.DB.Ping(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable", "error": err.Error()})
+		kit.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unreachable", "error": err.Error()})
 		return
 	}
 	cur, latest, err := s.cfg.DB.MigrationStatus(ctx)
 	if err != nil || cur < latest {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "migrations pending", "current": cur, "latest": latest})
+		kit.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "migrations pending", "current": cur, "latest": latest})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "engine": s.cfg.DB.Engine(), "schema_version": cur})
+	kit.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "engine": s.cfg.DB.Engine(), "schema_version": cur})
 }
 
 // handleNoRoute answers paths no route matches: 405 with Allow when the path

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/tariff"
@@ -12,7 +13,7 @@ import (
 // here) and the eMSP directory (eMSPs and NSPs pull here), the public
 // driver search and the operator's pricing. The short forms without
 // {cc}/{pid} are the seed's; they take the caller's only CPO party.
-func (s *Server) locationRows() module {
+func (s *Server) locationRows() route.Module {
 	const (
 		cpoLoc = "/ocpi/2.2.1/cpo/locations/{cc}/{pid}/{location_id}"
 		cpoTar = "/ocpi/2.2.1/cpo/tariffs/{cc}/{pid}/{tariff_id}"
@@ -21,16 +22,16 @@ func (s *Server) locationRows() module {
 		{Name: "cc", In: "path", Description: "country code of the CPO (one of the caller's parties)", Schema: openapi.Schema{"type": "string", "minLength": 2, "maxLength": 2}},
 		{Name: "pid", In: "path", Description: "party id of the CPO", Schema: openapi.Schema{"type": "string", "minLength": 3, "maxLength": 3}},
 	}
-	var rows []Row
-	add := func(pattern string, h apiFunc, sch *DataSchema, d Doc) {
-		needs, l := needLocations, Listing{"locations", ocpi.InterfaceReceiver, "/ocpi/2.2.1/cpo/locations"}
+	var rows []route.Row
+	add := func(pattern string, h route.Func, sch *route.DataSchema, d route.Doc) {
+		needs, l := route.NeedLocations, route.Listing{Identifier: "locations", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/cpo/locations"}
 		if strings.Contains(pattern, "/emsp/") {
-			l = Listing{"locations", ocpi.InterfaceSender, "/ocpi/2.2.1/emsp/locations"}
+			l = route.Listing{Identifier: "locations", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/emsp/locations"}
 		}
 		if strings.Contains(pattern, "tariffs") {
-			needs, l.Identifier, l.Path = needTariffs, "tariffs", strings.Replace(l.Path, "locations", "tariffs", 1)
+			needs, l.Identifier, l.Path = route.NeedTariffs, "tariffs", strings.Replace(l.Path, "locations", "tariffs", 1)
 		}
-		rows = append(rows, Row{Pattern: pattern, Access: platform, Handler: h, Needs: needs, Listed: l, Schema: sch, Doc: d})
+		rows = append(rows, route.Row{Pattern: pattern, Access: route.Platform, Handler: h, Needs: needs, Listed: l, Schema: sch, Doc: d})
 	}
 	// The receiver at each depth (Location, EVSE, Connector), with and
 	// without the party in the URL.
@@ -55,43 +56,43 @@ func (s *Server) locationRows() module {
 			if base != cpoLoc {
 				short = " The short form takes the caller's only CPO party."
 			}
-			add("GET "+p, s.handleCPOLocationGet, data(level.schema), Doc{Summary: "Read the hub's copy of " + level.what + " the CPO pushed", Data: level.obj, Params: params,
+			add("GET "+p, s.handleCPOLocationGet, route.Data(level.schema), route.Doc{Summary: "Read the hub's copy of " + level.what + " the CPO pushed", Data: level.obj, Params: params,
 				Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc", Description: "A CPO checks what the hub stored." + short})
-			add("PUT "+p, s.handleCPOLocationPut, data(""), Doc{Summary: "Push " + level.what + " (created: 201, replaced: 200)", Request: level.obj, Params: params, Stored: true,
+			add("PUT "+p, s.handleCPOLocationPut, route.Data(""), route.Doc{Summary: "Push " + level.what + " (created: 201, replaced: 200)", Request: level.obj, Params: params, Stored: true,
 				Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc",
 				Description: "The hub validates, stores and broadcasts it to every connected eMSP with a locations receiver." + short})
-			add("PATCH "+p, s.handleCPOLocationPatch, data(""), Doc{Summary: "Update fields of " + level.what + " (last_updated required)", Request: map[string]any{}, Params: params,
+			add("PATCH "+p, s.handleCPOLocationPatch, route.Data(""), route.Doc{Summary: "Update fields of " + level.what + " (last_updated required)", Request: map[string]any{}, Params: params,
 				Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc", Description: "OCPI merge rules: nested EVSEs and connectors by id." + short})
-			add("DELETE "+p, s.handleCPOLocationDelete, data(""), Doc{Summary: "Refused: locations, EVSEs and connectors are never deleted (PUT the EVSE with status REMOVED)", Params: params,
+			add("DELETE "+p, s.handleCPOLocationDelete, route.Data(""), route.Doc{Summary: "Refused: locations, EVSEs and connectors are never deleted (PUT the EVSE with status REMOVED)", Params: params,
 				Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc", Errors: []int{405}})
 		}
 	}
 	directory := "Locations of every CPO connected to the hub, published ones only (publish_allowed_to honoured); OCPI-to-* narrows to one CPO."
-	add("GET /ocpi/2.2.1/emsp/locations", s.handleEMSPLocations, data("[]Location"), Doc{Summary: "The directory: every CPO's locations, paged", Description: directory,
+	add("GET /ocpi/2.2.1/emsp/locations", s.handleEMSPLocations, route.Data("[]Location"), route.Doc{Summary: "The directory: every CPO's locations, paged", Description: directory,
 		Data: []ocpi.Location{}, Paged: true, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
-	add("GET /ocpi/2.2.1/emsp/locations/{location_id}", s.handleEMSPLocation, data("Location"), Doc{Summary: "One Location of the directory", Data: ocpi.Location{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
-	add("GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}", s.handleEMSPLocation, data("EVSE"), Doc{Summary: "One EVSE of the directory", Data: ocpi.EVSE{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
-	add("GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", s.handleEMSPLocation, data("Connector"), Doc{Summary: "One Connector of the directory", Data: ocpi.Connector{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
+	add("GET /ocpi/2.2.1/emsp/locations/{location_id}", s.handleEMSPLocation, route.Data("Location"), route.Doc{Summary: "One Location of the directory", Data: ocpi.Location{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
+	add("GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}", s.handleEMSPLocation, route.Data("EVSE"), route.Doc{Summary: "One EVSE of the directory", Data: ocpi.EVSE{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
+	add("GET /ocpi/2.2.1/emsp/locations/{location_id}/{evse_uid}/{connector_id}", s.handleEMSPLocation, route.Data("Connector"), route.Doc{Summary: "One Connector of the directory", Data: ocpi.Connector{}, Relayed: true, Tag: "locations", Spec: "mod_locations.asciidoc"})
 	for _, p := range []string{cpoTar, "/ocpi/2.2.1/cpo/tariffs/{tariff_id}"} {
 		params := party
 		if p != cpoTar {
 			params = nil
 		}
-		add("GET "+p, s.handleCPOTariffGet, data("Tariff"), Doc{Summary: "Read the hub's copy of a Tariff", Data: ocpi.Tariff{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
-		add("PUT "+p, s.handleCPOTariffPut, data(""), Doc{Summary: "Push a Tariff (created: 201, replaced: 200)", Request: ocpi.Tariff{}, Params: params, Stored: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
-		add("DELETE "+p, s.handleCPOTariffDelete, data(""), Doc{Summary: "Delete a Tariff", Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
-		add("PATCH "+p, s.handleCPOTariffPatch, data(""), Doc{Summary: "Update fields of a Tariff (last_updated required)", Request: map[string]any{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
+		add("GET "+p, s.handleCPOTariffGet, route.Data("Tariff"), route.Doc{Summary: "Read the hub's copy of a Tariff", Data: ocpi.Tariff{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
+		add("PUT "+p, s.handleCPOTariffPut, route.Data(""), route.Doc{Summary: "Push a Tariff (created: 201, replaced: 200)", Request: ocpi.Tariff{}, Params: params, Stored: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
+		add("DELETE "+p, s.handleCPOTariffDelete, route.Data(""), route.Doc{Summary: "Delete a Tariff", Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
+		add("PATCH "+p, s.handleCPOTariffPatch, route.Data(""), route.Doc{Summary: "Update fields of a Tariff (last_updated required)", Request: map[string]any{}, Params: params, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
 	}
-	add("GET /ocpi/2.2.1/emsp/tariffs", s.handleEMSPTariffs, data("[]Tariff"), Doc{Summary: "Every CPO's tariffs, paged", Data: []ocpi.Tariff{}, Paged: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
-	add("GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}", s.handleEMSPTariff, data("Tariff"), Doc{Summary: "One Tariff", Data: ocpi.Tariff{}, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
-	rows = append(rows, Row{Pattern: "POST /admin/tariffs/price", Access: admin, Handler: s.handleAdminTariffPrice, Options: []routeOption{withoutReplay}, Doc: Doc{
+	add("GET /ocpi/2.2.1/emsp/tariffs", s.handleEMSPTariffs, route.Data("[]Tariff"), route.Doc{Summary: "Every CPO's tariffs, paged", Data: []ocpi.Tariff{}, Paged: true, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
+	add("GET /ocpi/2.2.1/emsp/tariffs/{tariff_id}", s.handleEMSPTariff, route.Data("Tariff"), route.Doc{Summary: "One Tariff", Data: ocpi.Tariff{}, Relayed: true, Tag: "tariffs", Spec: "mod_tariffs.asciidoc"})
+	rows = append(rows, route.Row{Pattern: "POST /admin/tariffs/price", Access: route.Admin, Handler: s.handleAdminTariffPrice, Options: []route.Option{route.WithoutReplay}, Doc: route.Doc{
 		Summary: "Price a CDR or a session with the hub's cost engine",
 		Description: "tariffs (2.2.1, or 2.1.1 without country_code) price the cdr or session; without them a CDR is priced from the tariffs it carries. " +
 			"The answer is the engine's total_cost, the cost per dimension and price component, and the difference to the object's own total_cost; explain adds the engine's reasons.",
 		Request: priceRequest{}, Data: &tariff.Report{}, Tag: "tariffs"}})
 
 	num := openapi.Schema{"type": "number"}
-	rows = append(rows, Row{Pattern: "GET /api/locations", Access: public, Handler: s.handleSearch, Needs: needLocations, Doc: Doc{
+	rows = append(rows, route.Row{Pattern: "GET /api/locations", Access: route.Public, Handler: s.handleSearch, Needs: route.NeedLocations, Doc: route.Doc{
 		Summary:     "Driver search: published locations near a point, nearest first (no token)",
 		Description: "Only locations with an EVSE that is not REMOVED are found. format=geojson (or Accept: application/geo+json) answers a GeoJSON FeatureCollection whose properties are the Location objects plus distance_m.",
 		Tag:         "search",
@@ -114,14 +115,14 @@ func (s *Server) locationRows() module {
 			},
 		}},
 	}})
-	return module{
+	return route.Module{
 		Tag: openapi.Tag{Name: "locations", Description: "Locations, EVSEs and connectors: CPOs push to the receiver, eMSPs pull the directory.",
 			ExternalDocs: &openapi.ExternalDocs{URL: "https://github.com/ocpi/ocpi/blob/2.2.1/mod_locations.asciidoc"}},
 		Rows: rows,
 		Schemas: func(s *openapi.Schemas) {
-			enum := func(v []string) openapi.Schema { return openapi.Schema{"enum": anyOf(v)} }
+			enum := func(v []string) openapi.Schema { return openapi.Schema{"enum": route.AnyOf(v)} }
 			items := func(v []string) openapi.Schema {
-				return openapi.Schema{"items": openapi.Schema{"type": "string", "enum": anyOf(v)}}
+				return openapi.Schema{"items": openapi.Schema{"type": "string", "enum": route.AnyOf(v)}}
 			}
 			s.Field(ocpi.Location{}, "country_code", openapi.Schema{"minLength": 2, "maxLength": 2})
 			s.Field(ocpi.Location{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})

@@ -40,7 +40,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		out[i] = h.Location
 	}
 	w.Header().Set("X-Total-Count", strconv.Itoa(len(out)))
-	return s.ok(w, out)
+	return s.kit.OK(w, out)
 }
 
 func parseSearch(r *http.Request) (location.Query, error) {

@@ -1,8 +1,14 @@
 // Package httpapi is ocpihub's HTTP surface: one route table on
-// net/http.ServeMux, the middleware every request passes (ids, body cap,
-// panic recovery, access log, metrics, authentication), and thin handlers that
-// decode, check access, call one domain service and answer with an OCPI
-// envelope.
+// net/http.ServeMux assembled from the route rows of every module, the
+// middleware every request passes (ids, body cap, panic recovery, access
+// log, metrics, authentication, rate limits, idempotent replays), and the
+// handlers of the core modules (versions, credentials, hub client info,
+// peering, locations and tariffs). The other modules declare their rows
+// and handlers in the packages below it: charging (tokens to Direct
+// Payment), upiapi, legacyapi (2.1.1 and 2.0), admin (the operator's API,
+// webhooks, traffic) and pages (the driver's pages). Handlers decode,
+// check access, call one domain service and answer with an OCPI envelope
+// through package kit; package route declares the row types.
 package httpapi
 
 import (
@@ -18,6 +24,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/legacy"
@@ -130,7 +138,9 @@ type Server struct {
 	draining atomic.Bool
 	// routeList lists every row served, in the order they were registered
 	// (Routes).
-	routeList []Row
+	routeList []route.Row
+	// kit answers for the handlers: here and in the module packages.
+	kit *kit.Kit
 	apiDocCache
 }
 
@@ -141,9 +151,9 @@ type Route struct {
 	// Access is "public", "registering" (token A too), "platform" (a
 	// registered partner), "subscriber" or "admin".
 	Access string
-	Listed Listing
-	Doc    Doc
-	Schema *DataSchema
+	Listed route.Listing
+	Doc    route.Doc
+	Schema *route.DataSchema
 }
 
 // Routes returns the route table: the OCPI, admin and operations routes
@@ -153,28 +163,12 @@ type Route struct {
 func (s *Server) Routes() []Route { return routesOf(s.routeList) }
 
 // routesOf returns rows as tests see them.
-func routesOf(rows []Row) []Route {
+func routesOf(rows []route.Row) []Route {
 	out := make([]Route, len(rows))
 	for i, r := range rows {
 		out[i] = Route{Pattern: r.Pattern, Access: r.Access.String(), Listed: r.Listed, Doc: r.Doc, Schema: r.Schema}
 	}
 	return out
-}
-
-func (a access) String() string {
-	switch a {
-	case public:
-		return "public"
-	case registering:
-		return "registering"
-	case platform:
-		return "platform"
-	case admin:
-		return "admin"
-	case subscriber:
-		return "subscriber"
-	}
-	return "unknown"
 }
 
 // New builds a Server. Services it needs are in cfg.
@@ -197,7 +191,8 @@ func New(cfg Config) *Server {
 	if cfg.Legacy.Deprecated.IsZero() {
 		cfg.Legacy.Deprecated = DefaultLegacyDeprecated
 	}
-	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, logger: cfg.Logger, clock: cfg.Clock, mux: http.NewServeMux(),
+		kit: &kit.Kit{Clock: cfg.Clock, Logger: cfg.Logger, Hub: cfg.Hub, Base: cfg.PublicURL}}
 	s.metrics = newHTTPMetrics(cfg.Registry)
 	s.metricsHandler = s.metricsRoute()
 	s.routes()
@@ -211,47 +206,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Drain marks the server as shutting down.
 func (s *Server) Drain() { s.draining.Store(true) }
 
-// access says who may call a route.
-type access int
-
-const (
-	// public routes need no token (health, metrics, PG webhooks, driver pages).
-	public access = iota
-	// registering routes accept token A too (versions, credentials).
-	registering
-	// platform routes need a registered partner's token (functional modules).
-	platform
-	// admin routes need the operator's admin token.
-	admin
-	// subscriber routes (webhook subscriptions, our own API) take a connected
-	// partner's token or the admin token: each manages its own.
-	subscriber
-)
-
-// route holds the options of one route.
-type route struct {
-	// idempotencyKey: the route accepts the Idempotency-Key header (our own
-	// JSON APIs: webhooks, refunds, QR mappings).
-	idempotencyKey bool
-	// noReplay: a repeated X-Request-ID is not answered from the store (the
-	// route's answers carry secrets that must not be kept).
-	noReplay bool
-}
-
-// routeOption sets an option of a route.
-type routeOption func(*route)
-
-// withIdempotencyKey declares that a route accepts Idempotency-Key.
-func withIdempotencyKey(r *route) { r.idempotencyKey = true }
-
-// withoutReplay declares that a route's answers are never stored for
-// X-Request-ID replays.
-func withoutReplay(r *route) { r.noReplay = true }
-
 // add registers a row: a plain handler as it is, an OCPI handler behind
 // authentication, the rate limit of the caller's token, and idempotent
 // replays of write requests.
-func (s *Server) add(row Row) {
+func (s *Server) add(row route.Row) {
 	if row.Plain == nil && row.Handler == nil {
 		panic("httpapi: route " + row.Pattern + " has no handler")
 	}
@@ -260,13 +218,13 @@ func (s *Server) add(row Row) {
 		s.mux.Handle(row.Pattern, row.Plain)
 		return
 	}
-	var rt route
+	var rt route.Options
 	for _, o := range row.Options {
 		o(&rt)
 	}
 	a, fn := row.Access, row.Handler
 	s.mux.Handle(row.Pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a != public {
+		if a != route.Public {
 			caller, err := s.guardedAuthenticate(w, r, a)
 			s.countLegacy(r, caller)
 			if err != nil {
@@ -280,7 +238,7 @@ func (s *Server) add(row Row) {
 				s.writeError(w, r, err)
 				return
 			}
-			if a == platform {
+			if a == route.Platform {
 				if err := s.checkRoutingTo(r); err != nil {
 					s.writeError(w, r, err)
 					return
@@ -294,7 +252,7 @@ func (s *Server) add(row Row) {
 }
 
 // authenticate resolves the caller and checks it may use a route of access a.
-func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) {
+func (s *Server) authenticate(r *http.Request, a route.Access) (*party.Caller, error) {
 	tokens, err := ocpi.TokenCandidates(r.Header.Get("Authorization"))
 	if err != nil {
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: err.Error()}
@@ -309,50 +267,18 @@ func (s *Server) authenticate(r *http.Request, a access) (*party.Caller, error) 
 	// Suspended and unregistered platforms never get this far: Authenticate
 	// refuses their tokens on every route.
 	switch {
-	case a == admin && c.Kind != party.CallerAdmin:
+	case a == route.Admin && c.Kind != party.CallerAdmin:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs the admin token"}
-	case a == platform && c.Kind == party.CallerRegistering:
+	case a == route.Platform && c.Kind == party.CallerRegistering:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
-	case a == platform && c.Kind != party.CallerPlatform:
+	case a == route.Platform && c.Kind != party.CallerPlatform:
 		// The admin token is not a partner: it owns no party, and functional
 		// handlers must never see a caller without parties.
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "this endpoint needs a partner's credentials token"}
-	case a == subscriber && c.Kind == party.CallerRegistering:
+	case a == route.Subscriber && c.Kind == party.CallerRegistering:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "a registration token (token A) reaches only versions and credentials; register first"}
-	case (a == platform || a == subscriber) && c.Kind == party.CallerPlatform && c.Status != party.StatusConnected:
+	case (a == route.Platform || a == route.Subscriber) && c.Kind == party.CallerPlatform && c.Status != party.StatusConnected:
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "the platform is " + string(c.Status) + "; finish the registration first"}
 	}
 	return c, nil
-}
-
-// publicURL returns the absolute URL of path as partners see it.
-func (s *Server) publicURL(path string) string {
-	u := *s.cfg.PublicURL
-	u.Path = singleSlash(u.Path + path)
-	return u.String()
-}
-
-// selfURL returns the absolute URL of the request being served, for Link
-// headers.
-func (s *Server) selfURL(r *http.Request) *url.URL {
-	u := *s.cfg.PublicURL
-	u.Path = singleSlash(u.Path + r.URL.Path)
-	u.RawQuery = r.URL.RawQuery
-	return &u
-}
-
-func singleSlash(p string) string {
-	for i := 0; i+1 < len(p); i++ {
-		if p[i] == '/' && p[i+1] == '/' {
-			p = p[:i] + p[i+1:]
-			i--
-		}
-	}
-	return p
-}
-
-// page writes a paged list: the headers of transport.md §6 and the objects.
-func (s *Server) page(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items any, count int, page ocpi.Page) error {
-	ocpi.SetPageHeaders(w.Header(), s.selfURL(r), req, page, ocpi.MaxLimit, count)
-	return s.ok(w, items)
 }

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"io"
 	"log/slog"
 	"net/http"
@@ -56,22 +58,22 @@ func setup(t *testing.T, maxBody int64) *testBundle {
 		Registry:     reg,
 		MaxBodyBytes: maxBody,
 	})
-	s.add(Row{Pattern: "GET /ocpi/2.2.1/test/panic", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+	s.add(route.Row{Pattern: "GET /ocpi/2.2.1/test/panic", Access: route.Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		panic("handler exploded")
 	}})
-	s.add(Row{Pattern: "GET /ocpi/2.2.1/cpo/test/echo/{id}", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
-		return s.ok(w, map[string]string{"path": r.URL.Path, "pattern": r.Pattern, "id": r.PathValue("id")})
+	s.add(route.Row{Pattern: "GET /ocpi/2.2.1/cpo/test/echo/{id}", Access: route.Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+		return s.kit.OK(w, map[string]string{"path": r.URL.Path, "pattern": r.Pattern, "id": r.PathValue("id")})
 	}})
-	s.add(Row{Pattern: "POST /ocpi/2.2.1/test/body", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+	s.add(route.Row{Pattern: "POST /ocpi/2.2.1/test/body", Access: route.Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
 		var v map[string]any
-		if err := decode(r, &v); err != nil {
+		if err := kit.Decode(r, &v); err != nil {
 			return err
 		}
-		return s.ok(w, map[string]int{"keys": len(v)})
+		return s.kit.OK(w, map[string]int{"keys": len(v)})
 	}})
-	s.add(Row{Pattern: "PUT /ocpi/2.2.1/test/objects/{id}", Access: public, Handler: func(w http.ResponseWriter, r *http.Request) error {
-		s.logger.InfoContext(r.Context(), "object stored", logAttrs(r)...)
-		return s.stored(w, r.PathValue("id") == "new")
+	s.add(route.Row{Pattern: "PUT /ocpi/2.2.1/test/objects/{id}", Access: route.Public, Handler: func(w http.ResponseWriter, r *http.Request) error {
+		s.logger.InfoContext(r.Context(), "object stored", kit.LogAttrs(r)...)
+		return s.kit.Stored(w, r.PathValue("id") == "new")
 	}})
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)

@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
@@ -29,7 +32,7 @@ type priceRequest struct {
 // engine: what `ocpihub tariff price` does, for the console and scripts.
 func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) error {
 	var req priceRequest
-	if err := decode(r, &req); err != nil {
+	if err := kit.Decode(r, &req); err != nil {
 		return err
 	}
 	if (req.CDR == nil) == (req.Session == nil) {
@@ -91,5 +94,22 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	}
 	rep := tariff.NewReport(cost, own)
 	rep.TimeZone, rep.TimeZoneFrom = tz.String(), from
-	return s.ok(w, rep)
+	return s.kit.OK(w, rep)
+}
+
+// directoryLocation returns a location of the hub's directory (nil when it
+// has none).
+func (s *Server) directoryLocation(ctx context.Context, cc, pid, id string) (*ocpi.Location, error) {
+	if s.cfg.Locations == nil {
+		return nil, nil
+	}
+	raw, err := s.cfg.Locations.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: id})
+	if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l ocpi.Location
+	return &l, json.Unmarshal(raw, &l)
 }

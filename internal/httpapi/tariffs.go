@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -31,7 +32,7 @@ func cpoTariffRef(r *http.Request) (tariff.Ref, error) {
 		}
 		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
 	}
-	return ref, ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+	return ref, kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
 }
 
 func tariffSuffix(ref tariff.Ref) string {
@@ -44,15 +45,15 @@ func (s *Server) handleCPOTariffGet(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
 	}
 	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	s.kit.SetHubRouting(w, r)
+	return s.kit.OK(w, body)
 }
 
 // handleCPOTariffPut serves PUT of a Tariff.
@@ -61,20 +62,20 @@ func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), raw)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), raw)
 	}
 	c := party.CallerFrom(r.Context())
 	created, _, err := s.cfg.Tariffs.Put(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.stored(w, created)
+	s.kit.SetHubRouting(w, r)
+	return s.kit.Stored(w, created)
 }
 
 // handleCPOTariffDelete serves DELETE of a Tariff. A tariff connectors still
@@ -85,20 +86,20 @@ func (s *Server) handleCPOTariffDelete(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if to, ok := s.addressedElsewhere(r); ok {
-		return s.forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
 	}
 	c := party.CallerFrom(r.Context())
 	dangling, err := s.cfg.Tariffs.Delete(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
+	s.kit.SetHubRouting(w, r)
 	resp := ocpi.Success(nil, s.clock.Now())
 	if len(dangling) > 0 {
 		resp.StatusMessage = "Success; connectors still listing the tariff: " + strings.Join(dangling, ", ")
 	}
-	writeJSON(w, http.StatusOK, resp)
+	kit.WriteJSON(w, http.StatusOK, resp)
 	return nil
 }
 
@@ -123,8 +124,8 @@ func (s *Server) handleEMSPTariffs(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.pageRaw(w, r, req, items, page)
+	s.kit.SetHubRouting(w, r)
+	return s.kit.PageRaw(w, r, req, items, page)
 }
 
 // handleEMSPTariff serves one tariff of the directory; like locations, the id
@@ -147,6 +148,6 @@ func (s *Server) handleEMSPTariff(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, json.RawMessage(body))
+	s.kit.SetHubRouting(w, r)
+	return s.kit.OK(w, json.RawMessage(body))
 }

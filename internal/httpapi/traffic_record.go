@@ -70,7 +70,7 @@ func (s *Server) recordTraffic(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		c := &traffic.Capture{At: start, Direction: traffic.In, PlatformID: note.platformID, Partner: note.partner,
-			Method: r.Method, URL: s.selfURL(r).String(), HTTPStatus: status, Duration: rec.Now().Sub(start),
+			Method: r.Method, URL: s.kit.SelfURL(r).String(), HTTPStatus: status, Duration: rec.Now().Sub(start),
 			RequestID: RequestID(r.Context()), CorrelationID: CorrelationID(r.Context()),
 			FromParty: headerParty(r.Header, "OCPI-from"), ToParty: headerParty(r.Header, "OCPI-to"),
 			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.buf.Bytes()}

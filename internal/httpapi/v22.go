@@ -50,10 +50,10 @@ func (s *Server) handleVersionDetails22(w http.ResponseWriter, r *http.Request) 
 	d := ocpi.VersionDetails{Version: Version22}
 	for _, e := range s.listings(DefaultVersion) {
 		path := "/ocpi/2.2/" + strings.TrimPrefix(e.Path, "/ocpi/2.2.1/")
-		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(path)})
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.kit.PublicURL(path)})
 	}
 	if s.cfg.Sandbox {
-		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
+		return s.kit.OK(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
 	}
-	return s.ok(w, d)
+	return s.kit.OK(w, d)
 }

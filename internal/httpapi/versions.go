@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -27,7 +28,7 @@ func (s *Server) versionList(role party.Role) []ocpi.Version {
 		if v211.IsLegacy(v) && role != "" {
 			path += "/" + roleSegment(role)
 		}
-		out = append(out, ocpi.Version{Version: v, URL: s.publicURL(path)})
+		out = append(out, ocpi.Version{Version: v, URL: s.kit.PublicURL(path)})
 	}
 	return out
 }
@@ -43,7 +44,7 @@ func (s *Server) handleVersions(w http.ResponseWriter, r *http.Request) error {
 // the versions list for a partner of that role, whose legacy entries lead to
 // the endpoints meant for it. It is the versions URL to give a 2.1.1 or 2.0
 // partner.
-func (s *Server) handleRoleVersions(role party.Role) apiFunc {
+func (s *Server) handleRoleVersions(role party.Role) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		return s.legacyOK(w, s.versionList(role))
 	}
@@ -58,12 +59,12 @@ func (s *Server) handleRoleVersions(role party.Role) apiFunc {
 func (s *Server) handleVersionDetails221(w http.ResponseWriter, r *http.Request) error {
 	d := ocpi.VersionDetails{Version: "2.2.1"}
 	for _, e := range s.listings(DefaultVersion) {
-		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.kit.PublicURL(e.Path)})
 	}
 	if s.cfg.Sandbox {
-		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
+		return s.kit.OK(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
 	}
-	return s.ok(w, d)
+	return s.kit.OK(w, d)
 }
 
 // handleVersionDetails230 serves GET /ocpi/2.3.0: the Payments module, the
@@ -76,12 +77,12 @@ func (s *Server) handleVersionDetails230(w http.ResponseWriter, r *http.Request)
 	}
 	d := ocpi.VersionDetails{Version: ocpi.Version230}
 	for _, e := range s.listings(ocpi.Version230) {
-		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.publicURL(e.Path)})
+		d.Endpoints = append(d.Endpoints, ocpi.Endpoint{Identifier: e.Identifier, Role: e.Role, URL: s.kit.PublicURL(e.Path)})
 	}
 	if s.cfg.Sandbox {
-		return s.ok(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
+		return s.kit.OK(w, sandboxDetails{VersionDetails: d, Banner: s.cfg.SandboxBanner})
 	}
-	return s.ok(w, d)
+	return s.kit.OK(w, d)
 }
 
 // sandboxDetails are the version details of the sandbox: the endpoints and

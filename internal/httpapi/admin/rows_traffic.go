@@ -1,13 +1,14 @@
-package httpapi
+package admin
 
 import (
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
 // trafficRows are the traffic inspector: the operator's search over every
 // recorded exchange, and each partner's read-only view of its own.
-func (s *Server) trafficRows() module {
+func (s *handlers) trafficRows() route.Module {
 	str := func(name, desc string, s openapi.Schema) openapi.Parameter {
 		return openapi.Parameter{Name: name, In: "query", Description: desc, Schema: s}
 	}
@@ -34,17 +35,17 @@ func (s *Server) trafficRows() module {
 		str("partner", "only this partner's (its name)", openapi.Schema{"type": "string"}),
 		str("platform_id", "only this platform's", openapi.Schema{"type": "integer", "minimum": 0}),
 	}, filters...)
-	rows := []Row{
-		{Pattern: "GET /admin/traffic", Access: admin, Handler: s.handleTrafficList(false), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "Search every recorded OCPI exchange, newest first (summaries; a Link header to the next page)",
+	rows := []route.Row{
+		{Pattern: "GET /admin/traffic", Access: route.Admin, Handler: s.handleTrafficList(false), Needs: route.NeedTraffic, Doc: route.Doc{Tag: "traffic", Summary: "Search every recorded OCPI exchange, newest first (summaries; a Link header to the next page)",
 			Data: []traffic.Exchange{}, Params: adminParams, Also: exports}},
-		{Pattern: "GET /admin/traffic/{id}", Access: admin, Handler: s.handleTrafficGet(false), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "One recorded exchange whole: headers and bodies, secrets redacted",
+		{Pattern: "GET /admin/traffic/{id}", Access: route.Admin, Handler: s.handleTrafficGet(false), Needs: route.NeedTraffic, Doc: route.Doc{Tag: "traffic", Summary: "One recorded exchange whole: headers and bodies, secrets redacted",
 			Data: &traffic.Exchange{}, Params: []openapi.Parameter{id, format}, Also: exports}},
-		{Pattern: "GET /ocpi/2.2.1/traffic", Access: platform, Handler: s.handleTrafficList(true), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "The caller's own exchanges with the hub, newest first (never another partner's)",
+		{Pattern: "GET /ocpi/2.2.1/traffic", Access: route.Platform, Handler: s.handleTrafficList(true), Needs: route.NeedTraffic, Doc: route.Doc{Tag: "traffic", Summary: "The caller's own exchanges with the hub, newest first (never another partner's)",
 			Data: []traffic.Exchange{}, Params: filters, Also: exports}},
-		{Pattern: "GET /ocpi/2.2.1/traffic/{id}", Access: platform, Handler: s.handleTrafficGet(true), Needs: needTraffic, Doc: Doc{Tag: "traffic", Summary: "One of the caller's own exchanges whole; another partner's answers 404",
+		{Pattern: "GET /ocpi/2.2.1/traffic/{id}", Access: route.Platform, Handler: s.handleTrafficGet(true), Needs: route.NeedTraffic, Doc: route.Doc{Tag: "traffic", Summary: "One of the caller's own exchanges whole; another partner's answers 404",
 			Data: &traffic.Exchange{}, Params: []openapi.Parameter{id, format}, Also: exports}},
 	}
-	return module{
+	return route.Module{
 		Tag: openapi.Tag{Name: "traffic", Description: "The traffic inspector (ocpihub's own API, not an OCPI module): every OCPI exchange " +
 			"the hub took part in, both ways, with secrets redacted and personal data masked."},
 		Rows: rows,

@@ -1,4 +1,4 @@
-package httpapi
+package admin
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/webhook"
@@ -24,7 +26,7 @@ func webhookOwner(r *http.Request) webhook.Owner {
 // adminOwner is every owner (the admin API).
 func adminOwner(*http.Request) webhook.Owner { return webhook.Owner{All: true} }
 
-func (s *Server) webhooks() (*webhook.Service, error) {
+func (s *handlers) webhooks() (*webhook.Service, error) {
 	if s.cfg.Webhooks == nil {
 		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "webhooks are not enabled on this hub"}
 	}
@@ -33,25 +35,25 @@ func (s *Server) webhooks() (*webhook.Service, error) {
 
 // handleWebhookCreate serves POST /ocpi/2.2.1/webhooks: 201 with the
 // subscription and, this once, its secret.
-func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleWebhookCreate(w http.ResponseWriter, r *http.Request) error {
 	wh, err := s.webhooks()
 	if err != nil {
 		return err
 	}
 	var in webhook.Input
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	sub, err := wh.Create(r.Context(), webhookOwner(r), in)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", s.publicURL("/ocpi/2.2.1/webhooks/"+sub.ID))
-	return s.created(w, sub)
+	w.Header().Set("Location", s.PublicURL("/ocpi/2.2.1/webhooks/"+sub.ID))
+	return s.Created(w, sub)
 }
 
 // handleWebhookList serves the subscriptions of an owner, paged.
-func (s *Server) handleWebhookList(owner func(*http.Request) webhook.Owner) apiFunc {
+func (s *handlers) handleWebhookList(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		wh, err := s.webhooks()
 		if err != nil {
@@ -72,12 +74,12 @@ func (s *Server) handleWebhookList(owner func(*http.Request) webhook.Owner) apiF
 		if err != nil {
 			return err
 		}
-		return s.page(w, r, req, subs, len(subs), page)
+		return s.Page(w, r, req, subs, len(subs), page)
 	}
 }
 
 // handleWebhookGet serves one subscription.
-func (s *Server) handleWebhookGet(owner func(*http.Request) webhook.Owner) apiFunc {
+func (s *handlers) handleWebhookGet(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		wh, err := s.webhooks()
 		if err != nil {
@@ -87,19 +89,19 @@ func (s *Server) handleWebhookGet(owner func(*http.Request) webhook.Owner) apiFu
 		if err != nil {
 			return err
 		}
-		return s.ok(w, sub)
+		return s.OK(w, sub)
 	}
 }
 
 // handleWebhookUpdate serves PUT (replace url and events) and PATCH (change
 // the fields sent).
-func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) error {
 	wh, err := s.webhooks()
 	if err != nil {
 		return err
 	}
 	var in webhook.Input
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	var sub *webhook.Subscription
@@ -111,11 +113,11 @@ func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	return s.ok(w, sub)
+	return s.OK(w, sub)
 }
 
 // handleWebhookDelete removes a subscription and its delivery log.
-func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleWebhookDelete(w http.ResponseWriter, r *http.Request) error {
 	wh, err := s.webhooks()
 	if err != nil {
 		return err
@@ -123,12 +125,12 @@ func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request) err
 	if err := wh.Delete(r.Context(), webhookOwner(r), r.PathValue("id")); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.OK(w, nil)
 }
 
 // handleWebhookDeliveries serves a subscription's delivery log, newest
 // first, paged; ?status= narrows it.
-func (s *Server) handleWebhookDeliveries(owner func(*http.Request) webhook.Owner) apiFunc {
+func (s *handlers) handleWebhookDeliveries(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		wh, err := s.webhooks()
 		if err != nil {
@@ -144,7 +146,7 @@ func (s *Server) handleWebhookDeliveries(owner func(*http.Request) webhook.Owner
 		if err != nil {
 			return err
 		}
-		return s.page(w, r, req, list, len(list), page)
+		return s.Page(w, r, req, list, len(list), page)
 	}
 }
 
@@ -157,21 +159,21 @@ func deliveryID(r *http.Request) (int64, error) {
 }
 
 // handleWebhookDelivery serves one delivery with the event's data.
-func (s *Server) handleWebhookDelivery(owner func(*http.Request) webhook.Owner) apiFunc {
-	return s.onDelivery(owner, (*webhook.Service).Delivery, s.ok)
+func (s *handlers) handleWebhookDelivery(owner func(*http.Request) webhook.Owner) route.Func {
+	return s.onDelivery(owner, (*webhook.Service).Delivery, s.OK)
 }
 
 // handleWebhookReplay sends a delivery's event again: 201 with the new
 // delivery.
-func (s *Server) handleWebhookReplay(owner func(*http.Request) webhook.Owner) apiFunc {
-	return s.onDelivery(owner, (*webhook.Service).Replay, s.created)
+func (s *handlers) handleWebhookReplay(owner func(*http.Request) webhook.Owner) route.Func {
+	return s.onDelivery(owner, (*webhook.Service).Replay, s.Created)
 }
 
 // onDelivery serves a route on one delivery of a subscription: act on the
 // delivery the path names, answered with the delivery act returns.
-func (s *Server) onDelivery(owner func(*http.Request) webhook.Owner,
+func (s *handlers) onDelivery(owner func(*http.Request) webhook.Owner,
 	act func(*webhook.Service, context.Context, webhook.Owner, string, int64) (*webhook.Delivery, error),
-	answer func(http.ResponseWriter, any) error) apiFunc {
+	answer func(http.ResponseWriter, any) error) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		wh, err := s.webhooks()
 		if err != nil {

@@ -1,9 +1,10 @@
-package httpapi
+package legacyapi
 
 import (
 	"context"
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -11,7 +12,7 @@ import (
 
 // handleLegacyCredentialsGet returns our credentials in the legacy form,
 // with the token the caller used.
-func (s *Server) handleLegacyCredentialsGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCredentialsGet(w http.ResponseWriter, r *http.Request) error {
 	c := party.CallerFrom(r.Context())
 	if c.Kind == party.CallerAdmin {
 		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
@@ -21,21 +22,21 @@ func (s *Server) handleLegacyCredentialsGet(w http.ResponseWriter, r *http.Reque
 
 // handleLegacyCredentialsPost registers a legacy partner: its one party in
 // the role of the URL it registered through.
-func (s *Server) handleLegacyCredentialsPost(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCredentialsPost(w http.ResponseWriter, r *http.Request) error {
 	return s.legacyCredentialsWrite(w, r, s.cfg.Parties.Register)
 }
 
 // handleLegacyCredentialsPut updates a registration, or switches a partner
 // to this legacy version (its one party then has the role of the URL).
-func (s *Server) handleLegacyCredentialsPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCredentialsPut(w http.ResponseWriter, r *http.Request) error {
 	return s.legacyCredentialsWrite(w, r, s.cfg.Parties.Update)
 }
 
-func (s *Server) legacyCredentialsWrite(w http.ResponseWriter, r *http.Request,
+func (s *handlers) legacyCredentialsWrite(w http.ResponseWriter, r *http.Request,
 	fn func(context.Context, *party.Caller, string, ocpi.Credentials) (*ocpi.Credentials, error)) error {
-	version := legacyVersion(r.URL.Path)
+	version := Version(r.URL.Path)
 	var in v211.Credentials
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package charging
 
 import (
 	"net/http"
@@ -6,16 +6,17 @@ import (
 	"strconv"
 
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
 // submit relays a command or charging profile request and writes the
 // answer: the CPO's as it came, or the hub's own.
-func (s *Server) submit(w http.ResponseWriter, r *http.Request, req command.Request) error {
+func (s *handlers) submit(w http.ResponseWriter, r *http.Request, req command.Request) error {
 	c := party.CallerFrom(r.Context())
-	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, CorrelationID(r.Context())
-	req.To, _ = s.addressedElsewhere(r)
+	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, kit.CorrelationID(r.Context())
+	req.To, _ = s.AddressedElsewhere(r)
 	out, err := s.cfg.Commands.Submit(r.Context(), req)
 	if err != nil {
 		return err
@@ -24,7 +25,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req command.Requ
 		writeForwarded(w, out.Forwarded)
 		return nil
 	}
-	s.setHubRouting(w, r)
+	s.SetHubRouting(w, r)
 	s.writeLocal(w, out.Local)
 	return nil
 }
@@ -32,20 +33,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, req command.Requ
 // writeLocal writes the hub's own answer to a command: an envelope with the
 // CommandResponse as data and, for an error status, the error that
 // explains it (commands.md §1: unknown location is 2003 with REJECTED).
-func (s *Server) writeLocal(w http.ResponseWriter, l *command.Local) {
-	resp := ocpi.Success(l.Data, s.clock.Now())
+func (s *handlers) writeLocal(w http.ResponseWriter, l *command.Local) {
+	resp := ocpi.Success(l.Data, s.Clock.Now())
 	resp.StatusCode, resp.StatusMessage = l.StatusCode, ocpi.StatusText(l.StatusCode)
 	if l.Err != nil {
-		_, e := ocpi.ErrorResponse(l.Err, s.clock.Now())
+		_, e := ocpi.ErrorResponse(l.Err, s.Clock.Now())
 		resp.Error, resp.StatusMessage = e.Error, e.StatusMessage
 	}
-	writeJSON(w, l.HTTPStatus, resp)
+	kit.WriteJSON(w, l.HTTPStatus, resp)
 }
 
 // handleEMSPCommand serves POST /ocpi/2.2.1/emsp/commands/{command}.
 // A PTP sends commands here too: its START_SESSION carries the payment's
 // authorization_reference and goes through the payment service.
-func (s *Server) handleEMSPCommand(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleEMSPCommand(w http.ResponseWriter, r *http.Request) error {
 	from, err := commandRequester(r)
 	if err != nil {
 		return err
@@ -54,11 +55,11 @@ func (s *Server) handleEMSPCommand(w http.ResponseWriter, r *http.Request) error
 	if !slices.Contains(ocpi.CommandTypes, cmd) {
 		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown command " + cmd + "; commands are CANCEL_RESERVATION, RESERVE_NOW, START_SESSION, STOP_SESSION, UNLOCK_CONNECTOR"}
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	req := command.Request{Module: command.Module, Command: cmd, From: asParty(from), Body: raw}
+	req := command.Request{Module: command.Module, Command: cmd, From: kit.AsParty(from), Body: raw}
 	if from.Role == party.RolePTP && cmd == ocpi.CommandStartSession && s.cfg.Payments != nil {
 		return s.startPayment(w, r, req)
 	}
@@ -68,44 +69,44 @@ func (s *Server) handleEMSPCommand(w http.ResponseWriter, r *http.Request) error
 // handleCPOCommandResult serves POST
 // /ocpi/2.2.1/cpo/commands/{command}/{id}: the response_url the hub gave
 // the CPO.
-func (s *Server) handleCPOCommandResult(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleCPOCommandResult(w http.ResponseWriter, r *http.Request) error {
 	return s.receiveResult(w, r, command.Module)
 }
 
-func (s *Server) receiveResult(w http.ResponseWriter, r *http.Request, module string) error {
-	if _, err := callerParty(r, party.RoleCPO); err != nil {
+func (s *handlers) receiveResult(w http.ResponseWriter, r *http.Request, module string) error {
+	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	if err := s.cfg.Commands.Receive(r.Context(), command.ResultRequest{Module: module, Command: r.PathValue("command"),
-		ID: r.PathValue("id"), CPOs: callerParties(r, party.RoleCPO), Body: raw}); err != nil {
+		ID: r.PathValue("id"), CPOs: kit.CallerParties(r, party.RoleCPO), Body: raw}); err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	s.SetHubRouting(w, r)
+	return s.OK(w, nil)
 }
 
 // profileRequester returns the party a charging profile request acts for:
 // an eMSP, or an SCSP.
 func profileRequester(r *http.Request) (party.PartyRef, error) {
-	if p, err := callerParty(r, party.RoleEMSP); err == nil {
+	if p, err := kit.CallerParty(r, party.RoleEMSP); err == nil {
 		return p, nil
 	}
-	return callerParty(r, party.RoleSCSP)
+	return kit.CallerParty(r, party.RoleSCSP)
 }
 
 // handleEMSPChargingProfile serves GET, PUT and DELETE
 // /ocpi/2.2.1/emsp/chargingprofiles/{session_id}: an eMSP or SCSP asks for
 // the active profile, sets one, or clears it.
-func (s *Server) handleEMSPChargingProfile(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleEMSPChargingProfile(w http.ResponseWriter, r *http.Request) error {
 	from, err := profileRequester(r)
 	if err != nil {
 		return err
 	}
-	req := command.Request{Module: command.ProfilesModule, From: asParty(from), SessionID: r.PathValue("session_id"), Query: r.URL.Query()}
+	req := command.Request{Module: command.ProfilesModule, From: kit.AsParty(from), SessionID: r.PathValue("session_id"), Query: r.URL.Query()}
 	switch r.Method {
 	case http.MethodGet:
 		req.Command = ocpi.ProfileGet
@@ -113,7 +114,7 @@ func (s *Server) handleEMSPChargingProfile(w http.ResponseWriter, r *http.Reques
 		req.Command = ocpi.ProfileClear
 	default:
 		req.Command = ocpi.ProfileSet
-		if req.Body, err = readBody(r); err != nil {
+		if req.Body, err = kit.ReadBody(r); err != nil {
 			return err
 		}
 	}
@@ -123,33 +124,33 @@ func (s *Server) handleEMSPChargingProfile(w http.ResponseWriter, r *http.Reques
 // handleCPOProfileResult serves POST
 // /ocpi/2.2.1/cpo/chargingprofiles/{command}/{id}: the response_url the
 // hub gave the CPO for a charging profile request.
-func (s *Server) handleCPOProfileResult(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleCPOProfileResult(w http.ResponseWriter, r *http.Request) error {
 	return s.receiveResult(w, r, command.ProfilesModule)
 }
 
 // handleCPOActiveProfile serves PUT
 // /ocpi/2.2.1/cpo/chargingprofiles/{session_id}: a CPO's
 // ActiveChargingProfile update, relayed to the parties that set a profile.
-func (s *Server) handleCPOActiveProfile(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleCPO); err != nil {
+func (s *handlers) handleCPOActiveProfile(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Commands.UpdateActiveProfile(r.Context(), command.ProfileUpdate{CPOs: callerParties(r, party.RoleCPO),
-		SessionID: r.PathValue("session_id"), Body: raw, CorrelationID: CorrelationID(r.Context())}); err != nil {
+	if err := s.cfg.Commands.UpdateActiveProfile(r.Context(), command.ProfileUpdate{CPOs: kit.CallerParties(r, party.RoleCPO),
+		SessionID: r.PathValue("session_id"), Body: raw, CorrelationID: kit.CorrelationID(r.Context())}); err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	s.SetHubRouting(w, r)
+	return s.OK(w, nil)
 }
 
 // handleAdminCommands serves GET /admin/commands: commands newest first,
 // filtered by state, command, module, platform_id, authorization_reference;
 // limit and offset page them (X-Total-Count).
-func (s *Server) handleAdminCommands(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleAdminCommands(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := command.ListFilter{State: q.Get("state"), Command: q.Get("command"), Module: q.Get("module"),
 		AuthorizationReference: q.Get("authorization_reference")}
@@ -174,15 +175,15 @@ func (s *Server) handleAdminCommands(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	w.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	return s.ok(w, list)
+	return s.OK(w, list)
 }
 
 // handleAdminCommand serves GET /admin/commands/{id}: one command with its
 // request, forwarded body, CPO answer and every result with its relay.
-func (s *Server) handleAdminCommand(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleAdminCommand(w http.ResponseWriter, r *http.Request) error {
 	rec, err := s.cfg.Commands.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, rec)
+	return s.OK(w, rec)
 }

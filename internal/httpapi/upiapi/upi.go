@@ -1,4 +1,4 @@
-package httpapi
+package upiapi
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -15,30 +16,30 @@ import (
 
 // handleUPIWebhook receives the payment gateway's webhooks: verified,
 // stored and answered at once; the work happens in a job.
-func (s *Server) handleUPIWebhook(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readBody(r)
+func (s *handlers) handleUPIWebhook(w http.ResponseWriter, r *http.Request) error {
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	if _, err := s.cfg.UPI.ReceiveWebhook(upi.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.OK(w, nil)
 }
 
-func (s *Server) handleQRCreate(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleQRCreate(w http.ResponseWriter, r *http.Request) error {
 	var in upi.QRCreate
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	m, err := s.cfg.UPI.CreateQR(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	return s.created(w, m)
+	return s.Created(w, m)
 }
 
-func (s *Server) handleQRList(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleQRList(w http.ResponseWriter, r *http.Request) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
@@ -51,28 +52,28 @@ func (s *Server) handleQRList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.page(w, r, req, items, len(items), page)
+	return s.Page(w, r, req, items, len(items), page)
 }
 
-func (s *Server) handleQRGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleQRGet(w http.ResponseWriter, r *http.Request) error {
 	m, err := s.cfg.UPI.QR(r.Context(), r.PathValue("qr_ref"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, m)
+	return s.OK(w, m)
 }
 
-func (s *Server) handleQRDisable(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleQRDisable(w http.ResponseWriter, r *http.Request) error {
 	m, err := s.cfg.UPI.DisableQR(r.Context(), r.PathValue("qr_ref"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, m)
+	return s.OK(w, m)
 }
 
 // handleQRSticker serves the printable sticker of a mapping as PNG, SVG or
 // PDF.
-func (s *Server) handleQRSticker(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleQRSticker(w http.ResponseWriter, r *http.Request) error {
 	format := strings.ToLower(r.PathValue("format"))
 	ref := r.PathValue("qr_ref")
 	b, err := s.cfg.UPI.Sticker(r.Context(), ref, format)
@@ -96,9 +97,9 @@ type refundBody struct {
 	Reason       string          `json:"reason"`
 }
 
-func (s *Server) handleRefundCreate(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleRefundCreate(w http.ResponseWriter, r *http.Request) error {
 	var in refundBody
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	req := upi.RefundRequest{RefundID: in.RefundID, PaymentID: in.PaymentID, Reason: in.Reason}
@@ -118,9 +119,9 @@ func (s *Server) handleRefundCreate(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if isNew {
-		return s.created(w, ref)
+		return s.Created(w, ref)
 	}
-	return s.ok(w, ref)
+	return s.OK(w, ref)
 }
 
 // rupeesField reads a decimal amount of rupees from a JSON string or
@@ -147,7 +148,7 @@ type errString string
 
 func (e errString) Error() string { return string(e) }
 
-func (s *Server) handleRefundList(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleRefundList(w http.ResponseWriter, r *http.Request) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
@@ -161,18 +162,18 @@ func (s *Server) handleRefundList(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	return s.page(w, r, req, items, len(items), page)
+	return s.Page(w, r, req, items, len(items), page)
 }
 
-func (s *Server) handleRefundGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleRefundGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := s.cfg.UPI.Refund(r.Context(), r.PathValue("refund_id"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, ref)
+	return s.OK(w, ref)
 }
 
-func (s *Server) handlePaymentList(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := upi.PaymentFilter{Status: strings.ToUpper(q.Get("status")), QRRef: q.Get("qr_ref")}
 	if f.Status != "" && !slices.Contains(upi.Statuses, f.Status) {
@@ -189,11 +190,11 @@ func (s *Server) handlePaymentList(w http.ResponseWriter, r *http.Request) error
 }
 
 // handlePaymentAttention lists the payments an operator must look at.
-func (s *Server) handlePaymentAttention(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentAttention(w http.ResponseWriter, r *http.Request) error {
 	return s.paymentList(w, r, upi.PaymentFilter{Attention: true})
 }
 
-func (s *Server) paymentList(w http.ResponseWriter, r *http.Request, f upi.PaymentFilter) error {
+func (s *handlers) paymentList(w http.ResponseWriter, r *http.Request, f upi.PaymentFilter) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
@@ -202,25 +203,25 @@ func (s *Server) paymentList(w http.ResponseWriter, r *http.Request, f upi.Payme
 	if err != nil {
 		return err
 	}
-	return s.page(w, r, req, items, len(items), page)
+	return s.Page(w, r, req, items, len(items), page)
 }
 
-func (s *Server) handlePaymentGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentGet(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.cfg.UPI.Payment(r.Context(), r.PathValue("payment_id"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, p)
+	return s.OK(w, p)
 }
 
-func (s *Server) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
 	var in upi.Resolution
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	p, err := s.cfg.UPI.Resolve(r.Context(), r.PathValue("payment_id"), in)
 	if err != nil {
 		return err
 	}
-	return s.ok(w, p)
+	return s.OK(w, p)
 }

@@ -1,4 +1,4 @@
-package httpapi
+package admin
 
 import (
 	"net/http"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/traffic"
@@ -75,7 +76,7 @@ func TrafficFilter(q url.Values) (traffic.Filter, error) {
 // platform, GET /ocpi/2.2.1/traffic: a page of exchanges (format=json, the
 // default, in an envelope with a Link to the next page), or the page with
 // its bodies as a HAR file (format=har) or JSON lines (format=jsonl).
-func (s *Server) handleTrafficList(own bool) apiFunc {
+func (s *handlers) handleTrafficList(own bool) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
 		f, err := TrafficFilter(q)
@@ -101,7 +102,7 @@ func (s *Server) handleTrafficList(own bool) apiFunc {
 			return err
 		}
 		if next != 0 {
-			u := s.selfURL(r)
+			u := s.SelfURL(r)
 			nq := u.Query()
 			if f.Oldest {
 				nq.Set("after", strconv.FormatInt(next, 10))
@@ -117,7 +118,7 @@ func (s *Server) handleTrafficList(own bool) apiFunc {
 
 // handleTrafficGet serves one whole exchange; a partner reaches only its
 // own (another's answers 404, as an unknown id does).
-func (s *Server) handleTrafficGet(own bool) apiFunc {
+func (s *handlers) handleTrafficGet(own bool) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 		if err != nil || id <= 0 {
@@ -136,7 +137,7 @@ func (s *Server) handleTrafficGet(own bool) apiFunc {
 		format := r.URL.Query().Get("format")
 		switch format {
 		case "", "json":
-			return s.ok(w, x)
+			return s.OK(w, x)
 		case "har", "jsonl":
 			return s.writeTraffic(w, format, []traffic.Exchange{*x})
 		}
@@ -144,7 +145,7 @@ func (s *Server) handleTrafficGet(own bool) apiFunc {
 	}
 }
 
-func (s *Server) writeTraffic(w http.ResponseWriter, format string, list []traffic.Exchange) error {
+func (s *handlers) writeTraffic(w http.ResponseWriter, format string, list []traffic.Exchange) error {
 	switch format {
 	case "har":
 		// A file to open in developer tools, not an envelope.
@@ -159,5 +160,5 @@ func (s *Server) writeTraffic(w http.ResponseWriter, format string, list []traff
 	if list == nil {
 		list = []traffic.Exchange{}
 	}
-	return s.ok(w, list)
+	return s.OK(w, list)
 }

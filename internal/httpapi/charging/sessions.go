@@ -1,10 +1,10 @@
-package httpapi
+package charging
 
 import (
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/session"
 )
@@ -13,7 +13,7 @@ import (
 // it.
 func sessionRef(r *http.Request) (session.Ref, error) {
 	ref := session.Ref{CountryCode: r.PathValue("cc"), PartyID: r.PathValue("pid"), ID: r.PathValue("id")}
-	if err := ownsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID); err != nil {
+	if err := kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID); err != nil {
 		return ref, err
 	}
 	if len(ref.ID) > 36 {
@@ -23,43 +23,43 @@ func sessionRef(r *http.Request) (session.Ref, error) {
 }
 
 // handleCPOSessionPut serves PUT /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
-func (s *Server) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
 	ref, err := sessionRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context()), Sender: senderOf(r)}, ref, raw)
+	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}, ref, raw)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.stored(w, created)
+	s.SetHubRouting(w, r)
+	return s.Stored(w, created)
 }
 
 // handleCPOSessionPatch serves PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
-func (s *Server) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := sessionRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context()), Sender: senderOf(r)}, ref, raw); err != nil {
+	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}, ref, raw); err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	s.SetHubRouting(w, r)
+	return s.OK(w, nil)
 }
 
 // handleCPOSessionGet serves GET /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}:
 // the CPO checks the hub's copy.
-func (s *Server) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := sessionRef(r)
 	if err != nil {
 		return err
@@ -68,56 +68,47 @@ func (s *Server) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, body)
-}
-
-// owners returns the caller's eMSP parties as token owners.
-func owners(r *http.Request) []ocpiclient.Party {
-	var out []ocpiclient.Party
-	for _, p := range callerParties(r, party.RoleEMSP) {
-		out = append(out, asParty(p))
-	}
-	return out
+	s.SetHubRouting(w, r)
+	return s.OK(w, body)
 }
 
 // handleEMSPSessions serves GET /ocpi/2.2.1/emsp/sessions: an eMSP pulls
 // the sessions of its own tokens (of one CPO, with OCPI-to-*).
-func (s *Server) handleEMSPSessions(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleEMSP); err != nil {
+func (s *handlers) handleEMSPSessions(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
 	}
-	f := session.Filter{Owners: owners(r)}
-	if to, ok := s.addressedElsewhere(r); ok {
+	f := session.Filter{Owners: kit.Owners(r)}
+	if to, ok := s.AddressedElsewhere(r); ok {
 		f.CPO = to
 	}
 	items, page, err := s.cfg.Sessions.List(r.Context(), f, req)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	s.SetHubRouting(w, r)
+	return s.Page(w, r, req, items, len(items), page)
 }
 
 // handleEMSPChargingPreferences serves PUT
 // /ocpi/2.2.1/emsp/sessions/{session_id}/charging_preferences: relayed to
 // the session's CPO, its answer passed back.
-func (s *Server) handleEMSPChargingPreferences(w http.ResponseWriter, r *http.Request) error {
-	from, err := callerParty(r, party.RoleEMSP)
+func (s *handlers) handleEMSPChargingPreferences(w http.ResponseWriter, r *http.Request) error {
+	from, err := kit.CallerParty(r, party.RoleEMSP)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	req := session.PreferencesRequest{Owners: owners(r), From: asParty(from), SessionID: r.PathValue("session_id"), Body: raw,
-		CorrelationID: CorrelationID(r.Context())}
-	if to, ok := s.addressedElsewhere(r); ok {
+	req := session.PreferencesRequest{Owners: kit.Owners(r), From: kit.AsParty(from), SessionID: r.PathValue("session_id"), Body: raw,
+		CorrelationID: kit.CorrelationID(r.Context())}
+	if to, ok := s.AddressedElsewhere(r); ok {
 		req.CPO = to
 	}
 	out, err := s.cfg.Sessions.SetChargingPreferences(r.Context(), req)

@@ -1,10 +1,11 @@
-package httpapi
+package legacyapi
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
@@ -15,7 +16,7 @@ import (
 // legacyLocationRef reads a legacy CPO's location URL and checks that the
 // party in it is the caller's CPO party.
 func legacyLocationRef(r *http.Request) (location.Ref, error) {
-	owner, err := ownerOf(r, party.RoleCPO)
+	owner, err := kit.OwnerOf(r, party.RoleCPO)
 	if err != nil {
 		return location.Ref{}, err
 	}
@@ -30,7 +31,7 @@ func legacyLocationRef(r *http.Request) (location.Ref, error) {
 
 // handleLegacyCPOLocationGet serves the hub's copy of a legacy CPO's
 // Location, EVSE or Connector, in its version.
-func (s *Server) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyLocationRef(r)
 	if err != nil {
 		return err
@@ -43,8 +44,8 @@ func (s *Server) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Reque
 }
 
 // legacyLocationAnswer converts a stored object for the caller's version.
-func (s *Server) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref, body []byte) error {
-	v := legacyVersion(r.URL.Path)
+func (s *handlers) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref, body []byte) error {
+	v := Version(r.URL.Path)
 	out, loss, ok, err := v211.LocationOut(v, ref.Level(), body)
 	if err != nil {
 		return err
@@ -58,23 +59,23 @@ func (s *Server) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, re
 
 // handleLegacyCPOLocationPut stores a legacy CPO's Location, EVSE or
 // Connector.
-func (s *Server) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyLocationRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	body, loss, err := v211.LocationIn(v, ref.Level(), raw, ref.CountryCode, ref.PartyID, s.clock.Now())
+	v := Version(r.URL.Path)
+	body, loss, err := v211.LocationIn(v, ref.Level(), raw, ref.CountryCode, ref.PartyID, s.Clock.Now())
 	if err != nil {
 		return err
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
 	c := party.CallerFrom(r.Context())
-	res, err := s.cfg.Locations.Put(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, body)
+	res, err := s.cfg.Locations.Put(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}, ref, body)
 	if err != nil {
 		return err
 	}
@@ -82,23 +83,23 @@ func (s *Server) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Reque
 }
 
 // handleLegacyCPOLocationPatch merges a legacy CPO's PATCH.
-func (s *Server) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyLocationRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
-	body, loss, err := v211.LocationPatchIn(v, ref.Level(), raw, s.clock.Now())
+	v := Version(r.URL.Path)
+	body, loss, err := v211.LocationPatchIn(v, ref.Level(), raw, s.Clock.Now())
 	if err != nil {
 		return err
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
 	c := party.CallerFrom(r.Context())
-	ch := location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+	ch := location.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}
 	_, err = s.cfg.Locations.Patch(r.Context(), ch, ref, body)
 	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
 		if body, err = restampBody(body, lu); err != nil {
@@ -117,8 +118,8 @@ func (s *Server) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Req
 // directory, each location converted; unpublished ones and those 2.1.1
 // cannot express are left out of the page (X-Total-Count still counts
 // them: the directory is not filtered before paging).
-func (s *Server) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Request) error {
-	v := legacyVersion(r.URL.Path)
+func (s *handlers) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Request) error {
+	v := Version(r.URL.Path)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Locations.List(ctx, location.Filter{}, req)
 	}
@@ -130,8 +131,8 @@ func (s *Server) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Reques
 // handleLegacyEMSPLocation serves one Location, EVSE or Connector of the
 // directory to a legacy eMSP. Legacy requests carry no OCPI-to-*: the
 // location id must be unique across CPOs.
-func (s *Server) handleLegacyEMSPLocation(w http.ResponseWriter, r *http.Request) error {
-	ref, err := locationRef(r)
+func (s *handlers) handleLegacyEMSPLocation(w http.ResponseWriter, r *http.Request) error {
+	ref, err := kit.LocationRef(r)
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func (s *Server) handleLegacyEMSPLocation(w http.ResponseWriter, r *http.Request
 
 // legacyTariffRef reads a legacy CPO's tariff URL.
 func legacyTariffRef(r *http.Request) (tariff.Ref, error) {
-	owner, err := ownerOf(r, party.RoleCPO)
+	owner, err := kit.OwnerOf(r, party.RoleCPO)
 	if err != nil {
 		return tariff.Ref{}, err
 	}
@@ -157,13 +158,13 @@ func legacyTariffRef(r *http.Request) (tariff.Ref, error) {
 	return ref, c.Err()
 }
 
-func (s *Server) tariffChange(r *http.Request) tariff.Change {
+func (s *handlers) tariffChange(r *http.Request) tariff.Change {
 	c := party.CallerFrom(r.Context())
-	return tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+	return tariff.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}
 }
 
 // handleLegacyCPOTariffGet serves the hub's copy of a legacy CPO's tariff.
-func (s *Server) handleLegacyCPOTariffGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOTariffGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTariffRef(r)
 	if err != nil {
 		return err
@@ -172,7 +173,7 @@ func (s *Server) handleLegacyCPOTariffGet(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
+	v := Version(r.URL.Path)
 	out, loss, ok, err := v211.TariffOut(v, body)
 	if err != nil {
 		return err
@@ -185,16 +186,16 @@ func (s *Server) handleLegacyCPOTariffGet(w http.ResponseWriter, r *http.Request
 }
 
 // handleLegacyCPOTariffPut stores a legacy CPO's tariff.
-func (s *Server) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTariffRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	body, err := v211.TariffIn(legacyVersion(r.URL.Path), raw, ref.CountryCode, ref.PartyID, s.clock.Now())
+	body, err := v211.TariffIn(Version(r.URL.Path), raw, ref.CountryCode, ref.PartyID, s.Clock.Now())
 	if err != nil {
 		return err
 	}
@@ -209,12 +210,12 @@ func (s *Server) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request
 // one; 2.2.1 does not) into the stored tariff, under its row lock
 // (tariff.Service.Patch). A PATCH without last_updated is stamped with the
 // time it arrived.
-func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTariffRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -238,7 +239,7 @@ func (s *Server) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Reque
 }
 
 // handleLegacyCPOTariffDelete deletes a legacy CPO's tariff.
-func (s *Server) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTariffRef(r)
 	if err != nil {
 		return err
@@ -250,8 +251,8 @@ func (s *Server) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Requ
 }
 
 // handleLegacyEMSPTariffs is the tariffs sender for legacy eMSPs.
-func (s *Server) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
-	v := legacyVersion(r.URL.Path)
+func (s *handlers) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
+	v := Version(r.URL.Path)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Tariffs.List(ctx, tariff.Filter{}, req)
 	}
@@ -262,7 +263,7 @@ func (s *Server) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request)
 
 // recordingLoss adapts a converter of directory objects for legacySender:
 // what the conversion drops is recorded as lost for module.
-func (s *Server) recordingLoss(r *http.Request, v, module, what string, convert func(json.RawMessage) ([]byte, v211.Loss, bool, error)) func(json.RawMessage) ([]byte, bool, error) {
+func (s *handlers) recordingLoss(r *http.Request, v, module, what string, convert func(json.RawMessage) ([]byte, v211.Loss, bool, error)) func(json.RawMessage) ([]byte, bool, error) {
 	return func(it json.RawMessage) ([]byte, bool, error) {
 		b, loss, ok, err := convert(it)
 		if err != nil {
@@ -276,7 +277,7 @@ func (s *Server) recordingLoss(r *http.Request, v, module, what string, convert 
 // legacySender answers a legacy sender's GET: a page of the stored objects
 // list gives, each converted by out (which leaves out those it answers
 // false for; they still count as read).
-func (s *Server) legacySender(w http.ResponseWriter, r *http.Request, list func(context.Context, ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
+func (s *handlers) legacySender(w http.ResponseWriter, r *http.Request, list func(context.Context, ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
 	out func(json.RawMessage) ([]byte, bool, error)) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
@@ -303,10 +304,10 @@ func (s *Server) legacySender(w http.ResponseWriter, r *http.Request, list func(
 // a whole-second timestamp. read is how many stored objects the page read
 // (some may have been left out): the next page starts after them. The Link
 // to the next page joins the deprecation links.
-func (s *Server) legacyPage(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items []json.RawMessage, read int, page ocpi.Page) error {
+func (s *handlers) legacyPage(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest, items []json.RawMessage, read int, page ocpi.Page) error {
 	links := w.Header().Values("Link")
 	w.Header().Del("Link")
-	ocpi.SetPageHeaders(w.Header(), s.selfURL(r), req, page, ocpi.MaxLimit, read)
+	ocpi.SetPageHeaders(w.Header(), s.SelfURL(r), req, page, ocpi.MaxLimit, read)
 	for _, l := range links {
 		w.Header().Add("Link", l)
 	}

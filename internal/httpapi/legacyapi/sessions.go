@@ -1,4 +1,4 @@
-package httpapi
+package legacyapi
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"net/url"
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
-	"github.com/ocpihub/ocpihub/internal/location"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -22,7 +22,7 @@ import (
 // contractToken finds the token of a legacy session's or CDR's auth_id. A
 // contract id with several tokens gives the first stored one: they share
 // the owner, which is what routing needs (the loss is logged).
-func (s *Server) contractToken(ctx context.Context, version, authID string) (*ocpi.CdrToken, error) {
+func (s *handlers) contractToken(ctx context.Context, version, authID string) (*ocpi.CdrToken, error) {
 	toks, err := s.cfg.Tokens.FindByContract(ctx, authID)
 	if err != nil {
 		return nil, err
@@ -37,27 +37,10 @@ func (s *Server) contractToken(ctx context.Context, version, authID string) (*oc
 	return &ocpi.CdrToken{CountryCode: t.CountryCode, PartyID: t.PartyID, UID: t.UID, Type: t.Type, ContractID: t.ContractID}, nil
 }
 
-// directoryLocation returns a location of the hub's directory (nil when it
-// has none).
-func (s *Server) directoryLocation(ctx context.Context, cc, pid, id string) (*ocpi.Location, error) {
-	if s.cfg.Locations == nil {
-		return nil, nil
-	}
-	raw, err := s.cfg.Locations.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: id})
-	if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var l ocpi.Location
-	return &l, json.Unmarshal(raw, &l)
-}
-
 // legacySessionRef reads a legacy CPO's session URL; the party must be the
 // caller's.
 func legacySessionRef(r *http.Request) (session.Ref, error) {
-	owner, err := ownerOf(r, party.RoleCPO)
+	owner, err := kit.OwnerOf(r, party.RoleCPO)
 	if err != nil {
 		return session.Ref{}, err
 	}
@@ -68,7 +51,7 @@ func legacySessionRef(r *http.Request) (session.Ref, error) {
 }
 
 // handleLegacyCPOSessionPut stores a legacy CPO's session.
-func (s *Server) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacySessionRef(r)
 	if err != nil {
 		return err
@@ -90,7 +73,7 @@ func (s *Server) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: CorrelationID(r.Context())}, ref, body)
+	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context())}, ref, body)
 	if err != nil {
 		return err
 	}
@@ -100,12 +83,12 @@ func (s *Server) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Reques
 // handleLegacyCPOSessionPatch merges a legacy CPO's session PATCH (stamped
 // with the time it arrived when it has no last_updated, which 2.1.1 does not
 // require).
-func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacySessionRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -124,7 +107,7 @@ func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	ch := session.Change{CorrelationID: CorrelationID(r.Context())}
+	ch := session.Change{CorrelationID: kit.CorrelationID(r.Context())}
 	err = s.cfg.Sessions.Patch(r.Context(), ch, ref, body)
 	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
 		if body, err = restampBody(body, lu); err != nil {
@@ -141,7 +124,7 @@ func (s *Server) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Requ
 // handleLegacyCPOSessionDelete answers a 2.0 CPO's session DELETE: 2.2.1
 // has no deletion of sessions, so the session stays as last sent (the
 // DELETE is logged and counted as a dropped change).
-func (s *Server) handleLegacyCPOSessionDelete(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOSessionDelete(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacySessionRef(r)
 	if err != nil {
 		return err
@@ -155,7 +138,7 @@ func (s *Server) handleLegacyCPOSessionDelete(w http.ResponseWriter, r *http.Req
 
 // handleLegacyCPOSessionGet serves the hub's copy of a legacy CPO's
 // session, in its version.
-func (s *Server) handleLegacyCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacySessionRef(r)
 	if err != nil {
 		return err
@@ -169,22 +152,22 @@ func (s *Server) handleLegacyCPOSessionGet(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	if !ok {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "session " + ref.String() + " has no OCPI " + legacyVersion(r.URL.Path) + " form"}
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "session " + ref.String() + " has no OCPI " + Version(r.URL.Path) + " form"}
 	}
 	return s.legacyOK(w, json.RawMessage(out))
 }
 
 // sessionOut converts a stored session for the caller's version.
-func (s *Server) sessionOut(r *http.Request, raw []byte) ([]byte, bool, error) {
+func (s *handlers) sessionOut(r *http.Request, raw []byte) ([]byte, bool, error) {
 	var sess ocpi.Session
 	if err := json.Unmarshal(raw, &sess); err != nil {
 		return nil, false, err
 	}
-	loc, err := s.directoryLocation(r.Context(), sess.CountryCode, sess.PartyID, sess.LocationID)
+	loc, err := s.cfg.DirectoryLocation(r.Context(), sess.CountryCode, sess.PartyID, sess.LocationID)
 	if err != nil {
 		return nil, false, err
 	}
-	v := legacyVersion(r.URL.Path)
+	v := Version(r.URL.Path)
 	ls, loss, ok := v211.FromSession(&sess, loc)
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, session.Module, "session "+sess.ID, loss)
 	if !ok {
@@ -196,12 +179,12 @@ func (s *Server) sessionOut(r *http.Request, raw []byte) ([]byte, bool, error) {
 
 // handleLegacyEMSPSessions is the sessions sender for legacy eMSPs: the
 // sessions of their tokens, converted.
-func (s *Server) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleEMSP); err != nil {
+func (s *handlers) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.Sessions.List(ctx, session.Filter{Owners: owners(r)}, req)
+		return s.cfg.Sessions.List(ctx, session.Filter{Owners: kit.Owners(r)}, req)
 	}
 	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		return s.sessionOut(r, it)
@@ -210,8 +193,8 @@ func (s *Server) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request
 
 // handleLegacyCPOCDRPost stores a legacy CPO's CDR: 201 with its URL at the
 // hub (in the CPO's version) in Location; a repeat 200 with the same.
-func (s *Server) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) error {
-	owner, err := callerParty(r, party.RoleCPO)
+func (s *handlers) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) error {
+	owner, err := kit.CallerParty(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}
@@ -227,7 +210,7 @@ func (s *Server) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) 
 	if _, evse, _, _, ok := lc.Location.Place(); ok {
 		// 2.2.1 names the EVSE by evse_id, which 2.1.1 may leave out: the
 		// hub's copy of the location may have it.
-		if loc, err := s.directoryLocation(r.Context(), owner.CountryCode, owner.PartyID, lc.Location.ID); err == nil && loc != nil {
+		if loc, err := s.cfg.DirectoryLocation(r.Context(), owner.CountryCode, owner.PartyID, lc.Location.ID); err == nil && loc != nil {
 			if e, _ := loc.EVSE(evse); e != nil {
 				evseID = e.EVSEID
 			}
@@ -242,18 +225,18 @@ func (s *Server) handleLegacyCPOCDRPost(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	res, err := s.cfg.CDRs.Create(r.Context(), cdr.Change{CPOs: callerParties(r, party.RoleCPO), CorrelationID: CorrelationID(r.Context())}, body)
+	res, err := s.cfg.CDRs.Create(r.Context(), cdr.Change{CPOs: kit.CallerParties(r, party.RoleCPO), CorrelationID: kit.CorrelationID(r.Context())}, body)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", s.publicURL("/ocpi/"+v+"/cpo/cdrs/"+url.PathEscape(res.Ref.CountryCode)+"/"+url.PathEscape(res.Ref.PartyID)+"/"+url.PathEscape(res.Ref.ID)))
+	w.Header().Set("Location", s.PublicURL("/ocpi/"+v+"/cpo/cdrs/"+url.PathEscape(res.Ref.CountryCode)+"/"+url.PathEscape(res.Ref.PartyID)+"/"+url.PathEscape(res.Ref.ID)))
 	return s.legacyStored(w, res.Created)
 }
 
 // handleLegacyCPOCDRGet serves a CDR at the URL a legacy CPO's POST was
 // answered with.
-func (s *Server) handleLegacyCPOCDRGet(w http.ResponseWriter, r *http.Request) error {
-	owner, err := ownerOf(r, party.RoleCPO)
+func (s *handlers) handleLegacyCPOCDRGet(w http.ResponseWriter, r *http.Request) error {
+	owner, err := kit.OwnerOf(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}
@@ -266,21 +249,21 @@ func (s *Server) handleLegacyCPOCDRGet(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	if !ok {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "CDR " + c.ID + " has no OCPI " + legacyVersion(r.URL.Path) + " form"}
+		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "CDR " + c.ID + " has no OCPI " + Version(r.URL.Path) + " form"}
 	}
 	return s.legacyOK(w, json.RawMessage(out))
 }
 
 // cdrOut converts a stored CDR for the caller's version.
-func (s *Server) cdrOut(r *http.Request, d *ocpi.CDR) ([]byte, bool, error) {
+func (s *handlers) cdrOut(r *http.Request, d *ocpi.CDR) ([]byte, bool, error) {
 	var loc *ocpi.Location
 	if d.CdrLocation != nil {
 		var err error
-		if loc, err = s.directoryLocation(r.Context(), d.CountryCode, d.PartyID, d.CdrLocation.ID); err != nil {
+		if loc, err = s.cfg.DirectoryLocation(r.Context(), d.CountryCode, d.PartyID, d.CdrLocation.ID); err != nil {
 			return nil, false, err
 		}
 	}
-	v := legacyVersion(r.URL.Path)
+	v := Version(r.URL.Path)
 	lc, loss, ok := v211.FromCDR(d, loc)
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, cdr.Module, "CDR "+d.ID, loss)
 	if !ok {
@@ -291,12 +274,12 @@ func (s *Server) cdrOut(r *http.Request, d *ocpi.CDR) ([]byte, bool, error) {
 }
 
 // handleLegacyEMSPCDRs is the CDRs sender for legacy eMSPs.
-func (s *Server) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleEMSP); err != nil {
+func (s *handlers) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.CDRs.List(ctx, cdr.Filter{Owners: owners(r)}, req)
+		return s.cfg.CDRs.List(ctx, cdr.Filter{Owners: kit.Owners(r)}, req)
 	}
 	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var d ocpi.CDR

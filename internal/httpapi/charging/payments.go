@@ -1,4 +1,4 @@
-package httpapi
+package charging
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -15,11 +16,11 @@ import (
 // paymentsActor describes the caller of a payments route for the payment
 // service: its parties, the party it acts for (OCPI-from) and addresses
 // (OCPI-to, unless that is the hub), and the version of the URL.
-func (s *Server) paymentsActor(r *http.Request) payment.Actor {
+func (s *handlers) paymentsActor(r *http.Request) payment.Actor {
 	c := party.CallerFrom(r.Context())
-	a := payment.Actor{PlatformID: c.PlatformID, Parties: c.Roles, Version: versionOf(r), CorrelationID: CorrelationID(r.Context()),
+	a := payment.Actor{PlatformID: c.PlatformID, Parties: c.Roles, Version: kit.VersionOf(r), CorrelationID: kit.CorrelationID(r.Context()),
 		As: ocpiclient.Party{CountryCode: r.Header.Get("OCPI-from-country-code"), PartyID: r.Header.Get("OCPI-from-party-id")}}
-	if to, ok := routingTo(r); ok && (s.cfg.Hub == nil || !s.localTo(r, to.CountryCode, to.PartyID)) {
+	if to, ok := kit.RoutingTo(r); ok && (s.Hub == nil || !s.LocalTo(r, to.CountryCode, to.PartyID)) {
 		a.To = to
 	}
 	return a
@@ -28,7 +29,7 @@ func (s *Server) paymentsActor(r *http.Request) payment.Actor {
 // handlePaymentTerminals serves GET payments/terminals: the terminals the
 // caller may see (a PTP its own, a CPO its own and the unclaimed ones),
 // paged, with date_from and date_to.
-func (s *Server) handlePaymentTerminals(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentTerminals(w http.ResponseWriter, r *http.Request) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
@@ -37,13 +38,13 @@ func (s *Server) handlePaymentTerminals(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return s.pageRaw(w, r, req, items, page)
+	return s.PageRaw(w, r, req, items, page)
 }
 
 // handlePaymentTerminalPost serves POST payments/terminals[/{terminal_id}]:
 // a PTP creates (or replaces) a terminal.
-func (s *Server) handlePaymentTerminalPost(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readBody(r)
+func (s *handlers) handlePaymentTerminalPost(w http.ResponseWriter, r *http.Request) error {
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -51,22 +52,22 @@ func (s *Server) handlePaymentTerminalPost(w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
-	return s.stored(w, created)
+	return s.Stored(w, created)
 }
 
 // handlePaymentTerminal serves GET, PUT and PATCH of
 // payments/terminals/{terminal_id}: a PTP merges into its terminal, a CPO
 // changes its assignment.
-func (s *Server) handlePaymentTerminal(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentTerminal(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("terminal_id")
 	if r.Method == http.MethodGet {
 		body, err := s.cfg.Payments.GetTerminal(r.Context(), s.paymentsActor(r), id)
 		if err != nil {
 			return err
 		}
-		return s.ok(w, body)
+		return s.OK(w, body)
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -74,13 +75,13 @@ func (s *Server) handlePaymentTerminal(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return s.stored(w, created)
+	return s.Stored(w, created)
 }
 
 // handlePaymentActivate serves POST payments/terminals/activate: a CPO asks
 // a PTP to activate a terminal; the PTP's answer comes back as it came.
-func (s *Server) handlePaymentActivate(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readBody(r)
+func (s *handlers) handlePaymentActivate(w http.ResponseWriter, r *http.Request) error {
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -95,17 +96,17 @@ func (s *Server) handlePaymentActivate(w http.ResponseWriter, r *http.Request) e
 // handlePaymentDeactivate serves POST
 // payments/terminals/{terminal_id}/deactivate: a CPO asks the terminal's
 // PTP to deactivate it (relayed through the outbox).
-func (s *Server) handlePaymentDeactivate(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentDeactivate(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Payments.Deactivate(r.Context(), s.paymentsActor(r), r.PathValue("terminal_id")); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.OK(w, nil)
 }
 
 // handlePaymentAdviceList serves GET payments/financial-advice-confirmations:
 // a PTP's own confirmations, or those of a CPO's payments, paged, with prices
 // in the shape of the URL's version.
-func (s *Server) handlePaymentAdviceList(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentAdviceList(w http.ResponseWriter, r *http.Request) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
@@ -114,13 +115,13 @@ func (s *Server) handlePaymentAdviceList(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return s.pageRaw(w, r, req, items, page)
+	return s.PageRaw(w, r, req, items, page)
 }
 
 // handlePaymentAdvicePost serves POST payments/financial-advice-confirmations:
 // a PTP confirms what it captured.
-func (s *Server) handlePaymentAdvicePost(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readBody(r)
+func (s *handlers) handlePaymentAdvicePost(w http.ResponseWriter, r *http.Request) error {
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -128,17 +129,17 @@ func (s *Server) handlePaymentAdvicePost(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return s.stored(w, created)
+	return s.Stored(w, created)
 }
 
 // handlePaymentAdvice serves GET
 // payments/financial-advice-confirmations/{financial_advice_confirmation_id}.
-func (s *Server) handlePaymentAdvice(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentAdvice(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.cfg.Payments.GetAdvice(r.Context(), s.paymentsActor(r), r.PathValue("financial_advice_confirmation_id"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, body)
+	return s.OK(w, body)
 }
 
 // commandRequester returns the party a command acts for: an eMSP, or a PTP
@@ -147,12 +148,12 @@ func commandRequester(r *http.Request) (party.PartyRef, error) {
 	c := party.CallerFrom(r.Context())
 	cc, pid := r.Header.Get("OCPI-from-country-code"), r.Header.Get("OCPI-from-party-id")
 	if cc != "" && c.Owns(party.RolePTP, cc, pid) && !c.Owns(party.RoleEMSP, cc, pid) {
-		return callerParty(r, party.RolePTP)
+		return kit.CallerParty(r, party.RolePTP)
 	}
-	if p, err := callerParty(r, party.RoleEMSP); err == nil {
+	if p, err := kit.CallerParty(r, party.RoleEMSP); err == nil {
 		return p, nil
 	}
-	if p, err := callerParty(r, party.RolePTP); err == nil {
+	if p, err := kit.CallerParty(r, party.RolePTP); err == nil {
 		return p, nil
 	}
 	return party.PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "commands are sent by eMSPs and PTPs; your credentials name neither role"}
@@ -160,10 +161,10 @@ func commandRequester(r *http.Request) (party.PartyRef, error) {
 
 // startPayment relays a PTP's START_SESSION through the payment service,
 // which holds its authorization_reference for the payment.
-func (s *Server) startPayment(w http.ResponseWriter, r *http.Request, req command.Request) error {
+func (s *handlers) startPayment(w http.ResponseWriter, r *http.Request, req command.Request) error {
 	c := party.CallerFrom(r.Context())
-	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, CorrelationID(r.Context())
-	req.To, _ = s.addressedElsewhere(r)
+	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, kit.CorrelationID(r.Context())
+	req.To, _ = s.AddressedElsewhere(r)
 	var out *command.Outcome
 	err := s.cfg.Payments.StartSession(r.Context(), s.paymentsActor(r), req.Body, func(ctx context.Context) (payment.Submitted, error) {
 		o, err := s.cfg.Commands.Submit(ctx, req)
@@ -187,25 +188,25 @@ func (s *Server) startPayment(w http.ResponseWriter, r *http.Request, req comman
 		writeForwarded(w, out.Forwarded)
 		return nil
 	}
-	s.setHubRouting(w, r)
+	s.SetHubRouting(w, r)
 	s.writeLocal(w, out.Local)
 	return nil
 }
 
 // handleAdminPayment serves GET /admin/payments/{authorization_reference}:
 // the payment's chain, terminal → command → session → CDR → confirmations.
-func (s *Server) handleAdminPayment(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleAdminPayment(w http.ResponseWriter, r *http.Request) error {
 	ch, err := s.cfg.Payments.Chain(r.Context(), r.PathValue("authorization_reference"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, ch)
+	return s.OK(w, ch)
 }
 
 // handleAdminFlagged serves GET /admin/financial-advice/flagged: the
 // confirmations that need the operator, most recent first; limit and offset
 // page them (X-Total-Count).
-func (s *Server) handleAdminFlagged(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleAdminFlagged(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var limit, offset int
 	for name, dst := range map[string]*int{"limit": &limit, "offset": &offset} {
@@ -222,7 +223,7 @@ func (s *Server) handleAdminFlagged(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	w.Header().Set("X-Total-Count", strconv.FormatInt(total, 10))
-	return s.ok(w, list)
+	return s.OK(w, list)
 }
 
 // resolveRequest is the body of POST /admin/financial-advice/{id}/resolve.
@@ -232,18 +233,18 @@ type resolveRequest struct {
 
 // handleAdminResolve serves POST /admin/financial-advice/{record_id}/resolve:
 // the operator dealt with a flagged confirmation.
-func (s *Server) handleAdminResolve(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleAdminResolve(w http.ResponseWriter, r *http.Request) error {
 	id, err := strconv.ParseInt(r.PathValue("record_id"), 10, 64)
 	if err != nil || id <= 0 {
 		return ocpi.Invalid("record_id", "must be a positive integer")
 	}
 	var in resolveRequest
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	a, err := s.cfg.Payments.Resolve(r.Context(), id, in.Resolution)
 	if err != nil {
 		return err
 	}
-	return s.ok(w, a)
+	return s.OK(w, a)
 }

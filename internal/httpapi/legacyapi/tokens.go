@@ -1,4 +1,4 @@
-package httpapi
+package legacyapi
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/ocpihub/ocpihub/internal/command"
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
@@ -25,7 +26,7 @@ import (
 // caller's. 2.1.1 token URLs name no type: type is the body's (PUT), the
 // ?type= a client may add anyway, or RFID.
 func legacyTokenRef(r *http.Request) (token.Ref, error) {
-	owner, err := ownerOf(r, party.RoleEMSP)
+	owner, err := kit.OwnerOf(r, party.RoleEMSP)
 	if err != nil {
 		return token.Ref{}, err
 	}
@@ -37,7 +38,7 @@ func legacyTokenRef(r *http.Request) (token.Ref, error) {
 }
 
 // findLegacyToken resolves a token URL without a type: RFID, else OTHER.
-func (s *Server) findLegacyToken(r *http.Request, ref token.Ref) (token.Ref, *ocpi.Token, error) {
+func (s *handlers) findLegacyToken(r *http.Request, ref token.Ref) (token.Ref, *ocpi.Token, error) {
 	types := []string{ref.Type}
 	if ref.Type == "" {
 		types = []string{"RFID", "OTHER"}
@@ -54,7 +55,7 @@ func (s *Server) findLegacyToken(r *http.Request, ref token.Ref) (token.Ref, *oc
 }
 
 // handleLegacyEMSPTokenPut stores a legacy eMSP's token.
-func (s *Server) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTokenRef(r)
 	if err != nil {
 		return err
@@ -71,7 +72,7 @@ func (s *Server) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Tokens.Put(r.Context(), tokenChange(r), ref, body)
+	created, err := s.cfg.Tokens.Put(r.Context(), kit.TokenChange(r), ref, body)
 	if err != nil {
 		return err
 	}
@@ -80,12 +81,12 @@ func (s *Server) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Request
 
 // handleLegacyEMSPTokenPatch merges a legacy eMSP's token PATCH (stamped
 // with the time it arrived when it has no last_updated).
-func (s *Server) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTokenRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -100,12 +101,12 @@ func (s *Server) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Reque
 	if err != nil {
 		return err
 	}
-	err = s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, body)
+	err = s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, body)
 	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
 		if body, err = restampBody(body, lu); err != nil {
 			return err
 		}
-		return s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, body)
+		return s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, body)
 	})
 	if err != nil {
 		return err
@@ -114,7 +115,7 @@ func (s *Server) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Reque
 }
 
 // handleLegacyEMSPTokenGet serves the hub's copy of a legacy eMSP's token.
-func (s *Server) handleLegacyEMSPTokenGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleLegacyEMSPTokenGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := legacyTokenRef(r)
 	if err != nil {
 		return err
@@ -126,8 +127,8 @@ func (s *Server) handleLegacyEMSPTokenGet(w http.ResponseWriter, r *http.Request
 	return s.legacyTokenAnswer(w, r, tok)
 }
 
-func (s *Server) legacyTokenAnswer(w http.ResponseWriter, r *http.Request, tok *ocpi.Token) error {
-	v := legacyVersion(r.URL.Path)
+func (s *handlers) legacyTokenAnswer(w http.ResponseWriter, r *http.Request, tok *ocpi.Token) error {
+	v := Version(r.URL.Path)
 	lt, loss := v211.FromToken(tok)
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, token.Module, "token "+tok.UID, loss)
 	out, err := v211.Encode(v, token.Module, "", lt)
@@ -139,11 +140,11 @@ func (s *Server) legacyTokenAnswer(w http.ResponseWriter, r *http.Request, tok *
 
 // handleLegacyCPOTokens is the tokens sender for legacy CPOs: the tokens of
 // every eMSP, converted.
-func (s *Server) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleCPO); err != nil {
+func (s *handlers) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	v := legacyVersion(r.URL.Path)
+	v := Version(r.URL.Path)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Tokens.List(ctx, token.Filter{}, req)
 	}
@@ -162,8 +163,8 @@ func (s *Server) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request) e
 // handleLegacyCPOAuthorize answers a 2.1.1 CPO's real-time authorization as
 // a 2.2.1 CPO's is answered (tokens.md §3), in 2.1.1: without the token and
 // authorization_reference.
-func (s *Server) handleLegacyCPOAuthorize(w http.ResponseWriter, r *http.Request) error {
-	cpo, err := callerParty(r, party.RoleCPO)
+func (s *handlers) handleLegacyCPOAuthorize(w http.ResponseWriter, r *http.Request) error {
+	cpo, err := kit.CallerParty(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}
@@ -175,12 +176,12 @@ func (s *Server) handleLegacyCPOAuthorize(w http.ResponseWriter, r *http.Request
 	if len(uid) > 36 {
 		return ocpi.Invalid("token_uid", "is longer than 36 characters")
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	req := token.AuthorizeRequest{CPO: asParty(cpo), CPOParties: callerParties(r, party.RoleCPO), UID: uid, Type: typ,
-		CorrelationID: CorrelationID(r.Context())}
+	req := token.AuthorizeRequest{CPO: kit.AsParty(cpo), CPOParties: kit.CallerParties(r, party.RoleCPO), UID: uid, Type: typ,
+		CorrelationID: kit.CorrelationID(r.Context())}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		var lr v211.LocationReferences
 		if err := ocpi.Decode(raw, &lr); err != nil {
@@ -231,8 +232,8 @@ func forwardedError(f *hub.Forwarded, env *ocpi.Envelope) error {
 // handleLegacyEMSPCommand relays a 2.1.1 eMSP's command as a 2.2.1 one (its
 // token is the eMSP's); the answer and, later, the result reach the eMSP in
 // 2.1.1.
-func (s *Server) handleLegacyEMSPCommand(w http.ResponseWriter, r *http.Request) error {
-	from, err := callerParty(r, party.RoleEMSP)
+func (s *handlers) handleLegacyEMSPCommand(w http.ResponseWriter, r *http.Request) error {
+	from, err := kit.CallerParty(r, party.RoleEMSP)
 	if err != nil {
 		return err
 	}
@@ -240,7 +241,7 @@ func (s *Server) handleLegacyEMSPCommand(w http.ResponseWriter, r *http.Request)
 	if !slices.Contains(v211.CommandTypes, cmd) {
 		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown command " + cmd + "; OCPI 2.1.1 commands are RESERVE_NOW, START_SESSION, STOP_SESSION, UNLOCK_CONNECTOR"}
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -249,8 +250,8 @@ func (s *Server) handleLegacyEMSPCommand(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	c := party.CallerFrom(r.Context())
-	out, err := s.cfg.Commands.Submit(r.Context(), command.Request{Module: command.Module, Command: cmd, From: asParty(from), Body: body,
-		PlatformID: c.PlatformID, Parties: c.Roles, CorrelationID: CorrelationID(r.Context())})
+	out, err := s.cfg.Commands.Submit(r.Context(), command.Request{Module: command.Module, Command: cmd, From: kit.AsParty(from), Body: body,
+		PlatformID: c.PlatformID, Parties: c.Roles, CorrelationID: kit.CorrelationID(r.Context())})
 	if err != nil {
 		return err
 	}
@@ -269,27 +270,27 @@ func (s *Server) handleLegacyEMSPCommand(w http.ResponseWriter, r *http.Request)
 			resp = lr
 		}
 	}
-	env := ocpi.Success(v211.ResponseFrom221(resp), v211.Timestamp(s.clock.Now()).Time)
+	env := ocpi.Success(v211.ResponseFrom221(resp), v211.Timestamp(s.Clock.Now()).Time)
 	if resp.Result == "" {
 		env.Data = nil
 	}
 	env.StatusCode, env.StatusMessage = status, ocpi.StatusText(status)
 	if !ocpi.IsSuccess(status) {
-		env = legacyEnvelope(env)
+		env = Envelope(env)
 		env.Error = &ocpi.ErrorDetail{Code: "CPO_ERROR", Description: "the command was not accepted: " + ocpi.StatusText(status)}
 	}
-	writeJSON(w, httpStatus, env)
+	kit.WriteJSON(w, httpStatus, env)
 	return nil
 }
 
 // handleLegacyCPOCommandResult receives a 2.1.1 CPO's command result (a
 // CommandResponse) at the response_url the hub gave it, as a 2.2.1
 // CommandResult.
-func (s *Server) handleLegacyCPOCommandResult(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleCPO); err != nil {
+func (s *handlers) handleLegacyCPOCommandResult(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -299,7 +300,7 @@ func (s *Server) handleLegacyCPOCommandResult(w http.ResponseWriter, r *http.Req
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v211.V211, command.Module, "result of "+r.PathValue("id"), loss)
 	if err := s.cfg.Commands.Receive(r.Context(), command.ResultRequest{Module: command.Module, Command: r.PathValue("command"),
-		ID: r.PathValue("id"), CPOs: callerParties(r, party.RoleCPO), Body: body}); err != nil {
+		ID: r.PathValue("id"), CPOs: kit.CallerParties(r, party.RoleCPO), Body: body}); err != nil {
 		return err
 	}
 	return s.legacyOK(w, nil)

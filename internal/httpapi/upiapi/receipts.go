@@ -1,47 +1,48 @@
-package httpapi
+package upiapi
 
 import (
 	"net/http"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // handleSMSReports takes the SMS provider's delivery reports.
-func (s *Server) handleSMSReports(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readBody(r)
+func (s *handlers) handleSMSReports(w http.ResponseWriter, r *http.Request) error {
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	if _, err := s.cfg.UPI.ReceiveSMSReports(r.Context(), r.Header, r.URL.Query(), raw); err != nil {
 		return err
 	}
-	return s.ok(w, nil)
+	return s.OK(w, nil)
 }
 
-func (s *Server) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {
 	rc, err := s.cfg.UPI.ReceiptRecord(r.Context(), r.PathValue("receipt_id"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, rc)
+	return s.OK(w, rc)
 }
 
-func (s *Server) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) error {
 	rs, err := s.cfg.UPI.PaymentReceipts(r.Context(), r.PathValue("payment_id"))
 	if err != nil {
 		return err
 	}
-	return s.ok(w, rs)
+	return s.OK(w, rs)
 }
 
-func (s *Server) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
 	var in upi.ResendRequest
-	if err := decode(r, &in); err != nil {
+	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
 	out, err := s.cfg.UPI.Resend(r.Context(), r.PathValue("receipt_id"), in)
 	if err != nil {
 		return err
 	}
-	return s.created(w, out)
+	return s.Created(w, out)
 }

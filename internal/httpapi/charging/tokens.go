@@ -1,54 +1,16 @@
-package httpapi
+package charging
 
 import (
 	"bytes"
 	"net/http"
 	"slices"
 
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/token"
 )
-
-// callerParty returns the caller's party in role that a request acts for:
-// OCPI-from-* when the caller owns it in that role, else its first party in
-// the role. A caller without the role learns nothing (HTTP 404).
-func callerParty(r *http.Request, role party.Role) (party.PartyRef, error) {
-	c := party.CallerFrom(r.Context())
-	if c == nil || !c.HasRole(role) {
-		return party.PartyRef{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "this endpoint serves parties in the " + string(role) + " role; your credentials name none"}
-	}
-	if cc, pid := r.Header.Get("OCPI-from-country-code"), r.Header.Get("OCPI-from-party-id"); cc != "" && c.Owns(role, cc, pid) {
-		for _, p := range c.Roles {
-			if p.Role == role && p.Matches(cc, pid) {
-				return p, nil
-			}
-		}
-	}
-	p, _ := c.Party(role)
-	return p, nil
-}
-
-// callerParties returns the caller's parties in role.
-func callerParties(r *http.Request, role party.Role) []party.PartyRef {
-	c := party.CallerFrom(r.Context())
-	if c == nil {
-		return nil
-	}
-	var out []party.PartyRef
-	for _, p := range c.Roles {
-		if p.Role == role {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func asParty(p party.PartyRef) ocpiclient.Party {
-	return ocpiclient.Party{CountryCode: p.CountryCode, PartyID: p.PartyID}
-}
 
 // tokenType reads the ?type= of a token URL: a TokenType, RFID when absent.
 func tokenType(r *http.Request) (string, error) {
@@ -73,52 +35,47 @@ func tokenRef(r *http.Request) (token.Ref, error) {
 	if len(ref.UID) > 36 {
 		return ref, ocpi.Invalid("token_uid", "is longer than 36 characters")
 	}
-	return ref, ownsParty(r, party.RoleEMSP, ref.CountryCode, ref.PartyID)
-}
-
-func tokenChange(r *http.Request) token.Change {
-	c := party.CallerFrom(r.Context())
-	return token.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}
+	return ref, kit.OwnsParty(r, party.RoleEMSP, ref.CountryCode, ref.PartyID)
 }
 
 // handleEMSPTokenPut serves PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
-func (s *Server) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
 	ref, err := tokenRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Tokens.Put(r.Context(), tokenChange(r), ref, raw)
+	created, err := s.cfg.Tokens.Put(r.Context(), kit.TokenChange(r), ref, raw)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.stored(w, created)
+	s.SetHubRouting(w, r)
+	return s.Stored(w, created)
 }
 
 // handleEMSPTokenPatch serves PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
-func (s *Server) handleEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
 	ref, err := tokenRef(r)
 	if err != nil {
 		return err
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if err := s.cfg.Tokens.Patch(r.Context(), tokenChange(r), ref, raw); err != nil {
+	if err := s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, raw); err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, nil)
+	s.SetHubRouting(w, r)
+	return s.OK(w, nil)
 }
 
 // handleEMSPTokenGet serves GET /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}:
 // the eMSP checks the hub's copy.
-func (s *Server) handleEMSPTokenGet(w http.ResponseWriter, r *http.Request) error {
+func (s *handlers) handleEMSPTokenGet(w http.ResponseWriter, r *http.Request) error {
 	ref, err := tokenRef(r)
 	if err != nil {
 		return err
@@ -127,14 +84,14 @@ func (s *Server) handleEMSPTokenGet(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, body)
+	s.SetHubRouting(w, r)
+	return s.OK(w, body)
 }
 
 // handleCPOTokens serves GET /ocpi/2.2.1/cpo/tokens: a CPO pulls the tokens
 // of every eMSP (GET ALL via hub), or of the one OCPI-to-* names.
-func (s *Server) handleCPOTokens(w http.ResponseWriter, r *http.Request) error {
-	if _, err := callerParty(r, party.RoleCPO); err != nil {
+func (s *handlers) handleCPOTokens(w http.ResponseWriter, r *http.Request) error {
+	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
@@ -142,20 +99,20 @@ func (s *Server) handleCPOTokens(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var f token.Filter
-	if to, ok := s.addressedElsewhere(r); ok {
+	if to, ok := s.AddressedElsewhere(r); ok {
 		f.CountryCode, f.PartyID = to.CountryCode, to.PartyID
 	}
 	items, page, err := s.cfg.Tokens.List(r.Context(), f, req)
 	if err != nil {
 		return err
 	}
-	s.setHubRouting(w, r)
-	return s.page(w, r, req, items, len(items), page)
+	s.SetHubRouting(w, r)
+	return s.Page(w, r, req, items, len(items), page)
 }
 
 // handleCPOTokenAuthorize serves POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize.
-func (s *Server) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request) error {
-	cpo, err := callerParty(r, party.RoleCPO)
+func (s *handlers) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request) error {
+	cpo, err := kit.CallerParty(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}
@@ -167,13 +124,13 @@ func (s *Server) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request)
 	if len(uid) > 36 {
 		return ocpi.Invalid("token_uid", "is longer than 36 characters")
 	}
-	raw, err := readBody(r)
+	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	req := token.AuthorizeRequest{CPO: asParty(cpo), CPOParties: callerParties(r, party.RoleCPO), UID: uid, Type: typ,
-		CorrelationID: CorrelationID(r.Context())}
-	req.To, _ = s.addressedElsewhere(r)
+	req := token.AuthorizeRequest{CPO: kit.AsParty(cpo), CPOParties: kit.CallerParties(r, party.RoleCPO), UID: uid, Type: typ,
+		CorrelationID: kit.CorrelationID(r.Context())}
+	req.To, _ = s.AddressedElsewhere(r)
 	if len(bytes.TrimSpace(raw)) > 0 {
 		req.Location = &ocpi.LocationReferences{}
 		if err := ocpi.Decode(raw, req.Location); err != nil {
@@ -189,8 +146,8 @@ func (s *Server) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request)
 		writeForwarded(w, res.Forwarded)
 		return nil
 	}
-	s.setHubRouting(w, r)
-	return s.ok(w, res.Answer)
+	s.SetHubRouting(w, r)
+	return s.OK(w, res.Answer)
 }
 
 // writeForwarded writes a forwarded answer back as it came.
