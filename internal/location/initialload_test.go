@@ -246,7 +246,7 @@ func TestInitialLoadOnGainedReceiver(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitState(t, ctx, e.Platform, "the tariff", func() bool { return e.Tariff("NL", "CP1", "T1") != nil })
-		eventually(t, ctx, "the first load to finish", func() bool {
+		hubtest.Eventually(t, ctx, "the first load to finish", func() bool {
 			loads, err := h.Hub.InitialLoads(ctx, p.ID)
 			return err == nil && len(loads) == 2 && loads[0].Done && loads[1].Done
 		})
@@ -258,7 +258,7 @@ func TestInitialLoadOnGainedReceiver(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitState(t, ctx, e.Platform, "the locations", func() bool { return e.LocationCount() == 5 })
-		eventually(t, ctx, "the second load to finish", func() bool {
+		hubtest.Eventually(t, ctx, "the second load to finish", func() bool {
 			loads, err := h.Hub.InitialLoads(ctx, p.ID)
 			return err == nil && len(loads) == 3 && loads[0].Done && loads[1].Done && loads[2].Done
 		})

@@ -25,7 +25,7 @@ func TestDriverSearch(t *testing.T) {
 		hidden["publish"] = false
 		gone := locationJSON("NL", "CP1", "GONE", "12.97580", "77.60600", ts(0), "E1:REMOVED")
 		for _, l := range []map[string]any{near, fast, far, hidden, gone} {
-			if err := b.cpo.PutLocation(b.ctx, l["id"].(string), l); err != nil {
+			if err := b.CPO.PutLocation(b.ctx, l["id"].(string), l); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -18,10 +18,10 @@ func TestValidation(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
 		base := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")
-		if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", base); err != nil {
+		if err := b.CPO.PutLocation(b.ctx, "LOC1", base); err != nil {
 			t.Fatal(err)
 		}
 		edit := func(fn func(m map[string]any)) map[string]any {
@@ -103,7 +103,7 @@ func TestValidation(t *testing.T) {
 			if s, ok := tt.body.(string); ok {
 				body = []byte(s)
 			}
-			resp, err := b.cpo.Push(b.ctx, tt.module, tt.method, body, nil, tt.path...)
+			resp, err := b.CPO.Push(b.ctx, tt.module, tt.method, body, nil, tt.path...)
 			if err != nil && resp == nil {
 				t.Fatalf("%s: %v", tt.name, err)
 			}
@@ -111,7 +111,7 @@ func TestValidation(t *testing.T) {
 				t.Errorf("%s: got HTTP %d %s, want HTTP %d status_code %d", tt.name, resp.HTTPStatus, resp.Body, tt.httpStatus, tt.code)
 				continue
 			}
-			if got := errorField(resp); got != tt.field {
+			if got := hubtest.ErrorField(resp); got != tt.field {
 				t.Errorf("%s: error field %q, want %q (%s)", tt.name, got, tt.field, resp.Body)
 			}
 			if tt.messageHints != "" && !strings.Contains(string(resp.Body), tt.messageHints) {
@@ -136,7 +136,7 @@ func snapshot(t *testing.T, b *bundle) []byte {
 	t.Helper()
 	var out []byte
 	for _, g := range [][2]string{{"locations", "/NL/CP1/LOC1"}, {"tariffs", "/NL/CP1/T1"}, {"locations", "/NL/CP1/NOPE"}} {
-		resp, _ := hubGet(t, b.cpo.Platform, g[0], "RECEIVER", g[1], nil)
+		resp, _ := hubGet(t, b.CPO.Platform, g[0], "RECEIVER", g[1], nil)
 		out = append(out, resp.Envelope.Data...)
 		out = append(out, '|')
 	}

@@ -58,7 +58,7 @@ func TestAdviceComparedOnOneBasis(t *testing.T) {
 		costs = inflated["total_costs"].(map[string]any)
 		costs["incl_vat"] = json.Number("13644.00")
 		resp, err = ptp.Confirm(ctx, inflated)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		events, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +71,7 @@ func TestAdviceComparedOnOneBasis(t *testing.T) {
 		// A second capture for the same reference.
 		again, _ := ptp.Advice("FAC-2ND", "pay-vat", "")
 		resp, err = ptp.Confirm(ctx, again)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		events, err = b.events.Wait(ctx, event.FinancialAdviceFlagged, 2)
 		if err != nil {
 			t.Fatal(err)

@@ -22,11 +22,11 @@ func pay(t *testing.T, b *bundle, ref string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, tx.Answer, nil, http.StatusOK, 1000)
+	hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 	wait(t, b.ctx, b.ptp.Platform, "the session of "+ref, func() bool { return b.ptp.SessionByReference(ref) != nil })
 	id, _ := b.ptp.SessionByReference(ref)["id"].(string)
 	resp, err := b.ptp.Stop(b.ctx, id)
-	must(t, resp, err, http.StatusOK, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 	wait(t, b.ctx, b.ptp.Platform, "the CDR of "+ref, func() bool { return b.ptp.CDRByReference(ref) != nil })
 }
 
@@ -56,7 +56,7 @@ func TestAdviceFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, err := ptp.Confirm(ctx, advice)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		events, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestAdviceFlags(t *testing.T) {
 		h.Register(t, other.Platform)
 		stolen, _ := ptp.Advice("FAC-S", "pay-mismatch", "")
 		resp, err = other.Confirm(ctx, stolen)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 2); err != nil {
 			t.Fatal(err)
 		}
@@ -98,13 +98,13 @@ func TestAdviceFlags(t *testing.T) {
 		resp, err = ptp.Confirm(ctx, map[string]any{"id": "FAC-F", "authorization_reference": "pay-failed", "currency": "INR",
 			"total_costs": map[string]any{"excl_vat": 0}, "capture_status_code": "FAILED", "capture_status_message": "Card expired",
 			"last_updated": ocpi.NewDateTime(time.Now())})
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		// A confirmation for a reference the hub does not know: stored,
 		// unmatched, flagged; no CPO sees it.
 		advice["id"], advice["authorization_reference"] = "FAC-U", "pay-later"
 		resp, err = ptp.Confirm(ctx, advice)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 4); err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestAdviceFlags(t *testing.T) {
 		exact, _ := ptp.Advice("FAC-X", "pay-later", "")
 		exact["authorization_reference"] = "pay-exact"
 		resp, err = ptp.Confirm(ctx, exact)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		pay(t, b, "pay-exact")
 		chain = chainOf("pay-exact")
 		if len(chain.Confirmations) != 1 || chain.Confirmations[0].MatchState != payment.MatchMatched || chain.Confirmations[0].Flag != "" {
@@ -246,14 +246,14 @@ func TestAdviceValidation(t *testing.T) {
 
 		// Both shapes in; a repeat is 1000, a changed repeat 2001.
 		resp, err := ptp.Confirm(ctx, good("F1"))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		old := good("F2")
 		old["total_costs"] = map[string]any{"excl_vat": "4.00", "incl_vat": "4.40"}
 		delete(old, "eft_data")
 		resp, err = ptp.Confirm(ctx, old)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = ptp.Confirm(ctx, old)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		old["capture_status_code"] = "PARTIAL_SUCCESS"
 		resp, err = ptp.Confirm(ctx, old)
 		refused(t, resp, err, http.StatusOK, 2001, "id")
@@ -262,23 +262,23 @@ func TestAdviceValidation(t *testing.T) {
 		var f2 map[string]any
 		base := mustEndpoint(t, ptp.Platform, "RECEIVER")
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/financial-advice-confirmations/F2", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &f2)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &f2)
 		schema(t, "FinancialAdviceConfirmation", f2)
 		checkPrice(t, "2.2.1", "F2 on 2.2.1", f2["total_costs"], "4", "4.4")
 		resp, err = ptp.Raw(ctx, http.MethodGet, strings.Replace(base, "/2.2.1/", "/2.3.0/", 1)+"/financial-advice-confirmations/F2", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &f2)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &f2)
 		schema(t, "FinancialAdviceConfirmation230", f2)
 		checkPrice(t, "2.3.0", "F2 on 2.3.0", f2["total_costs"], "4", "4.4")
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/financial-advice-confirmations/F1", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &f2)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &f2)
 		checkPrice(t, "2.2.1", "F1 on 2.2.1", f2["total_costs"], "10", "11.8")
 
 		// A CPO cannot send one; nobody else sees the PTP's unmatched ones;
 		// the PTP pages through its own.
 		resp, err = cpo.Payments(ctx, http.MethodPost, "/financial-advice-confirmations", good("F9"), nil)
-		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
+		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		resp, err = cpo.Payments(ctx, http.MethodGet, "/financial-advice-confirmations/F1", nil, nil)
-		must(t, resp, err, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
@@ -289,9 +289,9 @@ func TestAdviceValidation(t *testing.T) {
 			t.Errorf("another PTP sees %d confirmations", n)
 		}
 		resp, err = other.Confirm(ctx, good("F1")) // the same id is another PTP's own
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/financial-advice-confirmations?limit=1", nil, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if resp.Header.Get("X-Total-Count") != "2" || !strings.Contains(resp.Header.Get("Link"), "rel=\"next\"") {
 			t.Errorf("paging: %v", resp.Header)
 		}
@@ -315,7 +315,7 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 			return tx
 		}
 		tx := start("", "LOC1", "E1")
-		must(t, tx.Answer, nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 		first := tx.Reference
 
 		// The same reference again, in another case: refused before the CPO.
@@ -328,16 +328,16 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 		// A reference an eMSP's command already carries.
 		uid, resp, err := b.emsp.SendCommand(ctx, ocpi.CommandStartSession, map[string]any{"token": b.emsp.NewToken("TOK-E", "APP_USER", "NEVER"),
 			"location_id": "LOC1", "evse_uid": "E2", "authorization_reference": "shared-ref"}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		_ = uid
 		tx = start("shared-ref", "LOC1", "E1")
 		refused(t, tx.Answer, nil, http.StatusOK, 2001, "authorization_reference")
 
 		// Refused by the hub (unknown location): the reference stays free.
 		tx = start("retry-ref", "NOWHERE", "E1")
-		must(t, tx.Answer, nil, http.StatusOK, 2003)
+		hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 2003)
 		tx = start("retry-ref", "LOC2", "E3")
-		must(t, tx.Answer, nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 
 		// Without a reference; with another party's token.
 		base, _ := ptp.HubEndpoint("commands", "RECEIVER")

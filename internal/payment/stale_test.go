@@ -23,11 +23,11 @@ func TestStaleTerminalUpdates(t *testing.T) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) ocpi.DateTime { return ocpi.NewDateTime(t0.Add(time.Duration(m) * time.Minute)) }
 		resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme", "last_updated": at(10)}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		stale := func(what string, resp *ocpiclient.Response, err error) {
 			t.Helper()
-			must(t, resp, err, http.StatusOK, 1000)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 			if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 				t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
 			}
@@ -49,7 +49,7 @@ func TestStaleTerminalUpdates(t *testing.T) {
 		// An assignment with the stored last_updated is applied and relayed;
 		// the stale one never was.
 		resp, err = cpo.Payments(ctx, http.MethodPatch, "/terminals/TERM-1", map[string]any{"location_ids": []string{"LOC2"}, "last_updated": at(10)}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		wait(t, ctx, ptp.Platform, "the assignment at the PTP", func() bool { return len(ptp.Assignments()) >= 1 })
 		if got := ptp.Assignments(); len(got) != 1 || join(got[0]["location_ids"]) != "LOC2" {
 			t.Errorf("assignments at the PTP: %v", got)

@@ -29,13 +29,13 @@ func TestOperatorTerminalList(t *testing.T) {
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.
 		resp, err := b.ptp.CreateTerminal(ctx, sim.NewTerminal("T-A", nil))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = b.cpo.Payments(ctx, http.MethodPatch, "/terminals/T-A", map[string]any{"location_ids": []string{"LOC2"}, "evse_uids": []string{"E1"}}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		resp, err = b.ptp.CreateTerminal(ctx, sim.NewTerminal("T-B", map[string]any{"country_code": "IN", "party_id": "CP2", "evse_uids": []string{"E9"}}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = other.CreateTerminal(ctx, sim.NewTerminal("T-C", map[string]any{"city": "Pune"}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		ids := func(list []*payment.TerminalSummary) []string {
 			var out []string
