@@ -100,4 +100,3 @@ func (b *bundle) record(t *testing.T, id string) command.Record {
 	b.h.Admin(t, http.MethodGet, "/admin/commands/"+id, nil, &rec)
 	return rec
 }
-

@@ -108,4 +108,3 @@ func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, 
 		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
-

@@ -177,4 +177,3 @@ func TestOutboxSurvivesRestartAndCoalesces(t *testing.T) {
 		fastPush(1000)(o)
 	})
 }
-
