@@ -2,9 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -28,36 +25,8 @@ func TestRecoverReArmsTheJobsOfADeadProcess(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			url := storetest.URL(t, engine)
 			ctx := context.Background()
-			db, err := store.Open(ctx, url, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := jobs.Migrate(ctx, db, nil); err != nil {
-				t.Fatal(err)
-			}
-			setupTables(t, db)
-			inserter, err := jobs.New(db, jobs.Config{InsertOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			jobs.AddWorker(inserter, &markWorker{db: db})
-			res, err := inserter.Insert(ctx, markArgs{Key: "orphan"}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-			cmd.Env = append(os.Environ(), "OCPIHUB_CRASH_CHILD_DB="+url, "OCPIHUB_CRASH_CHILD_INSTANCE=1")
-			out, err := cmd.CombinedOutput()
-			var exitErr *exec.ExitError
-			if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
-				t.Fatalf("child should crash with exit code 3, got %v\n%s", err, out)
-			}
+			db, inserter, res := crashChild(t, engine, "orphan", "OCPIHUB_CRASH_CHILD_INSTANCE=1")
 			// A job another machine is working: claimed, never finished here.
 			other, err := inserter.Insert(ctx, markArgs{Key: "elsewhere"}, &river.InsertOpts{Queue: "elsewhere"})
 			if err != nil {
@@ -78,29 +47,12 @@ func TestRecoverReArmsTheJobsOfADeadProcess(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			client, err := jobs.New(db, jobs.Config{PollInterval: 20 * time.Millisecond, Instance: instance.New(), JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			jobs.AddWorker(client, &markWorker{db: db})
-			events, cancel := client.Subscribe(river.EventKindJobCompleted)
-			defer cancel()
-			if err := client.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer client.Stop(ctx)
+			client, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, Instance: instance.New(), JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
 			n, err := client.Recover(ctx)
 			if err != nil || n != 1 {
 				t.Fatalf("Recover re-armed %d jobs (%v), want 1", n, err)
 			}
-			select {
-			case ev := <-events:
-				if ev.Job.ID != res.Job.ID || ev.Job.Attempt != 2 {
-					t.Fatalf("completed job %d at attempt %d, want %d at attempt 2", ev.Job.ID, ev.Job.Attempt, res.Job.ID)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the re-armed job did not complete within 30s")
-			}
+			waitCompleted(t, events, res.Job.ID, 30*time.Second, "the re-armed job did not complete")
 			if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "orphan"); n != 1 {
 				t.Fatalf("effects = %d, want exactly 1", n)
 			}
