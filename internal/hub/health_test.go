@@ -22,10 +22,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
 		rec := h.Events.(*hubtest.Recorder)
-		var emspID int64
-		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&emspID); err != nil {
-			t.Fatal(err)
-		}
+		emspID := b.em1(t)
 		b.emsp.SetDown(true)
 		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
 			t.Fatal(err)
@@ -71,7 +68,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 		if n := len(rec.Events(event.PartnerRecovered)); n != 1 {
 			t.Errorf("%d partner.recovered events, want 1", n)
 		}
-	}, fast(nil), func(o *hubtest.Options) { o.Events = hubtest.NewRecorder() })
+	}, fast, func(o *hubtest.Options) { o.Events = hubtest.NewRecorder() })
 }
 
 // TestHealthChangesOnceUnderRace: replicas recording failures of one
@@ -81,10 +78,7 @@ func TestHealthChangesOnceUnderRace(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
 		rec := h.Events.(*hubtest.Recorder)
-		var emspID int64
-		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&emspID); err != nil {
-			t.Fatal(err)
-		}
+		emspID := b.em1(t)
 		errs := make(chan error, 12)
 		for i := 0; i < 12; i++ {
 			go func() {

@@ -14,9 +14,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
-	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
+// bundle is a hub with a CPO (NL/CP1) and an eMSP (DE/EM1) registered.
 type bundle struct {
 	h    *hubtest.Hub
 	cpo  *sim.CPO
@@ -26,19 +26,7 @@ type bundle struct {
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
-	var err error
-	if b.cpo, err = sim.StartCPO("CPO", "NL", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	if b.emsp, err = sim.StartEMSP("eMSP", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp.Close)
-	h.Register(t, b.cpo.Platform)
-	h.Register(t, b.emsp.Platform)
-	return b
+	return &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second), cpo: h.AddCPO(t, "CPO", "NL", "CP1"), emsp: h.AddEMSP(t, "eMSP", "DE", "EM1")}
 }
 
 func ts(i int) string {
@@ -55,17 +43,10 @@ func location(id, status, lu string) map[string]any {
 
 func evseStatus(e *sim.EMSP, id string) string { return e.EVSEStatus("NL", "CP1", id, "E1") }
 
-func fast(clk clock.Clock) func(*hubtest.Options) {
-	return func(o *hubtest.Options) {
-		o.Clock = clk
-		o.Config = func(c *app.Config) {
-			c.PushBackoff = 20 * time.Millisecond
-			c.PushMaxAttempts = 3
-			c.ForwardTimeout = 400 * time.Millisecond
-			c.SyncInterval = 0
-		}
-	}
-}
+var fast = hubtest.Configure(false, func(c *app.Config) {
+	c.PushMaxAttempts = 3
+	c.ForwardTimeout = 400 * time.Millisecond
+})
 
 // TestOneObjectIsDeliveredSerially: every PATCH of one location inserts a
 // job, and many workers run them, yet a slow receiver sees the object's
@@ -102,7 +83,7 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		if n := b.emsp.MaxInFlight(); n != 1 {
 			t.Errorf("%d pushes of one object were in flight at once, want 1", n)
 		}
-	}, fast(nil))
+	}, fast)
 }
 
 // TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its
@@ -111,10 +92,7 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
-		var platformID int64
-		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
-			t.Fatal(err)
-		}
+		platformID := b.em1(t)
 		body, _ := json.Marshal(location("L9", "CHARGING", ts(1)))
 		err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 			// Seed the receiver with the location, then a row as a crashed
@@ -148,7 +126,7 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 		if len(rows) != 1 || rows[0].Attempts != 2 {
 			t.Errorf("outbox after the rescue: %+v", rows)
 		}
-	}, fast(nil))
+	}, fast)
 }
 
 // TestOfflineReceiverIsSkippedAndResynced: the liveness job marks a silent,
@@ -157,24 +135,13 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 // every changed object in full, in its current state.
 func TestOfflineReceiverIsSkippedAndResynced(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			offlineResync(t, hubtest.Start(t, engine, fast(clk)), clk)
-		})
-	}
+	hubtest.EachFake(t, offlineResync, fast)
 }
 
 func offlineResync(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
 	{
 		b := setup(t, h)
-		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
-			t.Fatal(err)
-		}
+		seedL1(t, b)
 		b.emsp.SetDown(true)
 		clk.Add(10 * time.Minute)
 		if err := h.Parties.CheckLiveness(b.ctx); err != nil {
@@ -207,4 +174,14 @@ func offlineResync(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
 			}
 		}
 	}
+}
+
+// em1 returns the platform id of the eMSP (EM1).
+func (b *bundle) em1(t *testing.T) int64 {
+	t.Helper()
+	var id int64
+	if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -23,24 +23,35 @@ import (
 // exits, as jobs queued after a restart did).
 func crashed(t *testing.T, h *hubtest.Hub, b *bundle, now time.Time, holder string, leaseFor time.Duration) int64 {
 	t.Helper()
+	return enqueueCharging(t, h, b, "UPDATE hub_push SET state = 'leased', lease_token = $1, lease_until = $2, attempts = 1 WHERE state = 'pending'",
+		holder, now.Add(leaseFor).UnixMicro())
+}
+
+// seedL1 puts location L1 (E1 AVAILABLE) and waits until the eMSP has it.
+func seedL1(t *testing.T, b *bundle) {
+	t.Helper()
 	if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
 		t.Fatal(err)
 	}
-	var platformID int64
-	if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// enqueueCharging seeds the receiver with L1 and queues, for EM1, a PATCH
+// of E1 to CHARGING in a transaction that then runs after (with args): the
+// state a crash left behind. It returns the receiver's platform id.
+func enqueueCharging(t *testing.T, h *hubtest.Hub, b *bundle, after string, args ...any) int64 {
+	t.Helper()
+	seedL1(t, b)
+	platformID := b.em1(t)
 	body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": ts(1)})
 	err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
 			Method: http.MethodPatch, Path: "/NL/CP1/L1/E1", Body: body}); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "UPDATE hub_push SET state = 'leased', lease_token = $1, lease_until = $2, attempts = 1 WHERE state = 'pending'",
-			holder, now.Add(leaseFor).UnixMicro())
+		_, err := tx.Exec(ctx, after, args...)
 		return err
 	})
 	if err != nil {
@@ -91,34 +102,29 @@ func patches(e *sim.EMSP) []string {
 // rescue of the dead job, minutes later.
 func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			h := hubtest.Start(t, engine, fast(clk))
-			b := setup(t, h)
-			crashed(t, h, b, clk.Now(), "killed-process", 10*time.Second)
-			// After the restart the CPO sends the latest state.
-			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
-				t.Fatal(err)
-			}
-			idle(t, h, b.ctx)
-			if got := evseStatus(b.emsp, "L1"); got != "AVAILABLE" {
-				t.Fatalf("the receiver got %s past a live lease", got)
-			}
-			clk.Add(11 * time.Second)
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second) // seconds, not minutes; room for a loaded CI machine
-			defer cancel()
-			if err := b.emsp.Until(ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
-				t.Fatalf("the receiver still shows %s %v after the dead lease ran out (pushes: %v)", evseStatus(b.emsp, "L1"), time.Since(start), patches(b.emsp))
-			}
-			t.Logf("receiver converged %.2fs after the lease ran out", time.Since(start).Seconds())
-			if got := strings.Join(patches(b.emsp), ","); got != "CHARGING,BLOCKED" {
-				t.Errorf("PATCHes received: %s, want CHARGING,BLOCKED (in order)", got)
-			}
-		})
-	}
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		b := setup(t, h)
+		crashed(t, h, b, clk.Now(), "killed-process", 10*time.Second)
+		// After the restart the CPO sends the latest state.
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
+			t.Fatal(err)
+		}
+		idle(t, h, b.ctx)
+		if got := evseStatus(b.emsp, "L1"); got != "AVAILABLE" {
+			t.Fatalf("the receiver got %s past a live lease", got)
+		}
+		clk.Add(11 * time.Second)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second) // seconds, not minutes; room for a loaded CI machine
+		defer cancel()
+		if err := b.emsp.Until(ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
+			t.Fatalf("the receiver still shows %s %v after the dead lease ran out (pushes: %v)", evseStatus(b.emsp, "L1"), time.Since(start), patches(b.emsp))
+		}
+		t.Logf("receiver converged %.2fs after the lease ran out", time.Since(start).Seconds())
+		if got := strings.Join(patches(b.emsp), ","); got != "CHARGING,BLOCKED" {
+			t.Errorf("PATCHes received: %s, want CHARGING,BLOCKED (in order)", got)
+		}
+	}, fast)
 }
 
 // TestDeadHoldersLeaseIsTakenAtOnce: a lease whose holder is known to be
@@ -148,7 +154,7 @@ func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
 			t.Fatal(err)
 		}
-	}, fast(nil))
+	}, fast)
 }
 
 // TestLiveHoldersLeaseIsNotTaken: several replicas share one PostgreSQL;
@@ -161,7 +167,7 @@ func TestLiveHoldersLeaseIsNotTaken(t *testing.T) {
 			t.Parallel()
 			for _, holder := range []string{"", "other-machine.4026531836.1.nonce~lease"} {
 				clk := clock.NewFake(time.Now())
-				h := hubtest.Start(t, engine, fast(clk))
+				h := hubtest.Start(t, engine, fast, func(o *hubtest.Options) { o.Clock = clk })
 				b := setup(t, h)
 				if holder == "" {
 					holder = h.App.Instance.Token("mine")
@@ -193,43 +199,17 @@ func TestLiveHoldersLeaseIsNotTaken(t *testing.T) {
 // starts the queue once its head has waited StallAfter.
 func TestLostFanOutIsRestarted(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			h := hubtest.Start(t, engine, fast(clk))
-			b := setup(t, h)
-			if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
-				t.Fatal(err)
-			}
-			var platformID int64
-			if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
-				t.Fatal(err)
-			}
-			body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": ts(1)})
-			err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
-				if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
-					Method: http.MethodPatch, Path: "/NL/CP1/L1/E1", Body: body}); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
-				t.Fatalf("Recover re-armed %d queues (%v) before StallAfter", n, err)
-			}
-			clk.Add(hub.StallAfter + time.Second)
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		b := setup(t, h)
+		enqueueCharging(t, h, b, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
+		if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+			t.Fatalf("Recover re-armed %d queues (%v) before StallAfter", n, err)
+		}
+		clk.Add(hub.StallAfter + time.Second)
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+			t.Fatal(err)
+		}
+	}, fast)
 }
 
 // TestSlowDeliveryKeepsItsLease: a delivery slower than the lease renews
@@ -237,62 +217,52 @@ func TestLostFanOutIsRestarted(t *testing.T) {
 // receiver gets the push once.
 func TestSlowDeliveryKeepsItsLease(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			h := hubtest.Start(t, engine, fast(clk))
-			b := setup(t, h)
-			if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		b := setup(t, h)
+		seedL1(t, b)
+		patch := sim.PathHas(http.MethodPatch, "/L1/E1")
+		release := b.emsp.Hold(patch)
+		defer release()
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.emsp.WaitArrived(b.ctx, 1, patch); err != nil {
+			t.Fatal(err)
+		}
+		leaseUntil := func() int64 {
+			var until int64
+			if err := h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
-				t.Fatal(err)
-			}
-			patch := sim.PathHas(http.MethodPatch, "/L1/E1")
-			release := b.emsp.Hold(patch)
-			defer release()
-			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := b.emsp.WaitArrived(b.ctx, 1, patch); err != nil {
-				t.Fatal(err)
-			}
-			leaseUntil := func() int64 {
-				var until int64
-				if err := h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
-					t.Fatal(err)
+			return until
+		}
+		first := leaseUntil()
+		// More than the lease passes while the receiver sits on the
+		// push, in half-lease steps; after each step the holder renews
+		// (at the clock's new time) and recovery leaves the row alone.
+		for range 3 {
+			clk.Add(hub.DefaultLease / 2)
+			want := clk.Now().Add(hub.DefaultLease).UnixMicro()
+			moved := time.Now()
+			for leaseUntil() < want {
+				if time.Since(moved) > 10*time.Second {
+					t.Fatal("the holder never renewed its lease")
 				}
-				return until
+				time.Sleep(20 * time.Millisecond) // the renewal runs on its own ticker; nothing to wait on
 			}
-			first := leaseUntil()
-			// More than the lease passes while the receiver sits on the
-			// push, in half-lease steps; after each step the holder renews
-			// (at the clock's new time) and recovery leaves the row alone.
-			for range 3 {
-				clk.Add(hub.DefaultLease / 2)
-				want := clk.Now().Add(hub.DefaultLease).UnixMicro()
-				moved := time.Now()
-				for leaseUntil() < want {
-					if time.Since(moved) > 10*time.Second {
-						t.Fatal("the holder never renewed its lease")
-					}
-					time.Sleep(20 * time.Millisecond) // the renewal runs on its own ticker; nothing to wait on
-				}
-				if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
-					t.Fatalf("Recover took a renewed lease: %d (%v)", n, err)
-				}
+			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+				t.Fatalf("Recover took a renewed lease: %d (%v)", n, err)
 			}
-			if leaseUntil() <= first {
-				t.Fatal("the lease was not renewed")
-			}
-			release()
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
-				t.Fatal(err)
-			}
-			if got := patches(b.emsp); len(got) != 1 {
-				t.Errorf("the slow push was sent %d times: %v", len(got), got)
-			}
-		})
-	}
+		}
+		if leaseUntil() <= first {
+			t.Fatal("the lease was not renewed")
+		}
+		release()
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+			t.Fatal(err)
+		}
+		if got := patches(b.emsp); len(got) != 1 {
+			t.Errorf("the slow push was sent %d times: %v", len(got), got)
+		}
+	}, fast)
 }

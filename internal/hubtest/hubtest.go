@@ -127,6 +127,20 @@ func Each(t *testing.T, fn func(t *testing.T, h *Hub), opts ...func(*Options)) {
 	}
 }
 
+// EachFake is Each with a fake clock, starting at the real time, driving
+// each hub (Options.Clock); opts apply after it.
+func EachFake(t *testing.T, fn func(t *testing.T, h *Hub, clk *clock.Fake), opts ...func(*Options)) {
+	t.Helper()
+	for _, engine := range storetest.Engines() {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(time.Now())
+			withClock := append([]func(*Options){func(o *Options) { o.Clock = clk }}, opts...)
+			fn(t, Start(t, engine, withClock...), clk)
+		})
+	}
+}
+
 // Start starts a hub on a fresh database of engine; it is closed when the
 // test ends.
 func Start(t testing.TB, engine store.Engine, opts ...func(*Options)) *Hub {
