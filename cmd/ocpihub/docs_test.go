@@ -11,7 +11,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -35,12 +34,7 @@ func TestReadmeMetricsExistFromTheStart(t *testing.T) {
 	t.Parallel()
 	doc := readme(t)
 	h := hubtest.Start(t, store.SQLite)
-	emsp, err := sim.StartEMSP("Volt", "DE", "VLT", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emsp.Close)
-	h.Register(t, emsp.Platform)
+	h.AddEMSP(t, "Volt", "DE", "VLT")
 	resp, err := http.Get(h.PublicURL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

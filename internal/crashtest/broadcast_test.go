@@ -41,18 +41,10 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		binary(t) // built before the clock starts: a cold build takes minutes on a busy machine
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
-		cpo, err := sim.StartCPO("Crash CPO", "IN", "CPX", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
+		cpo := hubtest.StartCPO(t, "Crash CPO", "IN", "CPX")
 		var emsps []*sim.EMSP
 		for i := range 3 {
-			e, err := sim.StartEMSP(fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1), hubtest.Logger())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(e.Close)
+			e := hubtest.StartEMSP(t, fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1))
 			emsps = append(emsps, e)
 		}
 		h := startHub(t, engine)
@@ -115,7 +107,7 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		}
 		wait, cancelWait := context.WithTimeout(ctx, 2*convergeWithin)
 		defer cancelWait()
-		err = until(wait, all("BLOCKED"))
+		err := until(wait, all("BLOCKED"))
 		took := time.Since(restart)
 		verdict := fmt.Sprintf("every receiver has the latest state within %.2fs of the restart (bound %v)", took.Seconds(), convergeWithin)
 		if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
-	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
@@ -63,12 +62,7 @@ func hdr(kv ...string) http.Header {
 
 func platform(t *testing.T, h *hubtest.Hub, pid string) string {
 	t.Helper()
-	c, err := sim.StartCPO("CPO "+pid, "NL", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	h.Register(t, c.Platform)
+	c := h.AddCPO(t, "CPO "+pid, "NL", pid)
 	return base64.StdEncoding.EncodeToString([]byte(c.Token()))
 }
 

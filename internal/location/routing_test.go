@@ -90,12 +90,7 @@ func TestDirectoryRouting(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
-		other, err := sim.StartCPO("CPO Two", "NL", "CP2", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := h.AddCPO(t, "CPO Two", "NL", "CP2")
 		if err := b.CPO.PutLocation(b.ctx, "SAME", locationJSON("NL", "CP1", "SAME", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}

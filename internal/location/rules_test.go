@@ -87,12 +87,7 @@ func TestPartyIsolation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
-		other, err := sim.StartCPO("CPO Two", "NL", "CP2", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := h.AddCPO(t, "CPO Two", "NL", "CP2")
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}
@@ -177,12 +172,7 @@ func TestLateReceiverGetsFullObject(t *testing.T) {
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}
-		late, err := sim.StartEMSP("Late eMSP", "ES", "LAT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(late.Close)
-		h.Register(t, late.Platform)
+		late := h.AddEMSP(t, "Late eMSP", "ES", "LAT")
 		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
 			t.Fatal(err)
 		}

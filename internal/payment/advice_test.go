@@ -77,12 +77,7 @@ func TestAdviceFlags(t *testing.T) {
 
 		// Another PTP confirming this PTP's payment: unmatched, flagged,
 		// never forwarded nor shown to the CPO.
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
 		stolen, _ := ptp.Advice("FAC-S", "pay-mismatch", "")
 		resp, err = other.Confirm(ctx, stolen)
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
@@ -279,12 +274,7 @@ func TestAdviceValidation(t *testing.T) {
 		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		resp, err = cpo.Payments(ctx, http.MethodGet, "/financial-advice-confirmations/F1", nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
 		if n := len(list(t, ctx, other.Platform, "RECEIVER", "/financial-advice-confirmations")); n != 0 {
 			t.Errorf("another PTP sees %d confirmations", n)
 		}

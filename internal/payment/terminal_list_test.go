@@ -19,12 +19,7 @@ func TestOperatorTerminalList(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h, "2.2.1")
 		ctx := b.ctx
-		other, err := sim.StartPTP("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
 
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.

@@ -122,12 +122,7 @@ func tokenOf(p *sim.Platform) string { return base64.StdEncoding.EncodeToString(
 
 func cpo(t *testing.T, pid string) *sim.CPO {
 	t.Helper()
-	c, err := sim.StartCPO("CPO "+pid, "NL", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return hubtest.StartCPO(t, "CPO "+pid, "NL", pid)
 }
 
 // TestSandboxResetLeavesProductionIntact: the sandbox serves the same API

@@ -14,7 +14,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/netguard"
-	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -29,11 +28,7 @@ func TestDeliveriesToInternalAddressesRefused(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			c, err := sim.StartCPO("CPO GRD", "NL", "GRD", hubtest.Logger())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
+			c := hubtest.StartCPO(t, "CPO GRD", "NL", "GRD")
 			ap := netip.MustParseAddrPort(strings.TrimPrefix(c.URL(), "http://"))
 			h := hubtest.Start(t, engine, func(o *hubtest.Options) {
 				o.Config = func(cfg *app.Config) {
