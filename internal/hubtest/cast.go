@@ -45,30 +45,29 @@ func (h *Hub) Trio(t testing.TB, cpoCountry string) Cast {
 func StartCPO(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.CPO {
 	t.Helper()
 	p, err := sim.StartCPO(name, cc, pid, Logger(), tweak...)
-	if err != nil {
-		t.Fatalf("start CPO %s: %v", name, err)
-	}
-	t.Cleanup(p.Close)
-	return p
+	return started(t, name, p, err)
 }
 
 // StartEMSP is StartCPO for an eMSP.
 func StartEMSP(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.EMSP {
 	t.Helper()
 	p, err := sim.StartEMSP(name, cc, pid, Logger(), tweak...)
-	if err != nil {
-		t.Fatalf("start eMSP %s: %v", name, err)
-	}
-	t.Cleanup(p.Close)
-	return p
+	return started(t, name, p, err)
 }
 
 // StartPTP is StartCPO for a payment terminal provider.
 func StartPTP(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.PTP {
 	t.Helper()
 	p, err := sim.StartPTP(name, cc, pid, Logger(), tweak...)
+	return started(t, name, p, err)
+}
+
+// started fails the test when a simulator did not start, and closes it
+// when the test ends.
+func started[P interface{ Close() }](t testing.TB, name string, p P, err error) P {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("start PTP %s: %v", name, err)
+		t.Fatalf("start %s: %v", name, err)
 	}
 	t.Cleanup(p.Close)
 	return p

@@ -48,8 +48,8 @@ func TestDeliveriesToInternalAddressesRefused(t *testing.T) {
 			inside.StartTLS()
 			t.Cleanup(inside.Close)
 
-			partnerSub := subscribe(t, h, tokenOf(c.Platform), inside.URL+"/in", "location.updated")
-			operatorSub := subscribe(t, h, adminToken(), inside.URL+"/in", "location.updated")
+			partnerSub := subscribe(t, h, hubtest.TokenOf(c.Platform), inside.URL+"/in", "location.updated")
+			operatorSub := subscribe(t, h, hubtest.AdminTokenB64, inside.URL+"/in", "location.updated")
 			emit(t, h, event.Event{Name: event.LocationUpdated, Data: map[string]string{"location_id": "L1"}, Public: true})
 			for _, sub := range []*webhook.Subscription{partnerSub, operatorSub} {
 				eventually(t, 20*time.Second, "a failed attempt in the delivery log", func() bool {

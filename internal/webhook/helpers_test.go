@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -47,12 +46,6 @@ type reply struct {
 	raw    []byte
 }
 
-// adminToken is the Authorization value of the operator.
-func adminToken() string { return base64.StdEncoding.EncodeToString([]byte(hubtest.AdminToken)) }
-
-// tokenOf is the Authorization value of a simulated platform.
-func tokenOf(p *sim.Platform) string { return base64.StdEncoding.EncodeToString([]byte(p.Token())) }
-
 // call sends a request with a JSON body (a string is sent as it is).
 func call(t *testing.T, base, token, method, path string, body any, header http.Header) reply {
 	t.Helper()
@@ -86,34 +79,10 @@ func (r reply) decodeData(t *testing.T, out any) {
 // partner starts and registers a simulated platform.
 func partner(t *testing.T, h *hubtest.Hub, role, cc, pid string) *sim.Platform {
 	t.Helper()
-	var p *sim.Platform
-	switch role {
-	case "CPO":
-		c, err := sim.StartCPO("CPO "+pid, cc, pid, hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = c.Platform
-	default:
-		e, err := sim.StartEMSP("EMSP "+pid, cc, pid, hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = e.Platform
+	if role == "CPO" {
+		return h.AddCPO(t, "CPO "+pid, cc, pid).Platform
 	}
-	t.Cleanup(p.Close)
-	h.Register(t, p)
-	return p
-}
-
-func receiver(t *testing.T) *sim.WebhookReceiver {
-	t.Helper()
-	r, err := sim.StartWebhookReceiver()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
+	return h.AddEMSP(t, "EMSP "+pid, cc, pid).Platform
 }
 
 // subscribe creates a subscription through the API with token.
@@ -158,7 +127,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func deliveries(t *testing.T, h *hubtest.Hub, subID string) []*webhook.Delivery {
 	t.Helper()
 	var all []*webhook.Delivery
-	r := call(t, h.PublicURL(), adminToken(), http.MethodGet, "/admin/webhooks/"+subID+"/deliveries?limit=100", nil, nil)
+	r := call(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodGet, "/admin/webhooks/"+subID+"/deliveries?limit=100", nil, nil)
 	if r.env.StatusCode != 1000 {
 		t.Fatalf("deliveries: %s", r.raw)
 	}
@@ -167,18 +136,6 @@ func deliveries(t *testing.T, h *hubtest.Hub, subID string) []*webhook.Delivery 
 		all[i], all[j] = all[j], all[i]
 	}
 	return all
-}
-
-// waitFor waits for n requests at a receiver.
-func waitFor(t *testing.T, r *sim.WebhookReceiver, n int) []sim.WebhookDelivery {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	got, err := r.WaitFor(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // events returns the event names a receiver got, in order.
