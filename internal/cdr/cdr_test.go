@@ -28,6 +28,13 @@ type bundle struct {
 
 var fast = hubtest.Configure(true, nil)
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	return &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
@@ -78,15 +85,13 @@ func (b *bundle) post(t *testing.T, p *sim.Platform, body any) *ocpiclient.Respo
 // its session with the costs compared; a repeat is 1000, a changed repeat
 // 2001; credit CDRs are accepted; each eMSP pulls only its own.
 func TestCDRRoutedAndImmutable(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		if err := b.CPO.PutSession(b.ctx, sessionJSON("S1", "150.00")); err != nil {
 			t.Fatal(err)
 		}
 		resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
 		loc := resp.Header.Get("Location")
-		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, h.PublicURL()) {
+		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, b.h.PublicURL()) {
 			t.Fatalf("Location %q", loc)
 		}
 		got, err := b.CPO.Raw(b.ctx, http.MethodGet, loc, nil, nil)
@@ -108,10 +113,10 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 			t.Errorf("CDR push from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
 		}
 		hubtest.Eventually(t, b.ctx, "the eMSP's Location", func() bool {
-			c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+			c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
 			return err == nil && c.EMSPLocation == b.EMSP.URL()+"/ocpi/2.2.1/emsp/cdrs/1"
 		})
-		c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+		c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
 		if !c.SessionKnown || c.CostCheck != "match" {
 			t.Errorf("link to the session: known %v, cost %q", c.SessionKnown, c.CostCheck)
 		}
@@ -126,7 +131,7 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 		if hubtest.ErrorField(resp) != "total_cost" {
 			t.Errorf("conflict field: %s", resp.Body)
 		}
-		if c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
+		if c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
 			t.Errorf("stored CDR changed: %s", c.Body)
 		}
 
@@ -138,10 +143,10 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 			t.Fatal(err)
 		}
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR2", "S2", "120")), nil, http.StatusCreated, 1000)
-		if c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
+		if c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
 			t.Errorf("cost check %q, want mismatch", c.CostCheck)
 		}
-		if v := counter(t, h, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
+		if v := counter(t, b.h, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
 			t.Errorf("mismatch counter = %v, want 1", v)
 		}
 
@@ -181,15 +186,15 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 
 		// Go lookups the payment flows use.
-		byRef, err := h.CDRs.FindByAuthorizationReference(b.ctx, "REF-S2")
+		byRef, err := b.h.CDRs.FindByAuthorizationReference(b.ctx, "REF-S2")
 		if err != nil || len(byRef) != 1 || byRef[0].ID != "CDR2" {
 			t.Errorf("FindByAuthorizationReference: %v %v", byRef, err)
 		}
-		bySession, err := h.CDRs.FindBySession(b.ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
+		bySession, err := b.h.CDRs.FindBySession(b.ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
 		if err != nil || len(bySession) != 2 {
 			t.Errorf("FindBySession: %d %v", len(bySession), err)
 		}
-	}, fast)
+	})
 }
 
 // counter reads a counter from the hub's registry.
@@ -210,9 +215,7 @@ func counter(t *testing.T, h *hubtest.Hub, name string) float64 {
 // TestCDRValidation: malformed CDRs are refused with the field named, and
 // nothing is stored or routed.
 func TestCDRValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		edit := func(f func(m map[string]any)) map[string]any {
 			m := cdrJSON("BAD", "S1", "10")
 			f(m)
@@ -246,10 +249,10 @@ func TestCDRValidation(t *testing.T) {
 		base, _ := b.EMSP.HubEndpoint("cdrs", "RECEIVER")
 		resp, err := b.EMSP.Raw(b.ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		if _, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
+		if _, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
 			t.Error("an invalid CDR was stored")
 		}
-		entries, _ := h.Hub.Outbox(b.ctx, 0)
+		entries, _ := b.h.Hub.Outbox(b.ctx, 0)
 		for _, e := range entries {
 			if e.Module == "cdrs" {
 				t.Errorf("an invalid CDR was queued: %+v", e)
@@ -258,5 +261,5 @@ func TestCDRValidation(t *testing.T) {
 		if n := len(b.events.Events(event.CDRCreated)); n != 0 {
 			t.Errorf("%d cdr.created events", n)
 		}
-	}, fast)
+	})
 }

@@ -18,9 +18,7 @@ import (
 // pool for readers and writers, 6 connections in tests) enough concurrent
 // CDRs held every connection and waited for one more: all of them hung.
 func TestConcurrentCDRs(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		const n = 24
 		// Generous: on a loaded CI machine 24 CDRs through SQLite's one
 		// writer take a while; a hang never ends.
@@ -50,5 +48,5 @@ func TestConcurrentCDRs(t *testing.T) {
 		hubtest.Eventually(t, ctx, "every CDR at eMSP One", func() bool {
 			return len(b.EMSP.Requests(func(r sim.Request) bool { return r.Method == http.MethodPost })) >= n
 		})
-	}, fast)
+	})
 }

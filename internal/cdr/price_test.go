@@ -37,9 +37,7 @@ func priceLocation() map[string]any {
 // forwarding it unchanged; a CDR it cannot price is accepted and marked
 // unpriceable, never refused.
 func TestCDRPriceCheck(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		if err := b.CPO.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +46,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		}
 		find := func(id string) *cdr.Stored {
 			t.Helper()
-			c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
+			c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +131,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		}
 
 		// The metric counts each outcome.
-		resp, err := http.Get(h.PublicURL() + "/metrics")
+		resp, err := http.Get(b.h.PublicURL() + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +143,7 @@ func TestCDRPriceCheck(t *testing.T) {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		}
-	}, fast)
+	})
 }
 
 // TestCDRPriceTolerance: the operator's tolerance decides what is flagged:

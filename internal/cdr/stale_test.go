@@ -15,9 +15,7 @@ import (
 // (a late copy of a CDR the CPO replaced) is answered 1000 as stale, changes
 // nothing and is not routed; a newer different copy stays a 2001 conflict.
 func TestStaleCDR(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
 		late := cdrJSON("CDR1", "S1", "140")
 		late["last_updated"] = ts(30 * time.Minute)
@@ -25,13 +23,13 @@ func TestStaleCDR(t *testing.T) {
 		if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 			t.Errorf("status_message %q does not say the CDR was ignored as stale", resp.Envelope.StatusMessage)
 		}
-		if n := h.StaleUpdates(t, "cdrs"); n != 1 {
+		if n := b.h.StaleUpdates(t, "cdrs"); n != 1 {
 			t.Errorf("ocpihub_stale_updates_total{module=cdrs} = %v, want 1", n)
 		}
 		newer := cdrJSON("CDR1", "S1", "160")
 		newer["last_updated"] = ts(2 * time.Hour)
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, newer), nil, http.StatusOK, 2001)
-		if c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); err != nil || c.CDR.TotalCost.ExclVAT.String() != "150" {
+		if c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); err != nil || c.CDR.TotalCost.ExclVAT.String() != "150" {
 			t.Errorf("stored CDR changed: %v %v", c, err)
 		}
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR2", "S2", "10")), nil, http.StatusCreated, 1000)
@@ -47,5 +45,5 @@ func TestStaleCDR(t *testing.T) {
 		if n != 1 {
 			t.Errorf("the eMSP received CDR1 %d times, want once (the stale copy is not routed)", n)
 		}
-	}, fast)
+	})
 }

@@ -19,16 +19,14 @@ import (
 // session.started; STOP_SESSION, the session COMPLETED, session.stopped,
 // the CDR routed to the eMSP; every step visible in the admin API.
 func TestStartStopSessionThroughTheHub(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-1"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" || resp.Header.Get("OCPI-from-party-id") != "CP1" {
 			t.Fatalf("START_SESSION answer: %s (from %s)", resp.Body, resp.Header.Get("OCPI-from-party-id"))
 		}
 		id, ours := b.commandID(t, 0)
-		if !strings.HasPrefix(ours, h.PublicURL()+"/ocpi/2.2.1/cpo/commands/START_SESSION/") {
+		if !strings.HasPrefix(ours, b.h.PublicURL()+"/ocpi/2.2.1/cpo/commands/START_SESSION/") {
 			t.Errorf("the CPO got response_url %q, not the hub's", ours)
 		}
 		if hd := b.CPO.Commands()[0].Header; hd.Get("OCPI-from-party-id") != "EM1" || hd.Get("OCPI-to-party-id") != "CP1" {
@@ -100,7 +98,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 			t.Errorf("admin record: %+v", rec)
 		}
 		var list []command.Record
-		resp = h.Admin(t, http.MethodGet, "/admin/commands?command=STOP_SESSION", nil, &list)
+		resp = b.h.Admin(t, http.MethodGet, "/admin/commands?command=STOP_SESSION", nil, &list)
 		if len(list) != 1 || list[0].SessionID != sid || resp.Header.Get("X-Total-Count") != "1" {
 			t.Errorf("admin list: %s", resp.Body)
 		}
@@ -108,7 +106,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if len(evs) != 2 {
 			t.Errorf("%d command.result events, want 2", len(evs))
 		}
-	}, options(false))
+	})
 }
 
 // TestCommandTimeout: a CPO that accepts and never reports leaves the eMSP
@@ -213,9 +211,7 @@ func TestRelaySurvivesRestart(t *testing.T) {
 // answered by the hub (2003 REJECTED, UNKNOWN_SESSION) and never reach a
 // CPO; bad bodies and other parties' objects are refused.
 func TestCommandTargets(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		for _, c := range []struct {
 			name  string
 			edit  func(m map[string]any)
@@ -287,7 +283,7 @@ func TestCommandTargets(t *testing.T) {
 		}
 		// The hub's own answers are on record too.
 		var list []command.Record
-		h.Admin(t, http.MethodGet, "/admin/commands?state=rejected", nil, &list)
+		b.h.Admin(t, http.MethodGet, "/admin/commands?state=rejected", nil, &list)
 		if len(list) != 7 {
 			t.Errorf("%d rejected commands on record, want 7", len(list))
 		}
@@ -314,39 +310,37 @@ func TestCommandTargets(t *testing.T) {
 
 		// The admin API checks its parameters.
 		for _, q := range []string{"limit=many", "offset=-1", "platform_id=x"} {
-			resp := enveloped(h.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
+			resp := enveloped(b.h.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
 			hubtest.MustStatus(t, resp, nil, http.StatusOK, 2001)
 		}
-		hubtest.MustStatus(t, enveloped(h.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
-		hubtest.MustStatus(t, enveloped(h.Do(t, http.MethodGet, "/admin/commands", b.EMSP.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
+		hubtest.MustStatus(t, enveloped(b.h.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, enveloped(b.h.Do(t, http.MethodGet, "/admin/commands", b.EMSP.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
 
 		// An unreachable CPO: 4003, the command failed.
 		b.CPO.Close()
 		_, resp, err = b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("X"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 4003)
-		h.Admin(t, http.MethodGet, "/admin/commands?state=failed", nil, &list)
+		b.h.Admin(t, http.MethodGet, "/admin/commands?state=failed", nil, &list)
 		if len(list) != 1 || list[0].Error == "" {
 			t.Errorf("failed commands: %+v", list)
 		}
-	}, options(false))
+	})
 }
 
 // TestOwnCommands: ocpihub sends START_SESSION as its own eMSP; the result
 // comes to the in-process hook and the session, of our own token, is kept.
 func TestOwnCommands(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		got := make(chan command.HookResult, 4)
-		h.Commands.RegisterHook("test", func(ctx context.Context, r command.HookResult) error {
+		b.h.Commands.RegisterHook("test", func(ctx context.Context, r command.HookResult) error {
 			got <- r
 			return nil
 		})
-		tok, err := h.Tokens.Issue(b.ctx, ocpi.Token{UID: "PAY-1", Type: "AD_HOC_USER"})
+		tok, err := b.h.Tokens.Issue(b.ctx, ocpi.Token{UID: "PAY-1", Type: "AD_HOC_USER"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sent, err := h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
+		sent, err := b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
 			Body: ocpi.StartSession{Token: tok, LocationID: "LOC1", EVSEUID: "E2", ConnectorID: "1", AuthorizationReference: "PAY-1"}})
 		if err != nil || sent.StatusCode != 1000 || sent.Response == nil || sent.Response.Result != "ACCEPTED" {
 			t.Fatalf("Send: %+v %v", sent, err)
@@ -366,7 +360,7 @@ func TestOwnCommands(t *testing.T) {
 		if _, err := b.events.Wait(b.ctx, event.SessionStarted, 1); err != nil {
 			t.Fatal(err)
 		}
-		found, err := h.Sessions.FindByAuthorizationReference(b.ctx, "PAY-1")
+		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "PAY-1")
 		if err != nil || len(found) != 1 || found[0].Owner.PartyID != "OHE" || found[0].Session.EVSEUID != "E2" {
 			t.Fatalf("own session: %v %v", found, err)
 		}
@@ -378,25 +372,23 @@ func TestOwnCommands(t *testing.T) {
 			t.Errorf("an ad-hoc token was pushed")
 		}
 		// A rejected location is an answer, not an error.
-		sent, err = h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
+		sent, err = b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
 			Body: ocpi.StartSession{Token: tok, LocationID: "NOPE"}})
 		if err != nil || sent.StatusCode != 2003 || sent.Response.Result != "REJECTED" {
 			t.Errorf("unknown location: %+v %v", sent, err)
 		}
-		if _, err := h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "nobody",
+		if _, err := b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "nobody",
 			Body: ocpi.StartSession{Token: tok, LocationID: "LOC1"}}); err == nil {
 			t.Error("Send with an unregistered hook succeeded")
 		}
-	}, options(false))
+	})
 }
 
 // TestReservation: RESERVE_NOW is relayed; CANCEL_RESERVATION finds the CPO
 // from the stored reservation; the CPO's later CANCELED_RESERVATION for the
 // reservation is relayed after its first result, a repeat is not.
 func TestReservation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
 		reserve := map[string]any{"token": b.token, "location_id": "LOC1", "evse_uid": "E2", "reservation_id": "R-1",
 			"expiry_date": ocpi.NewDateTime(time.Now().Add(30 * time.Minute))}
@@ -443,5 +435,5 @@ func TestReservation(t *testing.T) {
 		if result(t, resp) != "REJECTED" || len(b.CPO.Commands()) != 2 {
 			t.Errorf("another eMSP's cancel: %s", resp.Body)
 		}
-	}, options(false))
+	})
 }

@@ -19,9 +19,7 @@ import (
 // ActiveChargingProfile updates reach the party that set a profile; other
 // parties cannot touch the session.
 func TestChargingProfiles(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		now := ocpi.NewDateTime(time.Now())
 		s := map[string]any{"country_code": "IN", "party_id": "CP1", "id": "S7", "start_date_time": now, "kwh": 1,
 			"cdr_token":   map[string]any{"country_code": "DE", "party_id": "EM1", "uid": "TOK1", "type": "APP_USER", "contract_id": "C"},
@@ -55,7 +53,7 @@ func TestChargingProfiles(t *testing.T) {
 		uidClear, _ := call(b.EMSP, http.MethodDelete, "?x=1", nil)
 
 		reqs := b.CPO.ProfileRequests()
-		if len(reqs) != 3 || reqs[0].Command != "PUT" || !strings.HasPrefix(reqs[0].Body["response_url"].(string), h.PublicURL()+"/ocpi/2.2.1/cpo/chargingprofiles/SET_CHARGING_PROFILE/") {
+		if len(reqs) != 3 || reqs[0].Command != "PUT" || !strings.HasPrefix(reqs[0].Body["response_url"].(string), b.h.PublicURL()+"/ocpi/2.2.1/cpo/chargingprofiles/SET_CHARGING_PROFILE/") {
 			t.Fatalf("CPO got %+v", reqs)
 		}
 		gets := b.CPO.Requests(sim.PathHas(http.MethodGet, "/cpo/chargingprofiles/S7"))
@@ -63,7 +61,7 @@ func TestChargingProfiles(t *testing.T) {
 			t.Fatalf("CPO got %d GETs", len(gets))
 		}
 		q, _ := url.ParseQuery(gets[0].Query)
-		if q.Get("duration") != "900" || !strings.HasPrefix(q.Get("response_url"), h.PublicURL()+"/ocpi/2.2.1/cpo/chargingprofiles/GET_ACTIVE_CHARGING_PROFILE/") {
+		if q.Get("duration") != "900" || !strings.HasPrefix(q.Get("response_url"), b.h.PublicURL()+"/ocpi/2.2.1/cpo/chargingprofiles/GET_ACTIVE_CHARGING_PROFILE/") {
 			t.Errorf("GET query %q", gets[0].Query)
 		}
 
@@ -84,7 +82,7 @@ func TestChargingProfiles(t *testing.T) {
 			"charging_profile_period": []any{map[string]any{"start_period": 0, "limit": 10}}}}
 		hubtest.Eventually(t, b.ctx, "the setter recorded", func() bool {
 			var list []command.Record
-			h.Admin(t, http.MethodGet, "/admin/commands?module=chargingprofiles&state=completed", nil, &list)
+			b.h.Admin(t, http.MethodGet, "/admin/commands?module=chargingprofiles&state=completed", nil, &list)
 			return len(list) == 3
 		})
 		resp, err := b.CPO.PutActiveProfile(b.ctx, "S7", update)
@@ -125,5 +123,5 @@ func TestChargingProfiles(t *testing.T) {
 		if n := len(b.CPO.ProfileRequests()); n != 3 {
 			t.Errorf("CPO got %d profile requests, want 3", n)
 		}
-	}, options(false))
+	})
 }

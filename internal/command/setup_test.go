@@ -44,6 +44,13 @@ func options(fake bool) func(o *hubtest.Options) {
 	}
 }
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with options(false) and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){options(false)}, opts...)...)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	b := &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 90*time.Second), events: h.Events.(*hubtest.Recorder)}

@@ -24,6 +24,13 @@ type bundle struct {
 	ctx  context.Context
 }
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	return &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second), cpo: h.AddCPO(t, "CPO", "NL", "CP1"), emsp: h.AddEMSP(t, "eMSP", "DE", "EM1")}
@@ -52,9 +59,7 @@ var fast = hubtest.Configure(false, func(c *app.Config) {
 // job, and many workers run them, yet a slow receiver sees the object's
 // pushes one at a time and in commit order.
 func TestOneObjectIsDeliveredSerially(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
 			t.Fatal(err)
 		}
@@ -83,21 +88,19 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		if n := b.emsp.MaxInFlight(); n != 1 {
 			t.Errorf("%d pushes of one object were in flight at once, want 1", n)
 		}
-	}, fast)
+	})
 }
 
 // TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its
 // lease expired) is delivered by the next job.
 func TestCrashedLeaseIsTakenAgain(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		platformID := b.em1(t)
 		body, _ := json.Marshal(location("L9", "CHARGING", ts(1)))
-		err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
+		err := b.h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 			// Seed the receiver with the location, then a row as a crashed
 			// worker leaves it: leased, lease long expired.
-			if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
+			if err := b.h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
 				Method: http.MethodPut, Path: "/NL/CP1/L9", Body: body, Full: true}); err != nil {
 				return err
 			}
@@ -114,7 +117,7 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for len(rows) == 0 {
-			if rows, err = h.Hub.Outbox(b.ctx, platformID, "delivered"); err != nil {
+			if rows, err = b.h.Hub.Outbox(b.ctx, platformID, "delivered"); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -126,7 +129,7 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 		if len(rows) != 1 || rows[0].Attempts != 2 {
 			t.Errorf("outbox after the rescue: %+v", rows)
 		}
-	}, fast)
+	})
 }
 
 // TestOfflineReceiverIsSkippedAndResynced: the liveness job marks a silent,

@@ -132,15 +132,13 @@ func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
 // waiting for it to run out, by the next push and by the periodic
 // recovery alike.
 func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		me := strings.Split(string(h.App.Instance), ".")
+	each(t, func(t *testing.T, b *bundle) {
+		me := strings.Split(string(b.h.App.Instance), ".")
 		if me[0] == "" || me[1] == "" {
 			t.Skip("no /proc: a dead holder cannot be recognised here")
 		}
 		earlier := strings.Join(append(me[:3:3], "earlier"), ".") + "~lease"
-		crashed(t, h, b, time.Now(), earlier, 2*time.Minute)
+		crashed(t, b.h, b, time.Now(), earlier, 2*time.Minute)
 		start := time.Now()
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
 			t.Fatal(err)
@@ -154,7 +152,7 @@ func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
 			t.Fatal(err)
 		}
-	}, fast)
+	})
 }
 
 // TestLiveHoldersLeaseIsNotTaken: several replicas share one PostgreSQL;

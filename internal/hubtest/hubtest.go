@@ -127,6 +127,13 @@ func Each(t *testing.T, fn func(t *testing.T, h *Hub), opts ...func(*Options)) {
 	}
 }
 
+// EachWith is Each for tests that start from a fixture: setup builds it on
+// each hub, and fn receives it.
+func EachWith[F any](t *testing.T, setup func(*testing.T, *Hub) F, fn func(*testing.T, F), opts ...func(*Options)) {
+	t.Helper()
+	Each(t, func(t *testing.T, h *Hub) { fn(t, setup(t, h)) }, opts...)
+}
+
 // EachFake is Each with a fake clock, starting at the real time, driving
 // each hub (Options.Clock); opts apply after it.
 func EachFake(t *testing.T, fn func(t *testing.T, h *Hub, clk *clock.Fake), opts ...func(*Options)) {

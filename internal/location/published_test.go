@@ -19,9 +19,7 @@ import (
 // and pulled — cut to the published limits, so a receiver validating the
 // published text does not reject the location.
 func TestPublishedLengths(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		addr := strings.Repeat("Ring Road ", 5) + "Bengaluru Ø" // 61 characters
 		state := "Karnataka State Region"                       // 22
 		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")

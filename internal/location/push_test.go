@@ -15,9 +15,7 @@ import (
 // the eMSP directory with the owner's party, and broadcasts them to both
 // eMSPs with OCPI-from = the hub.
 func TestPushDirectoryAndBroadcast(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")
 		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", ts(0)), nil, "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)

@@ -17,9 +17,7 @@ import (
 // swapped; the hub stores nothing. The hub's own failures are 4001, 4002,
 // 4003 and 4000.
 func TestAddressedRouting(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		hdr := hubtest.ToHeader("DE", "EM1")
 		hdr.Set("X-Correlation-ID", "corr-123")
 		hdr.Set("X-Request-ID", "req-123")
@@ -69,10 +67,10 @@ func TestAddressedRouting(t *testing.T) {
 		b.EMSP.SetSilent(false)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 4002)
 		var list []*party.Platform
-		h.Admin(t, http.MethodGet, "/admin/parties", nil, &list)
+		b.h.Admin(t, http.MethodGet, "/admin/parties", nil, &list)
 		for _, p := range list {
 			if p.Name == "eMSP Two" {
-				h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/parties/%d/suspend", p.ID), nil, nil)
+				b.h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/parties/%d/suspend", p.ID), nil, nil)
 			}
 		}
 		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", ts(0)), hubtest.ToHeader("FR", "EM2"), "T1")
@@ -87,19 +85,11 @@ func TestAddressedRouting(t *testing.T) {
 // it and disambiguates a location id two CPOs use; without it an ambiguous
 // id is a 2001 asking for the header.
 func TestDirectoryRouting(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		other := h.AddCPO(t, "CPO Two", "NL", "CP2")
-		if err := b.CPO.PutLocation(b.ctx, "SAME", locationJSON("NL", "CP1", "SAME", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		if err := other.PutLocation(b.ctx, "SAME", locationJSON("NL", "CP2", "SAME", "12.97160", "77.59460", ts(1), "E1:CHARGING")); err != nil {
-			t.Fatal(err)
-		}
-		if err := other.PutLocation(b.ctx, "ONLY2", locationJSON("NL", "CP2", "ONLY2", "12.97160", "77.59460", ts(2), "E1:CHARGING")); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		other := b.h.AddCPO(t, "CPO Two", "NL", "CP2")
+		b.putLocation(t, b.CPO, "CP1", "SAME", 0, "E1:AVAILABLE")
+		b.putLocation(t, other, "CP2", "SAME", 1, "E1:CHARGING")
+		b.putLocation(t, other, "CP2", "ONLY2", 2, "E1:CHARGING")
 		resp, _ := hubGet(t, b.EMSP.Platform, "locations", "SENDER", "", nil)
 		if resp.Header.Get("X-Total-Count") != "3" {
 			t.Errorf("merged directory: X-Total-Count %s", resp.Header.Get("X-Total-Count"))

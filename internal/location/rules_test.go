@@ -15,12 +15,8 @@ import (
 // cascade, REMOVED EVSEs kept, and a location with every EVSE REMOVED still
 // in the directory.
 func TestEVSELifecycle(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
 		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E2", "AVAILABLE", ts(5)), nil, "LOC1", "E2")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, connectorJSON("2", "IEC_62196_T2_COMBO", "DC", 920, 200, ts(7)), nil, "LOC1", "E2", "2")
@@ -84,16 +80,10 @@ func TestEVSELifecycle(t *testing.T) {
 // TestPartyIsolation checks that a CPO can neither read nor write another
 // CPO's objects: every attempt is a 404, and the objects stay as they were.
 func TestPartyIsolation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		other := h.AddCPO(t, "CPO Two", "NL", "CP2")
-		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		other := b.h.AddCPO(t, "CPO Two", "NL", "CP2")
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
+		b.putT1(t)
 		before := snapshot(t, b)
 		rec, _ := other.HubEndpoint("locations", "RECEIVER")
 		trec, _ := other.HubEndpoint("tariffs", "RECEIVER")
@@ -135,15 +125,9 @@ func TestPartyIsolation(t *testing.T) {
 // the tariff and the eMSPs get the DELETE (a DELETE while connectors still
 // list it is accepted too: TestTariffDeleteWhileReferenced).
 func TestTariffLifecycle(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		b.putT1(t)
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE", "E2:AVAILABLE")
 		for _, uid := range []string{"E1", "E2"} {
 			resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{}, "last_updated": ts(2)}, nil, "LOC1", uid, "1")
 			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
@@ -166,13 +150,9 @@ func TestTariffLifecycle(t *testing.T) {
 // published receives a PATCH it cannot apply; it answers 2003, and the hub
 // follows with a PUT of the whole location (transport.md §10).
 func TestLateReceiverGetsFullObject(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		late := h.AddEMSP(t, "Late eMSP", "ES", "LAT")
+	each(t, func(t *testing.T, b *bundle) {
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
+		late := b.h.AddEMSP(t, "Late eMSP", "ES", "LAT")
 		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
 			t.Fatal(err)
 		}

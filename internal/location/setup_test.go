@@ -30,6 +30,13 @@ func fastPush(attempts int) func(*hubtest.Options) {
 	})
 }
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, opts...)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	return &bundle{h: h, Cast: h.Trio(t, "NL"), ctx: hubtest.Ctx(t, 60*time.Second)}
@@ -106,5 +113,22 @@ func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, 
 	t.Helper()
 	if err := p.Until(ctx, cond); err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// putLocation has cpo (NL/pid) put location id at the usual coordinates,
+// last updated at ts(at), with evses (uid:status pairs).
+func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int, evses ...string) {
+	t.Helper()
+	if err := cpo.PutLocation(b.ctx, id, locationJSON("NL", pid, id, "12.97160", "77.59460", ts(at), evses...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putT1 has CPO One put its tariff T1.
+func (b *bundle) putT1(t *testing.T) {
+	t.Helper()
+	if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -35,15 +35,9 @@ func evseOf(t *testing.T, b *bundle, uid string) map[string]any {
 // eMSPs; an update with the same last_updated is applied; a duplicate of the
 // current state is harmless.
 func TestStaleLocationUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CPO.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		b.putT1(t)
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE", "E2:AVAILABLE")
 		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(10)}); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +63,7 @@ func TestStaleLocationUpdates(t *testing.T) {
 		if c := evseOf(t, b, "E2/1"); c["max_amperage"] != float64(32) {
 			t.Errorf("connector E2/1 max_amperage %v after a stale PATCH, want 32", c["max_amperage"])
 		}
-		if got := h.StaleUpdates(t, "locations"); got != 4 {
+		if got := b.h.StaleUpdates(t, "locations"); got != 4 {
 			t.Errorf("ocpihub_stale_updates_total{module=locations} = %v, want 4", got)
 		}
 
@@ -115,9 +109,7 @@ func TestStaleLocationUpdates(t *testing.T) {
 
 // TestStaleTariffPut: an older whole tariff is ignored and not broadcast.
 func TestStaleTariffPut(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(10))); err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +122,7 @@ func TestStaleTariffPut(t *testing.T) {
 		if data["currency"] != "INR" || data["last_updated"] != ts(10) {
 			t.Errorf("hub's tariff after an older PUT: %s", resp.Envelope.Data)
 		}
-		if got := h.StaleUpdates(t, "tariffs"); got != 1 {
+		if got := b.h.StaleUpdates(t, "tariffs"); got != 1 {
 			t.Errorf("ocpihub_stale_updates_total{module=tariffs} = %v, want 1", got)
 		}
 		// Same time, other content: applied.

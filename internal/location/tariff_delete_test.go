@@ -14,9 +14,7 @@ import (
 // the hub accepts the DELETE (naming the connectors in the answer) and every
 // eMSP gets it, instead of keeping a tariff its owner deleted.
 func TestTariffDeleteWhileReferenced(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", ts(0)), nil, "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")

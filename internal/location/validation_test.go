@@ -14,13 +14,9 @@ import (
 // changed: the stored objects read back byte for byte the same, and nothing
 // was queued for the receivers.
 func TestValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		base := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")
-		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
+		b.putT1(t)
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", base); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +90,7 @@ func TestValidation(t *testing.T) {
 			{"DELETE of an unknown tariff", "tariffs", "DELETE", []string{"T9"}, nil, 404, 2000, "", ""},
 		}
 		before := snapshot(t, b)
-		outbox, err := h.Hub.Outbox(context.Background(), 0)
+		outbox, err := b.h.Hub.Outbox(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +117,7 @@ func TestValidation(t *testing.T) {
 		if after := snapshot(t, b); !bytes.Equal(before, after) {
 			t.Errorf("rejected requests changed the stored objects:\nbefore %s\nafter  %s", before, after)
 		}
-		after, err := h.Hub.Outbox(context.Background(), 0)
+		after, err := b.h.Hub.Outbox(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,6 +27,13 @@ type bundle struct {
 
 var fast = hubtest.Configure(true, func(c *app.Config) { c.ForwardTimeout = time.Second })
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	b := &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
@@ -75,9 +82,7 @@ func list(t *testing.T, resp *ocpiclient.Response) []map[string]any {
 // periods append; session.started and session.stopped fire once each; only
 // the owners see it.
 func TestSessionLifecycle(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1", sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
 		for i := 1; i <= 2; i++ {
@@ -160,29 +165,27 @@ func TestSessionLifecycle(t *testing.T) {
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 
 		// Go lookups the payment flows use.
-		found, err := h.Sessions.FindByAuthorizationReference(b.ctx, "REF-S1")
+		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "REF-S1")
 		if err != nil || len(found) != 1 || found[0].Status != "COMPLETED" || found[0].Owner.PartyID != "EM1" {
 			t.Errorf("FindByAuthorizationReference: %v %v", found, err)
 		}
-	}, fast)
+	})
 }
 
 // TestSessionOfOwnToken: a session of ocpihub's own eMSP token is kept,
 // emitted and pushed to nobody.
 func TestSessionOfOwnToken(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Minute).Truncate(time.Second)
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/OWN1", sessionJSON("OWN1", "IN", "OHE", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
 		if _, err := b.events.Wait(b.ctx, event.SessionStarted, 1); err != nil {
 			t.Fatal(err)
 		}
-		found, err := h.Sessions.FindByAuthorizationReference(b.ctx, "REF-OWN1")
+		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "REF-OWN1")
 		if err != nil || len(found) != 1 || found[0].Owner.PartyID != "OHE" {
 			t.Fatalf("own session: %v %v", found, err)
 		}
-		entries, err := h.Hub.Outbox(b.ctx, 0)
+		entries, err := b.h.Hub.Outbox(b.ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,15 +194,13 @@ func TestSessionOfOwnToken(t *testing.T) {
 				t.Errorf("own session queued for platform %d", e.PlatformID)
 			}
 		}
-	}, fast)
+	})
 }
 
 // TestChargingPreferences: the eMSP's preferences reach the session's CPO
 // and its answer comes back; another eMSP cannot address the session.
 func TestChargingPreferences(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		s := sessionJSON("S2", "DE", "EM1", "ACTIVE", time.Now().Add(-time.Minute))
 		if err := b.CPO.PutSession(b.ctx, s); err != nil {
 			t.Fatal(err)
@@ -225,15 +226,13 @@ func TestChargingPreferences(t *testing.T) {
 		if n := len(b.CPO.Requests(sim.PathHas(http.MethodPut, "/charging_preferences"))); n != 1 {
 			t.Errorf("CPO got %d preference requests, want 1", n)
 		}
-	}, fast)
+	})
 }
 
 // TestSessionValidation: malformed pushes are refused with the field
 // named, and change nothing.
 func TestSessionValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		base := sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1", base), nil, http.StatusCreated, 1000)
@@ -270,7 +269,7 @@ func TestSessionValidation(t *testing.T) {
 				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
 			}
 		}
-		st, err := h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
+		st, err := b.h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil || st.Status != "ACTIVE" || len(st.Session.ChargingPeriods) != 0 || st.Owner.PartyID != "EM1" {
 			t.Errorf("stored session changed: %+v %v", st, err)
 		}
@@ -283,7 +282,7 @@ func TestSessionValidation(t *testing.T) {
 		if n := len(b.events.Events(event.SessionStarted)); n != 1 {
 			t.Errorf("%d session.started events, want 1", n)
 		}
-	}, fast)
+	})
 }
 
 func sessionRef(cc, pid, id string) session.Ref {

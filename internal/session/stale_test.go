@@ -25,9 +25,7 @@ func mustStale(t *testing.T, what string, resp *ocpiclient.Response) {
 // last_updated as the COMPLETED does not reopen it either; a later update
 // is applied; a duplicate of the current state is harmless.
 func TestStaleSessionUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1", sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
@@ -46,14 +44,14 @@ func TestStaleSessionUpdates(t *testing.T) {
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"kwh": 7.6, "last_updated": at(30)}), nil, http.StatusOK, 1000)
 
-		got, err := h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
+		got, err := b.h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Status != "COMPLETED" || got.Session.LastUpdated.UTC().Format(time.RFC3339) != at(30) || got.Session.KWh.String() != "7.6" {
 			t.Errorf("stored session is %s at %s with %s kWh, want COMPLETED at %s with 7.6", got.Status, got.Session.LastUpdated, got.Session.KWh, at(30))
 		}
-		if n := h.StaleUpdates(t, "sessions"); n != 3 {
+		if n := b.h.StaleUpdates(t, "sessions"); n != 3 {
 			t.Errorf("ocpihub_stale_updates_total{module=sessions} = %v, want 3", n)
 		}
 
@@ -73,7 +71,7 @@ func TestStaleSessionUpdates(t *testing.T) {
 		if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 			t.Errorf("the eMSP received:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
 		}
-	}, fast)
+	})
 }
 
 func strOf(v any) string {

@@ -35,14 +35,12 @@ var atLOC1 = map[string]any{"location_id": "LOC1", "evse_uids": []any{"E1"}}
 // itself, with a remembered reference; blocked, unknown and misplaced
 // requests get what the spec says.
 func TestAuthorizeOwnTokens(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if _, err := h.Tokens.Issue(b.ctx, ocpi.Token{UID: "APP-1", Type: "APP_USER"}); err != nil {
+	each(t, func(t *testing.T, b *bundle) {
+		if _, err := b.h.Tokens.Issue(b.ctx, ocpi.Token{UID: "APP-1", Type: "APP_USER"}); err != nil {
 			t.Fatal(err)
 		}
 		blocked := false
-		if _, err := h.Tokens.Issue(b.ctx, ocpi.Token{UID: "APP-2", Type: "APP_USER", Valid: &blocked}); err != nil {
+		if _, err := b.h.Tokens.Issue(b.ctx, ocpi.Token{UID: "APP-2", Type: "APP_USER", Valid: &blocked}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -55,7 +53,7 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 		if loc := info["location"].(map[string]any); loc["location_id"] != "LOC1" {
 			t.Errorf("location not echoed: %s", resp.Body)
 		}
-		rec, err := h.Tokens.FindAuthorization(b.ctx, ref)
+		rec, err := b.h.Tokens.FindAuthorization(b.ctx, ref)
 		if err != nil || rec.Source != token.SourceOwn || rec.Token.UID != "APP-1" || rec.LocationID != "LOC1" || rec.CPO.PartyID != "CP1" {
 			t.Errorf("remembered authorization: %+v %v", rec, err)
 		}
@@ -90,7 +88,7 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 		// Only a CPO may ask.
 		resp, _ = b.EMSP.Raw(b.ctx, http.MethodPost, hubtest.HubURL(t, b.CPO.Platform, "tokens", "SENDER", "/APP-1/authorize?type=APP_USER"), atLOC1, nil)
 		hubtest.MustStatus(t, resp, nil, http.StatusNotFound, 2000)
-	}, fast)
+	})
 }
 
 // TestAuthorizeForwarded: another eMSP's tokens are authorized by that
@@ -98,9 +96,7 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 // copy; a silent eMSP is 4002 for a NEVER token and a fallback answer for
 // an ALLOWED_OFFLINE one.
 func TestAuthorizeForwarded(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		for _, tok := range []map[string]any{
 			b.EMSP.NewToken("NEVER-1", "RFID", "NEVER"),
 			b.EMSP.NewToken("ALWAYS-1", "RFID", "ALWAYS"),
@@ -124,7 +120,7 @@ func TestAuthorizeForwarded(t *testing.T) {
 		if resp.Header.Get("OCPI-from-party-id") != "EM1" || resp.Header.Get("OCPI-to-party-id") != "CP1" {
 			t.Errorf("answer routing headers: from %s to %s", resp.Header.Get("OCPI-from-party-id"), resp.Header.Get("OCPI-to-party-id"))
 		}
-		if rec, err := h.Tokens.FindAuthorization(b.ctx, "EM1-AUTH-1"); err != nil || rec.Source != token.SourceForwarded {
+		if rec, err := b.h.Tokens.FindAuthorization(b.ctx, "EM1-AUTH-1"); err != nil || rec.Source != token.SourceForwarded {
 			t.Errorf("forwarded authorization not remembered: %+v %v", rec, err)
 		}
 		b.EMSP.OnAuthorize(func(uid, typ string, body map[string]any) sim.AuthorizeBehavior {
@@ -166,5 +162,5 @@ func TestAuthorizeForwarded(t *testing.T) {
 		b.EMSP.OnAuthorize(nil)
 		b.EMSP.Close()
 		hubtest.MustStatus(t, b.authorize(t, "NEVER-1", "RFID", atLOC1, nil), nil, http.StatusOK, 4003)
-	}, fast)
+	})
 }

@@ -17,9 +17,7 @@ import (
 // forwarded to the CPO; the same for an older PUT. An equal last_updated is
 // applied; a duplicate is harmless.
 func TestStaleTokenUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) ocpi.DateTime { return ocpi.NewDateTime(t0.Add(time.Duration(m) * time.Minute)) }
 		tok := b.EMSP.NewToken("CARD1", "RFID", "ALLOWED")
@@ -42,14 +40,14 @@ func TestStaleTokenUpdates(t *testing.T) {
 		older["last_updated"] = at(7)
 		stale("older PUT valid=true", http.MethodPut, older)
 
-		stored, err := h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "CARD1", ""))
+		stored, err := b.h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "CARD1", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if stored.IsValid() || !stored.LastUpdated.Equal(at(10).Time) {
 			t.Errorf("after older updates the token is valid=%v at %s, want valid=false at %s", stored.IsValid(), stored.LastUpdated, at(10))
 		}
-		if n := h.StaleUpdates(t, "tokens"); n != 2 {
+		if n := b.h.StaleUpdates(t, "tokens"); n != 2 {
 			t.Errorf("ocpihub_stale_updates_total{module=tokens} = %v, want 2", n)
 		}
 
@@ -79,5 +77,5 @@ func TestStaleTokenUpdates(t *testing.T) {
 		if got := b.CPO.ReceivedToken("DE", "EM1", "CARD1", "RFID"); got["valid"] != false {
 			t.Errorf("the CPO's copy is valid=%v, want false", got["valid"])
 		}
-	}, fast)
+	})
 }

@@ -24,6 +24,13 @@ type bundle struct {
 
 var fast = hubtest.Configure(false, func(c *app.Config) { c.ForwardTimeout = 400 * time.Millisecond })
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	b := &bundle{h: h, Cast: h.Trio(t, "IN"), ctx: hubtest.Ctx(t, 60*time.Second)}
@@ -37,9 +44,7 @@ func setup(t *testing.T, h *hubtest.Hub) *bundle {
 // CPO with the right addressing, invalidated by a PATCH that reaches the CPO
 // too, pulled by the CPO, and invisible to another eMSP.
 func TestTokenPushReachesCPOs(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		tok := b.EMSP.NewToken("04A1B2C3D4", "RFID", "ALLOWED")
 		tok["x_vendor"] = "kept"
 		resp, err := b.EMSP.PutToken(b.ctx, tok)
@@ -97,15 +102,13 @@ func TestTokenPushReachesCPOs(t *testing.T) {
 		}
 		resp, err = b.EMSP.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.CPO.Platform, "tokens", "SENDER", ""), nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-	}, fast)
+	})
 }
 
 // TestTokenValidation: every malformed push is refused with the field
 // named, and nothing is stored or forwarded.
 func TestTokenValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		base := hubtest.HubURL(t, b.EMSP.Platform, "tokens", "RECEIVER", "/DE/EM1/")
 		good := b.EMSP.NewToken("T1", "RFID", "ALLOWED")
 		edit := func(f func(m map[string]any)) map[string]any {
@@ -157,7 +160,7 @@ func TestTokenValidation(t *testing.T) {
 				t.Errorf("%s: field %q, want %q", c.name, got, c.field)
 			}
 		}
-		stored, err := h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "T1", ""))
+		stored, err := b.h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "T1", ""))
 		if err != nil || !stored.IsValid() || stored.Whitelist != "ALLOWED" {
 			t.Errorf("stored token changed: %+v %v", stored, err)
 		}
@@ -167,5 +170,5 @@ func TestTokenValidation(t *testing.T) {
 		if n := len(b.CPO.Requests(sim.PathHas("", "/cpo/tokens/"))); n != 1 {
 			t.Errorf("CPO got %d token pushes, want the one valid PUT", n)
 		}
-	}, fast)
+	})
 }
