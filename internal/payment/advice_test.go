@@ -44,9 +44,7 @@ func flagged(t *testing.T, h *hubtest.Hub) []payment.Advice {
 // and forwarded when its payment's CDR arrives; the operator resolves
 // flags.
 func TestAdviceFlags(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 
 		// Captured 1.00 more than the CDR says.
@@ -69,7 +67,7 @@ func TestAdviceFlags(t *testing.T) {
 		if len(events[0].Parties) != 2 {
 			t.Errorf("event parties: %v", events[0].Parties)
 		}
-		if n := counter(t, h, "ocpihub_payment_advice_flagged_total", payment.FlagAmountMismatch); n != 1 {
+		if n := counter(t, b.h, "ocpihub_payment_advice_flagged_total", payment.FlagAmountMismatch); n != 1 {
 			t.Errorf("metric: %v", n)
 		}
 		// Flagged, still forwarded to the CPO.
@@ -77,7 +75,7 @@ func TestAdviceFlags(t *testing.T) {
 
 		// Another PTP confirming this PTP's payment: unmatched, flagged,
 		// never forwarded nor shown to the CPO.
-		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
+		other := b.h.AddPTP(t, "Other PTP", "NL", "OPT")
 		stolen, _ := ptp.Advice("FAC-S", "pay-mismatch", "")
 		resp, err = other.Confirm(ctx, stolen)
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
@@ -104,7 +102,7 @@ func TestAdviceFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		reasons := map[string]string{}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			reasons[a.ID] = a.Flag
 		}
 		want := map[string]string{"FAC-M": payment.FlagAmountMismatch, "FAC-F": payment.FlagCaptureFailed, "FAC-U": payment.FlagUnmatched,
@@ -114,7 +112,7 @@ func TestAdviceFlags(t *testing.T) {
 		}
 		chainOf := func(ref string) payment.Chain {
 			var c payment.Chain // fresh: omitted fields must not keep old values
-			h.Admin(t, http.MethodGet, "/admin/payments/"+ref, nil, &c)
+			b.h.Admin(t, http.MethodGet, "/admin/payments/"+ref, nil, &c)
 			return c
 		}
 		chain := chainOf("pay-later")
@@ -157,7 +155,7 @@ func TestAdviceFlags(t *testing.T) {
 		if len(chain.Confirmations) != 1 || chain.Confirmations[0].MatchState != payment.MatchMatched || chain.Confirmations[0].Flag != "" {
 			t.Fatalf("cleared chain: %+v", *chain.Confirmations[0])
 		}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			if a.ID == "FAC-X" {
 				t.Error("a matching confirmation is still flagged")
 			}
@@ -171,35 +169,33 @@ func TestAdviceFlags(t *testing.T) {
 
 		// The operator resolves a flag; the list is left with the others.
 		var m payment.Advice
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			if a.ID == "FAC-F" {
 				m = a
 			}
 		}
 		var resolved payment.Advice
-		h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), map[string]string{"resolution": "card issuer contacted"}, &resolved)
+		b.h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), map[string]string{"resolution": "card issuer contacted"}, &resolved)
 		if resolved.ResolvedAt == nil || resolved.Resolution != "card issuer contacted" {
 			t.Errorf("resolved: %+v", resolved)
 		}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			if a.ID == "FAC-F" {
 				t.Error("a resolved confirmation is still listed")
 			}
 		}
-		resp2 := h.Do(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), hubtest.AdminToken, []byte(`{}`), nil)
+		resp2 := b.h.Do(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), hubtest.AdminToken, []byte(`{}`), nil)
 		if resp2.HTTPStatus != http.StatusOK || !strings.Contains(string(resp2.Body), `"field":"resolution"`) {
 			t.Errorf("resolve without a note: %d %s", resp2.HTTPStatus, resp2.Body)
 		}
-	}, options)
+	})
 }
 
 // TestAdviceValidation: confirmations are checked (payments.md §4; both
 // Price shapes accepted), immutable, the PTP's to send, and each party sees
 // only its own.
 func TestAdviceValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		good := func(id string) map[string]any {
 			return map[string]any{"id": id, "authorization_reference": "ref-" + id, "currency": "INR",
@@ -274,7 +270,7 @@ func TestAdviceValidation(t *testing.T) {
 		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		resp, err = cpo.Payments(ctx, http.MethodGet, "/financial-advice-confirmations/F1", nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
+		other := b.h.AddPTP(t, "Other PTP", "NL", "OPT")
 		if n := len(list(t, ctx, other.Platform, "RECEIVER", "/financial-advice-confirmations")); n != 0 {
 			t.Errorf("another PTP sees %d confirmations", n)
 		}
@@ -285,16 +281,14 @@ func TestAdviceValidation(t *testing.T) {
 		if resp.Header.Get("X-Total-Count") != "2" || !strings.Contains(resp.Header.Get("Link"), "rel=\"next\"") {
 			t.Errorf("paging: %v", resp.Header)
 		}
-	}, options)
+	})
 }
 
 // TestPreauthorisedSessionRules: a PTP's START_SESSION needs a new
 // authorization_reference; a reuse is refused, one the hub refused itself
 // is not used up; the PTP may only use its own tokens.
 func TestPreauthorisedSessionRules(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		start := func(ref, loc, evse string) *sim.Transaction {
 			t.Helper()
@@ -345,11 +339,11 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 			t.Errorf("the CPO got %d commands, want 3 (first, eMSP's, retry)", n)
 		}
 		var chain payment.Chain
-		h.Admin(t, http.MethodGet, "/admin/payments/"+first, nil, &chain)
+		b.h.Admin(t, http.MethodGet, "/admin/payments/"+first, nil, &chain)
 		if chain.CommandID == "" || chain.LocationID != "LOC1" || chain.EVSEUID != "E1" {
 			t.Errorf("chain of the first: %+v", chain)
 		}
-		resp2 := h.Do(t, http.MethodGet, "/admin/payments/foreign-token", hubtest.AdminToken, nil, nil)
+		resp2 := b.h.Do(t, http.MethodGet, "/admin/payments/foreign-token", hubtest.AdminToken, nil, nil)
 		if resp2.HTTPStatus != http.StatusNotFound {
 			t.Errorf("chain of a refused start: HTTP %d", resp2.HTTPStatus)
 		}
@@ -364,5 +358,5 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait(t, ctx, ptp.Platform, "the PTP's token's session", func() bool { return ptp.Session("IN", "CP1", "LOCAL-1") != nil })
-	}, options)
+	})
 }

@@ -35,6 +35,13 @@ var options = hubtest.Configure(true, func(c *app.Config) {
 	c.ForwardTimeout = 2 * time.Second
 })
 
+// each runs fn in parallel on each engine, on a bundle whose PTP speaks
+// 2.2.1, of a hub started with options and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, func(t *testing.T, h *hubtest.Hub) *bundle { return setup(t, h, "2.2.1") }, fn, append([]func(*hubtest.Options){options}, opts...)...)
+}
+
 // setup registers the partners; ptpVersion is the version the PTP speaks
 // ("2.2.1" or "2.3.0").
 func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {

@@ -16,9 +16,7 @@ import (
 // older than the stored terminal change nothing, are answered 1000 as stale
 // and are relayed to no one; an equal last_updated is applied.
 func TestStaleTerminalUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) ocpi.DateTime { return ocpi.NewDateTime(t0.Add(time.Duration(m) * time.Minute)) }
@@ -42,7 +40,7 @@ func TestStaleTerminalUpdates(t *testing.T) {
 		if term["customer_reference"] != "Acme" || join(term["location_ids"]) != "" || term["last_updated"] != at(10).String() {
 			t.Errorf("the terminal after stale updates: %v", term)
 		}
-		if n := h.StaleUpdates(t, "payments"); n != 3 {
+		if n := b.h.StaleUpdates(t, "payments"); n != 3 {
 			t.Errorf("ocpihub_stale_updates_total{module=payments} = %v, want 3", n)
 		}
 
@@ -54,5 +52,5 @@ func TestStaleTerminalUpdates(t *testing.T) {
 		if got := ptp.Assignments(); len(got) != 1 || join(got[0]["location_ids"]) != "LOC2" {
 			t.Errorf("assignments at the PTP: %v", got)
 		}
-	}, options)
+	})
 }

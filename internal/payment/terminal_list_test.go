@@ -15,11 +15,9 @@ import (
 // newest first, pages by keyset without losing or repeating a terminal,
 // filters by PTP and by CPO, and names what each terminal serves.
 func TestOperatorTerminalList(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx := b.ctx
-		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
+		other := b.h.AddPTP(t, "Other PTP", "NL", "OPT")
 
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.
@@ -39,7 +37,7 @@ func TestOperatorTerminalList(t *testing.T) {
 			}
 			return out
 		}
-		all, more, err := h.Payments.Terminals(ctx, payment.TerminalFilter{})
+		all, more, err := b.h.Payments.Terminals(ctx, payment.TerminalFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +65,7 @@ func TestOperatorTerminalList(t *testing.T) {
 		var paged []*payment.TerminalSummary
 		f := payment.TerminalFilter{Limit: 1}
 		for i := 0; ; i++ {
-			page, more, err := h.Payments.Terminals(ctx, f)
+			page, more, err := b.h.Payments.Terminals(ctx, f)
 			if err != nil || len(page) != 1 || i > 3 {
 				t.Fatalf("page %d: %v %v", i, page, err)
 			}
@@ -92,7 +90,7 @@ func TestOperatorTerminalList(t *testing.T) {
 			{"PTP and CPO", payment.TerminalFilter{PTP: payment.Party{CountryCode: "NL", PartyID: "OPT"}, CPO: payment.Party{CountryCode: "IN", PartyID: "CP1"}}, nil},
 			{"after the newest", payment.TerminalFilter{After: c.RecordID}, []string{"T-B", "T-A"}},
 		} {
-			got, _, err := h.Payments.Terminals(ctx, tc.f)
+			got, _, err := b.h.Payments.Terminals(ctx, tc.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,5 +98,5 @@ func TestOperatorTerminalList(t *testing.T) {
 				t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 			}
 		}
-	}, options)
+	})
 }

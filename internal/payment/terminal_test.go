@@ -15,9 +15,7 @@ import (
 // of terminals it may see; every refusal names the field and changes
 // nothing (neither at the hub nor at the PTP).
 func TestTerminalRules(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo, cpo2 := b.ctx, b.ptp, b.cpo, b.cpo2
 		resp, err := ptp.CreateTerminal(ctx, sim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme"}))
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
@@ -109,7 +107,7 @@ func TestTerminalRules(t *testing.T) {
 		}
 
 		// A PTP creating an id another PTP holds; an eMSP in the module.
-		other := h.AddPTP(t, "Other PTP", "NL", "OPT")
+		other := b.h.AddPTP(t, "Other PTP", "NL", "OPT")
 		// Its creates (POST, PUT) are checked as creates and refused with
 		// 2001 that does not say who holds the id; its PATCH is an unknown
 		// terminal's 404.
@@ -144,15 +142,13 @@ func TestTerminalRules(t *testing.T) {
 		if n := len(ptp.Assignments()); n != 2 {
 			t.Errorf("the PTP got %d assignments, want the two accepted", n)
 		}
-	}, options)
+	})
 }
 
 // TestTerminalValidation: a PTP's terminals are checked field by field
 // (payments.md §3); a refused one is not stored.
 func TestTerminalValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp := b.ctx, b.ptp
 		long := strings.Repeat("x", 37)
 		for _, tc := range []struct {
@@ -220,16 +216,14 @@ func TestTerminalValidation(t *testing.T) {
 		if terminalAt(t, ctx, b.cpo2, "MIN-1") != nil {
 			t.Error("CPO Two sees CPO One's terminal")
 		}
-	}, options)
+	})
 }
 
 // TestTerminalActivation: a CPO asks a PTP to activate a terminal built
 // into a charger (forwarded, the PTP's answer passed back) and to
 // deactivate one (queued to the terminal's PTP).
 func TestTerminalActivation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		resp, err := cpo.Payments(ctx, http.MethodPost, "/terminals/activate", map[string]any{"reference": "SN-0042", "location_ids": []string{"LOC1"}}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
@@ -257,7 +251,7 @@ func TestTerminalActivation(t *testing.T) {
 		}
 		resp, err = ptp.Raw(ctx, http.MethodPost, mustEndpoint(t, ptp.Platform, "RECEIVER")+"/terminals/activate", map[string]any{"reference": "X"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
-	}, options)
+	})
 }
 
 func mustEndpoint(t *testing.T, p *sim.Platform, role string) string {
