@@ -11,6 +11,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -34,7 +35,7 @@ func TestReadmeMetricsExistFromTheStart(t *testing.T) {
 	t.Parallel()
 	doc := readme(t)
 	h := hubtest.Start(t, store.SQLite)
-	h.AddEMSP(t, "Volt", "DE", "VLT")
+	hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VLT")
 	resp, err := http.Get(h.PublicURL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

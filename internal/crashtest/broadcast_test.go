@@ -41,10 +41,10 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		binary(t) // built before the clock starts: a cold build takes minutes on a busy machine
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
-		cpo := hubtest.StartCPO(t, "Crash CPO", "IN", "CPX")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Crash CPO", "IN", "CPX")
 		var emsps []*sim.EMSP
 		for i := range 3 {
-			e := hubtest.StartEMSP(t, fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1))
+			e := hubtest.StartSim(t, sim.StartEMSP, fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1))
 			emsps = append(emsps, e)
 		}
 		h := startHub(t, engine)

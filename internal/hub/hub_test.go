@@ -33,7 +33,10 @@ func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Opti
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	return &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second), cpo: h.AddCPO(t, "CPO", "NL", "CP1"), emsp: h.AddEMSP(t, "eMSP", "DE", "EM1")}
+	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
+	b.cpo = hubtest.Add(t, h, sim.StartCPO, "CPO", "NL", "CP1")
+	b.emsp = hubtest.Add(t, h, sim.StartEMSP, "eMSP", "DE", "EM1")
+	return b
 }
 
 func ts(i int) string {

@@ -1,6 +1,7 @@
 package hubtest
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -23,10 +24,10 @@ type Cast struct {
 func (h *Hub) Cast(t testing.TB) Cast {
 	t.Helper()
 	return Cast{
-		CPO:   h.AddCPO(t, "CPO One", "IN", "CP1"),
-		CPO2:  h.AddCPO(t, "CPO Two", "IN", "CP2"),
-		EMSP:  h.AddEMSP(t, "eMSP One", "DE", "EM1"),
-		EMSP2: h.AddEMSP(t, "eMSP Two", "FR", "EM2"),
+		CPO:   Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1"),
+		CPO2:  Add(t, h, sim.StartCPO, "CPO Two", "IN", "CP2"),
+		EMSP:  Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1"),
+		EMSP2: Add(t, h, sim.StartEMSP, "eMSP Two", "FR", "EM2"),
 	}
 }
 
@@ -34,38 +35,18 @@ func (h *Hub) Cast(t testing.TB) Cast {
 func (h *Hub) Trio(t testing.TB, cpoCountry string) Cast {
 	t.Helper()
 	return Cast{
-		CPO:   h.AddCPO(t, "CPO One", cpoCountry, "CP1"),
-		EMSP:  h.AddEMSP(t, "eMSP One", "DE", "EM1"),
-		EMSP2: h.AddEMSP(t, "eMSP Two", "FR", "EM2"),
+		CPO:   Add(t, h, sim.StartCPO, "CPO One", cpoCountry, "CP1"),
+		EMSP:  Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1"),
+		EMSP2: Add(t, h, sim.StartEMSP, "eMSP Two", "FR", "EM2"),
 	}
 }
 
-// StartCPO starts a simulated CPO that is closed when the test ends; it is
-// not registered with any hub.
-func StartCPO(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.CPO {
+// StartSim starts a simulated partner with one of sim's constructors
+// (sim.StartCPO, sim.StartEMSP, sim.StartPTP…), logging like the test
+// hubs; it is closed when the test ends, and not registered with any hub.
+func StartSim[P interface{ Close() }](t testing.TB, start func(string, string, string, *slog.Logger, ...func(*sim.Options)) (P, error), name, cc, pid string, tweak ...func(*sim.Options)) P {
 	t.Helper()
-	p, err := sim.StartCPO(name, cc, pid, Logger(), tweak...)
-	return started(t, name, p, err)
-}
-
-// StartEMSP is StartCPO for an eMSP.
-func StartEMSP(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.EMSP {
-	t.Helper()
-	p, err := sim.StartEMSP(name, cc, pid, Logger(), tweak...)
-	return started(t, name, p, err)
-}
-
-// StartPTP is StartCPO for a payment terminal provider.
-func StartPTP(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.PTP {
-	t.Helper()
-	p, err := sim.StartPTP(name, cc, pid, Logger(), tweak...)
-	return started(t, name, p, err)
-}
-
-// started fails the test when a simulator did not start, and closes it
-// when the test ends.
-func started[P interface{ Close() }](t testing.TB, name string, p P, err error) P {
-	t.Helper()
+	p, err := start(name, cc, pid, Logger(), tweak...)
 	if err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -73,27 +54,14 @@ func started[P interface{ Close() }](t testing.TB, name string, p P, err error) 
 	return p
 }
 
-// AddCPO starts a simulated CPO (closed when the test ends) and registers it.
-func (h *Hub) AddCPO(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.CPO {
+// Add is StartSim, and then registers the partner with h.
+func Add[P interface {
+	partner
+	Close()
+}](t testing.TB, h *Hub, start func(string, string, string, *slog.Logger, ...func(*sim.Options)) (P, error), name, cc, pid string, tweak ...func(*sim.Options)) P {
 	t.Helper()
-	p := StartCPO(t, name, cc, pid, tweak...)
-	h.Register(t, p.Platform)
-	return p
-}
-
-// AddEMSP is AddCPO for an eMSP.
-func (h *Hub) AddEMSP(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.EMSP {
-	t.Helper()
-	p := StartEMSP(t, name, cc, pid, tweak...)
-	h.Register(t, p.Platform)
-	return p
-}
-
-// AddPTP is AddCPO for a payment terminal provider.
-func (h *Hub) AddPTP(t testing.TB, name, cc, pid string, tweak ...func(*sim.Options)) *sim.PTP {
-	t.Helper()
-	p := StartPTP(t, name, cc, pid, tweak...)
-	h.Register(t, p.Platform)
+	p := StartSim(t, start, name, cc, pid, tweak...)
+	register(t, h.App, p, false)
 	return p
 }
 

@@ -299,7 +299,16 @@ func (h *Hub) RegisterSandbox(t testing.TB, p *sim.Platform) {
 	register(t, h.App.Sandbox, p, true)
 }
 
-func register(t testing.TB, a *app.App, p *sim.Platform, sandbox bool) {
+// partner is what registration needs of a simulator (every kind embeds
+// *sim.Platform).
+type partner interface {
+	Name() string
+	Role() string
+	Versions() []string
+	Register(ctx context.Context, hubVersionsURL, tokenA string) error
+}
+
+func register(t testing.TB, a *app.App, p partner, sandbox bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -317,7 +326,7 @@ func register(t testing.TB, a *app.App, p *sim.Platform, sandbox bool) {
 // no role, so the hub has a set per role), the hub's otherwise.
 func (h *Hub) VersionsURLOf(p *sim.Platform) string { return versionsURLOf(h.App, p) }
 
-func versionsURLOf(a *app.App, p *sim.Platform) string {
+func versionsURLOf(a *app.App, p partner) string {
 	for _, v := range p.Versions() {
 		if !v211.IsLegacy(v) {
 			return a.VersionsURL()

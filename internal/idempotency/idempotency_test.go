@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
@@ -62,7 +63,7 @@ func hdr(kv ...string) http.Header {
 
 func platform(t *testing.T, h *hubtest.Hub, pid string) string {
 	t.Helper()
-	c := h.AddCPO(t, "CPO "+pid, "NL", pid)
+	c := hubtest.Add(t, h, sim.StartCPO, "CPO "+pid, "NL", pid)
 	return base64.StdEncoding.EncodeToString([]byte(c.Token()))
 }
 

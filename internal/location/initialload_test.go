@@ -52,13 +52,13 @@ func publish(t *testing.T, ctx context.Context, h *hubtest.Hub, n int) {
 // cpoOnly starts the CPO NL/CP1 and registers it.
 func cpoOnly(t *testing.T, h *hubtest.Hub) {
 	t.Helper()
-	h.AddCPO(t, "CPO One", "NL", "CP1")
+	hubtest.Add(t, h, sim.StartCPO, "CPO One", "NL", "CP1")
 }
 
 // lateEMSP starts an eMSP and registers it with the hub.
 func lateEMSP(t *testing.T, h *hubtest.Hub) (*sim.EMSP, int64) {
 	t.Helper()
-	e := h.AddEMSP(t, "eMSP Late", "FR", "LAT")
+	e := hubtest.Add(t, h, sim.StartEMSP, "eMSP Late", "FR", "LAT")
 	p, err := h.Parties.FindByParty(context.Background(), party.RoleEMSP, "FR", "LAT")
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestInitialLoadOnGainedReceiver(t *testing.T) {
 		setup(t, h)
 		ctx := hubtest.Ctx(t, 2*time.Minute)
 		publish(t, ctx, h, 5)
-		e := h.AddEMSP(t, "eMSP Later", "FR", "LAT", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
+		e := hubtest.Add(t, h, sim.StartEMSP, "eMSP Later", "FR", "LAT", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
 		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "FR", "LAT")
 		if err != nil {
 			t.Fatal(err)

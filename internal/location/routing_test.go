@@ -86,7 +86,7 @@ func TestAddressedRouting(t *testing.T) {
 // id is a 2001 asking for the header.
 func TestDirectoryRouting(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		other := b.h.AddCPO(t, "CPO Two", "NL", "CP2")
+		other := hubtest.Add(t, b.h, sim.StartCPO, "CPO Two", "NL", "CP2")
 		b.putLocation(t, b.CPO, "CP1", "SAME", 0, "E1:AVAILABLE")
 		b.putLocation(t, other, "CP2", "SAME", 1, "E1:CHARGING")
 		b.putLocation(t, other, "CP2", "ONLY2", 2, "E1:CHARGING")

@@ -81,7 +81,7 @@ func TestEVSELifecycle(t *testing.T) {
 // CPO's objects: every attempt is a 404, and the objects stay as they were.
 func TestPartyIsolation(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		other := b.h.AddCPO(t, "CPO Two", "NL", "CP2")
+		other := hubtest.Add(t, b.h, sim.StartCPO, "CPO Two", "NL", "CP2")
 		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
 		b.putT1(t)
 		before := snapshot(t, b)
@@ -152,7 +152,7 @@ func TestTariffLifecycle(t *testing.T) {
 func TestLateReceiverGetsFullObject(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
-		late := b.h.AddEMSP(t, "Late eMSP", "ES", "LAT")
+		late := hubtest.Add(t, b.h, sim.StartEMSP, "Late eMSP", "ES", "LAT")
 		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
 			t.Fatal(err)
 		}

@@ -47,10 +47,10 @@ func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Opti
 func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
 	t.Helper()
 	b := &bundle{h: h, ctx: hubtest.Ctx(t, 90*time.Second), events: h.Events.(*hubtest.Recorder)}
-	b.cpo = h.AddCPO(t, "CPO One", "IN", "CP1")
-	b.cpo2 = h.AddCPO(t, "CPO Two", "IN", "CP2")
-	b.emsp = h.AddEMSP(t, "eMSP One", "DE", "EM1")
-	b.ptp = h.AddPTP(t, "Terminals Inc", "NL", "PAY", func(o *sim.Options) { o.Versions = []string{ptpVersion} })
+	b.cpo = hubtest.Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1")
+	b.cpo2 = hubtest.Add(t, h, sim.StartCPO, "CPO Two", "IN", "CP2")
+	b.emsp = hubtest.Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1")
+	b.ptp = hubtest.Add(t, h, sim.StartPTP, "Terminals Inc", "NL", "PAY", func(o *sim.Options) { o.Versions = []string{ptpVersion} })
 	if got := b.ptp.HubVersion(); got != ptpVersion {
 		t.Fatalf("the PTP speaks %s with the hub, want %s", got, ptpVersion)
 	}

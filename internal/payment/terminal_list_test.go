@@ -17,7 +17,7 @@ import (
 func TestOperatorTerminalList(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		ctx := b.ctx
-		other := b.h.AddPTP(t, "Other PTP", "NL", "OPT")
+		other := hubtest.Add(t, b.h, sim.StartPTP, "Other PTP", "NL", "OPT")
 
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.

@@ -107,7 +107,7 @@ func TestTerminalRules(t *testing.T) {
 		}
 
 		// A PTP creating an id another PTP holds; an eMSP in the module.
-		other := b.h.AddPTP(t, "Other PTP", "NL", "OPT")
+		other := hubtest.Add(t, b.h, sim.StartPTP, "Other PTP", "NL", "OPT")
 		// Its creates (POST, PUT) are checked as creates and refused with
 		// 2001 that does not say who holds the id; its PATCH is an unknown
 		// terminal's 404.

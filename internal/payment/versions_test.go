@@ -22,8 +22,8 @@ func TestPTPOnVersions(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		h.AddCPO(t, "CPO One", "IN", "CP1")
-		emsp := h.AddEMSP(t, "eMSP One", "DE", "EM1")
+		hubtest.Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1")
 
 		var versions []ocpi.Version
 		h.Admin(t, http.MethodGet, "/ocpi/versions", nil, &versions)
@@ -46,7 +46,7 @@ func TestPTPOnVersions(t *testing.T) {
 		}
 
 		// The PTP registers on 2.3.0.
-		ptp := h.AddPTP(t, "Terminals Inc", "NL", "PAY", func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
+		ptp := hubtest.Add(t, h, sim.StartPTP, "Terminals Inc", "NL", "PAY", func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
 		if ptp.HubVersion() != "2.3.0" {
 			t.Fatalf("the PTP speaks %s", ptp.HubVersion())
 		}
@@ -65,7 +65,7 @@ func TestPTPOnVersions(t *testing.T) {
 
 		// A CPO is refused on 2.3.0 (the hub serves it only the Payments
 		// module there): 3002, naming the version to use.
-		cpo23 := hubtest.StartCPO(t, "CPO 23", "IN", "C23", func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
+		cpo23 := hubtest.StartSim(t, sim.StartCPO, "CPO 23", "IN", "C23", func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
 		inv, err := h.Parties.Invite(ctx, "CPO 23", 0, false)
 		if err != nil {
 			t.Fatal(err)

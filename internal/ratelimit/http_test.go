@@ -49,7 +49,7 @@ func token(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)
 
 func cpo(t *testing.T, h *hubtest.Hub, pid string) *sim.CPO {
 	t.Helper()
-	c := h.AddCPO(t, "CPO "+pid, "NL", pid)
+	c := hubtest.Add(t, h, sim.StartCPO, "CPO "+pid, "NL", pid)
 	return c
 }
 

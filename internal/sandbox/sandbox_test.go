@@ -117,7 +117,7 @@ func do(t *testing.T, base, token, method, path, body string, header http.Header
 
 func cpo(t *testing.T, pid string) *sim.CPO {
 	t.Helper()
-	return hubtest.StartCPO(t, "CPO "+pid, "NL", pid)
+	return hubtest.StartSim(t, sim.StartCPO, "CPO "+pid, "NL", pid)
 }
 
 // TestSandboxResetLeavesProductionIntact: the sandbox serves the same API

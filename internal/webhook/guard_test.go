@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/netguard"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -28,7 +29,7 @@ func TestDeliveriesToInternalAddressesRefused(t *testing.T) {
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			c := hubtest.StartCPO(t, "CPO GRD", "NL", "GRD")
+			c := hubtest.StartSim(t, sim.StartCPO, "CPO GRD", "NL", "GRD")
 			ap := netip.MustParseAddrPort(strings.TrimPrefix(c.URL(), "http://"))
 			h := hubtest.Start(t, engine, func(o *hubtest.Options) {
 				o.Config = func(cfg *app.Config) {

@@ -80,9 +80,9 @@ func (r reply) decodeData(t *testing.T, out any) {
 func partner(t *testing.T, h *hubtest.Hub, role, cc, pid string) *sim.Platform {
 	t.Helper()
 	if role == "CPO" {
-		return h.AddCPO(t, "CPO "+pid, cc, pid).Platform
+		return hubtest.Add(t, h, sim.StartCPO, "CPO "+pid, cc, pid).Platform
 	}
-	return h.AddEMSP(t, "EMSP "+pid, cc, pid).Platform
+	return hubtest.Add(t, h, sim.StartEMSP, "EMSP "+pid, cc, pid).Platform
 }
 
 // subscribe creates a subscription through the API with token.
