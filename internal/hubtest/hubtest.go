@@ -134,14 +134,16 @@ func EachWith[F any](t *testing.T, setup func(*testing.T, *Hub) F, fn func(*test
 	Each(t, func(t *testing.T, h *Hub) { fn(t, setup(t, h)) }, opts...)
 }
 
-// EachFake is Each with a fake clock, starting at the real time, driving
-// each hub (Options.Clock); opts apply after it.
+// EachFake is Each with a fake clock driving each hub (Options.Clock);
+// opts apply after it. The clock starts at the real time, truncated to the
+// second: River's maintenance (the rescuer, the queue cleaner) compares
+// some stamps with real time.
 func EachFake(t *testing.T, fn func(t *testing.T, h *Hub, clk *clock.Fake), opts ...func(*Options)) {
 	t.Helper()
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			clk := clock.NewFake(time.Now())
+			clk := clock.NewFake(time.Now().Truncate(time.Second))
 			withClock := append([]func(*Options){func(o *Options) { o.Clock = clk }}, opts...)
 			fn(t, Start(t, engine, withClock...), clk)
 		})

@@ -30,8 +30,7 @@ import (
 func TestDeliveryReachesWhoMayKnowSignedByStandardWebhooks(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
+		cpo, emsp := pair(t, h)
 		opR, cpoR, emspR := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 		all := []string{"session.started", "location.updated", "cdr.created"}
 		opSub := subscribe(t, h, hubtest.AdminTokenB64, opR.URL(), all...)
@@ -99,32 +98,16 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// fakeHub starts a hub whose clock and job queue run on a fake clock.
-func fakeHub(t *testing.T, engine string, timeout time.Duration) (*hubtest.Hub, *clock.Fake) {
-	t.Helper()
-	// Near the wall clock: River maintenance (the rescuer, the queue
-	// cleaner) compares some stamps with real time.
-	clk := clock.NewFake(time.Now().Truncate(time.Second))
-	h := hubtest.Start(t, store.Engine(engine), func(o *hubtest.Options) {
-		o.Clock = clk
+// eachFake runs fn on both engines with a fake-clock hub (hubtest.EachFake)
+// whose deliveries time out after timeout (0: the default).
+func eachFake(t *testing.T, timeout time.Duration, fn func(t *testing.T, h *hubtest.Hub, clk *clock.Fake)) {
+	hubtest.EachFake(t, fn, func(o *hubtest.Options) {
 		o.Config = func(c *app.Config) {
 			if timeout > 0 {
 				c.WebhookTimeout = timeout
 			}
 		}
 	})
-	return h, clk
-}
-
-// eachFake runs fn on both engines with a fake-clock hub.
-func eachFake(t *testing.T, timeout time.Duration, fn func(t *testing.T, h *hubtest.Hub, clk *clock.Fake)) {
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			h, clk := fakeHub(t, engine, timeout)
-			fn(t, h, clk)
-		})
-	}
 }
 
 // within reports whether got is d ± 10 %.
@@ -210,8 +193,7 @@ func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
+		cpo, emsp := pair(t, h)
 		gone, opR, ownerR, otherR := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 		gone.SetStatus(http.StatusGone)
 		gone.SetHang(true) // the 410 waits until the second event's delivery is queued behind the first
@@ -387,8 +369,7 @@ func TestOrderPerSubscription(t *testing.T) {
 func TestReplayAndDeliveryLog(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
+		cpo, emsp := pair(t, h)
 		rcv := hubtest.StartWebhookReceiver(t)
 		sub := subscribe(t, h, hubtest.TokenOf(cpo), rcv.URL(), "session.started", "session.stopped")
 		cp1 := []event.Party{{Role: "CPO", CountryCode: "NL", PartyID: "CP1"}}

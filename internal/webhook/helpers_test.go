@@ -76,6 +76,12 @@ func (r reply) decodeData(t *testing.T, out any) {
 	}
 }
 
+// pair registers a CPO (NL/CP1) and an eMSP (DE/EM1).
+func pair(t *testing.T, h *hubtest.Hub) (cpo, emsp *sim.Platform) {
+	t.Helper()
+	return partner(t, h, "CPO", "NL", "CP1"), partner(t, h, "EMSP", "DE", "EM1")
+}
+
 // partner starts and registers a simulated platform.
 func partner(t *testing.T, h *hubtest.Hub, role, cc, pid string) *sim.Platform {
 	t.Helper()

@@ -15,8 +15,7 @@ import (
 func TestSubscriptionLifecycleAndIsolation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
+		cpo, emsp := pair(t, h)
 		rcv := hubtest.StartWebhookReceiver(t)
 		base := h.PublicURL()
 
