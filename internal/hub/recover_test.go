@@ -160,36 +160,33 @@ func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
 // alive (this process, or a process it cannot see), and takes it after.
 func TestLiveHoldersLeaseIsNotTaken(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			for _, holder := range []string{"", "other-machine.4026531836.1.nonce~lease"} {
-				clk := clock.NewFake(time.Now())
-				h := hubtest.Start(t, engine, fast, func(o *hubtest.Options) { o.Clock = clk })
-				b := setup(t, h)
-				if holder == "" {
-					holder = h.App.Instance.Token("mine")
-				}
-				crashed(t, h, b, clk.Now(), holder, 10*time.Second)
-				idle(t, h, b.ctx)
-				clk.Add(9 * time.Second)
-				if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
-					t.Fatalf("holder %s: Recover re-armed %d queues (%v) before the lease ran out", holder, n, err)
-				}
-				open, err := h.Hub.Outbox(b.ctx, 0, "leased")
-				if err != nil || len(open) != 1 {
-					t.Fatalf("holder %s: leased rows %+v %v", holder, open, err)
-				}
-				clk.Add(2 * time.Second)
-				if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
-					t.Fatalf("holder %s: %v", holder, err)
-				}
-				if got := patches(b.emsp); len(got) != 1 {
-					t.Errorf("holder %s: PATCHes %v, want one", holder, got)
-				}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		for _, holder := range []string{"", "other-machine.4026531836.1.nonce~lease"} {
+			clk := clock.NewFake(time.Now())
+			h := hubtest.Start(t, engine, fast, func(o *hubtest.Options) { o.Clock = clk })
+			b := setup(t, h)
+			if holder == "" {
+				holder = h.App.Instance.Token("mine")
 			}
-		})
-	}
+			crashed(t, h, b, clk.Now(), holder, 10*time.Second)
+			idle(t, h, b.ctx)
+			clk.Add(9 * time.Second)
+			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+				t.Fatalf("holder %s: Recover re-armed %d queues (%v) before the lease ran out", holder, n, err)
+			}
+			open, err := h.Hub.Outbox(b.ctx, 0, "leased")
+			if err != nil || len(open) != 1 {
+				t.Fatalf("holder %s: leased rows %+v %v", holder, open, err)
+			}
+			clk.Add(2 * time.Second)
+			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+				t.Fatalf("holder %s: %v", holder, err)
+			}
+			if got := patches(b.emsp); len(got) != 1 {
+				t.Errorf("holder %s: PATCHes %v, want one", holder, got)
+			}
+		}
+	})
 }
 
 // TestLostFanOutIsRestarted: a broadcast's rows were committed but the job

@@ -119,12 +119,7 @@ type Hub struct {
 // Each runs fn once per engine as parallel subtests, each with its own hub.
 func Each(t *testing.T, fn func(t *testing.T, h *Hub), opts ...func(*Options)) {
 	t.Helper()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			fn(t, Start(t, engine, opts...))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) { fn(t, Start(t, engine, opts...)) })
 }
 
 // EachWith is Each for tests that start from a fixture: setup builds it on
@@ -140,14 +135,11 @@ func EachWith[F any](t *testing.T, setup func(*testing.T, *Hub) F, fn func(*test
 // some stamps with real time.
 func EachFake(t *testing.T, fn func(t *testing.T, h *Hub, clk *clock.Fake), opts ...func(*Options)) {
 	t.Helper()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now().Truncate(time.Second))
-			withClock := append([]func(*Options){func(o *Options) { o.Clock = clk }}, opts...)
-			fn(t, Start(t, engine, withClock...), clk)
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		clk := clock.NewFake(time.Now().Truncate(time.Second))
+		withClock := append([]func(*Options){func(o *Options) { o.Clock = clk }}, opts...)
+		fn(t, Start(t, engine, withClock...), clk)
+	})
 }
 
 // Start starts a hub on a fresh database of engine; it is closed when the

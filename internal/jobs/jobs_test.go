@@ -258,40 +258,37 @@ func TestRetryUniqueScheduledAndFailedListing(t *testing.T) {
 // once.
 func TestJobSurvivesACrash(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db, inserter, res := crashChild(t, engine, "survivor")
-			job, err := inserter.Get(ctx, res.Job.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if job.State != rivertype.JobStateRunning {
-				t.Fatalf("after the crash the job is %s, want running (claimed by the dead worker)", job.State)
-			}
-			// Time passes: the dead worker's claim ages past the rescue horizon
-			// and its leadership lease runs out.
-			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, "UPDATE river_job SET attempted_at = $1 WHERE id = $2", time.Now().Add(-time.Hour).UTC(), res.Job.ID); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, "DELETE FROM river_leader")
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		db, inserter, res := crashChild(t, engine, "survivor")
+		job, err := inserter.Get(ctx, res.Job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.State != rivertype.JobStateRunning {
+			t.Fatalf("after the crash the job is %s, want running (claimed by the dead worker)", job.State)
+		}
+		// Time passes: the dead worker's claim ages past the rescue horizon
+		// and its leadership lease runs out.
+		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, "UPDATE river_job SET attempted_at = $1 WHERE id = $2", time.Now().Add(-time.Hour).UTC(), res.Job.ID); err != nil {
 				return err
-			}); err != nil {
-				t.Fatal(err)
 			}
+			_, err := tx.Exec(ctx, "DELETE FROM river_leader")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 
-			_, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
-			waitCompleted(t, events, res.Job.ID, 60*time.Second, "the orphaned job was not rescued and completed")
-			if n := count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
-				t.Fatalf("attempts = %d, want 2 (one crashed, one completed)", n)
-			}
-			if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
-				t.Fatalf("effects = %d, want exactly 1", n)
-			}
-		})
-	}
+		_, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
+		waitCompleted(t, events, res.Job.ID, 60*time.Second, "the orphaned job was not rescued and completed")
+		if n := count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
+			t.Fatalf("attempts = %d, want 2 (one crashed, one completed)", n)
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
+			t.Fatalf("effects = %d, want exactly 1", n)
+		}
+	})
 }
 
 // crashChild inserts a job with key on a fresh database of engine and runs

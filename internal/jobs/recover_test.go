@@ -22,50 +22,47 @@ import (
 // the rescue.
 func TestRecoverReArmsTheJobsOfADeadProcess(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			db, inserter, res := crashChild(t, engine, "orphan", "OCPIHUB_CRASH_CHILD_INSTANCE=1")
-			// A job another machine is working: claimed, never finished here.
-			other, err := inserter.Insert(ctx, markArgs{Key: "elsewhere"}, &river.InsertOpts{Queue: "elsewhere"})
-			if err != nil {
-				t.Fatal(err)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		db, inserter, res := crashChild(t, engine, "orphan", "OCPIHUB_CRASH_CHILD_INSTANCE=1")
+		// A job another machine is working: claimed, never finished here.
+		other, err := inserter.Insert(ctx, markArgs{Key: "elsewhere"}, &river.InsertOpts{Queue: "elsewhere"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		elsewhere := `["otherboot.4026531836.42.abcdefghij"]`
+		attemptedBy := "CAST($1 AS TEXT[])"
+		if engine == store.SQLite {
+			attemptedBy = "jsonb($1)"
+		}
+		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if engine == store.Postgres {
+				elsewhere = `{otherboot.4026531836.42.abcdefghij}`
 			}
-			elsewhere := `["otherboot.4026531836.42.abcdefghij"]`
-			attemptedBy := "CAST($1 AS TEXT[])"
-			if engine == store.SQLite {
-				attemptedBy = "jsonb($1)"
-			}
-			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				if engine == store.Postgres {
-					elsewhere = `{otherboot.4026531836.42.abcdefghij}`
-				}
-				_, err := tx.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_by = "+attemptedBy+" WHERE id = $2", elsewhere, other.Job.ID)
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
+			_, err := tx.Exec(ctx, "UPDATE river_job SET state = 'running', attempt = 1, attempted_by = "+attemptedBy+" WHERE id = $2", elsewhere, other.Job.ID)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 
-			client, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, Instance: instance.New(), JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
-			n, err := client.Recover(ctx)
-			if err != nil || n != 1 {
-				t.Fatalf("Recover re-armed %d jobs (%v), want 1", n, err)
-			}
-			waitCompleted(t, events, res.Job.ID, 30*time.Second, "the re-armed job did not complete")
-			if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "orphan"); n != 1 {
-				t.Fatalf("effects = %d, want exactly 1", n)
-			}
-			if n, err := client.Recover(ctx); err != nil || n != 0 {
-				t.Fatalf("a second Recover re-armed %d jobs (%v), want 0", n, err)
-			}
-			job, err := client.Get(ctx, other.Job.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if job.State != rivertype.JobStateRunning || len(job.AttemptedBy) != 1 {
-				t.Fatalf("another machine's job is %s attempted by %v, want running, left alone", job.State, job.AttemptedBy)
-			}
-		})
-	}
+		client, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, Instance: instance.New(), JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
+		n, err := client.Recover(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("Recover re-armed %d jobs (%v), want 1", n, err)
+		}
+		waitCompleted(t, events, res.Job.ID, 30*time.Second, "the re-armed job did not complete")
+		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "orphan"); n != 1 {
+			t.Fatalf("effects = %d, want exactly 1", n)
+		}
+		if n, err := client.Recover(ctx); err != nil || n != 0 {
+			t.Fatalf("a second Recover re-armed %d jobs (%v), want 0", n, err)
+		}
+		job, err := client.Get(ctx, other.Job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.State != rivertype.JobStateRunning || len(job.AttemptedBy) != 1 {
+			t.Fatalf("another machine's job is %s attempted by %v, want running, left alone", job.State, job.AttemptedBy)
+		}
+	})
 }

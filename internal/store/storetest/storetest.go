@@ -60,16 +60,22 @@ func postgresAvailable() error {
 // Engines returns the engines a test runs on.
 func Engines() []store.Engine { return []store.Engine{store.SQLite, store.Postgres} }
 
-// Each runs fn as a subtest per engine with a fresh migrated database. The
-// subtests are parallel.
-func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+// EachEngine runs fn as a parallel subtest per engine, named after it.
+func EachEngine(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
 	t.Helper()
 	for _, engine := range Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			fn(t, Open(t, engine))
+			fn(t, engine)
 		})
 	}
+}
+
+// Each runs fn as a subtest per engine with a fresh migrated database. The
+// subtests are parallel.
+func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	EachEngine(t, func(t *testing.T, engine store.Engine) { fn(t, Open(t, engine)) })
 }
 
 // Open returns a fresh migrated database on engine, closed at the end of the
