@@ -51,19 +51,17 @@ type scenario struct {
 //
 //	go test -run '^$' -bench Hub -benchtime 20000x ./bench/
 func BenchmarkHub(b *testing.B) {
-	for _, engine := range storetest.Engines() {
-		b.Run(string(engine), func(b *testing.B) {
-			h := startHub(b, engine)
-			for _, s := range scenarios {
-				if s.seed != nil {
-					s.seed(b, h)
-				}
+	engines(b, func(b *testing.B, engine store.Engine) {
+		h := startHub(b, engine)
+		for _, s := range scenarios {
+			if s.seed != nil {
+				s.seed(b, h)
 			}
-			for _, s := range scenarios {
-				b.Run(s.name, func(b *testing.B) { measure(b, h, s.target(h)) })
-			}
-		})
-	}
+		}
+		for _, s := range scenarios {
+			b.Run(s.name, func(b *testing.B) { measure(b, h, s.target(h)) })
+		}
+	})
 }
 
 // measure runs b.N requests of t and b.N of the no-op, alternating, and
@@ -132,6 +130,13 @@ func noopMiddleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// engines runs fn as a sub-benchmark per engine, named after it.
+func engines(b *testing.B, fn func(b *testing.B, engine store.Engine)) {
+	for _, engine := range storetest.Engines() {
+		b.Run(string(engine), func(b *testing.B) { fn(b, engine) })
+	}
 }
 
 func startHub(b *testing.B, engine store.Engine) *benchHub {
