@@ -143,14 +143,5 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 
 // until polls cond every 20 ms until it holds or ctx ends.
 func until(ctx context.Context, cond func() bool) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	return hubtest.Until(ctx, 20*time.Millisecond, cond)
 }

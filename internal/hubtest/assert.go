@@ -66,13 +66,22 @@ func ToHeader(cc, pid string) http.Header {
 // when ctx ends first.
 func Eventually(t testing.TB, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
+	if err := Until(ctx, 10*time.Millisecond, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// Until polls cond every interval until it holds (nil) or ctx ends (its
+// error), for tests that measure or explain the wait themselves.
+func Until(ctx context.Context, interval time.Duration, cond func() bool) error {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for !cond() {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+			return ctx.Err()
 		}
 	}
+	return nil
 }
