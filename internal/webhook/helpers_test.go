@@ -11,25 +11,14 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
 // envelope is an OCPI response as the tests read it.
-type envelope struct {
-	StatusCode    int             `json:"status_code"`
-	StatusMessage string          `json:"status_message"`
-	Data          json.RawMessage `json:"data"`
-	Error         *struct {
-		Code        string `json:"code"`
-		Description string `json:"description"`
-		Details     *struct {
-			Field string `json:"field"`
-			Issue string `json:"issue"`
-		} `json:"details"`
-	} `json:"error"`
-}
+type envelope struct{ ocpi.Envelope }
 
 func (e envelope) field() string {
 	if e.Error == nil || e.Error.Details == nil {
