@@ -23,11 +23,7 @@ func ts(i int) string {
 }
 
 func location(id, status, lu string) map[string]any {
-	return map[string]any{"country_code": "IN", "party_id": "CPX", "id": id, "publish": true, "address": "MG Road 1", "city": "Pune",
-		"country": "IND", "coordinates": map[string]any{"latitude": "18.52040", "longitude": "73.85670"}, "time_zone": "Asia/Kolkata",
-		"last_updated": lu, "evses": []any{map[string]any{"uid": "E1", "status": status, "last_updated": lu,
-			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
-				"max_voltage": 230, "max_amperage": 16, "last_updated": lu}}}}}
+	return hubtest.Location("IN", "CPX", id, status, lu)
 }
 
 // TestBroadcastSurvivesSIGKILL kills the hub while an EVSE status change

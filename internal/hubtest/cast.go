@@ -87,3 +87,15 @@ func Configure(record bool, edit func(*app.Config)) func(*Options) {
 		}
 	}
 }
+
+// Location is sim.LocationObject with one EVSE, E1, in status, and every
+// last_updated set to lastUpdated: the object the tests of broadcasts and
+// their recovery put and patch.
+func Location(cc, pid, id, status, lastUpdated string) map[string]any {
+	loc := sim.LocationObject(cc, pid, id, "E1")
+	loc["last_updated"] = lastUpdated
+	evse := loc["evses"].([]any)[0].(map[string]any)
+	evse["status"], evse["last_updated"] = status, lastUpdated
+	evse["connectors"].([]any)[0].(map[string]any)["last_updated"] = lastUpdated
+	return loc
+}
