@@ -144,23 +144,10 @@ func startHub(b *testing.B, engine store.Engine) *benchHub {
 	return startHubWith(b, engine, nil)
 }
 
-// startHubWith is startHub with configure changing the configuration.
-func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)) *benchHub {
+// startApp starts a hub with cfg, one job worker per queue and no
+// response checks, closed when the benchmark ends.
+func startApp(b *testing.B, cfg app.Config) *app.App {
 	b.Helper()
-	cfg := app.Defaults()
-	cfg.DB = storetest.URL(b, engine)
-	cfg.Addr = "127.0.0.1:0"
-	cfg.AdminToken = hubtest.AdminToken
-	cfg.LogLevel = "error"
-	// One token sends thousands of requests a second: the benchmark measures
-	// serving them, not the 20-per-second limit (BenchmarkRateLimit measures
-	// the limiter).
-	cfg.RateLimit = ratelimit.Limits{}
-	// The simulated partners listen on loopback.
-	cfg.OutboundAllow = netguard.Loopback
-	if configure != nil {
-		configure(&cfg)
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -182,11 +169,28 @@ func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)
 		defer cancel()
 		a.Close(ctx)
 	})
-	cpo, err := sim.StartCPO("Bench CPO", "NL", "BCP", hubtest.Logger())
-	if err != nil {
-		b.Fatal(err)
+	return a
+}
+
+// startHubWith is startHub with configure changing the configuration.
+func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)) *benchHub {
+	b.Helper()
+	cfg := app.Defaults()
+	cfg.DB = storetest.URL(b, engine)
+	cfg.Addr = "127.0.0.1:0"
+	cfg.AdminToken = hubtest.AdminToken
+	cfg.LogLevel = "error"
+	// One token sends thousands of requests a second: the benchmark measures
+	// serving them, not the 20-per-second limit (BenchmarkRateLimit measures
+	// the limiter).
+	cfg.RateLimit = ratelimit.Limits{}
+	// The simulated partners listen on loopback.
+	cfg.OutboundAllow = netguard.Loopback
+	if configure != nil {
+		configure(&cfg)
 	}
-	b.Cleanup(cpo.Close)
+	a := startApp(b, cfg)
+	cpo := hubtest.StartSim(b, sim.StartCPO, "Bench CPO", "NL", "BCP")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inv, err := a.Parties.Invite(ctx, cpo.Name(), 0, false)

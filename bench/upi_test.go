@@ -7,15 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -37,26 +34,7 @@ func BenchmarkUPIWebhook(b *testing.B) {
 		cfg.AdminToken = hubtest.AdminToken
 		cfg.LogLevel = "error"
 		cfg.DevMode = true // the built-in PG simulator: its webhook secret signs below
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := app.New(context.Background(), cfg, app.Options{
-			Logger: hubtest.Logger(), Listener: l, Middleware: noopMiddleware,
-			JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1,
-				jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := a.Start(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			a.Close(ctx)
-		})
+		a := startApp(b, cfg)
 		h := &benchHub{App: a, client: NewClient(workers())}
 		measure(b, h, webhookTarget(a.PublicURL()+app.UPIWebhookPath))
 	})
