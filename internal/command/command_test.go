@@ -114,9 +114,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 // and not relayed. A CPO that does not answer at all is 4002 and also ends
 // in TIMEOUT.
 func TestCommandTimeout(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior {
 			return sim.CommandBehavior{Timeout: 10, NoResult: true}
 		})
@@ -169,9 +167,7 @@ func TestCommandTimeout(t *testing.T) {
 // TestRelaySurvivesRestart: a result stored while the eMSP is down is
 // relayed once after the hub restarts and the eMSP is back.
 func TestRelaySurvivesRestart(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
 		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-R"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
@@ -190,7 +186,7 @@ func TestRelaySurvivesRestart(t *testing.T) {
 			return len(rec.Results) == 1 && rec.Results[0].RelayAttempts == 1 && rec.Results[0].Relay == command.RelayPending
 		})
 
-		h.Restart(t)
+		b.h.Restart(t)
 		b.EMSP.SetDown(false)
 		b.clock.Add(time.Minute)
 		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
