@@ -31,6 +31,12 @@ func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Opti
 	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
 }
 
+// eachFake is each with a fake clock driving the hub (hubtest.EachFake).
+func eachFake(t *testing.T, fn func(*testing.T, *bundle, *clock.Fake)) {
+	t.Parallel()
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) { fn(t, setup(t, h), clk) }, fast)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}

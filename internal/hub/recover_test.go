@@ -101,15 +101,13 @@ func patches(e *sim.EMSP) []string {
 // push to wake the queue up; before, the queue waited for the job queue's
 // rescue of the dead job, minutes later.
 func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
-	t.Parallel()
-	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		b := setup(t, h)
-		crashed(t, h, b, clk.Now(), "killed-process", 10*time.Second)
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		crashed(t, b.h, b, clk.Now(), "killed-process", 10*time.Second)
 		// After the restart the CPO sends the latest state.
 		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
 			t.Fatal(err)
 		}
-		idle(t, h, b.ctx)
+		idle(t, b.h, b.ctx)
 		if got := evseStatus(b.emsp, "L1"); got != "AVAILABLE" {
 			t.Fatalf("the receiver got %s past a live lease", got)
 		}
@@ -124,7 +122,7 @@ func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
 		if got := strings.Join(patches(b.emsp), ","); got != "CHARGING,BLOCKED" {
 			t.Errorf("PATCHes received: %s, want CHARGING,BLOCKED (in order)", got)
 		}
-	}, fast)
+	})
 }
 
 // TestDeadHoldersLeaseIsTakenAtOnce: a lease whose holder is known to be
@@ -193,27 +191,23 @@ func TestLiveHoldersLeaseIsNotTaken(t *testing.T) {
 // that fans them out died with its process (here: deleted). Recovery
 // starts the queue once its head has waited StallAfter.
 func TestLostFanOutIsRestarted(t *testing.T) {
-	t.Parallel()
-	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		b := setup(t, h)
-		enqueueCharging(t, h, b, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
-		if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		enqueueCharging(t, b.h, b, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
+		if n, err := b.h.Hub.Recover(b.ctx); err != nil || n != 0 {
 			t.Fatalf("Recover re-armed %d queues (%v) before StallAfter", n, err)
 		}
 		clk.Add(hub.StallAfter + time.Second)
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
 			t.Fatal(err)
 		}
-	}, fast)
+	})
 }
 
 // TestSlowDeliveryKeepsItsLease: a delivery slower than the lease renews
 // it, so recovery does not hand the row to a second worker and the
 // receiver gets the push once.
 func TestSlowDeliveryKeepsItsLease(t *testing.T) {
-	t.Parallel()
-	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		b := setup(t, h)
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
 		seedL1(t, b)
 		patch := sim.PathHas(http.MethodPatch, "/L1/E1")
 		release := b.emsp.Hold(patch)
@@ -226,7 +220,7 @@ func TestSlowDeliveryKeepsItsLease(t *testing.T) {
 		}
 		leaseUntil := func() int64 {
 			var until int64
-			if err := h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
+			if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
 				t.Fatal(err)
 			}
 			return until
@@ -245,7 +239,7 @@ func TestSlowDeliveryKeepsItsLease(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond) // the renewal runs on its own ticker; nothing to wait on
 			}
-			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+			if n, err := b.h.Hub.Recover(b.ctx); err != nil || n != 0 {
 				t.Fatalf("Recover took a renewed lease: %d (%v)", n, err)
 			}
 		}
@@ -259,5 +253,5 @@ func TestSlowDeliveryKeepsItsLease(t *testing.T) {
 		if got := patches(b.emsp); len(got) != 1 {
 			t.Errorf("the slow push was sent %d times: %v", len(got), got)
 		}
-	}, fast)
+	})
 }
