@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
@@ -51,19 +52,17 @@ type scenario struct {
 //
 //	go test -run '^$' -bench Hub -benchtime 20000x ./bench/
 func BenchmarkHub(b *testing.B) {
-	for _, engine := range storetest.Engines() {
-		b.Run(string(engine), func(b *testing.B) {
-			h := startHub(b, engine)
-			for _, s := range scenarios {
-				if s.seed != nil {
-					s.seed(b, h)
-				}
+	engines(b, func(b *testing.B, engine store.Engine) {
+		h := startHub(b, engine)
+		for _, s := range scenarios {
+			if s.seed != nil {
+				s.seed(b, h)
 			}
-			for _, s := range scenarios {
-				b.Run(s.name, func(b *testing.B) { measure(b, h, s.target(h)) })
-			}
-		})
-	}
+		}
+		for _, s := range scenarios {
+			b.Run(s.name, func(b *testing.B) { measure(b, h, s.target(h)) })
+		}
+	})
 }
 
 // measure runs b.N requests of t and b.N of the no-op, alternating, and
@@ -134,9 +133,45 @@ func noopMiddleware(next http.Handler) http.Handler {
 	})
 }
 
+// engines runs fn as a sub-benchmark per engine, named after it.
+func engines(b *testing.B, fn func(b *testing.B, engine store.Engine)) {
+	for _, engine := range storetest.Engines() {
+		b.Run(string(engine), func(b *testing.B) { fn(b, engine) })
+	}
+}
+
 func startHub(b *testing.B, engine store.Engine) *benchHub {
 	b.Helper()
 	return startHubWith(b, engine, nil)
+}
+
+// startApp starts a hub with cfg, one job worker per queue and no
+// response checks, closed when the benchmark ends.
+func startApp(b *testing.B, cfg app.Config) *app.App {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{
+		Logger:     hubtest.Logger(),
+		Listener:   l,
+		JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1, jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
+		Middleware: noopMiddleware,
+		Simulators: devgw.Simulators(), // the PG simulator of dev mode, for the hubs that run with DevMode
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		a.Close(ctx)
+	})
+	return a
 }
 
 // startHubWith is startHub with configure changing the configuration.
@@ -156,32 +191,8 @@ func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)
 	if configure != nil {
 		configure(&cfg)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	a, err := app.New(context.Background(), cfg, app.Options{
-		Logger:     hubtest.Logger(),
-		Listener:   l,
-		JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1, jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
-		Middleware: noopMiddleware,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := a.Start(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		a.Close(ctx)
-	})
-	cpo, err := sim.StartCPO("Bench CPO", "NL", "BCP", hubtest.Logger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(cpo.Close)
+	a := startApp(b, cfg)
+	cpo := hubtest.StartSim(b, sim.StartCPO, "Bench CPO", "NL", "BCP")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	inv, err := a.Parties.Invite(ctx, cpo.Name(), 0, false)

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // BenchmarkTrafficRecording measures what recording every OCPI exchange
@@ -21,34 +21,32 @@ import (
 //
 //	go test -run '^$' -bench TrafficRecording -benchtime 3000x ./bench/
 func BenchmarkTrafficRecording(b *testing.B) {
-	for _, engine := range storetest.Engines() {
-		b.Run(string(engine), func(b *testing.B) {
-			h := startHub(b, engine)
-			seedStatusPatch(b, h)
-			switched := func(t Target, on bool) Target {
-				newReq := t.NewRequest
-				t.NewRequest = func(ctx context.Context) (*http.Request, error) {
-					h.Traffic.SetRecording(on)
-					return newReq(ctx)
-				}
-				return t
+	engines(b, func(b *testing.B, engine store.Engine) {
+		h := startHub(b, engine)
+		seedStatusPatch(b, h)
+		switched := func(t Target, on bool) Target {
+			newReq := t.NewRequest
+			t.NewRequest = func(ctx context.Context) (*http.Request, error) {
+				h.Traffic.SetRecording(on)
+				return newReq(ctx)
 			}
-			patch := statusPatchTarget(h)
-			cfg := Config{Workers: workers(), Requests: b.N, Client: h.client}
-			b.ResetTimer()
-			base, res, err := Compare(context.Background(), cfg, switched(patch, false), switched(patch, true), 6)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(0, "ns/op")
-			b.ReportMetric(res.RPS, "on-req/s")
-			b.ReportMetric(base.RPS, "off-req/s")
-			b.ReportMetric(float64(res.P50.Microseconds()), "on-p50-µs")
-			b.ReportMetric(float64(base.P50.Microseconds()), "off-p50-µs")
-			b.ReportMetric(100*(1-res.RPS/base.RPS), "loss-%")
-			b.ReportMetric(float64(h.Traffic.Dropped()), "dropped")
-			b.ReportMetric(float64(h.Traffic.Recorded()), "recorded")
-		})
-	}
+			return t
+		}
+		patch := statusPatchTarget(h)
+		cfg := Config{Workers: workers(), Requests: b.N, Client: h.client}
+		b.ResetTimer()
+		base, res, err := Compare(context.Background(), cfg, switched(patch, false), switched(patch, true), 6)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(0, "ns/op")
+		b.ReportMetric(res.RPS, "on-req/s")
+		b.ReportMetric(base.RPS, "off-req/s")
+		b.ReportMetric(float64(res.P50.Microseconds()), "on-p50-µs")
+		b.ReportMetric(float64(base.P50.Microseconds()), "off-p50-µs")
+		b.ReportMetric(100*(1-res.RPS/base.RPS), "loss-%")
+		b.ReportMetric(float64(h.Traffic.Dropped()), "dropped")
+		b.ReportMetric(float64(h.Traffic.Recorded()), "recorded")
+	})
 }

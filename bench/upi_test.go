@@ -7,17 +7,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
-	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
@@ -30,38 +27,17 @@ import (
 //
 //	go test -run '^$' -bench UPIWebhook -benchtime 5000x ./bench/
 func BenchmarkUPIWebhook(b *testing.B) {
-	for _, engine := range storetest.Engines() {
-		b.Run(string(engine), func(b *testing.B) {
-			cfg := app.Defaults()
-			cfg.DB = storetest.URL(b, engine)
-			cfg.Addr = "127.0.0.1:0"
-			cfg.AdminToken = hubtest.AdminToken
-			cfg.LogLevel = "error"
-			cfg.DevMode = true // the built-in PG simulator: its webhook secret signs below
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			a, err := app.New(context.Background(), cfg, app.Options{
-				Logger: hubtest.Logger(), Listener: l, Middleware: noopMiddleware, Simulators: devgw.Simulators(),
-				JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1,
-					jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := a.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-				defer cancel()
-				a.Close(ctx)
-			})
-			h := &benchHub{App: a, client: NewClient(workers())}
-			measure(b, h, webhookTarget(a.PublicURL()+app.UPIWebhookPath))
-		})
-	}
+	engines(b, func(b *testing.B, engine store.Engine) {
+		cfg := app.Defaults()
+		cfg.DB = storetest.URL(b, engine)
+		cfg.Addr = "127.0.0.1:0"
+		cfg.AdminToken = hubtest.AdminToken
+		cfg.LogLevel = "error"
+		cfg.DevMode = true // the built-in PG simulator: its webhook secret signs below
+		a := startApp(b, cfg)
+		h := &benchHub{App: a, client: NewClient(workers())}
+		measure(b, h, webhookTarget(a.PublicURL()+app.UPIWebhookPath))
+	})
 }
 
 // webhookTarget posts a fresh signed payment.captured event per request.

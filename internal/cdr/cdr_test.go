@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
@@ -19,49 +18,26 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
+// bundle is a hub with the usual cast (hubtest.Cast) registered.
 type bundle struct {
-	h      *hubtest.Hub
-	cpo    *sim.CPO
-	cpo2   *sim.CPO
-	emsp   *sim.EMSP
-	emsp2  *sim.EMSP
+	h *hubtest.Hub
+	hubtest.Cast
 	events *hubtest.Recorder
 	ctx    context.Context
 }
 
-func fast(o *hubtest.Options) {
-	o.Events = hubtest.NewRecorder()
-	o.Config = func(c *app.Config) {
-		c.PushBackoff = 20 * time.Millisecond
-		c.SyncInterval = 0
-	}
+var fast = hubtest.Configure(true, nil)
+
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
 }
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
-	var err error
-	reg := func(p *sim.Platform) {
-		t.Cleanup(p.Close)
-		h.Register(t, p)
-	}
-	if b.cpo, err = sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.cpo.Platform)
-	if b.cpo2, err = sim.StartCPO("CPO Two", "IN", "CP2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.cpo2.Platform)
-	if b.emsp, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.emsp.Platform)
-	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.emsp2.Platform)
-	return b
+	return &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
 }
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -94,24 +70,6 @@ func sessionJSON(id, cost string) map[string]any {
 	}
 }
 
-func mustStatus(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
-	t.Helper()
-	if resp == nil {
-		t.Fatalf("call failed: %v", err)
-	}
-	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
-		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
-	}
-	return resp
-}
-
-func errorField(resp *ocpiclient.Response) string {
-	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {
-		return ""
-	}
-	return resp.Envelope.Error.Details.Field
-}
-
 func (b *bundle) post(t *testing.T, p *sim.Platform, body any) *ocpiclient.Response {
 	t.Helper()
 	base, _ := p.HubEndpoint("cdrs", "RECEIVER")
@@ -122,98 +80,81 @@ func (b *bundle) post(t *testing.T, p *sim.Platform, body any) *ocpiclient.Respo
 	return resp
 }
 
-// eventually waits, with the test's deadline, until cond holds; it checks
-// again whenever the eMSP receives a request, and at least every 20 ms.
-func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
 // TestCDRRoutedAndImmutable: a CDR is stored (201, Location the CPO can
 // GET), routed to its token's eMSP only (whose Location is kept), linked to
 // its session with the costs compared; a repeat is 1000, a changed repeat
 // 2001; credit CDRs are accepted; each eMSP pulls only its own.
 func TestCDRRoutedAndImmutable(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutSession(b.ctx, sessionJSON("S1", "150.00")); err != nil {
+	each(t, func(t *testing.T, b *bundle) {
+		if err := b.CPO.PutSession(b.ctx, sessionJSON("S1", "150.00")); err != nil {
 			t.Fatal(err)
 		}
-		resp := mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
+		resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
 		loc := resp.Header.Get("Location")
-		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, h.PublicURL()) {
+		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, b.h.PublicURL()) {
 			t.Fatalf("Location %q", loc)
 		}
-		got, err := b.cpo.Raw(b.ctx, http.MethodGet, loc, nil, nil)
-		mustStatus(t, got, err, http.StatusOK, 1000)
+		got, err := b.CPO.Raw(b.ctx, http.MethodGet, loc, nil, nil)
+		hubtest.MustStatus(t, got, err, http.StatusOK, 1000)
 		var stored map[string]any
 		_ = json.Unmarshal(got.Envelope.Data, &stored)
 		if stored["id"] != "CDR1" || stored["x_meter"] != "kept" {
 			t.Errorf("stored CDR: %s", got.Body)
 		}
-		got, err = b.cpo2.Raw(b.ctx, http.MethodGet, loc, nil, nil)
-		mustStatus(t, got, err, http.StatusNotFound, 2000)
+		got, err = b.CPO2.Raw(b.ctx, http.MethodGet, loc, nil, nil)
+		hubtest.MustStatus(t, got, err, http.StatusNotFound, 2000)
 
 		// Routed to EM1 from CP1; its Location is kept.
-		reqs, err := b.emsp.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+		reqs, err := b.EMSP.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if hd := reqs[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" {
 			t.Errorf("CDR push from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
 		}
-		eventually(t, b.ctx, "the eMSP's Location", func() bool {
-			c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
-			return err == nil && c.EMSPLocation == b.emsp.URL()+"/ocpi/2.2.1/emsp/cdrs/1"
+		hubtest.Eventually(t, b.ctx, "the eMSP's Location", func() bool {
+			c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+			return err == nil && c.EMSPLocation == b.EMSP.URL()+"/ocpi/2.2.1/emsp/cdrs/1"
 		})
-		c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+		c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
 		if !c.SessionKnown || c.CostCheck != "match" {
 			t.Errorf("link to the session: known %v, cost %q", c.SessionKnown, c.CostCheck)
 		}
 
 		// Repeats: the same CDR is 1000 again; a changed one 2001, naming
 		// the field; nothing stored or sent again.
-		resp = mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusOK, 1000)
+		resp = hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusOK, 1000)
 		if resp.Header.Get("Location") != loc {
 			t.Errorf("repeat Location %q", resp.Header.Get("Location"))
 		}
-		resp = mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "160")), nil, http.StatusOK, 2001)
-		if errorField(resp) != "total_cost" {
+		resp = hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "160")), nil, http.StatusOK, 2001)
+		if hubtest.ErrorField(resp) != "total_cost" {
 			t.Errorf("conflict field: %s", resp.Body)
 		}
-		if c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
+		if c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
 			t.Errorf("stored CDR changed: %s", c.Body)
 		}
 
 		// A credit CDR, and a CDR whose cost differs from its session's.
 		credit := cdrJSON("CDR1-C", "S1", "-150")
 		credit["credit"], credit["credit_reference_id"] = true, "CDR1"
-		mustStatus(t, b.post(t, b.cpo.Platform, credit), nil, http.StatusCreated, 1000)
-		if err := b.cpo.PutSession(b.ctx, sessionJSON("S2", "100")); err != nil {
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, credit), nil, http.StatusCreated, 1000)
+		if err := b.CPO.PutSession(b.ctx, sessionJSON("S2", "100")); err != nil {
 			t.Fatal(err)
 		}
-		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR2", "S2", "120")), nil, http.StatusCreated, 1000)
-		if c, _ := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR2", "S2", "120")), nil, http.StatusCreated, 1000)
+		if c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
 			t.Errorf("cost check %q, want mismatch", c.CostCheck)
 		}
-		if v := counter(t, h, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
+		if v := counter(t, b.h, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
 			t.Errorf("mismatch counter = %v, want 1", v)
 		}
 
-		if _, err := b.emsp.WaitFor(b.ctx, 3, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 3, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
 			t.Fatal(err)
 		}
 		ids := []string{}
-		for _, d := range b.emsp.CDRs() {
+		for _, d := range b.EMSP.CDRs() {
 			ids = append(ids, d["id"].(string))
 		}
 		// Each CDR is a queue of its own: they may arrive in any order.
@@ -230,30 +171,30 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 		for _, c := range []struct {
 			p    *sim.Platform
 			want int
-		}{{b.emsp.Platform, 3}, {b.emsp2.Platform, 0}} {
+		}{{b.EMSP.Platform, 3}, {b.EMSP2.Platform, 0}} {
 			base, _ := c.p.HubEndpoint("cdrs", "SENDER")
 			resp, err := c.p.Raw(b.ctx, http.MethodGet, base+"?limit=2", nil, nil)
-			mustStatus(t, resp, err, http.StatusOK, 1000)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 			var l []map[string]any
 			_ = json.Unmarshal(resp.Envelope.Data, &l)
 			if resp.Header.Get("X-Total-Count") != strconv.Itoa(c.want) || len(l) != min(c.want, 2) {
 				t.Errorf("%s pulls %d of %s", c.p.Name(), len(l), resp.Header.Get("X-Total-Count"))
 			}
 		}
-		base, _ := b.emsp.HubEndpoint("cdrs", "SENDER")
-		resp, err = b.cpo.Raw(b.ctx, http.MethodGet, base, nil, nil)
-		mustStatus(t, resp, err, http.StatusNotFound, 2000)
+		base, _ := b.EMSP.HubEndpoint("cdrs", "SENDER")
+		resp, err = b.CPO.Raw(b.ctx, http.MethodGet, base, nil, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 
 		// Go lookups the payment flows use.
-		byRef, err := h.CDRs.FindByAuthorizationReference(b.ctx, "REF-S2")
+		byRef, err := b.h.CDRs.FindByAuthorizationReference(b.ctx, "REF-S2")
 		if err != nil || len(byRef) != 1 || byRef[0].ID != "CDR2" {
 			t.Errorf("FindByAuthorizationReference: %v %v", byRef, err)
 		}
-		bySession, err := h.CDRs.FindBySession(b.ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
+		bySession, err := b.h.CDRs.FindBySession(b.ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
 		if err != nil || len(bySession) != 2 {
 			t.Errorf("FindBySession: %d %v", len(bySession), err)
 		}
-	}, fast)
+	})
 }
 
 // counter reads a counter from the hub's registry.
@@ -274,9 +215,7 @@ func counter(t *testing.T, h *hubtest.Hub, name string) float64 {
 // TestCDRValidation: malformed CDRs are refused with the field named, and
 // nothing is stored or routed.
 func TestCDRValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		edit := func(f func(m map[string]any)) map[string]any {
 			m := cdrJSON("BAD", "S1", "10")
 			f(m)
@@ -302,18 +241,18 @@ func TestCDRValidation(t *testing.T) {
 			{"not JSON", []byte(`{"id":`), 400, 2001, ""},
 		}
 		for _, c := range cases {
-			resp := mustStatus(t, b.post(t, b.cpo.Platform, c.body), nil, c.http, c.code)
-			if got := errorField(resp); got != c.field {
+			resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, c.body), nil, c.http, c.code)
+			if got := hubtest.ErrorField(resp); got != c.field {
 				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
 			}
 		}
-		base, _ := b.emsp.HubEndpoint("cdrs", "RECEIVER")
-		resp, err := b.emsp.Raw(b.ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)
-		mustStatus(t, resp, err, http.StatusNotFound, 2000)
-		if _, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
+		base, _ := b.EMSP.HubEndpoint("cdrs", "RECEIVER")
+		resp, err := b.EMSP.Raw(b.ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
+		if _, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
 			t.Error("an invalid CDR was stored")
 		}
-		entries, _ := h.Hub.Outbox(b.ctx, 0)
+		entries, _ := b.h.Hub.Outbox(b.ctx, 0)
 		for _, e := range entries {
 			if e.Module == "cdrs" {
 				t.Errorf("an invalid CDR was queued: %+v", e)
@@ -322,5 +261,5 @@ func TestCDRValidation(t *testing.T) {
 		if n := len(b.events.Events(event.CDRCreated)); n != 0 {
 			t.Errorf("%d cdr.created events", n)
 		}
-	}, fast)
+	})
 }

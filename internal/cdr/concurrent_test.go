@@ -18,22 +18,20 @@ import (
 // pool for readers and writers, 6 connections in tests) enough concurrent
 // CDRs held every connection and waited for one more: all of them hung.
 func TestConcurrentCDRs(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		const n = 24
 		// Generous: on a loaded CI machine 24 CDRs through SQLite's one
 		// writer take a while; a hang never ends.
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		base, _ := b.cpo.HubEndpoint("cdrs", "RECEIVER")
+		base, _ := b.CPO.HubEndpoint("cdrs", "RECEIVER")
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
 		for i := range n {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp, err := b.cpo.Raw(ctx, http.MethodPost, base, cdrJSON(fmt.Sprintf("CONC%02d", i), fmt.Sprintf("S%02d", i), "10.00"), nil)
+				resp, err := b.CPO.Raw(ctx, http.MethodPost, base, cdrJSON(fmt.Sprintf("CONC%02d", i), fmt.Sprintf("S%02d", i), "10.00"), nil)
 				switch {
 				case resp == nil:
 					errs <- fmt.Errorf("CDR %d: %v", i, err)
@@ -47,8 +45,8 @@ func TestConcurrentCDRs(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		eventually(t, ctx, "every CDR at eMSP One", func() bool {
-			return len(b.emsp.Requests(func(r sim.Request) bool { return r.Method == http.MethodPost })) >= n
+		hubtest.Eventually(t, ctx, "every CDR at eMSP One", func() bool {
+			return len(b.EMSP.Requests(func(r sim.Request) bool { return r.Method == http.MethodPost })) >= n
 		})
-	}, fast)
+	})
 }

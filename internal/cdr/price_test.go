@@ -37,18 +37,16 @@ func priceLocation() map[string]any {
 // forwarding it unchanged; a CDR it cannot price is accepted and marked
 // unpriceable, never refused.
 func TestCDRPriceCheck(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
+	each(t, func(t *testing.T, b *bundle) {
+		if err := b.CPO.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
+		if err := b.CPO.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
 			t.Fatal(err)
 		}
 		find := func(id string) *cdr.Stored {
 			t.Helper()
-			c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
+			c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,14 +54,14 @@ func TestCDRPriceCheck(t *testing.T) {
 		}
 
 		// Priced from the connector's tariff T1: 7.5 kWh × 20.00 = 150.00.
-		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("OK1", "S1", "150.00")), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("OK1", "S1", "150.00")), nil, http.StatusCreated, 1000)
 		if c := find("OK1"); c.Price.Status != cdr.PriceOK || c.Price.Hub.ExclVAT.String() != "150" || c.Price.Hub.InclVAT.String() != "177" {
 			t.Errorf("OK1 price check: %+v", c.Price)
 		}
 
 		// 10 % too high: flagged, the event names both totals, and the eMSP
 		// still gets the CDR as the CPO sent it.
-		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("HIGH1", "S2", "165.00")), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("HIGH1", "S2", "165.00")), nil, http.StatusCreated, 1000)
 		c := find("HIGH1")
 		if c.Price.Status != cdr.PriceMismatch || c.Price.Difference.ExclVAT.String() != "15" || c.Price.Note == "" {
 			t.Errorf("HIGH1 price check: %+v", c.Price)
@@ -78,7 +76,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		// The eMSP may get a CDR twice (a redelivery): find HIGH1's.
 		var high []byte
 		for n := 2; high == nil; n++ {
-			reqs, err := b.emsp.WaitFor(b.ctx, n, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+			reqs, err := b.EMSP.WaitFor(b.ctx, n, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +94,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		// per kWh, 165.00 is right.
 		own := cdrJSON("SNAP1", "S3", "165.00")
 		own["tariffs"] = []any{priceTariff("T1", "22.00")}
-		mustStatus(t, b.post(t, b.cpo.Platform, own), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, own), nil, http.StatusCreated, 1000)
 		if c := find("SNAP1"); c.Price.Status != cdr.PriceOK {
 			t.Errorf("SNAP1 price check: %+v", c.Price)
 		}
@@ -107,7 +105,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		odd["tariffs"] = []any{priceTariff("T1", "20.00")}
 		odd["charging_periods"] = []any{map[string]any{"start_date_time": ts(0), "tariff_id": "NOPE",
 			"dimensions": []any{map[string]any{"type": "ENERGY", "volume": 7.5}}}}
-		mustStatus(t, b.post(t, b.cpo.Platform, odd), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, odd), nil, http.StatusCreated, 1000)
 		if c := find("ODD1"); c.Price.Status != cdr.PriceUnpriceable || !strings.Contains(c.Price.Note, "tariff_id") {
 			t.Errorf("ODD1 price check: %+v", c.Price)
 		}
@@ -115,7 +113,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		// A connector the hub knows no tariff for.
 		bare := cdrJSON("BARE1", "S5", "150.00")
 		bare["cdr_location"].(map[string]any)["id"] = "ELSEWHERE"
-		mustStatus(t, b.post(t, b.cpo.Platform, bare), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, bare), nil, http.StatusCreated, 1000)
 		if c := find("BARE1"); c.Price.Status != cdr.PriceUnpriceable {
 			t.Errorf("BARE1 price check: %+v", c.Price)
 		}
@@ -127,13 +125,13 @@ func TestCDRPriceCheck(t *testing.T) {
 		st["elements"] = append(st["elements"].([]any), map[string]any{"price_components": []any{
 			map[string]any{"type": "ENERGY", "price": "10.00", "step_size": 1}}, "restrictions": map[string]any{"start_time": "22:00"}})
 		shadow["tariffs"] = []any{st}
-		mustStatus(t, b.post(t, b.cpo.Platform, shadow), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, shadow), nil, http.StatusCreated, 1000)
 		if c := find("SHADOW1"); c.Price.Status != cdr.PriceUnpriceable || !strings.Contains(c.Price.Note, "elements[1].price_components[0].type") {
 			t.Errorf("SHADOW1 price check: %+v", c.Price)
 		}
 
 		// The metric counts each outcome.
-		resp, err := http.Get(h.PublicURL() + "/metrics")
+		resp, err := http.Get(b.h.PublicURL() + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +143,7 @@ func TestCDRPriceCheck(t *testing.T) {
 				t.Errorf("/metrics lacks %s", want)
 			}
 		}
-	}, fast)
+	})
 }
 
 // TestCDRPriceTolerance: the operator's tolerance decides what is flagged:
@@ -160,13 +158,13 @@ func TestCDRPriceTolerance(t *testing.T) {
 			t.Parallel()
 			hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 				b := setup(t, h)
-				if err := b.cpo.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
+				if err := b.CPO.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
 					t.Fatal(err)
 				}
-				if err := b.cpo.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
+				if err := b.CPO.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
 					t.Fatal(err)
 				}
-				mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("TOL1", "S1", c.total)), nil, http.StatusCreated, 1000)
+				hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("TOL1", "S1", c.total)), nil, http.StatusCreated, 1000)
 				got, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "TOL1"})
 				if err != nil {
 					t.Fatal(err)

@@ -15,31 +15,29 @@ import (
 // (a late copy of a CDR the CPO replaced) is answered 1000 as stale, changes
 // nothing and is not routed; a newer different copy stays a 2001 conflict.
 func TestStaleCDR(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
+	each(t, func(t *testing.T, b *bundle) {
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
 		late := cdrJSON("CDR1", "S1", "140")
 		late["last_updated"] = ts(30 * time.Minute)
-		resp := mustStatus(t, b.post(t, b.cpo.Platform, late), nil, http.StatusOK, 1000)
+		resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, late), nil, http.StatusOK, 1000)
 		if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 			t.Errorf("status_message %q does not say the CDR was ignored as stale", resp.Envelope.StatusMessage)
 		}
-		if n := h.StaleUpdates(t, "cdrs"); n != 1 {
+		if n := b.h.StaleUpdates(t, "cdrs"); n != 1 {
 			t.Errorf("ocpihub_stale_updates_total{module=cdrs} = %v, want 1", n)
 		}
 		newer := cdrJSON("CDR1", "S1", "160")
 		newer["last_updated"] = ts(2 * time.Hour)
-		mustStatus(t, b.post(t, b.cpo.Platform, newer), nil, http.StatusOK, 2001)
-		if c, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); err != nil || c.CDR.TotalCost.ExclVAT.String() != "150" {
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, newer), nil, http.StatusOK, 2001)
+		if c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); err != nil || c.CDR.TotalCost.ExclVAT.String() != "150" {
 			t.Errorf("stored CDR changed: %v %v", c, err)
 		}
-		mustStatus(t, b.post(t, b.cpo.Platform, cdrJSON("CDR2", "S2", "10")), nil, http.StatusCreated, 1000)
-		if _, err := b.emsp.WaitFor(b.ctx, 2, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
+		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR2", "S2", "10")), nil, http.StatusCreated, 1000)
+		if _, err := b.EMSP.WaitFor(b.ctx, 2, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
 			t.Fatal(err)
 		}
 		n := 0
-		for _, r := range b.emsp.Requests(sim.PathHas(http.MethodPost, "/emsp/cdrs")) {
+		for _, r := range b.EMSP.Requests(sim.PathHas(http.MethodPost, "/emsp/cdrs")) {
 			if strings.Contains(string(r.Body), `"CDR1"`) {
 				n++
 			}
@@ -47,5 +45,5 @@ func TestStaleCDR(t *testing.T) {
 		if n != 1 {
 			t.Errorf("the eMSP received CDR1 %d times, want once (the stale copy is not routed)", n)
 		}
-	}, fast)
+	})
 }

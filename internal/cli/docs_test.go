@@ -35,12 +35,7 @@ func TestReadmeMetricsExistFromTheStart(t *testing.T) {
 	t.Parallel()
 	doc := readme(t)
 	h := hubtest.Start(t, store.SQLite)
-	emsp, err := sim.StartEMSP("Volt", "DE", "VLT", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emsp.Close)
-	h.Register(t, emsp.Platform)
+	hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VLT")
 	resp, err := http.Get(h.PublicURL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -20,12 +20,7 @@ import (
 func TestSyncCommand(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo, err := sim.StartCPO("CLI CPO", "NL", "CLI", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		h.Register(t, cpo.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "CLI CPO", "NL", "CLI")
 		for _, id := range []string{"T1", "T2"} {
 			if err := cpo.SetTariff(map[string]any{"country_code": "NL", "party_id": "CLI", "id": id, "currency": "INR",
 				"last_updated": "2026-03-01T10:00:00Z", "elements": []any{map[string]any{"price_components": []any{

@@ -19,25 +19,23 @@ import (
 // session.started; STOP_SESSION, the session COMPLETED, session.stopped,
 // the CDR routed to the eMSP; every step visible in the admin API.
 func TestStartStopSessionThroughTheHub(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		uid, resp, err := b.emsp.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-1"), nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+	each(t, func(t *testing.T, b *bundle) {
+		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-1"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" || resp.Header.Get("OCPI-from-party-id") != "CP1" {
 			t.Fatalf("START_SESSION answer: %s (from %s)", resp.Body, resp.Header.Get("OCPI-from-party-id"))
 		}
 		id, ours := b.commandID(t, 0)
-		if !strings.HasPrefix(ours, h.PublicURL()+"/ocpi/2.2.1/cpo/commands/START_SESSION/") {
+		if !strings.HasPrefix(ours, b.h.PublicURL()+"/ocpi/2.2.1/cpo/commands/START_SESSION/") {
 			t.Errorf("the CPO got response_url %q, not the hub's", ours)
 		}
-		if hd := b.cpo.Commands()[0].Header; hd.Get("OCPI-from-party-id") != "EM1" || hd.Get("OCPI-to-party-id") != "CP1" {
+		if hd := b.CPO.Commands()[0].Header; hd.Get("OCPI-from-party-id") != "EM1" || hd.Get("OCPI-to-party-id") != "CP1" {
 			t.Errorf("command routing headers: from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
 		}
-		if res, err := b.emsp.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("START_SESSION result at the eMSP: %q %v", res, err)
 		}
-		if hd := b.emsp.Results(uid)[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" {
+		if hd := b.EMSP.Results(uid)[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" {
 			t.Errorf("relayed result from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
 		}
 
@@ -51,30 +49,30 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if d["authorization_reference"] != "AUTH-1" || d["evse_id"] != "IN*CP1*EE1" {
 			t.Errorf("session.started: %v", d)
 		}
-		if _, err := b.emsp.WaitFor(b.ctx, 1, func(sim.Request) bool { return b.emsp.Session("IN", "CP1", sid) != nil }); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(sim.Request) bool { return b.EMSP.Session("IN", "CP1", sid) != nil }); err != nil {
 			t.Fatal(err)
 		}
-		if s := b.emsp.Session("IN", "CP1", sid); s["authorization_reference"] != "AUTH-1" || s["status"] != "ACTIVE" {
+		if s := b.EMSP.Session("IN", "CP1", sid); s["authorization_reference"] != "AUTH-1" || s["status"] != "ACTIVE" {
 			t.Errorf("eMSP's session: %v", s)
 		}
 
 		// STOP_SESSION: the session completes and its CDR reaches the eMSP.
-		uid2, resp, err := b.emsp.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": sid}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		uid2, resp, err := b.EMSP.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": sid}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" {
 			t.Fatalf("STOP_SESSION answer: %s", resp.Body)
 		}
-		if res, err := b.emsp.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
 			t.Fatalf("STOP_SESSION result: %q %v", res, err)
 		}
 		// The session PATCH and the CDR are separate queues: either may
 		// arrive first.
-		if _, err := b.emsp.WaitFor(b.ctx, 1, func(sim.Request) bool {
-			return len(b.emsp.CDRs()) == 1 && b.emsp.Session("IN", "CP1", sid)["status"] == "COMPLETED"
+		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(sim.Request) bool {
+			return len(b.EMSP.CDRs()) == 1 && b.EMSP.Session("IN", "CP1", sid)["status"] == "COMPLETED"
 		}); err != nil {
-			t.Fatalf("session %v, CDRs %v: %v", b.emsp.Session("IN", "CP1", sid), b.emsp.CDRs(), err)
+			t.Fatalf("session %v, CDRs %v: %v", b.EMSP.Session("IN", "CP1", sid), b.EMSP.CDRs(), err)
 		}
-		if c := b.emsp.CDRs()[0]; c["session_id"] != sid || c["authorization_reference"] != "AUTH-1" {
+		if c := b.EMSP.CDRs()[0]; c["session_id"] != sid || c["authorization_reference"] != "AUTH-1" {
 			t.Errorf("CDR at the eMSP: %v", c)
 		}
 		if _, err := b.events.Wait(b.ctx, event.SessionStopped, 1); err != nil {
@@ -83,12 +81,12 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if _, err := b.events.Wait(b.ctx, event.CDRCreated, 1); err != nil {
 			t.Fatal(err)
 		}
-		if errs := b.cpo.Errors(); len(errs) > 0 {
+		if errs := b.CPO.Errors(); len(errs) > 0 {
 			t.Errorf("CPO simulator: %v", errs)
 		}
 
 		// The admin API shows the lifecycle.
-		eventually(t, b.ctx, "the result relayed", func() bool {
+		hubtest.Eventually(t, b.ctx, "the result relayed", func() bool {
 			rec := b.record(t, id)
 			return len(rec.Results) == 1 && rec.Results[0].Relay == command.RelayDelivered
 		})
@@ -100,7 +98,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 			t.Errorf("admin record: %+v", rec)
 		}
 		var list []command.Record
-		resp = h.Admin(t, http.MethodGet, "/admin/commands?command=STOP_SESSION", nil, &list)
+		resp = b.h.Admin(t, http.MethodGet, "/admin/commands?command=STOP_SESSION", nil, &list)
 		if len(list) != 1 || list[0].SessionID != sid || resp.Header.Get("X-Total-Count") != "1" {
 			t.Errorf("admin list: %s", resp.Body)
 		}
@@ -108,7 +106,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if len(evs) != 2 {
 			t.Errorf("%d command.result events, want 2", len(evs))
 		}
-	}, options(false))
+	})
 }
 
 // TestCommandTimeout: a CPO that accepts and never reports leaves the eMSP
@@ -116,14 +114,12 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 // and not relayed. A CPO that does not answer at all is 4002 and also ends
 // in TIMEOUT.
 func TestCommandTimeout(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		b.cpo.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior {
+	each(t, func(t *testing.T, b *bundle) {
+		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior {
 			return sim.CommandBehavior{Timeout: 10, NoResult: true}
 		})
-		uid, resp, err := b.emsp.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-T"), nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-T"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		id, ours := b.commandID(t, 0)
 		if rec := b.record(t, id); rec.State != command.StateAccepted || rec.Deadline == nil {
 			t.Fatalf("after ACCEPTED: %+v", rec)
@@ -135,34 +131,34 @@ func TestCommandTimeout(t *testing.T) {
 			t.Fatalf("timed out early: %+v", rec)
 		}
 		b.clock.Add(2 * time.Second)
-		if res, err := b.emsp.WaitResult(b.ctx, uid); err != nil || res != "TIMEOUT" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "TIMEOUT" {
 			t.Fatalf("eMSP result %q %v, want TIMEOUT", res, err)
 		}
 
 		// The CPO's late result: accepted from the CPO, recorded, not relayed.
-		resp, err = b.cpo.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		rec := b.record(t, id)
 		if rec.State != command.StateTimeout || rec.Result != "TIMEOUT" || len(rec.Results) != 2 ||
 			rec.Results[0].Source != "hub" || rec.Results[1].Relay != command.RelaySkipped || rec.Results[1].Result != "ACCEPTED" {
 			t.Fatalf("after the late result: %+v", rec)
 		}
-		eventually(t, b.ctx, "TIMEOUT relayed", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
-		if n := len(b.emsp.Results(uid)); n != 1 {
+		hubtest.Eventually(t, b.ctx, "TIMEOUT relayed", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
+		if n := len(b.EMSP.Results(uid)); n != 1 {
 			t.Errorf("eMSP got %d results, want only TIMEOUT", n)
 		}
 
 		// Silence: no answer at all is 4002; the command stays open and
 		// ends in TIMEOUT after the default wait (20 s) + margin.
-		b.cpo.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Silent: true} })
-		uid2, resp, err := b.emsp.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-S"), nil)
-		mustStatus(t, resp, err, http.StatusOK, 4002)
+		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Silent: true} })
+		uid2, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-S"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 4002)
 		id2, _ := b.commandID(t, 1)
 		if rec := b.record(t, id2); rec.State != command.StateUnconfirmed {
 			t.Fatalf("silent CPO: %+v", rec)
 		}
 		b.clock.Add(26 * time.Second)
-		if res, err := b.emsp.WaitResult(b.ctx, uid2); err != nil || res != "TIMEOUT" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid2); err != nil || res != "TIMEOUT" {
 			t.Fatalf("silent CPO result %q %v, want TIMEOUT", res, err)
 		}
 	}, options(true))
@@ -171,36 +167,34 @@ func TestCommandTimeout(t *testing.T) {
 // TestRelaySurvivesRestart: a result stored while the eMSP is down is
 // relayed once after the hub restarts and the eMSP is back.
 func TestRelaySurvivesRestart(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		b.cpo.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
-		uid, resp, err := b.emsp.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-R"), nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+	each(t, func(t *testing.T, b *bundle) {
+		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
+		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-R"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		id, ours := b.commandID(t, 0)
 
-		b.emsp.SetDown(true)
-		resp, err = b.cpo.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		b.EMSP.SetDown(true)
+		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		// The first relay attempt fails on the 503; the retry waits for the
 		// (fake) clock.
-		if _, err := b.emsp.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/commands/START_SESSION/"+uid)); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/commands/START_SESSION/"+uid)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, b.ctx, "the failed attempt recorded", func() bool {
+		hubtest.Eventually(t, b.ctx, "the failed attempt recorded", func() bool {
 			rec := b.record(t, id)
 			return len(rec.Results) == 1 && rec.Results[0].RelayAttempts == 1 && rec.Results[0].Relay == command.RelayPending
 		})
 
-		h.Restart(t)
-		b.emsp.SetDown(false)
+		b.h.Restart(t)
+		b.EMSP.SetDown(false)
 		b.clock.Add(time.Minute)
-		if res, err := b.emsp.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("after restart: %q %v", res, err)
 		}
-		eventually(t, b.ctx, "the relay recorded", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
+		hubtest.Eventually(t, b.ctx, "the relay recorded", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
 		b.clock.Add(time.Minute)
-		if n := len(b.emsp.Results(uid)); n != 1 {
+		if n := len(b.EMSP.Results(uid)); n != 1 {
 			t.Errorf("the result was delivered %d times", n)
 		}
 		if rec := b.record(t, id); rec.Results[0].RelayAttempts != 2 || len(rec.Results) != 1 {
@@ -213,9 +207,7 @@ func TestRelaySurvivesRestart(t *testing.T) {
 // answered by the hub (2003 REJECTED, UNKNOWN_SESSION) and never reach a
 // CPO; bad bodies and other parties' objects are refused.
 func TestCommandTargets(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		for _, c := range []struct {
 			name  string
 			edit  func(m map[string]any)
@@ -227,18 +219,18 @@ func TestCommandTargets(t *testing.T) {
 		} {
 			body := b.startBody("X")
 			c.edit(body)
-			_, resp, err := b.emsp.SendCommand(b.ctx, "START_SESSION", body, nil)
-			mustStatus(t, resp, err, http.StatusOK, 2003)
-			if result(t, resp) != "REJECTED" || errorField(resp) != c.field {
+			_, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", body, nil)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 2003)
+			if result(t, resp) != "REJECTED" || hubtest.ErrorField(resp) != c.field {
 				t.Errorf("%s: %s", c.name, resp.Body)
 			}
 		}
-		_, resp, err := b.emsp.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "7"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 2003)
+		_, resp, err := b.EMSP.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "7"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 2003)
 
 		// STOP_SESSION: unknown, and another eMSP's session.
-		_, resp, err = b.emsp.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": "NOPE"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		_, resp, err = b.EMSP.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": "NOPE"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "UNKNOWN_SESSION" {
 			t.Errorf("unknown session: %s", resp.Body)
 		}
@@ -246,23 +238,23 @@ func TestCommandTargets(t *testing.T) {
 			"cdr_token":   map[string]any{"country_code": "DE", "party_id": "EM1", "uid": "TOK1", "type": "APP_USER", "contract_id": "C"},
 			"auth_method": "COMMAND", "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "currency": "INR", "status": "ACTIVE",
 			"last_updated": "2026-01-01T10:00:00Z"}
-		if err := b.cpo.PutSession(b.ctx, s); err != nil {
+		if err := b.CPO.PutSession(b.ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		_, resp, err = b.emsp2.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": "S-EM1"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		_, resp, err = b.EMSP2.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": "S-EM1"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "UNKNOWN_SESSION" {
 			t.Errorf("another eMSP's session: %s", resp.Body)
 		}
-		_, resp, err = b.emsp.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R404"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		_, resp, err = b.EMSP.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R404"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "REJECTED" {
 			t.Errorf("unknown reservation: %s", resp.Body)
 		}
 
 		// Bad requests.
 		other := b.startBody("X")
-		other["token"] = b.emsp2.NewToken("T2", "RFID", "NEVER")
+		other["token"] = b.EMSP2.NewToken("T2", "RFID", "NEVER")
 		for _, c := range []struct {
 			name, command string
 			body          map[string]any
@@ -276,36 +268,36 @@ func TestCommandTargets(t *testing.T) {
 			{"stop without session", "STOP_SESSION", map[string]any{}, 200, 2001, "session_id"},
 			{"unknown command", "START_CHARGING", map[string]any{}, 404, 2000, ""},
 		} {
-			_, resp, err := b.emsp.SendCommand(b.ctx, c.command, c.body, nil)
-			mustStatus(t, resp, err, c.http, c.code)
-			if got := errorField(resp); got != c.field {
+			_, resp, err := b.EMSP.SendCommand(b.ctx, c.command, c.body, nil)
+			hubtest.MustStatus(t, resp, err, c.http, c.code)
+			if got := hubtest.ErrorField(resp); got != c.field {
 				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
 			}
 		}
-		if n := len(b.cpo.Commands()); n != 0 {
+		if n := len(b.CPO.Commands()); n != 0 {
 			t.Errorf("the CPO received %d commands", n)
 		}
 		// The hub's own answers are on record too.
 		var list []command.Record
-		h.Admin(t, http.MethodGet, "/admin/commands?state=rejected", nil, &list)
+		b.h.Admin(t, http.MethodGet, "/admin/commands?state=rejected", nil, &list)
 		if len(list) != 7 {
 			t.Errorf("%d rejected commands on record, want 7", len(list))
 		}
 
 		// Results: only the CPO of the command, only valid ones.
-		uid, resp, err := b.emsp.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "1"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		uid, resp, err := b.EMSP.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "1"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		id, ours := b.commandID(t, 0)
-		resp, err = b.cpo2.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
-		mustStatus(t, resp, err, http.StatusNotFound, 2000)
-		resp, err = b.cpo.Raw(b.ctx, http.MethodPost, strings.Replace(ours, "UNLOCK_CONNECTOR", "START_SESSION", 1), map[string]any{"result": "ACCEPTED"}, nil)
-		mustStatus(t, resp, err, http.StatusNotFound, 2000)
-		resp, err = b.cpo.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "DONE"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 2001)
-		if errorField(resp) != "result" {
+		resp, err = b.CPO2.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
+		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, strings.Replace(ours, "UNLOCK_CONNECTOR", "START_SESSION", 1), map[string]any{"result": "ACCEPTED"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
+		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "DONE"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
+		if hubtest.ErrorField(resp) != "result" {
 			t.Errorf("bad result: %s", resp.Body)
 		}
-		if res, err := b.emsp.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("UNLOCK_CONNECTOR result %q %v", res, err)
 		}
 		if rec := b.record(t, id); len(rec.Results) != 1 {
@@ -314,39 +306,37 @@ func TestCommandTargets(t *testing.T) {
 
 		// The admin API checks its parameters.
 		for _, q := range []string{"limit=many", "offset=-1", "platform_id=x"} {
-			resp := enveloped(h.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
-			mustStatus(t, resp, nil, http.StatusOK, 2001)
+			resp := enveloped(b.h.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
+			hubtest.MustStatus(t, resp, nil, http.StatusOK, 2001)
 		}
-		mustStatus(t, enveloped(h.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
-		mustStatus(t, enveloped(h.Do(t, http.MethodGet, "/admin/commands", b.emsp.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
+		hubtest.MustStatus(t, enveloped(b.h.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, enveloped(b.h.Do(t, http.MethodGet, "/admin/commands", b.EMSP.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
 
 		// An unreachable CPO: 4003, the command failed.
-		b.cpo.Close()
-		_, resp, err = b.emsp.SendCommand(b.ctx, "START_SESSION", b.startBody("X"), nil)
-		mustStatus(t, resp, err, http.StatusOK, 4003)
-		h.Admin(t, http.MethodGet, "/admin/commands?state=failed", nil, &list)
+		b.CPO.Close()
+		_, resp, err = b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("X"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 4003)
+		b.h.Admin(t, http.MethodGet, "/admin/commands?state=failed", nil, &list)
 		if len(list) != 1 || list[0].Error == "" {
 			t.Errorf("failed commands: %+v", list)
 		}
-	}, options(false))
+	})
 }
 
 // TestOwnCommands: ocpihub sends START_SESSION as its own eMSP; the result
 // comes to the in-process hook and the session, of our own token, is kept.
 func TestOwnCommands(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		got := make(chan command.HookResult, 4)
-		h.Commands.RegisterHook("test", func(ctx context.Context, r command.HookResult) error {
+		b.h.Commands.RegisterHook("test", func(ctx context.Context, r command.HookResult) error {
 			got <- r
 			return nil
 		})
-		tok, err := h.Tokens.Issue(b.ctx, ocpi.Token{UID: "PAY-1", Type: "AD_HOC_USER"})
+		tok, err := b.h.Tokens.Issue(b.ctx, ocpi.Token{UID: "PAY-1", Type: "AD_HOC_USER"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sent, err := h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
+		sent, err := b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
 			Body: ocpi.StartSession{Token: tok, LocationID: "LOC1", EVSEUID: "E2", ConnectorID: "1", AuthorizationReference: "PAY-1"}})
 		if err != nil || sent.StatusCode != 1000 || sent.Response == nil || sent.Response.Result != "ACCEPTED" {
 			t.Fatalf("Send: %+v %v", sent, err)
@@ -359,64 +349,62 @@ func TestOwnCommands(t *testing.T) {
 		case <-b.ctx.Done():
 			t.Fatal("no result at the hook")
 		}
-		cmd := b.cpo.Commands()[0]
+		cmd := b.CPO.Commands()[0]
 		if cmd.Header.Get("OCPI-from-party-id") != "OHE" || cmd.Body["token"].(map[string]any)["party_id"] != "OHE" {
 			t.Errorf("command from %s: %v", cmd.Header.Get("OCPI-from-party-id"), cmd.Body)
 		}
 		if _, err := b.events.Wait(b.ctx, event.SessionStarted, 1); err != nil {
 			t.Fatal(err)
 		}
-		found, err := h.Sessions.FindByAuthorizationReference(b.ctx, "PAY-1")
+		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "PAY-1")
 		if err != nil || len(found) != 1 || found[0].Owner.PartyID != "OHE" || found[0].Session.EVSEUID != "E2" {
 			t.Fatalf("own session: %v %v", found, err)
 		}
-		if n := b.emsp.Sessions() + b.emsp2.Sessions(); n != 0 {
+		if n := b.EMSP.Sessions() + b.EMSP2.Sessions(); n != 0 {
 			t.Errorf("our own session went to an eMSP")
 		}
 		// AD_HOC_USER tokens of our own are not pushed to CPOs.
-		if b.cpo.ReceivedToken("IN", "OHE", "PAY-1", "AD_HOC_USER") != nil {
+		if b.CPO.ReceivedToken("IN", "OHE", "PAY-1", "AD_HOC_USER") != nil {
 			t.Errorf("an ad-hoc token was pushed")
 		}
 		// A rejected location is an answer, not an error.
-		sent, err = h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
+		sent, err = b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
 			Body: ocpi.StartSession{Token: tok, LocationID: "NOPE"}})
 		if err != nil || sent.StatusCode != 2003 || sent.Response.Result != "REJECTED" {
 			t.Errorf("unknown location: %+v %v", sent, err)
 		}
-		if _, err := h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "nobody",
+		if _, err := b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "nobody",
 			Body: ocpi.StartSession{Token: tok, LocationID: "LOC1"}}); err == nil {
 			t.Error("Send with an unregistered hook succeeded")
 		}
-	}, options(false))
+	})
 }
 
 // TestReservation: RESERVE_NOW is relayed; CANCEL_RESERVATION finds the CPO
 // from the stored reservation; the CPO's later CANCELED_RESERVATION for the
 // reservation is relayed after its first result, a repeat is not.
 func TestReservation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		b.cpo.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
+	each(t, func(t *testing.T, b *bundle) {
+		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
 		reserve := map[string]any{"token": b.token, "location_id": "LOC1", "evse_uid": "E2", "reservation_id": "R-1",
 			"expiry_date": ocpi.NewDateTime(time.Now().Add(30 * time.Minute))}
-		uid, resp, err := b.emsp.SendCommand(b.ctx, "RESERVE_NOW", reserve, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
-		if res, err := b.emsp.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		uid, resp, err := b.EMSP.SendCommand(b.ctx, "RESERVE_NOW", reserve, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("RESERVE_NOW result %q %v", res, err)
 		}
 		_, ours := b.commandID(t, 0)
 
 		// The CPO cancels the reservation on its own later: relayed once.
 		for range 2 {
-			resp, err = b.cpo.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "CANCELED_RESERVATION"}, nil)
-			mustStatus(t, resp, err, http.StatusOK, 1000)
+			resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "CANCELED_RESERVATION"}, nil)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		}
-		if _, err := b.emsp.WaitFor(b.ctx, 1, func(sim.Request) bool { return len(b.emsp.Results(uid)) >= 2 }); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(sim.Request) bool { return len(b.EMSP.Results(uid)) >= 2 }); err != nil {
 			t.Fatal(err)
 		}
 		id, _ := b.commandID(t, 0)
-		eventually(t, b.ctx, "the results settled", func() bool {
+		hubtest.Eventually(t, b.ctx, "the results settled", func() bool {
 			rec := b.record(t, id)
 			return len(rec.Results) == 3 && rec.Results[1].Relay == command.RelayDelivered
 		})
@@ -425,23 +413,23 @@ func TestReservation(t *testing.T) {
 		}
 
 		// The eMSP cancels: the hub finds the CPO from the reservation.
-		uid2, resp, err := b.emsp.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		uid2, resp, err := b.EMSP.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" {
 			t.Fatalf("CANCEL_RESERVATION: %s", resp.Body)
 		}
-		if cmds := b.cpo.Commands(); len(cmds) != 2 || cmds[1].Command != "CANCEL_RESERVATION" || cmds[1].Body["reservation_id"] != "R-1" {
+		if cmds := b.CPO.Commands(); len(cmds) != 2 || cmds[1].Command != "CANCEL_RESERVATION" || cmds[1].Body["reservation_id"] != "R-1" {
 			t.Fatalf("CPO got %+v", cmds)
 		}
-		if res, err := b.emsp.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
 			t.Fatalf("CANCEL_RESERVATION result %q %v", res, err)
 		}
 		// Another eMSP's CANCEL_RESERVATION of the same id does not reach the
 		// CPO: the reservation is not its.
-		_, resp, err = b.emsp2.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
-		if result(t, resp) != "REJECTED" || len(b.cpo.Commands()) != 2 {
+		_, resp, err = b.EMSP2.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		if result(t, resp) != "REJECTED" || len(b.CPO.Commands()) != 2 {
 			t.Errorf("another eMSP's cancel: %s", resp.Body)
 		}
-	}, options(false))
+	})
 }

@@ -23,11 +23,7 @@ func ts(i int) string {
 }
 
 func location(id, status, lu string) map[string]any {
-	return map[string]any{"country_code": "IN", "party_id": "CPX", "id": id, "publish": true, "address": "MG Road 1", "city": "Pune",
-		"country": "IND", "coordinates": map[string]any{"latitude": "18.52040", "longitude": "73.85670"}, "time_zone": "Asia/Kolkata",
-		"last_updated": lu, "evses": []any{map[string]any{"uid": "E1", "status": status, "last_updated": lu,
-			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
-				"max_voltage": 230, "max_amperage": 16, "last_updated": lu}}}}}
+	return hubtest.Location("IN", "CPX", id, status, lu)
 }
 
 // TestBroadcastSurvivesSIGKILL kills the hub while an EVSE status change
@@ -41,18 +37,10 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		binary(t) // built before the clock starts: a cold build takes minutes on a busy machine
 		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 		defer cancel()
-		cpo, err := sim.StartCPO("Crash CPO", "IN", "CPX", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Crash CPO", "IN", "CPX")
 		var emsps []*sim.EMSP
 		for i := range 3 {
-			e, err := sim.StartEMSP(fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1), hubtest.Logger())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(e.Close)
+			e := hubtest.StartSim(t, sim.StartEMSP, fmt.Sprintf("Crash eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1))
 			emsps = append(emsps, e)
 		}
 		h := startHub(t, engine)
@@ -115,7 +103,7 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		}
 		wait, cancelWait := context.WithTimeout(ctx, 2*convergeWithin)
 		defer cancelWait()
-		err = until(wait, all("BLOCKED"))
+		err := until(wait, all("BLOCKED"))
 		took := time.Since(restart)
 		verdict := fmt.Sprintf("every receiver has the latest state within %.2fs of the restart (bound %v)", took.Seconds(), convergeWithin)
 		if err != nil {
@@ -151,14 +139,5 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 
 // until polls cond every 20 ms until it holds or ctx ends.
 func until(ctx context.Context, cond func() bool) error {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
+	return hubtest.Until(ctx, 20*time.Millisecond, cond)
 }

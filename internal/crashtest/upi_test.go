@@ -46,11 +46,7 @@ func startUPI(t *testing.T, ctx context.Context, engine store.Engine) *upiFixtur
 		t.Fatal(err)
 	}
 	t.Cleanup(pg.Close)
-	cpo, err := sim.StartCPO("Crash CPO", "IN", "CPX", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cpo.Close)
+	cpo := hubtest.StartSim(t, sim.StartCPO, "Crash CPO", "IN", "CPX")
 	h := startHub(t, engine, "OCPIHUB_PG_BASE_URL="+pg.URL(), "OCPIHUB_PG_KEY_ID="+pg.KeyID(), "OCPIHUB_PG_KEY_SECRET="+pg.KeySecret(),
 		"OCPIHUB_PG_WEBHOOK_SECRET="+pgsim.DefaultWebhookSecret)
 	pg.SetWebhook(h.URL()+"/ocpi/2.2.1/payments/upi/webhook", pgsim.FormRazorpay)

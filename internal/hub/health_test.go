@@ -18,14 +18,9 @@ import (
 // answers again the next push recovers it (one partner.recovered) and what
 // it missed is sent again.
 func TestFailingReceiverIsReported(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		rec := h.Events.(*hubtest.Recorder)
-		var emspID int64
-		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&emspID); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		rec := b.h.Events.(*hubtest.Recorder)
+		emspID := b.em1(t)
 		b.emsp.SetDown(true)
 		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
 			t.Fatal(err)
@@ -34,7 +29,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 			t.Fatalf("no partner.degraded: %v", err)
 		}
 		var p party.Platform
-		h.Admin(t, "GET", fmt.Sprintf("/admin/parties/%d", emspID), nil, &p)
+		b.h.Admin(t, "GET", fmt.Sprintf("/admin/parties/%d", emspID), nil, &p)
 		if p.Status != party.StatusConnected || p.Health == nil || p.Health.State != party.HealthDegraded || p.Health.ConsecutiveFailures < 3 {
 			t.Fatalf("admin API shows status %s, health %+v; want CONNECTED and DEGRADED after 3 failures", p.Status, p.Health)
 		}
@@ -42,7 +37,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 			t.Errorf("health does not say what failed: %+v", p.Health)
 		}
 		var list []party.Platform
-		h.Admin(t, "GET", "/admin/parties", nil, &list)
+		b.h.Admin(t, "GET", "/admin/parties", nil, &list)
 		for _, q := range list {
 			if q.ID != emspID && q.Health.Degraded() {
 				t.Errorf("platform %s is DEGRADED too", q.Name)
@@ -61,7 +56,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("the recovered receiver did not catch up: %v", err)
 		}
-		h.Admin(t, "GET", fmt.Sprintf("/admin/parties/%d", emspID), nil, &p)
+		b.h.Admin(t, "GET", fmt.Sprintf("/admin/parties/%d", emspID), nil, &p)
 		if p.Health == nil || p.Health.State != party.HealthOK || p.Health.ConsecutiveFailures != 0 || p.Health.LastSuccessAt == nil {
 			t.Errorf("after recovery the health is %+v, want OK", p.Health)
 		}
@@ -71,7 +66,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 		if n := len(rec.Events(event.PartnerRecovered)); n != 1 {
 			t.Errorf("%d partner.recovered events, want 1", n)
 		}
-	}, fast(nil), func(o *hubtest.Options) { o.Events = hubtest.NewRecorder() })
+	}, func(o *hubtest.Options) { o.Events = hubtest.NewRecorder() })
 }
 
 // TestHealthChangesOnceUnderRace: replicas recording failures of one
@@ -81,10 +76,7 @@ func TestHealthChangesOnceUnderRace(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
 		rec := h.Events.(*hubtest.Recorder)
-		var emspID int64
-		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&emspID); err != nil {
-			t.Fatal(err)
-		}
+		emspID := b.em1(t)
 		errs := make(chan error, 12)
 		for i := 0; i < 12; i++ {
 			go func() {

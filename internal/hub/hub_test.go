@@ -14,9 +14,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
-	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
+// bundle is a hub with a CPO (NL/CP1) and an eMSP (DE/EM1) registered.
 type bundle struct {
 	h    *hubtest.Hub
 	cpo  *sim.CPO
@@ -24,20 +24,24 @@ type bundle struct {
 	ctx  context.Context
 }
 
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+}
+
+// eachFake is each with a fake clock driving the hub (hubtest.EachFake).
+func eachFake(t *testing.T, fn func(*testing.T, *bundle, *clock.Fake)) {
+	t.Parallel()
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) { fn(t, setup(t, h), clk) }, fast)
+}
+
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
 	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
-	var err error
-	if b.cpo, err = sim.StartCPO("CPO", "NL", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	if b.emsp, err = sim.StartEMSP("eMSP", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp.Close)
-	h.Register(t, b.cpo.Platform)
-	h.Register(t, b.emsp.Platform)
+	b.cpo = hubtest.Add(t, h, sim.StartCPO, "CPO", "NL", "CP1")
+	b.emsp = hubtest.Add(t, h, sim.StartEMSP, "eMSP", "DE", "EM1")
 	return b
 }
 
@@ -46,34 +50,21 @@ func ts(i int) string {
 }
 
 func location(id, status, lu string) map[string]any {
-	return map[string]any{"country_code": "NL", "party_id": "CP1", "id": id, "publish": true, "address": "A 1", "city": "Pune",
-		"country": "IND", "coordinates": map[string]any{"latitude": "18.52040", "longitude": "73.85670"}, "time_zone": "Asia/Kolkata",
-		"last_updated": lu, "evses": []any{map[string]any{"uid": "E1", "status": status, "last_updated": lu,
-			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
-				"max_voltage": 230, "max_amperage": 16, "last_updated": lu}}}}}
+	return hubtest.Location("NL", "CP1", id, status, lu)
 }
 
 func evseStatus(e *sim.EMSP, id string) string { return e.EVSEStatus("NL", "CP1", id, "E1") }
 
-func fast(clk clock.Clock) func(*hubtest.Options) {
-	return func(o *hubtest.Options) {
-		o.Clock = clk
-		o.Config = func(c *app.Config) {
-			c.PushBackoff = 20 * time.Millisecond
-			c.PushMaxAttempts = 3
-			c.ForwardTimeout = 400 * time.Millisecond
-			c.SyncInterval = 0
-		}
-	}
-}
+var fast = hubtest.Configure(false, func(c *app.Config) {
+	c.PushMaxAttempts = 3
+	c.ForwardTimeout = 400 * time.Millisecond
+})
 
 // TestOneObjectIsDeliveredSerially: every PATCH of one location inserts a
 // job, and many workers run them, yet a slow receiver sees the object's
 // pushes one at a time and in commit order.
 func TestOneObjectIsDeliveredSerially(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
 			t.Fatal(err)
 		}
@@ -102,24 +93,19 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		if n := b.emsp.MaxInFlight(); n != 1 {
 			t.Errorf("%d pushes of one object were in flight at once, want 1", n)
 		}
-	}, fast(nil))
+	})
 }
 
 // TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its
 // lease expired) is delivered by the next job.
 func TestCrashedLeaseIsTakenAgain(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		var platformID int64
-		if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		platformID := b.em1(t)
 		body, _ := json.Marshal(location("L9", "CHARGING", ts(1)))
-		err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
+		err := b.h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 			// Seed the receiver with the location, then a row as a crashed
 			// worker leaves it: leased, lease long expired.
-			if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
+			if err := b.h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
 				Method: http.MethodPut, Path: "/NL/CP1/L9", Body: body, Full: true}); err != nil {
 				return err
 			}
@@ -136,7 +122,7 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
 		for len(rows) == 0 {
-			if rows, err = h.Hub.Outbox(b.ctx, platformID, "delivered"); err != nil {
+			if rows, err = b.h.Hub.Outbox(b.ctx, platformID, "delivered"); err != nil {
 				t.Fatal(err)
 			}
 			select {
@@ -148,7 +134,7 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 		if len(rows) != 1 || rows[0].Attempts != 2 {
 			t.Errorf("outbox after the rescue: %+v", rows)
 		}
-	}, fast(nil))
+	})
 }
 
 // TestOfflineReceiverIsSkippedAndResynced: the liveness job marks a silent,
@@ -157,24 +143,13 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 // every changed object in full, in its current state.
 func TestOfflineReceiverIsSkippedAndResynced(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			offlineResync(t, hubtest.Start(t, engine, fast(clk)), clk)
-		})
-	}
+	hubtest.EachFake(t, offlineResync, fast)
 }
 
 func offlineResync(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
 	{
 		b := setup(t, h)
-		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
-			t.Fatal(err)
-		}
+		seedL1(t, b)
 		b.emsp.SetDown(true)
 		clk.Add(10 * time.Minute)
 		if err := h.Parties.CheckLiveness(b.ctx); err != nil {
@@ -207,4 +182,14 @@ func offlineResync(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
 			}
 		}
 	}
+}
+
+// em1 returns the platform id of the eMSP (EM1).
+func (b *bundle) em1(t *testing.T) int64 {
+	t.Helper()
+	var id int64
+	if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

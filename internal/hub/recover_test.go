@@ -23,24 +23,35 @@ import (
 // exits, as jobs queued after a restart did).
 func crashed(t *testing.T, h *hubtest.Hub, b *bundle, now time.Time, holder string, leaseFor time.Duration) int64 {
 	t.Helper()
+	return enqueueCharging(t, h, b, "UPDATE hub_push SET state = 'leased', lease_token = $1, lease_until = $2, attempts = 1 WHERE state = 'pending'",
+		holder, now.Add(leaseFor).UnixMicro())
+}
+
+// seedL1 puts location L1 (E1 AVAILABLE) and waits until the eMSP has it.
+func seedL1(t *testing.T, b *bundle) {
+	t.Helper()
 	if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
 		t.Fatal(err)
 	}
-	var platformID int64
-	if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// enqueueCharging seeds the receiver with L1 and queues, for EM1, a PATCH
+// of E1 to CHARGING in a transaction that then runs after (with args): the
+// state a crash left behind. It returns the receiver's platform id.
+func enqueueCharging(t *testing.T, h *hubtest.Hub, b *bundle, after string, args ...any) int64 {
+	t.Helper()
+	seedL1(t, b)
+	platformID := b.em1(t)
 	body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": ts(1)})
 	err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
 			Method: http.MethodPatch, Path: "/NL/CP1/L1/E1", Body: body}); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "UPDATE hub_push SET state = 'leased', lease_token = $1, lease_until = $2, attempts = 1 WHERE state = 'pending'",
-			holder, now.Add(leaseFor).UnixMicro())
+		_, err := tx.Exec(ctx, after, args...)
 		return err
 	})
 	if err != nil {
@@ -90,35 +101,28 @@ func patches(e *sim.EMSP) []string {
 // push to wake the queue up; before, the queue waited for the job queue's
 // rescue of the dead job, minutes later.
 func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
-	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			h := hubtest.Start(t, engine, fast(clk))
-			b := setup(t, h)
-			crashed(t, h, b, clk.Now(), "killed-process", 10*time.Second)
-			// After the restart the CPO sends the latest state.
-			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
-				t.Fatal(err)
-			}
-			idle(t, h, b.ctx)
-			if got := evseStatus(b.emsp, "L1"); got != "AVAILABLE" {
-				t.Fatalf("the receiver got %s past a live lease", got)
-			}
-			clk.Add(11 * time.Second)
-			start := time.Now()
-			ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second) // seconds, not minutes; room for a loaded CI machine
-			defer cancel()
-			if err := b.emsp.Until(ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
-				t.Fatalf("the receiver still shows %s %v after the dead lease ran out (pushes: %v)", evseStatus(b.emsp, "L1"), time.Since(start), patches(b.emsp))
-			}
-			t.Logf("receiver converged %.2fs after the lease ran out", time.Since(start).Seconds())
-			if got := strings.Join(patches(b.emsp), ","); got != "CHARGING,BLOCKED" {
-				t.Errorf("PATCHes received: %s, want CHARGING,BLOCKED (in order)", got)
-			}
-		})
-	}
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		crashed(t, b.h, b, clk.Now(), "killed-process", 10*time.Second)
+		// After the restart the CPO sends the latest state.
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
+			t.Fatal(err)
+		}
+		idle(t, b.h, b.ctx)
+		if got := evseStatus(b.emsp, "L1"); got != "AVAILABLE" {
+			t.Fatalf("the receiver got %s past a live lease", got)
+		}
+		clk.Add(11 * time.Second)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second) // seconds, not minutes; room for a loaded CI machine
+		defer cancel()
+		if err := b.emsp.Until(ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
+			t.Fatalf("the receiver still shows %s %v after the dead lease ran out (pushes: %v)", evseStatus(b.emsp, "L1"), time.Since(start), patches(b.emsp))
+		}
+		t.Logf("receiver converged %.2fs after the lease ran out", time.Since(start).Seconds())
+		if got := strings.Join(patches(b.emsp), ","); got != "CHARGING,BLOCKED" {
+			t.Errorf("PATCHes received: %s, want CHARGING,BLOCKED (in order)", got)
+		}
+	})
 }
 
 // TestDeadHoldersLeaseIsTakenAtOnce: a lease whose holder is known to be
@@ -126,15 +130,13 @@ func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
 // waiting for it to run out, by the next push and by the periodic
 // recovery alike.
 func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		me := strings.Split(string(h.App.Instance), ".")
+	each(t, func(t *testing.T, b *bundle) {
+		me := strings.Split(string(b.h.App.Instance), ".")
 		if me[0] == "" || me[1] == "" {
 			t.Skip("no /proc: a dead holder cannot be recognised here")
 		}
 		earlier := strings.Join(append(me[:3:3], "earlier"), ".") + "~lease"
-		crashed(t, h, b, time.Now(), earlier, 2*time.Minute)
+		crashed(t, b.h, b, time.Now(), earlier, 2*time.Minute)
 		start := time.Now()
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
 			t.Fatal(err)
@@ -148,7 +150,7 @@ func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
 			t.Fatal(err)
 		}
-	}, fast(nil))
+	})
 }
 
 // TestLiveHoldersLeaseIsNotTaken: several replicas share one PostgreSQL;
@@ -156,143 +158,100 @@ func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
 // alive (this process, or a process it cannot see), and takes it after.
 func TestLiveHoldersLeaseIsNotTaken(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			for _, holder := range []string{"", "other-machine.4026531836.1.nonce~lease"} {
-				clk := clock.NewFake(time.Now())
-				h := hubtest.Start(t, engine, fast(clk))
-				b := setup(t, h)
-				if holder == "" {
-					holder = h.App.Instance.Token("mine")
-				}
-				crashed(t, h, b, clk.Now(), holder, 10*time.Second)
-				idle(t, h, b.ctx)
-				clk.Add(9 * time.Second)
-				if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
-					t.Fatalf("holder %s: Recover re-armed %d queues (%v) before the lease ran out", holder, n, err)
-				}
-				open, err := h.Hub.Outbox(b.ctx, 0, "leased")
-				if err != nil || len(open) != 1 {
-					t.Fatalf("holder %s: leased rows %+v %v", holder, open, err)
-				}
-				clk.Add(2 * time.Second)
-				if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
-					t.Fatalf("holder %s: %v", holder, err)
-				}
-				if got := patches(b.emsp); len(got) != 1 {
-					t.Errorf("holder %s: PATCHes %v, want one", holder, got)
-				}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		for _, holder := range []string{"", "other-machine.4026531836.1.nonce~lease"} {
+			clk := clock.NewFake(time.Now())
+			h := hubtest.Start(t, engine, fast, func(o *hubtest.Options) { o.Clock = clk })
+			b := setup(t, h)
+			if holder == "" {
+				holder = h.App.Instance.Token("mine")
 			}
-		})
-	}
+			crashed(t, h, b, clk.Now(), holder, 10*time.Second)
+			idle(t, h, b.ctx)
+			clk.Add(9 * time.Second)
+			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
+				t.Fatalf("holder %s: Recover re-armed %d queues (%v) before the lease ran out", holder, n, err)
+			}
+			open, err := h.Hub.Outbox(b.ctx, 0, "leased")
+			if err != nil || len(open) != 1 {
+				t.Fatalf("holder %s: leased rows %+v %v", holder, open, err)
+			}
+			clk.Add(2 * time.Second)
+			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+				t.Fatalf("holder %s: %v", holder, err)
+			}
+			if got := patches(b.emsp); len(got) != 1 {
+				t.Errorf("holder %s: PATCHes %v, want one", holder, got)
+			}
+		}
+	})
 }
 
 // TestLostFanOutIsRestarted: a broadcast's rows were committed but the job
 // that fans them out died with its process (here: deleted). Recovery
 // starts the queue once its head has waited StallAfter.
 func TestLostFanOutIsRestarted(t *testing.T) {
-	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			h := hubtest.Start(t, engine, fast(clk))
-			b := setup(t, h)
-			if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
-				t.Fatal(err)
-			}
-			var platformID int64
-			if err := h.DB.Read().QueryRow(b.ctx, "SELECT platform_id FROM platform_roles WHERE party_id = 'EM1'").Scan(&platformID); err != nil {
-				t.Fatal(err)
-			}
-			body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": ts(1)})
-			err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
-				if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
-					Method: http.MethodPatch, Path: "/NL/CP1/L1/E1", Body: body}); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
-				t.Fatalf("Recover re-armed %d queues (%v) before StallAfter", n, err)
-			}
-			clk.Add(hub.StallAfter + time.Second)
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		enqueueCharging(t, b.h, b, "DELETE FROM river_job WHERE kind = 'hub_push' AND CAST(state AS TEXT) = 'available'")
+		if n, err := b.h.Hub.Recover(b.ctx); err != nil || n != 0 {
+			t.Fatalf("Recover re-armed %d queues (%v) before StallAfter", n, err)
+		}
+		clk.Add(hub.StallAfter + time.Second)
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestSlowDeliveryKeepsItsLease: a delivery slower than the lease renews
 // it, so recovery does not hand the row to a second worker and the
 // receiver gets the push once.
 func TestSlowDeliveryKeepsItsLease(t *testing.T) {
-	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now())
-			h := hubtest.Start(t, engine, fast(clk))
-			b := setup(t, h)
-			if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		seedL1(t, b)
+		patch := sim.PathHas(http.MethodPatch, "/L1/E1")
+		release := b.emsp.Hold(patch)
+		defer release()
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.emsp.WaitArrived(b.ctx, 1, patch); err != nil {
+			t.Fatal(err)
+		}
+		leaseUntil := func() int64 {
+			var until int64
+			if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
 				t.Fatal(err)
 			}
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
-				t.Fatal(err)
-			}
-			patch := sim.PathHas(http.MethodPatch, "/L1/E1")
-			release := b.emsp.Hold(patch)
-			defer release()
-			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := b.emsp.WaitArrived(b.ctx, 1, patch); err != nil {
-				t.Fatal(err)
-			}
-			leaseUntil := func() int64 {
-				var until int64
-				if err := h.DB.Read().QueryRow(b.ctx, "SELECT lease_until FROM hub_push WHERE state = 'leased'").Scan(&until); err != nil {
-					t.Fatal(err)
+			return until
+		}
+		first := leaseUntil()
+		// More than the lease passes while the receiver sits on the
+		// push, in half-lease steps; after each step the holder renews
+		// (at the clock's new time) and recovery leaves the row alone.
+		for range 3 {
+			clk.Add(hub.DefaultLease / 2)
+			want := clk.Now().Add(hub.DefaultLease).UnixMicro()
+			moved := time.Now()
+			for leaseUntil() < want {
+				if time.Since(moved) > 10*time.Second {
+					t.Fatal("the holder never renewed its lease")
 				}
-				return until
+				time.Sleep(20 * time.Millisecond) // the renewal runs on its own ticker; nothing to wait on
 			}
-			first := leaseUntil()
-			// More than the lease passes while the receiver sits on the
-			// push, in half-lease steps; after each step the holder renews
-			// (at the clock's new time) and recovery leaves the row alone.
-			for range 3 {
-				clk.Add(hub.DefaultLease / 2)
-				want := clk.Now().Add(hub.DefaultLease).UnixMicro()
-				moved := time.Now()
-				for leaseUntil() < want {
-					if time.Since(moved) > 10*time.Second {
-						t.Fatal("the holder never renewed its lease")
-					}
-					time.Sleep(20 * time.Millisecond) // the renewal runs on its own ticker; nothing to wait on
-				}
-				if n, err := h.Hub.Recover(b.ctx); err != nil || n != 0 {
-					t.Fatalf("Recover took a renewed lease: %d (%v)", n, err)
-				}
+			if n, err := b.h.Hub.Recover(b.ctx); err != nil || n != 0 {
+				t.Fatalf("Recover took a renewed lease: %d (%v)", n, err)
 			}
-			if leaseUntil() <= first {
-				t.Fatal("the lease was not renewed")
-			}
-			release()
-			if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
-				t.Fatal(err)
-			}
-			if got := patches(b.emsp); len(got) != 1 {
-				t.Errorf("the slow push was sent %d times: %v", len(got), got)
-			}
-		})
-	}
+		}
+		if leaseUntil() <= first {
+			t.Fatal("the lease was not renewed")
+		}
+		release()
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+			t.Fatal(err)
+		}
+		if got := patches(b.emsp); len(got) != 1 {
+			t.Errorf("the slow push was sent %d times: %v", len(got), got)
+		}
+	})
 }

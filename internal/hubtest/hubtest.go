@@ -120,12 +120,27 @@ type Hub struct {
 // Each runs fn once per engine as parallel subtests, each with its own hub.
 func Each(t *testing.T, fn func(t *testing.T, h *Hub), opts ...func(*Options)) {
 	t.Helper()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			fn(t, Start(t, engine, opts...))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) { fn(t, Start(t, engine, opts...)) })
+}
+
+// EachWith is Each for tests that start from a fixture: setup builds it on
+// each hub, and fn receives it.
+func EachWith[F any](t *testing.T, setup func(*testing.T, *Hub) F, fn func(*testing.T, F), opts ...func(*Options)) {
+	t.Helper()
+	Each(t, func(t *testing.T, h *Hub) { fn(t, setup(t, h)) }, opts...)
+}
+
+// EachFake is Each with a fake clock driving each hub (Options.Clock);
+// opts apply after it. The clock starts at the real time, truncated to the
+// second: River's maintenance (the rescuer, the queue cleaner) compares
+// some stamps with real time.
+func EachFake(t *testing.T, fn func(t *testing.T, h *Hub, clk *clock.Fake), opts ...func(*Options)) {
+	t.Helper()
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		clk := clock.NewFake(time.Now().Truncate(time.Second))
+		withClock := append([]func(*Options){func(o *Options) { o.Clock = clk }}, opts...)
+		fn(t, Start(t, engine, withClock...), clk)
+	})
 }
 
 // Start starts a hub on a fresh database of engine; it is closed when the
@@ -280,7 +295,16 @@ func (h *Hub) RegisterSandbox(t testing.TB, p *sim.Platform) {
 	register(t, h.App.Sandbox, p, true)
 }
 
-func register(t testing.TB, a *app.App, p *sim.Platform, sandbox bool) {
+// partner is what registration needs of a simulator (every kind embeds
+// *sim.Platform).
+type partner interface {
+	Name() string
+	Role() string
+	Versions() []string
+	Register(ctx context.Context, hubVersionsURL, tokenA string) error
+}
+
+func register(t testing.TB, a *app.App, p partner, sandbox bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -298,7 +322,7 @@ func register(t testing.TB, a *app.App, p *sim.Platform, sandbox bool) {
 // no role, so the hub has a set per role), the hub's otherwise.
 func (h *Hub) VersionsURLOf(p *sim.Platform) string { return versionsURLOf(h.App, p) }
 
-func versionsURLOf(a *app.App, p *sim.Platform) string {
+func versionsURLOf(a *app.App, p partner) string {
 	for _, v := range p.Versions() {
 		if !v211.IsLegacy(v) {
 			return a.VersionsURL()

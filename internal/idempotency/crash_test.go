@@ -10,7 +10,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/store"
-	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // loseAnswers makes storing an answer fail, as if the process died right
@@ -45,28 +44,23 @@ func loseAnswers(t *testing.T, db *store.DB) {
 // it again).
 func TestCrashBetweenEffectAndAnswer(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now().Truncate(time.Second))
-			h := hubtest.Start(t, engine, func(o *hubtest.Options) { o.Clock = clk })
-			tok := platform(t, h, "CR1")
-			loseAnswers(t, h.DB)
-			path := "/ocpi/2.2.1/webhooks"
-			for i, header := range []http.Header{hdr("Idempotency-Key", "crash-1"), hdr("X-Request-ID", "crash-2")} {
-				body := `{"url":"https://hooks.example.com/` + itoa(int64(i)) + `","events":["cdr.created"]}`
-				if a := post(t, h, tok, http.MethodPost, path, body, header); a.status != http.StatusCreated {
-					t.Fatalf("first attempt: HTTP %d %s", a.status, a.body)
-				}
-				clk.Add(10 * time.Minute) // the claim is stale: its process is gone
-				retry := post(t, h, tok, http.MethodPost, path, body, header)
-				if retry.status != http.StatusConflict || retry.env.Error == nil || !strings.Contains(retry.env.Error.Description, "already processed") {
-					t.Errorf("retry %v: HTTP %d %s", header, retry.status, retry.body)
-				}
-				if n := count(t, h, subsCount); n != i+1 {
-					t.Fatalf("retry %v ran the request again: %d subscriptions, want %d", header, n, i+1)
-				}
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		tok := platform(t, h, "CR1")
+		loseAnswers(t, h.DB)
+		path := "/ocpi/2.2.1/webhooks"
+		for i, header := range []http.Header{hdr("Idempotency-Key", "crash-1"), hdr("X-Request-ID", "crash-2")} {
+			body := `{"url":"https://hooks.example.com/` + itoa(int64(i)) + `","events":["cdr.created"]}`
+			if a := post(t, h, tok, http.MethodPost, path, body, header); a.status != http.StatusCreated {
+				t.Fatalf("first attempt: HTTP %d %s", a.status, a.body)
 			}
-		})
-	}
+			clk.Add(10 * time.Minute) // the claim is stale: its process is gone
+			retry := post(t, h, tok, http.MethodPost, path, body, header)
+			if retry.status != http.StatusConflict || retry.env.Error == nil || !strings.Contains(retry.env.Error.Description, "already processed") {
+				t.Errorf("retry %v: HTTP %d %s", header, retry.status, retry.body)
+			}
+			if n := count(t, h, subsCount); n != i+1 {
+				t.Fatalf("retry %v ran the request again: %d subscriptions, want %d", header, n, i+1)
+			}
+		}
+	})
 }

@@ -63,12 +63,7 @@ func hdr(kv ...string) http.Header {
 
 func platform(t *testing.T, h *hubtest.Hub, pid string) string {
 	t.Helper()
-	c, err := sim.StartCPO("CPO "+pid, "NL", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	h.Register(t, c.Platform)
+	c := hubtest.Add(t, h, sim.StartCPO, "CPO "+pid, "NL", pid)
 	return base64.StdEncoding.EncodeToString([]byte(c.Token()))
 }
 

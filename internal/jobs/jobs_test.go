@@ -258,85 +258,97 @@ func TestRetryUniqueScheduledAndFailedListing(t *testing.T) {
 // once.
 func TestJobSurvivesACrash(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			url := storetest.URL(t, engine)
-			ctx := context.Background()
-			db, err := store.Open(ctx, url, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := jobs.Migrate(ctx, db, nil); err != nil {
-				t.Fatal(err)
-			}
-			setupTables(t, db)
-			inserter, err := jobs.New(db, jobs.Config{InsertOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			jobs.AddWorker(inserter, &markWorker{db: db})
-			res, err := inserter.Insert(ctx, markArgs{Key: "survivor"}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-
-			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
-			cmd.Env = append(os.Environ(), "OCPIHUB_CRASH_CHILD_DB="+url)
-			out, err := cmd.CombinedOutput()
-			var exitErr *exec.ExitError
-			if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
-				t.Fatalf("child should crash with exit code 3, got %v\n%s", err, out)
-			}
-			job, err := inserter.Get(ctx, res.Job.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if job.State != rivertype.JobStateRunning {
-				t.Fatalf("after the crash the job is %s, want running (claimed by the dead worker)", job.State)
-			}
-			// Time passes: the dead worker's claim ages past the rescue horizon
-			// and its leadership lease runs out.
-			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				if _, err := tx.Exec(ctx, "UPDATE river_job SET attempted_at = $1 WHERE id = $2", time.Now().Add(-time.Hour).UTC(), res.Job.ID); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, "DELETE FROM river_leader")
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		db, inserter, res := crashChild(t, engine, "survivor")
+		job, err := inserter.Get(ctx, res.Job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.State != rivertype.JobStateRunning {
+			t.Fatalf("after the crash the job is %s, want running (claimed by the dead worker)", job.State)
+		}
+		// Time passes: the dead worker's claim ages past the rescue horizon
+		// and its leadership lease runs out.
+		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, "UPDATE river_job SET attempted_at = $1 WHERE id = $2", time.Now().Add(-time.Hour).UTC(), res.Job.ID); err != nil {
 				return err
-			}); err != nil {
-				t.Fatal(err)
 			}
+			_, err := tx.Exec(ctx, "DELETE FROM river_leader")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 
-			client, err := jobs.New(db, jobs.Config{PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			jobs.AddWorker(client, &markWorker{db: db})
-			events, cancel := client.Subscribe(river.EventKindJobCompleted)
-			defer cancel()
-			if err := client.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			defer client.Stop(ctx)
-			select {
-			case ev := <-events:
-				if ev.Job.ID != res.Job.ID || ev.Job.Attempt != 2 {
-					t.Fatalf("completed job %d at attempt %d, want %d at attempt 2", ev.Job.ID, ev.Job.Attempt, res.Job.ID)
-				}
-			case <-time.After(60 * time.Second):
-				t.Fatal("the orphaned job was not rescued and completed within 60s")
-			}
-			if n := count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
-				t.Fatalf("attempts = %d, want 2 (one crashed, one completed)", n)
-			}
-			if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
-				t.Fatalf("effects = %d, want exactly 1", n)
-			}
-		})
+		_, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
+		waitCompleted(t, events, res.Job.ID, 60*time.Second, "the orphaned job was not rescued and completed")
+		if n := count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
+			t.Fatalf("attempts = %d, want 2 (one crashed, one completed)", n)
+		}
+		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
+			t.Fatalf("effects = %d, want exactly 1", n)
+		}
+	})
+}
+
+// crashChild inserts a job with key on a fresh database of engine and runs
+// its worker in a child process (TestCrashChild) that dies in the middle of
+// it, after claiming it and before completing it; env is added to the
+// child's environment.
+func crashChild(t *testing.T, engine store.Engine, key string, env ...string) (*store.DB, *jobs.Client, *rivertype.JobInsertResult) {
+	t.Helper()
+	url := storetest.URL(t, engine)
+	db := storetest.OpenURL(t, url)
+	setupTables(t, db)
+	inserter, err := jobs.New(db, jobs.Config{InsertOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs.AddWorker(inserter, &markWorker{db: db})
+	res, err := inserter.Insert(context.Background(), markArgs{Key: key}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+	cmd.Env = append(append(os.Environ(), "OCPIHUB_CRASH_CHILD_DB="+url), env...)
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 3 {
+		t.Fatalf("child should crash with exit code 3, got %v\n%s", err, out)
+	}
+	return db, inserter, res
+}
+
+// startWorker starts a worker client with cfg (stopped when the test
+// ends) and subscribes to its completed jobs.
+func startWorker(t *testing.T, db *store.DB, cfg jobs.Config) (*jobs.Client, <-chan *river.Event) {
+	t.Helper()
+	ctx := context.Background()
+	client, err := jobs.New(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs.AddWorker(client, &markWorker{db: db})
+	events, cancel := client.Subscribe(river.EventKindJobCompleted)
+	t.Cleanup(cancel)
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Stop(ctx) })
+	return client, events
+}
+
+// waitCompleted waits up to d for the completion of job id at its second
+// attempt (the first died with the crashed process).
+func waitCompleted(t *testing.T, events <-chan *river.Event, id int64, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case ev := <-events:
+		if ev.Job.ID != id || ev.Job.Attempt != 2 {
+			t.Fatalf("completed job %d at attempt %d, want %d at attempt 2", ev.Job.ID, ev.Job.Attempt, id)
+		}
+	case <-time.After(d):
+		t.Fatalf("%s within %s", what, d)
 	}
 }
 

@@ -26,9 +26,9 @@ func session221(id string, tok map[string]any, status string) map[string]any {
 func TestLegacyEMSPs(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		neu := startCPO(t, "New CPO", "IN", "NEW")
-		e211 := startEMSP(t, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
-		e20 := startEMSP(t, "eMSP 2.0", "FR", "E20", versions("2.0"))
+		neu := hubtest.StartSim(t, sim.StartCPO, "New CPO", "IN", "NEW")
+		e211 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
+		e20 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.0", "FR", "E20", versions("2.0"))
 		for _, p := range []*sim.Platform{neu.Platform, e211.Platform, e20.Platform} {
 			h.Register(t, p)
 		}

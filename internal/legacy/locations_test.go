@@ -20,11 +20,11 @@ import (
 func TestLegacyLocations(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		neu := startCPO(t, "New CPO", "IN", "NEW")
-		e221 := startEMSP(t, "eMSP 2.2.1", "DE", "E22")
-		e211 := startEMSP(t, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
-		e20 := startEMSP(t, "eMSP 2.0", "FR", "E20", versions("2.0"))
+		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		neu := hubtest.StartSim(t, sim.StartCPO, "New CPO", "IN", "NEW")
+		e221 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
+		e211 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
+		e20 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.0", "FR", "E20", versions("2.0"))
 		for _, p := range []*sim.Platform{old.Platform, neu.Platform, e221.Platform, e211.Platform, e20.Platform} {
 			h.Register(t, p)
 		}

@@ -21,11 +21,11 @@ import (
 func TestNegotiation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "CPO", "IN", "CPO")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "CPO", "IN", "CPO")
 		h.Register(t, cpo.Platform)
 
 		// Both sides speak 2.2.1 and 2.1.1: 2.2.1.
-		both := startEMSP(t, "Both", "DE", "BTH", versions("2.1.1", "2.2.1"))
+		both := hubtest.StartSim(t, sim.StartEMSP, "Both", "DE", "BTH", versions("2.1.1", "2.2.1"))
 		h.Register(t, both.Platform)
 		p := platformOf(t, h, "DE", "BTH")
 		if p.Version != "2.2.1" || !p.TokenBase64 {
@@ -51,7 +51,7 @@ func TestNegotiation(t *testing.T) {
 		// A 2.1.1 CPO with a token A not bound to a party, at the generic
 		// versions URL: the hub cannot tell which endpoints are its, and
 		// says where to go.
-		legacyCPO := startCPO(t, "Legacy CPO", "IN", "LEG", versions("2.1.1"))
+		legacyCPO := hubtest.StartSim(t, sim.StartCPO, "Legacy CPO", "IN", "LEG", versions("2.1.1"))
 		err = legacyCPO.Register(ctx(t), h.VersionsURL(), inv.Token)
 		if err == nil || !strings.Contains(err.Error(), "/ocpi/cpo/versions") {
 			t.Fatalf("registration without a known role: %v", err)
@@ -77,7 +77,7 @@ func TestNegotiation(t *testing.T) {
 
 		// A partner registered in 2.1.1 switches to 2.2.1 with a PUT on the
 		// 2.2.1 credentials endpoint, and back.
-		sw := startEMSP(t, "Switcher", "FR", "SWI", versions("2.2.1", "2.1.1"))
+		sw := hubtest.StartSim(t, sim.StartEMSP, "Switcher", "FR", "SWI", versions("2.2.1", "2.1.1"))
 		inv2, err := h.Parties.Invite(ctx(t), "Switcher", 0, false)
 		mustOK(t, "invite", err)
 		mustOK(t, "register in 2.1.1", sw.RegisterIn(ctx(t), h.Parties.VersionsURLFor(party.RoleEMSP), inv2.Token, "2.1.1"))
@@ -103,7 +103,7 @@ func TestNegotiation(t *testing.T) {
 
 		// The hub starts the handshake with a 2.1.1 CPO: its role must be
 		// given (legacy credentials do not say it).
-		far := startCPO(t, "Far CPO", "IN", "FAR", versions("2.1.1"))
+		far := hubtest.StartSim(t, sim.StartCPO, "Far CPO", "IN", "FAR", versions("2.1.1"))
 		if _, err := h.Parties.Connect(ctx(t), "", far.VersionsURL(), far.Invite()); ocpi.ErrorCode(err) != ocpi.EINVALID || !strings.Contains(err.Error(), "role") {
 			t.Errorf("connect without a role: %v", err)
 		}
@@ -131,7 +131,7 @@ func TestDeprecationHeaders(t *testing.T) {
 	t.Parallel()
 	sunset := time.Date(2027, 6, 30, 0, 0, 0, 0, time.UTC)
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		e := startEMSP(t, "Old eMSP", "NL", "OLD", versions("2.1.1"))
+		e := hubtest.StartSim(t, sim.StartEMSP, "Old eMSP", "NL", "OLD", versions("2.1.1"))
 		h.Register(t, e.Platform)
 		for _, tc := range []struct {
 			path, token string

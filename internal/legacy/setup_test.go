@@ -18,26 +18,6 @@ func versions(vs ...string) func(*sim.Options) {
 	return func(o *sim.Options) { o.Versions = vs }
 }
 
-func startCPO(t *testing.T, name, cc, pid string, tweak ...func(*sim.Options)) *sim.CPO {
-	t.Helper()
-	c, err := sim.StartCPO(name, cc, pid, hubtest.Logger(), tweak...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
-func startEMSP(t *testing.T, name, cc, pid string, tweak ...func(*sim.Options)) *sim.EMSP {
-	t.Helper()
-	e, err := sim.StartEMSP(name, cc, pid, hubtest.Logger(), tweak...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e
-}
-
 func ctx(t *testing.T) context.Context { return hubtest.Ctx(t, 60*time.Second) }
 
 // platformOf returns the platform hosting a party.

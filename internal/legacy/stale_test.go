@@ -20,7 +20,7 @@ import (
 func TestLegacyTariffPatchConcurrent(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
 		h.Register(t, old.Platform)
 		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
 			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
@@ -67,9 +67,9 @@ func TestLegacyTariffPatchConcurrent(t *testing.T) {
 func TestLegacyStaleUpdates(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		e221 := startEMSP(t, "eMSP 2.2.1", "DE", "E22")
-		e211 := startEMSP(t, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
+		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		e221 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
+		e211 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
 		for _, p := range []*sim.Platform{old.Platform, e221.Platform, e211.Platform} {
 			h.Register(t, p)
 		}
@@ -131,7 +131,7 @@ func TestLegacyStaleUpdates(t *testing.T) {
 func TestLegacyUnstampedPatchNeverStale(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
 		h.Register(t, old.Platform)
 		const future = "2099-01-01T00:00:00Z"
 		mustOK(t, "2.1.1 PUT", old.PutLocation(ctx(t), "LOC1", location211("LOC1", future)))
@@ -165,10 +165,10 @@ func TestLegacyUnstampedPatchNeverStale(t *testing.T) {
 func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := startCPO(t, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		two := startCPO(t, "Two CPO", "IN", "TWO", versions("2.0"))
-		e22 := startEMSP(t, "eMSP 2.2.1", "DE", "E22")
-		e21 := startEMSP(t, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
+		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
+		two := hubtest.StartSim(t, sim.StartCPO, "Two CPO", "IN", "TWO", versions("2.0"))
+		e22 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
+		e21 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
 		for _, p := range []*sim.Platform{old.Platform, two.Platform, e22.Platform, e21.Platform} {
 			h.Register(t, p)
 		}

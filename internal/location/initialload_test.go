@@ -52,23 +52,13 @@ func publish(t *testing.T, ctx context.Context, h *hubtest.Hub, n int) {
 // cpoOnly starts the CPO NL/CP1 and registers it.
 func cpoOnly(t *testing.T, h *hubtest.Hub) {
 	t.Helper()
-	cpo, err := sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cpo.Close)
-	h.Register(t, cpo.Platform)
+	hubtest.Add(t, h, sim.StartCPO, "CPO One", "NL", "CP1")
 }
 
 // lateEMSP starts an eMSP and registers it with the hub.
 func lateEMSP(t *testing.T, h *hubtest.Hub) (*sim.EMSP, int64) {
 	t.Helper()
-	e, err := sim.StartEMSP("eMSP Late", "FR", "LAT", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	h.Register(t, e.Platform)
+	e := hubtest.Add(t, h, sim.StartEMSP, "eMSP Late", "FR", "LAT")
 	p, err := h.Parties.FindByParty(context.Background(), party.RoleEMSP, "FR", "LAT")
 	if err != nil {
 		t.Fatal(err)
@@ -235,18 +225,13 @@ func TestInitialLoadOnGainedReceiver(t *testing.T) {
 		setup(t, h)
 		ctx := hubtest.Ctx(t, 2*time.Minute)
 		publish(t, ctx, h, 5)
-		e, err := sim.StartEMSP("eMSP Later", "FR", "LAT", hubtest.Logger(), func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Close)
-		h.Register(t, e.Platform)
+		e := hubtest.Add(t, h, sim.StartEMSP, "eMSP Later", "FR", "LAT", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
 		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "FR", "LAT")
 		if err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, ctx, e.Platform, "the tariff", func() bool { return e.Tariff("NL", "CP1", "T1") != nil })
-		eventually(t, ctx, "the first load to finish", func() bool {
+		hubtest.Eventually(t, ctx, "the first load to finish", func() bool {
 			loads, err := h.Hub.InitialLoads(ctx, p.ID)
 			return err == nil && len(loads) == 2 && loads[0].Done && loads[1].Done
 		})
@@ -258,7 +243,7 @@ func TestInitialLoadOnGainedReceiver(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitState(t, ctx, e.Platform, "the locations", func() bool { return e.LocationCount() == 5 })
-		eventually(t, ctx, "the second load to finish", func() bool {
+		hubtest.Eventually(t, ctx, "the second load to finish", func() bool {
 			loads, err := h.Hub.InitialLoads(ctx, p.ID)
 			return err == nil && len(loads) == 3 && loads[0].Done && loads[1].Done && loads[2].Done
 		})

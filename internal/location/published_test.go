@@ -19,22 +19,20 @@ import (
 // and pulled — cut to the published limits, so a receiver validating the
 // published text does not reject the location.
 func TestPublishedLengths(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		addr := strings.Repeat("Ring Road ", 5) + "Bengaluru Ø" // 61 characters
 		state := "Karnataka State Region"                       // 22
 		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")
 		loc["address"], loc["state"] = addr, state
-		resp, err := b.cpo.Push(b.ctx, "locations", http.MethodPut, loc, nil, "LOC1")
-		mustStatus(t, resp, err, http.StatusCreated, 1000)
+		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, loc, nil, "LOC1")
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
-		_, data := hubGet(t, b.cpo.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1", nil)
+		_, data := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1", nil)
 		if data["address"] != addr || data["state"] != state {
 			t.Errorf("the hub's copy lost the long form: address %q state %q", data["address"], data["state"])
 		}
 		wantAddr, wantState := string([]rune(addr)[:45]), string([]rune(state)[:20])
-		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
 			waitState(t, b.ctx, e.Platform, "location at "+e.Name(), func() bool { return e.Location("NL", "CP1", "LOC1") != nil })
 			got := e.Location("NL", "CP1", "LOC1")
 			if got["address"] != wantAddr || got["state"] != wantState {
@@ -44,18 +42,18 @@ func TestPublishedLengths(t *testing.T) {
 				t.Errorf("%s: the cut lost other fields: %v", e.Name(), got)
 			}
 		}
-		_, data = hubGet(t, b.emsp1.Platform, "locations", "SENDER", "/LOC1", nil)
+		_, data = hubGet(t, b.EMSP.Platform, "locations", "SENDER", "/LOC1", nil)
 		if data["address"] != wantAddr || data["state"] != wantState {
 			t.Errorf("directory GET: address %q state %q, want %q %q", data["address"], data["state"], wantAddr, wantState)
 		}
 
 		// A PATCH of the address is cut the same way on its way out.
 		long := strings.Repeat("MG Road ", 7) // 56
-		if _, err := b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"address": long, "last_updated": ts(1)}, nil, "LOC1"); err != nil {
+		if _, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"address": long, "last_updated": ts(1)}, nil, "LOC1"); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.ctx, b.emsp1.Platform, "address PATCH", func() bool {
-			l := b.emsp1.Location("NL", "CP1", "LOC1")
+		waitState(t, b.ctx, b.EMSP.Platform, "address PATCH", func() bool {
+			l := b.EMSP.Location("NL", "CP1", "LOC1")
 			return l != nil && l["address"] == string([]rune(long)[:45])
 		})
 		// Over the errata's limit is still refused (TestValidation).

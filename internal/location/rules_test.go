@@ -15,32 +15,28 @@ import (
 // cascade, REMOVED EVSEs kept, and a location with every EVSE REMOVED still
 // in the directory.
 func TestEVSELifecycle(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := b.cpo.Push(b.ctx, "locations", http.MethodPut, evseJSON("E2", "AVAILABLE", ts(5)), nil, "LOC1", "E2")
-		mustStatus(t, resp, err, http.StatusCreated, 1000)
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPut, connectorJSON("2", "IEC_62196_T2_COMBO", "DC", 920, 200, ts(7)), nil, "LOC1", "E2", "2")
-		mustStatus(t, resp, err, http.StatusCreated, 1000)
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{"T9"}, "last_updated": ts(8)}, nil, "LOC1", "E2", "2")
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+	each(t, func(t *testing.T, b *bundle) {
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
+		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E2", "AVAILABLE", ts(5)), nil, "LOC1", "E2")
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, connectorJSON("2", "IEC_62196_T2_COMBO", "DC", 920, 200, ts(7)), nil, "LOC1", "E2", "2")
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{"T9"}, "last_updated": ts(8)}, nil, "LOC1", "E2", "2")
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		// Older than the location's cascaded last_updated: ignored as stale.
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Stale name", "last_updated": ts(3)}, nil, "LOC1")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Stale name", "last_updated": ts(3)}, nil, "LOC1")
 		mustStale(t, "location PATCH older than a child's change", resp, err)
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Renamed", "last_updated": ts(8)}, nil, "LOC1")
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Renamed", "last_updated": ts(8)}, nil, "LOC1")
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 
-		_, loc := hubGet(t, b.cpo.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1", nil)
+		_, loc := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1", nil)
 		if loc["name"] != "Renamed" || loc["address"] != "Main Street 1" {
 			t.Errorf("PATCH did not merge: %v", loc)
 		}
 		if loc["last_updated"] != ts(8) {
 			t.Errorf("location last_updated = %v, want the latest child's %s (cascade)", loc["last_updated"], ts(8))
 		}
-		_, e2 := hubGet(t, b.cpo.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1/E2", nil)
+		_, e2 := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1/E2", nil)
 		conns, _ := e2["connectors"].([]any)
 		if len(conns) != 2 || e2["last_updated"] != ts(8) {
 			t.Fatalf("EVSE E2 after connector PUT/PATCH: %v", e2)
@@ -51,11 +47,11 @@ func TestEVSELifecycle(t *testing.T) {
 
 		// Every EVSE REMOVED: the location stays, in the directory too.
 		for _, uid := range []string{"E1", "E2"} {
-			if err := b.cpo.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": "REMOVED", "last_updated": ts(9)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": "REMOVED", "last_updated": ts(9)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		resp, _ = hubGet(t, b.emsp1.Platform, "locations", "SENDER", "", nil)
+		resp, _ = hubGet(t, b.EMSP.Platform, "locations", "SENDER", "", nil)
 		var list []map[string]any
 		_ = json.Unmarshal(resp.Envelope.Data, &list)
 		if len(list) != 1 || strings.Count(strings.ReplaceAll(string(resp.Envelope.Data), " ", ""), `"status":"REMOVED"`) != 2 {
@@ -63,14 +59,14 @@ func TestEVSELifecycle(t *testing.T) {
 		}
 
 		// The eMSPs end with the same state as the hub, PATCHes included.
-		waitState(t, b.ctx, b.emsp2.Platform, "final state at eMSP Two", func() bool {
-			return b.emsp2.EVSEStatus("NL", "CP1", "LOC1", "E1") == "REMOVED" && b.emsp2.EVSEStatus("NL", "CP1", "LOC1", "E2") == "REMOVED"
+		waitState(t, b.ctx, b.EMSP2.Platform, "final state at eMSP Two", func() bool {
+			return b.EMSP2.EVSEStatus("NL", "CP1", "LOC1", "E1") == "REMOVED" && b.EMSP2.EVSEStatus("NL", "CP1", "LOC1", "E2") == "REMOVED"
 		})
-		got := b.emsp2.Location("NL", "CP1", "LOC1")
+		got := b.EMSP2.Location("NL", "CP1", "LOC1")
 		if got["name"] != "Renamed" {
 			t.Errorf("eMSP copy: %v", got)
 		}
-		patches := b.emsp2.Requests(sim.PathHas(http.MethodPatch, "/emsp/locations/NL/CP1/LOC1/E1"))
+		patches := b.EMSP2.Requests(sim.PathHas(http.MethodPatch, "/emsp/locations/NL/CP1/LOC1/E1"))
 		var body map[string]any
 		if len(patches) == 1 {
 			_ = json.Unmarshal(patches[0].Body, &body)
@@ -84,21 +80,10 @@ func TestEVSELifecycle(t *testing.T) {
 // TestPartyIsolation checks that a CPO can neither read nor write another
 // CPO's objects: every attempt is a 404, and the objects stay as they were.
 func TestPartyIsolation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		other, err := sim.StartCPO("CPO Two", "NL", "CP2", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		other := hubtest.Add(t, b.h, sim.StartCPO, "CPO Two", "NL", "CP2")
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
+		b.putT1(t)
 		before := snapshot(t, b)
 		rec, _ := other.HubEndpoint("locations", "RECEIVER")
 		trec, _ := other.HubEndpoint("tariffs", "RECEIVER")
@@ -126,9 +111,9 @@ func TestPartyIsolation(t *testing.T) {
 		}
 		// A body naming the other party under one's own URL is a 2001.
 		resp, err := other.Push(b.ctx, "locations", http.MethodPut, locationJSON("NL", "CP1", "LOC3", "12.97160", "77.59460", ts(5), "E1:CHARGING"), nil, "LOC3")
-		mustStatus(t, resp, err, http.StatusOK, 2001)
-		if errorField(resp) != "party_id" {
-			t.Errorf("field %q, want party_id", errorField(resp))
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
+		if hubtest.ErrorField(resp) != "party_id" {
+			t.Errorf("field %q, want party_id", hubtest.ErrorField(resp))
 		}
 		if after := snapshot(t, b); string(before) != string(after) {
 			t.Errorf("another CPO changed objects:\n%s\n%s", before, after)
@@ -140,28 +125,22 @@ func TestPartyIsolation(t *testing.T) {
 // the tariff and the eMSPs get the DELETE (a DELETE while connectors still
 // list it is accepted too: TestTariffDeleteWhileReferenced).
 func TestTariffLifecycle(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+	each(t, func(t *testing.T, b *bundle) {
+		b.putT1(t)
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE", "E2:AVAILABLE")
 		for _, uid := range []string{"E1", "E2"} {
-			resp, err := b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{}, "last_updated": ts(2)}, nil, "LOC1", uid, "1")
-			mustStatus(t, resp, err, http.StatusOK, 1000)
+			resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{}, "last_updated": ts(2)}, nil, "LOC1", uid, "1")
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		}
-		if err := b.cpo.DeleteTariff(b.ctx, "T1"); err != nil {
+		if err := b.CPO.DeleteTariff(b.ctx, "T1"); err != nil {
 			t.Fatal(err)
 		}
-		resp, _ := hubGet(t, b.emsp1.Platform, "tariffs", "SENDER", "/T1", nil)
-		mustStatus(t, resp, nil, http.StatusNotFound, 2000)
-		waitState(t, b.ctx, b.emsp1.Platform, "tariff DELETE at eMSP One", func() bool {
-			return len(b.emsp1.Requests(sim.PathHas(http.MethodDelete, "/emsp/tariffs/NL/CP1/T1"))) == 1
+		resp, _ := hubGet(t, b.EMSP.Platform, "tariffs", "SENDER", "/T1", nil)
+		hubtest.MustStatus(t, resp, nil, http.StatusNotFound, 2000)
+		waitState(t, b.ctx, b.EMSP.Platform, "tariff DELETE at eMSP One", func() bool {
+			return len(b.EMSP.Requests(sim.PathHas(http.MethodDelete, "/emsp/tariffs/NL/CP1/T1"))) == 1
 		})
-		if b.emsp1.Tariff("NL", "CP1", "T1") != nil {
+		if b.EMSP.Tariff("NL", "CP1", "T1") != nil {
 			t.Error("eMSP One still holds the deleted tariff")
 		}
 	})
@@ -171,19 +150,10 @@ func TestTariffLifecycle(t *testing.T) {
 // published receives a PATCH it cannot apply; it answers 2003, and the hub
 // follows with a PUT of the whole location (transport.md §10).
 func TestLateReceiverGetsFullObject(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		late, err := sim.StartEMSP("Late eMSP", "ES", "LAT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(late.Close)
-		h.Register(t, late.Platform)
-		if err := b.cpo.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+	each(t, func(t *testing.T, b *bundle) {
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
+		late := hubtest.Add(t, b.h, sim.StartEMSP, "Late eMSP", "ES", "LAT")
+		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, b.ctx, late.Platform, "the full location at the late eMSP", func() bool {

@@ -5,17 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/ocpihub/ocpihub/internal/hubtest"
 )
 
 // TestDriverSearch: the public search finds published locations within the
 // radius, nearest first, filtered by connector type, power and availability,
 // as OCPI objects or GeoJSON; unpublished and expired locations are hidden.
 func TestDriverSearch(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		// Around MG Road, Bengaluru (12.97560, 77.60600).
 		near := locationJSON("NL", "CP1", "NEAR", "12.97600", "77.60600", ts(0), "E1:AVAILABLE")
 		fast := locationJSON("NL", "CP1", "FAST", "12.98500", "77.60600", ts(0), "E1:CHARGING", "E2:AVAILABLE")
@@ -25,13 +21,13 @@ func TestDriverSearch(t *testing.T) {
 		hidden["publish"] = false
 		gone := locationJSON("NL", "CP1", "GONE", "12.97580", "77.60600", ts(0), "E1:REMOVED")
 		for _, l := range []map[string]any{near, fast, far, hidden, gone} {
-			if err := b.cpo.PutLocation(b.ctx, l["id"].(string), l); err != nil {
+			if err := b.CPO.PutLocation(b.ctx, l["id"].(string), l); err != nil {
 				t.Fatal(err)
 			}
 		}
 		search := func(query string) (int, []string) {
 			t.Helper()
-			resp := h.Do(t, http.MethodGet, "/api/locations?"+query, "", nil, nil)
+			resp := b.h.Do(t, http.MethodGet, "/api/locations?"+query, "", nil, nil)
 			if resp.HTTPStatus != http.StatusOK {
 				return resp.HTTPStatus, nil
 			}
@@ -74,12 +70,12 @@ func TestDriverSearch(t *testing.T) {
 			}
 		}
 		for _, bad := range []string{"lon=77.6", "lat=95&lon=77.6", "lat=12.9&lon=77.6&radius=0", "lat=12.9&lon=77.6&connector_type=TYPE2", "lat=12.9&lon=77.6&min_power=-1"} {
-			resp := h.Do(t, http.MethodGet, "/api/locations?"+bad, "", nil, nil)
+			resp := b.h.Do(t, http.MethodGet, "/api/locations?"+bad, "", nil, nil)
 			if resp.HTTPStatus != http.StatusOK || !json.Valid(resp.Body) || !strings.Contains(string(resp.Body), `"status_code":2001`) {
 				t.Errorf("%s: HTTP %d %s, want 2001", bad, resp.HTTPStatus, resp.Body)
 			}
 		}
-		resp := h.Do(t, http.MethodGet, "/api/locations?lat=12.97560&lon=77.60600&radius=2000&format=geojson", "", nil, nil)
+		resp := b.h.Do(t, http.MethodGet, "/api/locations?lat=12.97560&lon=77.60600&radius=2000&format=geojson", "", nil, nil)
 		var fc struct {
 			Type     string `json:"type"`
 			Features []struct {

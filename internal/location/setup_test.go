@@ -14,47 +14,32 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
-// bundle is a hub with a CPO and two eMSPs registered.
+// bundle is a hub with a CPO (NL/CP1) and two eMSPs registered
+// (hubtest.Trio).
 type bundle struct {
-	h     *hubtest.Hub
-	cpo   *sim.CPO
-	emsp1 *sim.EMSP
-	emsp2 *sim.EMSP
-	ctx   context.Context
+	h *hubtest.Hub
+	hubtest.Cast
+	ctx context.Context
 }
 
 // fastPush makes the outbox retry quickly and give up after attempts.
 func fastPush(attempts int) func(*hubtest.Options) {
-	return func(o *hubtest.Options) {
-		o.Config = func(c *app.Config) {
-			c.PushBackoff = 20 * time.Millisecond
-			c.PushMaxAttempts = attempts
-			c.ForwardTimeout = 500 * time.Millisecond
-			c.SyncInterval = 0
-		}
-	}
+	return hubtest.Configure(false, func(c *app.Config) {
+		c.PushMaxAttempts = attempts
+		c.ForwardTimeout = 500 * time.Millisecond
+	})
+}
+
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, opts...)
 }
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
-	var err error
-	if b.cpo, err = sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	if b.emsp1, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp1.Close)
-	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp2.Close)
-	h.Register(t, b.cpo.Platform)
-	h.Register(t, b.emsp1.Platform)
-	h.Register(t, b.emsp2.Platform)
-	return b
+	return &bundle{h: h, Cast: h.Trio(t, "NL"), ctx: hubtest.Ctx(t, 60*time.Second)}
 }
 
 // locationJSON returns a valid location of the CPO with the given EVSEs
@@ -104,26 +89,6 @@ func ts(i int) string {
 	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
 }
 
-// mustStatus checks an answer's HTTP status and status_code.
-func mustStatus(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
-	t.Helper()
-	if err != nil && resp == nil {
-		t.Fatalf("call failed: %v", err)
-	}
-	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
-		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
-	}
-	return resp
-}
-
-// errorField returns error.details.field of an answer.
-func errorField(resp *ocpiclient.Response) string {
-	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {
-		return ""
-	}
-	return resp.Envelope.Error.Details.Field
-}
-
 // hubGet calls a hub URL as a platform and decodes data.
 func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header http.Header) (*ocpiclient.Response, map[string]any) {
 	t.Helper()
@@ -151,9 +116,19 @@ func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, 
 	}
 }
 
-func toHeader(cc, pid string) http.Header {
-	h := http.Header{}
-	h.Set("OCPI-to-country-code", cc)
-	h.Set("OCPI-to-party-id", pid)
-	return h
+// putLocation has cpo (NL/pid) put location id at the usual coordinates,
+// last updated at ts(at), with evses (uid:status pairs).
+func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int, evses ...string) {
+	t.Helper()
+	if err := cpo.PutLocation(b.ctx, id, locationJSON("NL", pid, id, "12.97160", "77.59460", ts(at), evses...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// putT1 has CPO One put its tariff T1.
+func (b *bundle) putT1(t *testing.T) {
+	t.Helper()
+	if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+		t.Fatal(err)
+	}
 }

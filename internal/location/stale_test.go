@@ -15,7 +15,7 @@ import (
 // status_code 1000, a status_message saying so.
 func mustStale(t *testing.T, what string, resp *ocpiclient.Response, err error) {
 	t.Helper()
-	mustStatus(t, resp, err, http.StatusOK, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 	if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 		t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
 	}
@@ -24,8 +24,8 @@ func mustStale(t *testing.T, what string, resp *ocpiclient.Response, err error) 
 // evseOf returns an EVSE of the hub's copy of LOC1.
 func evseOf(t *testing.T, b *bundle, uid string) map[string]any {
 	t.Helper()
-	resp, data := hubGet(t, b.cpo.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1/"+uid, nil)
-	mustStatus(t, resp, nil, http.StatusOK, 1000)
+	resp, data := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1/"+uid, nil)
+	hubtest.MustStatus(t, resp, nil, http.StatusOK, 1000)
 	return data
 }
 
@@ -35,33 +35,27 @@ func evseOf(t *testing.T, b *bundle, uid string) map[string]any {
 // eMSPs; an update with the same last_updated is applied; a duplicate of the
 // current state is harmless.
 func TestStaleLocationUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.cpo.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(10)}); err != nil {
+	each(t, func(t *testing.T, b *bundle) {
+		b.putT1(t)
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE", "E2:AVAILABLE")
+		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(10)}); err != nil {
 			t.Fatal(err)
 		}
 
 		// An older EVSE PATCH: the status and the time stay.
-		resp, err := b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"status": "AVAILABLE", "last_updated": ts(5)}, nil, "LOC1", "E1")
+		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"status": "AVAILABLE", "last_updated": ts(5)}, nil, "LOC1", "E1")
 		mustStale(t, "older EVSE PATCH", resp, err)
 		if e := evseOf(t, b, "E1"); e["status"] != "CHARGING" || e["last_updated"] != ts(10) {
 			t.Errorf("after an older PATCH the EVSE is %v at %v, want CHARGING at %s", e["status"], e["last_updated"], ts(10))
 		}
 		// An older whole-location PUT, an older EVSE PUT and an older
 		// connector PATCH.
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPut,
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut,
 			locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(3), "E1:BLOCKED", "E2:BLOCKED"), nil, "LOC1")
 		mustStale(t, "older location PUT", resp, err)
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPut, evseJSON("E1", "OUTOFORDER", ts(7)), nil, "LOC1", "E1")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E1", "OUTOFORDER", ts(7)), nil, "LOC1", "E1")
 		mustStale(t, "older EVSE PUT", resp, err)
-		resp, err = b.cpo.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"max_amperage": 16, "last_updated": ts(-1)}, nil, "LOC1", "E2", "1")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"max_amperage": 16, "last_updated": ts(-1)}, nil, "LOC1", "E2", "1")
 		mustStale(t, "older connector PATCH", resp, err)
 		if e := evseOf(t, b, "E2"); e["status"] != "AVAILABLE" {
 			t.Errorf("E2 is %v after stale updates, want AVAILABLE", e["status"])
@@ -69,14 +63,14 @@ func TestStaleLocationUpdates(t *testing.T) {
 		if c := evseOf(t, b, "E2/1"); c["max_amperage"] != float64(32) {
 			t.Errorf("connector E2/1 max_amperage %v after a stale PATCH, want 32", c["max_amperage"])
 		}
-		if got := h.StaleUpdates(t, "locations"); got != 4 {
+		if got := b.h.StaleUpdates(t, "locations"); got != 4 {
 			t.Errorf("ocpihub_stale_updates_total{module=locations} = %v, want 4", got)
 		}
 
 		// The same last_updated is applied (two changes in one second);
 		// sent again, it changes nothing and goes nowhere.
 		for range 2 {
-			if err := b.cpo.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(10)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(10)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -86,10 +80,10 @@ func TestStaleLocationUpdates(t *testing.T) {
 
 		// A later change is delivered after anything queued before it: once
 		// it arrived, a broadcast of a stale update would have too.
-		if err := b.cpo.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "AVAILABLE", "last_updated": ts(20)}); err != nil {
+		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "AVAILABLE", "last_updated": ts(20)}); err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
 			waitState(t, b.ctx, e.Platform, "the later change at "+e.Name(), func() bool {
 				return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE" &&
 					len(e.Requests(sim.PathHas(http.MethodPatch, "/LOC1/E1"))) >= 3
@@ -115,34 +109,32 @@ func TestStaleLocationUpdates(t *testing.T) {
 
 // TestStaleTariffPut: an older whole tariff is ignored and not broadcast.
 func TestStaleTariffPut(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
-		if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(10))); err != nil {
+	each(t, func(t *testing.T, b *bundle) {
+		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(10))); err != nil {
 			t.Fatal(err)
 		}
 		old := tariffJSON("NL", "CP1", "T1", ts(5))
 		old["currency"] = "EUR"
-		resp, err := b.cpo.Push(b.ctx, "tariffs", http.MethodPut, old, nil, "T1")
+		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, old, nil, "T1")
 		mustStale(t, "older tariff PUT", resp, err)
-		resp, data := hubGet(t, b.cpo.Platform, "tariffs", "RECEIVER", "/NL/CP1/T1", nil)
-		mustStatus(t, resp, nil, http.StatusOK, 1000)
+		resp, data := hubGet(t, b.CPO.Platform, "tariffs", "RECEIVER", "/NL/CP1/T1", nil)
+		hubtest.MustStatus(t, resp, nil, http.StatusOK, 1000)
 		if data["currency"] != "INR" || data["last_updated"] != ts(10) {
 			t.Errorf("hub's tariff after an older PUT: %s", resp.Envelope.Data)
 		}
-		if got := h.StaleUpdates(t, "tariffs"); got != 1 {
+		if got := b.h.StaleUpdates(t, "tariffs"); got != 1 {
 			t.Errorf("ocpihub_stale_updates_total{module=tariffs} = %v, want 1", got)
 		}
 		// Same time, other content: applied.
 		same := tariffJSON("NL", "CP1", "T1", ts(10))
 		same["currency"] = "USD"
-		resp, err = b.cpo.Push(b.ctx, "tariffs", http.MethodPut, same, nil, "T1")
-		mustStatus(t, resp, err, http.StatusOK, 1000)
-		waitState(t, b.ctx, b.emsp1.Platform, "the tariff with the same last_updated", func() bool {
-			tt := b.emsp1.Tariff("NL", "CP1", "T1")
+		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, same, nil, "T1")
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		waitState(t, b.ctx, b.EMSP.Platform, "the tariff with the same last_updated", func() bool {
+			tt := b.EMSP.Tariff("NL", "CP1", "T1")
 			return tt != nil && tt["currency"] == "USD"
 		})
-		for _, r := range b.emsp1.Requests(sim.PathHas(http.MethodPut, "/tariffs/NL/CP1/T1")) {
+		for _, r := range b.EMSP.Requests(sim.PathHas(http.MethodPut, "/tariffs/NL/CP1/T1")) {
 			if strings.Contains(string(r.Body), "EUR") {
 				t.Errorf("the stale tariff reached eMSP One: %s", r.Body)
 			}

@@ -1,13 +1,11 @@
 package location_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -44,19 +42,19 @@ func TestStatusStorm(t *testing.T) {
 		b := setup(t, h)
 		uids := []string{"E1", "E2", "E3"}
 		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE", "E3:AVAILABLE")
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", loc); err != nil {
+		if err := b.CPO.PutLocation(b.ctx, "LOC1", loc); err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
 			waitState(t, b.ctx, e.Platform, "initial location", func() bool { return e.Location("NL", "CP1", "LOC1") != nil })
 		}
-		b.emsp2.SetDown(true)
+		b.EMSP2.SetDown(true)
 
 		var sent []string
 		final := map[string]string{}
 		for i := 0; i < 48; i++ {
 			uid, status := uids[i%3], storm[(i/3+i)%len(storm)]
-			if err := b.cpo.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": status, "last_updated": ts(10 + i)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": status, "last_updated": ts(10 + i)}); err != nil {
 				t.Fatal(err)
 			}
 			sent = append(sent, fmt.Sprintf("%s:%s@%s", uid, status, ts(10+i)))
@@ -72,25 +70,25 @@ func TestStatusStorm(t *testing.T) {
 				return true
 			}
 		}
-		waitState(t, b.ctx, b.emsp1.Platform, "every PATCH at eMSP One", func() bool { return len(patchSeq(b.emsp1.Platform)) >= len(sent) })
-		if got := patchSeq(b.emsp1.Platform); strings.Join(got, " ") != strings.Join(sent, " ") {
+		waitState(t, b.ctx, b.EMSP.Platform, "every PATCH at eMSP One", func() bool { return len(patchSeq(b.EMSP.Platform)) >= len(sent) })
+		if got := patchSeq(b.EMSP.Platform); strings.Join(got, " ") != strings.Join(sent, " ") {
 			t.Errorf("eMSP One received the PATCHes out of order or not all of them:\n got %v\nwant %v", got, sent)
 		}
 
 		// eMSP Two: every push of LOC1 gave up; the location is marked.
-		eventually(t, b.ctx, "eMSP Two's pushes to give up", func() bool {
+		hubtest.Eventually(t, b.ctx, "eMSP Two's pushes to give up", func() bool {
 			open, _ := h.Hub.Outbox(b.ctx, 0, "pending", "leased")
 			return len(open) == 0
 		})
-		b.emsp2.SetDown(false)
+		b.EMSP2.SetDown(false)
 		// The next change anything sends it succeeds, and triggers the
 		// resync of what it missed.
-		if err := b.cpo.PutLocation(b.ctx, "LOC2", locationJSON("NL", "CP1", "LOC2", "12.98000", "77.60000", ts(100), "E1:AVAILABLE")); err != nil {
+		if err := b.CPO.PutLocation(b.ctx, "LOC2", locationJSON("NL", "CP1", "LOC2", "12.98000", "77.60000", ts(100), "E1:AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.ctx, b.emsp2.Platform, "final statuses at eMSP Two", done(b.emsp2))
+		waitState(t, b.ctx, b.EMSP2.Platform, "final statuses at eMSP Two", done(b.EMSP2))
 		var afterUp []sim.Request
-		for _, r := range b.emsp2.Requests(sim.PathHas("", "/emsp/locations/NL/CP1/LOC1")) {
+		for _, r := range b.EMSP2.Requests(sim.PathHas("", "/emsp/locations/NL/CP1/LOC1")) {
 			if !r.Down {
 				afterUp = append(afterUp, r)
 			}
@@ -99,7 +97,7 @@ func TestStatusStorm(t *testing.T) {
 		if len(afterUp) != 2 || afterUp[1].Method != http.MethodPut {
 			t.Errorf("eMSP Two got %d requests for LOC1 once up, want the initial PUT and one full PUT", len(afterUp))
 		}
-		if got := patchSeq(b.emsp2.Platform); len(got) != 0 {
+		if got := patchSeq(b.EMSP2.Platform); len(got) != 0 {
 			t.Errorf("eMSP Two received stale PATCHes: %v", got)
 		}
 
@@ -127,25 +125,25 @@ func TestOutboxSurvivesRestartAndCoalesces(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
 		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")
-		b.emsp1.SetDown(true)
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", loc); err != nil {
+		b.EMSP.SetDown(true)
+		if err := b.CPO.PutLocation(b.ctx, "LOC1", loc); err != nil {
 			t.Fatal(err)
 		}
 		for i, st := range []string{"CHARGING", "AVAILABLE", "BLOCKED"} {
-			if err := b.cpo.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": st, "last_updated": ts(1 + i)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": st, "last_updated": ts(1 + i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := b.emsp1.WaitFor(b.ctx, 1, func(r sim.Request) bool { return r.Down }); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(r sim.Request) bool { return r.Down }); err != nil {
 			t.Fatal(err)
 		}
-		waitState(t, b.ctx, b.emsp2.Platform, "the PATCHes at eMSP Two", func() bool { return len(patchSeq(b.emsp2.Platform)) == 3 })
+		waitState(t, b.ctx, b.EMSP2.Platform, "the PATCHes at eMSP Two", func() bool { return len(patchSeq(b.EMSP2.Platform)) == 3 })
 		h.Restart(t)
 
 		// After the restart, the CPO replaces the location: the PATCHes
 		// still queued for eMSP One are superseded.
 		loc = locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(10), "E1:OUTOFORDER")
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", loc); err != nil {
+		if err := b.CPO.PutLocation(b.ctx, "LOC1", loc); err != nil {
 			t.Fatal(err)
 		}
 		superseded, err := h.Hub.Outbox(b.ctx, 0, "superseded")
@@ -155,12 +153,12 @@ func TestOutboxSurvivesRestartAndCoalesces(t *testing.T) {
 		if len(superseded) < 3 {
 			t.Errorf("%d pushes superseded by the full PUT, want at least 3 of the 4 queued", len(superseded))
 		}
-		b.emsp1.SetDown(false)
-		waitState(t, b.ctx, b.emsp1.Platform, "final state at eMSP One", func() bool {
-			return b.emsp1.EVSEStatus("NL", "CP1", "LOC1", "E1") == "OUTOFORDER"
+		b.EMSP.SetDown(false)
+		waitState(t, b.ctx, b.EMSP.Platform, "final state at eMSP One", func() bool {
+			return b.EMSP.EVSEStatus("NL", "CP1", "LOC1", "E1") == "OUTOFORDER"
 		})
 		var answered []string
-		for _, r := range b.emsp1.Requests(sim.PathHas("", "/emsp/locations/NL/CP1/LOC1")) {
+		for _, r := range b.EMSP.Requests(sim.PathHas("", "/emsp/locations/NL/CP1/LOC1")) {
 			if !r.Down {
 				answered = append(answered, r.Method)
 			}
@@ -169,28 +167,13 @@ func TestOutboxSurvivesRestartAndCoalesces(t *testing.T) {
 			t.Errorf("eMSP One got %v once up; want at most the in-flight head and then the full PUT", answered)
 		}
 		// eMSP Two was up all along and got everything, in order.
-		waitState(t, b.ctx, b.emsp2.Platform, "final state at eMSP Two", func() bool {
-			return b.emsp2.EVSEStatus("NL", "CP1", "LOC1", "E1") == "OUTOFORDER"
+		waitState(t, b.ctx, b.EMSP2.Platform, "final state at eMSP Two", func() bool {
+			return b.EMSP2.EVSEStatus("NL", "CP1", "LOC1", "E1") == "OUTOFORDER"
 		})
-		if got := patchSeq(b.emsp2.Platform); len(got) != 3 {
+		if got := patchSeq(b.EMSP2.Platform); len(got) != 3 {
 			t.Errorf("eMSP Two got PATCHes %v, want all 3", got)
 		}
 	}, func(o *hubtest.Options) {
 		fastPush(1000)(o)
 	})
-}
-
-// eventually polls a condition on the hub's side (where no request to a
-// simulator signals a change) until it holds or ctx ends.
-func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		}
-	}
 }

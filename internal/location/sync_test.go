@@ -23,18 +23,18 @@ func TestPullSync(t *testing.T) {
 		b := setup(t, h)
 		for i := 0; i < 60; i++ {
 			id := "P" + string(rune('A'+i/26)) + string(rune('A'+i%26))
-			if err := b.cpo.SetLocation(locationJSON("NL", "CP1", id, "12.97160", "77.59460", ts(i), "E1:AVAILABLE")); err != nil {
+			if err := b.CPO.SetLocation(locationJSON("NL", "CP1", id, "12.97160", "77.59460", ts(i), "E1:AVAILABLE")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		bad := locationJSON("NL", "CP1", "BAD", "12.97160", "77.59460", ts(61), "E1:UNAVAILABLE")
 		foreign := locationJSON("NL", "XX9", "FOREIGN", "12.97160", "77.59460", ts(62), "E1:AVAILABLE")
 		for _, l := range []map[string]any{bad, foreign} {
-			if err := b.cpo.SetLocation(l); err != nil {
+			if err := b.CPO.SetLocation(l); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := b.cpo.SetTariff(tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+		if err := b.CPO.SetTariff(tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
 			t.Fatal(err)
 		}
 		p, err := h.Parties.FindByParty(b.ctx, party.RoleCPO, "NL", "CP1")
@@ -49,18 +49,18 @@ func TestPullSync(t *testing.T) {
 		if res.Received != 62 || res.Changed != 60 || res.Invalid != 2 || res.Unchanged != 0 {
 			t.Errorf("first pull: %+v", res)
 		}
-		pages := len(b.cpo.Requests(sim.PathHas(http.MethodGet, "/cpo/locations")))
+		pages := len(b.CPO.Requests(sim.PathHas(http.MethodGet, "/cpo/locations")))
 		if pages < 2 {
 			t.Errorf("the pull read %d pages; the sender pages by 50", pages)
 		}
 		if last, _ := h.Syncer.LastSync(b.ctx, p.ID, "locations"); last.Before(start.Add(-time.Second)) {
 			t.Errorf("last sync %v not recorded", last)
 		}
-		resp, _ := hubGet(t, b.emsp1.Platform, "locations", "SENDER", "", nil)
+		resp, _ := hubGet(t, b.EMSP.Platform, "locations", "SENDER", "", nil)
 		if resp.Header.Get("X-Total-Count") != "60" {
 			t.Errorf("directory after the pull: %s", resp.Header.Get("X-Total-Count"))
 		}
-		waitState(t, b.ctx, b.emsp2.Platform, "broadcast of the pulled locations", func() bool { return b.emsp2.LocationCount() == 60 })
+		waitState(t, b.ctx, b.EMSP2.Platform, "broadcast of the pulled locations", func() bool { return b.EMSP2.LocationCount() == 60 })
 
 		// Nothing changed: nothing broadcast.
 		outbox, _ := h.Hub.Outbox(b.ctx, 0)
@@ -73,15 +73,15 @@ func TestPullSync(t *testing.T) {
 		}
 
 		// Incremental: only objects changed since the given time.
-		if err := b.cpo.SetLocation(locationJSON("NL", "CP1", "PAA", "12.97160", "77.59460", ts(100), "E1:CHARGING")); err != nil {
+		if err := b.CPO.SetLocation(locationJSON("NL", "CP1", "PAA", "12.97160", "77.59460", ts(100), "E1:CHARGING")); err != nil {
 			t.Fatal(err)
 		}
 		res, err = h.Syncer.Sync(b.ctx, "locations", p.ID, time.Date(2026, 3, 1, 10, 1, 30, 0, time.UTC))
 		if err != nil || res.Received != 1 || res.Changed != 1 {
 			t.Errorf("incremental pull: %+v %v", res, err)
 		}
-		waitState(t, b.ctx, b.emsp1.Platform, "the changed location", func() bool {
-			return b.emsp1.EVSEStatus("NL", "CP1", "PAA", "E1") == "CHARGING"
+		waitState(t, b.ctx, b.EMSP.Platform, "the changed location", func() bool {
+			return b.EMSP.EVSEStatus("NL", "CP1", "PAA", "E1") == "CHARGING"
 		})
 		res, err = h.Syncer.Sync(b.ctx, "tariffs", p.ID, time.Time{})
 		if err != nil || res.Changed != 1 {

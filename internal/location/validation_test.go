@@ -14,14 +14,10 @@ import (
 // changed: the stored objects read back byte for byte the same, and nothing
 // was queued for the receivers.
 func TestValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		base := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")
-		if err := b.cpo.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.cpo.PutLocation(b.ctx, "LOC1", base); err != nil {
+		b.putT1(t)
+		if err := b.CPO.PutLocation(b.ctx, "LOC1", base); err != nil {
 			t.Fatal(err)
 		}
 		edit := func(fn func(m map[string]any)) map[string]any {
@@ -94,7 +90,7 @@ func TestValidation(t *testing.T) {
 			{"DELETE of an unknown tariff", "tariffs", "DELETE", []string{"T9"}, nil, 404, 2000, "", ""},
 		}
 		before := snapshot(t, b)
-		outbox, err := h.Hub.Outbox(context.Background(), 0)
+		outbox, err := b.h.Hub.Outbox(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +99,7 @@ func TestValidation(t *testing.T) {
 			if s, ok := tt.body.(string); ok {
 				body = []byte(s)
 			}
-			resp, err := b.cpo.Push(b.ctx, tt.module, tt.method, body, nil, tt.path...)
+			resp, err := b.CPO.Push(b.ctx, tt.module, tt.method, body, nil, tt.path...)
 			if err != nil && resp == nil {
 				t.Fatalf("%s: %v", tt.name, err)
 			}
@@ -111,7 +107,7 @@ func TestValidation(t *testing.T) {
 				t.Errorf("%s: got HTTP %d %s, want HTTP %d status_code %d", tt.name, resp.HTTPStatus, resp.Body, tt.httpStatus, tt.code)
 				continue
 			}
-			if got := errorField(resp); got != tt.field {
+			if got := hubtest.ErrorField(resp); got != tt.field {
 				t.Errorf("%s: error field %q, want %q (%s)", tt.name, got, tt.field, resp.Body)
 			}
 			if tt.messageHints != "" && !strings.Contains(string(resp.Body), tt.messageHints) {
@@ -121,7 +117,7 @@ func TestValidation(t *testing.T) {
 		if after := snapshot(t, b); !bytes.Equal(before, after) {
 			t.Errorf("rejected requests changed the stored objects:\nbefore %s\nafter  %s", before, after)
 		}
-		after, err := h.Hub.Outbox(context.Background(), 0)
+		after, err := b.h.Hub.Outbox(context.Background(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +132,7 @@ func snapshot(t *testing.T, b *bundle) []byte {
 	t.Helper()
 	var out []byte
 	for _, g := range [][2]string{{"locations", "/NL/CP1/LOC1"}, {"tariffs", "/NL/CP1/T1"}, {"locations", "/NL/CP1/NOPE"}} {
-		resp, _ := hubGet(t, b.cpo.Platform, g[0], "RECEIVER", g[1], nil)
+		resp, _ := hubGet(t, b.CPO.Platform, g[0], "RECEIVER", g[1], nil)
 		out = append(out, resp.Envelope.Data...)
 		out = append(out, '|')
 	}

@@ -20,9 +20,7 @@ import (
 // (its excl. VAT matches); a second capture for the same reference is
 // flagged as a duplicate.
 func TestAdviceComparedOnOneBasis(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp := b.ctx, b.ptp
 		pay(t, b, "pay-vat")
 
@@ -36,13 +34,13 @@ func TestAdviceComparedOnOneBasis(t *testing.T) {
 		resp, err := ptp.Confirm(ctx, bad)
 		refused(t, resp, err, http.StatusOK, 2001, "total_costs")
 		var n int
-		if err := h.DB.Read().QueryRow(ctx, "SELECT COUNT(*) FROM financial_advice").Scan(&n); err != nil || n != 0 {
+		if err := b.h.DB.Read().QueryRow(ctx, "SELECT COUNT(*) FROM financial_advice").Scan(&n); err != nil || n != 0 {
 			t.Fatalf("%d confirmations stored after a refusal (%v)", n, err)
 		}
 
 		// The CDR gives no incl_vat (as a CPO may): the confirmation's 50x
 		// incl_vat cannot pass on its matching excl_vat alone.
-		if err := h.DB.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := b.h.DB.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 			n, err := tx.Exec(ctx, "UPDATE direct_payments SET cdr_total_incl = '' WHERE authorization_reference = 'PAY-VAT' AND cdr_id <> ''")
 			if err == nil && n != 1 {
 				err = fmt.Errorf("%d payments updated", n)
@@ -58,7 +56,7 @@ func TestAdviceComparedOnOneBasis(t *testing.T) {
 		costs = inflated["total_costs"].(map[string]any)
 		costs["incl_vat"] = json.Number("13644.00")
 		resp, err = ptp.Confirm(ctx, inflated)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		events, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +69,7 @@ func TestAdviceComparedOnOneBasis(t *testing.T) {
 		// A second capture for the same reference.
 		again, _ := ptp.Advice("FAC-2ND", "pay-vat", "")
 		resp, err = ptp.Confirm(ctx, again)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		events, err = b.events.Wait(ctx, event.FinancialAdviceFlagged, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -80,14 +78,14 @@ func TestAdviceComparedOnOneBasis(t *testing.T) {
 			t.Errorf("the second capture: %v", d)
 		}
 		reasons := map[string]string{}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			reasons[a.ID] = a.Flag
 		}
 		if reasons["FAC-50X"] != payment.FlagAmountUnverified || reasons["FAC-2ND"] != payment.FlagDuplicateCapture || len(reasons) != 2 {
 			t.Errorf("flagged: %v", reasons)
 		}
-		if n := counter(t, h, "ocpihub_payment_advice_flagged_total", payment.FlagDuplicateCapture); n != 1 {
+		if n := counter(t, b.h, "ocpihub_payment_advice_flagged_total", payment.FlagDuplicateCapture); n != 1 {
 			t.Errorf("duplicate_capture metric %v", n)
 		}
-	}, options)
+	})
 }

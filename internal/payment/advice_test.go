@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"fmt"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/payment"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // pay runs a payment to its CDR: START_SESSION with ref, then STOP_SESSION;
@@ -22,11 +22,11 @@ func pay(t *testing.T, b *bundle, ref string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, tx.Answer, nil, http.StatusOK, 1000)
+	hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 	wait(t, b.ctx, b.ptp.Platform, "the session of "+ref, func() bool { return b.ptp.SessionByReference(ref) != nil })
 	id, _ := b.ptp.SessionByReference(ref)["id"].(string)
 	resp, err := b.ptp.Stop(b.ctx, id)
-	must(t, resp, err, http.StatusOK, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 	wait(t, b.ctx, b.ptp.Platform, "the CDR of "+ref, func() bool { return b.ptp.CDRByReference(ref) != nil })
 }
 
@@ -44,9 +44,7 @@ func flagged(t *testing.T, h *hubtest.Hub) []payment.Advice {
 // and forwarded when its payment's CDR arrives; the operator resolves
 // flags.
 func TestAdviceFlags(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 
 		// Captured 1.00 more than the CDR says.
@@ -56,7 +54,7 @@ func TestAdviceFlags(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, err := ptp.Confirm(ctx, advice)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		events, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +67,7 @@ func TestAdviceFlags(t *testing.T) {
 		if len(events[0].Parties) != 2 {
 			t.Errorf("event parties: %v", events[0].Parties)
 		}
-		if n := counter(t, h, "ocpihub_payment_advice_flagged_total", payment.FlagAmountMismatch); n != 1 {
+		if n := counter(t, b.h, "ocpihub_payment_advice_flagged_total", payment.FlagAmountMismatch); n != 1 {
 			t.Errorf("metric: %v", n)
 		}
 		// Flagged, still forwarded to the CPO.
@@ -77,15 +75,10 @@ func TestAdviceFlags(t *testing.T) {
 
 		// Another PTP confirming this PTP's payment: unmatched, flagged,
 		// never forwarded nor shown to the CPO.
-		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
 		stolen, _ := ptp.Advice("FAC-S", "pay-mismatch", "")
 		resp, err = other.Confirm(ctx, stolen)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 2); err != nil {
 			t.Fatal(err)
 		}
@@ -98,18 +91,18 @@ func TestAdviceFlags(t *testing.T) {
 		resp, err = ptp.Confirm(ctx, map[string]any{"id": "FAC-F", "authorization_reference": "pay-failed", "currency": "INR",
 			"total_costs": map[string]any{"excl_vat": 0}, "capture_status_code": "FAILED", "capture_status_message": "Card expired",
 			"last_updated": ocpi.NewDateTime(time.Now())})
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		// A confirmation for a reference the hub does not know: stored,
 		// unmatched, flagged; no CPO sees it.
 		advice["id"], advice["authorization_reference"] = "FAC-U", "pay-later"
 		resp, err = ptp.Confirm(ctx, advice)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		if _, err := b.events.Wait(ctx, event.FinancialAdviceFlagged, 4); err != nil {
 			t.Fatal(err)
 		}
 		reasons := map[string]string{}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			reasons[a.ID] = a.Flag
 		}
 		want := map[string]string{"FAC-M": payment.FlagAmountMismatch, "FAC-F": payment.FlagCaptureFailed, "FAC-U": payment.FlagUnmatched,
@@ -119,7 +112,7 @@ func TestAdviceFlags(t *testing.T) {
 		}
 		chainOf := func(ref string) payment.Chain {
 			var c payment.Chain // fresh: omitted fields must not keep old values
-			h.Admin(t, http.MethodGet, "/admin/payments/"+ref, nil, &c)
+			b.h.Admin(t, http.MethodGet, "/admin/payments/"+ref, nil, &c)
 			return c
 		}
 		chain := chainOf("pay-later")
@@ -156,13 +149,13 @@ func TestAdviceFlags(t *testing.T) {
 		exact, _ := ptp.Advice("FAC-X", "pay-later", "")
 		exact["authorization_reference"] = "pay-exact"
 		resp, err = ptp.Confirm(ctx, exact)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		pay(t, b, "pay-exact")
 		chain = chainOf("pay-exact")
 		if len(chain.Confirmations) != 1 || chain.Confirmations[0].MatchState != payment.MatchMatched || chain.Confirmations[0].Flag != "" {
 			t.Fatalf("cleared chain: %+v", *chain.Confirmations[0])
 		}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			if a.ID == "FAC-X" {
 				t.Error("a matching confirmation is still flagged")
 			}
@@ -176,35 +169,33 @@ func TestAdviceFlags(t *testing.T) {
 
 		// The operator resolves a flag; the list is left with the others.
 		var m payment.Advice
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			if a.ID == "FAC-F" {
 				m = a
 			}
 		}
 		var resolved payment.Advice
-		h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), map[string]string{"resolution": "card issuer contacted"}, &resolved)
+		b.h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), map[string]string{"resolution": "card issuer contacted"}, &resolved)
 		if resolved.ResolvedAt == nil || resolved.Resolution != "card issuer contacted" {
 			t.Errorf("resolved: %+v", resolved)
 		}
-		for _, a := range flagged(t, h) {
+		for _, a := range flagged(t, b.h) {
 			if a.ID == "FAC-F" {
 				t.Error("a resolved confirmation is still listed")
 			}
 		}
-		resp2 := h.Do(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), hubtest.AdminToken, []byte(`{}`), nil)
+		resp2 := b.h.Do(t, http.MethodPost, fmt.Sprintf("/admin/financial-advice/%d/resolve", m.RecordID), hubtest.AdminToken, []byte(`{}`), nil)
 		if resp2.HTTPStatus != http.StatusOK || !strings.Contains(string(resp2.Body), `"field":"resolution"`) {
 			t.Errorf("resolve without a note: %d %s", resp2.HTTPStatus, resp2.Body)
 		}
-	}, options)
+	})
 }
 
 // TestAdviceValidation: confirmations are checked (payments.md §4; both
 // Price shapes accepted), immutable, the PTP's to send, and each party sees
 // only its own.
 func TestAdviceValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		good := func(id string) map[string]any {
 			return map[string]any{"id": id, "authorization_reference": "ref-" + id, "currency": "INR",
@@ -246,14 +237,14 @@ func TestAdviceValidation(t *testing.T) {
 
 		// Both shapes in; a repeat is 1000, a changed repeat 2001.
 		resp, err := ptp.Confirm(ctx, good("F1"))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		old := good("F2")
 		old["total_costs"] = map[string]any{"excl_vat": "4.00", "incl_vat": "4.40"}
 		delete(old, "eft_data")
 		resp, err = ptp.Confirm(ctx, old)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = ptp.Confirm(ctx, old)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		old["capture_status_code"] = "PARTIAL_SUCCESS"
 		resp, err = ptp.Confirm(ctx, old)
 		refused(t, resp, err, http.StatusOK, 2001, "id")
@@ -262,49 +253,42 @@ func TestAdviceValidation(t *testing.T) {
 		var f2 map[string]any
 		base := mustEndpoint(t, ptp.Platform, "RECEIVER")
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/financial-advice-confirmations/F2", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &f2)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &f2)
 		schema(t, "FinancialAdviceConfirmation", f2)
 		checkPrice(t, "2.2.1", "F2 on 2.2.1", f2["total_costs"], "4", "4.4")
 		resp, err = ptp.Raw(ctx, http.MethodGet, strings.Replace(base, "/2.2.1/", "/2.3.0/", 1)+"/financial-advice-confirmations/F2", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &f2)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &f2)
 		schema(t, "FinancialAdviceConfirmation230", f2)
 		checkPrice(t, "2.3.0", "F2 on 2.3.0", f2["total_costs"], "4", "4.4")
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/financial-advice-confirmations/F1", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &f2)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &f2)
 		checkPrice(t, "2.2.1", "F1 on 2.2.1", f2["total_costs"], "10", "11.8")
 
 		// A CPO cannot send one; nobody else sees the PTP's unmatched ones;
 		// the PTP pages through its own.
 		resp, err = cpo.Payments(ctx, http.MethodPost, "/financial-advice-confirmations", good("F9"), nil)
-		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
+		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		resp, err = cpo.Payments(ctx, http.MethodGet, "/financial-advice-confirmations/F1", nil, nil)
-		must(t, resp, err, http.StatusNotFound, 2000)
-		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
+		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
 		if n := len(list(t, ctx, other.Platform, "RECEIVER", "/financial-advice-confirmations")); n != 0 {
 			t.Errorf("another PTP sees %d confirmations", n)
 		}
 		resp, err = other.Confirm(ctx, good("F1")) // the same id is another PTP's own
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/financial-advice-confirmations?limit=1", nil, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if resp.Header.Get("X-Total-Count") != "2" || !strings.Contains(resp.Header.Get("Link"), "rel=\"next\"") {
 			t.Errorf("paging: %v", resp.Header)
 		}
-	}, options)
+	})
 }
 
 // TestPreauthorisedSessionRules: a PTP's START_SESSION needs a new
 // authorization_reference; a reuse is refused, one the hub refused itself
 // is not used up; the PTP may only use its own tokens.
 func TestPreauthorisedSessionRules(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		start := func(ref, loc, evse string) *ptpsim.Transaction {
 			t.Helper()
@@ -315,7 +299,7 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 			return tx
 		}
 		tx := start("", "LOC1", "E1")
-		must(t, tx.Answer, nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 		first := tx.Reference
 
 		// The same reference again, in another case: refused before the CPO.
@@ -328,16 +312,16 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 		// A reference an eMSP's command already carries.
 		uid, resp, err := b.emsp.SendCommand(ctx, ocpi.CommandStartSession, map[string]any{"token": b.emsp.NewToken("TOK-E", "APP_USER", "NEVER"),
 			"location_id": "LOC1", "evse_uid": "E2", "authorization_reference": "shared-ref"}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		_ = uid
 		tx = start("shared-ref", "LOC1", "E1")
 		refused(t, tx.Answer, nil, http.StatusOK, 2001, "authorization_reference")
 
 		// Refused by the hub (unknown location): the reference stays free.
 		tx = start("retry-ref", "NOWHERE", "E1")
-		must(t, tx.Answer, nil, http.StatusOK, 2003)
+		hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 2003)
 		tx = start("retry-ref", "LOC2", "E3")
-		must(t, tx.Answer, nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 
 		// Without a reference; with another party's token.
 		base, _ := ptp.HubEndpoint("commands", "RECEIVER")
@@ -355,11 +339,11 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 			t.Errorf("the CPO got %d commands, want 3 (first, eMSP's, retry)", n)
 		}
 		var chain payment.Chain
-		h.Admin(t, http.MethodGet, "/admin/payments/"+first, nil, &chain)
+		b.h.Admin(t, http.MethodGet, "/admin/payments/"+first, nil, &chain)
 		if chain.CommandID == "" || chain.LocationID != "LOC1" || chain.EVSEUID != "E1" {
 			t.Errorf("chain of the first: %+v", chain)
 		}
-		resp2 := h.Do(t, http.MethodGet, "/admin/payments/foreign-token", hubtest.AdminToken, nil, nil)
+		resp2 := b.h.Do(t, http.MethodGet, "/admin/payments/foreign-token", hubtest.AdminToken, nil, nil)
 		if resp2.HTTPStatus != http.StatusNotFound {
 			t.Errorf("chain of a refused start: HTTP %d", resp2.HTTPStatus)
 		}
@@ -374,5 +358,5 @@ func TestPreauthorisedSessionRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait(t, ctx, ptp.Platform, "the PTP's token's session", func() bool { return ptp.Session("IN", "CP1", "LOCAL-1") != nil })
-	}, options)
+	})
 }

@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"encoding/json"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/payment"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestDirectPaymentEndToEnd drives a terminal transaction through the hub,
@@ -37,7 +37,7 @@ func endToEnd(t *testing.T, h *hubtest.Hub, version string) {
 
 	// The PTP creates a terminal (no CPO named: unclaimed); the CPO finds it.
 	resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("TERM-1", nil))
-	must(t, resp, err, http.StatusCreated, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 	found := false
 	for _, term := range list(t, ctx, cpo.Platform, "SENDER", "/terminals") {
 		found = found || term["terminal_id"] == "TERM-1"
@@ -50,7 +50,7 @@ func endToEnd(t *testing.T, h *hubtest.Hub, version string) {
 	// The CPO assigns it to E1 (LOC1) and E3 (LOC2); the PTP gets the
 	// assignment through the outbox.
 	resp, err = cpo.Payments(ctx, http.MethodPatch, "/terminals/TERM-1", map[string]any{"evse_uids": []string{"E1", "E3"}}, nil)
-	must(t, resp, err, http.StatusOK, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 	wait(t, ctx, ptp.Platform, "the assignment at the PTP", func() bool { return len(ptp.Assignments()) == 1 })
 	if a := ptp.Assignments()[0]; join(a["evse_uids"]) != "E1,E3" || a["terminal_id"] != "TERM-1" {
 		t.Fatalf("assignment at the PTP: %v", a)
@@ -71,7 +71,7 @@ func endToEnd(t *testing.T, h *hubtest.Hub, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, tx.Answer, nil, http.StatusOK, 1000)
+	hubtest.MustStatus(t, tx.Answer, nil, http.StatusOK, 1000)
 	var answer ocpi.CommandResponse
 	data(t, tx.Answer, &answer)
 	if answer.Result != ocpi.CommandAccepted {
@@ -113,7 +113,7 @@ func endToEnd(t *testing.T, h *hubtest.Hub, version string) {
 	// The PTP stops it; the CPO completes it and sends the CDR, which
 	// reaches the PTP.
 	resp, err = ptp.Stop(ctx, id)
-	must(t, resp, err, http.StatusOK, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 	wait(t, ctx, ptp.Platform, "the CDR at the PTP", func() bool { return ptp.CDRByReference(tx.Reference) != nil })
 	cdr := ptp.CDRByReference(tx.Reference)
 	checkPrice(t, version, "CDR total_cost", cdr["total_cost"], "231.25", "272.88")
@@ -132,7 +132,7 @@ func endToEnd(t *testing.T, h *hubtest.Hub, version string) {
 		t.Fatal(err)
 	}
 	resp, err = ptp.Confirm(ctx, advice)
-	must(t, resp, err, http.StatusCreated, 1000)
+	hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 	wait(t, ctx, cpo.Platform, "the confirmation at the CPO", func() bool { return len(cpo.ReceivedAdvice()) == 1 })
 	got := cpo.ReceivedAdvice()[0]
 	schema(t, "FinancialAdviceConfirmation", got)

@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/schematest"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // bundle is a hub with two CPOs, an eMSP and a PTP registered. CPO One
@@ -31,14 +31,16 @@ type bundle struct {
 }
 
 // options records events and makes the outbox and commands fast.
-func options(o *hubtest.Options) {
-	o.Events = hubtest.NewRecorder()
-	o.Config = func(c *app.Config) {
-		c.PushBackoff = 20 * time.Millisecond
-		c.PushMaxAttempts = 5
-		c.ForwardTimeout = 2 * time.Second
-		c.SyncInterval = 0
-	}
+var options = hubtest.Configure(true, func(c *app.Config) {
+	c.PushMaxAttempts = 5
+	c.ForwardTimeout = 2 * time.Second
+})
+
+// each runs fn in parallel on each engine, on a bundle whose PTP speaks
+// 2.2.1, of a hub started with options and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, func(t *testing.T, h *hubtest.Hub) *bundle { return setup(t, h, "2.2.1") }, fn, append([]func(*hubtest.Options){options}, opts...)...)
 }
 
 // setup registers the partners; ptpVersion is the version the PTP speaks
@@ -46,29 +48,10 @@ func options(o *hubtest.Options) {
 func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
 	t.Helper()
 	b := &bundle{h: h, ctx: hubtest.Ctx(t, 90*time.Second), events: h.Events.(*hubtest.Recorder)}
-	reg := func(p *sim.Platform) {
-		t.Cleanup(p.Close)
-		h.Register(t, p)
-	}
-	var err error
-	if b.cpo, err = sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.cpo.Platform)
-	if b.cpo2, err = sim.StartCPO("CPO Two", "IN", "CP2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.cpo2.Platform)
-	if b.emsp, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.emsp.Platform)
-	if b.ptp, err = ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) {
-		o.Versions = []string{ptpVersion}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	reg(b.ptp.Platform)
+	b.cpo = hubtest.Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1")
+	b.cpo2 = hubtest.Add(t, h, sim.StartCPO, "CPO Two", "IN", "CP2")
+	b.emsp = hubtest.Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1")
+	b.ptp = hubtest.Add(t, h, ptpsim.Start, "Terminals Inc", "NL", "PAY", func(o *sim.Options) { o.Versions = []string{ptpVersion} })
 	if got := b.ptp.HubVersion(); got != ptpVersion {
 		t.Fatalf("the PTP speaks %s with the hub, want %s", got, ptpVersion)
 	}
@@ -111,27 +94,11 @@ func data(t *testing.T, resp *ocpiclient.Response, out any) {
 	}
 }
 
-// must checks an answer's HTTP status and status_code.
-func must(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
-	t.Helper()
-	if resp == nil {
-		t.Fatalf("call failed: %v", err)
-	}
-	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
-		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
-	}
-	return resp
-}
-
 // refused checks a refusal: HTTP status, status_code and the field named.
 func refused(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int, field string) {
 	t.Helper()
-	must(t, resp, err, httpStatus, code)
-	got := ""
-	if e := resp.Envelope.Error; e != nil && e.Details != nil {
-		got = e.Details.Field
-	}
-	if got != field {
+	hubtest.MustStatus(t, resp, err, httpStatus, code)
+	if got := hubtest.ErrorField(resp); got != field {
 		t.Fatalf("error names field %q, want %q: %s", got, field, resp.Body)
 	}
 }
@@ -155,7 +122,7 @@ func terminalAt(t *testing.T, ctx context.Context, c *sim.CPO, id string) map[st
 		return nil
 	}
 	var term map[string]any
-	data(t, must(t, resp, err, http.StatusOK, 1000), &term)
+	data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &term)
 	return term
 }
 
@@ -168,7 +135,7 @@ func list(t *testing.T, ctx context.Context, p *sim.Platform, role, path string)
 	}
 	resp, err := p.Raw(ctx, http.MethodGet, base+path, nil, nil)
 	var items []map[string]any
-	data(t, must(t, resp, err, http.StatusOK, 1000), &items)
+	data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &items)
 	return items
 }
 

@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,25 +10,22 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestStaleTerminalUpdates: a PTP's PUT or PATCH and a CPO's assignment
 // older than the stored terminal change nothing, are answered 1000 as stale
 // and are relayed to no one; an equal last_updated is applied.
 func TestStaleTerminalUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) ocpi.DateTime { return ocpi.NewDateTime(t0.Add(time.Duration(m) * time.Minute)) }
 		resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme", "last_updated": at(10)}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		stale := func(what string, resp *ocpiclient.Response, err error) {
 			t.Helper()
-			must(t, resp, err, http.StatusOK, 1000)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 			if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 				t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
 			}
@@ -42,17 +40,17 @@ func TestStaleTerminalUpdates(t *testing.T) {
 		if term["customer_reference"] != "Acme" || join(term["location_ids"]) != "" || term["last_updated"] != at(10).String() {
 			t.Errorf("the terminal after stale updates: %v", term)
 		}
-		if n := h.StaleUpdates(t, "payments"); n != 3 {
+		if n := b.h.StaleUpdates(t, "payments"); n != 3 {
 			t.Errorf("ocpihub_stale_updates_total{module=payments} = %v, want 3", n)
 		}
 
 		// An assignment with the stored last_updated is applied and relayed;
 		// the stale one never was.
 		resp, err = cpo.Payments(ctx, http.MethodPatch, "/terminals/TERM-1", map[string]any{"location_ids": []string{"LOC2"}, "last_updated": at(10)}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		wait(t, ctx, ptp.Platform, "the assignment at the PTP", func() bool { return len(ptp.Assignments()) >= 1 })
 		if got := ptp.Assignments(); len(got) != 1 || join(got[0]["location_ids"]) != "LOC2" {
 			t.Errorf("assignments at the PTP: %v", got)
 		}
-	}, options)
+	})
 }

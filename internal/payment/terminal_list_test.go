@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"testing"
 
@@ -8,34 +9,26 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/payment"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestOperatorTerminalList: the operator's list spans every PTP and CPO,
 // newest first, pages by keyset without losing or repeating a terminal,
 // filters by PTP and by CPO, and names what each terminal serves.
 func TestOperatorTerminalList(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx := b.ctx
-		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
 
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.
 		resp, err := b.ptp.CreateTerminal(ctx, ptpsim.NewTerminal("T-A", nil))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = b.cpo.Payments(ctx, http.MethodPatch, "/terminals/T-A", map[string]any{"location_ids": []string{"LOC2"}, "evse_uids": []string{"E1"}}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		resp, err = b.ptp.CreateTerminal(ctx, ptpsim.NewTerminal("T-B", map[string]any{"country_code": "IN", "party_id": "CP2", "evse_uids": []string{"E9"}}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = other.CreateTerminal(ctx, ptpsim.NewTerminal("T-C", map[string]any{"city": "Pune"}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		ids := func(list []*payment.TerminalSummary) []string {
 			var out []string
@@ -44,7 +37,7 @@ func TestOperatorTerminalList(t *testing.T) {
 			}
 			return out
 		}
-		all, more, err := h.Payments.Terminals(ctx, payment.TerminalFilter{})
+		all, more, err := b.h.Payments.Terminals(ctx, payment.TerminalFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +65,7 @@ func TestOperatorTerminalList(t *testing.T) {
 		var paged []*payment.TerminalSummary
 		f := payment.TerminalFilter{Limit: 1}
 		for i := 0; ; i++ {
-			page, more, err := h.Payments.Terminals(ctx, f)
+			page, more, err := b.h.Payments.Terminals(ctx, f)
 			if err != nil || len(page) != 1 || i > 3 {
 				t.Fatalf("page %d: %v %v", i, page, err)
 			}
@@ -97,7 +90,7 @@ func TestOperatorTerminalList(t *testing.T) {
 			{"PTP and CPO", payment.TerminalFilter{PTP: payment.Party{CountryCode: "NL", PartyID: "OPT"}, CPO: payment.Party{CountryCode: "IN", PartyID: "CP1"}}, nil},
 			{"after the newest", payment.TerminalFilter{After: c.RecordID}, []string{"T-B", "T-A"}},
 		} {
-			got, _, err := h.Payments.Terminals(ctx, tc.f)
+			got, _, err := b.h.Payments.Terminals(ctx, tc.f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,5 +98,5 @@ func TestOperatorTerminalList(t *testing.T) {
 				t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 			}
 		}
-	}, options)
+	})
 }

@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestTerminalRules: only a PTP creates terminals; a CPO changes only the
@@ -16,21 +16,19 @@ import (
 // of terminals it may see; every refusal names the field and changes
 // nothing (neither at the hub nor at the PTP).
 func TestTerminalRules(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo, cpo2 := b.ctx, b.ptp, b.cpo, b.cpo2
 		resp, err := ptp.CreateTerminal(ctx, ptpsim.NewTerminal("TERM-1", map[string]any{"customer_reference": "Acme"}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 
 		// A CPO creating a terminal: 2001 with HTTP 405 and a clear message.
 		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals", ptpsim.NewTerminal("CPO-TERM", nil), nil)
-		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
+		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		if !strings.Contains(resp.Envelope.StatusMessage, "only a PTP creates terminals") {
 			t.Errorf("message: %s", resp.Envelope.StatusMessage)
 		}
 		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals/CPO-TERM", ptpsim.NewTerminal("CPO-TERM", nil), nil)
-		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
+		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		if terminalAt(t, ctx, cpo, "CPO-TERM") != nil {
 			t.Fatal("a CPO's POST created a terminal")
 		}
@@ -68,9 +66,9 @@ func TestTerminalRules(t *testing.T) {
 		back := terminalAt(t, ctx, cpo, "TERM-1")
 		back["location_ids"] = []string{"LOC2"}
 		resp, err = cpo.Payments(ctx, http.MethodPut, "/terminals/TERM-1", back, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		resp, err = cpo.Payments(ctx, http.MethodPatch, "/terminals/TERM-1", map[string]any{"evse_uids": []string{"E1"}}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		// Both relayed, in order.
 		wait(t, ctx, ptp.Platform, "the assignments at the PTP", func() bool { return len(ptp.Assignments()) == 2 })
 		if got := ptp.Assignments(); join(got[0]["location_ids"]) != "LOC2" || join(got[0]["evse_uids"]) != "" ||
@@ -104,18 +102,13 @@ func TestTerminalRules(t *testing.T) {
 			}
 		}
 		resp, err = cpo2.Payments(ctx, http.MethodPost, "/terminals/TERM-1/deactivate", nil, nil)
-		must(t, resp, err, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 		if got := terminalAt(t, ctx, cpo, "TERM-1"); join(got["location_ids"]) != "LOC2" || join(got["evse_uids"]) != "E1" {
 			t.Errorf("CPO Two changed the terminal: %v", got)
 		}
 
 		// A PTP creating an id another PTP holds; an eMSP in the module.
-		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
 		// Its creates (POST, PUT) are checked as creates and refused with
 		// 2001 that does not say who holds the id; its PATCH is an unknown
 		// terminal's 404.
@@ -130,35 +123,33 @@ func TestTerminalRules(t *testing.T) {
 		resp, err = other.UpdateTerminal(ctx, http.MethodPut, "TERM-1", map[string]any{"country": "IN"})
 		refused(t, resp, err, http.StatusOK, 2001, "country")
 		resp, err = other.UpdateTerminal(ctx, http.MethodPatch, "TERM-1", map[string]any{"city": "Pune"})
-		must(t, resp, err, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 		unknown, err := other.UpdateTerminal(ctx, http.MethodPatch, "TERM-404", map[string]any{"city": "Pune"})
-		must(t, unknown, err, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, unknown, err, http.StatusNotFound, 2000)
 		if strings.ReplaceAll(unknown.Envelope.StatusMessage, "TERM-404", "TERM-1") != resp.Envelope.StatusMessage {
 			t.Errorf("PATCH of another PTP's terminal says %q, of an unknown one %q", resp.Envelope.StatusMessage, unknown.Envelope.StatusMessage)
 		}
 		resp, err = other.UpdateTerminal(ctx, http.MethodPut, "TERM-405", map[string]any{"city": "Pune"})
-		must(t, resp, err, http.StatusCreated, 1000) // the same PUT of a free id creates
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000) // the same PUT of a free id creates
 		if taken == "" || strings.Contains(taken, "TERM-1") {
 			t.Errorf("the refusal of a taken id says %q", taken)
 		}
 		base, _ := b.emsp.HubEndpoint("payments", "SENDER")
 		resp, err = b.emsp.Raw(ctx, http.MethodGet, base+"/terminals", nil, nil)
-		must(t, resp, err, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 		if got := terminalAt(t, ctx, cpo, "TERM-1"); got["city"] != "Bengaluru" || got["customer_reference"] != "Acme" {
 			t.Errorf("another PTP changed the terminal: %v", got)
 		}
 		if n := len(ptp.Assignments()); n != 2 {
 			t.Errorf("the PTP got %d assignments, want the two accepted", n)
 		}
-	}, options)
+	})
 }
 
 // TestTerminalValidation: a PTP's terminals are checked field by field
 // (payments.md §3); a refused one is not stored.
 func TestTerminalValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp := b.ctx, b.ptp
 		long := strings.Repeat("x", 37)
 		for _, tc := range []struct {
@@ -201,18 +192,18 @@ func TestTerminalValidation(t *testing.T) {
 		// match the body's.
 		base, _ := ptp.HubEndpoint("payments", "RECEIVER")
 		resp, err = ptp.Raw(ctx, http.MethodPost, base+"/terminals/MIN-1", map[string]any{"terminal_id": "MIN-1"}, nil)
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = ptp.Raw(ctx, http.MethodPut, base+"/terminals/MIN-1", map[string]any{"customer_reference": "Acme", "country_code": "IN", "party_id": "CP1"}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		resp, err = ptp.Raw(ctx, http.MethodPatch, base+"/terminals/MIN-1", map[string]any{"location_ids": []string{"LOC1"}}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		resp, err = ptp.Raw(ctx, http.MethodPatch, base+"/terminals/MIN-2", map[string]any{"city": "Pune"}, nil)
-		must(t, resp, err, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 		resp, err = ptp.Raw(ctx, http.MethodPut, base+"/terminals/MIN-1", map[string]any{"terminal_id": "MIN-9"}, nil)
 		refused(t, resp, err, http.StatusOK, 2001, "terminal_id")
 		var term map[string]any
 		resp, err = ptp.Raw(ctx, http.MethodGet, base+"/terminals/MIN-1", nil, nil)
-		data(t, must(t, resp, err, http.StatusOK, 1000), &term)
+		data(t, hubtest.MustStatus(t, resp, err, http.StatusOK, 1000), &term)
 		schema(t, "Terminal", term)
 		if term["customer_reference"] != "Acme" || join(term["location_ids"]) != "LOC1" || term["last_updated"] == nil {
 			t.Errorf("merged terminal: %v", term)
@@ -226,19 +217,17 @@ func TestTerminalValidation(t *testing.T) {
 		if terminalAt(t, ctx, b.cpo2, "MIN-1") != nil {
 			t.Error("CPO Two sees CPO One's terminal")
 		}
-	}, options)
+	})
 }
 
 // TestTerminalActivation: a CPO asks a PTP to activate a terminal built
 // into a charger (forwarded, the PTP's answer passed back) and to
 // deactivate one (queued to the terminal's PTP).
 func TestTerminalActivation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h, "2.2.1")
+	each(t, func(t *testing.T, b *bundle) {
 		ctx, ptp, cpo := b.ctx, b.ptp, b.cpo
 		resp, err := cpo.Payments(ctx, http.MethodPost, "/terminals/activate", map[string]any{"reference": "SN-0042", "location_ids": []string{"LOC1"}}, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if got := ptp.Activations(); len(got) != 1 || got[0]["reference"] != "SN-0042" {
 			t.Fatalf("activations at the PTP: %v", got)
 		}
@@ -254,16 +243,16 @@ func TestTerminalActivation(t *testing.T) {
 		// for its deactivation.
 		resp, err = ptp.CreateTerminal(ctx, ptpsim.NewTerminal("ACT-1", map[string]any{"reference": "SN-0042", "country_code": "IN",
 			"party_id": "CP1", "location_ids": []string{"LOC1"}}))
-		must(t, resp, err, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = cpo.Payments(ctx, http.MethodPost, "/terminals/ACT-1/deactivate", nil, nil)
-		must(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		wait(t, ctx, ptp.Platform, "the deactivation at the PTP", func() bool { return len(ptp.Deactivations()) == 1 })
 		if got := ptp.Deactivations(); got[0] != "ACT-1" {
 			t.Errorf("deactivations: %v", got)
 		}
 		resp, err = ptp.Raw(ctx, http.MethodPost, mustEndpoint(t, ptp.Platform, "RECEIVER")+"/terminals/activate", map[string]any{"reference": "X"}, nil)
-		must(t, resp, err, http.StatusMethodNotAllowed, 2001)
-	}, options)
+		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
+	})
 }
 
 func mustEndpoint(t *testing.T, p *sim.Platform, role string) string {

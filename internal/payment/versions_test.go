@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 	"net/http"
 	"slices"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
 )
 
 // TestPTPOnVersions: the hub lists 2.3.0 with the Payments module; a PTP
@@ -23,20 +23,8 @@ func TestPTPOnVersions(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		start := func(p *sim.Platform, err error) *sim.Platform {
-			t.Helper()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(p.Close)
-			return p
-		}
-		cpo, err := sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger())
-		start(cpo.Platform, err)
-		h.Register(t, cpo.Platform)
-		emsp, err := sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger())
-		start(emsp.Platform, err)
-		h.Register(t, emsp.Platform)
+		hubtest.Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1")
 
 		var versions []ocpi.Version
 		h.Admin(t, http.MethodGet, "/ocpi/versions", nil, &versions)
@@ -59,9 +47,7 @@ func TestPTPOnVersions(t *testing.T) {
 		}
 
 		// The PTP registers on 2.3.0.
-		ptp, err := ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
-		start(ptp.Platform, err)
-		h.Register(t, ptp.Platform)
+		ptp := hubtest.Add(t, h, ptpsim.Start, "Terminals Inc", "NL", "PAY", func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
 		if ptp.HubVersion() != "2.3.0" {
 			t.Fatalf("the PTP speaks %s", ptp.HubVersion())
 		}
@@ -80,8 +66,7 @@ func TestPTPOnVersions(t *testing.T) {
 
 		// A CPO is refused on 2.3.0 (the hub serves it only the Payments
 		// module there): 3002, naming the version to use.
-		cpo23, err := sim.StartCPO("CPO 23", "IN", "C23", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
-		start(cpo23.Platform, err)
+		cpo23 := hubtest.StartSim(t, sim.StartCPO, "CPO 23", "IN", "C23", func(o *sim.Options) { o.Versions = []string{"2.3.0"} })
 		inv, err := h.Parties.Invite(ctx, "CPO 23", 0, false)
 		if err != nil {
 			t.Fatal(err)

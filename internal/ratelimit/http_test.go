@@ -49,12 +49,7 @@ func token(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)
 
 func cpo(t *testing.T, h *hubtest.Hub, pid string) *sim.CPO {
 	t.Helper()
-	c, err := sim.StartCPO("CPO "+pid, "NL", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	h.Register(t, c.Platform)
+	c := hubtest.Add(t, h, sim.StartCPO, "CPO "+pid, "NL", pid)
 	return c
 }
 

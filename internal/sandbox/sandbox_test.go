@@ -2,8 +2,8 @@ package sandbox_test
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +15,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sandbox"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
@@ -117,18 +116,9 @@ func do(t *testing.T, base, token, method, path, body string, header http.Header
 	return a
 }
 
-var admin = base64.StdEncoding.EncodeToString([]byte(hubtest.AdminToken))
-
-func tokenOf(p *sim.Platform) string { return base64.StdEncoding.EncodeToString([]byte(p.Token())) }
-
 func cpo(t *testing.T, pid string) *sim.CPO {
 	t.Helper()
-	c, err := sim.StartCPO("CPO "+pid, "NL", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return hubtest.StartSim(t, sim.StartCPO, "CPO "+pid, "NL", pid)
 }
 
 // TestSandboxResetLeavesProductionIntact: the sandbox serves the same API
@@ -144,19 +134,19 @@ func TestSandboxResetLeavesProductionIntact(t *testing.T) {
 		prodCPO, sbCPO := cpo(t, "PR1"), cpo(t, "SB1")
 		h.Register(t, prodCPO.Platform)
 		h.RegisterSandbox(t, sbCPO.Platform)
-		prodR, sbR := startReceiver(t), startReceiver(t)
+		prodR, sbR := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 
 		// The same API on both, each with its own data.
 		for _, x := range []struct {
 			base, token, url string
-		}{{h.PublicURL(), tokenOf(prodCPO.Platform), prodR.URL()}, {sb.PublicURL(), tokenOf(sbCPO.Platform), sbR.URL()}} {
+		}{{h.PublicURL(), hubtest.TokenOf(prodCPO.Platform), prodR.URL()}, {sb.PublicURL(), hubtest.TokenOf(sbCPO.Platform), sbR.URL()}} {
 			a := do(t, x.base, x.token, http.MethodPost, "/ocpi/2.2.1/webhooks",
 				`{"url":"`+x.url+`","events":["session.started"]}`, http.Header{"X-Request-Id": {"create-1"}})
 			if a.status != http.StatusCreated {
 				t.Fatalf("subscribe at %s: HTTP %d", x.base, a.status)
 			}
 		}
-		if a := do(t, h.PublicURL(), tokenOf(sbCPO.Platform), http.MethodGet, "/ocpi/2.2.1/webhooks", "", nil); a.status != http.StatusUnauthorized {
+		if a := do(t, h.PublicURL(), hubtest.TokenOf(sbCPO.Platform), http.MethodGet, "/ocpi/2.2.1/webhooks", "", nil); a.status != http.StatusUnauthorized {
 			t.Fatalf("sandbox credentials on production: HTTP %d", a.status)
 		}
 		emitIn(t, h.App, "PR1")
@@ -168,12 +158,12 @@ func TestSandboxResetLeavesProductionIntact(t *testing.T) {
 		var details struct {
 			Banner string `json:"banner"`
 		}
-		a := do(t, sb.PublicURL(), tokenOf(sbCPO.Platform), http.MethodGet, "/ocpi/2.2.1", "", nil)
+		a := do(t, sb.PublicURL(), hubtest.TokenOf(sbCPO.Platform), http.MethodGet, "/ocpi/2.2.1", "", nil)
 		_ = json.Unmarshal(a.env.Data, &details)
 		if !strings.Contains(details.Banner, "SANDBOX") {
 			t.Fatalf("sandbox details: %s", a.env.Data)
 		}
-		a = do(t, h.PublicURL(), tokenOf(prodCPO.Platform), http.MethodGet, "/ocpi/2.2.1", "", nil)
+		a = do(t, h.PublicURL(), hubtest.TokenOf(prodCPO.Platform), http.MethodGet, "/ocpi/2.2.1", "", nil)
 		if strings.Contains(string(a.env.Data), "banner") {
 			t.Fatalf("production details carry a banner: %s", a.env.Data)
 		}
@@ -185,10 +175,10 @@ func TestSandboxResetLeavesProductionIntact(t *testing.T) {
 				t.Fatalf("sandbox %s empty before the reset", table)
 			}
 		}
-		if a := do(t, h.PublicURL(), admin, http.MethodPost, "/admin/sandbox/reset", "", nil); a.status != http.StatusNotFound {
+		if a := do(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodPost, "/admin/sandbox/reset", "", nil); a.status != http.StatusNotFound {
 			t.Fatalf("reset on production: HTTP %d", a.status)
 		}
-		if a := do(t, sb.PublicURL(), admin, http.MethodPost, "/admin/sandbox/reset", "", nil); a.status != http.StatusOK {
+		if a := do(t, sb.PublicURL(), hubtest.AdminTokenB64, http.MethodPost, "/admin/sandbox/reset", "", nil); a.status != http.StatusOK {
 			t.Fatalf("reset: HTTP %d", a.status)
 		}
 		for _, table := range []string{"webhook_events", "webhook_deliveries", "idempotency_keys"} {
@@ -209,20 +199,10 @@ func TestSandboxResetLeavesProductionIntact(t *testing.T) {
 		// The sandbox partner carries on: same credentials, same
 		// subscription.
 		emitIn(t, sb, "SB1")
-		if got := waitN(t, sbR, 2); len(got) != 2 {
+		if got := hubtest.WaitWebhooks(t, sbR, 2); len(got) != 2 {
 			t.Fatal("no delivery after the reset")
 		}
 	}, func(o *hubtest.Options) { o.Sandbox = true })
-}
-
-func startReceiver(t *testing.T) *webhooksim.Receiver {
-	t.Helper()
-	r, err := webhooksim.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
 }
 
 func emitIn(t *testing.T, a *app.App, pid string) {
@@ -236,18 +216,7 @@ func emitIn(t *testing.T, a *app.App, pid string) {
 	}
 }
 
-func waitOne(t *testing.T, r *webhooksim.Receiver) { waitN(t, r, 1) }
-
-func waitN(t *testing.T, r *webhooksim.Receiver, n int) []webhooksim.Delivery {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	got, err := r.WaitFor(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
+func waitOne(t *testing.T, r *webhooksim.Receiver) { hubtest.WaitWebhooks(t, r, 1) }
 
 func TestSandboxCredentialsAreUnlimited(t *testing.T) {
 	t.Parallel()
@@ -262,11 +231,11 @@ func TestSandboxCredentialsAreUnlimited(t *testing.T) {
 	h.RegisterSandbox(t, sbCPO.Platform)
 	limited := 0
 	for range 30 {
-		a := do(t, h.App.Sandbox.PublicURL(), tokenOf(sbCPO.Platform), http.MethodGet, "/ocpi/2.2.1/webhooks", "", nil)
+		a := do(t, h.App.Sandbox.PublicURL(), hubtest.TokenOf(sbCPO.Platform), http.MethodGet, "/ocpi/2.2.1/webhooks", "", nil)
 		if a.status != http.StatusOK || a.header.Get("X-RateLimit-Limit") != "" {
 			t.Fatalf("sandbox request: HTTP %d %v", a.status, a.header)
 		}
-		if do(t, h.PublicURL(), tokenOf(prodCPO.Platform), http.MethodGet, "/ocpi/2.2.1/webhooks", "", nil).status == http.StatusTooManyRequests {
+		if do(t, h.PublicURL(), hubtest.TokenOf(prodCPO.Platform), http.MethodGet, "/ocpi/2.2.1/webhooks", "", nil).status == http.StatusTooManyRequests {
 			limited++
 		}
 	}
@@ -277,7 +246,7 @@ func TestSandboxCredentialsAreUnlimited(t *testing.T) {
 		Name    string `json:"name"`
 		Sandbox bool   `json:"sandbox"`
 	}
-	a := do(t, h.App.Sandbox.PublicURL(), admin, http.MethodGet, "/admin/parties", "", nil)
+	a := do(t, h.App.Sandbox.PublicURL(), hubtest.AdminTokenB64, http.MethodGet, "/admin/parties", "", nil)
 	_ = json.Unmarshal(a.env.Data, &platforms)
 	if len(platforms) != 1 || !platforms[0].Sandbox {
 		t.Fatalf("sandbox platforms: %s", a.env.Data)
@@ -287,7 +256,7 @@ func TestSandboxCredentialsAreUnlimited(t *testing.T) {
 func TestSandboxInvitations(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t, store.SQLite, func(o *hubtest.Options) { o.Sandbox = true })
-	a := do(t, h.PublicURL(), admin, http.MethodPost, "/admin/invitations", `{"name":"tester","sandbox":true}`, nil)
+	a := do(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodPost, "/admin/invitations", `{"name":"tester","sandbox":true}`, nil)
 	var inv struct {
 		VersionsURL string `json:"versions_url"`
 		Sandbox     bool   `json:"sandbox"`
@@ -300,7 +269,7 @@ func TestSandboxInvitations(t *testing.T) {
 		t.Fatal("the invitation is not in the sandbox's database alone")
 	}
 	plain := hubtest.Start(t, store.SQLite)
-	a = do(t, plain.PublicURL(), admin, http.MethodPost, "/admin/invitations", `{"name":"tester","sandbox":true}`, nil)
+	a = do(t, plain.PublicURL(), hubtest.AdminTokenB64, http.MethodPost, "/admin/invitations", `{"name":"tester","sandbox":true}`, nil)
 	if a.env.StatusCode != 2001 || a.env.Error.Details.Field != "sandbox" {
 		t.Fatalf("sandbox invitation without a sandbox: %+v", a.env)
 	}

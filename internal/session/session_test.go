@@ -16,50 +16,28 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
+// bundle is a hub with the usual cast (hubtest.Cast) registered; CPO One
+// publishes LOC1 (EVSE E1).
 type bundle struct {
-	h      *hubtest.Hub
-	cpo    *sim.CPO
-	cpo2   *sim.CPO
-	emsp   *sim.EMSP
-	emsp2  *sim.EMSP
+	h *hubtest.Hub
+	hubtest.Cast
 	events *hubtest.Recorder
 	ctx    context.Context
 }
 
-func fast(o *hubtest.Options) {
-	o.Events = hubtest.NewRecorder()
-	o.Config = func(c *app.Config) {
-		c.PushBackoff = 20 * time.Millisecond
-		c.ForwardTimeout = time.Second
-		c.SyncInterval = 0
-	}
+var fast = hubtest.Configure(true, func(c *app.Config) { c.ForwardTimeout = time.Second })
+
+// each runs fn in parallel on each engine, on a bundle of a hub started
+// with fast and then opts.
+func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
+	t.Parallel()
+	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
 }
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	b := &bundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
-	var err error
-	start := func(p *sim.Platform) {
-		t.Cleanup(p.Close)
-		h.Register(t, p)
-	}
-	if b.cpo, err = sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	start(b.cpo.Platform)
-	if b.cpo2, err = sim.StartCPO("CPO Two", "IN", "CP2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	start(b.cpo2.Platform)
-	if b.emsp, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	start(b.emsp.Platform)
-	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	start(b.emsp2.Platform)
-	if err := b.cpo.PublishLocation(b.ctx, "LOC1", "E1"); err != nil {
+	b := &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
+	if err := b.CPO.PublishLocation(b.ctx, "LOC1", "E1"); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -81,36 +59,9 @@ func period(at time.Time, kwh float64) map[string]any {
 	return map[string]any{"start_date_time": at.UTC().Format(time.RFC3339), "dimensions": []any{map[string]any{"type": "ENERGY", "volume": kwh}}}
 }
 
-func mustStatus(t *testing.T, resp *ocpiclient.Response, err error, httpStatus, code int) *ocpiclient.Response {
-	t.Helper()
-	if resp == nil {
-		t.Fatalf("call failed: %v", err)
-	}
-	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
-		t.Fatalf("got HTTP %d %s, want HTTP %d status_code %d", resp.HTTPStatus, resp.Body, httpStatus, code)
-	}
-	return resp
-}
-
-func errorField(resp *ocpiclient.Response) string {
-	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {
-		return ""
-	}
-	return resp.Envelope.Error.Details.Field
-}
-
-func hubURL(t *testing.T, p *sim.Platform, module, role, suffix string) string {
-	t.Helper()
-	base, ok := p.HubEndpoint(module, role)
-	if !ok {
-		t.Fatalf("hub lists no %s %s", module, role)
-	}
-	return base + suffix
-}
-
 func (b *bundle) put(t *testing.T, p *sim.Platform, method, path string, body any) *ocpiclient.Response {
 	t.Helper()
-	resp, err := p.Raw(b.ctx, method, hubURL(t, p, "sessions", "RECEIVER", path), body, nil)
+	resp, err := p.Raw(b.ctx, method, hubtest.HubURL(t, p, "sessions", "RECEIVER", path), body, nil)
 	if resp == nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -131,27 +82,25 @@ func list(t *testing.T, resp *ocpiclient.Response) []map[string]any {
 // periods append; session.started and session.stopped fire once each; only
 // the owners see it.
 func TestSessionLifecycle(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPut, "/IN/CP1/S1", sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1", sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
 		for i := 1; i <= 2; i++ {
 			patch := map[string]any{"kwh": 2 * i, "charging_periods": []any{period(t0.Add(time.Duration(i)*time.Minute), float64(2*i))},
 				"last_updated": t0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)}
-			mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", patch), nil, http.StatusOK, 1000)
+			hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1", patch), nil, http.StatusOK, 1000)
 		}
 		end := t0.Add(30 * time.Minute).Format(time.RFC3339)
 		stop := map[string]any{"status": "COMPLETED", "end_date_time": end, "kwh": 7.5, "last_updated": end,
 			"total_cost": map[string]any{"excl_vat": 150, "incl_vat": 177}}
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 7.6, "charging_periods": nil, "last_updated": end}), nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 7.6, "charging_periods": nil, "last_updated": end}), nil, http.StatusOK, 1000)
 
 		// The eMSP got the PUT and the PATCHes in order, from the CPO.
-		if _, err := b.emsp.WaitFor(b.ctx, 5, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 5, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
 			t.Fatal(err)
 		}
-		got := b.emsp.Requests(sim.PathHas("", "/emsp/sessions/IN/CP1/S1"))
+		got := b.EMSP.Requests(sim.PathHas("", "/emsp/sessions/IN/CP1/S1"))
 		methods := []string{}
 		for _, r := range got {
 			methods = append(methods, r.Method)
@@ -162,16 +111,16 @@ func TestSessionLifecycle(t *testing.T) {
 		if hd := got[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" || hd.Get("OCPI-to-country-code") != "DE" {
 			t.Errorf("session push addressed to %s/%s from %s", hd.Get("OCPI-to-country-code"), hd.Get("OCPI-to-party-id"), hd.Get("OCPI-from-party-id"))
 		}
-		mine := b.emsp.Session("IN", "CP1", "S1")
+		mine := b.EMSP.Session("IN", "CP1", "S1")
 		if mine["status"] != "COMPLETED" || len(mine["charging_periods"].([]any)) != 2 || mine["x_cpo_note"] != "kept" {
 			t.Errorf("eMSP's copy: %v", mine)
 		}
-		if n := len(b.emsp2.Requests(sim.PathHas("", "/sessions/"))); n != 0 {
+		if n := len(b.EMSP2.Requests(sim.PathHas("", "/sessions/"))); n != 0 {
 			t.Errorf("another eMSP got %d session requests", n)
 		}
 
 		// The hub's copy: periods appended, final state.
-		resp := mustStatus(t, b.put(t, b.cpo.Platform, http.MethodGet, "/IN/CP1/S1", nil), nil, http.StatusOK, 1000)
+		resp := hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodGet, "/IN/CP1/S1", nil), nil, http.StatusOK, 1000)
 		var stored map[string]any
 		_ = json.Unmarshal(resp.Envelope.Data, &stored)
 		if len(stored["charging_periods"].([]any)) != 2 || stored["status"] != "COMPLETED" || stored["kwh"] != 7.6 {
@@ -195,50 +144,48 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 
 		// Who sees it: the CPO and the token's eMSP only.
-		mustStatus(t, b.put(t, b.cpo2.Platform, http.MethodGet, "/IN/CP1/S1", nil), nil, http.StatusNotFound, 2000)
-		mustStatus(t, b.put(t, b.cpo2.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 1, "last_updated": end}), nil, http.StatusNotFound, 2000)
-		resp, err := b.emsp.Raw(b.ctx, http.MethodGet, hubURL(t, b.emsp.Platform, "sessions", "SENDER", "?date_from="+t0.Format(time.RFC3339)), nil, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO2.Platform, http.MethodGet, "/IN/CP1/S1", nil), nil, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, b.put(t, b.CPO2.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 1, "last_updated": end}), nil, http.StatusNotFound, 2000)
+		resp, err := b.EMSP.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "?date_from="+t0.Format(time.RFC3339)), nil, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if l := list(t, resp); len(l) != 1 || l[0]["id"] != "S1" {
 			t.Errorf("eMSP's list: %s", resp.Body)
 		}
-		resp, err = b.emsp.Raw(b.ctx, http.MethodGet, hubURL(t, b.emsp.Platform, "sessions", "SENDER", "?date_from="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)), nil, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		resp, err = b.EMSP.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "?date_from="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)), nil, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if l := list(t, resp); len(l) != 0 {
 			t.Errorf("date_from ignored: %s", resp.Body)
 		}
-		resp, err = b.emsp2.Raw(b.ctx, http.MethodGet, hubURL(t, b.emsp2.Platform, "sessions", "SENDER", ""), nil, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		resp, err = b.EMSP2.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP2.Platform, "sessions", "SENDER", ""), nil, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if l := list(t, resp); len(l) != 0 {
 			t.Errorf("another eMSP sees %d sessions", len(l))
 		}
-		resp, err = b.cpo.Raw(b.ctx, http.MethodGet, hubURL(t, b.emsp2.Platform, "sessions", "SENDER", ""), nil, nil)
-		mustStatus(t, resp, err, http.StatusNotFound, 2000)
+		resp, err = b.CPO.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP2.Platform, "sessions", "SENDER", ""), nil, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 
 		// Go lookups the payment flows use.
-		found, err := h.Sessions.FindByAuthorizationReference(b.ctx, "REF-S1")
+		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "REF-S1")
 		if err != nil || len(found) != 1 || found[0].Status != "COMPLETED" || found[0].Owner.PartyID != "EM1" {
 			t.Errorf("FindByAuthorizationReference: %v %v", found, err)
 		}
-	}, fast)
+	})
 }
 
 // TestSessionOfOwnToken: a session of ocpihub's own eMSP token is kept,
 // emitted and pushed to nobody.
 func TestSessionOfOwnToken(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Minute).Truncate(time.Second)
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPut, "/IN/CP1/OWN1", sessionJSON("OWN1", "IN", "OHE", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/OWN1", sessionJSON("OWN1", "IN", "OHE", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
 		if _, err := b.events.Wait(b.ctx, event.SessionStarted, 1); err != nil {
 			t.Fatal(err)
 		}
-		found, err := h.Sessions.FindByAuthorizationReference(b.ctx, "REF-OWN1")
+		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "REF-OWN1")
 		if err != nil || len(found) != 1 || found[0].Owner.PartyID != "OHE" {
 			t.Fatalf("own session: %v %v", found, err)
 		}
-		entries, err := h.Hub.Outbox(b.ctx, 0)
+		entries, err := b.h.Hub.Outbox(b.ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,52 +194,48 @@ func TestSessionOfOwnToken(t *testing.T) {
 				t.Errorf("own session queued for platform %d", e.PlatformID)
 			}
 		}
-	}, fast)
+	})
 }
 
 // TestChargingPreferences: the eMSP's preferences reach the session's CPO
 // and its answer comes back; another eMSP cannot address the session.
 func TestChargingPreferences(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		s := sessionJSON("S2", "DE", "EM1", "ACTIVE", time.Now().Add(-time.Minute))
-		if err := b.cpo.PutSession(b.ctx, s); err != nil {
+		if err := b.CPO.PutSession(b.ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		prefs := map[string]any{"profile_type": "FAST", "energy_need": 20.5, "departure_time": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
-		u := hubURL(t, b.emsp.Platform, "sessions", "SENDER", "/S2/charging_preferences")
-		resp, err := b.emsp.Raw(b.ctx, http.MethodPut, u, prefs, nil)
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		u := hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "/S2/charging_preferences")
+		resp, err := b.EMSP.Raw(b.ctx, http.MethodPut, u, prefs, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if string(resp.Envelope.Data) != `"ACCEPTED"` {
 			t.Errorf("answer: %s", resp.Body)
 		}
-		got := b.cpo.Requests(sim.PathHas(http.MethodPut, "/cpo/sessions/S2/charging_preferences"))
+		got := b.CPO.Requests(sim.PathHas(http.MethodPut, "/cpo/sessions/S2/charging_preferences"))
 		if len(got) != 1 || got[0].Header.Get("OCPI-from-party-id") != "EM1" || !strings.Contains(string(got[0].Body), `"profile_type":"FAST"`) {
 			t.Fatalf("CPO got %+v", got)
 		}
-		resp, err = b.emsp2.Raw(b.ctx, http.MethodPut, u, prefs, nil)
-		mustStatus(t, resp, err, http.StatusNotFound, 2000)
-		resp, err = b.emsp.Raw(b.ctx, http.MethodPut, u, map[string]any{"profile_type": "TURBO"}, nil)
-		mustStatus(t, resp, err, http.StatusOK, 2001)
-		if errorField(resp) != "profile_type" {
+		resp, err = b.EMSP2.Raw(b.ctx, http.MethodPut, u, prefs, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
+		resp, err = b.EMSP.Raw(b.ctx, http.MethodPut, u, map[string]any{"profile_type": "TURBO"}, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
+		if hubtest.ErrorField(resp) != "profile_type" {
 			t.Errorf("bad profile: %s", resp.Body)
 		}
-		if n := len(b.cpo.Requests(sim.PathHas(http.MethodPut, "/charging_preferences"))); n != 1 {
+		if n := len(b.CPO.Requests(sim.PathHas(http.MethodPut, "/charging_preferences"))); n != 1 {
 			t.Errorf("CPO got %d preference requests, want 1", n)
 		}
-	}, fast)
+	})
 }
 
 // TestSessionValidation: malformed pushes are refused with the field
 // named, and change nothing.
 func TestSessionValidation(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		base := sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPut, "/IN/CP1/S1", base), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1", base), nil, http.StatusCreated, 1000)
 		edit := func(f func(m map[string]any)) map[string]any {
 			m := sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)
 			f(m)
@@ -321,25 +264,25 @@ func TestSessionValidation(t *testing.T) {
 			{"not JSON", "PUT", "/IN/CP1/S1", []byte("[1,"), 400, 2001, ""},
 		}
 		for _, c := range cases {
-			resp := mustStatus(t, b.put(t, b.cpo.Platform, c.method, c.path, c.body), nil, c.http, c.code)
-			if got := errorField(resp); got != c.field {
+			resp := hubtest.MustStatus(t, b.put(t, b.CPO.Platform, c.method, c.path, c.body), nil, c.http, c.code)
+			if got := hubtest.ErrorField(resp); got != c.field {
 				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
 			}
 		}
-		st, err := h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
+		st, err := b.h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil || st.Status != "ACTIVE" || len(st.Session.ChargingPeriods) != 0 || st.Owner.PartyID != "EM1" {
 			t.Errorf("stored session changed: %+v %v", st, err)
 		}
-		if _, err := b.emsp.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPut, "/emsp/sessions/IN/CP1/S1")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPut, "/emsp/sessions/IN/CP1/S1")); err != nil {
 			t.Fatal(err)
 		}
-		if n := len(b.emsp.Requests(sim.PathHas("", "/emsp/sessions/"))); n != 1 {
+		if n := len(b.EMSP.Requests(sim.PathHas("", "/emsp/sessions/"))); n != 1 {
 			t.Errorf("eMSP got %d session requests, want the one valid PUT", n)
 		}
 		if n := len(b.events.Events(event.SessionStarted)); n != 1 {
 			t.Errorf("%d session.started events, want 1", n)
 		}
-	}, fast)
+	})
 }
 
 func sessionRef(cc, pid, id string) session.Ref {

@@ -14,7 +14,7 @@ import (
 
 func mustStale(t *testing.T, what string, resp *ocpiclient.Response) {
 	t.Helper()
-	mustStatus(t, resp, nil, http.StatusOK, 1000)
+	hubtest.MustStatus(t, resp, nil, http.StatusOK, 1000)
 	if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 		t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
 	}
@@ -25,46 +25,44 @@ func mustStale(t *testing.T, what string, resp *ocpiclient.Response) {
 // last_updated as the COMPLETED does not reopen it either; a later update
 // is applied; a duplicate of the current state is harmless.
 func TestStaleSessionUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) string { return t0.Add(time.Duration(m) * time.Minute).UTC().Format(time.RFC3339) }
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPut, "/IN/CP1/S1", sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1", sessionJSON("S1", "DE", "EM1", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
 		stop := map[string]any{"status": "COMPLETED", "end_date_time": at(30), "kwh": 7.5, "last_updated": at(30)}
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
 
-		mustStale(t, "older ACTIVE PATCH", b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1",
+		mustStale(t, "older ACTIVE PATCH", b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"status": "ACTIVE", "kwh": 5, "last_updated": at(20)}))
-		mustStale(t, "older ACTIVE PUT", b.put(t, b.cpo.Platform, http.MethodPut, "/IN/CP1/S1",
+		mustStale(t, "older ACTIVE PUT", b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/S1",
 			sessionJSON("S1", "DE", "EM1", "ACTIVE", t0.Add(25*time.Minute))))
-		mustStale(t, "ACTIVE at the COMPLETED's last_updated", b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1",
+		mustStale(t, "ACTIVE at the COMPLETED's last_updated", b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"status": "ACTIVE", "last_updated": at(30)}))
 		// A duplicate of the stored state, and an equal-time change that
 		// keeps it final, are applied (the duplicate changes nothing).
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1",
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1", stop), nil, http.StatusOK, 1000)
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"kwh": 7.6, "last_updated": at(30)}), nil, http.StatusOK, 1000)
 
-		got, err := h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
+		got, err := b.h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Status != "COMPLETED" || got.Session.LastUpdated.UTC().Format(time.RFC3339) != at(30) || got.Session.KWh.String() != "7.6" {
 			t.Errorf("stored session is %s at %s with %s kWh, want COMPLETED at %s with 7.6", got.Status, got.Session.LastUpdated, got.Session.KWh, at(30))
 		}
-		if n := h.StaleUpdates(t, "sessions"); n != 3 {
+		if n := b.h.StaleUpdates(t, "sessions"); n != 3 {
 			t.Errorf("ocpihub_stale_updates_total{module=sessions} = %v, want 3", n)
 		}
 
 		// A later change is routed after anything queued before it.
-		mustStatus(t, b.put(t, b.cpo.Platform, http.MethodPatch, "/IN/CP1/S1",
+		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"total_cost": map[string]any{"excl_vat": 150}, "last_updated": at(31)}), nil, http.StatusOK, 1000)
-		if _, err := b.emsp.WaitFor(b.ctx, 4, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.ctx, 4, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
 			t.Fatal(err)
 		}
 		var seen []string
-		for _, r := range b.emsp.Requests(sim.PathHas("", "/emsp/sessions/IN/CP1/S1")) {
+		for _, r := range b.EMSP.Requests(sim.PathHas("", "/emsp/sessions/IN/CP1/S1")) {
 			var body map[string]any
 			_ = json.Unmarshal(r.Body, &body)
 			seen = append(seen, r.Method+" "+strOf(body["status"])+" "+strOf(body["last_updated"]))
@@ -73,7 +71,7 @@ func TestStaleSessionUpdates(t *testing.T) {
 		if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 			t.Errorf("the eMSP received:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
 		}
-	}, fast)
+	})
 }
 
 func strOf(v any) string {

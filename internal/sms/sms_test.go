@@ -73,11 +73,7 @@ func TestDLTCheck(t *testing.T) {
 // a refused DLT registration a permanent one.
 func TestAdapters(t *testing.T) {
 	t.Parallel()
-	sim, err := smssim.Start(smssim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
+	sim := startSim(t)
 	o := sim.Options()
 	gws := map[string]sms.Gateway{
 		"msg91":  &sms.MSG91{BaseURL: sim.URL(), AuthKey: o.AuthKey, TemplateID: smssim.DefaultFlowID, DLT: o.DLT},
@@ -200,11 +196,7 @@ func TestProviderErrorsMaskNumbers(t *testing.T) {
 // retryable error; the simulator's delay is what makes it slow.
 func TestSlowGateway(t *testing.T) {
 	t.Parallel()
-	sim, err := smssim.Start(smssim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
+	sim := startSim(t)
 	sim.SetDelay(2 * time.Second)
 	o := sim.Options()
 	gw := &sms.Signed{URL: sim.SignedURL(), Secret: o.Secret, DLT: o.DLT, Timeout: 100 * time.Millisecond}
@@ -214,4 +206,15 @@ func TestSlowGateway(t *testing.T) {
 	if len(sim.Messages()) != 0 {
 		t.Errorf("the simulator kept a message it never answered")
 	}
+}
+
+// startSim starts the SMS gateway simulator, closed when the test ends.
+func startSim(t *testing.T) *smssim.Server {
+	t.Helper()
+	sim, err := smssim.Start(smssim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	return sim
 }

@@ -31,55 +31,52 @@ func mustPanic(fn func()) (msg string) {
 // transaction ends, its context is free again.
 func TestNoPooledConnectionInsideATransaction(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			// Opened by hand: this test breaks the rule on purpose, which
-			// storetest.Open's cleanup would report.
-			db, err := store.Open(ctx, storetest.MigratedURL(t, engine), store.Options{MaxConns: 4})
-			if err != nil {
-				t.Fatal(err)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		ctx := context.Background()
+		// Opened by hand: this test breaks the rule on purpose, which
+		// storetest.Open's cleanup would report.
+		db, err := store.Open(ctx, storetest.MigratedURL(t, engine), store.Options{MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var held context.Context
+		err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			held = ctx
+			if _, err := tx.Exec(ctx, "CREATE TABLE guard_probe (n INTEGER)"); err != nil {
+				return err
 			}
-			defer db.Close()
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
+			if _, err := tx.Exec(ctx, "INSERT INTO guard_probe (n) VALUES (7)"); err != nil {
+				return err
 			}
-			var held context.Context
-			err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				held = ctx
-				if _, err := tx.Exec(ctx, "CREATE TABLE guard_probe (n INTEGER)"); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(ctx, "INSERT INTO guard_probe (n) VALUES (7)"); err != nil {
-					return err
-				}
-				if msg := mustPanic(func() { _ = db.Read().QueryRow(ctx, "SELECT 1").Scan(new(int)) }); !strings.Contains(msg, "DB.Read().QueryRow") {
-					t.Errorf("a pooled read inside the transaction: panic %q", msg)
-				}
-				if msg := mustPanic(func() { _ = db.InTx(ctx, func(context.Context, *store.Tx) error { return nil }) }); !strings.Contains(msg, "InTx") {
-					t.Errorf("a nested transaction: panic %q", msg)
-				}
-				var n int
-				if err := db.ReadIn(ctx).QueryRow(ctx, "SELECT n FROM guard_probe").Scan(&n); err != nil || n != 7 {
-					t.Errorf("ReadIn inside the transaction: %d, %v", n, err)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+			if msg := mustPanic(func() { _ = db.Read().QueryRow(ctx, "SELECT 1").Scan(new(int)) }); !strings.Contains(msg, "DB.Read().QueryRow") {
+				t.Errorf("a pooled read inside the transaction: panic %q", msg)
 			}
-			if got := db.Violations(); got != 2 {
-				t.Errorf("%d violations counted, want 2", got)
+			if msg := mustPanic(func() { _ = db.InTx(ctx, func(context.Context, *store.Tx) error { return nil }) }); !strings.Contains(msg, "InTx") {
+				t.Errorf("a nested transaction: panic %q", msg)
 			}
-			// The transaction has ended: its context may read again.
 			var n int
-			if err := db.Read().QueryRow(held, "SELECT n FROM guard_probe").Scan(&n); err != nil || n != 7 {
-				t.Errorf("read after the transaction: %d, %v", n, err)
+			if err := db.ReadIn(ctx).QueryRow(ctx, "SELECT n FROM guard_probe").Scan(&n); err != nil || n != 7 {
+				t.Errorf("ReadIn inside the transaction: %d, %v", n, err)
 			}
-			if store.HeldTx(held) != nil {
-				t.Error("an ended transaction is still held")
-			}
+			return nil
 		})
-	}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := db.Violations(); got != 2 {
+			t.Errorf("%d violations counted, want 2", got)
+		}
+		// The transaction has ended: its context may read again.
+		var n int
+		if err := db.Read().QueryRow(held, "SELECT n FROM guard_probe").Scan(&n); err != nil || n != 7 {
+			t.Errorf("read after the transaction: %d, %v", n, err)
+		}
+		if store.HeldTx(held) != nil {
+			t.Error("an ended transaction is still held")
+		}
+	})
 }

@@ -17,57 +17,55 @@ import (
 // forwarded to the CPO; the same for an older PUT. An equal last_updated is
 // applied; a duplicate is harmless.
 func TestStaleTokenUpdates(t *testing.T) {
-	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setup(t, h)
+	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
 		at := func(m int) ocpi.DateTime { return ocpi.NewDateTime(t0.Add(time.Duration(m) * time.Minute)) }
-		tok := b.emsp.NewToken("CARD1", "RFID", "ALLOWED")
+		tok := b.EMSP.NewToken("CARD1", "RFID", "ALLOWED")
 		tok["last_updated"] = at(0)
-		resp, err := b.emsp.PutToken(b.ctx, tok)
-		mustStatus(t, resp, err, http.StatusCreated, 1000)
-		resp, err = b.emsp.PatchToken(b.ctx, "CARD1", "RFID", map[string]any{"valid": false, "last_updated": at(10)})
-		mustStatus(t, resp, err, http.StatusOK, 1000)
+		resp, err := b.EMSP.PutToken(b.ctx, tok)
+		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
+		resp, err = b.EMSP.PatchToken(b.ctx, "CARD1", "RFID", map[string]any{"valid": false, "last_updated": at(10)})
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 
 		stale := func(what string, method string, body any) {
 			t.Helper()
-			resp, err := b.emsp.Raw(b.ctx, method, hubURL(t, b.emsp.Platform, "tokens", "RECEIVER", "/DE/EM1/CARD1"), body, nil)
-			mustStatus(t, resp, err, http.StatusOK, 1000)
+			resp, err := b.EMSP.Raw(b.ctx, method, hubtest.HubURL(t, b.EMSP.Platform, "tokens", "RECEIVER", "/DE/EM1/CARD1"), body, nil)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 			if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 				t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
 			}
 		}
 		stale("older PATCH valid=true", http.MethodPatch, map[string]any{"valid": true, "last_updated": at(5)})
-		older := b.emsp.NewToken("CARD1", "RFID", "ALLOWED")
+		older := b.EMSP.NewToken("CARD1", "RFID", "ALLOWED")
 		older["last_updated"] = at(7)
 		stale("older PUT valid=true", http.MethodPut, older)
 
-		stored, err := h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "CARD1", ""))
+		stored, err := b.h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "CARD1", ""))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if stored.IsValid() || !stored.LastUpdated.Equal(at(10).Time) {
 			t.Errorf("after older updates the token is valid=%v at %s, want valid=false at %s", stored.IsValid(), stored.LastUpdated, at(10))
 		}
-		if n := h.StaleUpdates(t, "tokens"); n != 2 {
+		if n := b.h.StaleUpdates(t, "tokens"); n != 2 {
 			t.Errorf("ocpihub_stale_updates_total{module=tokens} = %v, want 2", n)
 		}
 
 		// The same last_updated is applied; its duplicate changes nothing.
 		for range 2 {
-			resp, err = b.emsp.PatchToken(b.ctx, "CARD1", "RFID", map[string]any{"whitelist": "NEVER", "last_updated": at(10)})
-			mustStatus(t, resp, err, http.StatusOK, 1000)
+			resp, err = b.EMSP.PatchToken(b.ctx, "CARD1", "RFID", map[string]any{"whitelist": "NEVER", "last_updated": at(10)})
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		}
 		// A later change reaches the CPO after anything queued before it.
-		resp, err = b.emsp.PatchToken(b.ctx, "CARD1", "RFID", map[string]any{"language": "en", "last_updated": at(11)})
-		mustStatus(t, resp, err, http.StatusOK, 1000)
-		if _, err := b.cpo.WaitFor(b.ctx, 1, func(sim.Request) bool {
-			return b.cpo.ReceivedToken("DE", "EM1", "CARD1", "RFID")["language"] == "en"
+		resp, err = b.EMSP.PatchToken(b.ctx, "CARD1", "RFID", map[string]any{"language": "en", "last_updated": at(11)})
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		if _, err := b.CPO.WaitFor(b.ctx, 1, func(sim.Request) bool {
+			return b.CPO.ReceivedToken("DE", "EM1", "CARD1", "RFID")["language"] == "en"
 		}); err != nil {
 			t.Fatal(err)
 		}
 		var seen []string
-		for _, r := range b.cpo.Requests(sim.PathHas("", "/cpo/tokens/DE/EM1/CARD1")) {
+		for _, r := range b.CPO.Requests(sim.PathHas("", "/cpo/tokens/DE/EM1/CARD1")) {
 			var body map[string]any
 			_ = json.Unmarshal(r.Body, &body)
 			seen = append(seen, r.Method+" "+body["last_updated"].(string))
@@ -76,8 +74,8 @@ func TestStaleTokenUpdates(t *testing.T) {
 		if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 			t.Errorf("the CPO received:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
 		}
-		if got := b.cpo.ReceivedToken("DE", "EM1", "CARD1", "RFID"); got["valid"] != false {
+		if got := b.CPO.ReceivedToken("DE", "EM1", "CARD1", "RFID"); got["valid"] != false {
 			t.Errorf("the CPO's copy is valid=%v, want false", got["valid"])
 		}
-	}, fast)
+	})
 }

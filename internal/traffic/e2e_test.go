@@ -19,34 +19,17 @@ import (
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
-// chainBundle is a hub with a CPO and two eMSPs registered.
+// chainBundle is a hub with a CPO (NL/CP1) and two eMSPs registered
+// (hubtest.Trio).
 type chainBundle struct {
-	h            *hubtest.Hub
-	cpo          *sim.CPO
-	emsp1, emsp2 *sim.EMSP
-	ctx          context.Context
+	h *hubtest.Hub
+	hubtest.Cast
+	ctx context.Context
 }
 
 func setupChain(t *testing.T, h *hubtest.Hub) *chainBundle {
 	t.Helper()
-	b := &chainBundle{h: h, ctx: hubtest.Ctx(t, 60*time.Second)}
-	var err error
-	if b.cpo, err = sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	if b.emsp1, err = sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp1.Close)
-	if b.emsp2, err = sim.StartEMSP("eMSP Two", "FR", "EM2", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp2.Close)
-	h.Register(t, b.cpo.Platform)
-	h.Register(t, b.emsp1.Platform)
-	h.Register(t, b.emsp2.Platform)
-	return b
+	return &chainBundle{h: h, Cast: h.Trio(t, "NL"), ctx: hubtest.Ctx(t, 60*time.Second)}
 }
 
 func ts(i int) string {
@@ -98,27 +81,27 @@ func TestChainByCorrelationID(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setupChain(t, h)
-		if resp, err := b.cpo.Push(b.ctx, "locations", http.MethodPut, location("LOC1", "AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+		if resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, location("LOC1", "AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("PUT location: %v %v", resp, err)
 		}
-		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
 			if err := e.Until(b.ctx, func() bool { return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE" }); err != nil {
 				t.Fatal(err)
 			}
 		}
 
 		cid := "chain-" + string(h.Engine) + "-7f3a"
-		base, _ := b.cpo.HubEndpoint("locations", "RECEIVER")
+		base, _ := b.CPO.HubEndpoint("locations", "RECEIVER")
 		hdr := http.Header{}
 		hdr.Set("X-Correlation-ID", cid)
-		resp, err := b.cpo.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+		resp, err := b.CPO.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
 		if err != nil || resp.HTTPStatus != http.StatusOK {
 			t.Fatalf("PATCH: %v %v", resp, err)
 		}
 		if got := resp.Header.Get("X-Correlation-ID"); got != cid {
 			t.Fatalf("answer's X-Correlation-ID = %q", got)
 		}
-		for _, e := range []*sim.EMSP{b.emsp1, b.emsp2} {
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
 			if err := e.Until(b.ctx, func() bool { return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "CHARGING" }); err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +163,7 @@ func TestChainByCorrelationID(t *testing.T) {
 		for _, tc := range []struct {
 			p    *sim.Platform
 			want traffic.Direction
-		}{{b.cpo.Platform, traffic.In}, {b.emsp1.Platform, traffic.Out}, {b.emsp2.Platform, traffic.Out}} {
+		}{{b.CPO.Platform, traffic.In}, {b.EMSP.Platform, traffic.Out}, {b.EMSP2.Platform, traffic.Out}} {
 			r, err := tc.p.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic?correlation_id="+url.QueryEscape(cid), nil, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -190,11 +173,11 @@ func TestChainByCorrelationID(t *testing.T) {
 				t.Errorf("%s sees %+v", tc.p.Name(), own)
 			}
 		}
-		r2, _ := b.emsp1.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic/"+strconv.FormatInt(seen["eMSP Two"].ID, 10), nil, nil)
+		r2, _ := b.EMSP.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic/"+strconv.FormatInt(seen["eMSP Two"].ID, 10), nil, nil)
 		if r2.HTTPStatus != http.StatusNotFound {
 			t.Errorf("another partner's exchange: HTTP %d %s", r2.HTTPStatus, r2.Body)
 		}
-		r2, _ = b.emsp1.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic?partner=eMSP+Two&platform_id="+strconv.FormatInt(seen["eMSP Two"].PlatformID, 10), nil, nil)
+		r2, _ = b.EMSP.Raw(b.ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/traffic?partner=eMSP+Two&platform_id="+strconv.FormatInt(seen["eMSP Two"].PlatformID, 10), nil, nil)
 		for _, x := range envelope[[]traffic.Exchange](t, r2.Body) {
 			if x.Partner != "eMSP One" {
 				t.Errorf("a filter naming another partner reached %+v", x)
@@ -313,12 +296,12 @@ func commandChain(t *testing.T, b *chainBundle, cid string) {
 	t.Helper()
 	hdr := http.Header{}
 	hdr.Set("X-Correlation-ID", cid)
-	uid, resp, err := b.emsp1.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"}, hdr)
+	uid, resp, err := b.EMSP.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"}, hdr)
 	if err != nil || resp.HTTPStatus != http.StatusOK {
 		t.Fatalf("UNLOCK_CONNECTOR: %v %v", resp, err)
 	}
-	waitFor(t, b.ctx, "the command's result at the eMSP", func() bool { return len(b.emsp1.Results(uid)) == 1 })
-	if got := b.emsp1.Results(uid)[0].Header.Get("X-Correlation-ID"); got != cid {
+	waitFor(t, b.ctx, "the command's result at the eMSP", func() bool { return len(b.EMSP.Results(uid)) == 1 })
+	if got := b.EMSP.Results(uid)[0].Header.Get("X-Correlation-ID"); got != cid {
 		t.Errorf("the result's relay carries X-Correlation-ID %q, want %q", got, cid)
 	}
 	var chain []traffic.Exchange

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,7 +19,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/jobs"
-	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -30,13 +30,12 @@ import (
 func TestDeliveryReachesWhoMayKnowSignedByStandardWebhooks(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
-		opR, cpoR, emspR := receiver(t), receiver(t), receiver(t)
+		cpo, emsp := pair(t, h)
+		opR, cpoR, emspR := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 		all := []string{"session.started", "location.updated", "cdr.created"}
-		opSub := subscribe(t, h, adminToken(), opR.URL(), all...)
-		cpoSub := subscribe(t, h, tokenOf(cpo), cpoR.URL(), all...)
-		emspSub := subscribe(t, h, tokenOf(emsp), emspR.URL(), all...)
+		opSub := subscribe(t, h, hubtest.AdminTokenB64, opR.URL(), all...)
+		cpoSub := subscribe(t, h, hubtest.TokenOf(cpo), cpoR.URL(), all...)
+		emspSub := subscribe(t, h, hubtest.TokenOf(emsp), emspR.URL(), all...)
 
 		session := map[string]string{"session_id": "S1", "location_id": "L1", "evse_id": "E1", "timestamp": "2025-03-01T10:00:00Z"}
 		emit(t, h, event.Event{Name: event.SessionStarted, Data: session, Parties: []event.Party{
@@ -51,9 +50,9 @@ func TestDeliveryReachesWhoMayKnowSignedByStandardWebhooks(t *testing.T) {
 		// a CDR.
 		emit(t, h, event.Event{Name: event.LocationUpdated, Data: map[string]string{"location_id": "L2"}, Public: true})
 
-		op := waitFor(t, opR, 5)
-		cp := waitFor(t, cpoR, 3)
-		em := waitFor(t, emspR, 3)
+		op := hubtest.WaitWebhooks(t, opR, 5)
+		cp := hubtest.WaitWebhooks(t, cpoR, 3)
+		em := hubtest.WaitWebhooks(t, emspR, 3)
 		if got := eventNames(op); got != "session.started,location.updated,cdr.created,cdr.created,location.updated" {
 			t.Fatalf("operator got %s", got)
 		}
@@ -99,32 +98,16 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// fakeHub starts a hub whose clock and job queue run on a fake clock.
-func fakeHub(t *testing.T, engine string, timeout time.Duration) (*hubtest.Hub, *clock.Fake) {
-	t.Helper()
-	// Near the wall clock: River maintenance (the rescuer, the queue
-	// cleaner) compares some stamps with real time.
-	clk := clock.NewFake(time.Now().Truncate(time.Second))
-	h := hubtest.Start(t, store.Engine(engine), func(o *hubtest.Options) {
-		o.Clock = clk
+// eachFake runs fn on both engines with a fake-clock hub (hubtest.EachFake)
+// whose deliveries time out after timeout (0: the default).
+func eachFake(t *testing.T, timeout time.Duration, fn func(t *testing.T, h *hubtest.Hub, clk *clock.Fake)) {
+	hubtest.EachFake(t, fn, func(o *hubtest.Options) {
 		o.Config = func(c *app.Config) {
 			if timeout > 0 {
 				c.WebhookTimeout = timeout
 			}
 		}
 	})
-	return h, clk
-}
-
-// eachFake runs fn on both engines with a fake-clock hub.
-func eachFake(t *testing.T, timeout time.Duration, fn func(t *testing.T, h *hubtest.Hub, clk *clock.Fake)) {
-	for _, engine := range []string{"sqlite", "postgres"} {
-		t.Run(engine, func(t *testing.T) {
-			t.Parallel()
-			h, clk := fakeHub(t, engine, timeout)
-			fn(t, h, clk)
-		})
-	}
 }
 
 // within reports whether got is d ± 10 %.
@@ -135,7 +118,7 @@ func within(got, d time.Duration) bool {
 func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 	t.Parallel()
 	eachFake(t, 300*time.Millisecond, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		rcv := receiver(t)
+		rcv := hubtest.StartWebhookReceiver(t)
 		rcv.Respond(func(n int) int {
 			switch n {
 			case 1:
@@ -145,7 +128,7 @@ func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 			}
 			return http.StatusOK
 		})
-		sub := subscribe(t, h, adminToken(), rcv.URL(), "session.stopped")
+		sub := subscribe(t, h, hubtest.AdminTokenB64, rcv.URL(), "session.stopped")
 		emit(t, h, event.Event{Name: event.SessionStopped, Data: map[string]string{"session_id": "S9"}})
 
 		logged := func(attempts int) *webhook.Delivery {
@@ -156,7 +139,7 @@ func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 			})
 			return d
 		}
-		waitFor(t, rcv, 1)
+		hubtest.WaitWebhooks(t, rcv, 1)
 		d := logged(1)
 		t0 := clk.Now()
 		if d.Status != webhook.StatusPending || d.ResponseCode != 500 || !strings.Contains(d.LastError, "HTTP 500") || d.NextAttemptAt == nil {
@@ -167,7 +150,7 @@ func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 		}
 
 		clk.Add(6 * time.Second)
-		waitFor(t, rcv, 2)
+		hubtest.WaitWebhooks(t, rcv, 2)
 		d = logged(2)
 		if d.Status != webhook.StatusPending || d.ResponseCode != 0 || !strings.Contains(d.LastError, "no answer within 300ms") {
 			t.Fatalf("after a timeout: %+v", d)
@@ -180,7 +163,7 @@ func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 		}
 
 		clk.Add(6 * time.Minute)
-		waitFor(t, rcv, 3)
+		hubtest.WaitWebhooks(t, rcv, 3)
 		d = logged(3)
 		if d.Status != webhook.StatusDelivered || d.ResponseCode != 200 || d.LastError != "" {
 			t.Fatalf("after a success: %+v", d)
@@ -210,25 +193,24 @@ func TestRetriesOnServerErrorAndTimeoutWithBackoff(t *testing.T) {
 func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
-		gone, opR, ownerR, otherR := receiver(t), receiver(t), receiver(t), receiver(t)
+		cpo, emsp := pair(t, h)
+		gone, opR, ownerR, otherR := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 		gone.SetStatus(http.StatusGone)
 		gone.SetHang(true) // the 410 waits until the second event's delivery is queued behind the first
-		subscribe(t, h, adminToken(), opR.URL(), "webhook.disabled")
-		subscribe(t, h, tokenOf(cpo), ownerR.URL(), "webhook.disabled")
-		subscribe(t, h, tokenOf(emsp), otherR.URL(), "webhook.disabled", "location.updated")
-		sub := subscribe(t, h, tokenOf(cpo), gone.URL(), "session.started")
+		subscribe(t, h, hubtest.AdminTokenB64, opR.URL(), "webhook.disabled")
+		subscribe(t, h, hubtest.TokenOf(cpo), ownerR.URL(), "webhook.disabled")
+		subscribe(t, h, hubtest.TokenOf(emsp), otherR.URL(), "webhook.disabled", "location.updated")
+		sub := subscribe(t, h, hubtest.TokenOf(cpo), gone.URL(), "session.started")
 
 		cp1 := []event.Party{{Role: "CPO", CountryCode: "NL", PartyID: "CP1"}}
 		emit(t, h, event.Event{Name: event.SessionStarted, Data: map[string]string{"session_id": "S1"}, Parties: cp1})
-		waitFor(t, gone, 1)
+		hubtest.WaitWebhooks(t, gone, 1)
 		emit(t, h, event.Event{Name: event.SessionStarted, Data: map[string]string{"session_id": "S2"}, Parties: cp1})
 		eventually(t, 10*time.Second, "the second delivery queued", func() bool { return len(deliveries(t, h, sub.ID)) == 2 })
 		gone.SetHang(false)
 
 		for _, r := range []*webhooksim.Receiver{opR, ownerR} {
-			d := waitFor(t, r, 1)[0]
+			d := hubtest.WaitWebhooks(t, r, 1)[0]
 			var data webhook.DisabledData
 			if err := json.Unmarshal(d.Payload.Data, &data); err != nil || d.Payload.Event != "webhook.disabled" ||
 				data.SubscriptionID != sub.ID || !strings.Contains(data.Reason, "410") {
@@ -236,11 +218,11 @@ func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 			}
 		}
 		emit(t, h, event.Event{Name: event.LocationUpdated, Public: true, Data: map[string]string{"location_id": "L1"}})
-		if got := eventNames(waitFor(t, otherR, 1)); got != "location.updated" {
+		if got := eventNames(hubtest.WaitWebhooks(t, otherR, 1)); got != "location.updated" {
 			t.Fatalf("another partner got %s", got)
 		}
 
-		r := call(t, h.PublicURL(), tokenOf(cpo), http.MethodGet, "/ocpi/2.2.1/webhooks/"+sub.ID, nil, nil)
+		r := call(t, h.PublicURL(), hubtest.TokenOf(cpo), http.MethodGet, "/ocpi/2.2.1/webhooks/"+sub.ID, nil, nil)
 		var got webhook.Subscription
 		r.decodeData(t, &got)
 		if got.Status != webhook.StatusDisabled || !strings.Contains(got.DisabledReason, "410") {
@@ -268,18 +250,18 @@ func TestGoneDisablesAndTellsTheOwner(t *testing.T) {
 func TestFailingForFiveDaysDisables(t *testing.T) {
 	t.Parallel()
 	eachFake(t, 0, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		bad, opR := receiver(t), receiver(t)
+		bad, opR := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 		bad.SetStatus(http.StatusServiceUnavailable)
-		subscribe(t, h, adminToken(), opR.URL(), "webhook.disabled")
-		sub := subscribe(t, h, adminToken(), bad.URL(), "cdr.missing")
+		subscribe(t, h, hubtest.AdminTokenB64, opR.URL(), "webhook.disabled")
+		sub := subscribe(t, h, hubtest.AdminTokenB64, bad.URL(), "cdr.missing")
 		emit(t, h, event.Event{Name: event.CDRMissing, Data: map[string]string{"session_id": "S1"}})
-		waitFor(t, bad, 1)
+		hubtest.WaitWebhooks(t, bad, 1)
 		eventually(t, 10*time.Second, "the first failure recorded", func() bool { return deliveries(t, h, sub.ID)[0].Attempts == 1 })
 
 		clk.Add(4*24*time.Hour + 23*time.Hour) // not yet five days: a failure keeps it on
-		waitFor(t, bad, 2)
+		hubtest.WaitWebhooks(t, bad, 2)
 		eventually(t, 10*time.Second, "the second failure recorded", func() bool { return deliveries(t, h, sub.ID)[0].Attempts == 2 })
-		r := call(t, h.PublicURL(), adminToken(), http.MethodGet, "/admin/webhooks/"+sub.ID, nil, nil)
+		r := call(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodGet, "/admin/webhooks/"+sub.ID, nil, nil)
 		var got webhook.Subscription
 		r.decodeData(t, &got)
 		if got.Status != webhook.StatusActive || got.FailingSince == nil {
@@ -293,13 +275,13 @@ func TestFailingForFiveDaysDisables(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, bad, 3)
-		d := waitFor(t, opR, 1)[0]
+		hubtest.WaitWebhooks(t, bad, 3)
+		d := hubtest.WaitWebhooks(t, opR, 1)[0]
 		var data webhook.DisabledData
 		if err := json.Unmarshal(d.Payload.Data, &data); err != nil || data.SubscriptionID != sub.ID || !strings.Contains(data.Reason, "failed for 120h0m0s") {
 			t.Fatalf("notification %s", d.Body)
 		}
-		r = call(t, h.PublicURL(), adminToken(), http.MethodGet, "/admin/webhooks/"+sub.ID, nil, nil)
+		r = call(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodGet, "/admin/webhooks/"+sub.ID, nil, nil)
 		got = webhook.Subscription{}
 		r.decodeData(t, &got)
 		if got.Status != webhook.StatusDisabled {
@@ -329,15 +311,15 @@ func retryJobs(t *testing.T, h *hubtest.Hub) []int64 {
 func TestOrderPerSubscription(t *testing.T) {
 	t.Parallel()
 	eachFake(t, 0, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		flaky, healthy := receiver(t), receiver(t)
+		flaky, healthy := hubtest.StartWebhookReceiver(t), hubtest.StartWebhookReceiver(t)
 		flaky.Respond(func(n int) int {
 			if n == 3 {
 				return http.StatusServiceUnavailable
 			}
 			return http.StatusNoContent
 		})
-		subF := subscribe(t, h, adminToken(), flaky.URL(), "location.updated")
-		subscribe(t, h, adminToken(), healthy.URL(), "location.updated")
+		subF := subscribe(t, h, hubtest.AdminTokenB64, flaky.URL(), "location.updated")
+		subscribe(t, h, hubtest.AdminTokenB64, healthy.URL(), "location.updated")
 		const n = 20
 		for i := 1; i <= n; i++ {
 			emit(t, h, event.Event{Name: event.LocationUpdated, Public: true, Data: map[string]int{"seq": i}})
@@ -355,10 +337,10 @@ func TestOrderPerSubscription(t *testing.T) {
 		for i := 1; i <= n; i++ {
 			want = append(want, i)
 		}
-		if got := seqs(waitFor(t, healthy, n)); !slices.Equal(got, want) {
+		if got := seqs(hubtest.WaitWebhooks(t, healthy, n)); !slices.Equal(got, want) {
 			t.Fatalf("healthy subscriber got %v", got)
 		}
-		waitFor(t, flaky, 3)
+		hubtest.WaitWebhooks(t, flaky, 3)
 		// Every job of the flaky subscription has run: only its retry waits.
 		eventually(t, 10*time.Second, "delivery jobs to settle", func() bool {
 			list, err := h.Jobs.List(t.Context(), jobs.ListParams{Kinds: []string{"webhook_deliver", "webhook_dispatch"},
@@ -378,7 +360,7 @@ func TestOrderPerSubscription(t *testing.T) {
 		}
 		clk.Add(6 * time.Second)
 		want = append([]int{1, 2, 3}, want[2:]...)
-		if got := seqs(waitFor(t, flaky, n+1)); !slices.Equal(got, want) {
+		if got := seqs(hubtest.WaitWebhooks(t, flaky, n+1)); !slices.Equal(got, want) {
 			t.Fatalf("flaky subscriber got %v, want %v", got, want)
 		}
 	})
@@ -387,15 +369,14 @@ func TestOrderPerSubscription(t *testing.T) {
 func TestReplayAndDeliveryLog(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := partner(t, h, "CPO", "NL", "CP1")
-		emsp := partner(t, h, "EMSP", "DE", "EM1")
-		rcv := receiver(t)
-		sub := subscribe(t, h, tokenOf(cpo), rcv.URL(), "session.started", "session.stopped")
+		cpo, emsp := pair(t, h)
+		rcv := hubtest.StartWebhookReceiver(t)
+		sub := subscribe(t, h, hubtest.TokenOf(cpo), rcv.URL(), "session.started", "session.stopped")
 		cp1 := []event.Party{{Role: "CPO", CountryCode: "NL", PartyID: "CP1"}}
 		for i := 1; i <= 5; i++ {
 			emit(t, h, event.Event{Name: event.SessionStarted, Data: map[string]int{"seq": i}, Parties: cp1})
 		}
-		waitFor(t, rcv, 5)
+		hubtest.WaitWebhooks(t, rcv, 5)
 		eventually(t, 10*time.Second, "five delivered", func() bool {
 			ds := deliveries(t, h, sub.ID)
 			return len(ds) == 5 && ds[4].Status == webhook.StatusDelivered
@@ -409,7 +390,7 @@ func TestReplayAndDeliveryLog(t *testing.T) {
 			if pages > 5 {
 				t.Fatal("paging does not end")
 			}
-			r := call(t, base, tokenOf(cpo), http.MethodGet, next, nil, nil)
+			r := call(t, base, hubtest.TokenOf(cpo), http.MethodGet, next, nil, nil)
 			var page []webhook.Delivery
 			r.decodeData(t, &page)
 			if r.header.Get("X-Total-Count") != "5" || len(page) == 0 || len(page) > 2 {
@@ -427,13 +408,13 @@ func TestReplayAndDeliveryLog(t *testing.T) {
 		if len(seen) != 5 || !slices.IsSortedFunc(seen, func(a, b int64) int { return int(b - a) }) {
 			t.Fatalf("pages gave %v", seen)
 		}
-		r := call(t, base, tokenOf(cpo), http.MethodGet, path+"/deliveries?status=delivered", nil, nil)
+		r := call(t, base, hubtest.TokenOf(cpo), http.MethodGet, path+"/deliveries?status=delivered", nil, nil)
 		if r.header.Get("X-Total-Count") != "5" {
 			t.Fatalf("status filter: %s", r.raw)
 		}
 
 		first := seen[len(seen)-1]
-		r = call(t, base, tokenOf(cpo), http.MethodGet, path+"/deliveries/"+strconv.FormatInt(first, 10), nil, nil)
+		r = call(t, base, hubtest.TokenOf(cpo), http.MethodGet, path+"/deliveries/"+strconv.FormatInt(first, 10), nil, nil)
 		var one webhook.Delivery
 		r.decodeData(t, &one)
 		if one.ID != first || one.Data == nil || !strings.Contains(string(r.raw), `"seq":1`) {
@@ -441,32 +422,32 @@ func TestReplayAndDeliveryLog(t *testing.T) {
 		}
 
 		// Replay: a new delivery, same webhook-id, at the end of the queue.
-		r = call(t, base, tokenOf(cpo), http.MethodPost, path+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
+		r = call(t, base, hubtest.TokenOf(cpo), http.MethodPost, path+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
 		var replay webhook.Delivery
 		r.decodeData(t, &replay)
 		if r.status != http.StatusCreated || replay.ReplayOf != first || replay.ID <= seen[0] || replay.EventID != one.EventID {
 			t.Fatalf("replay: HTTP %d %s", r.status, r.raw)
 		}
-		ds := waitFor(t, rcv, 6)
+		ds := hubtest.WaitWebhooks(t, rcv, 6)
 		if ds[5].Header.Get("webhook-id") != ds[0].Header.Get("webhook-id") || !strings.Contains(string(ds[5].Body), `"seq":1`) {
 			t.Fatalf("replayed delivery %s", ds[5].Body)
 		}
-		r = call(t, base, tokenOf(cpo), http.MethodPost, path+"/deliveries/999999/replay", nil, nil)
+		r = call(t, base, hubtest.TokenOf(cpo), http.MethodPost, path+"/deliveries/999999/replay", nil, nil)
 		if r.status != http.StatusNotFound {
 			t.Fatalf("replay of an unknown delivery: %s", r.raw)
 		}
-		r = call(t, base, tokenOf(emsp), http.MethodPost, path+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
+		r = call(t, base, hubtest.TokenOf(emsp), http.MethodPost, path+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
 		if r.status != http.StatusNotFound {
 			t.Fatalf("replay by another partner: %s", r.raw)
 		}
 		// The operator replays through the admin API.
-		r = call(t, base, adminToken(), http.MethodPost, "/admin/webhooks/"+sub.ID+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
+		r = call(t, base, hubtest.AdminTokenB64, http.MethodPost, "/admin/webhooks/"+sub.ID+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
 		if r.status != http.StatusCreated {
 			t.Fatalf("admin replay: %s", r.raw)
 		}
-		waitFor(t, rcv, 7)
-		call(t, base, tokenOf(cpo), http.MethodPatch, path, map[string]any{"status": "DISABLED"}, nil)
-		r = call(t, base, tokenOf(cpo), http.MethodPost, path+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
+		hubtest.WaitWebhooks(t, rcv, 7)
+		call(t, base, hubtest.TokenOf(cpo), http.MethodPatch, path, map[string]any{"status": "DISABLED"}, nil)
+		r = call(t, base, hubtest.TokenOf(cpo), http.MethodPost, path+"/deliveries/"+strconv.FormatInt(first, 10)+"/replay", nil, nil)
 		if r.env.StatusCode != 2001 || !strings.Contains(r.env.Error.Description, "disabled") {
 			t.Fatalf("replay to a disabled subscription: %s", r.raw)
 		}
@@ -478,8 +459,8 @@ func TestReplayAndDeliveryLog(t *testing.T) {
 func TestSweepRestartsAStalledQueue(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		rcv := receiver(t)
-		sub := subscribe(t, h, adminToken(), rcv.URL(), "cdr.created")
+		rcv := hubtest.StartWebhookReceiver(t)
+		sub := subscribe(t, h, hubtest.AdminTokenB64, rcv.URL(), "cdr.created")
 		past := time.Now().Add(-2 * time.Minute).UnixMicro()
 		err := h.DB.InTx(t.Context(), func(ctx context.Context, q *store.Tx) error {
 			if _, err := q.Exec(ctx, "INSERT INTO webhook_events (id, name, data, created_at) VALUES ('e-lost', 'cdr.created', '{\"cdr_id\":\"X\"}', $1)", past); err != nil {
@@ -496,7 +477,7 @@ func TestSweepRestartsAStalledQueue(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("sweep started %d jobs (%v)", n, err)
 		}
-		d := waitFor(t, rcv, 1)[0]
+		d := hubtest.WaitWebhooks(t, rcv, 1)[0]
 		if d.Header.Get("webhook-id") != "e-lost" {
 			t.Fatalf("delivered %s", d.Body)
 		}
@@ -512,10 +493,10 @@ func TestSweepRestartsAStalledQueue(t *testing.T) {
 func TestPruneKeepsThirtyDays(t *testing.T) {
 	t.Parallel()
 	eachFake(t, 0, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
-		rcv := receiver(t)
-		sub := subscribe(t, h, adminToken(), rcv.URL(), "cdr.created")
+		rcv := hubtest.StartWebhookReceiver(t)
+		sub := subscribe(t, h, hubtest.AdminTokenB64, rcv.URL(), "cdr.created")
 		emit(t, h, event.Event{Name: event.CDRCreated, Data: map[string]string{"cdr_id": "C1"}})
-		waitFor(t, rcv, 1)
+		hubtest.WaitWebhooks(t, rcv, 1)
 		eventually(t, 10*time.Second, "delivered", func() bool { return deliveries(t, h, sub.ID)[0].Status == webhook.StatusDelivered })
 		clk.Add(29 * 24 * time.Hour)
 		if n, err := h.Webhooks.Prune(t.Context()); err != nil || n != 0 {
@@ -537,11 +518,11 @@ func TestPruneKeepsThirtyDays(t *testing.T) {
 func TestHubEventsAreWired(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		rcv := receiver(t)
-		subscribe(t, h, adminToken(), rcv.URL(), "party.status_changed")
+		rcv := hubtest.StartWebhookReceiver(t)
+		subscribe(t, h, hubtest.AdminTokenB64, rcv.URL(), "party.status_changed")
 		partner(t, h, "CPO", "NL", "WIR")
 		var found bool
-		for _, d := range waitFor(t, rcv, 1) {
+		for _, d := range hubtest.WaitWebhooks(t, rcv, 1) {
 			found = found || (d.Payload.Event == "party.status_changed" && strings.Contains(string(d.Payload.Data), `"party_id":"WIR"`))
 		}
 		if !found {

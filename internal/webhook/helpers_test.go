@@ -3,8 +3,8 @@ package webhook_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
+	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,26 +12,14 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
 // envelope is an OCPI response as the tests read it.
-type envelope struct {
-	StatusCode    int             `json:"status_code"`
-	StatusMessage string          `json:"status_message"`
-	Data          json.RawMessage `json:"data"`
-	Error         *struct {
-		Code        string `json:"code"`
-		Description string `json:"description"`
-		Details     *struct {
-			Field string `json:"field"`
-			Issue string `json:"issue"`
-		} `json:"details"`
-	} `json:"error"`
-}
+type envelope struct{ ocpi.Envelope }
 
 func (e envelope) field() string {
 	if e.Error == nil || e.Error.Details == nil {
@@ -47,12 +35,6 @@ type reply struct {
 	env    envelope
 	raw    []byte
 }
-
-// adminToken is the Authorization value of the operator.
-func adminToken() string { return base64.StdEncoding.EncodeToString([]byte(hubtest.AdminToken)) }
-
-// tokenOf is the Authorization value of a simulated platform.
-func tokenOf(p *sim.Platform) string { return base64.StdEncoding.EncodeToString([]byte(p.Token())) }
 
 // call sends a request with a JSON body (a string is sent as it is).
 func call(t *testing.T, base, token, method, path string, body any, header http.Header) reply {
@@ -84,37 +66,19 @@ func (r reply) decodeData(t *testing.T, out any) {
 	}
 }
 
+// pair registers a CPO (NL/CP1) and an eMSP (DE/EM1).
+func pair(t *testing.T, h *hubtest.Hub) (cpo, emsp *sim.Platform) {
+	t.Helper()
+	return partner(t, h, "CPO", "NL", "CP1"), partner(t, h, "EMSP", "DE", "EM1")
+}
+
 // partner starts and registers a simulated platform.
 func partner(t *testing.T, h *hubtest.Hub, role, cc, pid string) *sim.Platform {
 	t.Helper()
-	var p *sim.Platform
-	switch role {
-	case "CPO":
-		c, err := sim.StartCPO("CPO "+pid, cc, pid, hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = c.Platform
-	default:
-		e, err := sim.StartEMSP("EMSP "+pid, cc, pid, hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		p = e.Platform
+	if role == "CPO" {
+		return hubtest.Add(t, h, sim.StartCPO, "CPO "+pid, cc, pid).Platform
 	}
-	t.Cleanup(p.Close)
-	h.Register(t, p)
-	return p
-}
-
-func receiver(t *testing.T) *webhooksim.Receiver {
-	t.Helper()
-	r, err := webhooksim.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	return r
+	return hubtest.Add(t, h, sim.StartEMSP, "EMSP "+pid, cc, pid).Platform
 }
 
 // subscribe creates a subscription through the API with token.
@@ -159,7 +123,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 func deliveries(t *testing.T, h *hubtest.Hub, subID string) []*webhook.Delivery {
 	t.Helper()
 	var all []*webhook.Delivery
-	r := call(t, h.PublicURL(), adminToken(), http.MethodGet, "/admin/webhooks/"+subID+"/deliveries?limit=100", nil, nil)
+	r := call(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodGet, "/admin/webhooks/"+subID+"/deliveries?limit=100", nil, nil)
 	if r.env.StatusCode != 1000 {
 		t.Fatalf("deliveries: %s", r.raw)
 	}
@@ -168,18 +132,6 @@ func deliveries(t *testing.T, h *hubtest.Hub, subID string) []*webhook.Delivery 
 		all[i], all[j] = all[j], all[i]
 	}
 	return all
-}
-
-// waitFor waits for n requests at a receiver.
-func waitFor(t *testing.T, r *webhooksim.Receiver, n int) []webhooksim.Delivery {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	got, err := r.WaitFor(ctx, n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // events returns the event names a receiver got, in order.

@@ -18,8 +18,8 @@ import (
 func TestKilledSendersQueueMovesWithinSeconds(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		rcv := receiver(t)
-		sub := subscribe(t, h, adminToken(), rcv.URL(), "cdr.created")
+		rcv := hubtest.StartWebhookReceiver(t)
+		sub := subscribe(t, h, hubtest.AdminTokenB64, rcv.URL(), "cdr.created")
 		now := time.Now()
 		leaseEnd := now.Add(3 * time.Second)
 		err := h.DB.InTx(t.Context(), func(ctx context.Context, q *store.Tx) error {
@@ -39,7 +39,7 @@ func TestKilledSendersQueueMovesWithinSeconds(t *testing.T) {
 		if n, err := h.Webhooks.Recover(t.Context()); err != nil || n != 0 {
 			t.Fatalf("Recover took a live lease: %d (%v)", n, err)
 		}
-		d := waitFor(t, rcv, 1)[0]
+		d := hubtest.WaitWebhooks(t, rcv, 1)[0]
 		got := time.Now()
 		if d.Header.Get("webhook-id") != "e-held" {
 			t.Fatalf("delivered %s", d.Body)

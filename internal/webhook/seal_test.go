@@ -31,9 +31,9 @@ func storedSecret(t *testing.T, h *hubtest.Hub, id string) string {
 func TestSigningSecretsAtRest(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		r := receiver(t)
+		r := hubtest.StartWebhookReceiver(t)
 		const secret = "a-shared-secret-of-the-subscriber"
-		res := call(t, h.PublicURL(), adminToken(), http.MethodPost, "/ocpi/2.2.1/webhooks",
+		res := call(t, h.PublicURL(), hubtest.AdminTokenB64, http.MethodPost, "/ocpi/2.2.1/webhooks",
 			map[string]any{"url": r.URL(), "events": []string{"location.updated"}, "secret": secret}, nil)
 		if res.status != http.StatusCreated {
 			t.Fatalf("subscribe: HTTP %d %s", res.status, res.raw)
@@ -55,7 +55,7 @@ func TestSigningSecretsAtRest(t *testing.T) {
 			t.Fatalf("stored after a start with a key: %q", stored)
 		}
 		emit(t, sealed, event.Event{Name: event.LocationUpdated, Data: map[string]string{"location_id": "L1"}, Public: true})
-		d := waitFor(t, r, 1)[0]
+		d := hubtest.WaitWebhooks(t, r, 1)[0]
 		if err := webhook.Verify(secret, d.Header, d.Body); err != nil {
 			t.Fatalf("a delivery signed with the sealed secret does not verify: %v", err)
 		}
@@ -63,7 +63,7 @@ func TestSigningSecretsAtRest(t *testing.T) {
 		// A new secret through the API is stored sealed and signs the next
 		// delivery.
 		const next = "the-subscribers-next-secret"
-		res = call(t, sealed.PublicURL(), adminToken(), http.MethodPatch, "/ocpi/2.2.1/webhooks/"+sub.ID, map[string]any{"secret": next}, nil)
+		res = call(t, sealed.PublicURL(), hubtest.AdminTokenB64, http.MethodPatch, "/ocpi/2.2.1/webhooks/"+sub.ID, map[string]any{"secret": next}, nil)
 		if res.env.StatusCode != 1000 {
 			t.Fatalf("patch: %s", res.raw)
 		}
@@ -74,7 +74,7 @@ func TestSigningSecretsAtRest(t *testing.T) {
 			t.Fatalf("the answer to a patch shows the secret: %s", res.raw)
 		}
 		emit(t, sealed, event.Event{Name: event.LocationUpdated, Data: map[string]string{"location_id": "L2"}, Public: true})
-		d = waitFor(t, r, 2)[1]
+		d = hubtest.WaitWebhooks(t, r, 2)[1]
 		if err := webhook.Verify(next, d.Header, d.Body); err != nil {
 			t.Fatalf("a delivery after the secret changed does not verify with the new one: %v", err)
 		}

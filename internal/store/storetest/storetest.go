@@ -60,26 +60,40 @@ func postgresAvailable() error {
 // Engines returns the engines a test runs on.
 func Engines() []store.Engine { return []store.Engine{store.SQLite, store.Postgres} }
 
-// Each runs fn as a subtest per engine with a fresh migrated database. The
-// subtests are parallel.
-func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+// EachEngine runs fn as a parallel subtest per engine, named after it.
+func EachEngine(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
 	t.Helper()
 	for _, engine := range Engines() {
 		t.Run(string(engine), func(t *testing.T) {
 			t.Parallel()
-			fn(t, Open(t, engine))
+			fn(t, engine)
 		})
 	}
+}
+
+// Each runs fn as a subtest per engine with a fresh migrated database. The
+// subtests are parallel.
+func Each(t *testing.T, fn func(t *testing.T, db *store.DB)) {
+	t.Helper()
+	EachEngine(t, func(t *testing.T, engine store.Engine) { fn(t, Open(t, engine)) })
 }
 
 // Open returns a fresh migrated database on engine, closed at the end of the
 // test. On PostgreSQL it skips (or, in CI, fails) when the server is away.
 func Open(t testing.TB, engine store.Engine) *store.DB {
 	t.Helper()
+	return OpenURL(t, MigratedURL(t, engine))
+}
+
+// OpenURL opens the database at url (from URL, where a test needs the
+// address too: a child process, a second opener), migrates it and closes it
+// at the end of the test.
+func OpenURL(t testing.TB, url string) *store.DB {
+	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, MigratedURL(t, engine), store.Options{MaxConns: 8})
+	db, err := store.Open(ctx, url, store.Options{MaxConns: 8})
 	if err != nil {
-		t.Fatalf("open %s: %v", engine, err)
+		t.Fatalf("open %s: %v", url, err)
 	}
 	t.Cleanup(func() {
 		if n := db.Violations(); n > 0 {
@@ -88,10 +102,10 @@ func Open(t testing.TB, engine store.Engine) *store.DB {
 		db.Close()
 	})
 	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("migrate %s: %v", engine, err)
+		t.Fatalf("migrate %s: %v", url, err)
 	}
 	if err := jobs.Migrate(ctx, db, nil); err != nil {
-		t.Fatalf("migrate job tables on %s: %v", engine, err)
+		t.Fatalf("migrate job tables on %s: %v", url, err)
 	}
 	return db
 }
