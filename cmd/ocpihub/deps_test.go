@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -21,7 +20,7 @@ var notInProduction = []string{"github.com/ocpihub/ocpihub/internal/sim", "githu
 // point holds no simulator, no demo and no dev gateway; the development
 // entry point does hold them (so the check is not vacuous).
 func TestProductionHasNoSimulators(t *testing.T) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {
 		goBin = "go"
 	}
