@@ -36,6 +36,13 @@ func seedL1(t *testing.T, b *bundle) {
 	if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
 		t.Fatal(err)
 	}
+	// The eMSP has the location before the hub has read its answer and
+	// closed the push: wait for that too, so that what a test does next
+	// starts from an empty outbox.
+	hubtest.Eventually(t, b.ctx, "the seed push closed", func() bool {
+		open, err := b.h.Hub.Outbox(b.ctx, 0, "pending", "leased")
+		return err == nil && len(open) == 0
+	})
 }
 
 // enqueueCharging seeds the receiver with L1 and queues, for EM1, a PATCH
