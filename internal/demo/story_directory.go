@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -69,15 +70,25 @@ func directoryStory() Story {
 			return fmt.Errorf("%s patches %s: %w", cpo.Name(), evse, err)
 		}
 		tl.Step("%s reports EVSE %s CHARGING (PATCH)", cpo.Name(), evse)
+		// Each eMSP ends up holding the new status. It usually comes as the
+		// PATCH; for an eMSP whose initial load was still queuing the
+		// location, the load's PUT of the whole location (read when it is
+		// sent, so it carries CHARGING) supersedes the PATCH: the latest
+		// state either way, never an older one.
+		var byPut []string
 		for _, e := range env.EMSPs {
-			if _, err := e.WaitFor(ctx, patches[e]+1, sim.PathHas(http.MethodPatch, "/"+evse)); err != nil {
-				return fmt.Errorf("%s was not told of %s: %w", e.Name(), evse, err)
+			if err := e.Until(ctx, func() bool { return e.EVSEStatus(cc, pid, "BLR01", evse) == "CHARGING" }); err != nil {
+				return fmt.Errorf("%s was not told of %s (holds it as %q): %w", e.Name(), evse, e.EVSEStatus(cc, pid, "BLR01", evse), err)
 			}
-			if st := e.EVSEStatus(cc, pid, "BLR01", evse); st != "CHARGING" {
-				return fmt.Errorf("%s holds %s as %q, want CHARGING", e.Name(), evse, st)
+			if len(e.Requests(sim.PathHas(http.MethodPatch, "/"+evse))) == patches[e] {
+				byPut = append(byPut, e.Name())
 			}
 		}
-		tl.Step("every eMSP shows %s CHARGING", evse)
+		if len(byPut) > 0 {
+			tl.Step("every eMSP shows %s CHARGING (%s by the PUT of its initial load)", evse, strings.Join(byPut, ", "))
+		} else {
+			tl.Step("every eMSP shows %s CHARGING", evse)
+		}
 
 		// A driver near Koramangala searches without a token.
 		resp, err := http.Get(env.Hub.PublicURL() + "/api/locations?lat=12.97160&lon=77.59460&radius=10000&available=true")
