@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -60,11 +62,8 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	}
 	var id string
 	if sub != "list" {
-		if fs.NArg() == 0 {
-			return usageError{"payment " + sub + " needs a payment ID (see ocpihub payment list)"}
-		}
-		id = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+		var err error
+		if id, err = argThenFlags(fs, "payment "+sub+" needs a payment ID (see ocpihub payment list)"); err != nil {
 			return err
 		}
 	}
@@ -92,22 +91,12 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	switch sub {
 	case "list":
 		f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
-		list, err := allPages(func(page ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
+		return printAll(e, *asJSON, "payments", func(page ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
 			return u.ListPayments(ctx, f, page)
-		})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return print(e, true, map[string]any{"payments": list}, "")
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED")
-		for _, p := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
+		}, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED", func(w io.Writer, p *upi.PaymentView) {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
 				p.Attention, ago(p.LastUpdated.Time, e.clock.Now()))
-		}
-		return tw.Flush()
+		})
 	case "show":
 		p, err := u.Payment(ctx, id)
 		if err != nil {
@@ -182,6 +171,34 @@ func orDash(s string) string {
 // allPages reads every page of a list, following each page's position, and
 // returns the items (an empty slice, not nil, when there are none, so JSON
 // shows []).
+// printAll prints every item a paged listing holds: as one JSON object with
+// the items under key, or as a table with header and one row an item.
+func printAll[T any](e env, asJSON bool, key string, list func(ocpi.PageRequest) ([]T, ocpi.Page, error), header string, row func(io.Writer, T)) error {
+	items, err := allPages(list)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return print(e, true, map[string]any{key: items}, "")
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		row(tw, it)
+	}
+	return tw.Flush()
+}
+
+// argThenFlags reads a subcommand's one positional argument (need is the
+// usage message when it is missing) and the flags that follow it.
+func argThenFlags(fs *flag.FlagSet, need string) (string, error) {
+	if fs.NArg() == 0 {
+		return "", usageError{need}
+	}
+	arg := fs.Arg(0)
+	return arg, parseFlags(fs, fs.Args()[1:])
+}
+
 func allPages[T any](list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, error) {
 	out := []T{}
 	page := ocpi.PageRequest{Limit: ocpi.MaxLimit}

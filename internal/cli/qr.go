@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -62,11 +62,8 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 	}
 	var ref string
 	if sub == "show" || sub == "disable" || sub == "render" {
-		if fs.NArg() == 0 {
-			return usageError{"qr " + sub + " needs a QR reference (see ocpihub qr list)"}
-		}
-		ref = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+		var err error
+		if ref, err = argThenFlags(fs, "qr "+sub+" needs a QR reference (see ocpihub qr list)"); err != nil {
 			return err
 		}
 	}
@@ -95,21 +92,11 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 		if *all {
 			f.Status = ""
 		}
-		list, err := allPages(func(page ocpi.PageRequest) ([]*upi.QRMapping, ocpi.Page, error) {
+		return printAll(e, *asJSON, "qr_mappings", func(page ocpi.PageRequest) ([]*upi.QRMapping, ocpi.Page, error) {
 			return u.ListQR(ctx, f, page)
+		}, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL", func(w io.Writer, m *upi.QRMapping) {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
 		})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return print(e, true, map[string]any{"qr_mappings": list}, "")
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL")
-		for _, m := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
-		}
-		return tw.Flush()
 	case "show":
 		m, err := u.QR(ctx, ref)
 		if err != nil {
