@@ -96,6 +96,19 @@ func ParseObject(b []byte) (Object, error) { return core.ParseObject(b) }
 
 func MarshalObject(o any) ([]byte, error) { return core.MarshalObject(o) }
 
+// ParseStored reads the body of a stored row as a generic object and its
+// canonical form: the database's rendering (PostgreSQL's JSONB has its own
+// spacing and key order) is not what a new body should be compared with.
+func ParseStored(body []byte) (doc Object, canon []byte, err error) {
+	if doc, err = core.ParseObject(body); err != nil {
+		return nil, nil, err
+	}
+	if canon, err = core.MarshalObject(doc); err != nil {
+		return nil, nil, err
+	}
+	return doc, canon, nil
+}
+
 func CanonicalPatch(patch Object) ([]byte, error) { return core.CanonicalPatch(patch) }
 
 func Success(data any, now time.Time) Response { return core.Success(data, now) }

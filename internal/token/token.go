@@ -227,10 +227,7 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		r.args()...).Scan(&cur.pk, &cur.body); err != nil {
 		return nil, err
 	}
-	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
-		return nil, err
-	}
-	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
+	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
 		return nil, err
 	}
 	return &cur, nil
