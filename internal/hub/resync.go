@@ -136,25 +136,30 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	if err != nil {
 		return err
 	}
-	rows, err := h.db.Read().Query(ctx, "SELECT DISTINCT platform_id FROM hub_resync")
+	ids, err := platformIDs(ctx, h.db.Read(), "SELECT DISTINCT platform_id FROM hub_resync")
 	if err != nil {
-		return err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, id := range ids {
 		h.reconnected(ctx, id)
 	}
 	return h.rearmLoads(ctx)
+}
+
+// platformIDs runs query, which selects one column of platform ids.
+func platformIDs(ctx context.Context, q store.Querier, query string) ([]int64, error) {
+	rows, err := q.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
