@@ -327,7 +327,7 @@ func (h *Hub) loadObjects(ctx context.Context, tx *store.Tx, platformID int64, m
 // rearmLoads schedules the job of every unfinished initial load (the
 // cleanup job runs it, in case a job was lost).
 func (h *Hub) rearmLoads(ctx context.Context) error {
-	ids, err := platformIDs(ctx, h.db.Read(), "SELECT DISTINCT platform_id FROM hub_initial_load WHERE done_at = 0")
+	ids, err := store.QueryAll(ctx, h.db.Read(), scanPlatformID, "SELECT DISTINCT platform_id FROM hub_initial_load WHERE done_at = 0")
 	if err != nil {
 		return err
 	}

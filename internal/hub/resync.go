@@ -136,7 +136,7 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	if err != nil {
 		return err
 	}
-	ids, err := platformIDs(ctx, h.db.Read(), "SELECT DISTINCT platform_id FROM hub_resync")
+	ids, err := store.QueryAll(ctx, h.db.Read(), scanPlatformID, "SELECT DISTINCT platform_id FROM hub_resync")
 	if err != nil {
 		return err
 	}
@@ -146,20 +146,8 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	return h.rearmLoads(ctx)
 }
 
-// platformIDs runs query, which selects one column of platform ids.
-func platformIDs(ctx context.Context, q store.Querier, query string) ([]int64, error) {
-	rows, err := q.Query(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+// scanPlatformID reads a row of one platform id.
+func scanPlatformID(r store.Row) (id int64, err error) {
+	err = r.Scan(&id)
+	return id, err
 }
