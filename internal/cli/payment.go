@@ -30,12 +30,8 @@ Every command takes the serve flags (--db, …) and --json.
 `
 
 func cmdPayment(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, paymentUsage)
-		if len(args) == 0 {
-			return usageError{"payment needs a command"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, paymentUsage, "payment needs a command"); asked {
+		return err
 	}
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "payment "+sub, "payment "+sub+" [flags]")
@@ -171,6 +167,20 @@ func orDash(s string) string {
 // allPages reads every page of a list, following each page's position, and
 // returns the items (an empty slice, not nil, when there are none, so JSON
 // shows []).
+// helpAsked answers a command group called for help or without its
+// subcommand: it prints usage, and a missing subcommand is the usage error
+// missing. It reports whether it answered.
+func helpAsked(e env, args []string, usage, missing string) (bool, error) {
+	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+		return false, nil
+	}
+	fmt.Fprint(e.stdout, usage)
+	if len(args) == 0 {
+		return true, usageError{missing}
+	}
+	return true, nil
+}
+
 // printAll prints every item a paged listing holds: as one JSON object with
 // the items under key, or as a table with header and one row an item.
 func printAll[T any](e env, asJSON bool, key string, list func(ocpi.PageRequest) ([]T, ocpi.Page, error), header string, row func(io.Writer, T)) error {

@@ -28,12 +28,8 @@ Every command takes the serve flags (--db, --public-url, …) and --json.
 `
 
 func cmdQR(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, qrUsage)
-		if len(args) == 0 {
-			return usageError{"qr needs a command"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, qrUsage, "qr needs a command"); asked {
+		return err
 	}
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "qr "+sub, "qr "+sub+" [flags]")
