@@ -65,13 +65,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 // copy it already holds from a new or updated one.
 func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
 	var sess ocpi.Session
-	if err := ocpi.Decode(raw, &sess); err != nil {
-		return false, false, err
-	}
-	if err := checkSession(&sess, r); err != nil {
-		return false, false, err
-	}
-	body, err := ocpi.Canonical(raw, &sess)
+	body, err := ocpi.DecodeChecked(raw, &sess, func() error { return checkSession(&sess, r) })
 	if err != nil {
 		return false, false, err
 	}

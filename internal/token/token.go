@@ -244,13 +244,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 // copy it already holds from a new or updated one.
 func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
 	var t ocpi.Token
-	if err := ocpi.Decode(raw, &t); err != nil {
-		return false, false, err
-	}
-	if err := checkToken(&t, r); err != nil {
-		return false, false, err
-	}
-	body, err := ocpi.Canonical(raw, &t)
+	body, err := ocpi.DecodeChecked(raw, &t, func() error { return checkToken(&t, r) })
 	if err != nil {
 		return false, false, err
 	}
