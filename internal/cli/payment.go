@@ -53,15 +53,13 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	default:
 		return usageError{fmt.Sprintf("unknown payment command %q\n\n%s", sub, paymentUsage)}
 	}
-	if err := parseFlags(fs, rest); err != nil {
-		return err
+	need := "payment " + sub + " needs a payment ID (see ocpihub payment list)"
+	if sub == "list" {
+		need = ""
 	}
-	var id string
-	if sub != "list" {
-		var err error
-		if id, err = argThenFlags(fs, "payment "+sub+" needs a payment ID (see ocpihub payment list)"); err != nil {
-			return err
-		}
+	id, err := parseSubcommand(fs, rest, need)
+	if err != nil {
+		return err
 	}
 	if err := apply(); err != nil {
 		return err
@@ -199,9 +197,13 @@ func printAll[T any](e env, asJSON bool, key string, list func(ocpi.PageRequest)
 	return tw.Flush()
 }
 
-// argThenFlags reads a subcommand's one positional argument (need is the
-// usage message when it is missing) and the flags that follow it.
-func argThenFlags(fs *flag.FlagSet, need string) (string, error) {
+// parseSubcommand parses a subcommand's flags and, when it takes a
+// positional argument (need is the usage message when it is missing; ""
+// when it takes none), that argument and the flags after it.
+func parseSubcommand(fs *flag.FlagSet, rest []string, need string) (string, error) {
+	if err := parseFlags(fs, rest); err != nil || need == "" {
+		return "", err
+	}
 	if fs.NArg() == 0 {
 		return "", usageError{need}
 	}

@@ -53,15 +53,13 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 	default:
 		return usageError{fmt.Sprintf("unknown qr command %q\n\n%s", sub, qrUsage)}
 	}
-	if err := parseFlags(fs, rest); err != nil {
-		return err
-	}
-	var ref string
+	need := ""
 	if sub == "show" || sub == "disable" || sub == "render" {
-		var err error
-		if ref, err = argThenFlags(fs, "qr "+sub+" needs a QR reference (see ocpihub qr list)"); err != nil {
-			return err
-		}
+		need = "qr " + sub + " needs a QR reference (see ocpihub qr list)"
+	}
+	ref, err := parseSubcommand(fs, rest, need)
+	if err != nil {
+		return err
 	}
 	if err := apply(); err != nil {
 		return err
