@@ -41,12 +41,8 @@ the sandbox's database (--sandbox-addr must be set, as for serve).
 `
 
 func cmdParty(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, partyUsage)
-		if len(args) == 0 {
-			return usageError{"party needs a command"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, partyUsage, "party needs a command"); asked {
+		return err
 	}
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "party "+sub, "party "+sub+" [flags]")

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -28,12 +30,8 @@ Every command takes the serve flags (--db, …) and --json.
 `
 
 func cmdPayment(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, paymentUsage)
-		if len(args) == 0 {
-			return usageError{"payment needs a command"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, paymentUsage, "payment needs a command"); asked {
+		return err
 	}
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "payment "+sub, "payment "+sub+" [flags]")
@@ -55,18 +53,13 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	default:
 		return usageError{fmt.Sprintf("unknown payment command %q\n\n%s", sub, paymentUsage)}
 	}
-	if err := parseFlags(fs, rest); err != nil {
-		return err
+	need := "payment " + sub + " needs a payment ID (see ocpihub payment list)"
+	if sub == "list" {
+		need = ""
 	}
-	var id string
-	if sub != "list" {
-		if fs.NArg() == 0 {
-			return usageError{"payment " + sub + " needs a payment ID (see ocpihub payment list)"}
-		}
-		id = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
-			return err
-		}
+	id, err := parseSubcommand(fs, rest, need)
+	if err != nil {
+		return err
 	}
 	if err := apply(); err != nil {
 		return err
@@ -92,22 +85,12 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	switch sub {
 	case "list":
 		f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
-		list, err := allPages(func(page ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
+		return printAll(e, *asJSON, "payments", func(page ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
 			return u.ListPayments(ctx, f, page)
-		})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return print(e, true, map[string]any{"payments": list}, "")
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED")
-		for _, p := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
+		}, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED", func(w io.Writer, p *upi.PaymentView) {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
 				p.Attention, ago(p.LastUpdated.Time, e.clock.Now()))
-		}
-		return tw.Flush()
+		})
 	case "show":
 		p, err := u.Payment(ctx, id)
 		if err != nil {
@@ -182,6 +165,52 @@ func orDash(s string) string {
 // allPages reads every page of a list, following each page's position, and
 // returns the items (an empty slice, not nil, when there are none, so JSON
 // shows []).
+// helpAsked answers a command group called for help or without its
+// subcommand: it prints usage, and a missing subcommand is the usage error
+// missing. It reports whether it answered.
+func helpAsked(e env, args []string, usage, missing string) (bool, error) {
+	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+		return false, nil
+	}
+	fmt.Fprint(e.stdout, usage)
+	if len(args) == 0 {
+		return true, usageError{missing}
+	}
+	return true, nil
+}
+
+// printAll prints every item a paged listing holds: as one JSON object with
+// the items under key, or as a table with header and one row an item.
+func printAll[T any](e env, asJSON bool, key string, list func(ocpi.PageRequest) ([]T, ocpi.Page, error), header string, row func(io.Writer, T)) error {
+	items, err := allPages(list)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return print(e, true, map[string]any{key: items}, "")
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, it := range items {
+		row(tw, it)
+	}
+	return tw.Flush()
+}
+
+// parseSubcommand parses a subcommand's flags and, when it takes a
+// positional argument (need is the usage message when it is missing; ""
+// when it takes none), that argument and the flags after it.
+func parseSubcommand(fs *flag.FlagSet, rest []string, need string) (string, error) {
+	if err := parseFlags(fs, rest); err != nil || need == "" {
+		return "", err
+	}
+	if fs.NArg() == 0 {
+		return "", usageError{need}
+	}
+	arg := fs.Arg(0)
+	return arg, parseFlags(fs, fs.Args()[1:])
+}
+
 func allPages[T any](list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, error) {
 	out := []T{}
 	page := ocpi.PageRequest{Limit: ocpi.MaxLimit}

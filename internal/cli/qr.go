@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -28,12 +28,8 @@ Every command takes the serve flags (--db, --public-url, …) and --json.
 `
 
 func cmdQR(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, qrUsage)
-		if len(args) == 0 {
-			return usageError{"qr needs a command"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, qrUsage, "qr needs a command"); asked {
+		return err
 	}
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "qr "+sub, "qr "+sub+" [flags]")
@@ -57,18 +53,13 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 	default:
 		return usageError{fmt.Sprintf("unknown qr command %q\n\n%s", sub, qrUsage)}
 	}
-	if err := parseFlags(fs, rest); err != nil {
-		return err
-	}
-	var ref string
+	need := ""
 	if sub == "show" || sub == "disable" || sub == "render" {
-		if fs.NArg() == 0 {
-			return usageError{"qr " + sub + " needs a QR reference (see ocpihub qr list)"}
-		}
-		ref = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
-			return err
-		}
+		need = "qr " + sub + " needs a QR reference (see ocpihub qr list)"
+	}
+	ref, err := parseSubcommand(fs, rest, need)
+	if err != nil {
+		return err
 	}
 	if err := apply(); err != nil {
 		return err
@@ -95,21 +86,11 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 		if *all {
 			f.Status = ""
 		}
-		list, err := allPages(func(page ocpi.PageRequest) ([]*upi.QRMapping, ocpi.Page, error) {
+		return printAll(e, *asJSON, "qr_mappings", func(page ocpi.PageRequest) ([]*upi.QRMapping, ocpi.Page, error) {
 			return u.ListQR(ctx, f, page)
+		}, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL", func(w io.Writer, m *upi.QRMapping) {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
 		})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return print(e, true, map[string]any{"qr_mappings": list}, "")
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL")
-		for _, m := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
-		}
-		return tw.Flush()
 	case "show":
 		m, err := u.QR(ctx, ref)
 		if err != nil {

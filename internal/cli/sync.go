@@ -32,12 +32,8 @@ Takes the serve flags (--db, …) too.
 var syncModules = []string{"locations", "tariffs", "tokens", "sessions", "cdrs"}
 
 func cmdSync(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, syncUsage)
-		if len(args) == 0 {
-			return usageError{"sync needs a module: locations, tariffs, tokens, sessions or cdrs"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, syncUsage, "sync needs a module: locations, tariffs, tokens, sessions or cdrs"); asked {
+		return err
 	}
 	module, rest := args[0], args[1:]
 	if !slices.Contains(syncModules, module) {

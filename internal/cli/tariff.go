@@ -44,12 +44,8 @@ func (r *repeated) String() string     { return fmt.Sprint(*r) }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 func cmdTariff(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(e.stdout, tariffUsage)
-		if len(args) == 0 {
-			return usageError{"tariff needs a command"}
-		}
-		return nil
+	if asked, err := helpAsked(e, args, tariffUsage, "tariff needs a command"); asked {
+		return err
 	}
 	if args[0] != "price" {
 		return usageError{fmt.Sprintf("unknown tariff command %q\n\n%s", args[0], tariffUsage)}

@@ -20,14 +20,21 @@ func cpoLocationRef(r *http.Request) (location.Ref, error) {
 	if err != nil {
 		return ref, err
 	}
-	if ref.CountryCode == "" {
+	return ref, ownCPO(r, &ref.CountryCode, &ref.PartyID)
+}
+
+// ownCPO checks that the URL's owner cc/pid is one of the caller's CPO
+// parties; the short URL form without them takes the caller's CPO party
+// when it has exactly one, and fills them in.
+func ownCPO(r *http.Request, cc, pid *string) error {
+	if *cc == "" {
 		p, err := soleCPO(r)
 		if err != nil {
-			return ref, err
+			return err
 		}
-		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
+		*cc, *pid = p.CountryCode, p.PartyID
 	}
-	return ref, kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+	return kit.OwnsParty(r, party.RoleCPO, *cc, *pid)
 }
 
 // soleCPO returns the caller's only CPO party, for the URL forms without
@@ -56,15 +63,42 @@ func (s *Server) handleCPOLocationGet(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	return s.receiverGet(w, r, location.Module, cpoSuffix(ref), func() (json.RawMessage, error) {
+		return s.cfg.Locations.Get(r.Context(), ref)
+	})
+}
+
+// receiverGet serves GET on a CPO's receiver: passed on when OCPI-to-*
+// names another hub's party, else answered from the hub's copy.
+func (s *Server) receiverGet(w http.ResponseWriter, r *http.Request, module, suffix string, get func() (json.RawMessage, error)) error {
 	if to, ok := s.kit.AddressedElsewhere(r); ok {
-		return s.kit.Forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), nil)
+		return s.kit.Forward(w, r, to, module, ocpi.InterfaceReceiver, suffix, nil)
 	}
-	body, err := s.cfg.Locations.Get(r.Context(), ref)
+	body, err := get()
 	if err != nil {
 		return err
 	}
 	s.kit.SetHubRouting(w, r)
 	return s.kit.OK(w, body)
+}
+
+// receiverWrite serves PUT or PATCH on a CPO's receiver: passed on like
+// receiverGet, else write stores the body the calling platform sent and
+// reports whether the object is new.
+func (s *Server) receiverWrite(w http.ResponseWriter, r *http.Request, module, suffix string, write func(platformID int64, raw []byte) (created bool, err error)) error {
+	raw, err := kit.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	if to, ok := s.kit.AddressedElsewhere(r); ok {
+		return s.kit.Forward(w, r, to, module, ocpi.InterfaceReceiver, suffix, raw)
+	}
+	created, err := write(party.CallerFrom(r.Context()).PlatformID, raw)
+	if err != nil {
+		return err
+	}
+	s.kit.SetHubRouting(w, r)
+	return s.kit.Stored(w, created)
 }
 
 // handleCPOLocationPut serves PUT of a Location, EVSE or Connector.
@@ -82,20 +116,10 @@ func (s *Server) cpoLocationWrite(w http.ResponseWriter, r *http.Request, fn fun
 	if err != nil {
 		return err
 	}
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	if to, ok := s.kit.AddressedElsewhere(r); ok {
-		return s.kit.Forward(w, r, to, location.Module, ocpi.InterfaceReceiver, cpoSuffix(ref), raw)
-	}
-	c := party.CallerFrom(r.Context())
-	res, err := fn(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
-	if err != nil {
-		return err
-	}
-	s.kit.SetHubRouting(w, r)
-	return s.kit.Stored(w, res.Created)
+	return s.receiverWrite(w, r, location.Module, cpoSuffix(ref), func(platformID int64, raw []byte) (bool, error) {
+		res, err := fn(r.Context(), location.Change{PlatformID: platformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
+		return res.Created, err
+	})
 }
 
 // handleCPOLocationDelete explains that the locations module has no DELETE.
@@ -130,20 +154,14 @@ func (s *Server) directoryFilter(r *http.Request) (cc, pid string) {
 // handleEMSPLocations is the locations SENDER for eMSPs: the merged
 // directory of every CPO (GET ALL via hub), paged.
 func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	cc, pid := s.directoryFilter(r)
-	items, page, err := s.cfg.Locations.List(r.Context(), location.Filter{CountryCode: cc, PartyID: pid}, req)
-	if err != nil {
-		return err
-	}
-	for i, it := range items {
-		items[i] = location.FitPublished(it)
-	}
-	s.kit.SetHubRouting(w, r)
-	return s.kit.PageRaw(w, r, req, items, page)
+	return s.kit.DirectoryPage(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		cc, pid := s.directoryFilter(r)
+		items, page, err := s.cfg.Locations.List(r.Context(), location.Filter{CountryCode: cc, PartyID: pid}, req)
+		for i, it := range items {
+			items[i] = location.FitPublished(it)
+		}
+		return items, page, err
+	})
 }
 
 // handleEMSPLocation serves one Location, EVSE or Connector of the

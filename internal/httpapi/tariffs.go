@@ -25,14 +25,7 @@ func cpoTariffRef(r *http.Request) (tariff.Ref, error) {
 	if err := c.Err(); err != nil {
 		return ref, err
 	}
-	if ref.CountryCode == "" {
-		p, err := soleCPO(r)
-		if err != nil {
-			return ref, err
-		}
-		ref.CountryCode, ref.PartyID = p.CountryCode, p.PartyID
-	}
-	return ref, kit.OwnsParty(r, party.RoleCPO, ref.CountryCode, ref.PartyID)
+	return ref, ownCPO(r, &ref.CountryCode, &ref.PartyID)
 }
 
 func tariffSuffix(ref tariff.Ref) string {
@@ -45,15 +38,9 @@ func (s *Server) handleCPOTariffGet(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if to, ok := s.kit.AddressedElsewhere(r); ok {
-		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), nil)
-	}
-	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	s.kit.SetHubRouting(w, r)
-	return s.kit.OK(w, body)
+	return s.receiverGet(w, r, tariff.Module, tariffSuffix(ref), func() (json.RawMessage, error) {
+		return s.cfg.Tariffs.Get(r.Context(), ref)
+	})
 }
 
 // handleCPOTariffPut serves PUT of a Tariff.
@@ -62,20 +49,10 @@ func (s *Server) handleCPOTariffPut(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	if to, ok := s.kit.AddressedElsewhere(r); ok {
-		return s.kit.Forward(w, r, to, tariff.Module, ocpi.InterfaceReceiver, tariffSuffix(ref), raw)
-	}
-	c := party.CallerFrom(r.Context())
-	created, _, err := s.cfg.Tariffs.Put(r.Context(), tariff.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
-	if err != nil {
-		return err
-	}
-	s.kit.SetHubRouting(w, r)
-	return s.kit.Stored(w, created)
+	return s.receiverWrite(w, r, tariff.Module, tariffSuffix(ref), func(platformID int64, raw []byte) (bool, error) {
+		created, _, err := s.cfg.Tariffs.Put(r.Context(), tariff.Change{PlatformID: platformID, CorrelationID: CorrelationID(r.Context())}, ref, raw)
+		return created, err
+	})
 }
 
 // handleCPOTariffDelete serves DELETE of a Tariff. A tariff connectors still
@@ -115,17 +92,10 @@ func (s *Server) handleCPOTariffPatch(w http.ResponseWriter, r *http.Request) er
 // handleEMSPTariffs is the tariffs SENDER for eMSPs: the tariffs of every
 // CPO (or of the one OCPI-to-* names), paged.
 func (s *Server) handleEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	cc, pid := s.directoryFilter(r)
-	items, page, err := s.cfg.Tariffs.List(r.Context(), tariff.Filter{CountryCode: cc, PartyID: pid}, req)
-	if err != nil {
-		return err
-	}
-	s.kit.SetHubRouting(w, r)
-	return s.kit.PageRaw(w, r, req, items, page)
+	return s.kit.DirectoryPage(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		cc, pid := s.directoryFilter(r)
+		return s.cfg.Tariffs.List(r.Context(), tariff.Filter{CountryCode: cc, PartyID: pid}, req)
+	})
 }
 
 // handleEMSPTariff serves one tariff of the directory; like locations, the id

@@ -327,21 +327,8 @@ func (h *Hub) loadObjects(ctx context.Context, tx *store.Tx, platformID int64, m
 // rearmLoads schedules the job of every unfinished initial load (the
 // cleanup job runs it, in case a job was lost).
 func (h *Hub) rearmLoads(ctx context.Context) error {
-	rows, err := h.db.Read().Query(ctx, "SELECT DISTINCT platform_id FROM hub_initial_load WHERE done_at = 0")
+	ids, err := store.QueryAll(ctx, h.db.Read(), scanPlatformID, "SELECT DISTINCT platform_id FROM hub_initial_load WHERE done_at = 0")
 	if err != nil {
-		return err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, id := range ids {

@@ -2,13 +2,13 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/lease"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -30,29 +30,15 @@ const recoverBatch = 500
 // delivery runs, so a delivery slower than the lease (the receiver's
 // timeout is longer) keeps it. stop ends the renewals and waits for them.
 func (h *Hub) keepLease(ctx context.Context, rowID int64, token string) (stop func()) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(h.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				_, err := tx.Exec(ctx, "UPDATE hub_push SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND state = $4",
-					h.now()+h.cfg.Lease.Microseconds(), rowID, token, stateLeased)
-				return err
-			})
-			if err != nil && !errors.Is(err, context.Canceled) {
-				h.logger.WarnContext(ctx, "could not renew a push lease", "row", rowID, "error", err)
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return lease.Keep(ctx, h.cfg.Lease/3, func(ctx context.Context) error {
+		return h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "UPDATE hub_push SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND state = $4",
+				h.now()+h.cfg.Lease.Microseconds(), rowID, token, stateLeased)
+			return err
+		})
+	}, func(ctx context.Context, err error) {
+		h.logger.WarnContext(ctx, "could not renew a push lease", "row", rowID, "error", err)
+	})
 }
 
 // Recover re-arms the push queues nobody is working: it frees heads whose

@@ -136,25 +136,18 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	if err != nil {
 		return err
 	}
-	rows, err := h.db.Read().Query(ctx, "SELECT DISTINCT platform_id FROM hub_resync")
+	ids, err := store.QueryAll(ctx, h.db.Read(), scanPlatformID, "SELECT DISTINCT platform_id FROM hub_resync")
 	if err != nil {
-		return err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, id := range ids {
 		h.reconnected(ctx, id)
 	}
 	return h.rearmLoads(ctx)
+}
+
+// scanPlatformID reads a row of one platform id.
+func scanPlatformID(r store.Row) (id int64, err error) {
+	err = r.Scan(&id)
+	return id, err
 }

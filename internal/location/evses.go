@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // EVSELocations returns the ids (as stored, upper case) of a CPO's
@@ -17,14 +18,11 @@ func (s *Service) EVSELocations(ctx context.Context, cc, pid, evseUID string) ([
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return store.Collect(rows, scanID)
+}
+
+// scanID reads a row of one id.
+func scanID(r store.Row) (id string, err error) {
+	err = r.Scan(&id)
+	return id, err
 }

@@ -53,10 +53,7 @@ func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		Scan(&cur.pk, &cur.body); err != nil {
 		return nil, err
 	}
-	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
-		return nil, err
-	}
-	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
+	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
 		return nil, err
 	}
 	cur.id, _ = cur.doc["id"].(string)

@@ -164,13 +164,7 @@ func (l *CdrLocation) Check(c *Check) {
 	c.String("city", l.City, 45, true)
 	c.String("postal_code", l.PostalCode, 10, false)
 	c.String("state", l.State, 20, false)
-	c.String("country", l.Country, 3, true)
-	if !c.Failed() && (len(l.Country) != 3 || !isLetters(l.Country)) {
-		c.Fail("country", "must be a three-letter ISO 3166-1 alpha-3 code")
-	}
-	if c.Required("coordinates", l.Coordinates != nil) {
-		c.GeoLocation("coordinates", l.Coordinates.Latitude, l.Coordinates.Longitude)
-	}
+	checkPlace(c, l.Country, l.Coordinates)
 	c.CiString("evse_uid", l.EVSEUID, 36, true)
 	c.CiString("evse_id", l.EVSEID, 48, true)
 	c.CiString("connector_id", l.ConnectorID, 36, true)

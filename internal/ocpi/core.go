@@ -96,6 +96,32 @@ func ParseObject(b []byte) (Object, error) { return core.ParseObject(b) }
 
 func MarshalObject(o any) ([]byte, error) { return core.MarshalObject(o) }
 
+// DecodeChecked is how a received object becomes the body the hub stores:
+// raw decoded into typed, typed checked by check, and the canonical form of
+// the two (Canonical).
+func DecodeChecked(raw []byte, typed any, check func() error) ([]byte, error) {
+	if err := core.Decode(raw, typed); err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
+		return nil, err
+	}
+	return core.Canonical(raw, typed)
+}
+
+// ParseStored reads the body of a stored row as a generic object and its
+// canonical form: the database's rendering (PostgreSQL's JSONB has its own
+// spacing and key order) is not what a new body should be compared with.
+func ParseStored(body []byte) (doc Object, canon []byte, err error) {
+	if doc, err = core.ParseObject(body); err != nil {
+		return nil, nil, err
+	}
+	if canon, err = core.MarshalObject(doc); err != nil {
+		return nil, nil, err
+	}
+	return doc, canon, nil
+}
+
 func CanonicalPatch(patch Object) ([]byte, error) { return core.CanonicalPatch(patch) }
 
 func Success(data any, now time.Time) Response { return core.Success(data, now) }

@@ -191,13 +191,7 @@ func (l *Location) Check(c *Check) {
 	c.String("city", l.City, 45, true)
 	c.String("postal_code", l.PostalCode, 10, false)
 	c.String("state", l.State, 45, false)
-	c.String("country", l.Country, 3, true)
-	if !c.Failed() && (len(l.Country) != 3 || !isLetters(l.Country)) {
-		c.Fail("country", "must be a three-letter ISO 3166-1 alpha-3 code")
-	}
-	if c.Required("coordinates", l.Coordinates != nil) {
-		c.GeoLocation("coordinates", l.Coordinates.Latitude, l.Coordinates.Longitude)
-	}
+	checkPlace(c, l.Country, l.Coordinates)
 	for i, r := range l.RelatedLocations {
 		sub := c.Index("related_locations", i)
 		sub.GeoLocation("", r.Latitude, r.Longitude)
@@ -490,4 +484,16 @@ func (e *EVSE) Connector(id string) (*Connector, int) {
 		return nil, -1
 	}
 	return &e.Connectors[i], i
+}
+
+// checkPlace checks where a Location and a CdrLocation both say they are:
+// an ISO 3166-1 alpha-3 country and the coordinates.
+func checkPlace(c *Check, country string, coords *GeoLocation) {
+	c.String("country", country, 3, true)
+	if !c.Failed() && (len(country) != 3 || !isLetters(country)) {
+		c.Fail("country", "must be a three-letter ISO 3166-1 alpha-3 code")
+	}
+	if c.Required("coordinates", coords != nil) {
+		c.GeoLocation("coordinates", coords.Latitude, coords.Longitude)
+	}
 }

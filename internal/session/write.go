@@ -47,10 +47,7 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		Scan(&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt); err != nil {
 		return nil, err
 	}
-	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
-		return nil, err
-	}
-	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
+	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
 		return nil, err
 	}
 	cur.id, _ = cur.doc["id"].(string)
@@ -68,13 +65,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 // copy it already holds from a new or updated one.
 func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
 	var sess ocpi.Session
-	if err := ocpi.Decode(raw, &sess); err != nil {
-		return false, false, err
-	}
-	if err := checkSession(&sess, r); err != nil {
-		return false, false, err
-	}
-	body, err := ocpi.Canonical(raw, &sess)
+	body, err := ocpi.DecodeChecked(raw, &sess, func() error { return checkSession(&sess, r) })
 	if err != nil {
 		return false, false, err
 	}

@@ -227,10 +227,7 @@ func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		r.args()...).Scan(&cur.pk, &cur.body); err != nil {
 		return nil, err
 	}
-	if cur.doc, err = ocpi.ParseObject(cur.body); err != nil {
-		return nil, err
-	}
-	if cur.canon, err = ocpi.MarshalObject(cur.doc); err != nil {
+	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
 		return nil, err
 	}
 	return &cur, nil
@@ -247,13 +244,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (create
 // copy it already holds from a new or updated one.
 func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (created, changed bool, err error) {
 	var t ocpi.Token
-	if err := ocpi.Decode(raw, &t); err != nil {
-		return false, false, err
-	}
-	if err := checkToken(&t, r); err != nil {
-		return false, false, err
-	}
-	body, err := ocpi.Canonical(raw, &t)
+	body, err := ocpi.DecodeChecked(raw, &t, func() error { return checkToken(&t, r) })
 	if err != nil {
 		return false, false, err
 	}

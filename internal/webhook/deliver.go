@@ -154,20 +154,21 @@ func (s *Service) dispatch(ctx context.Context, subs []string) error {
 		if err != nil {
 			return err
 		}
-		var params []river.InsertManyParams
-		for rows.Next() {
-			var a deliverArgs
-			if err := rows.Scan(&a.SubscriptionID, &a.DeliveryID); err != nil {
-				rows.Close()
-				return err
-			}
-			params = append(params, river.InsertManyParams{Args: a})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		params, err := deliverJobs(rows)
+		if err != nil {
 			return err
 		}
 		return s.jobs.InsertManyTx(ctx, tx, params)
+	})
+}
+
+// deliverJobs reads rows of (subscription_id, delivery id) queue heads as
+// the delivery jobs that start their senders, and closes rows.
+func deliverJobs(rows store.Rows) ([]river.InsertManyParams, error) {
+	return store.Collect(rows, func(r store.Row) (p river.InsertManyParams, err error) {
+		var a deliverArgs
+		err = r.Scan(&a.SubscriptionID, &a.DeliveryID)
+		return river.InsertManyParams{Args: a}, err
 	})
 }
 

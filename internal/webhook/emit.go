@@ -92,14 +92,11 @@ func matching(ctx context.Context, q store.Querier, e event.Event) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return store.Collect(rows, scanID)
+}
+
+// scanID reads a row of one subscription id.
+func scanID(r store.Row) (id string, err error) {
+	err = r.Scan(&id)
+	return id, err
 }

@@ -41,17 +41,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		var params []river.InsertManyParams
-		for rows.Next() {
-			var a deliverArgs
-			if err := rows.Scan(&a.SubscriptionID, &a.DeliveryID); err != nil {
-				rows.Close()
-				return err
-			}
-			params = append(params, river.InsertManyParams{Args: a})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		params, err := deliverJobs(rows)
+		if err != nil {
 			return err
 		}
 		n = len(params)

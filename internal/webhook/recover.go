@@ -2,11 +2,10 @@ package webhook
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/ocpihub/ocpihub/internal/lease"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -15,29 +14,15 @@ import (
 // Renewing stops by itself once the lease was given back (the update
 // matches no row); stop ends it and waits.
 func (s *Service) keepLease(ctx context.Context, jobID int64, subID string) (stop func()) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(leaseFor / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				_, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4",
-					s.now().Add(leaseFor).UnixMicro(), subID, jobID, StatusActive)
-				return err
-			})
-			if err != nil && !errors.Is(err, context.Canceled) {
-				s.logger.WarnContext(ctx, "could not renew a webhook lease", "subscription", subID, "error", err)
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return lease.Keep(ctx, leaseFor/3, func(ctx context.Context) error {
+		return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4",
+				s.now().Add(leaseFor).UnixMicro(), subID, jobID, StatusActive)
+			return err
+		})
+	}, func(ctx context.Context, err error) {
+		s.logger.WarnContext(ctx, "could not renew a webhook lease", "subscription", subID, "error", err)
+	})
 }
 
 // Recover frees the leases that ran out without being given back (their

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -52,101 +53,94 @@ func (s *handlers) handleWebhookCreate(w http.ResponseWriter, r *http.Request) e
 	return s.Created(w, sub)
 }
 
+// webhookPage serves one page of a webhooks listing: list reads the page
+// req asks for, with the request's query for its filters.
+func webhookPage[T any](s *handlers, w http.ResponseWriter, r *http.Request, list func(wh *webhook.Service, q url.Values, req ocpi.PageRequest) ([]T, ocpi.Page, error)) error {
+	wh, err := s.webhooks()
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	req, err := ocpi.ParsePageRequest(q, ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := list(wh, q, req)
+	if err != nil {
+		return err
+	}
+	return s.Page(w, r, req, items, len(items), page)
+}
+
 // handleWebhookList serves the subscriptions of an owner, paged.
 func (s *handlers) handleWebhookList(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		wh, err := s.webhooks()
-		if err != nil {
-			return err
-		}
-		q := r.URL.Query()
-		req, err := ocpi.ParsePageRequest(q, ocpi.MaxLimit)
-		if err != nil {
-			return err
-		}
-		var platformID int64
-		if v := q.Get("platform_id"); v != "" {
-			if platformID, err = strconv.ParseInt(v, 10, 64); err != nil || platformID < 0 {
-				return ocpi.Invalid("platform_id", "must be a platform id")
+		return webhookPage(s, w, r, func(wh *webhook.Service, q url.Values, req ocpi.PageRequest) ([]*webhook.Subscription, ocpi.Page, error) {
+			var platformID int64
+			if v := q.Get("platform_id"); v != "" {
+				var err error
+				if platformID, err = strconv.ParseInt(v, 10, 64); err != nil || platformID < 0 {
+					return nil, ocpi.Page{}, ocpi.Invalid("platform_id", "must be a platform id")
+				}
 			}
-		}
-		subs, page, err := wh.List(r.Context(), owner(r), platformID, req)
-		if err != nil {
-			return err
-		}
-		return s.Page(w, r, req, subs, len(subs), page)
+			return wh.List(r.Context(), owner(r), platformID, req)
+		})
 	}
 }
 
 // handleWebhookGet serves one subscription.
 func (s *handlers) handleWebhookGet(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		wh, err := s.webhooks()
-		if err != nil {
-			return err
-		}
-		sub, err := wh.Find(r.Context(), owner(r), r.PathValue("id"))
-		if err != nil {
-			return err
-		}
-		return s.OK(w, sub)
+		return s.withWebhooks(w, func(wh *webhook.Service) (any, error) {
+			return wh.Find(r.Context(), owner(r), r.PathValue("id"))
+		})
 	}
 }
 
 // handleWebhookUpdate serves PUT (replace url and events) and PATCH (change
 // the fields sent).
 func (s *handlers) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) error {
-	wh, err := s.webhooks()
-	if err != nil {
-		return err
-	}
-	var in webhook.Input
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	var sub *webhook.Subscription
-	if r.Method == http.MethodPut {
-		sub, err = wh.Replace(r.Context(), webhookOwner(r), r.PathValue("id"), in)
-	} else {
-		sub, err = wh.Update(r.Context(), webhookOwner(r), r.PathValue("id"), in)
-	}
-	if err != nil {
-		return err
-	}
-	return s.OK(w, sub)
+	return s.withWebhooks(w, func(wh *webhook.Service) (any, error) {
+		var in webhook.Input
+		if err := kit.Decode(r, &in); err != nil {
+			return nil, err
+		}
+		if r.Method == http.MethodPut {
+			return wh.Replace(r.Context(), webhookOwner(r), r.PathValue("id"), in)
+		}
+		return wh.Update(r.Context(), webhookOwner(r), r.PathValue("id"), in)
+	})
 }
 
 // handleWebhookDelete removes a subscription and its delivery log.
 func (s *handlers) handleWebhookDelete(w http.ResponseWriter, r *http.Request) error {
+	return s.withWebhooks(w, func(wh *webhook.Service) (any, error) {
+		return nil, wh.Delete(r.Context(), webhookOwner(r), r.PathValue("id"))
+	})
+}
+
+// withWebhooks serves a call on one subscription: do acts on it and gives
+// the answer's data.
+func (s *handlers) withWebhooks(w http.ResponseWriter, do func(wh *webhook.Service) (any, error)) error {
 	wh, err := s.webhooks()
 	if err != nil {
 		return err
 	}
-	if err := wh.Delete(r.Context(), webhookOwner(r), r.PathValue("id")); err != nil {
+	data, err := do(wh)
+	if err != nil {
 		return err
 	}
-	return s.OK(w, nil)
+	return s.OK(w, data)
 }
 
 // handleWebhookDeliveries serves a subscription's delivery log, newest
 // first, paged; ?status= narrows it.
 func (s *handlers) handleWebhookDeliveries(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		wh, err := s.webhooks()
-		if err != nil {
-			return err
-		}
-		q := r.URL.Query()
-		req, err := ocpi.ParsePageRequest(q, ocpi.MaxLimit)
-		if err != nil {
-			return err
-		}
-		f := webhook.DeliveryFilter{Status: strings.ToUpper(q.Get("status"))}
-		list, page, err := wh.Deliveries(r.Context(), owner(r), r.PathValue("id"), f, req)
-		if err != nil {
-			return err
-		}
-		return s.Page(w, r, req, list, len(list), page)
+		return webhookPage(s, w, r, func(wh *webhook.Service, q url.Values, req ocpi.PageRequest) ([]*webhook.Delivery, ocpi.Page, error) {
+			f := webhook.DeliveryFilter{Status: strings.ToUpper(q.Get("status"))}
+			return wh.Deliveries(r.Context(), owner(r), r.PathValue("id"), f, req)
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package charging
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 
@@ -56,18 +57,11 @@ func (s *handlers) handleEMSPCDRs(w http.ResponseWriter, r *http.Request) error 
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	f := cdr.Filter{Owners: kit.Owners(r)}
-	if to, ok := s.AddressedElsewhere(r); ok {
-		f.CPO = to
-	}
-	items, page, err := s.cfg.CDRs.List(r.Context(), f, req)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.SenderPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		f := cdr.Filter{Owners: kit.Owners(r)}
+		if to, ok := s.AddressedElsewhere(r); ok {
+			f.CPO = to
+		}
+		return s.cfg.CDRs.List(r.Context(), f, req)
+	})
 }

@@ -14,13 +14,25 @@ import (
 // submit relays a command or charging profile request and writes the
 // answer: the CPO's as it came, or the hub's own.
 func (s *handlers) submit(w http.ResponseWriter, r *http.Request, req command.Request) error {
-	c := party.CallerFrom(r.Context())
-	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, kit.CorrelationID(r.Context())
-	req.To, _ = s.AddressedElsewhere(r)
+	s.fromCaller(r, &req)
 	out, err := s.cfg.Commands.Submit(r.Context(), req)
 	if err != nil {
 		return err
 	}
+	return s.answer(w, r, out)
+}
+
+// fromCaller fills in who sends req: the calling platform and its parties,
+// the request's correlation id and the OCPI-to-* party when it is not the hub.
+func (s *handlers) fromCaller(r *http.Request, req *command.Request) {
+	c := party.CallerFrom(r.Context())
+	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, kit.CorrelationID(r.Context())
+	req.To, _ = s.AddressedElsewhere(r)
+}
+
+// answer writes a command's synchronous answer: the CPO's as it came, or the
+// hub's own.
+func (s *handlers) answer(w http.ResponseWriter, r *http.Request, out *command.Outcome) error {
 	if out.Forwarded != nil {
 		writeForwarded(w, out.Forwarded)
 		return nil

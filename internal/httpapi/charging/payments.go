@@ -162,9 +162,7 @@ func commandRequester(r *http.Request) (party.PartyRef, error) {
 // startPayment relays a PTP's START_SESSION through the payment service,
 // which holds its authorization_reference for the payment.
 func (s *handlers) startPayment(w http.ResponseWriter, r *http.Request, req command.Request) error {
-	c := party.CallerFrom(r.Context())
-	req.PlatformID, req.Parties, req.CorrelationID = c.PlatformID, c.Roles, kit.CorrelationID(r.Context())
-	req.To, _ = s.AddressedElsewhere(r)
+	s.fromCaller(r, &req)
 	var out *command.Outcome
 	err := s.cfg.Payments.StartSession(r.Context(), s.paymentsActor(r), req.Body, func(ctx context.Context) (payment.Submitted, error) {
 		o, err := s.cfg.Commands.Submit(ctx, req)
@@ -184,13 +182,7 @@ func (s *handlers) startPayment(w http.ResponseWriter, r *http.Request, req comm
 	if err != nil {
 		return err
 	}
-	if out.Forwarded != nil {
-		writeForwarded(w, out.Forwarded)
-		return nil
-	}
-	s.SetHubRouting(w, r)
-	s.writeLocal(w, out.Local)
-	return nil
+	return s.answer(w, r, out)
 }
 
 // handleAdminPayment serves GET /admin/payments/{authorization_reference}:

@@ -1,6 +1,7 @@
 package charging
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
@@ -24,11 +25,7 @@ func sessionRef(r *http.Request) (session.Ref, error) {
 
 // handleCPOSessionPut serves PUT /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
 func (s *handlers) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
-	ref, err := sessionRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, sessionRef)
 	if err != nil {
 		return err
 	}
@@ -42,11 +39,7 @@ func (s *handlers) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) e
 
 // handleCPOSessionPatch serves PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
 func (s *handlers) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, err := sessionRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, sessionRef)
 	if err != nil {
 		return err
 	}
@@ -78,20 +71,13 @@ func (s *handlers) handleEMSPSessions(w http.ResponseWriter, r *http.Request) er
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	f := session.Filter{Owners: kit.Owners(r)}
-	if to, ok := s.AddressedElsewhere(r); ok {
-		f.CPO = to
-	}
-	items, page, err := s.cfg.Sessions.List(r.Context(), f, req)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.SenderPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		f := session.Filter{Owners: kit.Owners(r)}
+		if to, ok := s.AddressedElsewhere(r); ok {
+			f.CPO = to
+		}
+		return s.cfg.Sessions.List(r.Context(), f, req)
+	})
 }
 
 // handleEMSPChargingPreferences serves PUT

@@ -2,6 +2,7 @@ package charging
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"slices"
 
@@ -40,11 +41,7 @@ func tokenRef(r *http.Request) (token.Ref, error) {
 
 // handleEMSPTokenPut serves PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
 func (s *handlers) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
-	ref, err := tokenRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, tokenRef)
 	if err != nil {
 		return err
 	}
@@ -58,11 +55,7 @@ func (s *handlers) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) er
 
 // handleEMSPTokenPatch serves PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
 func (s *handlers) handleEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, err := tokenRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, tokenRef)
 	if err != nil {
 		return err
 	}
@@ -94,42 +87,21 @@ func (s *handlers) handleCPOTokens(w http.ResponseWriter, r *http.Request) error
 	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
 		return err
 	}
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	var f token.Filter
-	if to, ok := s.AddressedElsewhere(r); ok {
-		f.CountryCode, f.PartyID = to.CountryCode, to.PartyID
-	}
-	items, page, err := s.cfg.Tokens.List(r.Context(), f, req)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.SenderPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		var f token.Filter
+		if to, ok := s.AddressedElsewhere(r); ok {
+			f.CountryCode, f.PartyID = to.CountryCode, to.PartyID
+		}
+		return s.cfg.Tokens.List(r.Context(), f, req)
+	})
 }
 
 // handleCPOTokenAuthorize serves POST /ocpi/2.2.1/cpo/tokens/{uid}/authorize.
 func (s *handlers) handleCPOTokenAuthorize(w http.ResponseWriter, r *http.Request) error {
-	cpo, err := kit.CallerParty(r, party.RoleCPO)
+	req, raw, err := kit.AuthorizeRequest(r, tokenType, "uid")
 	if err != nil {
 		return err
 	}
-	typ, err := tokenType(r)
-	if err != nil {
-		return err
-	}
-	uid := r.PathValue("uid")
-	if len(uid) > 36 {
-		return ocpi.Invalid("token_uid", "is longer than 36 characters")
-	}
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	req := token.AuthorizeRequest{CPO: kit.AsParty(cpo), CPOParties: kit.CallerParties(r, party.RoleCPO), UID: uid, Type: typ,
-		CorrelationID: kit.CorrelationID(r.Context())}
 	req.To, _ = s.AddressedElsewhere(r)
 	if len(bytes.TrimSpace(raw)) > 0 {
 		req.Location = &ocpi.LocationReferences{}

@@ -86,6 +86,33 @@ func LocationRef(r *http.Request) (location.Ref, error) {
 	return ref, c.Err()
 }
 
+// AuthorizeRequest reads what a real-time authorization says in either
+// dialect, checked in this order: the calling CPO, the token type
+// (typeOf reads and checks it), the token uid of the path parameter
+// uidParam (at most 36 characters), and the body (LocationReferences or
+// nothing), returned for the caller to decode.
+func AuthorizeRequest(r *http.Request, typeOf func(*http.Request) (string, error), uidParam string) (token.AuthorizeRequest, []byte, error) {
+	cpo, err := CallerParty(r, party.RoleCPO)
+	if err != nil {
+		return token.AuthorizeRequest{}, nil, err
+	}
+	typ, err := typeOf(r)
+	if err != nil {
+		return token.AuthorizeRequest{}, nil, err
+	}
+	uid := r.PathValue(uidParam)
+	if len(uid) > 36 {
+		return token.AuthorizeRequest{}, nil, ocpi.Invalid("token_uid", "is longer than 36 characters")
+	}
+	raw, err := ReadBody(r)
+	if err != nil {
+		return token.AuthorizeRequest{}, nil, err
+	}
+	return token.AuthorizeRequest{CPO: AsParty(cpo), CPOParties: CallerParties(r, party.RoleCPO), UID: uid, Type: typ,
+		CorrelationID: CorrelationID(r.Context())}, raw, nil
+}
+
+// TokenChange is the change a token write by the calling platform makes.
 func TokenChange(r *http.Request) token.Change {
 	c := party.CallerFrom(r.Context())
 	return token.Change{PlatformID: c.PlatformID, CorrelationID: CorrelationID(r.Context())}

@@ -68,6 +68,36 @@ func (k *Kit) Page(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest,
 	return k.OK(w, items)
 }
 
+// SenderPage answers a sender's GET ALL the hub serves itself: the page the
+// request's query asks for, of what list gives, marked as the hub's answer.
+func SenderPage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) error {
+	return servePage(k, w, r, list, func(req ocpi.PageRequest, items []T, page ocpi.Page) error {
+		return k.Page(w, r, req, items, len(items), page)
+	})
+}
+
+// DirectoryPage is SenderPage for the directory's stored documents, written
+// as they are (PageRaw).
+func (k *Kit) DirectoryPage(w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error)) error {
+	return servePage(k, w, r, list, func(req ocpi.PageRequest, items []json.RawMessage, page ocpi.Page) error {
+		return k.PageRaw(w, r, req, items, page)
+	})
+}
+
+func servePage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error),
+	write func(ocpi.PageRequest, []T, ocpi.Page) error) error {
+	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
+	if err != nil {
+		return err
+	}
+	items, page, err := list(req)
+	if err != nil {
+		return err
+	}
+	k.SetHubRouting(w, r)
+	return write(req, items, page)
+}
+
 // PathID reads the {id} path segment: a positive integer.
 func PathID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -154,6 +184,17 @@ func Decode(r *http.Request, v any) error {
 		return err
 	}
 	return DecodeBytes(raw, v)
+}
+
+// RefAndBody reads what a write to one object needs: the object's address
+// (readRef checks the URL's part) and then the body.
+func RefAndBody[R any](r *http.Request, readRef func(*http.Request) (R, error)) (R, []byte, error) {
+	ref, err := readRef(r)
+	if err != nil {
+		return ref, nil, err
+	}
+	raw, err := ReadBody(r)
+	return ref, raw, err
 }
 
 // ReadBody reads the whole body under the size cap and checks its media type.

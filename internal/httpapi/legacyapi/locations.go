@@ -60,11 +60,7 @@ func (s *handlers) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, 
 // handleLegacyCPOLocationPut stores a legacy CPO's Location, EVSE or
 // Connector.
 func (s *handlers) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Request) error {
-	ref, err := legacyLocationRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, legacyLocationRef)
 	if err != nil {
 		return err
 	}
@@ -84,11 +80,7 @@ func (s *handlers) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Req
 
 // handleLegacyCPOLocationPatch merges a legacy CPO's PATCH.
 func (s *handlers) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, err := legacyLocationRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, legacyLocationRef)
 	if err != nil {
 		return err
 	}
@@ -119,13 +111,12 @@ func (s *handlers) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.R
 // cannot express are left out of the page (X-Total-Count still counts
 // them: the directory is not filtered before paging).
 func (s *handlers) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Request) error {
-	v := Version(r.URL.Path)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Locations.List(ctx, location.Filter{}, req)
 	}
-	return s.legacySender(w, r, list, s.recordingLoss(r, v, location.Module, "directory location", func(it json.RawMessage) ([]byte, v211.Loss, bool, error) {
+	return s.legacyDirectory(w, r, location.Module, "directory location", list, func(v string, it []byte) ([]byte, v211.Loss, bool, error) {
 		return v211.LocationOut(v, v211.LevelLocation, it)
-	}))
+	})
 }
 
 // handleLegacyEMSPLocation serves one Location, EVSE or Connector of the
@@ -187,11 +178,7 @@ func (s *handlers) handleLegacyCPOTariffGet(w http.ResponseWriter, r *http.Reque
 
 // handleLegacyCPOTariffPut stores a legacy CPO's tariff.
 func (s *handlers) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Request) error {
-	ref, err := legacyTariffRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, legacyTariffRef)
 	if err != nil {
 		return err
 	}
@@ -211,11 +198,7 @@ func (s *handlers) handleLegacyCPOTariffPut(w http.ResponseWriter, r *http.Reque
 // (tariff.Service.Patch). A PATCH without last_updated is stamped with the
 // time it arrived.
 func (s *handlers) handleLegacyCPOTariffPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, err := legacyTariffRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, legacyTariffRef)
 	if err != nil {
 		return err
 	}
@@ -252,26 +235,26 @@ func (s *handlers) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Re
 
 // handleLegacyEMSPTariffs is the tariffs sender for legacy eMSPs.
 func (s *handlers) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
-	v := Version(r.URL.Path)
 	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 		return s.cfg.Tariffs.List(ctx, tariff.Filter{}, req)
 	}
-	return s.legacySender(w, r, list, s.recordingLoss(r, v, tariff.Module, "directory tariff", func(it json.RawMessage) ([]byte, v211.Loss, bool, error) {
-		return v211.TariffOut(v, it)
-	}))
+	return s.legacyDirectory(w, r, tariff.Module, "directory tariff", list, v211.TariffOut)
 }
 
-// recordingLoss adapts a converter of directory objects for legacySender:
-// what the conversion drops is recorded as lost for module.
-func (s *handlers) recordingLoss(r *http.Request, v, module, what string, convert func(json.RawMessage) ([]byte, v211.Loss, bool, error)) func(json.RawMessage) ([]byte, bool, error) {
-	return func(it json.RawMessage) ([]byte, bool, error) {
-		b, loss, ok, err := convert(it)
+// legacyDirectory is legacySender for a directory module (locations,
+// tariffs): each object is converted for the caller's version, and what the
+// conversion drops is recorded as lost for module.
+func (s *handlers) legacyDirectory(w http.ResponseWriter, r *http.Request, module, what string, list func(context.Context, ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
+	convert func(v string, body []byte) ([]byte, v211.Loss, bool, error)) error {
+	v := Version(r.URL.Path)
+	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
+		b, loss, ok, err := convert(v, it)
 		if err != nil {
 			return nil, false, err
 		}
 		s.cfg.LegacyRecorder.Lost(r.Context(), v, module, what, loss)
 		return b, ok, nil
-	}
+	})
 }
 
 // legacySender answers a legacy sender's GET: a page of the stored objects

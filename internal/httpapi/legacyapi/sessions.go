@@ -84,11 +84,7 @@ func (s *handlers) handleLegacyCPOSessionPut(w http.ResponseWriter, r *http.Requ
 // with the time it arrived when it has no last_updated, which 2.1.1 does not
 // require).
 func (s *handlers) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, err := legacySessionRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, legacySessionRef)
 	if err != nil {
 		return err
 	}

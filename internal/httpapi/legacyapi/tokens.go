@@ -82,11 +82,7 @@ func (s *handlers) handleLegacyEMSPTokenPut(w http.ResponseWriter, r *http.Reque
 // handleLegacyEMSPTokenPatch merges a legacy eMSP's token PATCH (stamped
 // with the time it arrived when it has no last_updated).
 func (s *handlers) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, err := legacyTokenRef(r)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	ref, raw, err := kit.RefAndBody(r, legacyTokenRef)
 	if err != nil {
 		return err
 	}
@@ -160,28 +156,24 @@ func (s *handlers) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request)
 	})
 }
 
+// legacyTokenType reads the optional 2.1.1 TokenType of a request's query.
+func legacyTokenType(r *http.Request) (string, error) {
+	typ := r.URL.Query().Get("type")
+	if typ != "" && !slices.Contains(v211.TokenTypes, typ) {
+		return "", ocpi.Invalid("type", "query parameter "+typ+" is not a 2.1.1 TokenType (OTHER, RFID)")
+	}
+	return typ, nil
+}
+
 // handleLegacyCPOAuthorize answers a 2.1.1 CPO's real-time authorization as
 // a 2.2.1 CPO's is answered (tokens.md §3), in 2.1.1: without the token and
 // authorization_reference.
 func (s *handlers) handleLegacyCPOAuthorize(w http.ResponseWriter, r *http.Request) error {
-	cpo, err := kit.CallerParty(r, party.RoleCPO)
+	req, raw, err := kit.AuthorizeRequest(r, legacyTokenType, "token_uid")
 	if err != nil {
 		return err
 	}
-	typ := r.URL.Query().Get("type")
-	if typ != "" && !slices.Contains(v211.TokenTypes, typ) {
-		return ocpi.Invalid("type", "query parameter "+typ+" is not a 2.1.1 TokenType (OTHER, RFID)")
-	}
-	uid := r.PathValue("token_uid")
-	if len(uid) > 36 {
-		return ocpi.Invalid("token_uid", "is longer than 36 characters")
-	}
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	req := token.AuthorizeRequest{CPO: kit.AsParty(cpo), CPOParties: kit.CallerParties(r, party.RoleCPO), UID: uid, Type: typ,
-		CorrelationID: kit.CorrelationID(r.Context())}
+	uid := req.UID
 	if len(bytes.TrimSpace(raw)) > 0 {
 		var lr v211.LocationReferences
 		if err := ocpi.Decode(raw, &lr); err != nil {

@@ -17,8 +17,6 @@
 package v211
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -149,14 +147,6 @@ func index(field string, i int) string { return fmt.Sprintf("%s[%d]", field, i) 
 
 // Marshal writes a legacy object (keys in declaration order, HTML not
 // escaped).
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func Marshal(v any) ([]byte, error) { return ocpi.MarshalObject(v) }
 
 func boolPtr(b bool) *bool { return &b }
