@@ -151,7 +151,7 @@ func (s *Service) withdrawPlanned(ctx context.Context, tx *store.Tx) ([]PartyRef
 		}
 		out = append(out, p.ref)
 	}
-	return out, s.enqueueClientInfo(ctx, tx, 0, out, now)
+	return out, s.EnqueueClientInfo(ctx, tx, 0, out, now)
 }
 
 func keyRef(r PartyRef) PartyRef {
