@@ -89,9 +89,7 @@ func (w *livenessWorker) Work(ctx context.Context, job *river.Job[LivenessArgs])
 
 // ScheduleLiveness runs the liveness check every minute (on the leader only).
 func (s *Service) ScheduleLiveness() {
-	s.jobs.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-		func() (river.JobArgs, *river.InsertOpts) { return LivenessArgs{}, nil },
-		&river.PeriodicJobOpts{ID: "party_liveness"}))
+	s.jobs.Every(time.Minute, LivenessArgs{}, "party_liveness")
 }
 
 // CheckLiveness GETs the versions of every connected platform silent for

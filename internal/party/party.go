@@ -161,10 +161,9 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
 		NewTokenFunc: newToken, touched: newTouchCache()}
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
-	s.Book = clientinfo.New(db, jc, client, clk, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget})
+	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {
 		jobs.AddWorker(jc, &livenessWorker{s: s})
-		jobs.AddWorker(jc, &plannedSweepWorker{s: s})
 		jobs.AddWorker(jc, &peerSyncWorker{s: s})
 		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,6 +62,9 @@ type Config struct {
 	// Target returns where to push to a platform, or false when nothing is
 	// to be sent to it now (gone, not CONNECTED, no receiver).
 	Target func(ctx context.Context, platformID int64) (Target, bool, error)
+	// Parties returns a platform's parties: its own roles and, for a peer
+	// hub, the parties behind it (LoadClientInfo leaves them out).
+	Parties func(ctx context.Context, q store.Querier, platformID int64) ([]ident.PartyRef, error)
 }
 
 // Book keeps the HubClientInfo rows and pushes their changes.
@@ -69,14 +73,16 @@ type Book struct {
 	jobs   *jobs.Client
 	client *ocpiclient.Client
 	clock  clock.Clock
+	logger *slog.Logger
 	cfg    Config
 }
 
 // New returns a Book and, when jc is set, registers its push worker.
-func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clock, cfg Config) *Book {
-	b := &Book{db: db, jobs: jc, client: client, clock: clk, cfg: cfg}
+func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clock, logger *slog.Logger, cfg Config) *Book {
+	b := &Book{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{b: b})
+		jobs.AddWorker(jc, &plannedSweepWorker{b: b})
 	}
 	return b
 }
@@ -219,6 +225,59 @@ func (b *Book) GetClientInfo(ctx context.Context, c *ident.Caller, cc, pid strin
 	}
 	ci.LastUpdated = ocpi.FromMicros(lu)
 	return ci, nil
+}
+
+// LoadClientInfo enqueues, inside tx, a push of the ClientInfo of up to limit
+// parties (client_info rows after the cursor, in pk order) to one platform:
+// the initial load of a new hubclientinfo receiver. The platform's own
+// parties are left out, and for a peer hub the parties behind it (the loop
+// rule: what a peer hub told us is never told back to it). last is the
+// cursor to continue from; done is true when nothing is left after it.
+func (b *Book) LoadClientInfo(ctx context.Context, tx *store.Tx, platformID, after int64, limit int) (last int64, sent int, done bool, err error) {
+	own, err := b.cfg.Parties(ctx, tx, platformID)
+	if err != nil {
+		return after, 0, false, err
+	}
+	rows, err := tx.Query(ctx, "SELECT pk, role, country_code, party_id FROM client_info WHERE pk > $1 ORDER BY pk LIMIT $2", after, limit+1)
+	if err != nil {
+		return after, 0, false, err
+	}
+	var todo []PushArgs
+	last = after
+	n, more := 0, false
+	for rows.Next() {
+		if n == limit {
+			more = true // one more than a batch exists
+			break
+		}
+		var pk int64
+		var a PushArgs
+		if err := rows.Scan(&pk, &a.Role, &a.CountryCode, &a.PartyID); err != nil {
+			rows.Close()
+			return after, 0, false, err
+		}
+		last, n = pk, n+1
+		isOwn := false
+		for _, r := range own {
+			if string(r.Role) == a.Role && r.Matches(a.CountryCode, a.PartyID) {
+				isOwn = true
+			}
+		}
+		if !isOwn {
+			a.PlatformID = platformID
+			todo = append(todo, a)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return after, 0, false, err
+	}
+	for _, a := range todo {
+		if _, err := b.jobs.InsertTx(ctx, tx, a, &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 10}); err != nil {
+			return after, 0, false, err
+		}
+	}
+	return last, len(todo), !more, nil
 }
 
 // PushArgs is a job: PUT the current ClientInfo of one party to one
