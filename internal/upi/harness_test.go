@@ -23,6 +23,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 // harness drives the payment state machine by hand: the real Service on a
@@ -226,8 +227,8 @@ func (h *harness) work(row *rivertype.JobRow) error {
 		return workAs(h.ctx, &notifyWorker{s: s}, row)
 	case orderCheckArgs{}.Kind():
 		return workAs(h.ctx, &orderCheckWorker{s: s}, row)
-	case smsArgs{}.Kind():
-		return workAs(h.ctx, &smsWorker{s: s}, row)
+	case smsreceipt.Args{}.Kind():
+		return workAs(h.ctx, s.texts.Worker(), row)
 	case erasePhonesArgs{}.Kind():
 		return workAs(h.ctx, &erasePhonesWorker{s: s}, row)
 	}
