@@ -62,6 +62,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/printer"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
@@ -222,7 +223,7 @@ func New(cfg Config, d Deps) *Service {
 		d.Clock = clock.Real{}
 	}
 	if d.Renderer == nil {
-		d.Renderer = noRenderer{}
+		d.Renderer = printer.None{}
 	}
 	if d.Notifier == nil {
 		d.Notifier = LogNotifier{Logger: d.Logger}
