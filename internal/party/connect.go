@@ -146,7 +146,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		if err := s.peerRegistered(ctx, tx, id, theirs.Roles); err != nil {
 			return err
 		}
-		if err := s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected); err != nil {
 			return err
 		}
 		return s.connected(ctx, tx, id, nil)
@@ -281,11 +281,11 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 			return err
 		}
 		if gone := removedRefs(old, theirs.Roles); len(gone) > 0 {
-			if err := s.clientInfoChanged(ctx, tx, id, gone, ClientSuspended); err != nil {
+			if err := s.ClientInfoChanged(ctx, tx, id, gone, ClientSuspended); err != nil {
 				return err
 			}
 		}
-		if err := s.clientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), p.Connection); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), p.Connection); err != nil {
 			return err
 		}
 		return s.connected(ctx, tx, id, before)
@@ -375,7 +375,7 @@ func (s *Service) setStatus(ctx context.Context, id int64, from, to Status, ci s
 		for i, r := range roles {
 			refs[i] = r.PartyRef
 		}
-		return s.clientInfoChanged(ctx, tx, id, refs, ci)
+		return s.ClientInfoChanged(ctx, tx, id, refs, ci)
 	})
 }
 

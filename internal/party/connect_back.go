@@ -117,7 +117,7 @@ func (s *Service) registerBack(ctx context.Context, caller *Caller, version stri
 		if err := s.replaceRoles(ctx, tx, caller.PlatformID, in.Roles); err != nil {
 			return err
 		}
-		if err := s.clientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
 			return err
 		}
 		return s.connected(ctx, tx, caller.PlatformID, nil)

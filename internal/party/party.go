@@ -41,6 +41,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/party/health"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -130,6 +131,10 @@ type Service struct {
 	// Tracker is the receivers' delivery health (party/health): its
 	// RecordDelivery, Health and HealthOf are the registry's.
 	*health.Tracker
+	// Book is the HubClientInfo book (party/clientinfo): its
+	// ListClientInfo, GetClientInfo and ClientInfoChanged are the
+	// registry's.
+	*clientinfo.Book
 }
 
 // New returns a Service. Call Init once the database is migrated.
@@ -156,10 +161,9 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
 		NewTokenFunc: newToken, touched: newTouchCache()}
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
+	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {
-		jobs.AddWorker(jc, &clientInfoWorker{s: s})
 		jobs.AddWorker(jc, &livenessWorker{s: s})
-		jobs.AddWorker(jc, &plannedSweepWorker{s: s})
 		jobs.AddWorker(jc, &peerSyncWorker{s: s})
 		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}

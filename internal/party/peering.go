@@ -225,7 +225,7 @@ func (s *Service) putPeerParty(ctx context.Context, platformID int64, ci ClientI
 		case err != nil && !errors.Is(err, store.ErrNoRows):
 			return err
 		}
-		return s.clientInfoChanged(ctx, tx, platformID, []PartyRef{ref}, ci.Status)
+		return s.ClientInfoChanged(ctx, tx, platformID, []PartyRef{ref}, ci.Status)
 	})
 	return stored, err
 }

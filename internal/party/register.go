@@ -70,7 +70,7 @@ func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sa
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, name, hashToken(tok), sandbox, now.UnixMicro(), now.Add(ttl).UnixMicro(), partiesJSON).Scan(&inv.ID); err != nil {
 			return err
 		}
-		if err := s.clientInfoChanged(ctx, tx, 0, planned, ClientPlanned); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, 0, planned, ClientPlanned); err != nil {
 			return err
 		}
 		// A party already PLANNED is touched (re-inserted if a concurrent
@@ -336,7 +336,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if err := s.peerRegistered(ctx, tx, id, in.Roles); err != nil {
 			return err
 		}
-		if err := s.clientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected); err != nil {
 			return err
 		}
 		return s.connected(ctx, tx, id, nil)
@@ -421,11 +421,11 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 			return err
 		}
 		if gone := removedRefs(old, in.Roles); len(gone) > 0 {
-			if err := s.clientInfoChanged(ctx, tx, caller.PlatformID, gone, ClientSuspended); err != nil {
+			if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, gone, ClientSuspended); err != nil {
 				return err
 			}
 		}
-		if err := s.clientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
 			return err
 		}
 		return s.connected(ctx, tx, caller.PlatformID, before)
@@ -472,7 +472,7 @@ func (s *Service) unregister(ctx context.Context, tx *store.Tx, id int64) error 
 	for i, r := range roles {
 		refs[i] = r.PartyRef
 	}
-	if err := s.clientInfoChanged(ctx, tx, id, refs, ClientSuspended); err != nil {
+	if err := s.ClientInfoChanged(ctx, tx, id, refs, ClientSuspended); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, "DELETE FROM platform_roles WHERE platform_id = $1", id)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party/ident"
 )
 
 // What differs by the OCPI version a partner speaks with us, decided here:
@@ -27,13 +28,8 @@ import (
 //     serves only the Payments module in 2.3.0, so only PTPs register on it.
 
 // RoleFor returns role as a partner speaking version sees it: PTP is OTHER
-// before 2.3.0.
-func RoleFor(version string, role Role) Role {
-	if role == RolePTP && !ocpi.IsVersion230(version) {
-		return RoleOTHER
-	}
-	return role
-}
+// before 2.3.0 (ident.RoleFor).
+func RoleFor(version string, role Role) Role { return ident.RoleFor(version, role) }
 
 // checkVersionRoles fails when a partner registers on a version reserved to
 // other roles.

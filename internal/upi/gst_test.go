@@ -90,7 +90,7 @@ func TestFinancialYear(t *testing.T) {
 		{time.Date(2026, 3, 31, 18, 30, 0, 0, time.UTC), "2026-27", "2627"},  // 00:00 IST on 1 April
 		{time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC), "2099-00", "9900"},
 	} {
-		if l, code := financialYear(c.at); l != c.label || code != c.code {
+		if l, code := receipt.FinancialYear(c.at); l != c.label || code != c.code {
 			t.Errorf("financialYear(%v) = %s %s, want %s %s", c.at, l, code, c.label, c.code)
 		}
 	}
@@ -117,14 +117,14 @@ func TestTaxOfCDR(t *testing.T) {
 		{"odd rate printed as is", incl("100", "110"), 110_00, false, 100_00, 5_00, 5_00, 0, "10"},
 		{"zero cost", incl("0", "0"), 0, false, 0, 0, 0, 0, "0"},
 	} {
-		taxable, tax, rate := taxOfCDR(c.price, c.total, decimal.NewFromInt(18))
-		m := splitTax(taxable, tax, rate, c.inter)
-		if m.taxable != c.taxable || m.cgst != c.cgst || m.sgst != c.sgst || m.igst != c.igst || m.rate.String() != c.rate {
-			t.Errorf("%s: taxable %d cgst %d sgst %d igst %d rate %s; want %d %d %d %d %s", c.name, m.taxable, m.cgst, m.sgst, m.igst,
-				m.rate, c.taxable, c.cgst, c.sgst, c.igst, c.rate)
+		taxable, tax, rate := receipt.TaxOfCDR(c.price, c.total, decimal.NewFromInt(18))
+		m := receipt.SplitTax(taxable, tax, rate, c.inter)
+		if m.Taxable != c.taxable || m.CGST != c.cgst || m.SGST != c.sgst || m.IGST != c.igst || m.Rate.String() != c.rate {
+			t.Errorf("%s: taxable %d cgst %d sgst %d igst %d rate %s; want %d %d %d %d %s", c.name, m.Taxable, m.CGST, m.SGST, m.IGST,
+				m.Rate, c.taxable, c.cgst, c.sgst, c.igst, c.rate)
 		}
-		if m.total() != c.total {
-			t.Errorf("%s: the parts add up to %d, want %d", c.name, m.total(), c.total)
+		if m.Total() != c.total {
+			t.Errorf("%s: the parts add up to %d, want %d", c.name, m.Total(), c.total)
 		}
 	}
 }
@@ -208,7 +208,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 			h.s.cfg.GST = testGST().WithDefaults()
 			reqs := h.chargingPayments(n, 300_00)
 			at := h.clk.Now()
-			fy, code := financialYear(at)
+			fy, code := receipt.FinancialYear(at)
 			var wg sync.WaitGroup
 			errs := make(chan error, n)
 			for i, req := range reqs {
@@ -324,7 +324,7 @@ func TestInvoiceNumberRollback(t *testing.T) {
 			if err := h.cdrStored(gstCDR(reqs[1], at, "")); err != nil {
 				t.Fatal(err)
 			}
-			_, code := financialYear(at)
+			_, code := receipt.FinancialYear(at)
 			if inv := h.receiptOfPayment(reqs[1].PaymentID).TaxInvoice; inv == nil || inv.Number != "INV/"+code+"/0000001" || inv.InterState {
 				t.Errorf("after a rolled-back settlement the next invoice is %+v, want number 1, intra-state", inv)
 			}

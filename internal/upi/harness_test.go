@@ -23,6 +23,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 // harness drives the payment state machine by hand: the real Service on a
@@ -226,8 +228,8 @@ func (h *harness) work(row *rivertype.JobRow) error {
 		return workAs(h.ctx, &notifyWorker{s: s}, row)
 	case orderCheckArgs{}.Kind():
 		return workAs(h.ctx, &orderCheckWorker{s: s}, row)
-	case smsArgs{}.Kind():
-		return workAs(h.ctx, &smsWorker{s: s}, row)
+	case smsreceipt.Args{}.Kind():
+		return workAs(h.ctx, s.texts.Worker(), row)
 	case erasePhonesArgs{}.Kind():
 		return workAs(h.ctx, &erasePhonesWorker{s: s}, row)
 	}
@@ -740,14 +742,14 @@ func (h *harness) paymentByPG(pgPaymentID string) *payment {
 // refundsOf returns the refunds of a payment.
 func (h *harness) refundsOf(paymentID string) []*Refund {
 	h.t.Helper()
-	rows, err := h.db.Read().Query(h.ctx, "SELECT "+refundColumns+" FROM upi_refunds WHERE payment_id = $1 ORDER BY pk", paymentID)
+	rows, err := h.db.Read().Query(h.ctx, "SELECT "+refunds.Columns+" FROM upi_refunds WHERE payment_id = $1 ORDER BY pk", paymentID)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer rows.Close()
 	var out []*Refund
 	for rows.Next() {
-		r, err := scanRefund(rows)
+		r, err := refunds.Scan(rows)
 		if err != nil {
 			h.t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ func (s *Service) addWorkers(q *jobs.Client) {
 	jobs.AddWorker(q, &refundWorker{s: s})
 	jobs.AddWorker(q, &notifyWorker{s: s})
 	jobs.AddWorker(q, &orderCheckWorker{s: s})
-	jobs.AddWorker(q, &smsWorker{s: s})
+	jobs.AddWorker(q, s.texts.Worker())
 	jobs.AddWorker(q, &erasePhonesWorker{s: s})
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -120,9 +119,5 @@ func (s *Service) ErasePhones(ctx context.Context) (int64, error) {
 // numbers past their retention. Call it once, before the job client
 // starts, on hubs that work jobs.
 func (s *Service) Schedule() {
-	s.periodic.AddPeriodic(river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) {
-			return erasePhonesArgs{}, &river.InsertOpts{Queue: jobs.QueueDefault}
-		},
-		&river.PeriodicJobOpts{RunOnStart: true}))
+	s.periodic.Periodic(river.PeriodicInterval(time.Hour), erasePhonesArgs{}, &river.PeriodicJobOpts{RunOnStart: true})
 }

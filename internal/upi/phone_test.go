@@ -72,6 +72,7 @@ func smsHarness(t *testing.T, engine store.Engine) (*harness, *fakeSMS) {
 		t.Fatal(err)
 	}
 	h.s.sms, h.s.box, h.s.phoneHashKey = f, box, []byte("k")
+	h.s.texts = h.s.newSMSSender() // the sender takes the gateway and the box when made
 	h.phone = "98765 43210"
 	return h, f
 }

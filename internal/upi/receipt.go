@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // ReceiptURL is the public URL of a receipt.
@@ -38,7 +39,7 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 	r.ShortURL = s.cfg.PublicURL + "/r/" + short
 	if s.cfg.GST.Enabled() {
 		inv, split := s.taxInvoiceFor(cdr, p.Cost)
-		if err := s.issueTaxDoc(ctx, tx, r.ID, p.ID, inv, split); err != nil {
+		if err := receipt.IssueTaxDoc(ctx, tx, s.cfg.GST, s.now(), r.ID, p.ID, inv, split); err != nil {
 			return err
 		}
 		r.TaxInvoice = inv

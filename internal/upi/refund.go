@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/riverqueue/river"
 
@@ -12,88 +11,34 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
+
+// Refunds (package refunds) under the names the hub uses.
 
 // MinRefundPaise is the PG's smallest refund, ₹1.00: a smaller excess is
 // recorded as not refundable.
-const MinRefundPaise = 100
+const MinRefundPaise = refunds.MinPaise
 
-// Refund states (upi.md §5).
+// Refund states (upi.md §5) and kinds.
 const (
-	RefundQueued    = "QUEUED"    // not yet accepted by the PG; the job retries
-	RefundPending   = "PENDING"   // accepted by the PG, not yet processed
-	RefundProcessed = "PROCESSED" // the money went back
-	RefundFailed    = "FAILED"    // refused for good: the operator decides
+	RefundQueued    = refunds.Queued
+	RefundPending   = refunds.Pending
+	RefundProcessed = refunds.Processed
+	RefundFailed    = refunds.Failed
+	RefundOperator  = refunds.Operator
+	RefundFull      = refunds.Full
+	RefundExcess    = refunds.Excess
 )
 
-// Refund kinds.
-const (
-	RefundOperator = "operator" // asked through the API or the CLI
-	RefundFull     = "full"     // the start failed, or the payment may not start a session
-	RefundExcess   = "excess"   // the CDR cost less than the capture
+type (
+	// RefundRequest asks for a refund.
+	RefundRequest = refunds.RefundRequest
+	// Refund is a refund as the operator sees it.
+	Refund = refunds.Refund
+	// RefundFilter selects refunds.
+	RefundFilter = refunds.Filter
 )
-
-// RefundRequest asks for a refund. RefundID is the idempotency key end to
-// end.
-type RefundRequest struct {
-	RefundID  string
-	PaymentID string
-	Paise     int64
-	Reason    string
-}
-
-// Refund is a refund as the operator sees it. ID is the PG's id of the
-// refund ("" until the PG accepted it); RefundID is ours.
-type Refund struct {
-	ID          string        `json:"id"`
-	RefundID    string        `json:"refund_id"`
-	PaymentID   string        `json:"payment_id"`
-	Amount      string        `json:"amount"`
-	Currency    string        `json:"currency"`
-	Status      string        `json:"status"`
-	Reason      string        `json:"reason"`
-	Kind        string        `json:"kind"`
-	Attempts    int           `json:"attempts"`
-	LastError   string        `json:"last_error,omitempty"`
-	CreatedAt   ocpi.DateTime `json:"created_at"`
-	LastUpdated ocpi.DateTime `json:"last_updated"`
-
-	pk, lu int64
-	paise  int64
-}
-
-const refundColumns = `pk, pg_refund_id, refund_id, payment_id, amount_paise, currency, status, reason, kind, attempts, last_error,
-	created_at, last_updated`
-
-func scanRefund(row interface{ Scan(...any) error }) (*Refund, error) {
-	var r Refund
-	var created int64
-	err := row.Scan(&r.pk, &r.ID, &r.RefundID, &r.PaymentID, &r.paise, &r.Currency, &r.Status, &r.Reason, &r.Kind, &r.Attempts,
-		&r.LastError, &created, &r.lu)
-	r.Amount, r.CreatedAt, r.LastUpdated = pg.FormatRupees(r.paise), ocpi.FromMicros(created), ocpi.FromMicros(r.lu)
-	return &r, err
-}
-
-var refundIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
-
-func (r *RefundRequest) check() error {
-	c := ocpi.NewCheck("")
-	if r.RefundID == "" {
-		c.Fail("refund_id", "is required: it is the idempotency key")
-	} else if !refundIDRE.MatchString(r.RefundID) {
-		c.Fail("refund_id", "must be 1 to 64 letters, digits, dots, colons, hyphens or underscores")
-	}
-	c.CiString("payment_id", r.PaymentID, 36, true)
-	switch {
-	case c.Failed():
-	case r.Paise <= 0:
-		c.Fail("refund_amount", "must be positive")
-	case r.Paise < MinRefundPaise:
-		c.Fail("refund_amount", "must be at least 1.00: the payment gateway refunds no less")
-	}
-	c.String("reason", r.Reason, 255, false)
-	return c.Err()
-}
 
 // CreateRefund refunds part of a payment at the operator's request. The
 // refund is stored QUEUED with its job in one transaction and sent to the PG
@@ -101,7 +46,7 @@ func (r *RefundRequest) check() error {
 // the first refund and sends nothing (isNew false); with anything else it is
 // a conflict. The sum of refunds never exceeds the capture.
 func (s *Service) CreateRefund(ctx context.Context, req RefundRequest) (r *Refund, isNew bool, err error) {
-	if err := req.check(); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, false, err
 	}
 	req.PaymentID = ocpi.Key(req.PaymentID)
@@ -218,27 +163,21 @@ func actorOf(kind string) string {
 
 // Refund returns a refund by our refund_id.
 func (s *Service) Refund(ctx context.Context, refundID string) (*Refund, error) {
-	r, err := scanRefund(s.db.Read().QueryRow(ctx, "SELECT "+refundColumns+" FROM upi_refunds WHERE refund_id = $1", refundID))
+	r, err := refunds.Scan(s.db.Read().QueryRow(ctx, "SELECT "+refunds.Columns+" FROM upi_refunds WHERE refund_id = $1", refundID))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errNotFound("refund " + refundID)
 	}
 	return r, err
 }
 
-// RefundFilter selects refunds.
-type RefundFilter struct {
-	Status    string
-	PaymentID string
-}
-
 // ListRefunds returns a page of refunds, oldest change first.
 func (s *Service) ListRefunds(ctx context.Context, f RefundFilter, p ocpi.PageRequest) ([]*Refund, ocpi.Page, error) {
-	l := store.List{Table: "upi_refunds", Columns: refundColumns}.WithPage(p)
+	l := store.List{Table: "upi_refunds", Columns: refunds.Columns}.WithPage(p)
 	if f.Status != "" {
 		where(&l, "status = $%d", f.Status)
 	}
 	if f.PaymentID != "" {
 		where(&l, "payment_id = $%d", ocpi.Key(f.PaymentID))
 	}
-	return listPage(ctx, s.db.Read(), l, scanRefund, func(r *Refund) (int64, int64) { return r.lu, r.pk })
+	return listPage(ctx, s.db.Read(), l, refunds.Scan, func(r *Refund) (int64, int64) { return r.LU, r.PK })
 }

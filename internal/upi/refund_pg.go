@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // refundArgs is the job that sends a refund to the PG and follows it until
@@ -55,7 +56,7 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) err
 		if err != nil {
 			return err
 		}
-		got, err := s.gw.Refund(ctx, pg.RefundRequest{PaymentID: p.PGPaymentID, Paise: r.paise, RefundID: r.RefundID,
+		got, err := s.gw.Refund(ctx, pg.RefundRequest{PaymentID: p.PGPaymentID, Paise: r.Paise, RefundID: r.RefundID,
 			Notes: map[string]string{"payment_id": p.ID, "reason": truncate(r.Reason, 250)}})
 		if err != nil {
 			if pg.IsRetryable(err) {
@@ -73,7 +74,7 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) err
 			})
 		}
 		err = s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			return s.setRefundStatus(ctx, tx, r.RefundID, refundStatusOf(got.Status), got.ID, actorPG, "accepted by the PG as "+got.ID)
+			return s.setRefundStatus(ctx, tx, r.RefundID, refunds.StatusOf(got.Status), got.ID, actorPG, "accepted by the PG as "+got.ID)
 		})
 		if err != nil || got.Status != pg.RefundPending {
 			return err
@@ -83,7 +84,7 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) err
 		got, err := s.gw.FetchRefund(ctx, r.ID)
 		if err == nil && got.Status != pg.RefundPending {
 			return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				return s.setRefundStatus(ctx, tx, r.RefundID, refundStatusOf(got.Status), got.ID, actorPG, "reported by the PG")
+				return s.setRefundStatus(ctx, tx, r.RefundID, refunds.StatusOf(got.Status), got.ID, actorPG, "reported by the PG")
 			})
 		}
 		if err != nil && !pg.IsRetryable(err) {
@@ -92,28 +93,6 @@ func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) err
 		return river.JobSnooze(refundCheckDelay(s.now().Sub(r.CreatedAt.Time)))
 	}
 	return nil
-}
-
-func refundStatusOf(st pg.RefundStatus) string {
-	switch st {
-	case pg.RefundProcessed:
-		return RefundProcessed
-	case pg.RefundFailed:
-		return RefundFailed
-	}
-	return RefundPending
-}
-
-func refundRank(status string) int {
-	switch status {
-	case RefundQueued:
-		return 1
-	case RefundPending:
-		return 2
-	case RefundProcessed, RefundFailed:
-		return 3
-	}
-	return 0
 }
 
 // noteRefundAttempt records a retryable failure on a queued refund.
@@ -136,13 +115,13 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 	if err != nil || n == 0 {
 		return err
 	}
-	r, err := scanRefund(tx.QueryRow(ctx, "SELECT "+refundColumns+" FROM upi_refunds WHERE refund_id = $1", refundID))
+	r, err := refunds.Scan(tx.QueryRow(ctx, "SELECT "+refunds.Columns+" FROM upi_refunds WHERE refund_id = $1", refundID))
 	if err != nil {
 		return err
 	}
-	if refundRank(to) <= refundRank(r.Status) {
+	if refunds.Rank(to) <= refunds.Rank(r.Status) {
 		if pgRefundID != "" && r.ID == "" {
-			_, err = tx.Exec(ctx, "UPDATE upi_refunds SET pg_refund_id = $1 WHERE pk = $2", pgRefundID, r.pk)
+			_, err = tx.Exec(ctx, "UPDATE upi_refunds SET pg_refund_id = $1 WHERE pk = $2", pgRefundID, r.PK)
 		}
 		return err
 	}
@@ -151,7 +130,7 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 	}
 	now := s.micros()
 	if _, err := tx.Exec(ctx, "UPDATE upi_refunds SET status = $1, pg_refund_id = $2, last_error = $3, last_updated = $4 WHERE pk = $5",
-		to, pgRefundID, errorNote(to, note), now, r.pk); err != nil {
+		to, pgRefundID, errorNote(to, note), now, r.PK); err != nil {
 		return err
 	}
 	s.metrics.refunds.WithLabelValues(to).Inc()
@@ -169,10 +148,10 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 	data := map[string]any{"refund_id": refundID, "id": pgRefundID, "payment_id": p.ID, "pg_payment_id": p.PGPaymentID,
 		"amount": r.Amount, "currency": r.Currency, "reason": r.Reason, "kind": r.Kind, "status": to, "timestamp": ocpi.NewDateTime(s.now())}
 	if to == RefundFailed {
-		if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refund_reserved_paise = refund_reserved_paise - $1 WHERE pk = $2", r.paise, p.pk); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refund_reserved_paise = refund_reserved_paise - $1 WHERE pk = $2", r.Paise, p.pk); err != nil {
 			return err
 		}
-		p.Reserved -= r.paise
+		p.Reserved -= r.Paise
 		if err := s.events.Emit(ctx, tx, event.Event{Name: event.RefundFailed, Data: data}); err != nil {
 			return err
 		}
@@ -181,10 +160,10 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 		}
 		return s.save(ctx, tx, p)
 	}
-	if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refunded_paise = refunded_paise + $1 WHERE pk = $2", r.paise, p.pk); err != nil {
+	if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refunded_paise = refunded_paise + $1 WHERE pk = $2", r.Paise, p.pk); err != nil {
 		return err
 	}
-	p.Refunded += r.paise
+	p.Refunded += r.Paise
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.RefundProcessed, Data: data}); err != nil {
 		return err
 	}
@@ -230,7 +209,7 @@ func (s *Service) applyRefundEvent(ctx context.Context, tx *store.Tx, e storedEv
 	if err != nil {
 		return "", err
 	}
-	to := refundStatusOf(e.refundStatus)
+	to := refunds.StatusOf(e.refundStatus)
 	if err := s.setRefundStatus(ctx, tx, refundID, to, e.pgRefundID, actorPG, "webhook "+e.typ); err != nil {
 		return "", err
 	}

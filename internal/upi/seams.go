@@ -53,25 +53,3 @@ type StartRequest struct {
 type Tokens interface {
 	IssueTx(ctx context.Context, tx *store.Tx, t ocpi.Token) (*ocpi.Token, error)
 }
-
-// Renderer draws stickers, receipts and QR codes (internal/printout).
-type Renderer interface {
-	// Sticker draws the sticker of a QR mapping as "png", "svg" or "pdf".
-	Sticker(ctx context.Context, format string, st Sticker) ([]byte, error)
-	// ReceiptPDF draws a receipt.
-	ReceiptPDF(ctx context.Context, r *Receipt) ([]byte, error)
-	// QRPNG draws a QR code of content (the UPI intent on desktops).
-	QRPNG(ctx context.Context, content string) ([]byte, error)
-}
-
-// ErrNoRenderer is returned by the renderer placeholder used until a real
-// one is wired.
-var ErrNoRenderer = errors.New("upi: no renderer for stickers, receipts and QR codes is configured")
-
-type noRenderer struct{}
-
-func (noRenderer) Sticker(context.Context, string, Sticker) ([]byte, error) {
-	return nil, ErrNoRenderer
-}
-func (noRenderer) ReceiptPDF(context.Context, *Receipt) ([]byte, error) { return nil, ErrNoRenderer }
-func (noRenderer) QRPNG(context.Context, string) ([]byte, error)        { return nil, ErrNoRenderer }

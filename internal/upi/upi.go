@@ -62,6 +62,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 // Config holds the settings of UPI charging.
@@ -204,6 +206,8 @@ type Service struct {
 	metrics  *metrics
 
 	phoneHashKey []byte
+	// texts sends receipts by SMS (package smsreceipt).
+	texts *smsreceipt.Sender
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -219,7 +223,7 @@ func New(cfg Config, d Deps) *Service {
 		d.Clock = clock.Real{}
 	}
 	if d.Renderer == nil {
-		d.Renderer = noRenderer{}
+		d.Renderer = printer.None{}
 	}
 	if d.Notifier == nil {
 		d.Notifier = LogNotifier{Logger: d.Logger}
@@ -229,6 +233,7 @@ func New(cfg Config, d Deps) *Service {
 		events: d.Events, render: d.Renderer, notifier: d.Notifier, sms: d.SMS, box: d.Box, phoneHashKey: d.PhoneKey, clock: d.Clock,
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
+	s.texts = s.newSMSSender()
 	if d.Jobs != nil {
 		s.jobs, s.periodic = d.Jobs, d.Jobs
 		s.addWorkers(d.Jobs)

@@ -30,6 +30,15 @@ const (
 // Roles lists every role value accepted from partners.
 var Roles = []string{"CPO", "EMSP", "HUB", "NAP", "NSP", "OTHER", "SCSP", "PTP"}
 
+// RoleFor returns role as a partner speaking version sees it: PTP is OTHER
+// before 2.3.0 (versions.go in party says why).
+func RoleFor(version string, role Role) Role {
+	if role == RolePTP && !ocpi.IsVersion230(version) {
+		return RoleOTHER
+	}
+	return role
+}
+
 // PartyRef names one party: a role played under a country code and party id.
 type PartyRef struct {
 	Role        Role   `json:"role"`
