@@ -40,9 +40,9 @@ func (h *harness) wantRefundedInFull(what, pgPaymentID string, amount pg.Amount)
 		h.t.Fatalf("%s: no payment row for the captured PG payment %s (dropped jobs: %v)", what, pgPaymentID, h.dropped)
 	}
 	if p.Status != StatusRefunded || p.Captured != amount.Paise || p.Refunded != amount.Paise || p.Amount.Currency != amount.Currency ||
-		p.session.ID != "" || p.CommandSentAt != 0 {
+		p.Session.ID != "" || p.CommandSentAt != 0 {
 		h.t.Errorf("%s: payment %s: status %s captured %d refunded %d %s, session %q", what, p.ID, p.Status, p.Captured, p.Refunded,
-			p.Amount.Currency, p.session.ID)
+			p.Amount.Currency, p.Session.ID)
 	}
 	rs := h.refundsOf(p.ID)
 	if len(rs) != 1 || rs[0].RefundID != p.ID+"-FULL" || rs[0].Kind != RefundFull || rs[0].Status != RefundProcessed {

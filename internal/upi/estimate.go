@@ -12,12 +12,12 @@ import (
 // the connector's tariff: what the status page shows while charging. It is
 // false when the session or a tariff the engine can apply is missing.
 func (s *Service) liveCost(ctx context.Context, o *Order, p *payment) (int64, bool) {
-	if p.session.ID == "" {
+	if p.Session.ID == "" {
 		return 0, false
 	}
 	var body []byte
 	if err := s.db.Read().QueryRow(ctx, "SELECT body FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3",
-		p.session.CountryCode, p.session.PartyID, ocpi.Key(p.session.ID)).Scan(&body); err != nil {
+		p.Session.CountryCode, p.Session.PartyID, ocpi.Key(p.Session.ID)).Scan(&body); err != nil {
 		return 0, false
 	}
 	var sess ocpi.Session

@@ -69,7 +69,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	if err != nil {
 		return "", err
 	}
-	if p.orderPK != o.pk {
+	if p.OrderPK != o.pk {
 		return "ignored: the payment belongs to another order", nil
 	}
 	if obs.Status.Rank() <= p.PGStatus.Rank() {
@@ -194,7 +194,7 @@ func (s *Service) refundAtOnce(ctx context.Context, tx *store.Tx, p *payment, re
 func (s *Service) issueToken(ctx context.Context, tx *store.Tx, p *payment) error {
 	p.TokenUID, p.TokenType = p.ID, "AD_HOC_USER"
 	for _, t := range s.cfg.OtherTokenCPOs {
-		if cc, pid, err := ParseTenant(t); err == nil && cc == ocpi.Key(p.ref.CountryCode) && pid == ocpi.Key(p.ref.PartyID) {
+		if cc, pid, err := ParseTenant(t); err == nil && cc == ocpi.Key(p.Ref.CountryCode) && pid == ocpi.Key(p.Ref.PartyID) {
 			p.TokenType = "OTHER"
 		}
 	}
@@ -278,7 +278,7 @@ func (w *pollWorker) Work(ctx context.Context, job *river.Job[pollArgs]) error {
 			return nil
 		}
 	}
-	o, oerr := orderByPK(ctx, s.db.Read(), p.orderPK)
+	o, oerr := orderByPK(ctx, s.db.Read(), p.OrderPK)
 	if oerr != nil {
 		return oerr
 	}

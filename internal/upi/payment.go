@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // Payment states (upi.md §4). Terminal: FAILED, EXPIRED, SETTLED, REFUNDED
@@ -55,85 +55,18 @@ const (
 	AttentionNotRefunded    = "capture_not_refunded"
 )
 
-// payment is a payment row.
-type payment struct {
-	pk                 int64
-	ID                 string
-	PGPaymentID        string
-	orderPK            int64
-	QRRef              string
-	ref                ConnectorRef
-	Amount             pg.Amount
-	Status             string
-	PGStatus           pg.PaymentStatus
-	PayerVPA           string
-	ErrorCode          string
-	ErrorDescription   string
-	Captured           int64
-	CaptureTime        int64
-	Reserved           int64
-	Refunded           int64
-	Cost               int64
-	NotRefundable      int64
-	Shortfall          int64
-	TokenUID           string
-	TokenType          string
-	CommandID          string
-	CommandSentAt      int64
-	CommandResponse    string
-	CommandResult      string
-	session            sessionRef
-	SessionStatus      string
-	SessionKWh         string
-	SessionCost        int64
-	SessionStart       int64
-	SessionEnd         int64
-	CDRID              string
-	CDRKWh             string
-	SettledAt          int64
-	Attention          string
-	AttentionAt        int64
-	CreatedAt, Updated int64
-}
+// payment is a payment row (package paymentrow); the names below keep the
+// machine's code as it was.
+type payment = paymentrow.Payment
 
-type sessionRef struct{ CountryCode, PartyID, ID string }
-
-// paymentCols are the columns of a payment row in scanPayment's order.
-var paymentCols = strings.Fields(`pk id pg_payment_id order_pk qr_ref country_code party_id location_id evse_uid connector_id
-	amount_paise currency status pg_status payer_vpa error_code error_description captured_paise capture_time
-	refund_reserved_paise refunded_paise cost_paise not_refundable_paise shortfall_paise token_uid token_type
-	command_id command_sent_at command_response command_result session_country_code session_party_id session_id
-	session_status session_kwh session_cost_paise session_start session_end cdr_id cdr_kwh settled_at attention
-	attention_at created_at last_updated`)
-
-var paymentColumns = strings.Join(paymentCols, ", ")
-
-func scanPayment(row interface{ Scan(...any) error }) (*payment, error) {
-	var p payment
-	var pgStatus string
-	err := row.Scan(&p.pk, &p.ID, &p.PGPaymentID, &p.orderPK, &p.QRRef, &p.ref.CountryCode, &p.ref.PartyID, &p.ref.LocationID,
-		&p.ref.EVSEUID, &p.ref.ConnectorID, &p.Amount.Paise, &p.Amount.Currency, &p.Status, &pgStatus, &p.PayerVPA,
-		&p.ErrorCode, &p.ErrorDescription, &p.Captured, &p.CaptureTime, &p.Reserved, &p.Refunded, &p.Cost, &p.NotRefundable,
-		&p.Shortfall, &p.TokenUID, &p.TokenType, &p.CommandID, &p.CommandSentAt, &p.CommandResponse, &p.CommandResult,
-		&p.session.CountryCode, &p.session.PartyID, &p.session.ID, &p.SessionStatus, &p.SessionKWh, &p.SessionCost,
-		&p.SessionStart, &p.SessionEnd, &p.CDRID, &p.CDRKWh, &p.SettledAt, &p.Attention, &p.AttentionAt, &p.CreatedAt, &p.Updated)
-	p.PGStatus = pg.PaymentStatus(pgStatus)
-	return &p, err
-}
-
-// lockPayment locks and reads a payment inside tx (a write to the row
-// first: PostgreSQL takes the row lock, SQLite holds the only writer). where
-// is "id = $1" or "pg_payment_id = $1".
-func lockPayment(ctx context.Context, tx *store.Tx, where string, arg any) (*payment, error) {
-	n, err := tx.Exec(ctx, "UPDATE upi_payments SET status = status WHERE "+where, arg)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, store.ErrNoRows
-	}
-	return scanPayment(tx.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE "+where, arg))
-}
+var (
+	paymentCols    = paymentrow.Cols
+	paymentColumns = paymentrow.Columns
+	scanPayment    = paymentrow.Scan
+	lockPayment    = paymentrow.Lock
+	audit          = paymentrow.Audit
+	truncate       = paymentrow.Truncate
+)
 
 // readPayment reads a payment outside a transaction.
 func (s *Service) readPayment(ctx context.Context, q store.Querier, id string) (*payment, error) {
@@ -155,8 +88,8 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, p *payment) error {
 		settled_at = $26, attention = $27, attention_at = $28, last_updated = $29, command_id = $31 WHERE pk = $30`,
 		p.Status, string(p.PGStatus), p.PayerVPA, p.ErrorCode, p.ErrorDescription, p.Captured, p.CaptureTime, p.Cost,
 		p.NotRefundable, p.Shortfall, p.TokenUID, p.TokenType, p.CommandSentAt, p.CommandResponse, p.CommandResult,
-		p.session.CountryCode, p.session.PartyID, p.session.ID, p.SessionStatus, p.SessionKWh, p.SessionCost, p.SessionStart,
-		p.SessionEnd, p.CDRID, p.CDRKWh, p.SettledAt, p.Attention, p.AttentionAt, p.Updated, p.pk, p.CommandID)
+		p.Session.CountryCode, p.Session.PartyID, p.Session.ID, p.SessionStatus, p.SessionKWh, p.SessionCost, p.SessionStart,
+		p.SessionEnd, p.CDRID, p.CDRKWh, p.SettledAt, p.Attention, p.AttentionAt, p.Updated, p.PK, p.CommandID)
 	return err
 }
 
@@ -173,12 +106,6 @@ func (s *Service) transition(ctx context.Context, tx *store.Tx, p *payment, to, 
 	return audit(ctx, tx, s.micros(), p.ID, "", from, to, actor, note)
 }
 
-func audit(ctx context.Context, tx *store.Tx, at int64, paymentID, refundID, from, to, actor, note string) error {
-	_, err := tx.Exec(ctx, `INSERT INTO upi_audit (payment_id, refund_id, from_state, to_state, actor, note, at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, paymentID, refundID, from, to, actor, truncate(note, 1000), at)
-	return err
-}
-
 // flag marks p for the operator: the reason, an audit record, the alert
 // metric and the payment.needs_attention event (cdr.missing too for a
 // missing CDR).
@@ -190,15 +117,15 @@ func (s *Service) flag(ctx context.Context, tx *store.Tx, p *payment, reason, no
 		return err
 	}
 	data := map[string]any{"payment_id": p.ID, "pg_payment_id": p.PGPaymentID, "reason": reason, "description": note,
-		"status": p.Status, "location_id": p.ref.LocationID, "evse_uid": p.ref.EVSEUID, "connector_id": p.ref.ConnectorID}
+		"status": p.Status, "location_id": p.Ref.LocationID, "evse_uid": p.Ref.EVSEUID, "connector_id": p.Ref.ConnectorID}
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.PaymentNeedsAttention, Data: data}); err != nil {
 		return err
 	}
 	if reason == AttentionCDRMissing {
-		cpo := event.Party{Role: "CPO", CountryCode: p.ref.CountryCode, PartyID: p.ref.PartyID}
+		cpo := event.Party{Role: "CPO", CountryCode: p.Ref.CountryCode, PartyID: p.Ref.PartyID}
 		return s.events.Emit(ctx, tx, event.Event{Name: event.CDRMissing, Parties: []event.Party{cpo}, Data: map[string]any{
-			"payment_id": p.ID, "authorization_reference": p.ID, "session_id": p.session.ID,
-			"location_id": p.ref.LocationID, "evse_uid": p.ref.EVSEUID, "timestamp": ocpi.NewDateTime(s.now())}})
+			"payment_id": p.ID, "authorization_reference": p.ID, "session_id": p.Session.ID,
+			"location_id": p.Ref.LocationID, "evse_uid": p.Ref.EVSEUID, "timestamp": ocpi.NewDateTime(s.now())}})
 	}
 	return nil
 }
@@ -215,16 +142,9 @@ func (s *Service) paymentEvent(p *payment) map[string]any {
 	return map[string]any{
 		"payment_id": p.ID, "pg_payment_id": p.PGPaymentID, "qr_ref": p.QRRef, "status": p.Status,
 		"amount": pg.FormatRupees(p.Amount.Paise), "currency": p.Amount.Currency,
-		"location_id": p.ref.LocationID, "evse_uid": p.ref.EVSEUID, "connector_id": p.ref.ConnectorID,
+		"location_id": p.Ref.LocationID, "evse_uid": p.Ref.EVSEUID, "connector_id": p.Ref.ConnectorID,
 		"timestamp": ocpi.NewDateTime(s.now()),
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -29,7 +29,7 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 		PayerVPA: maskVPA(p.PayerVPA), Captured: pg.FormatRupees(p.Captured), Cost: pg.FormatRupees(p.Cost),
 		Refunded: pg.FormatRupees(p.Reserved), NotRefundable: pg.FormatRupees(p.NotRefundable),
 		Shortfall: pg.FormatRupees(p.Shortfall), SessionStart: cdr.StartDateTime, SessionEnd: cdr.EndDateTime,
-		ConnectorID: p.ref.ConnectorID, Operator: TenantOf(p.ref.CountryCode, p.ref.PartyID), IssuedAt: ocpi.NewDateTime(s.now()),
+		ConnectorID: p.Ref.ConnectorID, Operator: TenantOf(p.Ref.CountryCode, p.Ref.PartyID), IssuedAt: ocpi.NewDateTime(s.now()),
 	}
 	if l := cdr.CdrLocation; l != nil {
 		r.LocationName, r.Address, r.EVSEID, r.ConnectorID = l.Name, joinAddress(l.Address, l.City), l.EVSEID, l.ConnectorID

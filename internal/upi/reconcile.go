@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // ownPayment locks the payment an OCPI object's authorization_reference
@@ -47,18 +48,18 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.S
 	if !ours || err != nil {
 		return err
 	}
-	r := sessionRef{CountryCode: ocpi.Key(sess.CountryCode), PartyID: ocpi.Key(sess.PartyID), ID: sess.ID}
-	if p.session.ID != "" && (p.session.CountryCode != r.CountryCode || p.session.PartyID != r.PartyID || !strings.EqualFold(p.session.ID, r.ID)) {
+	r := paymentrow.SessionRef{CountryCode: ocpi.Key(sess.CountryCode), PartyID: ocpi.Key(sess.PartyID), ID: sess.ID}
+	if p.Session.ID != "" && (p.Session.CountryCode != r.CountryCode || p.Session.PartyID != r.PartyID || !strings.EqualFold(p.Session.ID, r.ID)) {
 		if p.Attention == AttentionSecondSession {
 			return nil
 		}
-		if err := s.flag(ctx, tx, p, AttentionSecondSession, "session "+sess.ID+" carries the reference of a payment that paid for session "+p.session.ID); err != nil {
+		if err := s.flag(ctx, tx, p, AttentionSecondSession, "session "+sess.ID+" carries the reference of a payment that paid for session "+p.Session.ID); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
 	}
-	first := p.session.ID == ""
-	p.session = r
+	first := p.Session.ID == ""
+	p.Session = r
 	p.SessionStatus, p.SessionKWh = sess.Status, sess.KWh.String()
 	p.SessionStart = sess.StartDateTime.Micros()
 	if c, err := paiseOf(sess.TotalCost); err == nil {
@@ -134,8 +135,8 @@ func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, pr
 		return s.save(ctx, tx, p)
 	}
 	p.CDRID, p.CDRKWh = cdr.ID, cdr.TotalEnergy.String()
-	if p.session.ID == "" && cdr.SessionID != "" {
-		p.session = sessionRef{CountryCode: ocpi.Key(cdr.CountryCode), PartyID: ocpi.Key(cdr.PartyID), ID: cdr.SessionID}
+	if p.Session.ID == "" && cdr.SessionID != "" {
+		p.Session = paymentrow.SessionRef{CountryCode: ocpi.Key(cdr.CountryCode), PartyID: ocpi.Key(cdr.PartyID), ID: cdr.SessionID}
 	}
 	if p.SessionStart == 0 {
 		p.SessionStart = cdr.StartDateTime.Micros()
@@ -214,7 +215,7 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, p *payment, cost int
 		// Its late session's cost may have taken what the full refund (failed
 		// or still under way) was to send back: with nothing owed and nothing
 		// in flight, the payment is done.
-		if p.Reserved == p.Refunded && p.Refunded+p.NotRefundable+p.settledCost() >= p.Captured {
+		if p.Reserved == p.Refunded && p.Refunded+p.NotRefundable+p.SettledCost() >= p.Captured {
 			return s.transition(ctx, tx, p, StatusRefunded, actorCPO, note+"; nothing left to refund")
 		}
 	}

@@ -111,7 +111,7 @@ func (s *Service) createRefundTx(ctx context.Context, tx *store.Tx, p *payment, 
 			Message: "payment " + p.ID + " is " + p.Status + ": nothing was captured to refund"}
 	}
 	n, err := tx.Exec(ctx, `UPDATE upi_payments SET refund_reserved_paise = refund_reserved_paise + $1
-		WHERE pk = $2 AND refund_reserved_paise + $1 <= captured_paise`, req.Paise, p.pk)
+		WHERE pk = $2 AND refund_reserved_paise + $1 <= captured_paise`, req.Paise, p.PK)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (s *Service) createRefundTx(ctx context.Context, tx *store.Tx, p *payment, 
 		// refundable − shortfall still holds.
 		owed := max(p.Captured-p.Cost-p.NotRefundable+p.Shortfall-p.Reserved, 0)
 		if beyond := req.Paise - owed; beyond > 0 {
-			if _, err := tx.Exec(ctx, "UPDATE upi_payments SET shortfall_paise = shortfall_paise + $1 WHERE pk = $2", beyond, p.pk); err != nil {
+			if _, err := tx.Exec(ctx, "UPDATE upi_payments SET shortfall_paise = shortfall_paise + $1 WHERE pk = $2", beyond, p.PK); err != nil {
 				return err
 			}
 			p.Shortfall += beyond

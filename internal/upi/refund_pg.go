@@ -148,7 +148,7 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 	data := map[string]any{"refund_id": refundID, "id": pgRefundID, "payment_id": p.ID, "pg_payment_id": p.PGPaymentID,
 		"amount": r.Amount, "currency": r.Currency, "reason": r.Reason, "kind": r.Kind, "status": to, "timestamp": ocpi.NewDateTime(s.now())}
 	if to == RefundFailed {
-		if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refund_reserved_paise = refund_reserved_paise - $1 WHERE pk = $2", r.Paise, p.pk); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refund_reserved_paise = refund_reserved_paise - $1 WHERE pk = $2", r.Paise, p.PK); err != nil {
 			return err
 		}
 		p.Reserved -= r.Paise
@@ -160,31 +160,19 @@ func (s *Service) setRefundStatus(ctx context.Context, tx *store.Tx, refundID, t
 		}
 		return s.save(ctx, tx, p)
 	}
-	if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refunded_paise = refunded_paise + $1 WHERE pk = $2", r.Paise, p.pk); err != nil {
+	if _, err := tx.Exec(ctx, "UPDATE upi_payments SET refunded_paise = refunded_paise + $1 WHERE pk = $2", r.Paise, p.PK); err != nil {
 		return err
 	}
 	p.Refunded += r.Paise
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.RefundProcessed, Data: data}); err != nil {
 		return err
 	}
-	if p.Status == StatusRefunding && p.Refunded+p.NotRefundable+p.settledCost() >= p.Captured {
+	if p.Status == StatusRefunding && p.Refunded+p.NotRefundable+p.SettledCost() >= p.Captured {
 		if err := s.transition(ctx, tx, p, StatusRefunded, actorPG, "refunded in full"); err != nil {
 			return err
 		}
 	}
 	return s.save(ctx, tx, p)
-}
-
-// settledCost is the part of a payment's capture its CDR's cost took (the
-// cost less the shortfall the capture did not cover), 0 before a CDR. A
-// payment being refunded in full can still be charged for when the session
-// it was refunded for shows up late with a CDR: it is refunded in full once
-// everything but that cost went back.
-func (p *payment) settledCost() int64 {
-	if p.SettledAt == 0 {
-		return 0
-	}
-	return p.Cost - p.Shortfall
 }
 
 func errorNote(status, note string) string {

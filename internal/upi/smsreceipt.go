@@ -78,7 +78,7 @@ func (s *Service) queueReceiptSMS(ctx context.Context, tx *store.Tx, p *payment,
 	}
 	var sealed, key string
 	var consent int64
-	err := tx.QueryRow(ctx, "SELECT phone, phone_key, phone_consent_at FROM upi_orders WHERE pk = $1", p.orderPK).Scan(&sealed, &key, &consent)
+	err := tx.QueryRow(ctx, "SELECT phone, phone_key, phone_consent_at FROM upi_orders WHERE pk = $1", p.OrderPK).Scan(&sealed, &key, &consent)
 	if errors.Is(err, store.ErrNoRows) || err == nil && (sealed == "" || consent == 0) {
 		return nil
 	}

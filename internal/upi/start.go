@@ -53,14 +53,14 @@ func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error
 		}
 		switch {
 		case p.Status == StatusCaptured:
-		case p.Status == StatusSessionRequested && p.CommandResponse == "" && p.session.ID == "":
+		case p.Status == StatusSessionRequested && p.CommandResponse == "" && p.Session.ID == "":
 			return nil // an earlier attempt did not reach the CPO: send again
 		default:
 			p = nil // decided already
 			return nil
 		}
 		p.CommandSentAt = s.micros()
-		if err := s.transition(ctx, tx, p, StatusSessionRequested, actorSystem, "START_SESSION to "+TenantOf(p.ref.CountryCode, p.ref.PartyID)); err != nil {
+		if err := s.transition(ctx, tx, p, StatusSessionRequested, actorSystem, "START_SESSION to "+TenantOf(p.Ref.CountryCode, p.Ref.PartyID)); err != nil {
 			return err
 		}
 		if _, err := s.jobs.InsertTx(ctx, tx, deadlineArgs{PaymentID: p.ID, Check: checkSession},
@@ -78,9 +78,9 @@ func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error
 	if s.commands == nil {
 		return s.startFailed(ctx, p.ID, "", "", "no command service is configured to send START_SESSION")
 	}
-	id, resp, err := s.commands.StartSession(ctx, StartRequest{PaymentID: p.ID, CountryCode: p.ref.CountryCode, PartyID: p.ref.PartyID,
-		Start: ocpi.StartSession{Token: ptr(s.token(p)), LocationID: p.ref.LocationID, EVSEUID: p.ref.EVSEUID,
-			ConnectorID: p.ref.ConnectorID, AuthorizationReference: p.ID}})
+	id, resp, err := s.commands.StartSession(ctx, StartRequest{PaymentID: p.ID, CountryCode: p.Ref.CountryCode, PartyID: p.Ref.PartyID,
+		Start: ocpi.StartSession{Token: ptr(s.token(p)), LocationID: p.Ref.LocationID, EVSEUID: p.Ref.EVSEUID,
+			ConnectorID: p.Ref.ConnectorID, AuthorizationReference: p.ID}})
 	switch {
 	case errors.Is(err, ErrStartPending):
 		return s.recordResponse(ctx, p.ID, id, responseNone, "the CPO did not answer START_SESSION in time; waiting for its result")
@@ -136,7 +136,7 @@ func (s *Service) startFailed(ctx context.Context, id, commandID, response, why 
 		if p.CommandResponse == "" {
 			p.CommandID, p.CommandResponse = commandID, response
 		}
-		if p.Status == StatusSessionRequested && p.session.ID == "" {
+		if p.Status == StatusSessionRequested && p.Session.ID == "" {
 			if err := s.refundFull(ctx, tx, p, why); err != nil {
 				return err
 			}
@@ -174,7 +174,7 @@ func (s *Service) commandResult(ctx context.Context, tx *store.Tx, commandID, re
 	if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, "CommandResult "+result); err != nil {
 		return err
 	}
-	if result != ocpi.CommandAccepted && p.Status == StatusSessionRequested && p.session.ID == "" {
+	if result != ocpi.CommandAccepted && p.Status == StatusSessionRequested && p.Session.ID == "" {
 		if err := s.refundFull(ctx, tx, p, "the START_SESSION result was "+result); err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[deadlineArgs])
 		}
 		switch job.Args.Check {
 		case checkSession:
-			if p.Status != StatusSessionRequested || p.session.ID != "" {
+			if p.Status != StatusSessionRequested || p.Session.ID != "" {
 				return nil
 			}
 			if err := s.refundFull(ctx, tx, p, fmt.Sprintf("no session within %s of START_SESSION", s.cfg.SessionDeadline)); err != nil {
@@ -228,14 +228,14 @@ func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[deadlineArgs])
 			if p.CDRID != "" || p.Attention == AttentionCDRMissing {
 				return nil
 			}
-			if err := s.flag(ctx, tx, p, AttentionCDRMissing, fmt.Sprintf("no CDR %s after session %s ended", s.cfg.CDRDeadline, p.session.ID)); err != nil {
+			if err := s.flag(ctx, tx, p, AttentionCDRMissing, fmt.Sprintf("no CDR %s after session %s ended", s.cfg.CDRDeadline, p.Session.ID)); err != nil {
 				return err
 			}
 		case checkAge:
 			if p.CDRID != "" || p.SessionEnd != 0 || p.Status != StatusCharging {
 				return nil
 			}
-			if err := s.flag(ctx, tx, p, AttentionLongSession, fmt.Sprintf("session %s still open %s after it started", p.session.ID, s.cfg.MaxSessionAge)); err != nil {
+			if err := s.flag(ctx, tx, p, AttentionLongSession, fmt.Sprintf("session %s still open %s after it started", p.Session.ID, s.cfg.MaxSessionAge)); err != nil {
 				return err
 			}
 		default:

@@ -119,18 +119,18 @@ func (s *Service) view(p *payment, pgOrderID string) *PaymentView {
 	v := &PaymentView{
 		ID: p.ID, PGPaymentID: p.PGPaymentID, Amount: f(p.Amount.Paise), Status: p.Status, CaptureTime: dt(p.CaptureTime),
 		QRRef: p.QRRef, Currency: p.Amount.Currency, PGStatus: string(p.PGStatus), PGOrderID: pgOrderID, PayerVPA: p.PayerVPA,
-		ErrorCode: p.ErrorCode, ErrorDescription: p.ErrorDescription, TenantID: TenantOf(p.ref.CountryCode, p.ref.PartyID),
-		LocationID: p.ref.LocationID, EVSEUID: p.ref.EVSEUID, ConnectorID: p.ref.ConnectorID,
+		ErrorCode: p.ErrorCode, ErrorDescription: p.ErrorDescription, TenantID: TenantOf(p.Ref.CountryCode, p.Ref.PartyID),
+		LocationID: p.Ref.LocationID, EVSEUID: p.Ref.EVSEUID, ConnectorID: p.Ref.ConnectorID,
 		Captured: f(p.Captured), Cost: f(p.Cost), Refunded: f(p.Refunded), RefundPending: f(p.Reserved - p.Refunded),
 		NotRefundable: f(p.NotRefundable), Shortfall: f(p.Shortfall), Attention: p.Attention, AttentionAt: dt(p.AttentionAt),
-		CreatedAt: ocpi.FromMicros(p.CreatedAt), LastUpdated: ocpi.FromMicros(p.Updated), pk: p.pk, lu: p.Updated,
+		CreatedAt: ocpi.FromMicros(p.CreatedAt), LastUpdated: ocpi.FromMicros(p.Updated), pk: p.PK, lu: p.Updated,
 	}
 	if p.CommandSentAt != 0 {
 		v.Command = &CommandView{ID: p.CommandID, Type: ocpi.CommandStartSession, SentAt: ocpi.FromMicros(p.CommandSentAt), Token: p.TokenUID,
 			TokenTyp: p.TokenType, Response: p.CommandResponse, Result: p.CommandResult}
 	}
-	if p.session.ID != "" {
-		v.Session = &SessionView{CountryCode: p.session.CountryCode, PartyID: p.session.PartyID, ID: p.session.ID,
+	if p.Session.ID != "" {
+		v.Session = &SessionView{CountryCode: p.Session.CountryCode, PartyID: p.Session.PartyID, ID: p.Session.ID,
 			Status: p.SessionStatus, KWh: p.SessionKWh, TotalCost: f(p.SessionCost), Start: dt(p.SessionStart), End: dt(p.SessionEnd)}
 	}
 	if p.CDRID != "" {
@@ -146,7 +146,7 @@ func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) 
 	if err != nil {
 		return nil, err
 	}
-	o, err := orderByPK(ctx, q, p.orderPK)
+	o, err := orderByPK(ctx, q, p.OrderPK)
 	if err != nil {
 		return nil, err
 	}
