@@ -222,7 +222,7 @@ func (s *Service) refundFull(ctx context.Context, tx *store.Tx, p *payment, reas
 		if err := s.transition(ctx, tx, p, StatusRefunding, actorSystem, reason); err != nil {
 			return err
 		}
-		return s.createRefundTx(ctx, tx, p, RefundRequest{RefundID: p.ID + "-FULL", PaymentID: p.ID, Paise: remaining, Reason: reason}, RefundFull)
+		return s.refunder.CreateTx(ctx, tx, p, RefundRequest{RefundID: p.ID + "-FULL", PaymentID: p.ID, Paise: remaining, Reason: reason}, RefundFull)
 	}
 	p.NotRefundable += max(remaining, 0)
 	return s.transition(ctx, tx, p, StatusRefunded, actorSystem, reason+" (nothing left to refund)")

@@ -13,47 +13,40 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
-// Payment states (upi.md §4). Terminal: FAILED, EXPIRED, SETTLED, REFUNDED
-// (a FAILED payment still moves to CAPTURED when the PG captures it late).
+// Payment states, audit actors and attention reasons (package paymentrow)
+// under the names the hub uses.
 const (
-	StatusPending          = "PENDING"           // paid at the PG but not yet captured; polled
-	StatusFailed           = "FAILED"            // the PG says it failed: no session
-	StatusExpired          = "EXPIRED"           // still pending when the payment window closed
-	StatusCaptured         = "CAPTURED"          // captured and verified; START_SESSION queued
-	StatusSessionRequested = "SESSION_REQUESTED" // START_SESSION sent
-	StatusCharging         = "CHARGING"          // the CPO's session carries our reference
-	StatusSettled          = "SETTLED"           // CDR reconciled against the capture
-	StatusRefunding        = "REFUNDING"         // a full refund is under way
-	StatusRefunded         = "REFUNDED"          // refunded in full
+	StatusPending          = paymentrow.StatusPending
+	StatusFailed           = paymentrow.StatusFailed
+	StatusExpired          = paymentrow.StatusExpired
+	StatusCaptured         = paymentrow.StatusCaptured
+	StatusSessionRequested = paymentrow.StatusSessionRequested
+	StatusCharging         = paymentrow.StatusCharging
+	StatusSettled          = paymentrow.StatusSettled
+	StatusRefunding        = paymentrow.StatusRefunding
+	StatusRefunded         = paymentrow.StatusRefunded
+
+	actorPG       = paymentrow.ActorPG
+	actorCPO      = paymentrow.ActorCPO
+	actorOperator = paymentrow.ActorOperator
+	actorSystem   = paymentrow.ActorSystem
+
+	AttentionCDRMissing     = paymentrow.AttentionCDRMissing
+	AttentionShortfall      = paymentrow.AttentionShortfall
+	AttentionRefundFailed   = paymentrow.AttentionRefundFailed
+	AttentionSessionLate    = paymentrow.AttentionSessionLate
+	AttentionSecondSession  = paymentrow.AttentionSecondSession
+	AttentionSecondCDR      = paymentrow.AttentionSecondCDR
+	AttentionCDRCurrency    = paymentrow.AttentionCDRCurrency
+	AttentionCreditCDR      = paymentrow.AttentionCreditCDR
+	AttentionLongSession    = paymentrow.AttentionLongSession
+	AttentionRefundedAtPG   = paymentrow.AttentionRefundedAtPG
+	AttentionStartUndecided = paymentrow.AttentionStartUndecided
+	AttentionNotRefunded    = paymentrow.AttentionNotRefunded
 )
 
 // Statuses lists every payment state.
-var Statuses = []string{StatusPending, StatusFailed, StatusExpired, StatusCaptured, StatusSessionRequested, StatusCharging,
-	StatusSettled, StatusRefunding, StatusRefunded}
-
-// Actors of audit records.
-const (
-	actorPG       = "pg"
-	actorCPO      = "cpo"
-	actorOperator = "operator"
-	actorSystem   = "system"
-)
-
-// Attention reasons.
-const (
-	AttentionCDRMissing     = "cdr_missing"
-	AttentionShortfall      = "shortfall"
-	AttentionRefundFailed   = "refund_failed"
-	AttentionSessionLate    = "session_after_refund"
-	AttentionSecondSession  = "second_session"
-	AttentionSecondCDR      = "second_cdr"
-	AttentionCDRCurrency    = "cdr_currency"
-	AttentionCreditCDR      = "credit_cdr"
-	AttentionLongSession    = "session_not_completed"
-	AttentionRefundedAtPG   = "refunded_outside"
-	AttentionStartUndecided = "start_undelivered"
-	AttentionNotRefunded    = "capture_not_refunded"
-)
+var Statuses = paymentrow.Statuses
 
 // payment is a payment row (package paymentrow); the names below keep the
 // machine's code as it was.

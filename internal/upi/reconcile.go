@@ -195,7 +195,7 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, p *payment, cost int
 	note := fmt.Sprintf("CDR %s: cost %s, captured %s", p.CDRID, fmtPaise(cost, cur), fmtPaise(p.Captured, cur))
 	switch {
 	case excess >= MinRefundPaise:
-		if err := s.createRefundTx(ctx, tx, p, RefundRequest{RefundID: p.ID + "-EXCESS", PaymentID: p.ID, Paise: excess,
+		if err := s.refunder.CreateTx(ctx, tx, p, RefundRequest{RefundID: p.ID + "-EXCESS", PaymentID: p.ID, Paise: excess,
 			Reason: "excess over the charging cost (" + note + ")"}, RefundExcess); err != nil {
 			return err
 		}

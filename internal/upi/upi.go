@@ -63,6 +63,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
@@ -208,6 +209,8 @@ type Service struct {
 	phoneHashKey []byte
 	// texts sends receipts by SMS (package smsreceipt).
 	texts *smsreceipt.Sender
+	// refunder is the refund machine (package refunds).
+	refunder *refunds.Machine
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -234,6 +237,8 @@ func New(cfg Config, d Deps) *Service {
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
 	s.texts = s.newSMSSender()
+	s.refunder = &refunds.Machine{DB: d.DB, Host: refundHost{s}, Events: d.Events, Clock: d.Clock, Logger: s.logger,
+		Counter: s.metrics.refunds}
 	if d.Jobs != nil {
 		s.jobs, s.periodic = d.Jobs, d.Jobs
 		s.addWorkers(d.Jobs)

@@ -155,7 +155,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) e
 		var outcome string
 		var err error
 		if e.kind == string(pg.EventRefund) {
-			outcome, err = s.applyRefundEvent(ctx, tx, e)
+			outcome, err = s.refunder.ApplyEvent(ctx, tx, e.pgRefundID, e.refundID, e.refundStatus, e.typ)
 		} else {
 			outcome, err = s.applyPayment(ctx, tx, e.obs)
 		}

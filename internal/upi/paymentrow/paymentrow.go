@@ -15,6 +15,48 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi/charger"
 )
 
+// Payment states (upi.md §4). Terminal: FAILED, EXPIRED, SETTLED, REFUNDED
+// (a FAILED payment still moves to CAPTURED when the PG captures it late).
+const (
+	StatusPending          = "PENDING"           // paid at the PG but not yet captured; polled
+	StatusFailed           = "FAILED"            // the PG says it failed: no session
+	StatusExpired          = "EXPIRED"           // still pending when the payment window closed
+	StatusCaptured         = "CAPTURED"          // captured and verified; START_SESSION queued
+	StatusSessionRequested = "SESSION_REQUESTED" // START_SESSION sent
+	StatusCharging         = "CHARGING"          // the CPO's session carries our reference
+	StatusSettled          = "SETTLED"           // CDR reconciled against the capture
+	StatusRefunding        = "REFUNDING"         // a full refund is under way
+	StatusRefunded         = "REFUNDED"          // refunded in full
+)
+
+// Statuses lists every payment state.
+var Statuses = []string{StatusPending, StatusFailed, StatusExpired, StatusCaptured, StatusSessionRequested, StatusCharging,
+	StatusSettled, StatusRefunding, StatusRefunded}
+
+// Actors of audit records.
+const (
+	ActorPG       = "pg"
+	ActorCPO      = "cpo"
+	ActorOperator = "operator"
+	ActorSystem   = "system"
+)
+
+// Attention reasons.
+const (
+	AttentionCDRMissing     = "cdr_missing"
+	AttentionShortfall      = "shortfall"
+	AttentionRefundFailed   = "refund_failed"
+	AttentionSessionLate    = "session_after_refund"
+	AttentionSecondSession  = "second_session"
+	AttentionSecondCDR      = "second_cdr"
+	AttentionCDRCurrency    = "cdr_currency"
+	AttentionCreditCDR      = "credit_cdr"
+	AttentionLongSession    = "session_not_completed"
+	AttentionRefundedAtPG   = "refunded_outside"
+	AttentionStartUndecided = "start_undelivered"
+	AttentionNotRefunded    = "capture_not_refunded"
+)
+
 // Payment is a payment row.
 type Payment struct {
 	PK                 int64

@@ -1,6 +1,8 @@
 // Package refunds is what a UPI refund is: its states and kinds, the operator's request and its checks, the
 // refund as the operator sees it and its row (upi_refunds), and how the PG's refund status maps to its
-// states. The payment machine (package upi) creates refunds and moves them, in its own transactions.
+// states; and the refund machine (Machine): creating a refund on a locked payment, its job that sends it to the
+// PG and follows it, and the moves of its states with their consequences on the payment, which it asks the payment
+// machine (package upi, through Host) to decide.
 package refunds
 
 import (
