@@ -55,21 +55,6 @@ type CDRPrice struct {
 	Hub *ocpi.Price
 }
 
-// CostHoldView is the settlement of a payment whose CDR the hub flagged:
-// both totals (decimal rupees) and what was decided.
-type CostHoldView struct {
-	CDRID    string `json:"cdr_id"`
-	CDRTotal string `json:"cdr_total_cost"`
-	// HubTotal is absent when the hub's price could not be read.
-	HubTotal string        `json:"hub_total_cost,omitempty"`
-	HeldAt   ocpi.DateTime `json:"held_at"`
-	// SettledOn is "" while the payment waits for the operator, then "cdr"
-	// or "hub".
-	SettledOn string         `json:"settled_on,omitempty"`
-	DecidedBy string         `json:"decided_by,omitempty"`
-	DecidedAt *ocpi.DateTime `json:"decided_at,omitempty"`
-}
-
 // costHold is a row of upi_cost_holds.
 type costHold struct {
 	CDRID            string

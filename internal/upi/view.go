@@ -3,140 +3,46 @@ package upi
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
-// PaymentView is a payment as the operator sees it, with its whole chain:
-// order → payment → command → session → CDR → refunds → receipt, and the
-// audit trail. Amounts are decimal rupees. The first fields are the seed's
-// UpiPayment (§2.15).
-type PaymentView struct {
-	ID          string         `json:"id"`
-	PGPaymentID string         `json:"pg_payment_id"`
-	Amount      string         `json:"amount"`
-	Status      string         `json:"status"`
-	CaptureTime *ocpi.DateTime `json:"capture_time,omitempty"`
-	QRRef       string         `json:"qr_ref"`
+// The read side (package paymentview) under the names the hub uses.
+type (
+	// PaymentView is a payment as the operator sees it, with its whole
+	// chain.
+	PaymentView = paymentview.PaymentView
+	// CommandView is the START_SESSION of a payment.
+	CommandView = paymentview.CommandView
+	// SessionView is the session a payment paid for.
+	SessionView = paymentview.SessionView
+	// CDRView is the CDR that settled a payment.
+	CDRView = paymentview.CDRView
+	// ReceiptLink names a payment's receipt.
+	ReceiptLink = paymentview.ReceiptLink
+	// AuditEntry is one state change of a payment or one of its refunds.
+	AuditEntry = paymentview.AuditEntry
+	// CostHoldView is the settlement of a payment whose CDR the hub
+	// flagged.
+	CostHoldView = paymentview.CostHoldView
+	// OutcomeDay counts the payments created on one day by how they ended.
+	OutcomeDay = paymentview.OutcomeDay
+)
 
-	Currency         string `json:"currency"`
-	PGStatus         string `json:"pg_status"`
-	PGOrderID        string `json:"pg_order_id"`
-	PayerVPA         string `json:"payer_vpa,omitempty"`
-	ErrorCode        string `json:"error_code,omitempty"`
-	ErrorDescription string `json:"error_description,omitempty"`
-	TenantID         string `json:"tenant_id"`
-	LocationID       string `json:"location_id"`
-	EVSEUID          string `json:"evse_uid"`
-	ConnectorID      string `json:"connector_id"`
-
-	Captured      string `json:"captured"`
-	Cost          string `json:"cost"`
-	Refunded      string `json:"refunded"`
-	RefundPending string `json:"refund_pending"`
-	NotRefundable string `json:"not_refundable"`
-	Shortfall     string `json:"shortfall"`
-
-	Attention   string         `json:"attention,omitempty"`
-	AttentionAt *ocpi.DateTime `json:"attention_at,omitempty"`
-
-	Command *CommandView `json:"command,omitempty"`
-	Session *SessionView `json:"session,omitempty"`
-	CDR     *CDRView     `json:"cdr,omitempty"`
-	Refunds []*Refund    `json:"refunds,omitempty"`
-	Receipt *ReceiptLink `json:"receipt,omitempty"`
-	// CostHold is the settlement of a payment whose CDR the hub flagged:
-	// both totals and the decision.
-	CostHold *CostHoldView `json:"cost_hold,omitempty"`
-	Audit    []AuditEntry  `json:"audit,omitempty"`
-
-	CreatedAt   ocpi.DateTime `json:"created_at"`
-	LastUpdated ocpi.DateTime `json:"last_updated"`
-
-	pk, lu int64
-}
-
-// CommandView is the START_SESSION of a payment.
-type CommandView struct {
-	ID       string        `json:"id,omitempty"`
-	Type     string        `json:"type"`
-	SentAt   ocpi.DateTime `json:"sent_at"`
-	Token    string        `json:"token_uid"`
-	TokenTyp string        `json:"token_type"`
-	Response string        `json:"response,omitempty"`
-	Result   string        `json:"result,omitempty"`
-}
-
-// SessionView is the session a payment paid for.
-type SessionView struct {
-	CountryCode string         `json:"country_code"`
-	PartyID     string         `json:"party_id"`
-	ID          string         `json:"id"`
-	Status      string         `json:"status"`
-	KWh         string         `json:"kwh"`
-	TotalCost   string         `json:"total_cost"`
-	Start       *ocpi.DateTime `json:"start_date_time,omitempty"`
-	End         *ocpi.DateTime `json:"end_date_time,omitempty"`
-}
-
-// CDRView is the CDR that settled a payment.
-type CDRView struct {
-	ID        string         `json:"id"`
-	TotalKWh  string         `json:"total_energy"`
-	TotalCost string         `json:"total_cost"`
-	SettledAt *ocpi.DateTime `json:"settled_at,omitempty"`
-}
-
-// ReceiptLink names a payment's receipt.
-type ReceiptLink struct {
-	ID  string `json:"id"`
-	URL string `json:"url"`
-}
-
-// AuditEntry is one state change of a payment or one of its refunds.
-type AuditEntry struct {
-	At       ocpi.DateTime `json:"at"`
-	RefundID string        `json:"refund_id,omitempty"`
-	From     string        `json:"from"`
-	To       string        `json:"to"`
-	Actor    string        `json:"actor"`
-	Note     string        `json:"note,omitempty"`
-}
-
-func dt(us int64) *ocpi.DateTime {
-	if us == 0 {
-		return nil
-	}
-	d := ocpi.FromMicros(us)
-	return &d
-}
+var dt = paymentview.DateTime
 
 // view turns a payment row into its summary (without the chain's tables).
 func (s *Service) view(p *payment, pgOrderID string) *PaymentView {
-	f := pg.FormatRupees
-	v := &PaymentView{
-		ID: p.ID, PGPaymentID: p.PGPaymentID, Amount: f(p.Amount.Paise), Status: p.Status, CaptureTime: dt(p.CaptureTime),
-		QRRef: p.QRRef, Currency: p.Amount.Currency, PGStatus: string(p.PGStatus), PGOrderID: pgOrderID, PayerVPA: p.PayerVPA,
-		ErrorCode: p.ErrorCode, ErrorDescription: p.ErrorDescription, TenantID: TenantOf(p.Ref.CountryCode, p.Ref.PartyID),
-		LocationID: p.Ref.LocationID, EVSEUID: p.Ref.EVSEUID, ConnectorID: p.Ref.ConnectorID,
-		Captured: f(p.Captured), Cost: f(p.Cost), Refunded: f(p.Refunded), RefundPending: f(p.Reserved - p.Refunded),
-		NotRefundable: f(p.NotRefundable), Shortfall: f(p.Shortfall), Attention: p.Attention, AttentionAt: dt(p.AttentionAt),
-		CreatedAt: ocpi.FromMicros(p.CreatedAt), LastUpdated: ocpi.FromMicros(p.Updated), pk: p.PK, lu: p.Updated,
-	}
-	if p.CommandSentAt != 0 {
-		v.Command = &CommandView{ID: p.CommandID, Type: ocpi.CommandStartSession, SentAt: ocpi.FromMicros(p.CommandSentAt), Token: p.TokenUID,
-			TokenTyp: p.TokenType, Response: p.CommandResponse, Result: p.CommandResult}
-	}
-	if p.Session.ID != "" {
-		v.Session = &SessionView{CountryCode: p.Session.CountryCode, PartyID: p.Session.PartyID, ID: p.Session.ID,
-			Status: p.SessionStatus, KWh: p.SessionKWh, TotalCost: f(p.SessionCost), Start: dt(p.SessionStart), End: dt(p.SessionEnd)}
-	}
-	if p.CDRID != "" {
-		v.CDR = &CDRView{ID: p.CDRID, TotalKWh: p.CDRKWh, TotalCost: f(p.Cost), SettledAt: dt(p.SettledAt)}
-	}
-	return v
+	return paymentview.Of(p, pgOrderID, TenantOf(p.Ref.CountryCode, p.Ref.PartyID))
+}
+
+// Outcomes returns the payments created on each of the days days ending
+// with the day of last, by how they ended (paymentview.Outcomes).
+func (s *Service) Outcomes(ctx context.Context, last time.Time, days int, loc *time.Location) ([]OutcomeDay, error) {
+	return paymentview.Outcomes(ctx, s.db.Read(), last, days, loc)
 }
 
 // Payment returns a payment with its whole chain.
@@ -165,21 +71,10 @@ func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) 
 	} else if held {
 		v.CostHold = h.view()
 	}
-	rows, err := q.Query(ctx, "SELECT at, refund_id, from_state, to_state, actor, note FROM upi_audit WHERE payment_id = $1 ORDER BY pk", p.ID)
-	if err != nil {
+	if v.Audit, err = paymentview.Audit(ctx, q, p.ID); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e AuditEntry
-		var at int64
-		if err := rows.Scan(&at, &e.RefundID, &e.From, &e.To, &e.Actor, &e.Note); err != nil {
-			return nil, err
-		}
-		e.At = ocpi.FromMicros(at)
-		v.Audit = append(v.Audit, e)
-	}
-	return v, rows.Err()
+	return v, nil
 }
 
 // PaymentFilter selects payments.
@@ -213,7 +108,7 @@ func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.Pag
 		}
 		return s.view(p, pgOrder), nil
 	}
-	items, page, err := listPage(ctx, s.db.Read(), l, scan, func(v *PaymentView) (int64, int64) { return v.lu, v.pk })
+	items, page, err := listPage(ctx, s.db.Read(), l, scan, func(v *PaymentView) (int64, int64) { return v.LU, v.PK })
 	if err != nil {
 		return nil, page, err
 	}
