@@ -63,6 +63,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
@@ -211,6 +212,8 @@ type Service struct {
 	texts *smsreceipt.Sender
 	// refunder is the refund machine (package refunds).
 	refunder *refunds.Machine
+	// qr is the book of QR mappings (package qrmap).
+	qr *qrmap.Book
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -237,6 +240,7 @@ func New(cfg Config, d Deps) *Service {
 		logger: d.Logger.With("module", "upi"), metrics: newMetrics(d.Registry),
 	}
 	s.texts = s.newSMSSender()
+	s.qr = s.newQRBook()
 	s.refunder = &refunds.Machine{DB: d.DB, Host: refundHost{s}, Events: d.Events, Clock: d.Clock, Logger: s.logger,
 		Counter: s.metrics.refunds}
 	if d.Jobs != nil {
