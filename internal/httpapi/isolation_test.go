@@ -278,12 +278,12 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			t.Fatal(err)
 		}
 	}
-	cpoA := registeredCPO(t, h, "CPO A", "NL", "CPA")
-	cpoB := registeredCPO(t, h, "CPO B", "DE", "CPB")
-	emspA := registeredEMSP(t, h, "EMSP A", "NL", "EMA")
-	emspB := registeredEMSP(t, h, "EMSP B", "DE", "EMB")
-	ptpA := registeredPTP(t, h, "PTP A", "NL", "PTA")
-	ptpB := registeredPTP(t, h, "PTP B", "DE", "PTB")
+	cpoA := hubtest.Add(t, h, sim.StartCPO, "CPO A", "NL", "CPA")
+	cpoB := hubtest.Add(t, h, sim.StartCPO, "CPO B", "DE", "CPB")
+	emspA := hubtest.Add(t, h, sim.StartEMSP, "EMSP A", "NL", "EMA")
+	emspB := hubtest.Add(t, h, sim.StartEMSP, "EMSP B", "DE", "EMB")
+	ptpA := hubtest.Add(t, h, ptpsim.Start, "PTP A", "NL", "PTA")
+	ptpB := hubtest.Add(t, h, ptpsim.Start, "PTP B", "DE", "PTB")
 	tokenA := map[string]string{"cpo": cpoA.Token(), "emsp": emspA.Token(), "ptp": ptpA.Token()}
 	tokenB := map[string]string{"cpo": cpoB.Token(), "emsp": emspB.Token(), "ptp": ptpB.Token()}
 

@@ -22,18 +22,8 @@ func TestOCPIToRules(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("To CPO", "NL", "TOC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		emsp, err := sim.StartEMSP("To eMSP", "DE", "TOE", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, emsp.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "To CPO", "NL", "TOC")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "To eMSP", "DE", "TOE")
 		must := func(err error) {
 			t.Helper()
 			if err != nil {
@@ -45,18 +35,13 @@ func TestOCPIToRules(t *testing.T) {
 			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
 			"last_updated": ocpi.NewDateTime(time.Now())}))
 		tok := emsp.NewToken("TOK1", "RFID", "ALWAYS")
-		_, err = emsp.PutToken(ctx, tok)
+		_, err := emsp.PutToken(ctx, tok)
 		must(err)
 		sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
 		must(err)
 		must(cpo.StopSession(ctx, sid))
 
-		to := func(cc, pid string) http.Header {
-			hd := http.Header{}
-			hd.Set("OCPI-to-country-code", cc)
-			hd.Set("OCPI-to-party-id", pid)
-			return hd
-		}
+		to := hubtest.ToHeader
 		get := func(p *sim.Platform, module string, hd http.Header) (int, int, string, http.Header) {
 			t.Helper()
 			base, ok := p.HubEndpoint(module, "SENDER")
@@ -156,18 +141,8 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("Offset CPO", "NL", "OFC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		cli, err := sim.StartEMSP("CLI eMSP", "DE", "CLI", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cli.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, cli.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Offset CPO", "NL", "OFC")
+		cli := hubtest.Add(t, h, sim.StartEMSP, "CLI eMSP", "DE", "CLI")
 		const n = 7
 		for i := range n {
 			id := "LOC" + strconv.Itoa(i)
