@@ -17,6 +17,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
@@ -34,7 +35,7 @@ func productionGuard(o *hubtest.Options) {
 func TestRegistrationToInternalAddressRefused(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Inside CPO", "NL", "INS")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Inside CPO", "NL", "INS")
 		_, port, _ := net.SplitHostPort(strings.TrimPrefix(cpo.URL(), "http://"))
 		closed, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -97,38 +98,35 @@ func TestRegistrationToInternalAddressRefused(t *testing.T) {
 // partner's own port), nothing more.
 func TestCredentialsUpdateToInternalAddressRefused(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			cpo := startCPO(t, "Allowed CPO", "NL", "ALW")
-			inside := startCPO(t, "Internal service", "NL", "INT")
-			ap := netip.MustParseAddrPort(strings.TrimPrefix(cpo.URL(), "http://"))
-			h := hubtest.Start(t, engine, func(o *hubtest.Options) {
-				o.Config = func(c *app.Config) {
-					c.DevMode = false
-					c.OutboundAllow = []netguard.Rule{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}
-				}
-			})
-			inv := invite(t, h, cpo.Name())
-			if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
-				t.Fatalf("register the allowed partner: %v", err)
-			}
-			creds := cpo.Credentials("B-moved")
-			creds.URL = inside.VersionsURL()
-			_, err := cpo.CallHub(ctx(t), http.MethodPut, "credentials", "", "", creds, nil)
-			var e *ocpiclient.Error
-			if sim.StatusCode(err) != ocpi.StatusClientAPIError || !errors.As(err, &e) ||
-				!strings.Contains(e.Response.Envelope.StatusMessage, "not one this hub may call") {
-				t.Fatalf("credentials PUT moving to %s: %v, want 3001 naming the refusal", inside.VersionsURL(), err)
-			}
-			if got := inside.Requests(func(sim.Request) bool { return true }); len(got) != 0 {
-				t.Errorf("the hub reached the internal service %d times", len(got))
-			}
-			if pl := platformOf(t, h, "NL", "ALW"); pl.VersionsURL != cpo.VersionsURL() {
-				t.Errorf("versions URL now %s, want it unchanged (%s)", pl.VersionsURL, cpo.VersionsURL())
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Allowed CPO", "NL", "ALW")
+		inside := hubtest.StartSim(t, sim.StartCPO, "Internal service", "NL", "INT")
+		ap := netip.MustParseAddrPort(strings.TrimPrefix(cpo.URL(), "http://"))
+		h := hubtest.Start(t, engine, func(o *hubtest.Options) {
+			o.Config = func(c *app.Config) {
+				c.DevMode = false
+				c.OutboundAllow = []netguard.Rule{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}
 			}
 		})
-	}
+		inv := invite(t, h, cpo.Name())
+		if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
+			t.Fatalf("register the allowed partner: %v", err)
+		}
+		creds := cpo.Credentials("B-moved")
+		creds.URL = inside.VersionsURL()
+		_, err := cpo.CallHub(ctx(t), http.MethodPut, "credentials", "", "", creds, nil)
+		var e *ocpiclient.Error
+		if sim.StatusCode(err) != ocpi.StatusClientAPIError || !errors.As(err, &e) ||
+			!strings.Contains(e.Response.Envelope.StatusMessage, "not one this hub may call") {
+			t.Fatalf("credentials PUT moving to %s: %v, want 3001 naming the refusal", inside.VersionsURL(), err)
+		}
+		if got := inside.Requests(func(sim.Request) bool { return true }); len(got) != 0 {
+			t.Errorf("the hub reached the internal service %d times", len(got))
+		}
+		if pl := platformOf(t, h, "NL", "ALW"); pl.VersionsURL != cpo.VersionsURL() {
+			t.Errorf("versions URL now %s, want it unchanged (%s)", pl.VersionsURL, cpo.VersionsURL())
+		}
+	})
 }
 
 // TestRegistrationErrorsDoNotTellClosedFromLive: with the address allowed,
@@ -139,7 +137,7 @@ func TestCredentialsUpdateToInternalAddressRefused(t *testing.T) {
 func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Probe CPO", "NL", "PRB")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Probe CPO", "NL", "PRB")
 		inv := invite(t, h, cpo.Name())
 		closed, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

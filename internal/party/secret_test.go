@@ -11,6 +11,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -74,12 +75,12 @@ func sha256Hex(s string) string {
 // (hub-initiated) and returns every token involved: inbound are the tokens
 // partners call us with, outbound the tokens we call them with.
 func partnerTokens(t *testing.T, h *hubtest.Hub) (cpoID int64, inbound, outbound, tokenA []string) {
-	cpo := startCPO(t, "Acme", "NL", "ACM")
+	cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
 	inv := invite(t, h, "acme")
 	if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
 		t.Fatal(err)
 	}
-	emsp := startEMSP(t, "Volt", "DE", "VMO")
+	emsp := hubtest.StartSim(t, sim.StartEMSP, "Volt", "DE", "VMO")
 	a := emsp.Invite()
 	if _, err := h.Parties.Connect(ctx(t), "", emsp.VersionsURL(), a); err != nil {
 		t.Fatal(err)
