@@ -40,18 +40,8 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			"events": []string{event.PartnerDegraded, event.PartnerRecovered}}, &sub); resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("subscribe: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		emsp, err := sim.StartEMSP("Volt Cards", "DE", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, emsp.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt Cards", "DE", "VLT")
 		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "VLT")
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +79,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			}
 			return got.Health
 		}
-		wait(t, ctx, "the admin API to show the receiver DEGRADED", func() bool {
+		hubtest.Eventually(t, ctx, "the admin API to show the receiver DEGRADED", func() bool {
 			hl := health()
 			return hl != nil && hl.State == party.HealthDegraded
 		})
@@ -101,7 +91,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			}
 			return false
 		}
-		wait(t, ctx, "the partner.degraded webhook", func() bool { return webhookGot(event.PartnerDegraded) })
+		hubtest.Eventually(t, ctx, "the partner.degraded webhook", func() bool { return webhookGot(event.PartnerDegraded) })
 		b.Run(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".problems")))
 		if problems := b.Text(".problems"); !strings.Contains(problems, "Volt Cards's receiver is failing") {
 			t.Errorf("the console's overview does not show the failing receiver: %q", problems)
@@ -121,8 +111,8 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 		if err := emsp.Revive(); err != nil {
 			t.Fatal(err)
 		}
-		wait(t, ctx, "the eMSP to catch up", func() bool { return emsp.LocationCount() == n })
-		wait(t, ctx, "the partner.recovered webhook", func() bool { return webhookGot(event.PartnerRecovered) })
+		hubtest.Eventually(t, ctx, "the eMSP to catch up", func() bool { return emsp.LocationCount() == n })
+		hubtest.Eventually(t, ctx, "the partner.recovered webhook", func() bool { return webhookGot(event.PartnerRecovered) })
 		t.Logf("caught up and recovered %v after the restart", time.Since(revived).Round(10*time.Millisecond))
 		if hl := health(); hl == nil || hl.State != party.HealthOK {
 			t.Errorf("after the restart the health is %+v, want OK", hl)

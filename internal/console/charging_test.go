@@ -87,12 +87,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 		fake := h.Clock.(*clock.Fake)
 		acme := startCPO(t, h, "Acme Charging", "ACM")
 		other := startCPO(t, h, "Other Power", "OTH")
-		volt, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(volt.Close)
-		h.Register(t, volt.Platform)
+		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
 		if err := acme.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}
@@ -276,18 +271,8 @@ func TestTokenPage(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		volt, err := sim.StartEMSP("Volt <i>Mobility</i>", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(volt.Close)
-		h.Register(t, volt.Platform)
-		other, err := sim.StartEMSP("Other", "IN", "OTM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt <i>Mobility</i>", "IN", "VLT")
+		other := hubtest.Add(t, h, sim.StartEMSP, "Other", "IN", "OTM")
 		bad := volt.NewToken("TOK_BAD", "RFID", "ALWAYS")
 		bad["valid"] = false
 		for _, tok := range []map[string]any{volt.NewToken("TOK-GOOD", "APP_USER", "NEVER"), bad, other.NewToken("OTHER-1", "RFID", "ALLOWED")} {

@@ -310,11 +310,7 @@ func TestActions(t *testing.T) {
 		if strings.Contains(list.body, m[1]) || !strings.Contains(list.body, "EMSP IN/VLT") || !strings.Contains(list.body, "OPEN") {
 			t.Errorf("invitations list: token shown again, or the invitation missing")
 		}
-		emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
+		emsp := hubtest.StartSim(t, sim.StartEMSP, "Volt", "IN", "VLT")
 		if err := emsp.Register(ctx, h.VersionsURL(), m[1]); err != nil {
 			t.Fatalf("register with the console's token A: %v", err)
 		}
@@ -329,13 +325,7 @@ func TestActions(t *testing.T) {
 // with the hub; it stops with the test.
 func registeredCPO(t testing.TB, h *hubtest.Hub, name, pid string) *sim.CPO {
 	t.Helper()
-	cpo, err := sim.StartCPO(name, "IN", pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cpo.Close)
-	h.Register(t, cpo.Platform)
-	return cpo
+	return hubtest.Add(t, h, sim.StartCPO, name, "IN", pid)
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -383,18 +373,8 @@ func TestCommandPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, emsp.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
 		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -49,6 +50,14 @@ func startPG(t testing.TB) *pgsim.Server {
 	}
 	t.Cleanup(pg.Close)
 	return pg
+}
+
+// startPayments starts a PG simulator and a hub on engine taking payments
+// through it, readied by newPayments.
+func startPayments(t testing.TB, engine store.Engine) *payments {
+	t.Helper()
+	pg := startPG(t)
+	return newPayments(t, hubtest.Start(t, engine, withPG(pg)), pg)
 }
 
 // newPayments readies h (started withPG(pg)) for payments at the sticker.
@@ -96,7 +105,7 @@ func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, don
 		t.Fatal(err)
 	}
 	var p *upi.PaymentView
-	wait(t, b.ctx, "payment of order "+orderID, func() bool {
+	hubtest.Eventually(t, b.ctx, "payment of order "+orderID, func() bool {
 		list, _, err := b.h.UPI.ListPayments(b.ctx, upi.PaymentFilter{}, ocpi.PageRequest{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +129,7 @@ func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, don
 func (b *payments) seed(t testing.TB) (settled, failed, stuck *upi.PaymentView) {
 	t.Helper()
 	p := b.pay(t, "500", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
-	wait(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
+	hubtest.Eventually(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
 	if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +148,7 @@ func (b *payments) seed(t testing.TB) (settled, failed, stuck *upi.PaymentView) 
 func (b *payments) waitPayment(t testing.TB, id string, done func(*upi.PaymentView) bool) *upi.PaymentView {
 	t.Helper()
 	var p *upi.PaymentView
-	wait(t, b.ctx, "payment "+id, func() bool {
+	hubtest.Eventually(t, b.ctx, "payment "+id, func() bool {
 		var err error
 		if p, err = b.h.UPI.Payment(b.ctx, id); err != nil {
 			t.Fatal(err)
@@ -147,18 +156,6 @@ func (b *payments) waitPayment(t testing.TB, id string, done func(*upi.PaymentVi
 		return done(p)
 	})
 	return p
-}
-
-// wait polls cond every 20 ms until it holds or ctx ends.
-func wait(t testing.TB, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // TestPaymentPages: payments driven through the UPI flow appear in the
@@ -279,13 +276,10 @@ func TestPaymentPages(t *testing.T) {
 // PG simulator and hub taking payments through it.
 func eachPG(t *testing.T, fn func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server)) {
 	t.Helper()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			pg := startPG(t)
-			fn(t, hubtest.Start(t, engine, withPG(pg)), pg)
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		pg := startPG(t)
+		fn(t, hubtest.Start(t, engine, withPG(pg)), pg)
+	})
 }
 
 // rowOf returns the chart data table's row of a series, from its name to

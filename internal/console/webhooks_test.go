@@ -45,7 +45,7 @@ func failedDelivery(t testing.TB, h *hubtest.Hub) (*webhooksim.Receiver, *webhoo
 	}
 	all := webhook.Owner{All: true}
 	var d *webhook.Delivery
-	wait(t, ctx, "the delivery to fail", func() bool {
+	hubtest.Eventually(t, ctx, "the delivery to fail", func() bool {
 		list, _, err := h.Webhooks.Deliveries(ctx, all, sub.ID, webhook.DeliveryFilter{}, ocpi.PageRequest{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +133,7 @@ func TestWebhookPages(t *testing.T) {
 			t.Errorf("replayed delivery: %d %v %s", got[1].Status, got[1].Header, got[1].Body)
 		}
 		var after page
-		wait(t, ctx, "the replay delivered in the log", func() bool {
+		hubtest.Eventually(t, ctx, "the replay delivered in the log", func() bool {
 			after = c.get(path)
 			return strings.Contains(after.body, `<span class="badge tone-ok">DELIVERED</span>`)
 		})
