@@ -65,15 +65,7 @@ func TestRegistrationToInternalAddressRefused(t *testing.T) {
 			"http://[::ffff:127.0.0.1]:" + port + "/ocpi/versions",
 			"http://127.0.0.1:" + closedPort + "/ocpi/versions",
 		} {
-			tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
-			if err != nil {
-				t.Fatal(err)
-			}
-			creds := cpo.Credentials(tokenB)
-			creds.URL = u
-			body, _ := json.Marshal(creds)
-			resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(inv.Token, true)}})
-			env, err := ocpi.DecodeEnvelope(resp.Body)
+			resp, env, err := registerAt(t, h, cpo, inv.Token, u)
 			if resp.HTTPStatus != http.StatusOK || err != nil || env.StatusCode != ocpi.StatusClientAPIError {
 				t.Fatalf("register with %s: HTTP %d %s, want 3001", u, resp.HTTPStatus, resp.Body)
 			}
@@ -158,15 +150,7 @@ func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
 		}
 		messages := map[string][]string{}
 		for _, u := range urls {
-			tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
-			if err != nil {
-				t.Fatal(err)
-			}
-			creds := cpo.Credentials(tokenB)
-			creds.URL = u
-			body, _ := json.Marshal(creds)
-			resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(inv.Token, true)}})
-			env, err := ocpi.DecodeEnvelope(resp.Body)
+			resp, env, err := registerAt(t, h, cpo, inv.Token, u)
 			if err != nil || env.StatusCode != ocpi.StatusClientAPIError {
 				t.Fatalf("register with %s: HTTP %d %s, want 3001", u, resp.HTTPStatus, resp.Body)
 			}
@@ -178,4 +162,21 @@ func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
 		}
 		assertNothingRegistered(t, h)
 	})
+}
+
+// registerAt starts cpo's registration with token A and posts its
+// credentials naming u as its versions URL; it returns the hub's answer
+// and its decoded envelope.
+func registerAt(t *testing.T, h *hubtest.Hub, cpo *sim.CPO, tokenA, u string) (*ocpiclient.Response, *ocpi.Envelope, error) {
+	t.Helper()
+	tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), tokenA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := cpo.Credentials(tokenB)
+	creds.URL = u
+	body, _ := json.Marshal(creds)
+	resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(tokenA, true)}})
+	env, err := ocpi.DecodeEnvelope(resp.Body)
+	return resp, env, err
 }
