@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
@@ -134,24 +135,21 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			for _, engine := range storetest.Engines() {
-				t.Run(string(engine), func(t *testing.T) {
-					t.Parallel()
-					h := newHarness(t, engine)
-					h.acceptAll()
-					h.holdWebhooks = !c.webhooks
-					o := h.order(paise)
-					id, amount := c.pay(h, o)
+			storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+				h := newHarness(t, engine)
+				h.acceptAll()
+				h.holdWebhooks = !c.webhooks
+				o := h.order(paise)
+				id, amount := c.pay(h, o)
+				h.settle()
+				if !c.webhooks {
+					// The refund's webhook may come now: the payment is
+					// decided and its refund under way without it.
+					h.holdWebhooks = false
 					h.settle()
-					if !c.webhooks {
-						// The refund's webhook may come now: the payment is
-						// decided and its refund under way without it.
-						h.holdWebhooks = false
-						h.settle()
-					}
-					h.wantRefundedInFull(c.name, id, amount)
-				})
-			}
+				}
+				h.wantRefundedInFull(c.name, id, amount)
+			})
 		})
 	}
 }

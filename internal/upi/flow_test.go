@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -55,16 +56,11 @@ func (b *bundle) pgOrder(t *testing.T, orderID string) pgsim.Order {
 	return pgsim.Order{}
 }
 
-// eventually waits until cond holds (re-checked every 20 ms, a minute at most: a loaded CI machine is slow, a broken flow never arrives).
+// eventually is hubtest.Eventually bounded by a minute: a loaded CI machine
+// is slow, a broken flow never arrives.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	hubtest.Eventually(t, hubtest.Ctx(t, time.Minute), what, cond)
 }
 
 // payment returns the payment of an order (the one that owns its session,

@@ -17,6 +17,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -325,54 +326,51 @@ func TestTokenTypeOther(t *testing.T) {
 // refused.
 func TestCashfreeWebhookFreshness(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
-			b := setupAt(t, engine, clk)
-			b.qr(t)
-			po := b.pgOrder(t, b.order(t, "200"))
-			body, _ := json.Marshal(map[string]any{"type": "PAYMENT_SUCCESS_WEBHOOK", "event_time": clk.Now().Format(time.RFC3339),
-				"data": map[string]any{"order": map[string]any{"order_id": po.ID, "order_amount": 200, "order_currency": "INR"},
-					"payment": map[string]any{"cf_payment_id": 5114917039291, "payment_status": "SUCCESS", "payment_amount": 200,
-						"payment_currency": "INR", "payment_method": map[string]any{"upi": map[string]any{"upi_id": "meera@ybl"}}}}})
-			send := func(at time.Time, key string) (status int, answer string) {
-				t.Helper()
-				ts := strconv.FormatInt(at.UnixMilli(), 10)
-				sig := base64.StdEncoding.EncodeToString(hmacRaw(pgsim.DefaultWebhookSecret, []byte(ts+string(body))))
-				resp := b.h.Do(t, http.MethodPost, upiBase+"/webhook", "", body, http.Header{"X-Webhook-Signature": {sig},
-					"X-Webhook-Timestamp": {ts}, "X-Idempotency-Key": {key}, "X-Webhook-Version": {"2023-08-01"}})
-				return resp.HTTPStatus, string(resp.Body)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
+		b := setupAt(t, engine, clk)
+		b.qr(t)
+		po := b.pgOrder(t, b.order(t, "200"))
+		body, _ := json.Marshal(map[string]any{"type": "PAYMENT_SUCCESS_WEBHOOK", "event_time": clk.Now().Format(time.RFC3339),
+			"data": map[string]any{"order": map[string]any{"order_id": po.ID, "order_amount": 200, "order_currency": "INR"},
+				"payment": map[string]any{"cf_payment_id": 5114917039291, "payment_status": "SUCCESS", "payment_amount": 200,
+					"payment_currency": "INR", "payment_method": map[string]any{"upi": map[string]any{"upi_id": "meera@ybl"}}}}})
+		send := func(at time.Time, key string) (status int, answer string) {
+			t.Helper()
+			ts := strconv.FormatInt(at.UnixMilli(), 10)
+			sig := base64.StdEncoding.EncodeToString(hmacRaw(pgsim.DefaultWebhookSecret, []byte(ts+string(body))))
+			resp := b.h.Do(t, http.MethodPost, upiBase+"/webhook", "", body, http.Header{"X-Webhook-Signature": {sig},
+				"X-Webhook-Timestamp": {ts}, "X-Idempotency-Key": {key}, "X-Webhook-Version": {"2023-08-01"}})
+			return resp.HTTPStatus, string(resp.Body)
+		}
+		for _, tc := range []struct {
+			name string
+			at   time.Time
+		}{
+			{"six minutes old", clk.Now().Add(-6 * time.Minute)},
+			{"six minutes ahead", clk.Now().Add(6 * time.Minute)},
+			{"a day old", clk.Now().Add(-24 * time.Hour)},
+		} {
+			if status, answer := send(tc.at, "idem-"+tc.name); status != http.StatusUnauthorized || !strings.Contains(answer, "from the hub's clock") {
+				t.Errorf("%s: HTTP %d %s, want 401", tc.name, status, answer)
 			}
-			for _, tc := range []struct {
-				name string
-				at   time.Time
-			}{
-				{"six minutes old", clk.Now().Add(-6 * time.Minute)},
-				{"six minutes ahead", clk.Now().Add(6 * time.Minute)},
-				{"a day old", clk.Now().Add(-24 * time.Hour)},
-			} {
-				if status, answer := send(tc.at, "idem-"+tc.name); status != http.StatusUnauthorized || !strings.Contains(answer, "from the hub's clock") {
-					t.Errorf("%s: HTTP %d %s, want 401", tc.name, status, answer)
-				}
-			}
-			if n, p := b.rows(t, "upi_webhook_events"), b.rows(t, "upi_payments"); n != 0 || p != 0 {
-				t.Fatalf("stale webhooks stored %d events and %d payments", n, p)
-			}
-			signedAt := clk.Now().Add(-4 * time.Minute)
-			if status, answer := send(signedAt, "idem-genuine"); status != http.StatusOK {
-				t.Fatalf("a webhook four minutes old: HTTP %d %s", status, answer)
-			}
-			if n := b.rows(t, "upi_webhook_events"); n != 1 {
-				t.Fatalf("%d events after the genuine webhook", n)
-			}
-			clk.Add(2*time.Minute + time.Second)
-			if status, answer := send(signedAt, "idem-replayed"); status != http.StatusUnauthorized {
-				t.Errorf("the replay: HTTP %d %s, want 401", status, answer)
-			}
-			if n := b.rows(t, "upi_webhook_events"); n != 1 {
-				t.Errorf("%d events after the replay, want 1", n)
-			}
-		})
-	}
+		}
+		if n, p := b.rows(t, "upi_webhook_events"), b.rows(t, "upi_payments"); n != 0 || p != 0 {
+			t.Fatalf("stale webhooks stored %d events and %d payments", n, p)
+		}
+		signedAt := clk.Now().Add(-4 * time.Minute)
+		if status, answer := send(signedAt, "idem-genuine"); status != http.StatusOK {
+			t.Fatalf("a webhook four minutes old: HTTP %d %s", status, answer)
+		}
+		if n := b.rows(t, "upi_webhook_events"); n != 1 {
+			t.Fatalf("%d events after the genuine webhook", n)
+		}
+		clk.Add(2*time.Minute + time.Second)
+		if status, answer := send(signedAt, "idem-replayed"); status != http.StatusUnauthorized {
+			t.Errorf("the replay: HTTP %d %s, want 401", status, answer)
+		}
+		if n := b.rows(t, "upi_webhook_events"); n != 1 {
+			t.Errorf("%d events after the replay, want 1", n)
+		}
+	})
 }
