@@ -25,10 +25,7 @@ func TestChargingPagesInBrowser(t *testing.T) {
 	ctx := hubtest.Ctx(t, 3*time.Minute)
 	cpo := startCPO(t, h, "Acme Charging", "ACM")
 	hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
-	if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480",
-		time.Now(), "AVAILABLE", "CHARGING", "OUTOFORDER", "AVAILABLE")); err != nil {
-		t.Fatal(err)
-	}
+	putBLR01(t, ctx, cpo, "Koramangala Hub", time.Now(), "AVAILABLE", "CHARGING", "OUTOFORDER", "AVAILABLE")
 	// A week of sessions, one a day, the last one still charging; the
 	// others completed with their CDRs.
 	for i := 6; i >= 0; i-- {

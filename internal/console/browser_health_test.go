@@ -14,7 +14,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -30,11 +29,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := browsertest.New(t)
 		ctx := hubtest.Ctx(t, 4*time.Minute)
-		rcv, err := webhooksim.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(rcv.Close)
+		rcv := hubtest.StartWebhookReceiver(t)
 		var sub webhook.Subscription
 		if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": rcv.URL(),
 			"events": []string{event.PartnerDegraded, event.PartnerRecovered}}, &sub); resp.HTTPStatus != http.StatusCreated {

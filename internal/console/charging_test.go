@@ -26,9 +26,7 @@ func TestEVSEPages(t *testing.T) {
 			statuses = append(statuses, "AVAILABLE")
 		}
 		now := time.Now()
-		if err := acme.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala <b>Hub</b>", "Bengaluru", "12.935242", "77.624480", now, statuses...)); err != nil {
-			t.Fatal(err)
-		}
+		putBLR01(t, ctx, acme, "Koramangala <b>Hub</b>", now, statuses...)
 		if err := other.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "OTH", "DEL01", "Aerocity", "New Delhi", "28.548764", "77.121262", now, "OUTOFORDER")); err != nil {
 			t.Fatal(err)
 		}
@@ -88,9 +86,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 		acme := startCPO(t, h, "Acme Charging", "ACM")
 		other := startCPO(t, h, "Other Power", "OTH")
 		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
-		if err := acme.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+		putBLR01(t, ctx, acme, "Koramangala Hub", time.Now(), "AVAILABLE")
 		token := volt.NewToken("TOK1", "APP_USER", "NEVER")
 		if _, err := volt.PutToken(ctx, token); err != nil {
 			t.Fatal(err)

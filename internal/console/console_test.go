@@ -328,6 +328,15 @@ func registeredCPO(t testing.TB, h *hubtest.Hub, name, pid string) *sim.CPO {
 	return hubtest.Add(t, h, sim.StartCPO, name, "IN", pid)
 }
 
+// putBLR01 has cpo (IN/ACM) push its location BLR01, named name, in
+// Bengaluru, with one EVSE per status, last updated at.
+func putBLR01(t testing.TB, ctx context.Context, cpo *sim.CPO, name string, at time.Time, statuses ...string) {
+	t.Helper()
+	if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", name, "Bengaluru", "12.935242", "77.624480", at, statuses...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestDirectoryPages: the directory lists what CPOs pushed, on the map and
@@ -339,9 +348,7 @@ func TestDirectoryPages(t *testing.T) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
 		cpo := registeredCPO(t, h, "Acme Charging", "ACM")
 		now := time.Now()
-		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", now, "AVAILABLE", "CHARGING")); err != nil {
-			t.Fatal(err)
-		}
+		putBLR01(t, ctx, cpo, "Koramangala Hub", now, "AVAILABLE", "CHARGING")
 		if err := cpo.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "ACM", "DEL01", "Aerocity", "New Delhi", "28.548764", "-77.121262", now, "OUTOFORDER")); err != nil {
 			t.Fatal(err)
 		}
@@ -375,9 +382,7 @@ func TestCommandPages(t *testing.T) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
 		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
 		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
-		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+		putBLR01(t, ctx, cpo, "Koramangala Hub", time.Now(), "AVAILABLE")
 		cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
 		uid, resp, err := emsp.SendCommand(ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil)
 		if err != nil || resp.HTTPStatus != http.StatusOK {

@@ -25,11 +25,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 	t.Parallel()
 	eachPG(t, func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server) {
 		b := newPayments(t, h, pg)
-		rcv, err := webhooksim.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(rcv.Close)
+		rcv := hubtest.StartWebhookReceiver(t)
 		var sub webhook.Subscription
 		if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": rcv.URL(),
 			"events": []string{"cdr.cost_mismatch", "payment.needs_attention"}}, &sub); resp.HTTPStatus != http.StatusCreated {

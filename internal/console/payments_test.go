@@ -66,9 +66,7 @@ func newPayments(t testing.TB, h *hubtest.Hub, pg *pgsim.Server) *payments {
 	b := &payments{h: h, pg: pg, ctx: hubtest.Ctx(t, 2*time.Minute)}
 	pg.SetWebhook(h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
 	b.cpo = registeredCPO(t, h, "Acme Charging", "ACM")
-	if err := b.cpo.PutLocation(b.ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
-		t.Fatal(err)
-	}
+	putBLR01(t, b.ctx, b.cpo, "Koramangala Hub", time.Now(), "AVAILABLE")
 	if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/payments/upi/qr", map[string]any{"qr_ref": "KORA-E1", "location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil); resp.HTTPStatus != http.StatusCreated {
 		t.Fatalf("QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
 	}

@@ -28,11 +28,7 @@ const webhookSecret = "console-test-signing-secret-0123456789"
 func failedDelivery(t testing.TB, h *hubtest.Hub) (*webhooksim.Receiver, *webhook.Subscription, *webhook.Delivery) {
 	t.Helper()
 	ctx := hubtest.Ctx(t, time.Minute)
-	rcv, err := webhooksim.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := hubtest.StartWebhookReceiver(t)
 	rcv.SetStatus(http.StatusGone)
 	var sub webhook.Subscription
 	if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": rcv.URL(), "events": []string{event.CDRMissing}, "secret": webhookSecret}, &sub); resp.HTTPStatus != http.StatusCreated {
