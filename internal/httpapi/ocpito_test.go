@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -31,15 +32,8 @@ func TestOCPIToRules(t *testing.T) {
 			}
 		}
 		must(cpo.PutLocation(ctx, "LOC1", sim.LocationObject("NL", "TOC", "LOC1", "E1")))
-		must(cpo.PutTariff(ctx, "T1", map[string]any{"country_code": "NL", "party_id": "TOC", "id": "T1", "currency": "INR",
-			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
-			"last_updated": ocpi.NewDateTime(time.Now())}))
-		tok := emsp.NewToken("TOK1", "RFID", "ALWAYS")
-		_, err := emsp.PutToken(ctx, tok)
-		must(err)
-		sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
-		must(err)
-		must(cpo.StopSession(ctx, sid))
+		must(cpo.PutTariff(ctx, "T1", energyTariff("NL", "TOC", "T1")))
+		chargeOnce(t, ctx, cpo, emsp)
 
 		to := hubtest.ToHeader
 		get := func(p *sim.Platform, module string, hd http.Header) (int, int, string, http.Header) {
@@ -153,9 +147,7 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 		const m = 4
 		for i := range m {
 			id := "T" + strconv.Itoa(i)
-			if err := cpo.PutTariff(ctx, id, map[string]any{"country_code": "NL", "party_id": "OFC", "id": id, "currency": "INR",
-				"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
-				"last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
+			if err := cpo.PutTariff(ctx, id, energyTariff("NL", "OFC", id)); err != nil {
 				t.Fatal(err)
 			}
 			tok := cli.NewToken("TOK"+strconv.Itoa(i), "RFID", "ALWAYS")
@@ -200,4 +192,29 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 			}
 		}
 	})
+}
+
+// energyTariff is a tariff of the party cc/pid that prices energy only.
+func energyTariff(cc, pid, id string) map[string]any {
+	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR",
+		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
+		"last_updated": ocpi.NewDateTime(time.Now())}
+}
+
+// chargeOnce has emsp put the token TOK1 and cpo run one whole session with
+// it at LOC1/E1/1; it returns the token and the session's id.
+func chargeOnce(t *testing.T, ctx context.Context, cpo *sim.CPO, emsp *sim.EMSP) (map[string]any, string) {
+	t.Helper()
+	tok := emsp.NewToken("TOK1", "RFID", "ALWAYS")
+	if _, err := emsp.PutToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cpo.StopSession(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	return tok, sid
 }
