@@ -292,7 +292,7 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	loc["postal_code"] = "560001"
 	must(cpoA.PutLocation(ctx, "LOC1", loc))
 	must(cpoA.PutTariff(ctx, "T1", energyTariff("NL", "CPA", "T1")))
-	tok, sid := chargeOnce(t, ctx, cpoA, emspA)
+	tok, sid := chargeOnce(t, ctx, cpoA, emspA, "TOK1", "LOC1")
 	cdrID := "CDR-" + sid
 	// A second session of A's, still ACTIVE: the one B tries to stop.
 	active, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})

@@ -33,7 +33,7 @@ func TestOCPIToRules(t *testing.T) {
 		}
 		must(cpo.PutLocation(ctx, "LOC1", sim.LocationObject("NL", "TOC", "LOC1", "E1")))
 		must(cpo.PutTariff(ctx, "T1", energyTariff("NL", "TOC", "T1")))
-		chargeOnce(t, ctx, cpo, emsp)
+		chargeOnce(t, ctx, cpo, emsp, "TOK1", "LOC1")
 
 		to := hubtest.ToHeader
 		get := func(p *sim.Platform, module string, hd http.Header) (int, int, string, http.Header) {
@@ -150,17 +150,7 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 			if err := cpo.PutTariff(ctx, id, energyTariff("NL", "OFC", id)); err != nil {
 				t.Fatal(err)
 			}
-			tok := cli.NewToken("TOK"+strconv.Itoa(i), "RFID", "ALWAYS")
-			if _, err := cli.PutToken(ctx, tok); err != nil {
-				t.Fatal(err)
-			}
-			sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC0", "evse_uid": "E1", "connector_id": "1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cpo.StopSession(ctx, sid); err != nil {
-				t.Fatal(err)
-			}
+			chargeOnce(t, ctx, cpo, cli, "TOK"+strconv.Itoa(i), "LOC0")
 		}
 		for _, c := range []struct {
 			p      *sim.Platform
@@ -201,15 +191,15 @@ func energyTariff(cc, pid, id string) map[string]any {
 		"last_updated": ocpi.NewDateTime(time.Now())}
 }
 
-// chargeOnce has emsp put the token TOK1 and cpo run one whole session with
-// it at LOC1/E1/1; it returns the token and the session's id.
-func chargeOnce(t *testing.T, ctx context.Context, cpo *sim.CPO, emsp *sim.EMSP) (map[string]any, string) {
+// chargeOnce has emsp put the RFID token uid and cpo run one whole session
+// with it at the location's E1/1; it returns the token and the session's id.
+func chargeOnce(t *testing.T, ctx context.Context, cpo *sim.CPO, emsp *sim.EMSP, uid, location string) (map[string]any, string) {
 	t.Helper()
-	tok := emsp.NewToken("TOK1", "RFID", "ALWAYS")
+	tok := emsp.NewToken(uid, "RFID", "ALWAYS")
 	if _, err := emsp.PutToken(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
-	sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
+	sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": location, "evse_uid": "E1", "connector_id": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
