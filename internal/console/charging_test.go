@@ -30,8 +30,7 @@ func TestEVSEPages(t *testing.T) {
 		if err := other.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "OTH", "DEL01", "Aerocity", "New Delhi", "28.548764", "77.121262", now, "OUTOFORDER")); err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/evses")
 		if p.status != http.StatusOK {
 			t.Fatalf("EVSEs: HTTP %d\n%s", p.status, p.body)
@@ -136,8 +135,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/sessions")
 		if p.status != http.StatusOK {
 			t.Fatalf("sessions: HTTP %d\n%s", p.status, p.body)
@@ -280,8 +278,7 @@ func TestTokenPage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/tokens")
 		if p.status != http.StatusOK || !strings.Contains(p.body, "1–3 of 3") || !strings.Contains(p.body, "Volt &lt;i&gt;Mobility&lt;/i&gt;") ||
 			strings.Contains(p.body, "<i>Mobility") {

@@ -31,6 +31,14 @@ func newClient(t *testing.T, h *hubtest.Hub) *client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
+// signedIn is a client of h's console signed in with the admin token.
+func signedIn(t *testing.T, h *hubtest.Hub) *client {
+	t.Helper()
+	c := newClient(t, h)
+	c.signIn()
+	return c
+}
+
 type page struct {
 	status   int
 	location string
@@ -191,8 +199,7 @@ func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		fake := h.Clock.(*clock.Fake)
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		if p := c.get("/console/"); p.status != http.StatusOK {
 			t.Fatalf("overview: HTTP %d", p.status)
 		}
@@ -249,8 +256,7 @@ func TestActions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		detail := c.get("/console/parties/" + itoa(p.ID))
 		if detail.status != http.StatusOK || !strings.Contains(detail.body, "Acme Charging") || !strings.Contains(detail.body, "/cpo/locations") {
 			t.Fatalf("party page: HTTP %d", detail.status)
@@ -352,8 +358,7 @@ func TestDirectoryPages(t *testing.T) {
 		if err := cpo.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "ACM", "DEL01", "Aerocity", "New Delhi", "28.548764", "-77.121262", now, "OUTOFORDER")); err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/directory")
 		if p.status != http.StatusOK || strings.Count(p.body, "<circle") != 2 || !strings.Contains(p.body, "Koramangala Hub") || !strings.Contains(p.body, "1 of 2 EVSEs available") {
 			t.Fatalf("directory: HTTP %d\n%s", p.status, p.body)
@@ -391,8 +396,7 @@ func TestCommandPages(t *testing.T) {
 		if res, err := emsp.WaitResult(ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("result: %q %v", res, err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		list := c.get("/console/commands")
 		m := regexp.MustCompile(`href="/console/commands/([^"]+)">Unlock Connector<`).FindStringSubmatch(list.body)
 		if list.status != http.StatusOK || m == nil || !strings.Contains(list.body, "completed") || !strings.Contains(list.body, "BLR01 / BLR01-E1 / 1") {

@@ -77,8 +77,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 			t.Errorf("cdr.cost_mismatch data %s", mismatch.Payload.Data)
 		}
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		cdrs := c.get("/console/cdrs?price=mismatch")
 		if !strings.Contains(cdrs.body, p.CDR.ID) || !strings.Contains(cdrs.body, "price mismatch") {
 			t.Errorf("the CDR list lacks the flagged CDR:\n%s", cdrs.body)

@@ -36,8 +36,7 @@ func TestDirectPaymentPages(t *testing.T) {
 		}
 		rec := strconv.FormatInt(flagged[0].RecordID, 10)
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		if got := attentionCard(t, c); got != "1/0 UPI/1 Direct Payment" {
 			t.Errorf("overview card before resolving: %q", got)
 		}
@@ -100,8 +99,7 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 		create(ptp, ptpsim.NewTerminal("TERM-EVSE", map[string]any{"country_code": "IN", "party_id": "CP1", "evse_uids": []string{"EVSE-B"}}))
 		create(other, ptpsim.NewTerminal("TERM-LOOSE", nil))
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		list := c.get("/console/direct-payments/terminals")
 		if list.status != http.StatusOK {
 			t.Fatalf("terminals page: HTTP %d\n%s", list.status, list.body)

@@ -24,8 +24,7 @@ func TestFailingReceiverOnOverview(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		if body := c.get("/console/").body; !strings.Contains(body, "No problems") || !strings.Contains(body, "stored unencrypted: set --secret-key") {
 			t.Fatalf("a fresh hub without a secret key has problems or no warning:\n%s", body)
 		}

@@ -165,8 +165,7 @@ func TestPaymentPages(t *testing.T) {
 	eachPG(t, func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server) {
 		b := newPayments(t, h, pg)
 		settled, failed, stuck := b.seed(t)
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 
 		list := c.get("/console/payments")
 		if list.status != http.StatusOK {

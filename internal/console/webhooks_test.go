@@ -69,8 +69,7 @@ func TestWebhookPages(t *testing.T) {
 		ctx := hubtest.Ctx(t, time.Minute)
 		rcv, sub, d := failedDelivery(t, h)
 		did := strconv.FormatInt(d.ID, 10)
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 
 		list := c.get("/console/webhooks")
 		for _, want := range []string{`href="/console/webhooks"`, rcv.URL(), sub.ID, "cdr.missing", "DISABLED", "410", "operator"} {
