@@ -73,6 +73,13 @@ func (h *harness) wantRefundedInFull(what, pgPaymentID string, amount pg.Amount)
 func TestCaptureRefundedAtOnce(t *testing.T) {
 	t.Parallel()
 	const paise = 300_00
+	// payUSD pays the order 4.00 in US dollars, captured.
+	payUSD := func(h *harness, o *Order) (string, pg.Amount) {
+		usd := pg.Amount{Paise: 4_00, Currency: "USD"}
+		id := h.pg.attempt(o.PGOrderID, usd)
+		h.pg.move(id, pg.PaymentCaptured)
+		return id, usd
+	}
 	cases := []struct {
 		name string
 		// pay makes the payments at the PG and returns the one that must be
@@ -110,18 +117,8 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 			h.pg.move(id, pg.PaymentCaptured)
 			return id, o.Amount
 		}, true},
-		{"other currency", func(h *harness, o *Order) (string, pg.Amount) {
-			usd := pg.Amount{Paise: 4_00, Currency: "USD"}
-			id := h.pg.attempt(o.PGOrderID, usd)
-			h.pg.move(id, pg.PaymentCaptured)
-			return id, usd
-		}, true},
-		{"other currency, found by the order check", func(h *harness, o *Order) (string, pg.Amount) {
-			usd := pg.Amount{Paise: 4_00, Currency: "USD"}
-			id := h.pg.attempt(o.PGOrderID, usd)
-			h.pg.move(id, pg.PaymentCaptured)
-			return id, usd
-		}, false},
+		{"other currency", payUSD, true},
+		{"other currency, found by the order check", payUSD, false},
 		{"late capture, found by the order check", func(h *harness, o *Order) (string, pg.Amount) {
 			// Paid (and captured at once) just before the order check's
 			// last look, which comes after the window and its grace.

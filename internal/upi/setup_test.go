@@ -167,6 +167,16 @@ func data[T any](t *testing.T, resp *ocpiclient.Response) T {
 	return v
 }
 
+// badRequest is a request body an endpoint refuses, with the answer
+// wantError expects: HTTP status, status_code and the field it names.
+type badRequest struct {
+	what  string
+	body  any
+	http  int
+	code  int
+	field string
+}
+
 // wantError checks an error answer: HTTP status, status_code and the
 // field it names ("" for none).
 func wantError(t *testing.T, what string, resp *ocpiclient.Response, httpStatus, code int, field string) {
