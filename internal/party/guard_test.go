@@ -7,13 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -93,13 +91,7 @@ func TestCredentialsUpdateToInternalAddressRefused(t *testing.T) {
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
 		cpo := hubtest.StartSim(t, sim.StartCPO, "Allowed CPO", "NL", "ALW")
 		inside := hubtest.StartSim(t, sim.StartCPO, "Internal service", "NL", "INT")
-		ap := netip.MustParseAddrPort(strings.TrimPrefix(cpo.URL(), "http://"))
-		h := hubtest.Start(t, engine, func(o *hubtest.Options) {
-			o.Config = func(c *app.Config) {
-				c.DevMode = false
-				c.OutboundAllow = []netguard.Rule{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}
-			}
-		})
+		h := hubtest.Start(t, engine, hubtest.AllowOnly(cpo.Platform))
 		inv := invite(t, h, cpo.Name())
 		if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
 			t.Fatalf("register the allowed partner: %v", err)
