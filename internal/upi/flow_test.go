@@ -56,6 +56,20 @@ func (b *bundle) pgOrder(t *testing.T, orderID string) pgsim.Order {
 	return pgsim.Order{}
 }
 
+// pending has the driver's UPI app attempt the order's payment, which the
+// PG reports pending.
+func (b *bundle) pending(t *testing.T, orderID string) pgsim.Payment {
+	t.Helper()
+	pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pg.NotifyPending(b.ctx, pay.ID); err != nil {
+		t.Fatal(err)
+	}
+	return pay
+}
+
 // eventually is hubtest.Eventually bounded by a minute: a loaded CI machine
 // is slow, a broken flow never arrives.
 func eventually(t *testing.T, what string, cond func() bool) {

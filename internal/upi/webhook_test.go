@@ -208,13 +208,7 @@ func TestPaymentOrdering(t *testing.T) {
 		}
 	})
 	order("pending, polled", func(t *testing.T, b *bundle, orderID string) {
-		pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.pg.NotifyPending(b.ctx, pay.ID); err != nil {
-			t.Fatal(err)
-		}
+		pay := b.pending(t, orderID)
 		b.waitStatus(t, orderID, upi.StatusPending)
 		b.pg.HoldWebhooks() // the capture webhook is lost
 		if _, err := b.pg.Capture(b.ctx, pay.ID); err != nil {
@@ -240,13 +234,7 @@ func TestPaymentOrdering(t *testing.T) {
 		}
 	})
 	order("pending, expired", func(t *testing.T, b *bundle, orderID string) {
-		pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.pg.NotifyPending(b.ctx, pay.ID); err != nil {
-			t.Fatal(err)
-		}
+		b.pending(t, orderID)
 		p := b.waitStatus(t, orderID, upi.StatusExpired)
 		if p.Captured != "0.00" || b.starts() != 0 {
 			t.Errorf("expired payment %+v", p)
