@@ -1,8 +1,10 @@
 package hubtest
 
 import (
+	"context"
 	"net/netip"
 	"strings"
+	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/netguard"
@@ -21,4 +23,19 @@ func AllowOnly(p *sim.Platform) func(*Options) {
 			c.OutboundAllow = []netguard.Rule{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}
 		}
 	}
+}
+
+// StartError starts a hub on the database at dbURL with secretKey and
+// returns the error it refuses to start with; the test fails when it
+// starts, as with a key that cannot open what the database holds sealed.
+func StartError(t testing.TB, dbURL, secretKey string) error {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = dbURL, "127.0.0.1:0", AdminToken, secretKey
+	a, err := app.New(context.Background(), cfg, app.Options{Logger: Logger()})
+	if err == nil {
+		a.Close(context.Background())
+		t.Fatal("a hub started with a key that does not open what its database holds sealed")
+	}
+	return err
 }

@@ -1,7 +1,6 @@
 package party_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -175,14 +174,7 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 		sealed.Close()
 
 		// Another key cannot open them: the hub does not start.
-		cfg := app.Defaults()
-		cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = h.DBURL, "127.0.0.1:0", hubtest.AdminToken, "the wrong key, though 32 bytes or longer"
-		a, err := app.New(context.Background(), cfg, app.Options{Logger: hubtest.Logger()})
-		if err == nil {
-			a.Close(context.Background())
-			t.Fatal("a hub started with a key that does not open the stored tokens")
-		}
-		if !strings.Contains(err.Error(), "secret key") {
+		if err := hubtest.StartError(t, h.DBURL, "the wrong key, though 32 bytes or longer"); !strings.Contains(err.Error(), "secret key") {
 			t.Errorf("start with the wrong key: %v", err)
 		}
 	}, func(o *hubtest.Options) {
