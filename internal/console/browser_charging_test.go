@@ -24,16 +24,8 @@ func TestChargingPagesInBrowser(t *testing.T) {
 	h := hubtest.Start(t, "sqlite")
 	ctx := hubtest.Ctx(t, 3*time.Minute)
 	cpo := startCPO(t, h, "Acme Charging", "ACM")
-	emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emsp.Close)
-	h.Register(t, emsp.Platform)
-	if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480",
-		time.Now(), "AVAILABLE", "CHARGING", "OUTOFORDER", "AVAILABLE")); err != nil {
-		t.Fatal(err)
-	}
+	hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+	putBLR01(t, ctx, cpo, "Koramangala Hub", time.Now(), "AVAILABLE", "CHARGING", "OUTOFORDER", "AVAILABLE")
 	// A week of sessions, one a day, the last one still charging; the
 	// others completed with their CDRs.
 	for i := 6; i >= 0; i-- {

@@ -14,7 +14,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -30,28 +29,14 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := browsertest.New(t)
 		ctx := hubtest.Ctx(t, 4*time.Minute)
-		rcv, err := webhooksim.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(rcv.Close)
+		rcv := hubtest.StartWebhookReceiver(t)
 		var sub webhook.Subscription
 		if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": rcv.URL(),
 			"events": []string{event.PartnerDegraded, event.PartnerRecovered}}, &sub); resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("subscribe: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		emsp, err := sim.StartEMSP("Volt Cards", "DE", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, emsp.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt Cards", "DE", "VLT")
 		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "VLT")
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +74,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			}
 			return got.Health
 		}
-		wait(t, ctx, "the admin API to show the receiver DEGRADED", func() bool {
+		hubtest.Eventually(t, ctx, "the admin API to show the receiver DEGRADED", func() bool {
 			hl := health()
 			return hl != nil && hl.State == party.HealthDegraded
 		})
@@ -101,7 +86,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			}
 			return false
 		}
-		wait(t, ctx, "the partner.degraded webhook", func() bool { return webhookGot(event.PartnerDegraded) })
+		hubtest.Eventually(t, ctx, "the partner.degraded webhook", func() bool { return webhookGot(event.PartnerDegraded) })
 		b.Run(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(".problems")))
 		if problems := b.Text(".problems"); !strings.Contains(problems, "Volt Cards's receiver is failing") {
 			t.Errorf("the console's overview does not show the failing receiver: %q", problems)
@@ -121,8 +106,8 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 		if err := emsp.Revive(); err != nil {
 			t.Fatal(err)
 		}
-		wait(t, ctx, "the eMSP to catch up", func() bool { return emsp.LocationCount() == n })
-		wait(t, ctx, "the partner.recovered webhook", func() bool { return webhookGot(event.PartnerRecovered) })
+		hubtest.Eventually(t, ctx, "the eMSP to catch up", func() bool { return emsp.LocationCount() == n })
+		hubtest.Eventually(t, ctx, "the partner.recovered webhook", func() bool { return webhookGot(event.PartnerRecovered) })
 		t.Logf("caught up and recovered %v after the restart", time.Since(revived).Round(10*time.Millisecond))
 		if hl := health(); hl == nil || hl.State != party.HealthOK {
 			t.Errorf("after the restart the health is %+v, want OK", hl)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/browsertest"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // TestPaymentsAndWebhooksInBrowser drives the payments and webhooks pages
@@ -25,10 +26,8 @@ import (
 func TestPaymentsAndWebhooksInBrowser(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
-	pg := startPG(t)
-	h := hubtest.Start(t, "sqlite", withPG(pg))
-	ctx := hubtest.Ctx(t, 3*time.Minute)
-	pay := newPayments(t, h, pg)
+	pay := startPayments(t, store.SQLite)
+	h, ctx := pay.h, hubtest.Ctx(t, 3*time.Minute)
 	settled, failed, stuck := pay.seed(t)
 	rcv, sub, d := failedDelivery(t, h)
 
@@ -91,7 +90,7 @@ func TestPaymentsAndWebhooksInBrowser(t *testing.T) {
 	if got[1].Status != http.StatusNoContent || got[1].Header.Get("webhook-id") != d.EventID {
 		t.Errorf("the replay at the receiver: HTTP %d, webhook-id %q", got[1].Status, got[1].Header.Get("webhook-id"))
 	}
-	wait(t, ctx, "the replay shown delivered", func() bool {
+	hubtest.Eventually(t, ctx, "the replay shown delivered", func() bool {
 		b.Run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 		return strings.Contains(b.Text("#deliveries"), "DELIVERED")
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
@@ -25,10 +26,8 @@ import (
 func TestReceiptResendInBrowser(t *testing.T) {
 	t.Parallel()
 	b := browsertest.New(t)
-	pg := startPG(t)
-	h := hubtest.Start(t, "sqlite", withPG(pg))
-	ctx := hubtest.Ctx(t, 3*time.Minute)
-	pay := newPayments(t, h, pg)
+	pay := startPayments(t, store.SQLite)
+	h, ctx := pay.h, hubtest.Ctx(t, 3*time.Minute)
 	gw := devgw.SMS(h.App)
 	if gw == nil {
 		t.Fatal("the dev-mode hub has no SMS simulator")
@@ -37,12 +36,12 @@ func TestReceiptResendInBrowser(t *testing.T) {
 
 	p := pay.payWith(t, url.Values{"amount": {"500"}, "phone": {"98765 43210"}, "phone_consent": {"yes"}}, pgsim.Captured,
 		func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
-	wait(t, ctx, "the CPO's copy of the session", func() bool { return pay.cpo.Session(p.Session.ID) != nil })
+	hubtest.Eventually(t, ctx, "the CPO's copy of the session", func() bool { return pay.cpo.Session(p.Session.ID) != nil })
 	if err := pay.cpo.StopSession(ctx, p.Session.ID); err != nil {
 		t.Fatal(err)
 	}
 	p = pay.waitPayment(t, p.ID, func(p *upi.PaymentView) bool { return p.Receipt != nil })
-	wait(t, ctx, "the receipt SMS flagged failed", func() bool {
+	hubtest.Eventually(t, ctx, "the receipt SMS flagged failed", func() bool {
 		ds, err := h.UPI.Deliveries(ctx, p.Receipt.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -68,11 +67,11 @@ func TestReceiptResendInBrowser(t *testing.T) {
 	if msg := b.Text(".flash-ok"); !strings.Contains(msg, "resent by SMS to +91 91******89") {
 		t.Errorf("after the resend: %q", msg)
 	}
-	wait(t, ctx, "the resent SMS at the gateway", func() bool { return len(gw.Messages()) == 1 })
+	hubtest.Eventually(t, ctx, "the resent SMS at the gateway", func() bool { return len(gw.Messages()) == 1 })
 	if m := gw.Messages()[0]; m.To != "+919123456789" || !strings.Contains(m.Vars.Link, "/r/") {
 		t.Errorf("resent message %+v", m)
 	}
-	wait(t, ctx, "the resend shown delivered", func() bool {
+	hubtest.Eventually(t, ctx, "the resend shown delivered", func() bool {
 		b.Run(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#receipt-sms")))
 		return strings.Contains(b.Text("#receipt-sms"), "delivered")
 	})

@@ -46,12 +46,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// A watcher eMSP that is down when a CPO registers: the hub's push of
 	// the CPO's status to it fails and waits for a retry.
-	watcher, err := sim.StartEMSP("Watcher Mobility", "IN", "WAT", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(watcher.Close)
-	h.Register(t, watcher.Platform)
+	watcher := hubtest.Add(t, h, sim.StartEMSP, "Watcher Mobility", "IN", "WAT")
 	failed, stopFailed := h.Jobs.Subscribe(river.EventKindJobFailed)
 	defer stopFailed()
 	watcher.SetDown(true)

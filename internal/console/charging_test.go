@@ -26,14 +26,11 @@ func TestEVSEPages(t *testing.T) {
 			statuses = append(statuses, "AVAILABLE")
 		}
 		now := time.Now()
-		if err := acme.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala <b>Hub</b>", "Bengaluru", "12.935242", "77.624480", now, statuses...)); err != nil {
-			t.Fatal(err)
-		}
+		putBLR01(t, ctx, acme, "Koramangala <b>Hub</b>", now, statuses...)
 		if err := other.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "OTH", "DEL01", "Aerocity", "New Delhi", "28.548764", "77.121262", now, "OUTOFORDER")); err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/evses")
 		if p.status != http.StatusOK {
 			t.Fatalf("EVSEs: HTTP %d\n%s", p.status, p.body)
@@ -87,15 +84,8 @@ func TestSessionAndCDRPages(t *testing.T) {
 		fake := h.Clock.(*clock.Fake)
 		acme := startCPO(t, h, "Acme Charging", "ACM")
 		other := startCPO(t, h, "Other Power", "OTH")
-		volt, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(volt.Close)
-		h.Register(t, volt.Platform)
-		if err := acme.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+		putBLR01(t, ctx, acme, "Koramangala Hub", time.Now(), "AVAILABLE")
 		token := volt.NewToken("TOK1", "APP_USER", "NEVER")
 		if _, err := volt.PutToken(ctx, token); err != nil {
 			t.Fatal(err)
@@ -145,8 +135,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/sessions")
 		if p.status != http.StatusOK {
 			t.Fatalf("sessions: HTTP %d\n%s", p.status, p.body)
@@ -276,18 +265,8 @@ func TestTokenPage(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		volt, err := sim.StartEMSP("Volt <i>Mobility</i>", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(volt.Close)
-		h.Register(t, volt.Platform)
-		other, err := sim.StartEMSP("Other", "IN", "OTM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
-		h.Register(t, other.Platform)
+		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt <i>Mobility</i>", "IN", "VLT")
+		other := hubtest.Add(t, h, sim.StartEMSP, "Other", "IN", "OTM")
 		bad := volt.NewToken("TOK_BAD", "RFID", "ALWAYS")
 		bad["valid"] = false
 		for _, tok := range []map[string]any{volt.NewToken("TOK-GOOD", "APP_USER", "NEVER"), bad, other.NewToken("OTHER-1", "RFID", "ALLOWED")} {
@@ -299,8 +278,7 @@ func TestTokenPage(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/tokens")
 		if p.status != http.StatusOK || !strings.Contains(p.body, "1–3 of 3") || !strings.Contains(p.body, "Volt &lt;i&gt;Mobility&lt;/i&gt;") ||
 			strings.Contains(p.body, "<i>Mobility") {

@@ -31,6 +31,14 @@ func newClient(t *testing.T, h *hubtest.Hub) *client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
+// signedIn is a client of h's console signed in with the admin token.
+func signedIn(t *testing.T, h *hubtest.Hub) *client {
+	t.Helper()
+	c := newClient(t, h)
+	c.signIn()
+	return c
+}
+
 type page struct {
 	status   int
 	location string
@@ -191,8 +199,7 @@ func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		fake := h.Clock.(*clock.Fake)
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		if p := c.get("/console/"); p.status != http.StatusOK {
 			t.Fatalf("overview: HTTP %d", p.status)
 		}
@@ -249,8 +256,7 @@ func TestActions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		detail := c.get("/console/parties/" + itoa(p.ID))
 		if detail.status != http.StatusOK || !strings.Contains(detail.body, "Acme Charging") || !strings.Contains(detail.body, "/cpo/locations") {
 			t.Fatalf("party page: HTTP %d", detail.status)
@@ -310,11 +316,7 @@ func TestActions(t *testing.T) {
 		if strings.Contains(list.body, m[1]) || !strings.Contains(list.body, "EMSP IN/VLT") || !strings.Contains(list.body, "OPEN") {
 			t.Errorf("invitations list: token shown again, or the invitation missing")
 		}
-		emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
+		emsp := hubtest.StartSim(t, sim.StartEMSP, "Volt", "IN", "VLT")
 		if err := emsp.Register(ctx, h.VersionsURL(), m[1]); err != nil {
 			t.Fatalf("register with the console's token A: %v", err)
 		}
@@ -329,13 +331,16 @@ func TestActions(t *testing.T) {
 // with the hub; it stops with the test.
 func registeredCPO(t testing.TB, h *hubtest.Hub, name, pid string) *sim.CPO {
 	t.Helper()
-	cpo, err := sim.StartCPO(name, "IN", pid, hubtest.Logger())
-	if err != nil {
+	return hubtest.Add(t, h, sim.StartCPO, name, "IN", pid)
+}
+
+// putBLR01 has cpo (IN/ACM) push its location BLR01, named name, in
+// Bengaluru, with one EVSE per status, last updated at.
+func putBLR01(t testing.TB, ctx context.Context, cpo *sim.CPO, name string, at time.Time, statuses ...string) {
+	t.Helper()
+	if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", name, "Bengaluru", "12.935242", "77.624480", at, statuses...)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cpo.Close)
-	h.Register(t, cpo.Platform)
-	return cpo
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -349,14 +354,11 @@ func TestDirectoryPages(t *testing.T) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
 		cpo := registeredCPO(t, h, "Acme Charging", "ACM")
 		now := time.Now()
-		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", now, "AVAILABLE", "CHARGING")); err != nil {
-			t.Fatal(err)
-		}
+		putBLR01(t, ctx, cpo, "Koramangala Hub", now, "AVAILABLE", "CHARGING")
 		if err := cpo.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "ACM", "DEL01", "Aerocity", "New Delhi", "28.548764", "-77.121262", now, "OUTOFORDER")); err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/directory")
 		if p.status != http.StatusOK || strings.Count(p.body, "<circle") != 2 || !strings.Contains(p.body, "Koramangala Hub") || !strings.Contains(p.body, "1 of 2 EVSEs available") {
 			t.Fatalf("directory: HTTP %d\n%s", p.status, p.body)
@@ -383,21 +385,9 @@ func TestCommandPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("Acme Charging", "IN", "ACM", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		emsp, err := sim.StartEMSP("Volt", "IN", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, emsp.Platform)
-		if err := cpo.PutLocation(ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
-			t.Fatal(err)
-		}
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+		putBLR01(t, ctx, cpo, "Koramangala Hub", time.Now(), "AVAILABLE")
 		cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
 		uid, resp, err := emsp.SendCommand(ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil)
 		if err != nil || resp.HTTPStatus != http.StatusOK {
@@ -406,8 +396,7 @@ func TestCommandPages(t *testing.T) {
 		if res, err := emsp.WaitResult(ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("result: %q %v", res, err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		list := c.get("/console/commands")
 		m := regexp.MustCompile(`href="/console/commands/([^"]+)">Unlock Connector<`).FindStringSubmatch(list.body)
 		if list.status != http.StatusOK || m == nil || !strings.Contains(list.body, "completed") || !strings.Contains(list.body, "BLR01 / BLR01-E1 / 1") {

@@ -25,11 +25,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 	t.Parallel()
 	eachPG(t, func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server) {
 		b := newPayments(t, h, pg)
-		rcv, err := webhooksim.Start()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(rcv.Close)
+		rcv := hubtest.StartWebhookReceiver(t)
 		var sub webhook.Subscription
 		if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": rcv.URL(),
 			"events": []string{"cdr.cost_mismatch", "payment.needs_attention"}}, &sub); resp.HTTPStatus != http.StatusCreated {
@@ -42,7 +38,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 			"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
 		b.cpo.SetPlan(sim.SessionPlan{KWh: "12.5", CostExclVAT: "254.38", CostInclVAT: "300.16", Tariffs: []map[string]any{t1}})
 		p := b.pay(t, "500", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
-		wait(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
+		hubtest.Eventually(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
 		if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +49,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 
 		// The webhook: signed with the subscription's secret, both totals.
 		var mismatch *webhooksim.Delivery
-		wait(t, b.ctx, "the cdr.cost_mismatch webhook", func() bool {
+		hubtest.Eventually(t, b.ctx, "the cdr.cost_mismatch webhook", func() bool {
 			for _, d := range rcv.Deliveries() {
 				if d.Payload.Event == "cdr.cost_mismatch" {
 					mismatch = &d
@@ -81,8 +77,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 			t.Errorf("cdr.cost_mismatch data %s", mismatch.Payload.Data)
 		}
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		cdrs := c.get("/console/cdrs?price=mismatch")
 		if !strings.Contains(cdrs.body, p.CDR.ID) || !strings.Contains(cdrs.body, "price mismatch") {
 			t.Errorf("the CDR list lacks the flagged CDR:\n%s", cdrs.body)

@@ -23,12 +23,7 @@ func TestDirectPaymentPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, time.Minute)
-		ptp, err := ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(ptp.Close)
-		h.Register(t, ptp.Platform)
+		ptp := hubtest.Add(t, h, ptpsim.Start, "Terminals Inc", "NL", "PAY")
 		advice := map[string]any{"id": "FAC-1", "authorization_reference": "ref-unknown-1", "currency": "INR",
 			"total_costs": map[string]any{"excl_vat": 10, "incl_vat": 11.8}, "eft_data": []any{"RuPay", "Nr: **** 1234"},
 			"capture_status_code": "SUCCESS", "last_updated": ocpi.NewDateTime(time.Now())}
@@ -41,8 +36,7 @@ func TestDirectPaymentPages(t *testing.T) {
 		}
 		rec := strconv.FormatInt(flagged[0].RecordID, 10)
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		if got := attentionCard(t, c); got != "1/0 UPI/1 Direct Payment" {
 			t.Errorf("overview card before resolving: %q", got)
 		}
@@ -90,28 +84,12 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, time.Minute)
-		start := func(p *sim.Platform) {
-			t.Cleanup(p.Close)
-			h.Register(t, p)
-		}
-		cpo, err := sim.StartCPO("CPO One", "IN", "CP1", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		start(cpo.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1")
 		if err := cpo.PublishLocation(ctx, "LOC1", "EVSE-A", "EVSE-B"); err != nil {
 			t.Fatal(err)
 		}
-		ptp, err := ptpsim.Start("Terminals Inc", "NL", "PAY", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		start(ptp.Platform)
-		other, err := ptpsim.Start("Other PTP", "NL", "OPT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		start(other.Platform)
+		ptp := hubtest.Add(t, h, ptpsim.Start, "Terminals Inc", "NL", "PAY")
+		other := hubtest.Add(t, h, ptpsim.Start, "Other PTP", "NL", "OPT")
 		create := func(p *ptpsim.PTP, term map[string]any) {
 			t.Helper()
 			if resp, err := p.CreateTerminal(ctx, term); err != nil || resp.HTTPStatus != http.StatusCreated {
@@ -121,8 +99,7 @@ func TestDirectPaymentTerminalsPage(t *testing.T) {
 		create(ptp, ptpsim.NewTerminal("TERM-EVSE", map[string]any{"country_code": "IN", "party_id": "CP1", "evse_uids": []string{"EVSE-B"}}))
 		create(other, ptpsim.NewTerminal("TERM-LOOSE", nil))
 
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		list := c.get("/console/direct-payments/terminals")
 		if list.status != http.StatusOK {
 			t.Fatalf("terminals page: HTTP %d\n%s", list.status, list.body)

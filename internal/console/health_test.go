@@ -19,18 +19,12 @@ func TestFailingReceiverOnOverview(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 30*time.Second)
-		emsp, err := sim.StartEMSP("Volt Cards", "DE", "VLT", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, emsp.Platform)
+		hubtest.Add(t, h, sim.StartEMSP, "Volt Cards", "DE", "VLT")
 		p, err := h.Parties.FindByParty(ctx, "", "DE", "VLT")
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		if body := c.get("/console/").body; !strings.Contains(body, "No problems") || !strings.Contains(body, "stored unencrypted: set --secret-key") {
 			t.Fatalf("a fresh hub without a secret key has problems or no warning:\n%s", body)
 		}

@@ -39,8 +39,7 @@ func TestRevokeInvitation(t *testing.T) {
 		if !planned() {
 			t.Fatal("the invited party is not listed")
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		id := strconv.FormatInt(inv.ID, 10)
 		list := c.get("/console/invitations")
 		if !strings.Contains(list.body, `id="revoke-`+id+`"`) {

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -51,15 +52,21 @@ func startPG(t testing.TB) *pgsim.Server {
 	return pg
 }
 
+// startPayments starts a PG simulator and a hub on engine taking payments
+// through it, readied by newPayments.
+func startPayments(t testing.TB, engine store.Engine) *payments {
+	t.Helper()
+	pg := startPG(t)
+	return newPayments(t, hubtest.Start(t, engine, withPG(pg)), pg)
+}
+
 // newPayments readies h (started withPG(pg)) for payments at the sticker.
 func newPayments(t testing.TB, h *hubtest.Hub, pg *pgsim.Server) *payments {
 	t.Helper()
 	b := &payments{h: h, pg: pg, ctx: hubtest.Ctx(t, 2*time.Minute)}
 	pg.SetWebhook(h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
 	b.cpo = registeredCPO(t, h, "Acme Charging", "ACM")
-	if err := b.cpo.PutLocation(b.ctx, "BLR01", sim.SampleLocation("IN", "ACM", "BLR01", "Koramangala Hub", "Bengaluru", "12.935242", "77.624480", time.Now(), "AVAILABLE")); err != nil {
-		t.Fatal(err)
-	}
+	putBLR01(t, b.ctx, b.cpo, "Koramangala Hub", time.Now(), "AVAILABLE")
 	if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/payments/upi/qr", map[string]any{"qr_ref": "KORA-E1", "location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil); resp.HTTPStatus != http.StatusCreated {
 		t.Fatalf("QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
 	}
@@ -96,7 +103,7 @@ func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, don
 		t.Fatal(err)
 	}
 	var p *upi.PaymentView
-	wait(t, b.ctx, "payment of order "+orderID, func() bool {
+	hubtest.Eventually(t, b.ctx, "payment of order "+orderID, func() bool {
 		list, _, err := b.h.UPI.ListPayments(b.ctx, upi.PaymentFilter{}, ocpi.PageRequest{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +127,7 @@ func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, don
 func (b *payments) seed(t testing.TB) (settled, failed, stuck *upi.PaymentView) {
 	t.Helper()
 	p := b.pay(t, "500", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
-	wait(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
+	hubtest.Eventually(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
 	if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +146,7 @@ func (b *payments) seed(t testing.TB) (settled, failed, stuck *upi.PaymentView) 
 func (b *payments) waitPayment(t testing.TB, id string, done func(*upi.PaymentView) bool) *upi.PaymentView {
 	t.Helper()
 	var p *upi.PaymentView
-	wait(t, b.ctx, "payment "+id, func() bool {
+	hubtest.Eventually(t, b.ctx, "payment "+id, func() bool {
 		var err error
 		if p, err = b.h.UPI.Payment(b.ctx, id); err != nil {
 			t.Fatal(err)
@@ -147,18 +154,6 @@ func (b *payments) waitPayment(t testing.TB, id string, done func(*upi.PaymentVi
 		return done(p)
 	})
 	return p
-}
-
-// wait polls cond every 20 ms until it holds or ctx ends.
-func wait(t testing.TB, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // TestPaymentPages: payments driven through the UPI flow appear in the
@@ -170,8 +165,7 @@ func TestPaymentPages(t *testing.T) {
 	eachPG(t, func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server) {
 		b := newPayments(t, h, pg)
 		settled, failed, stuck := b.seed(t)
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 
 		list := c.get("/console/payments")
 		if list.status != http.StatusOK {
@@ -279,13 +273,10 @@ func TestPaymentPages(t *testing.T) {
 // PG simulator and hub taking payments through it.
 func eachPG(t *testing.T, fn func(t *testing.T, h *hubtest.Hub, pg *pgsim.Server)) {
 	t.Helper()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			pg := startPG(t)
-			fn(t, hubtest.Start(t, engine, withPG(pg)), pg)
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		pg := startPG(t)
+		fn(t, hubtest.Start(t, engine, withPG(pg)), pg)
+	})
 }
 
 // rowOf returns the chart data table's row of a series, from its name to

@@ -42,8 +42,7 @@ func TestPeerHubPage(t *testing.T) {
 			LastUpdated: ocpi.NewDateTime(time.Now().Add(time.Minute))}); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
 			t.Fatalf("ClientInfo push: %v %+v", err, resp)
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		p := c.get("/console/parties/" + itoa(id))
 		if p.status != http.StatusOK || !strings.Contains(p.body, "Behind this hub") || !strings.Contains(p.body, "DE/AAA") || !strings.Contains(p.body, "DE/BBB") {
 			t.Fatalf("peer hub page: HTTP %d\n%s", p.status, p.body)
@@ -93,8 +92,7 @@ func TestPeerHubConflictPage(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 		row := func(id int64) string {
 			t.Helper()
 			p := c.get("/console/parties/" + itoa(id))

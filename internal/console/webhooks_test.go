@@ -28,11 +28,7 @@ const webhookSecret = "console-test-signing-secret-0123456789"
 func failedDelivery(t testing.TB, h *hubtest.Hub) (*webhooksim.Receiver, *webhook.Subscription, *webhook.Delivery) {
 	t.Helper()
 	ctx := hubtest.Ctx(t, time.Minute)
-	rcv, err := webhooksim.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := hubtest.StartWebhookReceiver(t)
 	rcv.SetStatus(http.StatusGone)
 	var sub webhook.Subscription
 	if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/webhooks", map[string]any{"url": rcv.URL(), "events": []string{event.CDRMissing}, "secret": webhookSecret}, &sub); resp.HTTPStatus != http.StatusCreated {
@@ -45,7 +41,7 @@ func failedDelivery(t testing.TB, h *hubtest.Hub) (*webhooksim.Receiver, *webhoo
 	}
 	all := webhook.Owner{All: true}
 	var d *webhook.Delivery
-	wait(t, ctx, "the delivery to fail", func() bool {
+	hubtest.Eventually(t, ctx, "the delivery to fail", func() bool {
 		list, _, err := h.Webhooks.Deliveries(ctx, all, sub.ID, webhook.DeliveryFilter{}, ocpi.PageRequest{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -73,8 +69,7 @@ func TestWebhookPages(t *testing.T) {
 		ctx := hubtest.Ctx(t, time.Minute)
 		rcv, sub, d := failedDelivery(t, h)
 		did := strconv.FormatInt(d.ID, 10)
-		c := newClient(t, h)
-		c.signIn()
+		c := signedIn(t, h)
 
 		list := c.get("/console/webhooks")
 		for _, want := range []string{`href="/console/webhooks"`, rcv.URL(), sub.ID, "cdr.missing", "DISABLED", "410", "operator"} {
@@ -133,7 +128,7 @@ func TestWebhookPages(t *testing.T) {
 			t.Errorf("replayed delivery: %d %v %s", got[1].Status, got[1].Header, got[1].Body)
 		}
 		var after page
-		wait(t, ctx, "the replay delivered in the log", func() bool {
+		hubtest.Eventually(t, ctx, "the replay delivered in the log", func() bool {
 			after = c.get(path)
 			return strings.Contains(after.body, `<span class="badge tone-ok">DELIVERED</span>`)
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
 var wildcard = regexp.MustCompile(`\{([a-z_]+)(\.\.\.)?\}`)
@@ -57,9 +58,9 @@ func TestRouteAccess(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		suspended := registeredCPO(t, h, "Suspended", "NL", "ACM")
-		gone := registeredEMSP(t, h, "Gone", "DE", "GON")
-		connected := registeredEMSP(t, h, "Connected", "FR", "CON")
+		suspended := hubtest.Add(t, h, sim.StartCPO, "Suspended", "NL", "ACM")
+		gone := hubtest.Add(t, h, sim.StartEMSP, "Gone", "DE", "GON")
+		connected := hubtest.Add(t, h, sim.StartEMSP, "Connected", "FR", "CON")
 
 		p, err := h.Parties.FindByParty(ctx, "", "NL", "ACM")
 		if err != nil {

@@ -66,7 +66,7 @@ func TestAdminParties(t *testing.T) {
 		wantError(t, "invitation that is not JSON", adminDo(t, h, http.MethodPost, "/admin/invitations", []byte("name=x")),
 			http.StatusBadRequest, ocpi.StatusInvalidParams, "")
 
-		cpo := newCPO(t, "Acme", "NL", "ACM")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
 		if err := cpo.Register(ctx, inv.VersionsURL, inv.Token); err != nil {
 			t.Fatal(err)
 		}

@@ -13,11 +13,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/ocpihub/ocpihub/internal/httpapi"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -62,7 +62,7 @@ func invite(t *testing.T, h *hubtest.Hub, name string) string {
 func TestDesignErrorRowsOverHTTP(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := registeredCPO(t, h, "Rows CPO", "NL", "RWC")
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Rows CPO", "NL", "RWC")
 		// A partner whose versions URL answers with a plain 404.
 		broken := httptest.NewServer(http.NotFoundHandler())
 		t.Cleanup(broken.Close)
@@ -500,7 +500,7 @@ func seedClientInfo(t *testing.T, h *hubtest.Hub, n int) {
 func TestHubClientInfoPaging(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := registeredCPO(t, h, "Paging CPO", "NL", "PGC")
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Paging CPO", "NL", "PGC")
 		seedClientInfo(t, h, 10)
 		var all []map[string]any
 		if _, err := cpo.CallHub(hubtest.Ctx(t, 10e9), "GET", "hubclientinfo", "", "", nil, &all); err != nil {

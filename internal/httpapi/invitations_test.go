@@ -32,7 +32,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 			}
 			return resp
 		}
-		watcher := registeredEMSP(t, h, "Watcher", "DE", "WAT")
+		watcher := hubtest.Add(t, h, sim.StartEMSP, "Watcher", "DE", "WAT")
 
 		var inv party.Invitation
 		h.Admin(t, http.MethodPost, "/admin/invitations", map[string]any{
@@ -98,7 +98,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 				t.Errorf("revoked token A on %s: HTTP %d %s", u, r.HTTPStatus, r.Body)
 			}
 		}
-		rev := newEMSP(t, "Rev", "BE", "REV")
+		rev := hubtest.StartSim(t, sim.StartEMSP, "Rev", "BE", "REV")
 		if err := rev.Register(ctx, inv.VersionsURL, inv.Token); sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("registering with a revoked token A: %v", err)
 		}

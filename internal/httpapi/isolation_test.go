@@ -20,7 +20,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/ptpsim"
-	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
@@ -278,12 +277,12 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 			t.Fatal(err)
 		}
 	}
-	cpoA := registeredCPO(t, h, "CPO A", "NL", "CPA")
-	cpoB := registeredCPO(t, h, "CPO B", "DE", "CPB")
-	emspA := registeredEMSP(t, h, "EMSP A", "NL", "EMA")
-	emspB := registeredEMSP(t, h, "EMSP B", "DE", "EMB")
-	ptpA := registeredPTP(t, h, "PTP A", "NL", "PTA")
-	ptpB := registeredPTP(t, h, "PTP B", "DE", "PTB")
+	cpoA := hubtest.Add(t, h, sim.StartCPO, "CPO A", "NL", "CPA")
+	cpoB := hubtest.Add(t, h, sim.StartCPO, "CPO B", "DE", "CPB")
+	emspA := hubtest.Add(t, h, sim.StartEMSP, "EMSP A", "NL", "EMA")
+	emspB := hubtest.Add(t, h, sim.StartEMSP, "EMSP B", "DE", "EMB")
+	ptpA := hubtest.Add(t, h, ptpsim.Start, "PTP A", "NL", "PTA")
+	ptpB := hubtest.Add(t, h, ptpsim.Start, "PTP B", "DE", "PTB")
 	tokenA := map[string]string{"cpo": cpoA.Token(), "emsp": emspA.Token(), "ptp": ptpA.Token()}
 	tokenB := map[string]string{"cpo": cpoB.Token(), "emsp": emspB.Token(), "ptp": ptpB.Token()}
 
@@ -292,22 +291,13 @@ func walkRoutes(t *testing.T, h *hubtest.Hub) {
 	loc := sim.LocationObject("NL", "CPA", "LOC1", "E1")
 	loc["postal_code"] = "560001"
 	must(cpoA.PutLocation(ctx, "LOC1", loc))
-	must(cpoA.PutTariff(ctx, "T1", map[string]any{"country_code": "NL", "party_id": "CPA", "id": "T1", "currency": "INR",
-		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
-		"last_updated": ocpi.NewDateTime(time.Now())}))
-	tok := emspA.NewToken("TOK1", "RFID", "ALWAYS")
-	_, err := emspA.PutToken(ctx, tok)
-	must(err)
-	sid, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
-	must(err)
-	must(cpoA.StopSession(ctx, sid))
+	must(cpoA.PutTariff(ctx, "T1", energyTariff("NL", "CPA", "T1")))
+	tok, sid := chargeOnce(t, ctx, cpoA, emspA, "TOK1", "LOC1")
 	cdrID := "CDR-" + sid
 	// A second session of A's, still ACTIVE: the one B tries to stop.
 	active, err := cpoA.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
 	must(err)
-	rcv, err := webhooksim.Start()
-	must(err)
-	t.Cleanup(rcv.Close)
+	rcv := hubtest.StartWebhookReceiver(t)
 	wh := send(t, h, http.MethodPost, "/ocpi/2.2.1/webhooks", emspA.Token(), map[string]any{"url": rcv.URL(), "events": []string{"location.updated"}})
 	var sub struct {
 		ID string `json:"id"`

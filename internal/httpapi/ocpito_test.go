@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -22,18 +23,8 @@ func TestOCPIToRules(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("To CPO", "NL", "TOC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		emsp, err := sim.StartEMSP("To eMSP", "DE", "TOE", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(emsp.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, emsp.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "To CPO", "NL", "TOC")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "To eMSP", "DE", "TOE")
 		must := func(err error) {
 			t.Helper()
 			if err != nil {
@@ -41,22 +32,10 @@ func TestOCPIToRules(t *testing.T) {
 			}
 		}
 		must(cpo.PutLocation(ctx, "LOC1", sim.LocationObject("NL", "TOC", "LOC1", "E1")))
-		must(cpo.PutTariff(ctx, "T1", map[string]any{"country_code": "NL", "party_id": "TOC", "id": "T1", "currency": "INR",
-			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
-			"last_updated": ocpi.NewDateTime(time.Now())}))
-		tok := emsp.NewToken("TOK1", "RFID", "ALWAYS")
-		_, err = emsp.PutToken(ctx, tok)
-		must(err)
-		sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1"})
-		must(err)
-		must(cpo.StopSession(ctx, sid))
+		must(cpo.PutTariff(ctx, "T1", energyTariff("NL", "TOC", "T1")))
+		chargeOnce(t, ctx, cpo, emsp, "TOK1", "LOC1")
 
-		to := func(cc, pid string) http.Header {
-			hd := http.Header{}
-			hd.Set("OCPI-to-country-code", cc)
-			hd.Set("OCPI-to-party-id", pid)
-			return hd
-		}
+		to := hubtest.ToHeader
 		get := func(p *sim.Platform, module string, hd http.Header) (int, int, string, http.Header) {
 			t.Helper()
 			base, ok := p.HubEndpoint(module, "SENDER")
@@ -156,18 +135,8 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo, err := sim.StartCPO("Offset CPO", "NL", "OFC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cpo.Close)
-		cli, err := sim.StartEMSP("CLI eMSP", "DE", "CLI", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cli.Close)
-		h.Register(t, cpo.Platform)
-		h.Register(t, cli.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Offset CPO", "NL", "OFC")
+		cli := hubtest.Add(t, h, sim.StartEMSP, "CLI eMSP", "DE", "CLI")
 		const n = 7
 		for i := range n {
 			id := "LOC" + strconv.Itoa(i)
@@ -178,22 +147,10 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 		const m = 4
 		for i := range m {
 			id := "T" + strconv.Itoa(i)
-			if err := cpo.PutTariff(ctx, id, map[string]any{"country_code": "NL", "party_id": "OFC", "id": id, "currency": "INR",
-				"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
-				"last_updated": ocpi.NewDateTime(time.Now())}); err != nil {
+			if err := cpo.PutTariff(ctx, id, energyTariff("NL", "OFC", id)); err != nil {
 				t.Fatal(err)
 			}
-			tok := cli.NewToken("TOK"+strconv.Itoa(i), "RFID", "ALWAYS")
-			if _, err := cli.PutToken(ctx, tok); err != nil {
-				t.Fatal(err)
-			}
-			sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": "LOC0", "evse_uid": "E1", "connector_id": "1"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cpo.StopSession(ctx, sid); err != nil {
-				t.Fatal(err)
-			}
+			chargeOnce(t, ctx, cpo, cli, "TOK"+strconv.Itoa(i), "LOC0")
 		}
 		for _, c := range []struct {
 			p      *sim.Platform
@@ -225,4 +182,29 @@ func TestSelfAddressedOffsetClient(t *testing.T) {
 			}
 		}
 	})
+}
+
+// energyTariff is a tariff of the party cc/pid that prices energy only.
+func energyTariff(cc, pid, id string) map[string]any {
+	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR",
+		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 12, "step_size": 1}}}},
+		"last_updated": ocpi.NewDateTime(time.Now())}
+}
+
+// chargeOnce has emsp put the RFID token uid and cpo run one whole session
+// with it at the location's E1/1; it returns the token and the session's id.
+func chargeOnce(t *testing.T, ctx context.Context, cpo *sim.CPO, emsp *sim.EMSP, uid, location string) (map[string]any, string) {
+	t.Helper()
+	tok := emsp.NewToken(uid, "RFID", "ALWAYS")
+	if _, err := emsp.PutToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	sid, err := cpo.StartSession(ctx, map[string]any{"token": tok, "location_id": location, "evse_uid": "E1", "connector_id": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cpo.StopSession(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	return tok, sid
 }

@@ -53,7 +53,7 @@ func TestPeerHubClientInfoGet(t *testing.T) {
 
 		get := func(p *sim.Platform, cc, pid string) (int, sim.ClientInfo) {
 			t.Helper()
-			resp, err := p.Raw(ctx, http.MethodGet, hubURL(t, p, "hubclientinfo", "/"+cc+"/"+pid), nil, nil)
+			resp, err := p.Raw(ctx, http.MethodGet, hubtest.HubURL(t, p, "hubclientinfo", "RECEIVER", "/"+cc+"/"+pid), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,7 @@ func TestPeerHubConnectInitiated(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 2*time.Minute)
-		emsp := registeredEMSP(t, h, "Our eMSP", "NL", "EMS")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
 		peer, err := sim.StartPeerHub("Peer A", "DE/PHA", "DE/AAA", "DE/BBB", hubtest.Logger())
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +75,7 @@ func TestPeerHub22(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 2*time.Minute)
-		emsp := registeredEMSP(t, h, "Our eMSP", "NL", "EMS")
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
 		peer, err := sim.StartPeerHub("Peer 22", "DE/P22", "DE/A22", "DE/B22", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.2"} })
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestPeerHub22(t *testing.T) {
 			c, err2 := h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "A22")
 			return err == nil && err2 == nil && p.Name == "Peer 22" && c.ID == p.ID
 		})
-		resp, err = peer.Raw(ctx, http.MethodGet, hubURL(t, peer.Platform, "hubclientinfo", "/DE/C22"), nil, nil)
+		resp, err = peer.Raw(ctx, http.MethodGet, hubtest.HubURL(t, peer.Platform, "hubclientinfo", "RECEIVER", "/DE/C22"), nil, nil)
 		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
 			t.Fatalf("ClientInfo GET on 2.2: %v %+v", err, resp)
 		}

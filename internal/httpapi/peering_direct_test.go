@@ -19,7 +19,7 @@ func TestPeerHubDirectWins(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setupPeering(t, h)
 		ctx := b.ctx
-		direct := registeredCPO(t, h, "DE/AAA direct", "DE", "AAA")
+		direct := hubtest.Add(t, h, sim.StartCPO, "DE/AAA direct", "DE", "AAA")
 		p, err := h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "AAA")
 		if err != nil || p.ID == b.peerID {
 			t.Fatalf("DE/AAA reached through %+v (%v), want directly", p, err)
@@ -29,7 +29,7 @@ func TestPeerHubDirectWins(t *testing.T) {
 		if err := direct.PublishLocation(ctx, "LOCD", "E1"); err != nil {
 			t.Fatalf("location of DE/AAA, directly: %v", err)
 		}
-		resp, err := b.peer.Raw(ctx, http.MethodPut, hubURL(t, b.peer.Platform, "locations", "/DE/AAA/LOCX"), sim.LocationObject("DE", "AAA", "LOCX", "E1"), nil)
+		resp, err := b.peer.Raw(ctx, http.MethodPut, hubtest.HubURL(t, b.peer.Platform, "locations", "RECEIVER", "/DE/AAA/LOCX"), sim.LocationObject("DE", "AAA", "LOCX", "E1"), nil)
 		if err != nil || resp.HTTPStatus != http.StatusNotFound {
 			t.Errorf("location of DE/AAA from the peer hub once it is direct: %v HTTP %d, want 404", err, resp.HTTPStatus)
 		}

@@ -98,7 +98,7 @@ func TestPeerHubPull(t *testing.T) {
 		// the peer hub: it reaches our CPO, never the peer hub.
 		theirs["whitelist"], theirs["last_updated"] = "NEVER", time.Now().UTC().Add(time.Second).Format(time.RFC3339)
 		b.peer.KeepToken(theirs)
-		resp, err := b.peer.Raw(ctx, http.MethodPut, hubURL(t, b.peer.Platform, "tokens", "/DE/BBB/THEIRS9?type=RFID"), theirs, nil)
+		resp, err := b.peer.Raw(ctx, http.MethodPut, hubtest.HubURL(t, b.peer.Platform, "tokens", "RECEIVER", "/DE/BBB/THEIRS9?type=RFID"), theirs, nil)
 		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
 			t.Fatalf("token of DE/BBB pushed by the peer hub: %v %+v", err, resp)
 		}

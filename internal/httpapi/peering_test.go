@@ -33,22 +33,14 @@ type peering struct {
 func setupPeering(t *testing.T, h *hubtest.Hub) *peering {
 	t.Helper()
 	b := &peering{h: h, ctx: hubtest.Ctx(t, 2*time.Minute)}
+	b.emsp = hubtest.Add(t, h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
+	b.cpo = hubtest.Add(t, h, sim.StartCPO, "Direct CPO", "IN", "DIR")
 	var err error
-	if b.emsp, err = sim.StartEMSP("Our eMSP", "NL", "EMS", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.emsp.Close)
-	if b.cpo, err = sim.StartCPO("Direct CPO", "IN", "DIR", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
 	if b.peer, err = sim.StartPeerHub("Peer A", "DE/PHA", "DE/AAA", "DE/BBB", hubtest.Logger()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.peer.Close)
-	for _, p := range []*sim.Platform{b.emsp.Platform, b.cpo.Platform, b.peer.Platform} {
-		h.Register(t, p)
-	}
+	h.Register(t, b.peer.Platform)
 	p, err := h.Parties.FindByParty(b.ctx, party.RoleHUB, "DE", "PHA")
 	if err != nil {
 		t.Fatal(err)
@@ -61,15 +53,10 @@ func setupPeering(t *testing.T, h *hubtest.Hub) *peering {
 	return b
 }
 
+// waitFor is hubtest.Eventually with the peering tests' one-minute bound.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	hubtest.Eventually(t, hubtest.Ctx(t, time.Minute), what, cond)
 }
 
 func clientInfo(cc, pid, role, status string, at time.Time) sim.ClientInfo {
@@ -95,7 +82,7 @@ func TestPeerHub(t *testing.T) {
 		// nobody lists.
 		for _, who := range []string{"IN/DIR", "XX/ZZZ"} {
 			cc, pid, _ := strings.Cut(who, "/")
-			resp, err := b.peer.Raw(ctx, http.MethodPut, hubURL(t, b.peer.Platform, "locations", "/"+cc+"/"+pid+"/LOCX"), sim.LocationObject(cc, pid, "LOCX", "E1"), nil)
+			resp, err := b.peer.Raw(ctx, http.MethodPut, hubtest.HubURL(t, b.peer.Platform, "locations", "RECEIVER", "/"+cc+"/"+pid+"/LOCX"), sim.LocationObject(cc, pid, "LOCX", "E1"), nil)
 			if err != nil || resp.HTTPStatus != http.StatusNotFound {
 				t.Errorf("location of %s from the peer hub: %v HTTP %d, want 404", who, err, resp.HTTPStatus)
 			}
@@ -241,11 +228,11 @@ func testPeerClientInfo(t *testing.T, b *peering) {
 	}
 
 	// Only a hub lists parties; a body naming another party is refused.
-	resp, err := b.emsp.Raw(ctx, http.MethodPut, hubURL(t, b.emsp.Platform, "hubclientinfo", "/DE/XYZ"), clientInfo("DE", "XYZ", "CPO", "CONNECTED", now), nil)
+	resp, err := b.emsp.Raw(ctx, http.MethodPut, hubtest.HubURL(t, b.emsp.Platform, "hubclientinfo", "RECEIVER", "/DE/XYZ"), clientInfo("DE", "XYZ", "CPO", "CONNECTED", now), nil)
 	if err != nil || resp.HTTPStatus != http.StatusNotFound {
 		t.Errorf("ClientInfo from an eMSP: %v %+v, want 404", err, resp)
 	}
-	resp, err = b.peer.Raw(ctx, http.MethodPut, hubURL(t, b.peer.Platform, "hubclientinfo", "/DE/XYZ"), clientInfo("DE", "XYW", "CPO", "CONNECTED", now), nil)
+	resp, err = b.peer.Raw(ctx, http.MethodPut, hubtest.HubURL(t, b.peer.Platform, "hubclientinfo", "RECEIVER", "/DE/XYZ"), clientInfo("DE", "XYW", "CPO", "CONNECTED", now), nil)
 	if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 2001 {
 		t.Errorf("ClientInfo naming another party than its URL: %v %+v, want 2001", err, resp)
 	}
@@ -268,7 +255,7 @@ func testPeerConflict(t *testing.T, b *peering) {
 	if p, err := b.h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "AAA"); err != nil || p.ID != b.peerID {
 		t.Errorf("DE/AAA reached through %v (%v), want the first peer hub", p, err)
 	}
-	resp, err := second.Raw(ctx, http.MethodPut, hubURL(t, second.Platform, "locations", "/DE/AAA/LOCB"), sim.LocationObject("DE", "AAA", "LOCB", "E1"), nil)
+	resp, err := second.Raw(ctx, http.MethodPut, hubtest.HubURL(t, second.Platform, "locations", "RECEIVER", "/DE/AAA/LOCB"), sim.LocationObject("DE", "AAA", "LOCB", "E1"), nil)
 	if err != nil || resp.HTTPStatus != http.StatusNotFound {
 		t.Errorf("location of DE/AAA from the second peer hub: %v HTTP %d, want 404", err, resp.HTTPStatus)
 	}
@@ -289,14 +276,4 @@ func testPeerConflict(t *testing.T, b *peering) {
 			t.Errorf("peer %s shows DE/AAA as %+v", p.Name, pp)
 		}
 	}
-}
-
-// hubURL returns the hub's URL of a module for a platform plus suffix.
-func hubURL(t *testing.T, p *sim.Platform, module, suffix string) string {
-	t.Helper()
-	u, ok := p.HubEndpoint(module, "RECEIVER")
-	if !ok {
-		t.Fatalf("the hub lists no %s RECEIVER", module)
-	}
-	return u + suffix
 }

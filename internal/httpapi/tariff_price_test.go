@@ -35,7 +35,7 @@ func TestAdminTariffPrice(t *testing.T) {
 		// Without time_zone, the zone of the session's location when the hub
 		// holds it (Asia/Kolkata: 10:00 UTC is 15:30, after the noon change
 		// from 0.10 to 0.30 per kWh), else UTC.
-		cpo := registeredCPO(t, h, "CPO One", "IN", "CP1")
+		cpo := hubtest.Add(t, h, sim.StartCPO, "CPO One", "IN", "CP1")
 		if err := cpo.PutLocation(t.Context(), "L1", sim.LocationObject("IN", "CP1", "L1", "E1")); err != nil {
 			t.Fatal(err)
 		}

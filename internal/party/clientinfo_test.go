@@ -99,8 +99,7 @@ func statusOf(list []sim.ClientInfo, role, cc, pid string) string {
 func TestHubClientInfo(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		emsp := startEMSP(t, "Volt", "DE", "VMO")
-		h.Register(t, emsp.Platform)
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
 
 		// An invitation bound to a party announces it as PLANNED.
 		inv := invite(t, h, "acme", party.PartyRef{Role: party.RoleCPO, CountryCode: "NL", PartyID: "ACM"})
@@ -112,7 +111,7 @@ func TestHubClientInfo(t *testing.T) {
 
 		// It registers: CONNECTED. A second partner registering is pushed to
 		// the first.
-		cpo := startCPO(t, "Acme", "NL", "ACM")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
 		if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
 			t.Fatal(err)
 		}
@@ -177,10 +176,8 @@ func TestLiveness(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		clk := h.Clock.(*clock.Fake)
-		emsp := startEMSP(t, "Volt", "DE", "VMO")
-		h.Register(t, emsp.Platform)
-		cpo := startCPO(t, "Acme", "NL", "ACM")
-		h.Register(t, cpo.Platform)
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
 		waitPush(t, emsp.Platform, "NL", "ACM", party.ClientConnected)
 		pl := platformOf(t, h, "NL", "ACM")
 		var reconnected []int64

@@ -15,7 +15,7 @@ import (
 func TestHubConnects(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Acme Charging", "NL", "ACM")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme Charging", "NL", "ACM")
 		tokenA := cpo.Invite()
 		pl, err := h.Parties.Connect(ctx(t), "", cpo.VersionsURL(), tokenA)
 		if err != nil {
@@ -48,7 +48,7 @@ func TestHubConnects(t *testing.T) {
 		}
 
 		// The admin API does the same for an eMSP.
-		emsp := startEMSP(t, "Volt Mobility", "DE", "VMO")
+		emsp := hubtest.StartSim(t, sim.StartEMSP, "Volt Mobility", "DE", "VMO")
 		var got party.Platform
 		resp := h.Admin(t, http.MethodPost, "/admin/parties/connect", map[string]string{
 			"versions_url": emsp.VersionsURL(), "token": emsp.Invite(), "name": "Volt"}, &got)
@@ -66,7 +66,7 @@ func TestHubConnects(t *testing.T) {
 func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		bare := startEMSP(t, "Bare eMSP", "NL", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} })
+		bare := hubtest.StartSim(t, sim.StartEMSP, "Bare eMSP", "NL", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} })
 		_, err := h.Parties.Connect(ctx(t), "", bare.VersionsURL(), bare.Invite())
 		if ocpi.ErrorCode(err) != ocpi.ENOENDPOINTS {
 			t.Fatalf("connect to an eMSP without tokens: %v, want 3003", err)
@@ -76,7 +76,7 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 			t.Errorf("the CPO was not told to forget the registration: %d DELETEs", len(dels))
 		}
 
-		old := startCPO(t, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1", "3.0"} })
+		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1", "3.0"} })
 		if _, err := h.Parties.Connect(ctx(t), "", old.VersionsURL(), old.Invite()); ocpi.ErrorCode(err) != ocpi.EUNSUPPORTEDVER {
 			t.Errorf("connect to a partner speaking only 2.1 and 3.0: %v, want 3002", err)
 		}
@@ -87,7 +87,7 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 			t.Errorf("connect with a wrong token A: %v, want 3001", err)
 		}
 		// The partner's party is the hub's own.
-		fake := startEMSP(t, "Fake", "IN", "OHE")
+		fake := hubtest.StartSim(t, sim.StartEMSP, "Fake", "IN", "OHE")
 		if _, err := h.Parties.Connect(ctx(t), "", fake.VersionsURL(), fake.Invite()); ocpi.ErrorCode(err) != ocpi.EINVALID {
 			t.Errorf("connect to a partner claiming our party: %v", err)
 		}
@@ -103,8 +103,7 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 func TestRotation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Acme", "NL", "ACM")
-		h.Register(t, cpo.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
 		pl := platformOf(t, h, "NL", "ACM")
 
 		// From the partner's side.

@@ -25,8 +25,7 @@ func TestTokenEncodings(t *testing.T) {
 
 			// Partner-initiated: the hub answers in the partner's encoding
 			// at once (no failed attempt in the other one).
-			emsp := startEMSP(t, fmt.Sprintf("eMSP raw=%v", raw), "DE", fmt.Sprintf("E%02d", i), enc)
-			h.Register(t, emsp.Platform)
+			emsp := hubtest.Add(t, h, sim.StartEMSP, fmt.Sprintf("eMSP raw=%v", raw), "DE", fmt.Sprintf("E%02d", i), enc)
 			ecc, epid := emsp.Party()
 			pl := platformOf(t, h, ecc, epid)
 			if pl.TokenBase64 != b64 {
@@ -44,7 +43,7 @@ func TestTokenEncodings(t *testing.T) {
 
 			// Hub-initiated: Base64 is tried first, then the partner's
 			// encoding is kept for the POST and everything after.
-			cpo := startCPO(t, fmt.Sprintf("CPO raw=%v", raw), "NL", fmt.Sprintf("C%02d", i), enc)
+			cpo := hubtest.StartSim(t, sim.StartCPO, fmt.Sprintf("CPO raw=%v", raw), "NL", fmt.Sprintf("C%02d", i), enc)
 			tokenA := cpo.Invite()
 			cp, err := h.Parties.Connect(ctx(t), "", cpo.VersionsURL(), tokenA)
 			if err != nil {

@@ -7,16 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
@@ -34,7 +33,7 @@ func productionGuard(o *hubtest.Options) {
 func TestRegistrationToInternalAddressRefused(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Inside CPO", "NL", "INS")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Inside CPO", "NL", "INS")
 		_, port, _ := net.SplitHostPort(strings.TrimPrefix(cpo.URL(), "http://"))
 		closed, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -64,15 +63,7 @@ func TestRegistrationToInternalAddressRefused(t *testing.T) {
 			"http://[::ffff:127.0.0.1]:" + port + "/ocpi/versions",
 			"http://127.0.0.1:" + closedPort + "/ocpi/versions",
 		} {
-			tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
-			if err != nil {
-				t.Fatal(err)
-			}
-			creds := cpo.Credentials(tokenB)
-			creds.URL = u
-			body, _ := json.Marshal(creds)
-			resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(inv.Token, true)}})
-			env, err := ocpi.DecodeEnvelope(resp.Body)
+			resp, env, err := registerAt(t, h, cpo, inv.Token, u)
 			if resp.HTTPStatus != http.StatusOK || err != nil || env.StatusCode != ocpi.StatusClientAPIError {
 				t.Fatalf("register with %s: HTTP %d %s, want 3001", u, resp.HTTPStatus, resp.Body)
 			}
@@ -97,38 +88,29 @@ func TestRegistrationToInternalAddressRefused(t *testing.T) {
 // partner's own port), nothing more.
 func TestCredentialsUpdateToInternalAddressRefused(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			cpo := startCPO(t, "Allowed CPO", "NL", "ALW")
-			inside := startCPO(t, "Internal service", "NL", "INT")
-			ap := netip.MustParseAddrPort(strings.TrimPrefix(cpo.URL(), "http://"))
-			h := hubtest.Start(t, engine, func(o *hubtest.Options) {
-				o.Config = func(c *app.Config) {
-					c.DevMode = false
-					c.OutboundAllow = []netguard.Rule{{Prefix: netip.PrefixFrom(ap.Addr(), 32), Port: ap.Port()}}
-				}
-			})
-			inv := invite(t, h, cpo.Name())
-			if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
-				t.Fatalf("register the allowed partner: %v", err)
-			}
-			creds := cpo.Credentials("B-moved")
-			creds.URL = inside.VersionsURL()
-			_, err := cpo.CallHub(ctx(t), http.MethodPut, "credentials", "", "", creds, nil)
-			var e *ocpiclient.Error
-			if sim.StatusCode(err) != ocpi.StatusClientAPIError || !errors.As(err, &e) ||
-				!strings.Contains(e.Response.Envelope.StatusMessage, "not one this hub may call") {
-				t.Fatalf("credentials PUT moving to %s: %v, want 3001 naming the refusal", inside.VersionsURL(), err)
-			}
-			if got := inside.Requests(func(sim.Request) bool { return true }); len(got) != 0 {
-				t.Errorf("the hub reached the internal service %d times", len(got))
-			}
-			if pl := platformOf(t, h, "NL", "ALW"); pl.VersionsURL != cpo.VersionsURL() {
-				t.Errorf("versions URL now %s, want it unchanged (%s)", pl.VersionsURL, cpo.VersionsURL())
-			}
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Allowed CPO", "NL", "ALW")
+		inside := hubtest.StartSim(t, sim.StartCPO, "Internal service", "NL", "INT")
+		h := hubtest.Start(t, engine, hubtest.AllowOnly(cpo.Platform))
+		inv := invite(t, h, cpo.Name())
+		if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
+			t.Fatalf("register the allowed partner: %v", err)
+		}
+		creds := cpo.Credentials("B-moved")
+		creds.URL = inside.VersionsURL()
+		_, err := cpo.CallHub(ctx(t), http.MethodPut, "credentials", "", "", creds, nil)
+		var e *ocpiclient.Error
+		if sim.StatusCode(err) != ocpi.StatusClientAPIError || !errors.As(err, &e) ||
+			!strings.Contains(e.Response.Envelope.StatusMessage, "not one this hub may call") {
+			t.Fatalf("credentials PUT moving to %s: %v, want 3001 naming the refusal", inside.VersionsURL(), err)
+		}
+		if got := inside.Requests(func(sim.Request) bool { return true }); len(got) != 0 {
+			t.Errorf("the hub reached the internal service %d times", len(got))
+		}
+		if pl := platformOf(t, h, "NL", "ALW"); pl.VersionsURL != cpo.VersionsURL() {
+			t.Errorf("versions URL now %s, want it unchanged (%s)", pl.VersionsURL, cpo.VersionsURL())
+		}
+	})
 }
 
 // TestRegistrationErrorsDoNotTellClosedFromLive: with the address allowed,
@@ -139,7 +121,7 @@ func TestCredentialsUpdateToInternalAddressRefused(t *testing.T) {
 func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Probe CPO", "NL", "PRB")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Probe CPO", "NL", "PRB")
 		inv := invite(t, h, cpo.Name())
 		closed, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -160,15 +142,7 @@ func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
 		}
 		messages := map[string][]string{}
 		for _, u := range urls {
-			tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
-			if err != nil {
-				t.Fatal(err)
-			}
-			creds := cpo.Credentials(tokenB)
-			creds.URL = u
-			body, _ := json.Marshal(creds)
-			resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(inv.Token, true)}})
-			env, err := ocpi.DecodeEnvelope(resp.Body)
+			resp, env, err := registerAt(t, h, cpo, inv.Token, u)
 			if err != nil || env.StatusCode != ocpi.StatusClientAPIError {
 				t.Fatalf("register with %s: HTTP %d %s, want 3001", u, resp.HTTPStatus, resp.Body)
 			}
@@ -180,4 +154,21 @@ func TestRegistrationErrorsDoNotTellClosedFromLive(t *testing.T) {
 		}
 		assertNothingRegistered(t, h)
 	})
+}
+
+// registerAt starts cpo's registration with token A and posts its
+// credentials naming u as its versions URL; it returns the hub's answer
+// and its decoded envelope.
+func registerAt(t *testing.T, h *hubtest.Hub, cpo *sim.CPO, tokenA, u string) (*ocpiclient.Response, *ocpi.Envelope, error) {
+	t.Helper()
+	tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), tokenA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := cpo.Credentials(tokenB)
+	creds.URL = u
+	body, _ := json.Marshal(creds)
+	resp := h.Do(t, http.MethodPost, "/ocpi/2.2.1/credentials", "", body, http.Header{"Authorization": {ocpi.EncodeToken(tokenA, true)}})
+	env, err := ocpi.DecodeEnvelope(resp.Body)
+	return resp, env, err
 }

@@ -23,26 +23,6 @@ import (
 // ctx returns a context bounded by the test.
 func ctx(t *testing.T) context.Context { return hubtest.Ctx(t, 30*time.Second) }
 
-func startCPO(t *testing.T, name, cc, pid string, tweak ...func(*sim.Options)) *sim.CPO {
-	t.Helper()
-	c, err := sim.StartCPO(name, cc, pid, hubtest.Logger(), tweak...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
-func startEMSP(t *testing.T, name, cc, pid string, tweak ...func(*sim.Options)) *sim.EMSP {
-	t.Helper()
-	e, err := sim.StartEMSP(name, cc, pid, hubtest.Logger(), tweak...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e
-}
-
 // invite issues a token A.
 func invite(t *testing.T, h *hubtest.Hub, name string, parties ...party.PartyRef) *party.Invitation {
 	t.Helper()

@@ -11,16 +11,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
-func startCPO22(t *testing.T, name, cc, pid string) *sim.CPO22 {
-	t.Helper()
-	c, err := sim.StartCPO22(name, cc, pid, hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
-}
-
 // TestOCPI22CPO: a CPO management system of the OCPI 2.2 era (2.2 only,
 // raw tokens, an empty 201 to our credentials POST followed by its own
 // registration back, endpoints re-read before every push, nothing but 201
@@ -29,13 +19,11 @@ func startCPO22(t *testing.T, name, cc, pid string) *sim.CPO22 {
 func TestOCPI22CPO(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		emsp := startEMSP(t, "eMSP 221", "DE", "E21")
-		old := startEMSP(t, "eMSP 211", "FR", "E11", func(o *sim.Options) { o.Versions = []string{"2.1.1"} })
-		h.Register(t, emsp.Platform)
-		h.Register(t, old.Platform)
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "eMSP 221", "DE", "E21")
+		old := hubtest.Add(t, h, sim.StartEMSP, "eMSP 211", "FR", "E11", func(o *sim.Options) { o.Versions = []string{"2.1.1"} })
 
 		// The 2.2 CPO registers with us.
-		in := startCPO22(t, "CPO 22 In", "NL", "C2I")
+		in := hubtest.StartSim(t, sim.StartCPO22, "CPO 22 In", "NL", "C2I")
 		if err := in.Register(ctx(t), h.VersionsURLOf(in.Platform), invite(t, h, "CPO 22 In").Token); err != nil {
 			t.Fatalf("2.2 CPO registers with the hub: %v", err)
 		}
@@ -44,7 +32,7 @@ func TestOCPI22CPO(t *testing.T) {
 		}
 		// We register with another 2.2 CPO: it answers 201 without a body
 		// and registers back.
-		out := startCPO22(t, "CPO 22 Out", "NL", "C2O")
+		out := hubtest.StartSim(t, sim.StartCPO22, "CPO 22 Out", "NL", "C2O")
 		p, err := h.Parties.Connect(ctx(t), "", out.VersionsURL(), out.Invite())
 		if err != nil {
 			t.Fatalf("connect to a 2.2 CPO answering 201 without a body: %v", err)
@@ -86,7 +74,7 @@ func TestOCPI22CPO(t *testing.T) {
 func TestLenientRegistration(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		pushOnly := startCPO(t, "", "NL", "PSO", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
+		pushOnly := hubtest.StartSim(t, sim.StartCPO, "", "NL", "PSO", func(o *sim.Options) { o.OmitEndpoints = []string{"locations"} })
 		if err := pushOnly.Register(ctx(t), h.VersionsURLOf(pushOnly.Platform), invite(t, h, "Push Only").Token); err != nil {
 			t.Fatalf("a CPO without locations SENDER and with an empty business name registers: %v", err)
 		}
@@ -114,7 +102,7 @@ func TestLenientRegistration(t *testing.T) {
 
 		// Unusable: an eMSP without tokens SENDER is refused with 3003
 		// naming it.
-		bare := startEMSP(t, "Bare eMSP", "DE", "BRE", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} })
+		bare := hubtest.StartSim(t, sim.StartEMSP, "Bare eMSP", "DE", "BRE", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} })
 		err = bare.Register(ctx(t), h.VersionsURLOf(bare.Platform), invite(t, h, "Bare").Token)
 		if err == nil || !strings.Contains(err.Error(), "tokens SENDER") || !strings.Contains(err.Error(), "3003") {
 			t.Errorf("eMSP without tokens SENDER: %v, want 3003 naming tokens SENDER", err)

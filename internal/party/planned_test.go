@@ -26,8 +26,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		clk := h.Clock.(*clock.Fake)
-		emsp := startEMSP(t, "Volt", "DE", "VMO")
-		h.Register(t, emsp.Platform)
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
 		inviteFor := func(name string, ttl time.Duration, parties ...party.PartyRef) *party.Invitation {
 			t.Helper()
 			inv, err := h.Parties.Invite(ctx(t), name, ttl, false, parties...)
@@ -76,7 +75,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		if _, ok := listed()["EMSP BE/REV"]; ok {
 			t.Error("the revoked invitation's party is still listed")
 		}
-		if err := startCPO(t, "Rev", "BE", "REV").Register(ctx(t), h.VersionsURL(), revoked.Token); err == nil {
+		if err := hubtest.StartSim(t, sim.StartCPO, "Rev", "BE", "REV").Register(ctx(t), h.VersionsURL(), revoked.Token); err == nil {
 			t.Error("a revoked token A registered a partner")
 		}
 		if err := h.Parties.RevokeInvitation(ctx(t), revoked.ID); ocpi.ErrorCode(err) != ocpi.ENOTFOUND {
@@ -110,7 +109,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		two := party.PartyRef{Role: party.RoleCPO, CountryCode: "NL", PartyID: "TWO"}
 		twoEMSP := party.PartyRef{Role: party.RoleEMSP, CountryCode: "NL", PartyID: "TWO"}
 		inv := inviteFor("two", time.Hour, two, twoEMSP)
-		if err := startCPO(t, "Two", "NL", "TWO").Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
+		if err := hubtest.StartSim(t, sim.StartCPO, "Two", "NL", "TWO").Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]party.PartyRef{twoEMSP}, sweep()); diff != "" {

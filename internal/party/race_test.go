@@ -16,7 +16,7 @@ func TestConcurrentRegistrationsWithOneTokenA(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		const n = 4
-		cpo := startCPO(t, "Acme", "NL", "ACM")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
 		inv := invite(t, h, "acme")
 		tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
 		if err != nil {

@@ -27,8 +27,8 @@ func TestPartnerRegisters(t *testing.T) {
 			cc, pid  string
 			required string // the module the hub needs from this role
 		}{
-			{party.RoleCPO, func() *sim.Platform { return startCPO(t, "Acme Charging", "NL", "ACM").Platform }, "NL", "ACM", "locations"},
-			{party.RoleEMSP, func() *sim.Platform { return startEMSP(t, "Volt Mobility", "DE", "VMO").Platform }, "DE", "VMO", "tokens"},
+			{party.RoleCPO, func() *sim.Platform { return hubtest.StartSim(t, sim.StartCPO, "Acme Charging", "NL", "ACM").Platform }, "NL", "ACM", "locations"},
+			{party.RoleEMSP, func() *sim.Platform { return hubtest.StartSim(t, sim.StartEMSP, "Volt Mobility", "DE", "VMO").Platform }, "DE", "VMO", "tokens"},
 		} {
 			p := tc.start()
 			inv := invite(t, h, p.Name())
@@ -103,19 +103,19 @@ func TestRegistrationFailuresStoreNothing(t *testing.T) {
 		}{
 			{name: "2.2.1 partner listing only 2.1.1 and 2.0", wantCode: ocpi.StatusUnsupportedVersion,
 				start: func() *sim.Platform {
-					return startCPO(t, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1.1", "2.0"} }).Platform
+					return hubtest.StartSim(t, sim.StartCPO, "Old CPO", "NL", "OLD", func(o *sim.Options) { o.ListedVersions = []string{"2.1.1", "2.0"} }).Platform
 				}},
 			{name: "2.2.1 partner listing only 2.3.0", wantCode: ocpi.StatusUnsupportedVersion,
 				start: func() *sim.Platform {
-					return startEMSP(t, "New eMSP", "DE", "NEW", func(o *sim.Options) { o.ListedVersions = []string{"2.3.0"} }).Platform
+					return hubtest.StartSim(t, sim.StartEMSP, "New eMSP", "DE", "NEW", func(o *sim.Options) { o.ListedVersions = []string{"2.3.0"} }).Platform
 				}},
 			{name: "eMSP without tokens", wantCode: ocpi.StatusNoMatchingEndpoints,
 				start: func() *sim.Platform {
-					return startEMSP(t, "Bare eMSP", "DE", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} }).Platform
+					return hubtest.StartSim(t, sim.StartEMSP, "Bare eMSP", "DE", "BAR", func(o *sim.Options) { o.OmitEndpoints = []string{"tokens"} }).Platform
 				}},
 			{name: "no credentials endpoint", wantCode: ocpi.StatusNoMatchingEndpoints,
 				start: func() *sim.Platform {
-					return startEMSP(t, "Odd eMSP", "DE", "ODD", func(o *sim.Options) { o.OmitEndpoints = []string{"credentials"} }).Platform
+					return hubtest.StartSim(t, sim.StartEMSP, "Odd eMSP", "DE", "ODD", func(o *sim.Options) { o.OmitEndpoints = []string{"credentials"} }).Platform
 				}},
 		}
 		for _, tc := range cases {
@@ -132,7 +132,7 @@ func TestRegistrationFailuresStoreNothing(t *testing.T) {
 		}
 
 		// A versions URL nobody listens on.
-		cpo := startCPO(t, "Lost CPO", "NL", "LST")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Lost CPO", "NL", "LST")
 		inv := invite(t, h, "lost")
 		tokenB, err := cpo.Begin(ctx(t), h.VersionsURL(), inv.Token)
 		if err != nil {
@@ -147,7 +147,7 @@ func TestRegistrationFailuresStoreNothing(t *testing.T) {
 
 		// A partner whose versions answer 503 gets 3001; once it is back, the
 		// same token A registers it.
-		down := startCPO(t, "Down CPO", "NL", "DWN")
+		down := hubtest.StartSim(t, sim.StartCPO, "Down CPO", "NL", "DWN")
 		inv = invite(t, h, down.Name())
 		down.SetDown(true)
 		err = down.Register(ctx(t), h.VersionsURL(), inv.Token)
@@ -187,7 +187,7 @@ func TestTokenARules(t *testing.T) {
 			wantStatus(t, "token A on "+path, st, code, http.StatusUnauthorized, ocpi.StatusClientError)
 		}
 		// PUT and DELETE need a registration.
-		cpo := startCPO(t, "Acme", "NL", "ACM")
+		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
 		body, _ := json.Marshal(cpo.Credentials("B-token"))
 		st, code = call(t, h, http.MethodPut, "/ocpi/2.2.1/credentials", inv.Token, true, body)
 		wantStatus(t, "PUT with token A", st, code, http.StatusMethodNotAllowed, ocpi.StatusClientError)
@@ -205,7 +205,7 @@ func TestTokenARules(t *testing.T) {
 		}
 		st, code = call(t, h, http.MethodPost, "/ocpi/2.2.1/credentials", cpo.Token(), true, body)
 		wantStatus(t, "POST when registered", st, code, http.StatusMethodNotAllowed, ocpi.StatusClientError)
-		other := startCPO(t, "Copycat", "NL", "CPY")
+		other := hubtest.StartSim(t, sim.StartCPO, "Copycat", "NL", "CPY")
 		err := other.Register(ctx(t), h.VersionsURL(), inv.Token)
 		if sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("reuse of token A: %v, want 401", err)
@@ -222,7 +222,7 @@ func TestTokenARules(t *testing.T) {
 		st, code = call(t, h, http.MethodGet, "/ocpi/versions", short.Token, true, nil)
 		wantStatus(t, "token A just before expiry", st, code, http.StatusOK, ocpi.StatusSuccess)
 		clk.Add(time.Second)
-		late := startEMSP(t, "Late eMSP", "DE", "LAT")
+		late := hubtest.StartSim(t, sim.StartEMSP, "Late eMSP", "DE", "LAT")
 		err = late.Register(ctx(t), h.VersionsURL(), short.Token)
 		if sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("expired token A: %v, want 401", err)
@@ -238,8 +238,7 @@ func TestTokenARules(t *testing.T) {
 func TestSuspendAndResume(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Acme", "NL", "ACM")
-		h.Register(t, cpo.Platform)
+		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
 		pl := platformOf(t, h, "NL", "ACM")
 		if err := h.Parties.Suspend(ctx(t), pl.ID); err != nil {
 			t.Fatal(err)
@@ -273,8 +272,7 @@ func TestSuspendAndResume(t *testing.T) {
 func TestUnregisterAndRegisterAgain(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		emsp := startEMSP(t, "Volt", "DE", "VMO")
-		h.Register(t, emsp.Platform)
+		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
 		first := platformOf(t, h, "DE", "VMO")
 		old := emsp.Token()
 		if err := emsp.Unregister(ctx(t)); err != nil {
@@ -316,18 +314,17 @@ func TestUnregisterAndRegisterAgain(t *testing.T) {
 func TestPartyConflicts(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := startCPO(t, "Acme", "NL", "ACM")
-		h.Register(t, cpo.Platform)
+		hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
 
 		for _, tc := range []struct {
 			name    string
 			p       *sim.Platform
 			parties []party.PartyRef
 		}{
-			{"same party, other role", startEMSP(t, "Acme eMSP", "nl", "acm").Platform, nil},
-			{"the hub's own eMSP party", startEMSP(t, "Fake hub", "IN", "OHE").Platform, nil},
-			{"not the invited party", startCPO(t, "Other", "NL", "OTH").Platform, []party.PartyRef{{Role: party.RoleCPO, CountryCode: "NL", PartyID: "INV"}}},
-			{"invited party, other role", startEMSP(t, "Other", "NL", "INV").Platform, []party.PartyRef{{Role: party.RoleCPO, CountryCode: "NL", PartyID: "INV"}}},
+			{"same party, other role", hubtest.StartSim(t, sim.StartEMSP, "Acme eMSP", "nl", "acm").Platform, nil},
+			{"the hub's own eMSP party", hubtest.StartSim(t, sim.StartEMSP, "Fake hub", "IN", "OHE").Platform, nil},
+			{"not the invited party", hubtest.StartSim(t, sim.StartCPO, "Other", "NL", "OTH").Platform, []party.PartyRef{{Role: party.RoleCPO, CountryCode: "NL", PartyID: "INV"}}},
+			{"invited party, other role", hubtest.StartSim(t, sim.StartEMSP, "Other", "NL", "INV").Platform, []party.PartyRef{{Role: party.RoleCPO, CountryCode: "NL", PartyID: "INV"}}},
 		} {
 			inv := invite(t, h, tc.name, tc.parties...)
 			err := tc.p.Register(ctx(t), h.VersionsURL(), inv.Token)
@@ -351,7 +348,7 @@ func TestPartyConflicts(t *testing.T) {
 		}
 
 		// The invited party registers.
-		bound := startCPO(t, "Invited", "NL", "INV")
+		bound := hubtest.StartSim(t, sim.StartCPO, "Invited", "NL", "INV")
 		inv := invite(t, h, "invited", party.PartyRef{Role: party.RoleCPO, CountryCode: "nl", PartyID: "inv"})
 		if !slices.Equal(inv.Parties, []party.PartyRef{{Role: party.RoleCPO, CountryCode: "NL", PartyID: "INV"}}) {
 			t.Errorf("invitation parties %+v", inv.Parties)

@@ -1,7 +1,6 @@
 package party_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -74,12 +74,12 @@ func sha256Hex(s string) string {
 // (hub-initiated) and returns every token involved: inbound are the tokens
 // partners call us with, outbound the tokens we call them with.
 func partnerTokens(t *testing.T, h *hubtest.Hub) (cpoID int64, inbound, outbound, tokenA []string) {
-	cpo := startCPO(t, "Acme", "NL", "ACM")
+	cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
 	inv := invite(t, h, "acme")
 	if err := cpo.Register(ctx(t), h.VersionsURL(), inv.Token); err != nil {
 		t.Fatal(err)
 	}
-	emsp := startEMSP(t, "Volt", "DE", "VMO")
+	emsp := hubtest.StartSim(t, sim.StartEMSP, "Volt", "DE", "VMO")
 	a := emsp.Invite()
 	if _, err := h.Parties.Connect(ctx(t), "", emsp.VersionsURL(), a); err != nil {
 		t.Fatal(err)
@@ -174,14 +174,7 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 		sealed.Close()
 
 		// Another key cannot open them: the hub does not start.
-		cfg := app.Defaults()
-		cfg.DB, cfg.Addr, cfg.AdminToken, cfg.SecretKey = h.DBURL, "127.0.0.1:0", hubtest.AdminToken, "the wrong key, though 32 bytes or longer"
-		a, err := app.New(context.Background(), cfg, app.Options{Logger: hubtest.Logger()})
-		if err == nil {
-			a.Close(context.Background())
-			t.Fatal("a hub started with a key that does not open the stored tokens")
-		}
-		if !strings.Contains(err.Error(), "secret key") {
+		if err := hubtest.StartError(t, h.DBURL, "the wrong key, though 32 bytes or longer"); !strings.Contains(err.Error(), "secret key") {
 			t.Errorf("start with the wrong key: %v", err)
 		}
 	}, func(o *hubtest.Options) {

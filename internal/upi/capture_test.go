@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
@@ -72,6 +73,13 @@ func (h *harness) wantRefundedInFull(what, pgPaymentID string, amount pg.Amount)
 func TestCaptureRefundedAtOnce(t *testing.T) {
 	t.Parallel()
 	const paise = 300_00
+	// payUSD pays the order 4.00 in US dollars, captured.
+	payUSD := func(h *harness, o *Order) (string, pg.Amount) {
+		usd := pg.Amount{Paise: 4_00, Currency: "USD"}
+		id := h.pg.attempt(o.PGOrderID, usd)
+		h.pg.move(id, pg.PaymentCaptured)
+		return id, usd
+	}
 	cases := []struct {
 		name string
 		// pay makes the payments at the PG and returns the one that must be
@@ -109,18 +117,8 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 			h.pg.move(id, pg.PaymentCaptured)
 			return id, o.Amount
 		}, true},
-		{"other currency", func(h *harness, o *Order) (string, pg.Amount) {
-			usd := pg.Amount{Paise: 4_00, Currency: "USD"}
-			id := h.pg.attempt(o.PGOrderID, usd)
-			h.pg.move(id, pg.PaymentCaptured)
-			return id, usd
-		}, true},
-		{"other currency, found by the order check", func(h *harness, o *Order) (string, pg.Amount) {
-			usd := pg.Amount{Paise: 4_00, Currency: "USD"}
-			id := h.pg.attempt(o.PGOrderID, usd)
-			h.pg.move(id, pg.PaymentCaptured)
-			return id, usd
-		}, false},
+		{"other currency", payUSD, true},
+		{"other currency, found by the order check", payUSD, false},
 		{"late capture, found by the order check", func(h *harness, o *Order) (string, pg.Amount) {
 			// Paid (and captured at once) just before the order check's
 			// last look, which comes after the window and its grace.
@@ -134,24 +132,21 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			for _, engine := range storetest.Engines() {
-				t.Run(string(engine), func(t *testing.T) {
-					t.Parallel()
-					h := newHarness(t, engine)
-					h.acceptAll()
-					h.holdWebhooks = !c.webhooks
-					o := h.order(paise)
-					id, amount := c.pay(h, o)
+			storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+				h := newHarness(t, engine)
+				h.acceptAll()
+				h.holdWebhooks = !c.webhooks
+				o := h.order(paise)
+				id, amount := c.pay(h, o)
+				h.settle()
+				if !c.webhooks {
+					// The refund's webhook may come now: the payment is
+					// decided and its refund under way without it.
+					h.holdWebhooks = false
 					h.settle()
-					if !c.webhooks {
-						// The refund's webhook may come now: the payment is
-						// decided and its refund under way without it.
-						h.holdWebhooks = false
-						h.settle()
-					}
-					h.wantRefundedInFull(c.name, id, amount)
-				})
-			}
+				}
+				h.wantRefundedInFull(c.name, id, amount)
+			})
 		})
 	}
 }

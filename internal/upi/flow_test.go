@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -55,16 +56,25 @@ func (b *bundle) pgOrder(t *testing.T, orderID string) pgsim.Order {
 	return pgsim.Order{}
 }
 
-// eventually waits until cond holds (re-checked every 20 ms, a minute at most: a loaded CI machine is slow, a broken flow never arrives).
+// pending has the driver's UPI app attempt the order's payment, which the
+// PG reports pending.
+func (b *bundle) pending(t *testing.T, orderID string) pgsim.Payment {
+	t.Helper()
+	pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pg.NotifyPending(b.ctx, pay.ID); err != nil {
+		t.Fatal(err)
+	}
+	return pay
+}
+
+// eventually is hubtest.Eventually bounded by a minute: a loaded CI machine
+// is slow, a broken flow never arrives.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	hubtest.Eventually(t, hubtest.Ctx(t, time.Minute), what, cond)
 }
 
 // payment returns the payment of an order (the one that owns its session,

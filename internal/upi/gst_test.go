@@ -201,135 +201,129 @@ func (h *harness) receiptOfPayment(paymentID string) *Receipt {
 func TestInvoiceNumbersConcurrent(t *testing.T) {
 	t.Parallel()
 	const n = 200
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t, engine)
-			h.s.cfg.GST = testGST().WithDefaults()
-			reqs := h.chargingPayments(n, 300_00)
-			at := h.clk.Now()
-			fy, code := receipt.FinancialYear(at)
-			var wg sync.WaitGroup
-			errs := make(chan error, n)
-			for i, req := range reqs {
-				state := "Maharashtra"
-				if i%2 == 1 {
-					state = "Karnataka"
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		h := newHarness(t, engine)
+		h.s.cfg.GST = testGST().WithDefaults()
+		reqs := h.chargingPayments(n, 300_00)
+		at := h.clk.Now()
+		fy, code := receipt.FinancialYear(at)
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i, req := range reqs {
+			state := "Maharashtra"
+			if i%2 == 1 {
+				state = "Karnataka"
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := h.cdrStored(gstCDR(req, at, state)); err != nil {
+					errs <- fmt.Errorf("CDR of %s: %w", req.PaymentID, err)
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if err := h.cdrStored(gstCDR(req, at, state)); err != nil {
-						errs <- fmt.Errorf("CDR of %s: %w", req.PaymentID, err)
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
 
-			var seqs []int
-			for i, req := range reqs {
-				r := h.receiptOfPayment(req.PaymentID)
-				inv := r.TaxInvoice
-				if inv == nil {
-					t.Fatalf("receipt %s has no tax invoice", r.ID)
-				}
-				var seq int
-				if _, err := fmt.Sscanf(inv.Number, "INV/"+code+"/%07d", &seq); err != nil || len(inv.Number) > 16 {
-					t.Fatalf("invoice number %q is not INV/%s/NNNNNNN of at most 16 characters", inv.Number, code)
-				}
-				seqs = append(seqs, seq)
-				if inv.FinancialYear != fy || inv.SupplierGSTIN != testGSTIN || inv.SAC != DefaultSAC || inv.Total != "100.00" ||
-					inv.TaxableValue != "84.75" || inv.Rate != "18" || inv.QuantityKWh != "10" {
-					t.Errorf("invoice %s: %+v", inv.Number, inv)
-				}
-				inter := i%2 == 1
-				switch {
-				case inter && (!inv.InterState || inv.IGST != "15.25" || inv.CGST != "0.00" || inv.SGST != "0.00" || inv.IGSTRate != "18" ||
-					inv.PlaceOfSupply != "Karnataka" || inv.PlaceOfSupplyCode != "29"):
-					t.Errorf("inter-state invoice %s: %+v", inv.Number, inv)
-				case !inter && (inv.InterState || inv.CGST != "7.63" || inv.SGST != "7.62" || inv.IGST != "0.00" || inv.CGSTRate != "9" ||
-					inv.SGSTRate != "9" || inv.PlaceOfSupply != "Maharashtra"):
-					t.Errorf("intra-state invoice %s: %+v", inv.Number, inv)
-				}
+		var seqs []int
+		for i, req := range reqs {
+			r := h.receiptOfPayment(req.PaymentID)
+			inv := r.TaxInvoice
+			if inv == nil {
+				t.Fatalf("receipt %s has no tax invoice", r.ID)
 			}
-			sort.Ints(seqs)
-			for i, s := range seqs {
-				if s != i+1 {
-					t.Fatalf("invoice numbers are not 1..%d without gaps or duplicates: sorted %v", n, seqs)
-				}
+			var seq int
+			if _, err := fmt.Sscanf(inv.Number, "INV/"+code+"/%07d", &seq); err != nil || len(inv.Number) > 16 {
+				t.Fatalf("invoice number %q is not INV/%s/NNNNNNN of at most 16 characters", inv.Number, code)
 			}
-			var rows, maxSeq int
-			if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(seq) FROM upi_invoices WHERE kind = $1", KindTaxInvoice).Scan(&rows, &maxSeq); err != nil {
-				t.Fatal(err)
+			seqs = append(seqs, seq)
+			if inv.FinancialYear != fy || inv.SupplierGSTIN != testGSTIN || inv.SAC != DefaultSAC || inv.Total != "100.00" ||
+				inv.TaxableValue != "84.75" || inv.Rate != "18" || inv.QuantityKWh != "10" {
+				t.Errorf("invoice %s: %+v", inv.Number, inv)
 			}
-			if rows != n || maxSeq != n {
-				t.Errorf("%d invoice rows up to %d, want %d", rows, maxSeq, n)
+			inter := i%2 == 1
+			switch {
+			case inter && (!inv.InterState || inv.IGST != "15.25" || inv.CGST != "0.00" || inv.SGST != "0.00" || inv.IGSTRate != "18" ||
+				inv.PlaceOfSupply != "Karnataka" || inv.PlaceOfSupplyCode != "29"):
+				t.Errorf("inter-state invoice %s: %+v", inv.Number, inv)
+			case !inter && (inv.InterState || inv.CGST != "7.63" || inv.SGST != "7.62" || inv.IGST != "0.00" || inv.CGSTRate != "9" ||
+				inv.SGSTRate != "9" || inv.PlaceOfSupply != "Maharashtra"):
+				t.Errorf("intra-state invoice %s: %+v", inv.Number, inv)
 			}
+		}
+		sort.Ints(seqs)
+		for i, s := range seqs {
+			if s != i+1 {
+				t.Fatalf("invoice numbers are not 1..%d without gaps or duplicates: sorted %v", n, seqs)
+			}
+		}
+		var rows, maxSeq int
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(seq) FROM upi_invoices WHERE kind = $1", KindTaxInvoice).Scan(&rows, &maxSeq); err != nil {
+			t.Fatal(err)
+		}
+		if rows != n || maxSeq != n {
+			t.Errorf("%d invoice rows up to %d, want %d", rows, maxSeq, n)
+		}
 
-			// The CDR again changes nothing: no second number.
-			if err := h.cdrStored(gstCDR(reqs[0], at, "Maharashtra")); err != nil {
-				t.Fatal(err)
-			}
-			// An operator refund of 250.00 on a 300.00 payment that cost
-			// 100.00: 200.00 is the excess, 50.00 comes off the service.
-			h.settle()
-			p := reqs[1].PaymentID
-			if _, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-" + p, PaymentID: p, Paise: 50_00, Reason: "goodwill"}); err != nil {
-				t.Fatal(err)
-			}
-			r := h.receiptOfPayment(p)
-			if len(r.CreditNotes) != 1 {
-				t.Fatalf("receipt after a refund beyond the excess: %d credit notes", len(r.CreditNotes))
-			}
-			cn := r.CreditNotes[0]
-			if cn.Number != "CRN/"+code+"/0000001" || cn.Kind != KindCreditNote || cn.OriginalNumber != r.TaxInvoice.Number ||
-				cn.Total != "50.00" || cn.TaxableValue != "42.37" || cn.IGST != "7.63" || !cn.InterState {
-				t.Errorf("credit note: %+v", cn)
-			}
-			if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(seq) FROM upi_invoices").Scan(&rows, &maxSeq); err != nil {
-				t.Fatal(err)
-			}
-			if rows != n+1 {
-				t.Errorf("%d GST documents, want %d", rows, n+1)
-			}
-		})
-	}
+		// The CDR again changes nothing: no second number.
+		if err := h.cdrStored(gstCDR(reqs[0], at, "Maharashtra")); err != nil {
+			t.Fatal(err)
+		}
+		// An operator refund of 250.00 on a 300.00 payment that cost
+		// 100.00: 200.00 is the excess, 50.00 comes off the service.
+		h.settle()
+		p := reqs[1].PaymentID
+		if _, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-" + p, PaymentID: p, Paise: 50_00, Reason: "goodwill"}); err != nil {
+			t.Fatal(err)
+		}
+		r := h.receiptOfPayment(p)
+		if len(r.CreditNotes) != 1 {
+			t.Fatalf("receipt after a refund beyond the excess: %d credit notes", len(r.CreditNotes))
+		}
+		cn := r.CreditNotes[0]
+		if cn.Number != "CRN/"+code+"/0000001" || cn.Kind != KindCreditNote || cn.OriginalNumber != r.TaxInvoice.Number ||
+			cn.Total != "50.00" || cn.TaxableValue != "42.37" || cn.IGST != "7.63" || !cn.InterState {
+			t.Errorf("credit note: %+v", cn)
+		}
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(seq) FROM upi_invoices").Scan(&rows, &maxSeq); err != nil {
+			t.Fatal(err)
+		}
+		if rows != n+1 {
+			t.Errorf("%d GST documents, want %d", rows, n+1)
+		}
+	})
 }
 
 // TestInvoiceNumberRollback: a settlement that fails after taking its
 // number gives the number back.
 func TestInvoiceNumberRollback(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t, engine)
-			h.s.cfg.GST = testGST().WithDefaults()
-			reqs := h.chargingPayments(2, 300_00)
-			at := h.clk.Now()
-			boom := fmt.Errorf("boom")
-			err := h.db.InTx(h.ctx, func(ctx context.Context, tx *store.Tx) error {
-				if err := h.s.CDRStored(ctx, tx, gstCDR(reqs[0], at, "")); err != nil {
-					return err
-				}
-				return boom
-			})
-			if err != boom {
-				t.Fatalf("the failing transaction: %v", err)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		h := newHarness(t, engine)
+		h.s.cfg.GST = testGST().WithDefaults()
+		reqs := h.chargingPayments(2, 300_00)
+		at := h.clk.Now()
+		boom := fmt.Errorf("boom")
+		err := h.db.InTx(h.ctx, func(ctx context.Context, tx *store.Tx) error {
+			if err := h.s.CDRStored(ctx, tx, gstCDR(reqs[0], at, "")); err != nil {
+				return err
 			}
-			if err := h.cdrStored(gstCDR(reqs[1], at, "")); err != nil {
-				t.Fatal(err)
-			}
-			_, code := receipt.FinancialYear(at)
-			if inv := h.receiptOfPayment(reqs[1].PaymentID).TaxInvoice; inv == nil || inv.Number != "INV/"+code+"/0000001" || inv.InterState {
-				t.Errorf("after a rolled-back settlement the next invoice is %+v, want number 1, intra-state", inv)
-			}
+			return boom
 		})
-	}
+		if err != boom {
+			t.Fatalf("the failing transaction: %v", err)
+		}
+		if err := h.cdrStored(gstCDR(reqs[1], at, "")); err != nil {
+			t.Fatal(err)
+		}
+		_, code := receipt.FinancialYear(at)
+		if inv := h.receiptOfPayment(reqs[1].PaymentID).TaxInvoice; inv == nil || inv.Number != "INV/"+code+"/0000001" || inv.InterState {
+			t.Errorf("after a rolled-back settlement the next invoice is %+v, want number 1, intra-state", inv)
+		}
+	})
 }
 
 // errField is the field an error names ("" for none).

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
-	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
@@ -156,38 +155,31 @@ func TestDriverPages(t *testing.T) {
 // order again, and another sticker was never limited.
 func TestOrdersPerQRCodeLimited(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			// The top of the next hour: the minute and hour windows start
-			// together, and the job queue stays near real time.
-			clk := clock.NewFake(time.Now().UTC().Truncate(time.Hour).Add(time.Hour))
-			b := setupAt(t, engine, clk)
-			b.qr(t)
-			resp := adminDo(t, b.h, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "OTHERQR1", "location_id": locID, "evse_uid": "E2", "connector_id": "1"})
-			if resp.HTTPStatus != http.StatusCreated {
-				t.Fatalf("second QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
-			}
-			for i := 0; i < 10; i++ {
-				b.order(t, "100")
-			}
-			orders, pgOrders := b.rows(t, "upi_orders"), len(b.pg.Orders())
-			r, body := b.postForm(t, qrRef, url.Values{"amount": {"100"}, "email": {"driver@example.in"}})
-			wantPage(t, "the eleventh order in a minute", r, body, http.StatusTooManyRequests, "Too many payments", "try again in 60 seconds",
-				`value="driver@example.in"`)
-			if r.Header.Get("Retry-After") != "60" {
-				t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
-			}
-			if n := b.rows(t, "upi_orders"); n != orders || len(b.pg.Orders()) != pgOrders {
-				t.Errorf("a refused order was stored or sent to the PG: %d orders (want %d), %d at the PG (want %d)", n, orders, len(b.pg.Orders()), pgOrders)
-			}
-			// Another sticker is not limited.
-			r, _ = b.postForm(t, "OTHERQR1", url.Values{"amount": {"100"}})
-			if r.StatusCode != http.StatusSeeOther {
-				t.Errorf("another QR code: HTTP %d", r.StatusCode)
-			}
-			clk.Add(time.Minute)
+	eachOnTheHour(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		b.qr(t)
+		resp := adminDo(t, b.h, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "OTHERQR1", "location_id": locID, "evse_uid": "E2", "connector_id": "1"})
+		if resp.HTTPStatus != http.StatusCreated {
+			t.Fatalf("second QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
+		}
+		for i := 0; i < 10; i++ {
 			b.order(t, "100")
-		})
-	}
+		}
+		orders, pgOrders := b.rows(t, "upi_orders"), len(b.pg.Orders())
+		r, body := b.postForm(t, qrRef, url.Values{"amount": {"100"}, "email": {"driver@example.in"}})
+		wantPage(t, "the eleventh order in a minute", r, body, http.StatusTooManyRequests, "Too many payments", "try again in 60 seconds",
+			`value="driver@example.in"`)
+		if r.Header.Get("Retry-After") != "60" {
+			t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
+		}
+		if n := b.rows(t, "upi_orders"); n != orders || len(b.pg.Orders()) != pgOrders {
+			t.Errorf("a refused order was stored or sent to the PG: %d orders (want %d), %d at the PG (want %d)", n, orders, len(b.pg.Orders()), pgOrders)
+		}
+		// Another sticker is not limited.
+		r, _ = b.postForm(t, "OTHERQR1", url.Values{"amount": {"100"}})
+		if r.StatusCode != http.StatusSeeOther {
+			t.Errorf("another QR code: HTTP %d", r.StatusCode)
+		}
+		clk.Add(time.Minute)
+		b.order(t, "100")
+	})
 }

@@ -35,11 +35,7 @@ func setupPeer(t *testing.T, engine store.Engine) *peerBundle {
 	}
 	t.Cleanup(pb.peer.Close)
 	b.cpo = pb.peer.CPO
-	if pb.emsp, err = sim.StartEMSP("Our eMSP", "NL", "EMS", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pb.emsp.Close)
-	b.h.Register(t, pb.emsp.Platform)
+	pb.emsp = hubtest.Add(t, b.h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
 	b.h.Register(t, pb.peer.Platform)
 	// The hub pulls the peer's HubClientInfo after the registration.
 	eventually(t, "the parties behind the peer hub", func() bool {
@@ -57,69 +53,66 @@ func setupPeer(t *testing.T, engine store.Engine) *peerBundle {
 // session reaches our eMSP once.
 func TestPeerHubEndToEnd(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			b := setupPeer(t, engine)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		b := setupPeer(t, engine)
 
-			// The location reaches our eMSP, untouched, from the CPO.
-			eventually(t, "the location at our eMSP", func() bool { return b.emsp.Location(cpoCC, cpoPID, locID) != nil })
+		// The location reaches our eMSP, untouched, from the CPO.
+		eventually(t, "the location at our eMSP", func() bool { return b.emsp.Location(cpoCC, cpoPID, locID) != nil })
 
-			// UPI: pay, charge, settle, refund, all through the peer hub.
-			b.qr(t)
-			orderID := b.order(t, "500")
-			po := b.pgOrder(t, orderID)
-			if _, err := b.pg.Pay(b.ctx, po.ID, pgsim.Captured); err != nil {
-				t.Fatal(err)
-			}
-			p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
-			if p.Session == nil || p.Command.Response != "ACCEPTED" {
-				t.Fatalf("charging payment %+v", p)
-			}
-			cmds := b.peer.Commands()
-			if len(cmds) != 1 || cmds[0].Header.Get("OCPI-to-country-code") != cpoCC || cmds[0].Header.Get("OCPI-to-party-id") != cpoPID {
-				t.Fatalf("commands at the peer hub: %+v", cmds)
-			}
-			b.stop(t, p.Session.ID)
-			p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
-			if p.Cost != "272.88" || p.Refunded != "227.12" || p.CDR == nil {
-				t.Errorf("settled payment %+v", p)
-			}
+		// UPI: pay, charge, settle, refund, all through the peer hub.
+		b.qr(t)
+		orderID := b.order(t, "500")
+		po := b.pgOrder(t, orderID)
+		if _, err := b.pg.Pay(b.ctx, po.ID, pgsim.Captured); err != nil {
+			t.Fatal(err)
+		}
+		p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
+		if p.Session == nil || p.Command.Response != "ACCEPTED" {
+			t.Fatalf("charging payment %+v", p)
+		}
+		cmds := b.peer.Commands()
+		if len(cmds) != 1 || cmds[0].Header.Get("OCPI-to-country-code") != cpoCC || cmds[0].Header.Get("OCPI-to-party-id") != cpoPID {
+			t.Fatalf("commands at the peer hub: %+v", cmds)
+		}
+		b.stop(t, p.Session.ID)
+		p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
+		if p.Cost != "272.88" || p.Refunded != "227.12" || p.CDR == nil {
+			t.Errorf("settled payment %+v", p)
+		}
 
-			// A token of our eMSP reaches the peer hub and authorizes at
-			// the CPO behind it (forwarded to our eMSP).
-			tok := b.emsp.NewToken("RFID1", "RFID", "ALLOWED")
-			if _, err := b.emsp.PutToken(b.ctx, tok); err != nil {
-				t.Fatal(err)
-			}
-			eventually(t, "the token at the peer hub", func() bool { return b.peer.ReceivedToken("NL", "EMS", "RFID1", "RFID") != nil })
-			resp, err := b.peer.Authorize(b.ctx, "RFID1", "RFID", ocpiclient.Party{CountryCode: "NL", PartyID: "EMS"}, nil)
-			if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
-				t.Fatalf("authorize at the peer's CPO: %v %+v", err, resp)
-			}
-			if got := data[map[string]any](t, resp); got["allowed"] != "ALLOWED" {
-				t.Errorf("authorization %v", got)
-			}
+		// A token of our eMSP reaches the peer hub and authorizes at
+		// the CPO behind it (forwarded to our eMSP).
+		tok := b.emsp.NewToken("RFID1", "RFID", "ALLOWED")
+		if _, err := b.emsp.PutToken(b.ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the token at the peer hub", func() bool { return b.peer.ReceivedToken("NL", "EMS", "RFID1", "RFID") != nil })
+		resp, err := b.peer.Authorize(b.ctx, "RFID1", "RFID", ocpiclient.Party{CountryCode: "NL", PartyID: "EMS"}, nil)
+		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+			t.Fatalf("authorize at the peer's CPO: %v %+v", err, resp)
+		}
+		if got := data[map[string]any](t, resp); got["allowed"] != "ALLOWED" {
+			t.Errorf("authorization %v", got)
+		}
 
-			// Its session and CDR: the CDR reaches our eMSP once.
-			id, err := b.peer.StartSession(b.ctx, map[string]any{"token": tok, "location_id": locID})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.peer.StopSession(b.ctx, id); err != nil {
-				t.Fatal(err)
-			}
-			eventually(t, "the CDR at our eMSP", func() bool { return len(b.emsp.CDRs()) > 0 })
-			eventually(t, "an empty outbox", func() bool {
-				left, err := b.h.Hub.Outbox(b.ctx, 0, "pending", "leased")
-				return err == nil && len(left) == 0
-			})
-			if n := len(b.emsp.CDRs()); n != 1 {
-				t.Errorf("our eMSP got %d CDRs, want 1", n)
-			}
-			if errs := b.peer.Errors(); len(errs) > 0 {
-				t.Errorf("peer hub simulator errors: %v", errs)
-			}
+		// Its session and CDR: the CDR reaches our eMSP once.
+		id, err := b.peer.StartSession(b.ctx, map[string]any{"token": tok, "location_id": locID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.peer.StopSession(b.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the CDR at our eMSP", func() bool { return len(b.emsp.CDRs()) > 0 })
+		eventually(t, "an empty outbox", func() bool {
+			left, err := b.h.Hub.Outbox(b.ctx, 0, "pending", "leased")
+			return err == nil && len(left) == 0
 		})
-	}
+		if n := len(b.emsp.CDRs()); n != 1 {
+			t.Errorf("our eMSP got %d CDRs, want 1", n)
+		}
+		if errs := b.peer.Errors(); len(errs) > 0 {
+			t.Errorf("peer hub simulator errors: %v", errs)
+		}
+	})
 }

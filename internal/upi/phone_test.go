@@ -82,41 +82,38 @@ func smsHarness(t *testing.T, engine store.Engine) (*harness, *fakeSMS) {
 // Each receipt gets one SMS, whatever its jobs' retries.
 func TestSMSDailyCap(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			h, f := smsHarness(t, engine)
-			h.rescue = 0.5 // jobs that succeeded run again
-			reqs := h.chargingPayments(7, 300_00)
-			at := h.clk.Now()
-			for _, req := range reqs[:6] {
-				if err := h.cdrStored(gstCDR(req, at, "")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			h.settle()
-			if f.count() != 5 {
-				t.Fatalf("%d SMS sent for 6 receipts of one number in a day, want 5 (the cap)", f.count())
-			}
-			var failed int
-			var why string
-			if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(last_error) FROM upi_receipt_deliveries WHERE status = $1",
-				DeliveryFailed).Scan(&failed, &why); err != nil {
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		h, f := smsHarness(t, engine)
+		h.rescue = 0.5 // jobs that succeeded run again
+		reqs := h.chargingPayments(7, 300_00)
+		at := h.clk.Now()
+		for _, req := range reqs[:6] {
+			if err := h.cdrStored(gstCDR(req, at, "")); err != nil {
 				t.Fatal(err)
 			}
-			if failed != 1 || why != "the number has had its 5 receipt SMS today" {
-				t.Errorf("%d failed deliveries (%q), want 1 naming the cap", failed, why)
-			}
-			h.clk.Add(24 * time.Hour)
-			if err := h.cdrStored(gstCDR(reqs[6], h.clk.Now(), "")); err != nil {
-				t.Fatal(err)
-			}
-			h.settle()
-			if f.count() != 6 {
-				t.Errorf("the next day's receipt: %d SMS in all, want 6", f.count())
-			}
-		})
-	}
+		}
+		h.settle()
+		if f.count() != 5 {
+			t.Fatalf("%d SMS sent for 6 receipts of one number in a day, want 5 (the cap)", f.count())
+		}
+		var failed int
+		var why string
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(last_error) FROM upi_receipt_deliveries WHERE status = $1",
+			DeliveryFailed).Scan(&failed, &why); err != nil {
+			t.Fatal(err)
+		}
+		if failed != 1 || why != "the number has had its 5 receipt SMS today" {
+			t.Errorf("%d failed deliveries (%q), want 1 naming the cap", failed, why)
+		}
+		h.clk.Add(24 * time.Hour)
+		if err := h.cdrStored(gstCDR(reqs[6], h.clk.Now(), "")); err != nil {
+			t.Fatal(err)
+		}
+		h.settle()
+		if f.count() != 6 {
+			t.Errorf("the next day's receipt: %d SMS in all, want 6", f.count())
+		}
+	})
 }
 
 // TestPhonesErasedAfterRetention: numbers are kept sealed and erased,
@@ -124,35 +121,32 @@ func TestSMSDailyCap(t *testing.T) {
 // stay.
 func TestPhonesErasedAfterRetention(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			h, _ := smsHarness(t, engine)
-			h.order(300_00)
-			var sealed string
-			if err := h.db.Read().QueryRow(h.ctx, "SELECT phone FROM upi_orders").Scan(&sealed); err != nil {
-				t.Fatal(err)
-			}
-			if !sealbox.IsSealed(sealed) {
-				t.Fatalf("the number is stored as %q, not sealed", sealed)
-			}
-			h.clk.Add(89 * 24 * time.Hour)
-			h.order(300_00)
-			if n, err := h.s.ErasePhones(h.ctx); err != nil || n != 0 {
-				t.Fatalf("at 89 days: erased %d (%v)", n, err)
-			}
-			h.clk.Add(2 * 24 * time.Hour)
-			if n, err := h.s.ErasePhones(h.ctx); err != nil || n != 1 {
-				t.Fatalf("at 91 days: erased %d (%v), want the first order's", n, err)
-			}
-			var left, keys, consents int
-			if err := h.db.Read().QueryRow(h.ctx, `SELECT COUNT(*), SUM(CASE WHEN phone_key <> '' THEN 1 ELSE 0 END),
-				SUM(CASE WHEN phone_consent_at <> 0 THEN 1 ELSE 0 END) FROM upi_orders WHERE phone <> ''`).Scan(&left, &keys, &consents); err != nil {
-				t.Fatal(err)
-			}
-			if left != 1 || keys != 1 || consents != 1 {
-				t.Errorf("after erasure: %d numbers, %d keys, %d consents left; want the younger order's", left, keys, consents)
-			}
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		h, _ := smsHarness(t, engine)
+		h.order(300_00)
+		var sealed string
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT phone FROM upi_orders").Scan(&sealed); err != nil {
+			t.Fatal(err)
+		}
+		if !sealbox.IsSealed(sealed) {
+			t.Fatalf("the number is stored as %q, not sealed", sealed)
+		}
+		h.clk.Add(89 * 24 * time.Hour)
+		h.order(300_00)
+		if n, err := h.s.ErasePhones(h.ctx); err != nil || n != 0 {
+			t.Fatalf("at 89 days: erased %d (%v)", n, err)
+		}
+		h.clk.Add(2 * 24 * time.Hour)
+		if n, err := h.s.ErasePhones(h.ctx); err != nil || n != 1 {
+			t.Fatalf("at 91 days: erased %d (%v), want the first order's", n, err)
+		}
+		var left, keys, consents int
+		if err := h.db.Read().QueryRow(h.ctx, `SELECT COUNT(*), SUM(CASE WHEN phone_key <> '' THEN 1 ELSE 0 END),
+			SUM(CASE WHEN phone_consent_at <> 0 THEN 1 ELSE 0 END) FROM upi_orders WHERE phone <> ''`).Scan(&left, &keys, &consents); err != nil {
+			t.Fatal(err)
+		}
+		if left != 1 || keys != 1 || consents != 1 {
+			t.Errorf("after erasure: %d numbers, %d keys, %d consents left; want the younger order's", left, keys, consents)
+		}
+	})
 }

@@ -181,28 +181,25 @@ func TestPaymentProperties(t *testing.T) {
 		n = 200
 	}
 	t.Logf("seed %d (replay with OCPIHUB_PROPERTY_SEED=%d)", seed, seed)
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			h := newHarness(t, engine)
-			h.rnd = rand.New(rand.NewPCG(seed, 7))
-			gen := rand.New(rand.NewPCG(seed, 11))
-			start, done := time.Now(), 0
-			h.started = start
-			for i := range n {
-				if i >= minOrders && time.Since(start) > budget {
-					break
-				}
-				p := genPlan(gen)
-				h.run(i, p)
-				if t.Failed() {
-					t.Fatalf("order %d: %s", i, p)
-				}
-				done++
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		h := newHarness(t, engine)
+		h.rnd = rand.New(rand.NewPCG(seed, 7))
+		gen := rand.New(rand.NewPCG(seed, 11))
+		start, done := time.Now(), 0
+		h.started = start
+		for i := range n {
+			if i >= minOrders && time.Since(start) > budget {
+				break
 			}
-			h.coverage(done)
-		})
-	}
+			p := genPlan(gen)
+			h.run(i, p)
+			if t.Failed() {
+				t.Fatalf("order %d: %s", i, p)
+			}
+			done++
+		}
+		h.coverage(done)
+	})
 }
 
 // run plays one plan and checks its payments.

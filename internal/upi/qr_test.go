@@ -42,13 +42,7 @@ func TestQRMappings(t *testing.T) {
 		}
 
 		before := count(t, b, "")
-		bad := []struct {
-			what  string
-			body  any
-			http  int
-			code  int
-			field string
-		}{
+		bad := []badRequest{
 			{"same connector", map[string]any{"qr_ref": "OTHER-1", "location_id": locID, "evse_uid": "E1", "connector_id": "1"},
 				http.StatusConflict, ocpi.StatusInvalidParams, "connector_id"},
 			{"reused qr_ref", map[string]any{"qr_ref": "KORA-E1", "location_id": locID, "evse_uid": "E2", "connector_id": "1"},

@@ -134,13 +134,7 @@ func TestOperatorRefunds(t *testing.T) {
 		}
 
 		before := b.rows(t, "upi_refunds")
-		bad := []struct {
-			what  string
-			body  any
-			http  int
-			code  int
-			field string
-		}{
+		bad := []badRequest{
 			{"same id, other amount", map[string]any{"refund_id": "op-first-refund", "payment_id": p.ID, "refund_amount": "50.00"},
 				http.StatusConflict, ocpi.StatusInvalidParams, "refund_id"},
 			{"no refund_id", map[string]any{"payment_id": p.ID, "refund_amount": "5.00"}, http.StatusOK, ocpi.StatusInvalidParams, "refund_id"},

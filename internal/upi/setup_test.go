@@ -46,12 +46,7 @@ func setup(t *testing.T, engine store.Engine, tweak ...func(*app.Config)) *bundl
 func setupAt(t *testing.T, engine store.Engine, clk clock.Clock, tweak ...func(*app.Config)) *bundle {
 	t.Helper()
 	b := startBundle(t, engine, clk, 2*time.Minute, tweak...)
-	var err error
-	if b.cpo, err = sim.StartCPO("CPO One", cpoCC, cpoPID, hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.cpo.Close)
-	b.h.Register(t, b.cpo.Platform)
+	b.cpo = hubtest.Add(t, b.h, sim.StartCPO, "CPO One", cpoCC, cpoPID)
 	b.publish(t)
 	return b
 }
@@ -103,12 +98,20 @@ func (b *bundle) publish(t *testing.T) {
 // bundle.
 func each(t *testing.T, fn func(t *testing.T, b *bundle), tweak ...func(*app.Config)) {
 	t.Helper()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			fn(t, setup(t, engine, tweak...))
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		fn(t, setup(t, engine, tweak...))
+	})
+}
+
+// eachOnTheHour is each with the hub on a fake clock at the top of the next
+// hour: the minute and hour windows of the rate limits start together, and
+// the job queue stays near real time.
+func eachOnTheHour(t *testing.T, fn func(t *testing.T, b *bundle, clk *clock.Fake)) {
+	t.Helper()
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		clk := clock.NewFake(time.Now().UTC().Truncate(time.Hour).Add(time.Hour))
+		fn(t, setupAt(t, engine, clk), clk)
+	})
 }
 
 func ts(i int) string {
@@ -162,6 +165,16 @@ func data[T any](t *testing.T, resp *ocpiclient.Response) T {
 		t.Fatalf("data: %v: %s", err, resp.Body)
 	}
 	return v
+}
+
+// badRequest is a request body an endpoint refuses, with the answer
+// wantError expects: HTTP status, status_code and the field it names.
+type badRequest struct {
+	what  string
+	body  any
+	http  int
+	code  int
+	field string
 }
 
 // wantError checks an error answer: HTTP status, status_code and the

@@ -236,75 +236,72 @@ func (b *bundle) count(t *testing.T, q string) int {
 // is flagged the same way.
 func TestReceiptSMSGatewayDown(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			b := setupSMS(t, engine, false, gstinKA)
-			b.sim.SetDown(true)
-			p := b.chargeAndSettle(t, b.orderWithPhone(t, "500", "+91 98765 43210"))
-			var rec upi.ReceiptRecord
-			eventually(t, "the SMS failed", func() bool {
-				rec = b.receiptRecord(t, p.Receipt.ID)
-				return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryFailed
-			})
-			d := rec.Deliveries[0]
-			if d.Attempts != 6 || !strings.Contains(d.LastError, "503") || b.sim.Calls() != 6 || len(b.sim.Messages()) != 0 {
-				t.Errorf("failed delivery %+v after %d calls", d, b.sim.Calls())
-			}
-			if evs, err := b.events.Wait(b.ctx, event.ReceiptDeliveryFailed, 1); err != nil || evs[0].Data.(map[string]any)["delivery_id"] != d.ID {
-				t.Errorf("receipt.delivery_failed: %v %+v", err, evs)
-			}
-			chain := adminDo(t, b.h, http.MethodGet, upiBase+"/payments/"+p.ID, nil)
-			if !strings.Contains(string(chain.Body), "SMS to +91 98******10 failed") {
-				t.Errorf("the payment's chain does not show the failed SMS: %s", chain.Body)
-			}
-
-			// Bad resends change nothing.
-			for _, bad := range []struct {
-				body  map[string]any
-				field string
-			}{
-				{map[string]any{"phone": "+44 7700 900123"}, "phone"},
-				{map[string]any{"phone": "12345"}, "phone"},
-				{map[string]any{"phone": "98765 4321O"}, "phone"},
-				{map[string]any{"email": "not-an-address"}, "email"},
-			} {
-				resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", bad.body)
-				wantError(t, "resend "+bad.field, resp, http.StatusOK, 2001, bad.field)
-			}
-			if rec := b.receiptRecord(t, p.Receipt.ID); len(rec.Deliveries) != 1 {
-				t.Errorf("a refused resend queued a delivery: %d", len(rec.Deliveries))
-			}
-
-			// Back up: a resend to a corrected number is delivered.
-			b.sim.SetDown(false)
-			resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{"phone": "9123456789"})
-			if resp.HTTPStatus != http.StatusCreated {
-				t.Fatalf("resend: HTTP %d %s", resp.HTTPStatus, resp.Body)
-			}
-			eventually(t, "the resent SMS delivered", func() bool {
-				rec = b.receiptRecord(t, p.Receipt.ID)
-				return len(rec.Deliveries) == 2 && rec.Deliveries[1].Status == upi.DeliveryDelivered
-			})
-			if msgs := b.sim.Messages(); len(msgs) != 1 || msgs[0].To != "+919123456789" {
-				t.Errorf("messages after the resend: %+v", msgs)
-			}
-
-			// An undelivered report flags the delivery.
-			b.sim.Undeliver("+919123456789")
-			resp = adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{})
-			if resp.HTTPStatus != http.StatusCreated {
-				t.Fatalf("resend to the last number: HTTP %d %s", resp.HTTPStatus, resp.Body)
-			}
-			eventually(t, "the SMS reported undelivered", func() bool {
-				rec = b.receiptRecord(t, p.Receipt.ID)
-				return len(rec.Deliveries) == 3 && rec.Deliveries[2].Status == upi.DeliveryUndelivered
-			})
-			if rec.Deliveries[2].Destination != "+91 91******89" {
-				t.Errorf("resend without a number went to %s", rec.Deliveries[2].Destination)
-			}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		b := setupSMS(t, engine, false, gstinKA)
+		b.sim.SetDown(true)
+		p := b.chargeAndSettle(t, b.orderWithPhone(t, "500", "+91 98765 43210"))
+		var rec upi.ReceiptRecord
+		eventually(t, "the SMS failed", func() bool {
+			rec = b.receiptRecord(t, p.Receipt.ID)
+			return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryFailed
 		})
-	}
+		d := rec.Deliveries[0]
+		if d.Attempts != 6 || !strings.Contains(d.LastError, "503") || b.sim.Calls() != 6 || len(b.sim.Messages()) != 0 {
+			t.Errorf("failed delivery %+v after %d calls", d, b.sim.Calls())
+		}
+		if evs, err := b.events.Wait(b.ctx, event.ReceiptDeliveryFailed, 1); err != nil || evs[0].Data.(map[string]any)["delivery_id"] != d.ID {
+			t.Errorf("receipt.delivery_failed: %v %+v", err, evs)
+		}
+		chain := adminDo(t, b.h, http.MethodGet, upiBase+"/payments/"+p.ID, nil)
+		if !strings.Contains(string(chain.Body), "SMS to +91 98******10 failed") {
+			t.Errorf("the payment's chain does not show the failed SMS: %s", chain.Body)
+		}
+
+		// Bad resends change nothing.
+		for _, bad := range []struct {
+			body  map[string]any
+			field string
+		}{
+			{map[string]any{"phone": "+44 7700 900123"}, "phone"},
+			{map[string]any{"phone": "12345"}, "phone"},
+			{map[string]any{"phone": "98765 4321O"}, "phone"},
+			{map[string]any{"email": "not-an-address"}, "email"},
+		} {
+			resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", bad.body)
+			wantError(t, "resend "+bad.field, resp, http.StatusOK, 2001, bad.field)
+		}
+		if rec := b.receiptRecord(t, p.Receipt.ID); len(rec.Deliveries) != 1 {
+			t.Errorf("a refused resend queued a delivery: %d", len(rec.Deliveries))
+		}
+
+		// Back up: a resend to a corrected number is delivered.
+		b.sim.SetDown(false)
+		resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{"phone": "9123456789"})
+		if resp.HTTPStatus != http.StatusCreated {
+			t.Fatalf("resend: HTTP %d %s", resp.HTTPStatus, resp.Body)
+		}
+		eventually(t, "the resent SMS delivered", func() bool {
+			rec = b.receiptRecord(t, p.Receipt.ID)
+			return len(rec.Deliveries) == 2 && rec.Deliveries[1].Status == upi.DeliveryDelivered
+		})
+		if msgs := b.sim.Messages(); len(msgs) != 1 || msgs[0].To != "+919123456789" {
+			t.Errorf("messages after the resend: %+v", msgs)
+		}
+
+		// An undelivered report flags the delivery.
+		b.sim.Undeliver("+919123456789")
+		resp = adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{})
+		if resp.HTTPStatus != http.StatusCreated {
+			t.Fatalf("resend to the last number: HTTP %d %s", resp.HTTPStatus, resp.Body)
+		}
+		eventually(t, "the SMS reported undelivered", func() bool {
+			rec = b.receiptRecord(t, p.Receipt.ID)
+			return len(rec.Deliveries) == 3 && rec.Deliveries[2].Status == upi.DeliveryUndelivered
+		})
+		if rec.Deliveries[2].Destination != "+91 91******89" {
+			t.Errorf("resend without a number went to %s", rec.Deliveries[2].Destination)
+		}
+	})
 }
 
 // TestReceiptSMSBadInput: malformed and foreign numbers, a number without
@@ -312,62 +309,59 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 // the problem, and change nothing.
 func TestReceiptSMSBadInput(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			b := setupSMS(t, engine, false, gstinKA)
-			resp, body := get(t, b.h.PublicURL()+"/qr/"+qrRef)
-			wantPage(t, "landing page", resp, string(body), http.StatusOK, `id="phone"`, `name="phone_consent"`, "erased after 90 days")
-			orders := b.rows(t, "upi_orders")
-			for _, c := range []struct {
-				form url.Values
-				want string
-			}{
-				{url.Values{"amount": {"500"}, "phone": {"+44 7700 900123"}, "phone_consent": {"yes"}}, "must be an Indian mobile number (+91)"},
-				{url.Values{"amount": {"500"}, "phone": {"12345"}, "phone_consent": {"yes"}}, "ten digits starting with 6, 7, 8 or 9"},
-				{url.Values{"amount": {"500"}, "phone": {"5876543210"}, "phone_consent": {"yes"}}, "ten digits starting with 6, 7, 8 or 9"},
-				{url.Values{"amount": {"500"}, "phone": {"98765-abc-10"}, "phone_consent": {"yes"}}, "is not a phone number"},
-				{url.Values{"amount": {"500"}, "phone": {strings.Repeat("9", 40)}, "phone_consent": {"yes"}}, "too long"},
-				{url.Values{"amount": {"500"}, "phone": {"9876543210"}}, "phone_consent"},
-			} {
-				resp, body := b.postForm(t, qrRef, c.form)
-				wantPage(t, "phone "+c.form.Get("phone"), resp, body, http.StatusUnprocessableEntity, c.want)
-			}
-			if n := b.rows(t, "upi_orders"); n != orders {
-				t.Errorf("refused orders were stored: %d, want %d", n, orders)
-			}
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		b := setupSMS(t, engine, false, gstinKA)
+		resp, body := get(t, b.h.PublicURL()+"/qr/"+qrRef)
+		wantPage(t, "landing page", resp, string(body), http.StatusOK, `id="phone"`, `name="phone_consent"`, "erased after 90 days")
+		orders := b.rows(t, "upi_orders")
+		for _, c := range []struct {
+			form url.Values
+			want string
+		}{
+			{url.Values{"amount": {"500"}, "phone": {"+44 7700 900123"}, "phone_consent": {"yes"}}, "must be an Indian mobile number (+91)"},
+			{url.Values{"amount": {"500"}, "phone": {"12345"}, "phone_consent": {"yes"}}, "ten digits starting with 6, 7, 8 or 9"},
+			{url.Values{"amount": {"500"}, "phone": {"5876543210"}, "phone_consent": {"yes"}}, "ten digits starting with 6, 7, 8 or 9"},
+			{url.Values{"amount": {"500"}, "phone": {"98765-abc-10"}, "phone_consent": {"yes"}}, "is not a phone number"},
+			{url.Values{"amount": {"500"}, "phone": {strings.Repeat("9", 40)}, "phone_consent": {"yes"}}, "too long"},
+			{url.Values{"amount": {"500"}, "phone": {"9876543210"}}, "phone_consent"},
+		} {
+			resp, body := b.postForm(t, qrRef, c.form)
+			wantPage(t, "phone "+c.form.Get("phone"), resp, body, http.StatusUnprocessableEntity, c.want)
+		}
+		if n := b.rows(t, "upi_orders"); n != orders {
+			t.Errorf("refused orders were stored: %d, want %d", n, orders)
+		}
 
-			p := b.chargeAndSettle(t, b.orderWithPhone(t, "500", "9876543210"))
-			var rec upi.ReceiptRecord
-			eventually(t, "the SMS delivered", func() bool {
-				rec = b.receiptRecord(t, p.Receipt.ID)
-				return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryDelivered
-			})
-			// A forged report: the right message, the wrong token or none.
-			forged := []byte(`[{"requestId":"` + rec.Deliveries[0].ProviderID + `","number":"919876543210","status":"2","desc":"FAILED"}]`)
-			for _, path := range []string{app.SMSReportPath, app.SMSReportPath + "?token=guess", app.SMSReportPath + "?token="} {
-				resp, err := http.Post(b.h.PublicURL()+path, "application/json", bytes.NewReader(forged))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var env struct {
-					StatusCode int    `json:"status_code"`
-					Message    string `json:"status_message"`
-				}
-				_ = json.NewDecoder(resp.Body).Decode(&env)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusUnauthorized {
-					t.Errorf("forged report at %s: HTTP %d %+v", path, resp.StatusCode, env)
-				}
-			}
-			if got := b.receiptRecord(t, p.Receipt.ID).Deliveries[0]; got.Status != upi.DeliveryDelivered || got.LastError != "" {
-				t.Errorf("a forged report changed the delivery: %+v", got)
-			}
-			if evs := b.events.Events(event.ReceiptDeliveryFailed); len(evs) != 0 {
-				t.Errorf("a forged report raised %d receipt.delivery_failed", len(evs))
-			}
+		p := b.chargeAndSettle(t, b.orderWithPhone(t, "500", "9876543210"))
+		var rec upi.ReceiptRecord
+		eventually(t, "the SMS delivered", func() bool {
+			rec = b.receiptRecord(t, p.Receipt.ID)
+			return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryDelivered
 		})
-	}
+		// A forged report: the right message, the wrong token or none.
+		forged := []byte(`[{"requestId":"` + rec.Deliveries[0].ProviderID + `","number":"919876543210","status":"2","desc":"FAILED"}]`)
+		for _, path := range []string{app.SMSReportPath, app.SMSReportPath + "?token=guess", app.SMSReportPath + "?token="} {
+			resp, err := http.Post(b.h.PublicURL()+path, "application/json", bytes.NewReader(forged))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var env struct {
+				StatusCode int    `json:"status_code"`
+				Message    string `json:"status_message"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&env)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("forged report at %s: HTTP %d %+v", path, resp.StatusCode, env)
+			}
+		}
+		if got := b.receiptRecord(t, p.Receipt.ID).Deliveries[0]; got.Status != upi.DeliveryDelivered || got.LastError != "" {
+			t.Errorf("a forged report changed the delivery: %+v", got)
+		}
+		if evs := b.events.Events(event.ReceiptDeliveryFailed); len(evs) != 0 {
+			t.Errorf("a forged report raised %d receipt.delivery_failed", len(evs))
+		}
+	})
 }
 
 // pdfText fetches a PDF and returns its first page's text. The parser

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -18,35 +17,30 @@ import (
 // through.
 func TestInvalidOrdersDoNotSpendTheLimit(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now().UTC().Truncate(time.Hour).Add(time.Hour))
-			b := setupAt(t, engine, clk)
-			b.qr(t)
-			for i := 0; i < 30; i++ {
-				form := url.Values{"amount": {"1"}}
-				if i%2 == 1 {
-					form = url.Values{"amount": {""}}
-				}
-				r, _ := b.postForm(t, qrRef, form)
-				if r.StatusCode != http.StatusUnprocessableEntity {
-					t.Fatalf("invalid request %d: HTTP %d, want 422", i, r.StatusCode)
-				}
+	eachOnTheHour(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		b.qr(t)
+		for i := 0; i < 30; i++ {
+			form := url.Values{"amount": {"1"}}
+			if i%2 == 1 {
+				form = url.Values{"amount": {""}}
 			}
-			r, body := b.postForm(t, qrRef, url.Values{"amount": {"1"}})
-			wantPage(t, "the 31st invalid request in a minute", r, body, http.StatusTooManyRequests, "Too many unusable requests")
-			if n := b.rows(t, "upi_orders"); n != 0 {
-				t.Fatalf("%d orders stored", n)
+			r, _ := b.postForm(t, qrRef, form)
+			if r.StatusCode != http.StatusUnprocessableEntity {
+				t.Fatalf("invalid request %d: HTTP %d, want 422", i, r.StatusCode)
 			}
-			// The valid orders' budget is untouched.
-			for i := 0; i < 10; i++ {
-				b.order(t, "100")
-			}
-			r, body = b.postForm(t, qrRef, url.Values{"amount": {"100"}})
-			wantPage(t, "the eleventh valid order", r, body, http.StatusTooManyRequests, "Too many payments")
-		})
-	}
+		}
+		r, body := b.postForm(t, qrRef, url.Values{"amount": {"1"}})
+		wantPage(t, "the 31st invalid request in a minute", r, body, http.StatusTooManyRequests, "Too many unusable requests")
+		if n := b.rows(t, "upi_orders"); n != 0 {
+			t.Fatalf("%d orders stored", n)
+		}
+		// The valid orders' budget is untouched.
+		for i := 0; i < 10; i++ {
+			b.order(t, "100")
+		}
+		r, body = b.postForm(t, qrRef, url.Values{"amount": {"100"}})
+		wantPage(t, "the eleventh valid order", r, body, http.StatusTooManyRequests, "Too many payments")
+	})
 }
 
 // TestDriverPagesRunOnlyTheirOwnScripts: the driver pages' CSP allows

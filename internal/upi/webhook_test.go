@@ -17,6 +17,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
 )
@@ -137,139 +138,108 @@ func TestConcurrentWebhooks(t *testing.T) {
 // lost is found by polling; a payment never captured expires.
 func TestPaymentOrdering(t *testing.T) {
 	t.Parallel()
-	t.Run("failed", func(t *testing.T) {
-		t.Parallel()
-		each(t, func(t *testing.T, b *bundle) {
-			b.qr(t)
-			orderID := b.order(t, "200")
-			if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Failed); err != nil {
-				t.Fatal(err)
-			}
-			p := b.waitStatus(t, orderID, upi.StatusFailed)
-			if p.Captured != "0.00" || p.ErrorDescription == "" || len(p.Refunds) != 0 {
-				t.Errorf("failed payment %+v", p)
-			}
-			if _, err := b.events.Wait(b.ctx, event.PaymentFailed, 1); err != nil {
-				t.Error(err)
-			}
-			st, _ := b.h.UPI.OrderStatus(b.ctx, mustOrder(t, b, p))
-			if st.Stage != upi.StageFailed {
-				t.Errorf("status page stage %s", st.Stage)
-			}
-			if n := b.starts(); n != 0 {
-				t.Errorf("%d START_SESSION for a failed payment", n)
-			}
-		})
-	})
-	for _, sc := range []pgsim.Scenario{pgsim.FailedThenCaptured, pgsim.PendingThenCaptured} {
-		t.Run(string(sc), func(t *testing.T) {
+	// order runs fn as a parallel subtest on both engines, on an order of
+	// 200 at the mapped QR code.
+	order := func(name string, fn func(t *testing.T, b *bundle, orderID string), tweak ...func(*app.Config)) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			each(t, func(t *testing.T, b *bundle) {
 				b.qr(t)
-				orderID := b.order(t, "200")
-				if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, sc); err != nil {
-					t.Fatal(err)
-				}
-				b.waitStatus(t, orderID, upi.StatusCharging)
-				if n := b.starts(); n != 1 {
-					t.Errorf("%d START_SESSION, want 1", n)
-				}
-			})
+				fn(t, b, b.order(t, "200"))
+			}, tweak...)
 		})
 	}
-	t.Run("captured before authorized", func(t *testing.T) {
-		t.Parallel()
-		each(t, func(t *testing.T, b *bundle) {
-			b.qr(t)
-			orderID := b.order(t, "200")
-			b.pg.HoldWebhooks()
-			if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.AuthorizedThenCaptured); err != nil {
-				t.Fatal(err)
-			}
-			held := b.pg.HeldWebhooks()
-			if len(held) != 2 || held[1].Type != "payment.captured" {
-				t.Fatalf("held %+v", held)
-			}
-			// The capture arrives (and is worked) first, the authorization
-			// after it.
-			b.pg.ReleaseWebhooks(b.ctx, func(ws []pgsim.Webhook) []pgsim.Webhook { return ws[1:] })
-			p := b.waitStatus(t, orderID, upi.StatusCharging)
-			b.pg.Redeliver(b.ctx, held[0])
-			eventually(t, "both events worked", func() bool {
-				var n int
-				_ = b.h.DB.Read().QueryRow(b.ctx, "SELECT COUNT(*) FROM upi_webhook_events WHERE processed_at <> 0").Scan(&n)
-				return n == 2
-			})
-			var outcome string
-			if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT outcome FROM upi_webhook_events WHERE type = 'payment.authorized'").Scan(&outcome); err != nil ||
-				outcome == "" || outcome[:9] != "no change" {
-				t.Errorf("the late authorized event: %q %v", outcome, err)
-			}
-			if n := b.starts(); n != 1 || p.PGStatus != "captured" {
-				t.Errorf("%d START_SESSION, PG status %s", n, p.PGStatus)
-			}
-		})
+	order("failed", func(t *testing.T, b *bundle, orderID string) {
+		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Failed); err != nil {
+			t.Fatal(err)
+		}
+		p := b.waitStatus(t, orderID, upi.StatusFailed)
+		if p.Captured != "0.00" || p.ErrorDescription == "" || len(p.Refunds) != 0 {
+			t.Errorf("failed payment %+v", p)
+		}
+		if _, err := b.events.Wait(b.ctx, event.PaymentFailed, 1); err != nil {
+			t.Error(err)
+		}
+		st, _ := b.h.UPI.OrderStatus(b.ctx, mustOrder(t, b, p))
+		if st.Stage != upi.StageFailed {
+			t.Errorf("status page stage %s", st.Stage)
+		}
+		if n := b.starts(); n != 0 {
+			t.Errorf("%d START_SESSION for a failed payment", n)
+		}
 	})
-	t.Run("pending, polled", func(t *testing.T) {
-		t.Parallel()
-		each(t, func(t *testing.T, b *bundle) {
-			b.qr(t)
-			orderID := b.order(t, "200")
-			pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := b.pg.NotifyPending(b.ctx, pay.ID); err != nil {
-				t.Fatal(err)
-			}
-			b.waitStatus(t, orderID, upi.StatusPending)
-			b.pg.HoldWebhooks() // the capture webhook is lost
-			if _, err := b.pg.Capture(b.ctx, pay.ID); err != nil {
+	for _, sc := range []pgsim.Scenario{pgsim.FailedThenCaptured, pgsim.PendingThenCaptured} {
+		order(string(sc), func(t *testing.T, b *bundle, orderID string) {
+			if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, sc); err != nil {
 				t.Fatal(err)
 			}
 			b.waitStatus(t, orderID, upi.StatusCharging)
-			if b.pg.Calls(pgsim.APIFetchPayment)+b.pg.Calls(pgsim.APIOrderPayments) == 0 {
-				t.Error("the payment was not polled")
-			}
-			b.pg.ReleaseWebhooks(b.ctx, nil) // and comes late: nothing changes
 			if n := b.starts(); n != 1 {
 				t.Errorf("%d START_SESSION, want 1", n)
 			}
 		})
-	})
-	t.Run("every webhook lost", func(t *testing.T) {
-		t.Parallel()
-		each(t, func(t *testing.T, b *bundle) {
-			b.qr(t)
-			orderID := b.order(t, "200")
-			b.pg.HoldWebhooks() // never released
-			if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Captured); err != nil {
-				t.Fatal(err)
-			}
-			b.waitStatus(t, orderID, upi.StatusCharging)
-			if b.pg.Calls(pgsim.APIOrderPayments) == 0 || b.starts() != 1 || b.rows(t, "upi_webhook_events") != 0 {
-				t.Errorf("found without webhooks: %d order checks, %d START_SESSION", b.pg.Calls(pgsim.APIOrderPayments), b.starts())
-			}
+	}
+	order("captured before authorized", func(t *testing.T, b *bundle, orderID string) {
+		b.pg.HoldWebhooks()
+		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.AuthorizedThenCaptured); err != nil {
+			t.Fatal(err)
+		}
+		held := b.pg.HeldWebhooks()
+		if len(held) != 2 || held[1].Type != "payment.captured" {
+			t.Fatalf("held %+v", held)
+		}
+		// The capture arrives (and is worked) first, the authorization
+		// after it.
+		b.pg.ReleaseWebhooks(b.ctx, func(ws []pgsim.Webhook) []pgsim.Webhook { return ws[1:] })
+		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		b.pg.Redeliver(b.ctx, held[0])
+		eventually(t, "both events worked", func() bool {
+			var n int
+			_ = b.h.DB.Read().QueryRow(b.ctx, "SELECT COUNT(*) FROM upi_webhook_events WHERE processed_at <> 0").Scan(&n)
+			return n == 2
 		})
+		var outcome string
+		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT outcome FROM upi_webhook_events WHERE type = 'payment.authorized'").Scan(&outcome); err != nil ||
+			outcome == "" || outcome[:9] != "no change" {
+			t.Errorf("the late authorized event: %q %v", outcome, err)
+		}
+		if n := b.starts(); n != 1 || p.PGStatus != "captured" {
+			t.Errorf("%d START_SESSION, PG status %s", n, p.PGStatus)
+		}
 	})
-	t.Run("pending, expired", func(t *testing.T) {
-		t.Parallel()
-		each(t, func(t *testing.T, b *bundle) {
-			b.qr(t)
-			orderID := b.order(t, "200")
-			pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := b.pg.NotifyPending(b.ctx, pay.ID); err != nil {
-				t.Fatal(err)
-			}
-			p := b.waitStatus(t, orderID, upi.StatusExpired)
-			if p.Captured != "0.00" || b.starts() != 0 {
-				t.Errorf("expired payment %+v", p)
-			}
-		}, func(c *app.Config) { c.UPIPaymentWindow = 1500 * time.Millisecond })
+	order("pending, polled", func(t *testing.T, b *bundle, orderID string) {
+		pay := b.pending(t, orderID)
+		b.waitStatus(t, orderID, upi.StatusPending)
+		b.pg.HoldWebhooks() // the capture webhook is lost
+		if _, err := b.pg.Capture(b.ctx, pay.ID); err != nil {
+			t.Fatal(err)
+		}
+		b.waitStatus(t, orderID, upi.StatusCharging)
+		if b.pg.Calls(pgsim.APIFetchPayment)+b.pg.Calls(pgsim.APIOrderPayments) == 0 {
+			t.Error("the payment was not polled")
+		}
+		b.pg.ReleaseWebhooks(b.ctx, nil) // and comes late: nothing changes
+		if n := b.starts(); n != 1 {
+			t.Errorf("%d START_SESSION, want 1", n)
+		}
 	})
+	order("every webhook lost", func(t *testing.T, b *bundle, orderID string) {
+		b.pg.HoldWebhooks() // never released
+		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Captured); err != nil {
+			t.Fatal(err)
+		}
+		b.waitStatus(t, orderID, upi.StatusCharging)
+		if b.pg.Calls(pgsim.APIOrderPayments) == 0 || b.starts() != 1 || b.rows(t, "upi_webhook_events") != 0 {
+			t.Errorf("found without webhooks: %d order checks, %d START_SESSION", b.pg.Calls(pgsim.APIOrderPayments), b.starts())
+		}
+	})
+	order("pending, expired", func(t *testing.T, b *bundle, orderID string) {
+		b.pending(t, orderID)
+		p := b.waitStatus(t, orderID, upi.StatusExpired)
+		if p.Captured != "0.00" || b.starts() != 0 {
+			t.Errorf("expired payment %+v", p)
+		}
+	}, func(c *app.Config) { c.UPIPaymentWindow = 1500 * time.Millisecond })
 }
 
 // TestWebhookForms: the Cashfree form and the seed's flat form start a
@@ -325,54 +295,51 @@ func TestTokenTypeOther(t *testing.T) {
 // refused.
 func TestCashfreeWebhookFreshness(t *testing.T) {
 	t.Parallel()
-	for _, engine := range storetest.Engines() {
-		t.Run(string(engine), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
-			b := setupAt(t, engine, clk)
-			b.qr(t)
-			po := b.pgOrder(t, b.order(t, "200"))
-			body, _ := json.Marshal(map[string]any{"type": "PAYMENT_SUCCESS_WEBHOOK", "event_time": clk.Now().Format(time.RFC3339),
-				"data": map[string]any{"order": map[string]any{"order_id": po.ID, "order_amount": 200, "order_currency": "INR"},
-					"payment": map[string]any{"cf_payment_id": 5114917039291, "payment_status": "SUCCESS", "payment_amount": 200,
-						"payment_currency": "INR", "payment_method": map[string]any{"upi": map[string]any{"upi_id": "meera@ybl"}}}}})
-			send := func(at time.Time, key string) (status int, answer string) {
-				t.Helper()
-				ts := strconv.FormatInt(at.UnixMilli(), 10)
-				sig := base64.StdEncoding.EncodeToString(hmacRaw(pgsim.DefaultWebhookSecret, []byte(ts+string(body))))
-				resp := b.h.Do(t, http.MethodPost, upiBase+"/webhook", "", body, http.Header{"X-Webhook-Signature": {sig},
-					"X-Webhook-Timestamp": {ts}, "X-Idempotency-Key": {key}, "X-Webhook-Version": {"2023-08-01"}})
-				return resp.HTTPStatus, string(resp.Body)
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
+		b := setupAt(t, engine, clk)
+		b.qr(t)
+		po := b.pgOrder(t, b.order(t, "200"))
+		body, _ := json.Marshal(map[string]any{"type": "PAYMENT_SUCCESS_WEBHOOK", "event_time": clk.Now().Format(time.RFC3339),
+			"data": map[string]any{"order": map[string]any{"order_id": po.ID, "order_amount": 200, "order_currency": "INR"},
+				"payment": map[string]any{"cf_payment_id": 5114917039291, "payment_status": "SUCCESS", "payment_amount": 200,
+					"payment_currency": "INR", "payment_method": map[string]any{"upi": map[string]any{"upi_id": "meera@ybl"}}}}})
+		send := func(at time.Time, key string) (status int, answer string) {
+			t.Helper()
+			ts := strconv.FormatInt(at.UnixMilli(), 10)
+			sig := base64.StdEncoding.EncodeToString(hmacRaw(pgsim.DefaultWebhookSecret, []byte(ts+string(body))))
+			resp := b.h.Do(t, http.MethodPost, upiBase+"/webhook", "", body, http.Header{"X-Webhook-Signature": {sig},
+				"X-Webhook-Timestamp": {ts}, "X-Idempotency-Key": {key}, "X-Webhook-Version": {"2023-08-01"}})
+			return resp.HTTPStatus, string(resp.Body)
+		}
+		for _, tc := range []struct {
+			name string
+			at   time.Time
+		}{
+			{"six minutes old", clk.Now().Add(-6 * time.Minute)},
+			{"six minutes ahead", clk.Now().Add(6 * time.Minute)},
+			{"a day old", clk.Now().Add(-24 * time.Hour)},
+		} {
+			if status, answer := send(tc.at, "idem-"+tc.name); status != http.StatusUnauthorized || !strings.Contains(answer, "from the hub's clock") {
+				t.Errorf("%s: HTTP %d %s, want 401", tc.name, status, answer)
 			}
-			for _, tc := range []struct {
-				name string
-				at   time.Time
-			}{
-				{"six minutes old", clk.Now().Add(-6 * time.Minute)},
-				{"six minutes ahead", clk.Now().Add(6 * time.Minute)},
-				{"a day old", clk.Now().Add(-24 * time.Hour)},
-			} {
-				if status, answer := send(tc.at, "idem-"+tc.name); status != http.StatusUnauthorized || !strings.Contains(answer, "from the hub's clock") {
-					t.Errorf("%s: HTTP %d %s, want 401", tc.name, status, answer)
-				}
-			}
-			if n, p := b.rows(t, "upi_webhook_events"), b.rows(t, "upi_payments"); n != 0 || p != 0 {
-				t.Fatalf("stale webhooks stored %d events and %d payments", n, p)
-			}
-			signedAt := clk.Now().Add(-4 * time.Minute)
-			if status, answer := send(signedAt, "idem-genuine"); status != http.StatusOK {
-				t.Fatalf("a webhook four minutes old: HTTP %d %s", status, answer)
-			}
-			if n := b.rows(t, "upi_webhook_events"); n != 1 {
-				t.Fatalf("%d events after the genuine webhook", n)
-			}
-			clk.Add(2*time.Minute + time.Second)
-			if status, answer := send(signedAt, "idem-replayed"); status != http.StatusUnauthorized {
-				t.Errorf("the replay: HTTP %d %s, want 401", status, answer)
-			}
-			if n := b.rows(t, "upi_webhook_events"); n != 1 {
-				t.Errorf("%d events after the replay, want 1", n)
-			}
-		})
-	}
+		}
+		if n, p := b.rows(t, "upi_webhook_events"), b.rows(t, "upi_payments"); n != 0 || p != 0 {
+			t.Fatalf("stale webhooks stored %d events and %d payments", n, p)
+		}
+		signedAt := clk.Now().Add(-4 * time.Minute)
+		if status, answer := send(signedAt, "idem-genuine"); status != http.StatusOK {
+			t.Fatalf("a webhook four minutes old: HTTP %d %s", status, answer)
+		}
+		if n := b.rows(t, "upi_webhook_events"); n != 1 {
+			t.Fatalf("%d events after the genuine webhook", n)
+		}
+		clk.Add(2*time.Minute + time.Second)
+		if status, answer := send(signedAt, "idem-replayed"); status != http.StatusUnauthorized {
+			t.Errorf("the replay: HTTP %d %s, want 401", status, answer)
+		}
+		if n := b.rows(t, "upi_webhook_events"); n != 1 {
+			t.Errorf("%d events after the replay, want 1", n)
+		}
+	})
 }
