@@ -416,4 +416,3 @@ func (s *Service) OwnParty(role Role) (PartyRef, bool) {
 
 func (s *Service) now() int64 { return s.clock.Now().UnixMicro() }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
