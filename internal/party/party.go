@@ -415,4 +415,3 @@ func (s *Service) OwnParty(role Role) (PartyRef, bool) {
 }
 
 func (s *Service) now() int64 { return s.clock.Now().UnixMicro() }
-
