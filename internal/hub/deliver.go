@@ -214,7 +214,11 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 		h.metrics.count(label, a.Module, outcomeGaveUp)
 		h.logger.WarnContext(ctx, "push failed for good; the object will be resynced in full", "platform_id", a.PlatformID,
 			"module", a.Module, "object", a.ObjectKey, "attempts", row.attempts, "error", msg)
-		return h.closeQueue(ctx, a, msg, true)
+		if err := h.closeQueue(ctx, a, msg, true); err != nil {
+			return err
+		}
+		h.resyncIfAnswering(ctx, a.PlatformID)
+		return nil
 	}
 	h.metrics.count(label, a.Module, outcomeRetry)
 	delay := h.cfg.Backoff(row.attempts)
@@ -267,6 +271,27 @@ func (h *Hub) finish(ctx context.Context, a PushArgs, row *pushRow, token, state
 		h.reconnected(ctx, a.PlatformID)
 	}
 	return nil
+}
+
+// resyncIfAnswering schedules the resync of a platform that answers again
+// already, right after one of its objects was marked for a resync. A push of
+// another object that succeeded between this object's last failed attempt
+// and its mark looked for marks too early (finish), and the mark would
+// otherwise wait for the hourly cleanup. The partner health says whether the
+// platform's latest attempt, of any object, was answered: every attempt is
+// recorded before its outcome is handled.
+func (h *Hub) resyncIfAnswering(ctx context.Context, platformID int64) {
+	if h.parties == nil {
+		return
+	}
+	health, found, err := h.parties.HealthOf(ctx, platformID)
+	if err != nil {
+		h.logger.WarnContext(ctx, "could not read a partner's health", "platform_id", platformID, "error", err)
+		return
+	}
+	if found && health.ConsecutiveFailures == 0 {
+		h.reconnected(ctx, platformID)
+	}
 }
 
 // closeQueue ends every open row of a queue without delivering it; with
