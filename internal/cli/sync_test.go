@@ -9,7 +9,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/location"
-	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 	"github.com/ocpihub/ocpihub/internal/token"
@@ -28,22 +27,16 @@ func TestSyncCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var out, errOut bytes.Buffer
-		env := func(string) string { return "" }
-		code := run(context.Background(), []string{"sync", "tariffs", "--party", "NL-CLI", "--db", h.DBURL, "--json", "--log-level", "error",
-			"--outbound-allow", "127.0.0.0/8,::1"}, &out, &errOut, env)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errOut.String())
-		}
-		var res location.SyncResult
-		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Received != 2 || res.Changed != 2 {
-			t.Fatalf("report %s (%v)", out.String(), err)
+		if res, out := runSync(t, h, "tariffs", "NL-CLI"); res.Received != 2 || res.Changed != 2 {
+			t.Fatalf("report %s", out)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if _, err := h.Tariffs.Get(ctx, tariff.Ref{CountryCode: "NL", PartyID: "CLI", ID: "T2"}); err != nil {
 			t.Errorf("pulled tariff not stored: %v", err)
 		}
+		var out, errOut bytes.Buffer
+		env := func(string) string { return "" }
 		if code := run(context.Background(), []string{"sync", "tariffs", "--party", "NL"}, &out, &errOut, env); code != 2 {
 			t.Errorf("a malformed --party exits %d, want 2", code)
 		}
@@ -55,40 +48,37 @@ func TestSyncCommand(t *testing.T) {
 func TestSyncCommandPeerTokens(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		peer, err := sim.StartPeerHub("CLI Peer", "DE/PHC", "DE/AAC", "DE/BBC", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(peer.Close)
-		h.Register(t, peer.Platform)
-		for {
-			if _, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "BBC"); err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatal("the parties behind the peer hub were not pulled")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		ctx := hubtest.Ctx(t, time.Minute)
+		peer, _ := h.AddPeer(t, "CLI Peer", "DE/PHC", "DE/AAC", "DE/BBC")
 		peer.KeepToken(peer.EMSPToken("CLITOK", "RFID", "ALLOWED"))
-		var out, errOut bytes.Buffer
-		env := func(string) string { return "" }
-		code := run(context.Background(), []string{"sync", "tokens", "--party", "DE-BBC", "--db", h.DBURL, "--json", "--log-level", "error",
-			"--outbound-allow", "127.0.0.0/8,::1"}, &out, &errOut, env)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, errOut.String())
-		}
-		var res location.SyncResult
-		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Module != "tokens" || res.Received != 1 || res.Changed != 1 {
-			t.Fatalf("report %s (%v)", out.String(), err)
+		if res, out := runSync(t, h, "tokens", "DE-BBC"); res.Module != "tokens" || res.Received != 1 || res.Changed != 1 {
+			t.Fatalf("report %s", out)
 		}
 		if _, err := h.Tokens.Find(ctx, token.Ref{CountryCode: "DE", PartyID: "BBC", UID: "CLITOK", Type: "RFID"}); err != nil {
 			t.Errorf("pulled token not stored: %v", err)
 		}
+		var out, errOut bytes.Buffer
+		env := func(string) string { return "" }
 		if code := run(context.Background(), []string{"sync", "vouchers", "--party", "DE-BBC"}, &out, &errOut, env); code != 2 {
 			t.Errorf("an unknown module exits %d, want 2", code)
 		}
 	})
+}
+
+// runSync runs `ocpihub sync module --party party --json` against h's
+// database and returns its report (the test fails unless it exits 0 with
+// one) and the output it was read from.
+func runSync(t *testing.T, h *hubtest.Hub, module, party string) (location.SyncResult, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"sync", module, "--party", party, "--db", h.DBURL, "--json", "--log-level", "error",
+		"--outbound-allow", "127.0.0.0/8,::1"}, &out, &errOut, func(string) string { return "" })
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var res location.SyncResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("report %s (%v)", out.String(), err)
+	}
+	return res, out.String()
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -18,25 +17,7 @@ func TestPeerHubPage(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		peer, err := sim.StartPeerHub("Peer Hub", "DE/PHB", "DE/AAA", "DE/BBB", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(peer.Close)
-		h.Register(t, peer.Platform)
-		var id int64
-		deadline := time.Now().Add(time.Minute)
-		for {
-			p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "BBB")
-			if err == nil {
-				id = p.ID
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the parties behind the peer hub were not pulled")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		peer, id := h.AddPeer(t, "Peer Hub", "DE/PHB", "DE/AAA", "DE/BBB")
 		// The eMSP behind it goes OFFLINE: no longer reachable.
 		if resp, err := peer.PushClientInfo(ctx, sim.ClientInfo{CountryCode: "DE", PartyID: "BBB", Role: "EMSP", Status: "OFFLINE",
 			LastUpdated: ocpi.NewDateTime(time.Now().Add(time.Minute))}); err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
@@ -65,33 +46,9 @@ func TestPeerHubPage(t *testing.T) {
 func TestPeerHubConflictPage(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		ctx := hubtest.Ctx(t, 60*time.Second)
-		ids := make([]int64, 2)
-		for i, name := range []string{"Peer One", "Peer Two"} {
-			hubParty, emsp := "DE/PH1", "DE/BB1"
-			if i == 1 {
-				hubParty, emsp = "DE/PH2", "DE/BB2"
-			}
-			peer, err := sim.StartPeerHub(name, hubParty, "DE/AAA", emsp, hubtest.Logger())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(peer.Close)
-			h.Register(t, peer.Platform)
-			deadline := time.Now().Add(time.Minute)
-			for {
-				cc, pid, _ := strings.Cut(emsp, "/")
-				p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, cc, pid)
-				if err == nil {
-					ids[i] = p.ID
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the parties behind %s were not pulled", name)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
+		_, one := h.AddPeer(t, "Peer One", "DE/PH1", "DE/AAA", "DE/BB1")
+		_, two := h.AddPeer(t, "Peer Two", "DE/PH2", "DE/AAA", "DE/BB2")
+		ids := []int64{one, two}
 		c := signedIn(t, h)
 		row := func(id int64) string {
 			t.Helper()

@@ -20,11 +20,7 @@ func TestPeerHubConnectInitiated(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 2*time.Minute)
 		emsp := hubtest.Add(t, h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
-		peer, err := sim.StartPeerHub("Peer A", "DE/PHA", "DE/AAA", "DE/BBB", hubtest.Logger())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(peer.Close)
+		peer := hubtest.StartPeer(t, "Peer A", "DE/PHA", "DE/AAA", "DE/BBB")
 
 		p, err := h.Parties.Connect(ctx, "Peer A", peer.VersionsURL(), peer.Invite())
 		if err != nil {
@@ -76,12 +72,7 @@ func TestPeerHub22(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 2*time.Minute)
 		emsp := hubtest.Add(t, h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
-		peer, err := sim.StartPeerHub("Peer 22", "DE/P22", "DE/A22", "DE/B22", hubtest.Logger(), func(o *sim.Options) { o.Versions = []string{"2.2"} })
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(peer.Close)
-		h.Register(t, peer.Platform)
+		peer, _ := h.AddPeer(t, "Peer 22", "DE/P22", "DE/A22", "DE/B22", func(o *sim.Options) { o.Versions = []string{"2.2"} })
 		if peer.HubVersion() != "2.2" {
 			t.Fatalf("the peer hub speaks %q with us, want 2.2", peer.HubVersion())
 		}

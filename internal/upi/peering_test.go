@@ -28,17 +28,11 @@ func setupPeer(t *testing.T, engine store.Engine) *peerBundle {
 	// A longer budget than the UPI bundle's: two more platforms register,
 	// and the race detector on a busy machine slows the hub's start.
 	b := startBundle(t, engine, nil, 5*time.Minute)
-	var err error
 	pb := &peerBundle{bundle: b}
-	if pb.peer, err = sim.StartPeerHub("Peer Hub", "DE/PHB", cpoCC+"/"+cpoPID, "DE/BBB", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pb.peer.Close)
-	b.cpo = pb.peer.CPO
 	pb.emsp = hubtest.Add(t, b.h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
-	b.h.Register(t, pb.peer.Platform)
-	// The hub pulls the peer's HubClientInfo after the registration.
-	eventually(t, "the parties behind the peer hub", func() bool {
+	pb.peer, _ = b.h.AddPeer(t, "Peer Hub", "DE/PHB", cpoCC+"/"+cpoPID, "DE/BBB")
+	b.cpo = pb.peer.CPO
+	eventually(t, "the CPO behind the peer hub", func() bool {
 		p, err := b.h.Parties.FindByParty(b.ctx, party.RoleCPO, cpoCC, cpoPID)
 		return err == nil && p.Name == "Peer Hub"
 	})
