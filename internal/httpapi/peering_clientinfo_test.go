@@ -17,8 +17,7 @@ import (
 // it reported for its own parties and with our view of the others.
 func TestPeerHubClientInfoGet(t *testing.T) {
 	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setupPeering(t, h)
+	hubtest.EachWith(t, setupPeering, func(t *testing.T, b *peering) {
 		ctx := b.ctx
 		list := func(p *sim.Platform) []sim.ClientInfo {
 			t.Helper()

@@ -19,8 +19,7 @@ import (
 // back through the peer hub to our eMSP.
 func TestPeerHubCommands(t *testing.T) {
 	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setupPeering(t, h)
+	hubtest.EachWith(t, setupPeering, func(t *testing.T, b *peering) {
 		ctx := b.ctx
 		if err := b.peer.PublishLocation(ctx, "LOCC", "E1"); err != nil {
 			t.Fatal(err)
@@ -43,7 +42,7 @@ func TestPeerHubCommands(t *testing.T) {
 			cmds[0].Header.Get("OCPI-from-party-id") != "EMS" {
 			t.Fatalf("commands at the peer hub: %+v", cmds)
 		}
-		if ru, _ := cmds[0].Body["response_url"].(string); !strings.HasPrefix(ru, h.PublicURL()+"/") {
+		if ru, _ := cmds[0].Body["response_url"].(string); !strings.HasPrefix(ru, b.h.PublicURL()+"/") {
 			t.Errorf("the peer hub got response_url %q, want ours", ru)
 		}
 		res, err := b.emsp.WaitResult(ctx, uid)

@@ -16,11 +16,10 @@ import (
 // operator's view (direct, not reachable through the peer).
 func TestPeerHubDirectWins(t *testing.T) {
 	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setupPeering(t, h)
+	hubtest.EachWith(t, setupPeering, func(t *testing.T, b *peering) {
 		ctx := b.ctx
-		direct := hubtest.Add(t, h, sim.StartCPO, "DE/AAA direct", "DE", "AAA")
-		p, err := h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "AAA")
+		direct := hubtest.Add(t, b.h, sim.StartCPO, "DE/AAA direct", "DE", "AAA")
+		p, err := b.h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "AAA")
 		if err != nil || p.ID == b.peerID {
 			t.Fatalf("DE/AAA reached through %+v (%v), want directly", p, err)
 		}
@@ -50,7 +49,7 @@ func TestPeerHubDirectWins(t *testing.T) {
 
 		// The operator sees DE/AAA as direct, not reachable through the peer.
 		var peers []party.Peer
-		h.Admin(t, http.MethodGet, "/admin/peers", nil, &peers)
+		b.h.Admin(t, http.MethodGet, "/admin/peers", nil, &peers)
 		i := slices.IndexFunc(peers, func(p party.Peer) bool { return p.PlatformID == b.peerID })
 		if i < 0 {
 			t.Fatalf("admin peers: %+v", peers)

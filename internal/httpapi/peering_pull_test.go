@@ -20,8 +20,7 @@ import (
 // tariffs, and only from CPOs.
 func TestPeerHubPull(t *testing.T) {
 	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setupPeering(t, h)
+	hubtest.EachWith(t, setupPeering, func(t *testing.T, b *peering) {
 		ctx := b.ctx
 		if err := b.peer.PublishLocation(ctx, "LOCA", "E1"); err != nil {
 			t.Fatal(err)
@@ -49,7 +48,7 @@ func TestPeerHubPull(t *testing.T) {
 		}
 
 		for _, m := range []string{token.Module, session.Module, cdr.Module} {
-			res, err := h.Syncer.Sync(ctx, m, b.peerID, time.Time{})
+			res, err := b.h.Syncer.Sync(ctx, m, b.peerID, time.Time{})
 			if err != nil || res.Received != 1 || res.Changed != 1 || res.Invalid != 0 {
 				t.Errorf("first pull of %s from the peer hub: %+v %v", m, res, err)
 			}
@@ -75,13 +74,13 @@ func TestPeerHubPull(t *testing.T) {
 
 		// A second pull finds nothing new and sends nothing again.
 		for _, m := range []string{token.Module, session.Module, cdr.Module} {
-			res, err := h.Syncer.Sync(ctx, m, b.peerID, time.Time{})
+			res, err := b.h.Syncer.Sync(ctx, m, b.peerID, time.Time{})
 			if err != nil || res.Received != 1 || res.Changed != 0 || res.Unchanged != 1 {
 				t.Errorf("second pull of %s: %+v %v", m, res, err)
 			}
 		}
 		waitFor(t, "an empty outbox", func() bool {
-			left, err := h.Hub.Outbox(ctx, 0, "pending", "leased")
+			left, err := b.h.Hub.Outbox(ctx, 0, "pending", "leased")
 			return err == nil && len(left) == 0
 		})
 		if n := len(b.emsp.CDRs()); n != 1 {
@@ -128,7 +127,7 @@ func TestPeerHubPull(t *testing.T) {
 		// The periodic pull asks the peer hub for these modules, and no
 		// direct partner.
 		before := len(b.emsp.Requests(sim.PathHas(http.MethodGet, "/emsp/tokens")))
-		if err := h.Syncer.SyncAll(ctx); err != nil {
+		if err := b.h.Syncer.SyncAll(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if got := len(b.peer.Requests(sim.PathHas(http.MethodGet, "/cpo/cdrs"))); got != 3 {

@@ -35,18 +35,8 @@ func setupPeering(t *testing.T, h *hubtest.Hub) *peering {
 	b := &peering{h: h, ctx: hubtest.Ctx(t, 2*time.Minute)}
 	b.emsp = hubtest.Add(t, h, sim.StartEMSP, "Our eMSP", "NL", "EMS")
 	b.cpo = hubtest.Add(t, h, sim.StartCPO, "Direct CPO", "IN", "DIR")
-	var err error
-	if b.peer, err = sim.StartPeerHub("Peer A", "DE/PHA", "DE/AAA", "DE/BBB", hubtest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.peer.Close)
-	h.Register(t, b.peer.Platform)
-	p, err := h.Parties.FindByParty(b.ctx, party.RoleHUB, "DE", "PHA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.peerID = p.ID
-	waitFor(t, "the parties behind the peer hub", func() bool {
+	b.peer, b.peerID = h.AddPeer(t, "Peer A", "DE/PHA", "DE/AAA", "DE/BBB")
+	waitFor(t, "the CPO behind the peer hub", func() bool {
 		p, err := h.Parties.FindByParty(b.ctx, party.RoleCPO, "DE", "AAA")
 		return err == nil && p.ID == b.peerID
 	})
@@ -68,8 +58,7 @@ func clientInfo(cc, pid, role, status string, at time.Time) sim.ClientInfo {
 // ClientInfo never reached it, and nothing could be routed to its parties.
 func TestPeerHub(t *testing.T) {
 	t.Parallel()
-	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		b := setupPeering(t, h)
+	hubtest.EachWith(t, setupPeering, func(t *testing.T, b *peering) {
 		ctx := b.ctx
 
 		// Pushes of the CPO behind the peer hub are accepted and reach our
@@ -124,7 +113,7 @@ func TestPeerHub(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, "an empty outbox", func() bool {
-			left, err := h.Hub.Outbox(ctx, 0, "pending", "leased")
+			left, err := b.h.Hub.Outbox(ctx, 0, "pending", "leased")
 			return err == nil && len(left) == 0
 		})
 		if n, m := b.peer.Received.Sessions(), len(b.peer.Received.CDRs()); n != 0 || m != 0 {
@@ -159,7 +148,7 @@ func TestPeerHub(t *testing.T) {
 		if err := b.peer.SetLocation(sim.LocationObject("DE", "AAA", "LOCP", "E1")); err != nil {
 			t.Fatal(err)
 		}
-		res, err := h.Syncer.Sync(ctx, location.Module, b.peerID, time.Time{})
+		res, err := b.h.Syncer.Sync(ctx, location.Module, b.peerID, time.Time{})
 		if err != nil || res.Changed != 1 || res.Invalid != 0 {
 			t.Errorf("pull from the peer hub: %+v %v", res, err)
 		}
@@ -242,16 +231,7 @@ func testPeerClientInfo(t *testing.T, b *peering) {
 // the second may not push for it, and the operator sees the conflict.
 func testPeerConflict(t *testing.T, b *peering) {
 	ctx := b.ctx
-	second, err := sim.StartPeerHub("Peer B", "DE/PHB", "DE/AAA", "DE/CCC", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(second.Close)
-	b.h.Register(t, second.Platform)
-	waitFor(t, "DE/CCC behind the second peer hub", func() bool {
-		_, err := b.h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "CCC")
-		return err == nil
-	})
+	second, _ := b.h.AddPeer(t, "Peer B", "DE/PHB", "DE/AAA", "DE/CCC")
 	if p, err := b.h.Parties.FindByParty(ctx, party.RoleCPO, "DE", "AAA"); err != nil || p.ID != b.peerID {
 		t.Errorf("DE/AAA reached through %v (%v), want the first peer hub", p, err)
 	}
