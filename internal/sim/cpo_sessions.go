@@ -308,15 +308,7 @@ func (c *CPO) PatchSession(ctx context.Context, id string, patch map[string]any)
 	if s == nil {
 		return nil
 	}
-	for k, v := range simwire.Clone(patch) {
-		if k == "charging_periods" {
-			old, _ := s[k].([]any)
-			add, _ := v.([]any)
-			s[k] = append(old, add...)
-			continue
-		}
-		s[k] = v
-	}
+	simwire.PatchSession(s, simwire.Clone(patch))
 	return nil
 }
 
@@ -429,14 +421,9 @@ func (c *CPO) handleSessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.st.mu.Lock()
-	list := make([]any, 0, len(c.st.sessions))
-	for _, s := range c.st.sessions {
-		list = append(list, simwire.Clone(s))
-	}
+	list := simwire.Clones(c.st.sessions)
 	c.st.mu.Unlock()
-	w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
-	w.Header().Set("X-Limit", "100")
-	c.OK(w, list)
+	c.OKList(w, list)
 }
 
 // handleCDRs is the CPO's CDRs sender.
@@ -447,7 +434,5 @@ func (c *CPO) handleCDRs(w http.ResponseWriter, r *http.Request) {
 		list = append(list, d)
 	}
 	c.st.mu.Unlock()
-	w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
-	w.Header().Set("X-Limit", "100")
-	c.OK(w, list)
+	c.OKList(w, list)
 }

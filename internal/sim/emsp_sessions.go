@@ -140,14 +140,9 @@ func (e *EMSP) serveTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.st.mu.Lock()
-	list := make([]any, 0, len(e.st.tokens))
-	for _, t := range e.st.tokens {
-		list = append(list, simwire.Clone(t))
-	}
+	list := simwire.Clones(e.st.tokens)
 	e.st.mu.Unlock()
-	w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
-	w.Header().Set("X-Limit", "100")
-	e.OK(w, list)
+	e.OKList(w, list)
 }
 
 func (e *EMSP) authorize(w http.ResponseWriter, r *http.Request, uid string) {
@@ -235,15 +230,7 @@ func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
 				e.Reply(w, http.StatusNotFound, 2000, nil)
 				return
 			}
-			for k, v := range obj {
-				if k == "charging_periods" {
-					old, _ := cur[k].([]any)
-					add, _ := v.([]any)
-					cur[k] = append(old, add...)
-					continue
-				}
-				cur[k] = v
-			}
+			simwire.PatchSession(cur, obj)
 			obj = cur
 		}
 		e.st.sessions[key] = obj

@@ -460,6 +460,14 @@ func (p *Platform) Reply(w http.ResponseWriter, httpStatus, code int, data any) 
 // OK answers with a 1000 envelope.
 func (p *Platform) OK(w http.ResponseWriter, data any) { p.Reply(w, http.StatusOK, 1000, data) }
 
+// OKList answers a sender's GET with its whole list in one page: the
+// list, its length in X-Total-Count and a page size of 100 in X-Limit.
+func (p *Platform) OKList(w http.ResponseWriter, list []any) {
+	w.Header().Set("X-Total-Count", strconv.Itoa(len(list)))
+	w.Header().Set("X-Limit", "100")
+	p.OK(w, list)
+}
+
 func (p *Platform) handleVersions(w http.ResponseWriter, r *http.Request) {
 	listed := p.opts.Versions
 	if len(p.opts.ListedVersions) > 0 {

@@ -79,13 +79,7 @@ func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
 	defer t.mu.Unlock()
 	switch {
 	case r.Method == http.MethodGet && len(seg) == 0:
-		list := make([]any, 0, len(t.terminals))
-		for _, term := range t.terminals {
-			list = append(list, simwire.Clone(term))
-		}
-		w.Header().Set("X-Total-Count", fmt.Sprint(len(list)))
-		w.Header().Set("X-Limit", "100")
-		t.OK(w, list)
+		t.OKList(w, simwire.Clones(t.terminals))
 	case r.Method == http.MethodGet && len(seg) == 1:
 		if term, ok := t.terminals[strings.ToUpper(seg[0])]; ok {
 			t.OK(w, term)

@@ -197,3 +197,27 @@ func Clone(m map[string]any) map[string]any {
 	_ = json.Unmarshal(b, &out)
 	return out
 }
+
+// Clones returns deep copies of m's objects, in no particular order: the
+// list a simulator's sender answers with.
+func Clones(m map[string]map[string]any) []any {
+	list := make([]any, 0, len(m))
+	for _, obj := range m {
+		list = append(list, Clone(obj))
+	}
+	return list
+}
+
+// PatchSession applies a session PATCH to cur: the charging_periods it
+// carries are appended to cur's, every other field replaces cur's.
+func PatchSession(cur, patch map[string]any) {
+	for k, v := range patch {
+		if k == "charging_periods" {
+			old, _ := cur[k].([]any)
+			add, _ := v.([]any)
+			cur[k] = append(old, add...)
+			continue
+		}
+		cur[k] = v
+	}
+}
