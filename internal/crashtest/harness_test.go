@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/hubtest/logsink"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -78,7 +78,7 @@ type hubProc struct {
 	addr   string
 	secret string
 	cmd    *exec.Cmd
-	logs   *logBuffer
+	logs   *logsink.Buffer
 	runs   int
 	// env is added to every run's environment (settings of the test).
 	env []string
@@ -97,7 +97,7 @@ func startHub(t *testing.T, engine store.Engine, env ...string) *hubProc {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text() + rand.Text(), logs: &logBuffer{}, env: env}
+	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text() + rand.Text(), logs: &logsink.Buffer{}, env: env}
 	t.Cleanup(func() {
 		h.stop()
 		if t.Failed() {
@@ -218,23 +218,4 @@ func engines(t *testing.T, fn func(t *testing.T, engine store.Engine)) {
 	for _, engine := range storetest.Engines() {
 		t.Run(string(engine), func(t *testing.T) { fn(t, engine) })
 	}
-}
-
-// logBuffer collects the subprocess's output (written by exec's copying
-// goroutines, read by the test).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

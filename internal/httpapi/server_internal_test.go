@@ -1,17 +1,17 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
-	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/httpapi/route"
+	"github.com/ocpihub/ocpihub/internal/hubtest/logsink"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -24,34 +24,16 @@ import (
 // register them on a Server built with New, in this package, without a
 // database.
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type testBundle struct {
 	srv  *Server
 	ts   *httptest.Server
-	logs *syncBuffer
+	logs *logsink.Buffer
 	reg  *prometheus.Registry
 }
 
 func setup(t *testing.T, maxBody int64) *testBundle {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logsink.Buffer{}
 	reg := prometheus.NewRegistry()
 	s := New(Config{
 		Logger:       slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

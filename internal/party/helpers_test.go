@@ -1,15 +1,11 @@
 package party_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -100,28 +96,6 @@ func authOf(r sim.Request, b64 bool) string {
 		return ""
 	}
 	return string(b)
-}
-
-// logBuffer collects a hub's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(io.MultiWriter(l), &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/hubtest/logsink"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -111,7 +112,7 @@ func TestTokensAtRestSealed(t *testing.T) {
 		if n := count(t, h, "SELECT COUNT(*) FROM platforms WHERE token_out LIKE 'v1:%'"); n != 2 {
 			t.Errorf("%d sealed tokens, want 2", n)
 		}
-		if l, _ := logs.Load(h.Logger); strings.Contains(l.(*logBuffer).String(), "no secret key") {
+		if l, _ := logs.Load(h.Logger); strings.Contains(l.(*logsink.Buffer).String(), "no secret key") {
 			t.Errorf("warned about a missing secret key although one is set")
 		}
 
@@ -122,8 +123,8 @@ func TestTokensAtRestSealed(t *testing.T) {
 		}
 	}, func(o *hubtest.Options) {
 		o.Config = func(c *app.Config) { c.SecretKey = "correct horse battery staple, 32 bytes or more" }
-		var l logBuffer
-		o.Logger = l.logger()
+		var l logsink.Buffer
+		o.Logger = l.Logger()
 		logs.Store(o.Logger, &l)
 	})
 }
@@ -137,8 +138,8 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 	var logs sync.Map
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		l, _ := logs.Load(h.Logger)
-		if !strings.Contains(l.(*logBuffer).String(), "level=WARN msg=\"no secret key configured") {
-			t.Errorf("no warning about the missing secret key in the logs:\n%s", l.(*logBuffer).String())
+		if !strings.Contains(l.(*logsink.Buffer).String(), "level=WARN msg=\"no secret key configured") {
+			t.Errorf("no warning about the missing secret key in the logs:\n%s", l.(*logsink.Buffer).String())
 		}
 		cpoID, inbound, outbound, tokenA := partnerTokens(t, h)
 		text := dbText(t, h)
@@ -178,8 +179,8 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 			t.Errorf("start with the wrong key: %v", err)
 		}
 	}, func(o *hubtest.Options) {
-		var l logBuffer
-		o.Logger = l.logger()
+		var l logsink.Buffer
+		o.Logger = l.Logger()
 		logs.Store(o.Logger, &l)
 	})
 }
