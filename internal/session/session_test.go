@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -16,28 +15,19 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
-// bundle is a hub with the usual cast (hubtest.Cast) registered; CPO One
-// publishes LOC1 (EVSE E1).
-type bundle struct {
-	h *hubtest.Hub
-	hubtest.Cast
-	events *hubtest.Recorder
-	ctx    context.Context
-}
+// bundle is the usual hubtest.Bundle; CPO One publishes LOC1 (EVSE E1).
+type bundle struct{ *hubtest.Bundle }
 
-var fast = hubtest.Configure(true, func(c *app.Config) { c.ForwardTimeout = time.Second })
-
-// each runs fn in parallel on each engine, on a bundle of a hub started
-// with fast and then opts.
+// each runs fn in parallel on each engine, on a bundle of a hub whose
+// forwarded requests give up after a second, started with opts.
 func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
-	t.Parallel()
-	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+	hubtest.EachBundle(t, func(c *app.Config) { c.ForwardTimeout = time.Second }, setup, fn, opts...)
 }
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	b := &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
-	if err := b.CPO.PublishLocation(b.ctx, "LOC1", "E1"); err != nil {
+	b := &bundle{hubtest.NewBundle(t, h, 60*time.Second)}
+	if err := b.CPO.PublishLocation(b.Ctx, "LOC1", "E1"); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -61,7 +51,7 @@ func period(at time.Time, kwh float64) map[string]any {
 
 func (b *bundle) put(t *testing.T, p *sim.Platform, method, path string, body any) *ocpiclient.Response {
 	t.Helper()
-	resp, err := p.Raw(b.ctx, method, hubtest.HubURL(t, p, "sessions", "RECEIVER", path), body, nil)
+	resp, err := p.Raw(b.Ctx, method, hubtest.HubURL(t, p, "sessions", "RECEIVER", path), body, nil)
 	if resp == nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -97,7 +87,7 @@ func TestSessionLifecycle(t *testing.T) {
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 7.6, "charging_periods": nil, "last_updated": end}), nil, http.StatusOK, 1000)
 
 		// The eMSP got the PUT and the PATCHes in order, from the CPO.
-		if _, err := b.EMSP.WaitFor(b.ctx, 5, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 5, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
 			t.Fatal(err)
 		}
 		got := b.EMSP.Requests(sim.PathHas("", "/emsp/sessions/IN/CP1/S1"))
@@ -128,7 +118,7 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 
 		// Events: one started, one stopped, with the seed's fields.
-		started, stopped := b.events.Events(event.SessionStarted), b.events.Events(event.SessionStopped)
+		started, stopped := b.Events.Events(event.SessionStarted), b.Events.Events(event.SessionStopped)
 		if len(started) != 1 || len(stopped) != 1 {
 			t.Fatalf("%d session.started, %d session.stopped events, want 1 each", len(started), len(stopped))
 		}
@@ -146,26 +136,26 @@ func TestSessionLifecycle(t *testing.T) {
 		// Who sees it: the CPO and the token's eMSP only.
 		hubtest.MustStatus(t, b.put(t, b.CPO2.Platform, http.MethodGet, "/IN/CP1/S1", nil), nil, http.StatusNotFound, 2000)
 		hubtest.MustStatus(t, b.put(t, b.CPO2.Platform, http.MethodPatch, "/IN/CP1/S1", map[string]any{"kwh": 1, "last_updated": end}), nil, http.StatusNotFound, 2000)
-		resp, err := b.EMSP.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "?date_from="+t0.Format(time.RFC3339)), nil, nil)
+		resp, err := b.EMSP.Raw(b.Ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "?date_from="+t0.Format(time.RFC3339)), nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if l := list(t, resp); len(l) != 1 || l[0]["id"] != "S1" {
 			t.Errorf("eMSP's list: %s", resp.Body)
 		}
-		resp, err = b.EMSP.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "?date_from="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)), nil, nil)
+		resp, err = b.EMSP.Raw(b.Ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "?date_from="+time.Now().Add(time.Hour).UTC().Format(time.RFC3339)), nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if l := list(t, resp); len(l) != 0 {
 			t.Errorf("date_from ignored: %s", resp.Body)
 		}
-		resp, err = b.EMSP2.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP2.Platform, "sessions", "SENDER", ""), nil, nil)
+		resp, err = b.EMSP2.Raw(b.Ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP2.Platform, "sessions", "SENDER", ""), nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if l := list(t, resp); len(l) != 0 {
 			t.Errorf("another eMSP sees %d sessions", len(l))
 		}
-		resp, err = b.CPO.Raw(b.ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP2.Platform, "sessions", "SENDER", ""), nil, nil)
+		resp, err = b.CPO.Raw(b.Ctx, http.MethodGet, hubtest.HubURL(t, b.EMSP2.Platform, "sessions", "SENDER", ""), nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 
 		// Go lookups the payment flows use.
-		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "REF-S1")
+		found, err := b.H.Sessions.FindByAuthorizationReference(b.Ctx, "REF-S1")
 		if err != nil || len(found) != 1 || found[0].Status != "COMPLETED" || found[0].Owner.PartyID != "EM1" {
 			t.Errorf("FindByAuthorizationReference: %v %v", found, err)
 		}
@@ -178,14 +168,14 @@ func TestSessionOfOwnToken(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		t0 := time.Now().Add(-time.Minute).Truncate(time.Second)
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPut, "/IN/CP1/OWN1", sessionJSON("OWN1", "IN", "OHE", "ACTIVE", t0)), nil, http.StatusCreated, 1000)
-		if _, err := b.events.Wait(b.ctx, event.SessionStarted, 1); err != nil {
+		if _, err := b.Events.Wait(b.Ctx, event.SessionStarted, 1); err != nil {
 			t.Fatal(err)
 		}
-		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "REF-OWN1")
+		found, err := b.H.Sessions.FindByAuthorizationReference(b.Ctx, "REF-OWN1")
 		if err != nil || len(found) != 1 || found[0].Owner.PartyID != "OHE" {
 			t.Fatalf("own session: %v %v", found, err)
 		}
-		entries, err := b.h.Hub.Outbox(b.ctx, 0)
+		entries, err := b.H.Hub.Outbox(b.Ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,12 +192,12 @@ func TestSessionOfOwnToken(t *testing.T) {
 func TestChargingPreferences(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		s := sessionJSON("S2", "DE", "EM1", "ACTIVE", time.Now().Add(-time.Minute))
-		if err := b.CPO.PutSession(b.ctx, s); err != nil {
+		if err := b.CPO.PutSession(b.Ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		prefs := map[string]any{"profile_type": "FAST", "energy_need": 20.5, "departure_time": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
 		u := hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "/S2/charging_preferences")
-		resp, err := b.EMSP.Raw(b.ctx, http.MethodPut, u, prefs, nil)
+		resp, err := b.EMSP.Raw(b.Ctx, http.MethodPut, u, prefs, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if string(resp.Envelope.Data) != `"ACCEPTED"` {
 			t.Errorf("answer: %s", resp.Body)
@@ -216,9 +206,9 @@ func TestChargingPreferences(t *testing.T) {
 		if len(got) != 1 || got[0].Header.Get("OCPI-from-party-id") != "EM1" || !strings.Contains(string(got[0].Body), `"profile_type":"FAST"`) {
 			t.Fatalf("CPO got %+v", got)
 		}
-		resp, err = b.EMSP2.Raw(b.ctx, http.MethodPut, u, prefs, nil)
+		resp, err = b.EMSP2.Raw(b.Ctx, http.MethodPut, u, prefs, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		resp, err = b.EMSP.Raw(b.ctx, http.MethodPut, u, map[string]any{"profile_type": "TURBO"}, nil)
+		resp, err = b.EMSP.Raw(b.Ctx, http.MethodPut, u, map[string]any{"profile_type": "TURBO"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
 		if hubtest.ErrorField(resp) != "profile_type" {
 			t.Errorf("bad profile: %s", resp.Body)
@@ -269,17 +259,17 @@ func TestSessionValidation(t *testing.T) {
 				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
 			}
 		}
-		st, err := b.h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
+		st, err := b.H.Sessions.Find(b.Ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil || st.Status != "ACTIVE" || len(st.Session.ChargingPeriods) != 0 || st.Owner.PartyID != "EM1" {
 			t.Errorf("stored session changed: %+v %v", st, err)
 		}
-		if _, err := b.EMSP.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPut, "/emsp/sessions/IN/CP1/S1")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 1, sim.PathHas(http.MethodPut, "/emsp/sessions/IN/CP1/S1")); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(b.EMSP.Requests(sim.PathHas("", "/emsp/sessions/"))); n != 1 {
 			t.Errorf("eMSP got %d session requests, want the one valid PUT", n)
 		}
-		if n := len(b.events.Events(event.SessionStarted)); n != 1 {
+		if n := len(b.Events.Events(event.SessionStarted)); n != 1 {
 			t.Errorf("%d session.started events, want 1", n)
 		}
 	})

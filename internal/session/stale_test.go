@@ -44,21 +44,21 @@ func TestStaleSessionUpdates(t *testing.T) {
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"kwh": 7.6, "last_updated": at(30)}), nil, http.StatusOK, 1000)
 
-		got, err := b.h.Sessions.Find(b.ctx, sessionRef("IN", "CP1", "S1"))
+		got, err := b.H.Sessions.Find(b.Ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Status != "COMPLETED" || got.Session.LastUpdated.UTC().Format(time.RFC3339) != at(30) || got.Session.KWh.String() != "7.6" {
 			t.Errorf("stored session is %s at %s with %s kWh, want COMPLETED at %s with 7.6", got.Status, got.Session.LastUpdated, got.Session.KWh, at(30))
 		}
-		if n := b.h.StaleUpdates(t, "sessions"); n != 3 {
+		if n := b.H.StaleUpdates(t, "sessions"); n != 3 {
 			t.Errorf("ocpihub_stale_updates_total{module=sessions} = %v, want 3", n)
 		}
 
 		// A later change is routed after anything queued before it.
 		hubtest.MustStatus(t, b.put(t, b.CPO.Platform, http.MethodPatch, "/IN/CP1/S1",
 			map[string]any{"total_cost": map[string]any{"excl_vat": 150}, "last_updated": at(31)}), nil, http.StatusOK, 1000)
-		if _, err := b.EMSP.WaitFor(b.ctx, 4, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 4, sim.PathHas("", "/emsp/sessions/IN/CP1/S1")); err != nil {
 			t.Fatal(err)
 		}
 		var seen []string
