@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
@@ -24,18 +23,7 @@ func TestRevokeInvitation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		planned := func() bool {
-			list, _, err := h.Parties.ListClientInfo(ctx, 0, ocpi.PageRequest{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ci := range list {
-				if ci.CountryCode == "IN" && ci.PartyID == "VLT" {
-					return true
-				}
-			}
-			return false
-		}
+		planned := func() bool { return h.InClientInfo(t, ctx, "IN", "VLT") }
 		if !planned() {
 			t.Fatal("the invited party is not listed")
 		}

@@ -45,19 +45,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 				t.Fatalf("no %s push of BE/REV: %v", status, err)
 			}
 		}
-		listed := func() bool {
-			t.Helper()
-			list, _, err := h.Parties.ListClientInfo(ctx, 0, ocpi.PageRequest{Limit: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, ci := range list {
-				if ci.CountryCode == "BE" && ci.PartyID == "REV" {
-					return true
-				}
-			}
-			return false
-		}
+		listed := func() bool { return h.InClientInfo(t, ctx, "BE", "REV") }
 		pushed(party.ClientPlanned)
 		if !listed() {
 			t.Fatal("the invited party is not in the client info")

@@ -1,10 +1,12 @@
 package hubtest
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
@@ -44,4 +46,20 @@ func (h *Hub) AddPeer(t testing.TB, name, hub, cpo, emsp string, tweak ...func(*
 		return err == nil && e.ID == p.ID
 	})
 	return peer, p.ID
+}
+
+// InClientInfo reports whether h's client info (what its HubClientInfo
+// sender lists) holds the party cc/pid; the test fails on an error.
+func (h *Hub) InClientInfo(t testing.TB, ctx context.Context, cc, pid string) bool {
+	t.Helper()
+	list, _, err := h.Parties.ListClientInfo(ctx, 0, ocpi.PageRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ci := range list {
+		if ci.CountryCode == cc && ci.PartyID == pid {
+			return true
+		}
+	}
+	return false
 }
