@@ -41,29 +41,11 @@ func (s *Server) createOrder(r *http.Request) (any, error) {
 }
 
 func (s *Server) fetchOrder(r *http.Request) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.orders[r.PathValue("id")]
-	if !ok {
-		return nil, notFound()
-	}
-	return o.json(), nil
+	return fetch(s, r, s.orders, (*order).json)
 }
 
 func (s *Server) orderPayments(r *http.Request) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := r.PathValue("id")
-	if _, ok := s.orders[id]; !ok {
-		return nil, notFound()
-	}
-	var items []map[string]any
-	for _, p := range sorted(s.payments, func(p *payment) int { return p.seq }) {
-		if p.OrderID == id {
-			items = append(items, p.json())
-		}
-	}
-	return list(items), nil
+	return children(s, r, s.orders, s.payments, func(p *payment) (int, string) { return p.seq, p.OrderID }, (*payment).json)
 }
 
 func (s *Server) createQR(r *http.Request) (any, error) {
@@ -118,49 +100,19 @@ func (s *Server) createQR(r *http.Request) (any, error) {
 }
 
 func (s *Server) fetchQR(r *http.Request) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q, ok := s.qrs[r.PathValue("id")]
-	if !ok {
-		return nil, notFound()
-	}
-	return s.qrJSON(q), nil
+	return fetch(s, r, s.qrs, s.qrJSON)
 }
 
 func (s *Server) fetchPayment(r *http.Request) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.payments[r.PathValue("id")]
-	if !ok {
-		return nil, notFound()
-	}
-	return p.json(), nil
+	return fetch(s, r, s.payments, (*payment).json)
 }
 
 func (s *Server) paymentRefunds(r *http.Request) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := r.PathValue("id")
-	if _, ok := s.payments[id]; !ok {
-		return nil, notFound()
-	}
-	var items []map[string]any
-	for _, rf := range sorted(s.refunds, func(r *refund) int { return r.seq }) {
-		if rf.PaymentID == id {
-			items = append(items, rf.json())
-		}
-	}
-	return list(items), nil
+	return children(s, r, s.payments, s.refunds, func(rf *refund) (int, string) { return rf.seq, rf.PaymentID }, (*refund).json)
 }
 
 func (s *Server) fetchRefund(r *http.Request) (any, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rf, ok := s.refunds[r.PathValue("id")]
-	if !ok {
-		return nil, notFound()
-	}
-	return rf.json(), nil
+	return fetch(s, r, s.refunds, (*refund).json)
 }
 
 // intent is the upi://pay link a code encodes (NPCI's parameters: payee
@@ -176,4 +128,36 @@ func (s *Server) intent(q *qrCode) string {
 		v.Set("tn", q.Description)
 	}
 	return "upi://pay?" + v.Encode()
+}
+
+// fetch answers a GET of one of objects by the request's {id}, as show
+// renders it; an unknown id is not found.
+func fetch[T any](s *Server, r *http.Request, objects map[string]*T, show func(*T) map[string]any) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := objects[r.PathValue("id")]
+	if !ok {
+		return nil, notFound()
+	}
+	return show(v), nil
+}
+
+// children answers a GET of the objects under the parent the request's
+// {id} names (an order's payments, a payment's refunds), oldest first:
+// of names each object's sequence number and parent id. An unknown parent
+// is not found.
+func children[P, C any](s *Server, r *http.Request, parents map[string]*P, all map[string]*C, of func(*C) (int, string), show func(*C) map[string]any) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := r.PathValue("id")
+	if _, ok := parents[id]; !ok {
+		return nil, notFound()
+	}
+	var items []map[string]any
+	for _, c := range sorted(all, func(c *C) int { seq, _ := of(c); return seq }) {
+		if _, parent := of(c); parent == id {
+			items = append(items, show(c))
+		}
+	}
+	return list(items), nil
 }

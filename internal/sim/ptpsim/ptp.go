@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -281,12 +284,7 @@ func (t *PTP) Session(cc, pid, id string) map[string]any {
 func (t *PTP) SessionByReference(ref string) map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, s := range t.sessions {
-		if r, _ := s["authorization_reference"].(string); strings.EqualFold(r, ref) {
-			return simwire.Clone(s)
-		}
-	}
-	return nil
+	return byReference(maps.Values(t.sessions), ref)
 }
 
 // CDRByReference returns the CDR carrying an authorization_reference (nil
@@ -294,9 +292,15 @@ func (t *PTP) SessionByReference(ref string) map[string]any {
 func (t *PTP) CDRByReference(ref string) map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, c := range t.cdrs {
-		if r, _ := c["authorization_reference"].(string); strings.EqualFold(r, ref) {
-			return simwire.Clone(c)
+	return byReference(slices.Values(t.cdrs), ref)
+}
+
+// byReference returns a copy of the first of objs that carries the
+// authorization_reference ref (nil if none does).
+func byReference(objs iter.Seq[map[string]any], ref string) map[string]any {
+	for obj := range objs {
+		if r, _ := obj["authorization_reference"].(string); strings.EqualFold(r, ref) {
+			return simwire.Clone(obj)
 		}
 	}
 	return nil
