@@ -316,17 +316,12 @@ func (e *EMSP) SendCommand(ctx context.Context, command string, body map[string]
 
 // handleCommandResult records a CommandResult posted to a response_url.
 func (e *EMSP) handleCommandResult(w http.ResponseWriter, r *http.Request) {
-	seg := simwire.Segments(r.URL.Path, "/emsp/commands")
-	if r.Method != http.MethodPost || len(seg) != 2 {
-		e.Reply(w, http.StatusNotFound, 2000, nil)
-		return
-	}
-	obj, read := e.ReadObject(w, r)
+	res, read := e.ReadResult(w, r, "/emsp/commands")
 	if !read {
 		return
 	}
 	e.st.mu.Lock()
-	e.st.results = append(e.st.results, Result{Command: seg[0], UID: seg[1], Body: obj, Header: r.Header.Clone()})
+	e.st.results = append(e.st.results, res)
 	e.st.mu.Unlock()
 	e.OK(w, nil)
 }

@@ -440,6 +440,23 @@ func (p *Platform) ReadObject(w http.ResponseWriter, r *http.Request) (map[strin
 	return obj, true
 }
 
+// ReadResult reads a CommandResult POSTed to one of the platform's
+// response_urls, marker/{command}/{uid}; it answers another method or
+// path 404 and a body that is no JSON object 400 (false). The caller keeps
+// the result and answers.
+func (p *Platform) ReadResult(w http.ResponseWriter, r *http.Request, marker string) (Result, bool) {
+	seg := simwire.Segments(r.URL.Path, marker)
+	if r.Method != http.MethodPost || len(seg) != 2 {
+		p.Reply(w, http.StatusNotFound, 2000, nil)
+		return Result{}, false
+	}
+	obj, read := p.ReadObject(w, r)
+	if !read {
+		return Result{}, false
+	}
+	return Result{Command: seg[0], UID: seg[1], Body: obj, Header: r.Header.Clone()}, true
+}
+
 // Reply writes an OCPI envelope (the role simulators of other packages answer through it).
 func (p *Platform) Reply(w http.ResponseWriter, httpStatus, code int, data any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -173,17 +173,12 @@ func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 // handleResult records a CommandResult posted to one of the PTP's
 // response_urls (/{command}/{uid}).
 func (t *PTP) handleResult(w http.ResponseWriter, r *http.Request) {
-	seg := simwire.Segments(r.URL.Path, "/ptp/commands")
-	if r.Method != http.MethodPost || len(seg) != 2 {
-		t.Reply(w, http.StatusNotFound, 2000, nil)
-		return
-	}
-	obj, read := t.ReadObject(w, r)
+	res, read := t.ReadResult(w, r, "/ptp/commands")
 	if !read {
 		return
 	}
 	t.mu.Lock()
-	t.results = append(t.results, sim.Result{Command: seg[0], UID: seg[1], Body: obj, Header: r.Header.Clone()})
+	t.results = append(t.results, res)
 	t.mu.Unlock()
 	t.OK(w, nil)
 }
