@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
-	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
@@ -96,33 +95,19 @@ func TestPaymentGatewayDialsThroughTheGuard(t *testing.T) {
 	defer sim.Close()
 	cfg := app.Defaults()
 	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = sim.URL(), sim.KeyID(), sim.KeySecret()
-	gw, err := app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators())
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := gateway(t, cfg, "")
 	if _, err := gw.CreateOrder(ctx, pg.OrderRequest{Amount: pg.INR(10000)}); !netguard.IsRefused(err) {
 		t.Errorf("order at a PG on loopback outside dev mode: %v, want refused by the guard", err)
 	}
 	cfg.OutboundAllow, _ = netguard.ParseAllow(strings.TrimPrefix(sim.URL(), "http://"))
-	gw, err = app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators())
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw = gateway(t, cfg, "")
 	if _, err := gw.CreateOrder(ctx, pg.OrderRequest{Amount: pg.INR(10000)}); err != nil {
 		t.Errorf("order at an allowed PG: %v", err)
 	}
 
 	sb := app.Defaults()
 	sb.SandboxAddr = "127.0.0.1:0"
-	sc, err := sb.SandboxConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, err := app.NewPaymentGateway(sc, "", nil, nil, devgw.Simulators())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer own.Close()
+	own := sandboxGateway(t, sb, "")
 	if _, err := own.CreateOrder(ctx, pg.OrderRequest{Amount: pg.INR(10000)}); err != nil {
 		t.Errorf("order at the sandbox's own simulator: %v", err)
 	}

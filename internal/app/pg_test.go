@@ -43,11 +43,7 @@ func TestNewPaymentGateway(t *testing.T) {
 	cfg := app.Defaults()
 	cfg.DevMode = true
 	cfg.PGWebhookSecret = "whsec-dev, whsec-old"
-	gw, err := app.NewPaymentGateway(cfg, hook.URL+"/ocpi/2.2.1/payments/upi/webhook", nil, nil, devgw.Simulators())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
+	gw = gateway(t, cfg, hook.URL+"/ocpi/2.2.1/payments/upi/webhook")
 	if gw.Sim == nil {
 		t.Fatal("dev mode started no simulator")
 	}
@@ -69,14 +65,10 @@ func TestNewPaymentGateway(t *testing.T) {
 
 	// A base URL: a client for it, no simulator (dev mode or not).
 	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = "https://api.pg.example", "rzp_live_x", "secret"
-	live, err := app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators())
-	if err != nil {
-		t.Fatal(err)
-	}
+	live := gateway(t, cfg, "")
 	if c, ok := live.Gateway.(*pg.Client); !ok || live.Sim != nil || c.BaseURL() != "https://api.pg.example" {
 		t.Errorf("gateway %+v", live)
 	}
-	live.Close()
 	cfg.PGKeySecret = ""
 	if _, err := app.NewPaymentGateway(cfg, "", nil, nil, devgw.Simulators()); err == nil {
 		t.Error("a real PG without a key secret was accepted")

@@ -53,16 +53,29 @@ func TestSandboxPaysTheSimulator(t *testing.T) {
 	cfg := app.Defaults()
 	cfg.SandboxAddr = "127.0.0.1:0"
 	cfg.PGBaseURL, cfg.PGKeyID, cfg.PGKeySecret = "https://api.pg.example", "rzp_live_x", "live-secret"
+	if gw := sandboxGateway(t, cfg, "http://127.0.0.1:9/ocpi/2.2.1/payments/upi/webhook"); gw.Sim == nil {
+		t.Fatal("the sandbox uses a real payment gateway")
+	}
+}
+
+// gateway builds cfg's payment gateway (the dev-mode simulators at hand);
+// it is closed when the test ends.
+func gateway(t *testing.T, cfg app.Config, webhookURL string) *app.PaymentGateway {
+	t.Helper()
+	gw, err := app.NewPaymentGateway(cfg, webhookURL, nil, nil, devgw.Simulators())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gw.Close)
+	return gw
+}
+
+// sandboxGateway is gateway for the sandbox of cfg.
+func sandboxGateway(t *testing.T, cfg app.Config, webhookURL string) *app.PaymentGateway {
+	t.Helper()
 	sc, err := cfg.SandboxConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := app.NewPaymentGateway(sc, "http://127.0.0.1:9/ocpi/2.2.1/payments/upi/webhook", nil, nil, devgw.Simulators())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gw.Close()
-	if gw.Sim == nil {
-		t.Fatal("the sandbox uses a real payment gateway")
-	}
+	return gateway(t, sc, webhookURL)
 }
