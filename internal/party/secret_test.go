@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest/logsink"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // dbText returns everything the hub's database holds, as text: every row of
@@ -33,35 +34,14 @@ func dbText(t *testing.T, h *hubtest.Hub) string {
 		return b.String()
 	}
 	q := h.DB.Read()
-	rows, err := q.Query(ctx(t), "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	rows.Close()
+	tables := storetest.Column[string](t, ctx(t), q, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'")
 	if len(tables) < 5 {
 		t.Fatalf("only %d tables in the schema: %v", len(tables), tables)
 	}
 	for _, table := range tables {
-		rows, err := q.Query(ctx(t), `SELECT CAST(t AS TEXT) FROM "`+table+`" t`)
-		if err != nil {
-			t.Fatal(err)
+		for _, row := range storetest.Column[string](t, ctx(t), q, `SELECT CAST(t AS TEXT) FROM "`+table+`" t`) {
+			b.WriteString(row + "\n")
 		}
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			b.WriteString(s + "\n")
-		}
-		rows.Close()
 	}
 	return b.String()
 }

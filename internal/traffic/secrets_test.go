@@ -17,6 +17,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
 
@@ -128,20 +129,7 @@ func TestNoSecretInRecordedTraffic(t *testing.T) {
 	// Every other table too, read as text: none keeps a secret in clear
 	// (idempotency_keys keeps the answer of a webhook subscription's
 	// create, its secret included, sealed).
-	rows, err := db.Read().Query(ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	rows.Close()
-	for _, table := range tables {
+	for _, table := range storetest.Column[string](t, ctx, db.Read(), "SELECT name FROM sqlite_master WHERE type = 'table'") {
 		if strings.HasPrefix(table, "sqlite_") {
 			continue
 		}
