@@ -27,17 +27,6 @@ func adminDo(t *testing.T, h *hubtest.Hub, method, path string, body any) *ocpic
 	return resp
 }
 
-func wantError(t *testing.T, what string, resp *ocpiclient.Response, httpStatus, code int, field string) {
-	t.Helper()
-	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
-		t.Errorf("%s: HTTP %d %s, want HTTP %d status_code %d", what, resp.HTTPStatus, resp.Body, httpStatus, code)
-		return
-	}
-	if field != "" && !strings.Contains(string(resp.Body), `"field":"`+field+`"`) {
-		t.Errorf("%s: error does not name field %s: %s", what, field, resp.Body)
-	}
-}
-
 // TestAdminParties drives /admin/parties… and /admin/invitations: onboarding,
 // listing, suspension, rotation and disconnection, with bad input refused.
 func TestAdminParties(t *testing.T) {
@@ -57,13 +46,13 @@ func TestAdminParties(t *testing.T) {
 		if d := time.Until(inv.ExpiresAt.Time); d < time.Hour+55*time.Minute || d > 2*time.Hour {
 			t.Errorf("invitation expires in %s, want 2h", d)
 		}
-		wantError(t, "invitation without a name", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"expires": "2h"}),
+		hubtest.WantError(t, "invitation without a name", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"expires": "2h"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "name")
-		wantError(t, "invitation with a bad duration", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"name": "x", "expires": "soon"}),
+		hubtest.WantError(t, "invitation with a bad duration", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"name": "x", "expires": "soon"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "expires")
-		wantError(t, "invitation with a bad party", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"name": "x",
+		hubtest.WantError(t, "invitation with a bad party", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"name": "x",
 			"parties": []map[string]string{{"role": "CPO", "country_code": "NLD", "party_id": "ACM"}}}), http.StatusOK, ocpi.StatusInvalidParams, "parties[0].country_code")
-		wantError(t, "invitation that is not JSON", adminDo(t, h, http.MethodPost, "/admin/invitations", []byte("name=x")),
+		hubtest.WantError(t, "invitation that is not JSON", adminDo(t, h, http.MethodPost, "/admin/invitations", []byte("name=x")),
 			http.StatusBadRequest, ocpi.StatusInvalidParams, "")
 
 		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
@@ -94,8 +83,8 @@ func TestAdminParties(t *testing.T) {
 		if len(none) != 0 {
 			t.Errorf("status filter: %+v", none)
 		}
-		wantError(t, "unknown platform", adminDo(t, h, http.MethodGet, "/admin/parties/999", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		wantError(t, "malformed id", adminDo(t, h, http.MethodGet, "/admin/parties/acme", nil), http.StatusOK, ocpi.StatusInvalidParams, "id")
+		hubtest.WantError(t, "unknown platform", adminDo(t, h, http.MethodGet, "/admin/parties/999", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "malformed id", adminDo(t, h, http.MethodGet, "/admin/parties/acme", nil), http.StatusOK, ocpi.StatusInvalidParams, "id")
 
 		// Suspend, resume.
 		var p party.Platform
@@ -106,7 +95,7 @@ func TestAdminParties(t *testing.T) {
 		if _, err := cpo.CallHub(ctx, http.MethodGet, "credentials", "", "", nil, nil); sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("a suspended partner's call: %v", err)
 		}
-		wantError(t, "suspend twice", adminDo(t, h, http.MethodPost, path+"/suspend", nil), http.StatusOK, ocpi.StatusInvalidParams, "")
+		hubtest.WantError(t, "suspend twice", adminDo(t, h, http.MethodPost, path+"/suspend", nil), http.StatusOK, ocpi.StatusInvalidParams, "")
 		var suspended []party.Platform
 		h.Admin(t, http.MethodGet, "/admin/parties?status=SUSPENDED", nil, &suspended)
 		if len(suspended) != 1 {
@@ -135,12 +124,12 @@ func TestAdminParties(t *testing.T) {
 		if len(cpo.Requests(sim.PathHas(http.MethodDelete, "/credentials"))) != 1 {
 			t.Error("the partner was not sent a credentials DELETE")
 		}
-		wantError(t, "disconnect twice", adminDo(t, h, http.MethodDelete, path, nil), http.StatusOK, ocpi.StatusInvalidParams, "")
+		hubtest.WantError(t, "disconnect twice", adminDo(t, h, http.MethodDelete, path, nil), http.StatusOK, ocpi.StatusInvalidParams, "")
 
 		// Connect needs a versions URL and a token.
-		wantError(t, "connect without a token", adminDo(t, h, http.MethodPost, "/admin/parties/connect", map[string]string{"versions_url": cpo.VersionsURL()}),
+		hubtest.WantError(t, "connect without a token", adminDo(t, h, http.MethodPost, "/admin/parties/connect", map[string]string{"versions_url": cpo.VersionsURL()}),
 			http.StatusOK, ocpi.StatusInvalidParams, "token")
-		wantError(t, "connect without a URL", adminDo(t, h, http.MethodPost, "/admin/parties/connect", map[string]string{"token": "x"}),
+		hubtest.WantError(t, "connect without a URL", adminDo(t, h, http.MethodPost, "/admin/parties/connect", map[string]string{"token": "x"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "versions_url")
 	})
 }

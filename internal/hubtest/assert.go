@@ -85,3 +85,17 @@ func Until(ctx context.Context, interval time.Duration, cond func() bool) error 
 	}
 	return nil
 }
+
+// WantError reports an error unless an answer is the error expected: HTTP
+// status httpStatus, status_code code, and error.details.field field ("":
+// an answer that names no field). what names the request in the report.
+func WantError(t testing.TB, what string, resp *ocpiclient.Response, httpStatus, code int, field string) {
+	t.Helper()
+	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
+		t.Errorf("%s: HTTP %d %s, want HTTP %d status_code %d", what, resp.HTTPStatus, resp.Body, httpStatus, code)
+		return
+	}
+	if got := ErrorField(resp); got != field {
+		t.Errorf("%s: error names field %q, want %q: %s", what, got, field, resp.Body)
+	}
+}

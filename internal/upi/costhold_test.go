@@ -8,6 +8,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
@@ -62,9 +63,9 @@ func TestCostMismatchHold(t *testing.T) {
 		}
 
 		resolve := upiBase + "/payments/" + p.ID + "/resolve"
-		wantError(t, "resolve without a decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "looked at it"}),
+		hubtest.WantError(t, "resolve without a decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "looked at it"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
-		wantError(t, "an unknown decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "x", "settle_on": "half"}),
+		hubtest.WantError(t, "an unknown decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "x", "settle_on": "half"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 		if p := b.payment(t, orderID); p.Attention != upi.AttentionCostMismatch || p.CostHold.SettledOn != "" {
 			t.Fatalf("a refused resolve changed the payment: %+v", p)
@@ -116,7 +117,7 @@ func TestCostMismatchHold(t *testing.T) {
 		if again.Refunded != "227.12" || len(again.Refunds) != 1 {
 			t.Errorf("repeat %+v", again)
 		}
-		wantError(t, "another decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "no, the CDR", "settle_on": "cdr"}),
+		hubtest.WantError(t, "another decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "no, the CDR", "settle_on": "cdr"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 		if n := b.pg.Calls(pgsim.APIRefund); n != 1 {
 			t.Errorf("%d refund calls at the PG, want 1", n)
@@ -144,7 +145,7 @@ func TestCostMismatchPolicies(t *testing.T) {
 					p.CostHold.SettledOn != tc.policy || p.CostHold.DecidedBy != "policy" || p.CostHold.CDRTotal != "300.16" {
 					t.Errorf("settled %+v %+v", p, p.CostHold)
 				}
-				wantError(t, "a decision on a settled payment", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
+				hubtest.WantError(t, "a decision on a settled payment", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 					map[string]any{"note": "x", "settle_on": other(tc.policy)}), http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 			}, func(c *app.Config) { c.UPICostMismatch = tc.policy })
 		})
@@ -158,7 +159,7 @@ func TestCostMismatchPolicies(t *testing.T) {
 			if p.CostHold != nil {
 				t.Errorf("a CDR the hub agrees with left a cost hold: %+v", p.CostHold)
 			}
-			wantError(t, "a decision on a payment not held", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
+			hubtest.WantError(t, "a decision on a payment not held", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 				map[string]any{"note": "x", "settle_on": "cdr"}), http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 		})
 	})

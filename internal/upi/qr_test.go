@@ -68,7 +68,7 @@ func TestQRMappings(t *testing.T) {
 			{"not JSON", []byte("qr_ref=x"), http.StatusBadRequest, ocpi.StatusInvalidParams, ""},
 		}
 		for _, c := range bad {
-			wantError(t, c.what, adminDo(t, h, http.MethodPost, upiBase+"/qr", c.body), c.http, c.code, c.field)
+			hubtest.WantError(t, c.what, adminDo(t, h, http.MethodPost, upiBase+"/qr", c.body), c.http, c.code, c.field)
 		}
 		if n := count(t, b, ""); n != before {
 			t.Errorf("refused creates changed the mappings: %d, want %d", n, before)
@@ -83,8 +83,8 @@ func TestQRMappings(t *testing.T) {
 		if got := data[upi.QRMapping](t, adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1", nil)); got.EVSEUID != "E1" {
 			t.Errorf("get: %+v", got)
 		}
-		wantError(t, "get unknown", adminDo(t, h, http.MethodGet, upiBase+"/qr/NOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		wantError(t, "list bad status", adminDo(t, h, http.MethodGet, upiBase+"/qr?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		hubtest.WantError(t, "get unknown", adminDo(t, h, http.MethodGet, upiBase+"/qr/NOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "list bad status", adminDo(t, h, http.MethodGet, upiBase+"/qr?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
 		resp = adminDo(t, h, http.MethodGet, upiBase+"/qr?limit=1", nil)
 		if list := data[[]upi.QRMapping](t, resp); len(list) != 1 || resp.Header.Get("X-Total-Count") != "2" || resp.Header.Get("Link") == "" {
 			t.Errorf("first page: %d items, total %s, link %q", len(list), resp.Header.Get("X-Total-Count"), resp.Header.Get("Link"))
@@ -96,7 +96,7 @@ func TestQRMappings(t *testing.T) {
 		if again := adminDo(t, h, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil); again.HTTPStatus != http.StatusOK {
 			t.Errorf("disable twice: HTTP %d", again.HTTPStatus)
 		}
-		wantError(t, "disable unknown", adminDo(t, h, http.MethodPost, upiBase+"/qr/NOPE/disable", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "disable unknown", adminDo(t, h, http.MethodPost, upiBase+"/qr/NOPE/disable", nil), http.StatusNotFound, ocpi.StatusClientError, "")
 		if n := count(t, b, "?status=ACTIVE"); n != 1 {
 			t.Errorf("%d active mappings, want 1", n)
 		}
@@ -121,9 +121,9 @@ func TestQRMappings(t *testing.T) {
 		if resp := b.h.Do(t, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/pdf", "", nil, nil); resp.HTTPStatus != http.StatusUnauthorized {
 			t.Errorf("sticker without the admin token: HTTP %d", resp.HTTPStatus)
 		}
-		wantError(t, "sticker in a bad format", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/gif", nil),
+		hubtest.WantError(t, "sticker in a bad format", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/gif", nil),
 			http.StatusOK, ocpi.StatusInvalidParams, "format")
-		wantError(t, "sticker of a disabled mapping", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1/sticker/png", nil),
+		hubtest.WantError(t, "sticker of a disabled mapping", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1/sticker/png", nil),
 			http.StatusOK, ocpi.StatusInvalidParams, "qr_ref")
 	})
 }

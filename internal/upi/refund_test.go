@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/pg"
@@ -87,7 +88,7 @@ func TestRefundPGFailures(t *testing.T) {
 			if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 1 {
 				t.Errorf("%d payments need attention, want 1", len(list))
 			}
-			wantError(t, "resolve without a note", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve", map[string]any{}),
+			hubtest.WantError(t, "resolve without a note", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve", map[string]any{}),
 				http.StatusOK, ocpi.StatusInvalidParams, "note")
 			resolved := data[upi.PaymentView](t, adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 				map[string]any{"note": "refunded by hand"}))
@@ -152,7 +153,7 @@ func TestOperatorRefunds(t *testing.T) {
 			{"not JSON", []byte("refund_id=x"), http.StatusBadRequest, ocpi.StatusInvalidParams, ""},
 		}
 		for _, c := range bad {
-			wantError(t, c.what, post(c.body), c.http, c.code, c.field)
+			hubtest.WantError(t, c.what, post(c.body), c.http, c.code, c.field)
 		}
 		if n := b.rows(t, "upi_refunds"); n != before {
 			t.Errorf("refused refunds stored: %d rows, want %d", n, before)
@@ -210,12 +211,12 @@ func TestOperatorRefunds(t *testing.T) {
 		if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=FAILED", nil)); len(list) != 0 {
 			t.Errorf("%d failed payments", len(list))
 		}
-		wantError(t, "list by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
-		wantError(t, "list by a bad flag", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=maybe", nil), http.StatusOK, ocpi.StatusInvalidParams, "attention")
-		wantError(t, "unknown payment", adminDo(t, b.h, http.MethodGet, upiBase+"/payments/UPINOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		wantError(t, "refunds by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?status=DONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
-		wantError(t, "refunds with a bad limit", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?limit=zero", nil), http.StatusOK, ocpi.StatusInvalidParams, "limit")
-		wantError(t, "unknown refund", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds/nope", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "list by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		hubtest.WantError(t, "list by a bad flag", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=maybe", nil), http.StatusOK, ocpi.StatusInvalidParams, "attention")
+		hubtest.WantError(t, "unknown payment", adminDo(t, b.h, http.MethodGet, upiBase+"/payments/UPINOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "refunds by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?status=DONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		hubtest.WantError(t, "refunds with a bad limit", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?limit=zero", nil), http.StatusOK, ocpi.StatusInvalidParams, "limit")
+		hubtest.WantError(t, "unknown refund", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds/nope", nil), http.StatusNotFound, ocpi.StatusClientError, "")
 		if list := data[[]upi.Refund](t, adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?payment_id="+p.ID+"&status=processed", nil)); len(list) != 14 {
 			t.Errorf("%d processed refunds of the payment", len(list))
 		}

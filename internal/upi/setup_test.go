@@ -177,23 +177,6 @@ type badRequest struct {
 	field string
 }
 
-// wantError checks an error answer: HTTP status, status_code and the
-// field it names ("" for none).
-func wantError(t *testing.T, what string, resp *ocpiclient.Response, httpStatus, code int, field string) {
-	t.Helper()
-	if resp.HTTPStatus != httpStatus || resp.Envelope == nil || resp.Envelope.StatusCode != code {
-		t.Errorf("%s: HTTP %d %s, want HTTP %d status_code %d", what, resp.HTTPStatus, resp.Body, httpStatus, code)
-		return
-	}
-	got := ""
-	if e := resp.Envelope.Error; e != nil && e.Details != nil {
-		got = e.Details.Field
-	}
-	if got != field {
-		t.Errorf("%s: error names field %q, want %q: %s", what, got, field, resp.Body)
-	}
-}
-
 const upiBase = "/ocpi/2.2.1/payments/upi"
 
 // get fetches a hub URL without credentials (pages).

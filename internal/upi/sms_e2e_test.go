@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/sim/smssim"
 	"github.com/ocpihub/ocpihub/internal/sms"
@@ -268,7 +269,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 			{map[string]any{"email": "not-an-address"}, "email"},
 		} {
 			resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", bad.body)
-			wantError(t, "resend "+bad.field, resp, http.StatusOK, 2001, bad.field)
+			hubtest.WantError(t, "resend "+bad.field, resp, http.StatusOK, 2001, bad.field)
 		}
 		if rec := b.receiptRecord(t, p.Receipt.ID); len(rec.Deliveries) != 1 {
 			t.Errorf("a refused resend queued a delivery: %d", len(rec.Deliveries))
