@@ -10,22 +10,9 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
-
-// adminDo calls the admin API and returns the answer whatever it is.
-func adminDo(t *testing.T, h *hubtest.Hub, method, path string, body any) *ocpiclient.Response {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := h.Client.Do(ctx, ocpiclient.Request{Method: method, URL: h.PublicURL() + path, Token: hubtest.AdminToken, Base64: true, Body: body, MaxAttempts: 1})
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp
-}
 
 // TestAdminParties drives /admin/parties… and /admin/invitations: onboarding,
 // listing, suspension, rotation and disconnection, with bad input refused.
@@ -46,13 +33,13 @@ func TestAdminParties(t *testing.T) {
 		if d := time.Until(inv.ExpiresAt.Time); d < time.Hour+55*time.Minute || d > 2*time.Hour {
 			t.Errorf("invitation expires in %s, want 2h", d)
 		}
-		hubtest.WantError(t, "invitation without a name", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"expires": "2h"}),
+		hubtest.WantError(t, "invitation without a name", h.AdminDo(t, http.MethodPost, "/admin/invitations", map[string]any{"expires": "2h"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "name")
-		hubtest.WantError(t, "invitation with a bad duration", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"name": "x", "expires": "soon"}),
+		hubtest.WantError(t, "invitation with a bad duration", h.AdminDo(t, http.MethodPost, "/admin/invitations", map[string]any{"name": "x", "expires": "soon"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "expires")
-		hubtest.WantError(t, "invitation with a bad party", adminDo(t, h, http.MethodPost, "/admin/invitations", map[string]any{"name": "x",
+		hubtest.WantError(t, "invitation with a bad party", h.AdminDo(t, http.MethodPost, "/admin/invitations", map[string]any{"name": "x",
 			"parties": []map[string]string{{"role": "CPO", "country_code": "NLD", "party_id": "ACM"}}}), http.StatusOK, ocpi.StatusInvalidParams, "parties[0].country_code")
-		hubtest.WantError(t, "invitation that is not JSON", adminDo(t, h, http.MethodPost, "/admin/invitations", []byte("name=x")),
+		hubtest.WantError(t, "invitation that is not JSON", h.AdminDo(t, http.MethodPost, "/admin/invitations", []byte("name=x")),
 			http.StatusBadRequest, ocpi.StatusInvalidParams, "")
 
 		cpo := hubtest.StartSim(t, sim.StartCPO, "Acme", "NL", "ACM")
@@ -61,7 +48,7 @@ func TestAdminParties(t *testing.T) {
 		}
 
 		// List and show; tokens never leave the hub.
-		resp = adminDo(t, h, http.MethodGet, "/admin/parties", nil)
+		resp = h.AdminDo(t, http.MethodGet, "/admin/parties", nil)
 		var list []party.Platform
 		if err := json.Unmarshal(resp.Envelope.Data, &list); err != nil || len(list) != 1 || list[0].Name != "Acme" || list[0].Status != party.StatusConnected {
 			t.Fatalf("list: %s", resp.Body)
@@ -83,8 +70,8 @@ func TestAdminParties(t *testing.T) {
 		if len(none) != 0 {
 			t.Errorf("status filter: %+v", none)
 		}
-		hubtest.WantError(t, "unknown platform", adminDo(t, h, http.MethodGet, "/admin/parties/999", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		hubtest.WantError(t, "malformed id", adminDo(t, h, http.MethodGet, "/admin/parties/acme", nil), http.StatusOK, ocpi.StatusInvalidParams, "id")
+		hubtest.WantError(t, "unknown platform", h.AdminDo(t, http.MethodGet, "/admin/parties/999", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "malformed id", h.AdminDo(t, http.MethodGet, "/admin/parties/acme", nil), http.StatusOK, ocpi.StatusInvalidParams, "id")
 
 		// Suspend, resume.
 		var p party.Platform
@@ -95,7 +82,7 @@ func TestAdminParties(t *testing.T) {
 		if _, err := cpo.CallHub(ctx, http.MethodGet, "credentials", "", "", nil, nil); sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("a suspended partner's call: %v", err)
 		}
-		hubtest.WantError(t, "suspend twice", adminDo(t, h, http.MethodPost, path+"/suspend", nil), http.StatusOK, ocpi.StatusInvalidParams, "")
+		hubtest.WantError(t, "suspend twice", h.AdminDo(t, http.MethodPost, path+"/suspend", nil), http.StatusOK, ocpi.StatusInvalidParams, "")
 		var suspended []party.Platform
 		h.Admin(t, http.MethodGet, "/admin/parties?status=SUSPENDED", nil, &suspended)
 		if len(suspended) != 1 {
@@ -124,12 +111,12 @@ func TestAdminParties(t *testing.T) {
 		if len(cpo.Requests(sim.PathHas(http.MethodDelete, "/credentials"))) != 1 {
 			t.Error("the partner was not sent a credentials DELETE")
 		}
-		hubtest.WantError(t, "disconnect twice", adminDo(t, h, http.MethodDelete, path, nil), http.StatusOK, ocpi.StatusInvalidParams, "")
+		hubtest.WantError(t, "disconnect twice", h.AdminDo(t, http.MethodDelete, path, nil), http.StatusOK, ocpi.StatusInvalidParams, "")
 
 		// Connect needs a versions URL and a token.
-		hubtest.WantError(t, "connect without a token", adminDo(t, h, http.MethodPost, "/admin/parties/connect", map[string]string{"versions_url": cpo.VersionsURL()}),
+		hubtest.WantError(t, "connect without a token", h.AdminDo(t, http.MethodPost, "/admin/parties/connect", map[string]string{"versions_url": cpo.VersionsURL()}),
 			http.StatusOK, ocpi.StatusInvalidParams, "token")
-		hubtest.WantError(t, "connect without a URL", adminDo(t, h, http.MethodPost, "/admin/parties/connect", map[string]string{"token": "x"}),
+		hubtest.WantError(t, "connect without a URL", h.AdminDo(t, http.MethodPost, "/admin/parties/connect", map[string]string{"token": "x"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "versions_url")
 	})
 }

@@ -64,7 +64,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 		if strings.Contains(string(resp.Body), inv.Token) {
 			t.Error("the invitation list discloses token A")
 		}
-		hubtest.WantError(t, "unknown state", adminDo(t, h, http.MethodGet, "/admin/invitations?state=lost", nil), http.StatusOK, ocpi.StatusInvalidParams, "state")
+		hubtest.WantError(t, "unknown state", h.AdminDo(t, http.MethodGet, "/admin/invitations?state=lost", nil), http.StatusOK, ocpi.StatusInvalidParams, "state")
 
 		// A partner token is not the admin's.
 		path := "/admin/invitations/" + itoa(inv.ID) + "/revoke"
@@ -101,15 +101,15 @@ func TestAdminRevokeInvitation(t *testing.T) {
 		}
 
 		// Only an open invitation can be revoked.
-		hubtest.WantError(t, "revoking twice", adminDo(t, h, http.MethodPost, path, nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		hubtest.WantError(t, "unknown invitation", adminDo(t, h, http.MethodPost, "/admin/invitations/99999/revoke", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		hubtest.WantError(t, "malformed id", adminDo(t, h, http.MethodPost, "/admin/invitations/x/revoke", nil), http.StatusOK, ocpi.StatusInvalidParams, "id")
+		hubtest.WantError(t, "revoking twice", h.AdminDo(t, http.MethodPost, path, nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "unknown invitation", h.AdminDo(t, http.MethodPost, "/admin/invitations/99999/revoke", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "malformed id", h.AdminDo(t, http.MethodPost, "/admin/invitations/x/revoke", nil), http.StatusOK, ocpi.StatusInvalidParams, "id")
 		var all []party.InvitationInfo
 		h.Admin(t, http.MethodGet, "/admin/invitations?state=USED", nil, &all)
 		if len(all) != 1 {
 			t.Fatalf("used invitations (the watcher's): %+v", all)
 		}
-		used := adminDo(t, h, http.MethodPost, "/admin/invitations/"+itoa(all[0].ID)+"/revoke", nil)
+		used := h.AdminDo(t, http.MethodPost, "/admin/invitations/"+itoa(all[0].ID)+"/revoke", nil)
 		hubtest.WantError(t, "revoking a used invitation", used, http.StatusNotFound, ocpi.StatusClientError, "")
 		var e struct {
 			StatusMessage string `json:"status_message"`

@@ -58,11 +58,11 @@ func TestAdminTariffPrice(t *testing.T) {
 
 		bad := json.RawMessage(`{"country_code":"IN","party_id":"CP1","id":"T1","currency":"INR","last_updated":"2025-01-01T00:00:00Z",` +
 			`"elements":[{"price_components":[{"type":"ENERGY","price":0.30,"step_size":1}],"restrictions":{"min_kwh":20,"max_kwh":10}}]}`)
-		hubtest.WantError(t, "impossible restriction", adminDo(t, h, http.MethodPost, "/admin/tariffs/price", map[string]any{"tariffs": []json.RawMessage{bad}, "session": session}),
+		hubtest.WantError(t, "impossible restriction", h.AdminDo(t, http.MethodPost, "/admin/tariffs/price", map[string]any{"tariffs": []json.RawMessage{bad}, "session": session}),
 			http.StatusOK, 2001, "elements[0].restrictions.max_kwh")
-		hubtest.WantError(t, "neither cdr nor session", adminDo(t, h, http.MethodPost, "/admin/tariffs/price", map[string]any{"tariffs": []json.RawMessage{legacy}}),
+		hubtest.WantError(t, "neither cdr nor session", h.AdminDo(t, http.MethodPost, "/admin/tariffs/price", map[string]any{"tariffs": []json.RawMessage{legacy}}),
 			http.StatusOK, 2001, "cdr")
-		hubtest.WantError(t, "unknown time zone", adminDo(t, h, http.MethodPost, "/admin/tariffs/price", map[string]any{"session": session, "tariffs": []json.RawMessage{legacy}, "time_zone": "Mars/Olympus"}),
+		hubtest.WantError(t, "unknown time zone", h.AdminDo(t, http.MethodPost, "/admin/tariffs/price", map[string]any{"session": session, "tariffs": []json.RawMessage{legacy}, "time_zone": "Mars/Olympus"}),
 			http.StatusOK, 2001, "time_zone")
 	})
 }

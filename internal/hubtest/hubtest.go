@@ -31,7 +31,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
-	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	v211 "github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -342,6 +342,20 @@ func (h *Hub) Admin(t testing.TB, method, path string, body, out any) *ocpiclien
 func (h *Hub) SandboxAdmin(t testing.TB, method, path string, body, out any) *ocpiclient.Response {
 	t.Helper()
 	return h.adminAt(t, h.App.Sandbox.PublicURL(), method, path, body, out)
+}
+
+// AdminDo calls the hub's admin API and returns the answer whatever it is
+// (an error answer too, for the test to check); the test fails only when
+// there is no answer.
+func (h *Hub) AdminDo(t testing.TB, method, path string, body any) *ocpiclient.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := h.Client.Do(ctx, ocpiclient.Request{Method: method, URL: h.PublicURL() + path, Token: AdminToken, Base64: true, Body: body, MaxAttempts: 1})
+	if resp == nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
 }
 
 func (h *Hub) adminAt(t testing.TB, base, method, path string, body, out any) *ocpiclient.Response {

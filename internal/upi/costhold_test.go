@@ -57,15 +57,15 @@ func TestCostMismatchHold(t *testing.T) {
 		if err != nil || st.Stage != upi.StageCharging || !strings.Contains(st.Message, "checking it") {
 			t.Errorf("the driver's status page while held: %+v %v", st, err)
 		}
-		list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=true", nil))
+		list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=true", nil))
 		if len(list) != 1 || list[0].ID != p.ID || list[0].CostHold == nil || list[0].CostHold.HubTotal != "272.88" {
 			t.Errorf("attention list %+v", list)
 		}
 
 		resolve := upiBase + "/payments/" + p.ID + "/resolve"
-		hubtest.WantError(t, "resolve without a decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "looked at it"}),
+		hubtest.WantError(t, "resolve without a decision", b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "looked at it"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
-		hubtest.WantError(t, "an unknown decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "x", "settle_on": "half"}),
+		hubtest.WantError(t, "an unknown decision", b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "x", "settle_on": "half"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 		if p := b.payment(t, orderID); p.Attention != upi.AttentionCostMismatch || p.CostHold.SettledOn != "" {
 			t.Fatalf("a refused resolve changed the payment: %+v", p)
@@ -79,7 +79,7 @@ func TestCostMismatchHold(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp := adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "the CPO's tariff T1 says 18.50", "settle_on": "hub"})
+				resp := b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "the CPO's tariff T1 says 18.50", "settle_on": "hub"})
 				if resp.Envelope != nil {
 					codes[i] = resp.Envelope.StatusCode
 				}
@@ -113,11 +113,11 @@ func TestCostMismatchHold(t *testing.T) {
 		}
 
 		// The same decision later changes nothing; another one is refused.
-		again := data[upi.PaymentView](t, adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "again", "settle_on": "hub"}))
+		again := data[upi.PaymentView](t, b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "again", "settle_on": "hub"}))
 		if again.Refunded != "227.12" || len(again.Refunds) != 1 {
 			t.Errorf("repeat %+v", again)
 		}
-		hubtest.WantError(t, "another decision", adminDo(t, b.h, http.MethodPost, resolve, map[string]any{"note": "no, the CDR", "settle_on": "cdr"}),
+		hubtest.WantError(t, "another decision", b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "no, the CDR", "settle_on": "cdr"}),
 			http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 		if n := b.pg.Calls(pgsim.APIRefund); n != 1 {
 			t.Errorf("%d refund calls at the PG, want 1", n)
@@ -145,7 +145,7 @@ func TestCostMismatchPolicies(t *testing.T) {
 					p.CostHold.SettledOn != tc.policy || p.CostHold.DecidedBy != "policy" || p.CostHold.CDRTotal != "300.16" {
 					t.Errorf("settled %+v %+v", p, p.CostHold)
 				}
-				hubtest.WantError(t, "a decision on a settled payment", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
+				hubtest.WantError(t, "a decision on a settled payment", b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 					map[string]any{"note": "x", "settle_on": other(tc.policy)}), http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 			}, func(c *app.Config) { c.UPICostMismatch = tc.policy })
 		})
@@ -159,7 +159,7 @@ func TestCostMismatchPolicies(t *testing.T) {
 			if p.CostHold != nil {
 				t.Errorf("a CDR the hub agrees with left a cost hold: %+v", p.CostHold)
 			}
-			hubtest.WantError(t, "a decision on a payment not held", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
+			hubtest.WantError(t, "a decision on a payment not held", b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 				map[string]any{"note": "x", "settle_on": "cdr"}), http.StatusOK, ocpi.StatusInvalidParams, "settle_on")
 		})
 	})

@@ -20,7 +20,7 @@ const qrRef = "KORA-E1"
 // qr maps connector 1 of EVSE E1 to qrRef.
 func (b *bundle) qr(t *testing.T) {
 	t.Helper()
-	resp := adminDo(t, b.h, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": qrRef, "location_id": locID, "evse_uid": "E1", "connector_id": "1"})
+	resp := b.h.AdminDo(t, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": qrRef, "location_id": locID, "evse_uid": "E1", "connector_id": "1"})
 	if resp.HTTPStatus != http.StatusCreated {
 		t.Fatalf("create QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
 	}

@@ -157,7 +157,7 @@ func TestOrdersPerQRCodeLimited(t *testing.T) {
 	t.Parallel()
 	eachOnTheHour(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
 		b.qr(t)
-		resp := adminDo(t, b.h, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "OTHERQR1", "location_id": locID, "evse_uid": "E2", "connector_id": "1"})
+		resp := b.h.AdminDo(t, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "OTHERQR1", "location_id": locID, "evse_uid": "E2", "connector_id": "1"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("second QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}

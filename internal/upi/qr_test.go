@@ -20,7 +20,7 @@ func TestQRMappings(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, b *bundle) {
 		h := b.h
-		resp := adminDo(t, h, http.MethodPost, upiBase+"/qr", map[string]any{
+		resp := h.AdminDo(t, http.MethodPost, upiBase+"/qr", map[string]any{
 			"qr_ref": "KORA-E1", "tenant_id": "in*cpo", "location_id": "loc1", "evse_uid": "e1", "connector_id": "1"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("create: HTTP %d %s", resp.HTTPStatus, resp.Body)
@@ -32,7 +32,7 @@ func TestQRMappings(t *testing.T) {
 		}
 
 		// Generated reference, tenant from the location.
-		resp = adminDo(t, h, http.MethodPost, upiBase+"/qr", map[string]any{"location_id": locID, "evse_uid": "E2", "connector_id": "1"})
+		resp = h.AdminDo(t, http.MethodPost, upiBase+"/qr", map[string]any{"location_id": locID, "evse_uid": "E2", "connector_id": "1"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("create generated: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
@@ -68,39 +68,39 @@ func TestQRMappings(t *testing.T) {
 			{"not JSON", []byte("qr_ref=x"), http.StatusBadRequest, ocpi.StatusInvalidParams, ""},
 		}
 		for _, c := range bad {
-			hubtest.WantError(t, c.what, adminDo(t, h, http.MethodPost, upiBase+"/qr", c.body), c.http, c.code, c.field)
+			hubtest.WantError(t, c.what, h.AdminDo(t, http.MethodPost, upiBase+"/qr", c.body), c.http, c.code, c.field)
 		}
 		if n := count(t, b, ""); n != before {
 			t.Errorf("refused creates changed the mappings: %d, want %d", n, before)
 		}
 		// The conflict names the mapping that holds the connector.
-		if resp := adminDo(t, h, http.MethodPost, upiBase+"/qr", map[string]any{"location_id": locID, "evse_uid": "E1", "connector_id": "1"}); !strings.Contains(string(resp.Body), "KORA-E1") {
+		if resp := h.AdminDo(t, http.MethodPost, upiBase+"/qr", map[string]any{"location_id": locID, "evse_uid": "E1", "connector_id": "1"}); !strings.Contains(string(resp.Body), "KORA-E1") {
 			t.Errorf("conflict does not name KORA-E1: %s", resp.Body)
 		}
 
 		// Get, list with filters, disable, and a new mapping for the
 		// connector afterwards.
-		if got := data[upi.QRMapping](t, adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1", nil)); got.EVSEUID != "E1" {
+		if got := data[upi.QRMapping](t, h.AdminDo(t, http.MethodGet, upiBase+"/qr/KORA-E1", nil)); got.EVSEUID != "E1" {
 			t.Errorf("get: %+v", got)
 		}
-		hubtest.WantError(t, "get unknown", adminDo(t, h, http.MethodGet, upiBase+"/qr/NOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		hubtest.WantError(t, "list bad status", adminDo(t, h, http.MethodGet, upiBase+"/qr?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
-		resp = adminDo(t, h, http.MethodGet, upiBase+"/qr?limit=1", nil)
+		hubtest.WantError(t, "get unknown", h.AdminDo(t, http.MethodGet, upiBase+"/qr/NOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "list bad status", h.AdminDo(t, http.MethodGet, upiBase+"/qr?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		resp = h.AdminDo(t, http.MethodGet, upiBase+"/qr?limit=1", nil)
 		if list := data[[]upi.QRMapping](t, resp); len(list) != 1 || resp.Header.Get("X-Total-Count") != "2" || resp.Header.Get("Link") == "" {
 			t.Errorf("first page: %d items, total %s, link %q", len(list), resp.Header.Get("X-Total-Count"), resp.Header.Get("Link"))
 		}
-		m = data[upi.QRMapping](t, adminDo(t, h, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil))
+		m = data[upi.QRMapping](t, h.AdminDo(t, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil))
 		if m.Status != upi.QRDisabled {
 			t.Errorf("disabled: %+v", m)
 		}
-		if again := adminDo(t, h, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil); again.HTTPStatus != http.StatusOK {
+		if again := h.AdminDo(t, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil); again.HTTPStatus != http.StatusOK {
 			t.Errorf("disable twice: HTTP %d", again.HTTPStatus)
 		}
-		hubtest.WantError(t, "disable unknown", adminDo(t, h, http.MethodPost, upiBase+"/qr/NOPE/disable", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "disable unknown", h.AdminDo(t, http.MethodPost, upiBase+"/qr/NOPE/disable", nil), http.StatusNotFound, ocpi.StatusClientError, "")
 		if n := count(t, b, "?status=ACTIVE"); n != 1 {
 			t.Errorf("%d active mappings, want 1", n)
 		}
-		resp = adminDo(t, h, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "KORA-E1-V2", "location_id": locID, "evse_uid": "E1", "connector_id": "1"})
+		resp = h.AdminDo(t, http.MethodPost, upiBase+"/qr", map[string]any{"qr_ref": "KORA-E1-V2", "location_id": locID, "evse_uid": "E1", "connector_id": "1"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Errorf("new mapping after disabling: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
@@ -121,9 +121,9 @@ func TestQRMappings(t *testing.T) {
 		if resp := b.h.Do(t, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/pdf", "", nil, nil); resp.HTTPStatus != http.StatusUnauthorized {
 			t.Errorf("sticker without the admin token: HTTP %d", resp.HTTPStatus)
 		}
-		hubtest.WantError(t, "sticker in a bad format", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/gif", nil),
+		hubtest.WantError(t, "sticker in a bad format", h.AdminDo(t, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/gif", nil),
 			http.StatusOK, ocpi.StatusInvalidParams, "format")
-		hubtest.WantError(t, "sticker of a disabled mapping", adminDo(t, h, http.MethodGet, upiBase+"/qr/KORA-E1/sticker/png", nil),
+		hubtest.WantError(t, "sticker of a disabled mapping", h.AdminDo(t, http.MethodGet, upiBase+"/qr/KORA-E1/sticker/png", nil),
 			http.StatusOK, ocpi.StatusInvalidParams, "qr_ref")
 	})
 }
@@ -131,6 +131,6 @@ func TestQRMappings(t *testing.T) {
 // count returns how many mappings a list query finds.
 func count(t *testing.T, b *bundle, query string) int {
 	t.Helper()
-	resp := adminDo(t, b.h, http.MethodGet, upiBase+"/qr"+query, nil)
+	resp := b.h.AdminDo(t, http.MethodGet, upiBase+"/qr"+query, nil)
 	return len(data[[]upi.QRMapping](t, resp))
 }

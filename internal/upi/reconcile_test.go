@@ -71,7 +71,7 @@ func TestReconciliation(t *testing.T) {
 			if err != nil || evs[0].Data.(map[string]any)["reason"] != upi.AttentionShortfall {
 				t.Errorf("attention events %v %v", evs, err)
 			}
-			if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=true", nil)); len(list) != 1 || list[0].ID != p.ID {
+			if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=true", nil)); len(list) != 1 || list[0].ID != p.ID {
 				t.Errorf("attention list %v", list)
 			}
 		})

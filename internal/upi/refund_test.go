@@ -76,7 +76,7 @@ func TestRefundPGFailures(t *testing.T) {
 			// The operator retries with a new refund id once the PG takes
 			// refunds again; the payment completes.
 			b.pg.ClearFaults()
-			resp := adminDo(t, b.h, http.MethodPost, upiBase+"/refunds", map[string]any{"refund_id": "op-retry-0001", "payment_id": p.ID,
+			resp := b.h.AdminDo(t, http.MethodPost, upiBase+"/refunds", map[string]any{"refund_id": "op-retry-0001", "payment_id": p.ID,
 				"refund_amount": "400.00", "reason": "retry after the PG refused"})
 			if resp.HTTPStatus != http.StatusCreated {
 				t.Fatalf("operator refund: HTTP %d %s", resp.HTTPStatus, resp.Body)
@@ -85,17 +85,17 @@ func TestRefundPGFailures(t *testing.T) {
 			if p.Refunded != "400.00" {
 				t.Errorf("refunded %s", p.Refunded)
 			}
-			if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 1 {
+			if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 1 {
 				t.Errorf("%d payments need attention, want 1", len(list))
 			}
-			hubtest.WantError(t, "resolve without a note", adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve", map[string]any{}),
+			hubtest.WantError(t, "resolve without a note", b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve", map[string]any{}),
 				http.StatusOK, ocpi.StatusInvalidParams, "note")
-			resolved := data[upi.PaymentView](t, adminDo(t, b.h, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
+			resolved := data[upi.PaymentView](t, b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 				map[string]any{"note": "refunded by hand"}))
 			if resolved.Attention != "" {
 				t.Errorf("resolved %+v", resolved)
 			}
-			if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 0 {
+			if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 0 {
 				t.Errorf("%d payments need attention after resolving", len(list))
 			}
 		})
@@ -111,7 +111,7 @@ func TestOperatorRefunds(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		orderID := b.paid(t, "500")
 		p := b.waitStatus(t, orderID, upi.StatusCharging)
-		post := func(body any) *ocpiclient.Response { return adminDo(t, b.h, http.MethodPost, upiBase+"/refunds", body) }
+		post := func(body any) *ocpiclient.Response { return b.h.AdminDo(t, http.MethodPost, upiBase+"/refunds", body) }
 
 		resp := post(map[string]any{"refund_id": "op-first-refund", "payment_id": strings.ToLower(p.ID), "refund_amount": "100.00", "reason": "goodwill"})
 		if resp.HTTPStatus != http.StatusCreated {
@@ -167,7 +167,7 @@ func TestOperatorRefunds(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp := adminDo(t, b.h, http.MethodPost, upiBase+"/refunds", map[string]any{"refund_id": fmt.Sprintf("op-burst-%02d", i),
+				resp := b.h.AdminDo(t, http.MethodPost, upiBase+"/refunds", map[string]any{"refund_id": fmt.Sprintf("op-burst-%02d", i),
 					"payment_id": p.ID, "refund_amount": "30.00"})
 				mu.Lock()
 				defer mu.Unlock()
@@ -205,19 +205,19 @@ func TestOperatorRefunds(t *testing.T) {
 			t.Errorf("captured %d ≠ cost %d + refunded %d − shortfall %d", captured, cost, refunded, short)
 		}
 		// Filters of the payments list.
-		if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=SETTLED", nil)); len(list) != 1 {
+		if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=SETTLED", nil)); len(list) != 1 {
 			t.Errorf("%d settled payments", len(list))
 		}
-		if list := data[[]upi.PaymentView](t, adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=FAILED", nil)); len(list) != 0 {
+		if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=FAILED", nil)); len(list) != 0 {
 			t.Errorf("%d failed payments", len(list))
 		}
-		hubtest.WantError(t, "list by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
-		hubtest.WantError(t, "list by a bad flag", adminDo(t, b.h, http.MethodGet, upiBase+"/payments?attention=maybe", nil), http.StatusOK, ocpi.StatusInvalidParams, "attention")
-		hubtest.WantError(t, "unknown payment", adminDo(t, b.h, http.MethodGet, upiBase+"/payments/UPINOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		hubtest.WantError(t, "refunds by a bad status", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?status=DONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
-		hubtest.WantError(t, "refunds with a bad limit", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?limit=zero", nil), http.StatusOK, ocpi.StatusInvalidParams, "limit")
-		hubtest.WantError(t, "unknown refund", adminDo(t, b.h, http.MethodGet, upiBase+"/refunds/nope", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		if list := data[[]upi.Refund](t, adminDo(t, b.h, http.MethodGet, upiBase+"/refunds?payment_id="+p.ID+"&status=processed", nil)); len(list) != 14 {
+		hubtest.WantError(t, "list by a bad status", b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		hubtest.WantError(t, "list by a bad flag", b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=maybe", nil), http.StatusOK, ocpi.StatusInvalidParams, "attention")
+		hubtest.WantError(t, "unknown payment", b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/UPINOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		hubtest.WantError(t, "refunds by a bad status", b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?status=DONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
+		hubtest.WantError(t, "refunds with a bad limit", b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?limit=zero", nil), http.StatusOK, ocpi.StatusInvalidParams, "limit")
+		hubtest.WantError(t, "unknown refund", b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds/nope", nil), http.StatusNotFound, ocpi.StatusClientError, "")
+		if list := data[[]upi.Refund](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?payment_id="+p.ID+"&status=processed", nil)); len(list) != 14 {
 			t.Errorf("%d processed refunds of the payment", len(list))
 		}
 	})

@@ -141,19 +141,6 @@ func tariffJSON(id string) map[string]any {
 			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
 }
 
-// adminDo calls the admin API and returns the answer whatever it is.
-func adminDo(t *testing.T, h *hubtest.Hub, method, path string, body any) *ocpiclient.Response {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := h.Client.Do(ctx, ocpiclient.Request{Method: method, URL: h.PublicURL() + path, Token: hubtest.AdminToken,
-		Base64: true, Body: body, MaxAttempts: 1})
-	if err != nil && resp == nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return resp
-}
-
 // data decodes the data of an answer.
 func data[T any](t *testing.T, resp *ocpiclient.Response) T {
 	t.Helper()

@@ -105,7 +105,7 @@ func (b *bundle) chargeAndSettle(t *testing.T, orderID string) *upi.PaymentView 
 // receiptRecord reads a receipt through the receipts API.
 func (b *bundle) receiptRecord(t *testing.T, id string) upi.ReceiptRecord {
 	t.Helper()
-	resp := adminDo(t, b.h, http.MethodGet, upiBase+"/receipts/"+id, nil)
+	resp := b.h.AdminDo(t, http.MethodGet, upiBase+"/receipts/"+id, nil)
 	if resp.HTTPStatus != http.StatusOK {
 		t.Fatalf("GET receipt: HTTP %d %s", resp.HTTPStatus, resp.Body)
 	}
@@ -204,7 +204,7 @@ func TestReceiptBySMSEndToEnd(t *testing.T) {
 					t.Errorf("the PDF's tax split is the wrong kind:\n%s", pdfText)
 				}
 				// The payment's receipts through the API.
-				resp2 := adminDo(t, b.h, http.MethodGet, upiBase+"/payments/"+p.ID+"/receipts", nil)
+				resp2 := b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/"+p.ID+"/receipts", nil)
 				if rs := data[[]upi.ReceiptRecord](t, resp2); len(rs) != 1 || rs[0].ID != p.Receipt.ID || len(rs[0].Deliveries) != 1 {
 					t.Errorf("receipts of the payment: %s", resp2.Body)
 				}
@@ -253,7 +253,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 		if evs, err := b.events.Wait(b.ctx, event.ReceiptDeliveryFailed, 1); err != nil || evs[0].Data.(map[string]any)["delivery_id"] != d.ID {
 			t.Errorf("receipt.delivery_failed: %v %+v", err, evs)
 		}
-		chain := adminDo(t, b.h, http.MethodGet, upiBase+"/payments/"+p.ID, nil)
+		chain := b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/"+p.ID, nil)
 		if !strings.Contains(string(chain.Body), "SMS to +91 98******10 failed") {
 			t.Errorf("the payment's chain does not show the failed SMS: %s", chain.Body)
 		}
@@ -268,7 +268,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 			{map[string]any{"phone": "98765 4321O"}, "phone"},
 			{map[string]any{"email": "not-an-address"}, "email"},
 		} {
-			resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", bad.body)
+			resp := b.h.AdminDo(t, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", bad.body)
 			hubtest.WantError(t, "resend "+bad.field, resp, http.StatusOK, 2001, bad.field)
 		}
 		if rec := b.receiptRecord(t, p.Receipt.ID); len(rec.Deliveries) != 1 {
@@ -277,7 +277,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 
 		// Back up: a resend to a corrected number is delivered.
 		b.sim.SetDown(false)
-		resp := adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{"phone": "9123456789"})
+		resp := b.h.AdminDo(t, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{"phone": "9123456789"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("resend: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
@@ -291,7 +291,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 
 		// An undelivered report flags the delivery.
 		b.sim.Undeliver("+919123456789")
-		resp = adminDo(t, b.h, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{})
+		resp = b.h.AdminDo(t, http.MethodPost, upiBase+"/receipts/"+p.Receipt.ID+"/resend", map[string]any{})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("resend to the last number: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
