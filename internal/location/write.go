@@ -3,6 +3,7 @@ package location
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -41,16 +42,21 @@ type stored struct {
 
 // lockLocation locks and reads a location row inside tx (nil when absent):
 // a write of the same location waits for this transaction, which is what
-// orders the outbox (hub.Broadcast).
+// orders the outbox (hub.Broadcast). One statement: on PostgreSQL the
+// read takes the row lock (FOR UPDATE); on SQLite a write transaction
+// (BEGIN IMMEDIATE) already excludes every other writer.
 func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)}
-	n, err := tx.Exec(ctx, "UPDATE locations SET publish = publish WHERE country_code = $1 AND party_id = $2 AND id = $3", args...)
-	if err != nil || n == 0 {
-		return nil, err
+	q := "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3"
+	if tx.Engine() == store.Postgres {
+		q += " FOR UPDATE"
 	}
 	var cur stored
-	if err := tx.QueryRow(ctx, "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).
-		Scan(&cur.pk, &cur.body); err != nil {
+	err := tx.QueryRow(ctx, q, args...).Scan(&cur.pk, &cur.body)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
@@ -118,7 +124,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		}
 		item, _ = ocpi.ParseObject(canon)
 	}
-	err := s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {
@@ -213,7 +219,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 	if err := patchKeepsIdentity(r, patch); err != nil {
 		return res, err
 	}
-	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {
