@@ -37,6 +37,7 @@ func TestStatusPatchInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			delete(m, "id")
+			delete(m, "name")
 			return m
 		}
 		for _, id := range []string{"FAST", "SLOW"} {
@@ -55,7 +56,7 @@ func TestStatusPatchInPlace(t *testing.T) {
 			for i, id := range []string{"FAST", "SLOW"} {
 				extra := ""
 				if id == "SLOW" {
-					extra = `,"uid":"e1"`
+					extra = `,"uid":"E1"`
 				}
 				raw := fmt.Sprintf(`{"status":%q,"last_updated":%q%s}`, st.status, ts(st.lu), extra)
 				_, errs[i] = h.Locations.Patch(ctx, ch, location.Ref{CountryCode: "NL", PartyID: "CP1", LocationID: id, EVSEUID: "e1"}, []byte(raw))
