@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 )
 
 // observation is what the PG says about a payment: a webhook's content or
@@ -42,7 +43,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	if obs.PGPaymentID == "" {
 		return "ignored: no payment id", nil
 	}
-	o, err := orderByPG(ctx, tx, obs.PGOrderID)
+	o, err := orders.ByPG(ctx, tx, obs.PGOrderID)
 	if errors.Is(err, store.ErrNoRows) || obs.PGOrderID == "" {
 		// Another product's payment on a shared PG account, or a forged
 		// order id inside a valid signature: never ours to refund.
@@ -60,8 +61,8 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	_, err = tx.Exec(ctx, `INSERT INTO upi_payments (id, pg_payment_id, order_pk, qr_ref, country_code, party_id, location_id,
 		evse_uid, connector_id, amount_paise, currency, status, created_at, last_updated)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) ON CONFLICT (pg_payment_id) DO NOTHING`,
-		newPaymentID(), obs.PGPaymentID, o.pk, o.QRRef, o.ref.CountryCode, o.ref.PartyID, o.ref.LocationID, o.ref.EVSEUID,
-		o.ref.ConnectorID, obs.Amount.Paise, obs.Amount.Currency, StatusPending, now)
+		newPaymentID(), obs.PGPaymentID, o.PK(), o.QRRef, o.Ref().CountryCode, o.Ref().PartyID, o.Ref().LocationID, o.Ref().EVSEUID,
+		o.Ref().ConnectorID, obs.Amount.Paise, obs.Amount.Currency, StatusPending, now)
 	if err != nil {
 		return "", err
 	}
@@ -69,7 +70,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	if err != nil {
 		return "", err
 	}
-	if p.OrderPK != o.pk {
+	if p.OrderPK != o.PK() {
 		return "ignored: the payment belongs to another order", nil
 	}
 	if obs.Status.Rank() <= p.PGStatus.Rank() {
@@ -134,7 +135,7 @@ func (s *Service) failedEvent(p *payment) map[string]any {
 // decision, in the same transaction: the refund's guard reads the captured
 // amount from the row, and whatever is decided commits together with the
 // capture or not at all.
-func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Order, obs observation) error {
+func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *orders.Order, obs observation) error {
 	p.Captured, p.CaptureTime = obs.Amount.Paise, s.micros()
 	p.ErrorCode, p.ErrorDescription = "", ""
 	if err := s.transition(ctx, tx, p, StatusCaptured, actorPG, obs.Source+": "+obs.Amount.String()+" from "+p.PayerVPA); err != nil {
@@ -156,7 +157,7 @@ func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Orde
 	if s.now().After(o.ExpiresAt.Add(s.cfg.PaymentWindow)) {
 		return s.refundAtOnce(ctx, tx, p, "captured after the payment window of the order closed")
 	}
-	n, err := tx.Exec(ctx, "UPDATE upi_orders SET payment_id = $1 WHERE pk = $2 AND payment_id = ''", p.ID, o.pk)
+	n, err := tx.Exec(ctx, "UPDATE upi_orders SET payment_id = $1 WHERE pk = $2 AND payment_id = ''", p.ID, o.PK())
 	if err != nil {
 		return err
 	}
@@ -278,7 +279,7 @@ func (w *pollWorker) Work(ctx context.Context, job *river.Job[pollArgs]) error {
 			return nil
 		}
 	}
-	o, oerr := orderByPK(ctx, s.db.Read(), p.OrderPK)
+	o, oerr := orders.ByPK(ctx, s.db.Read(), p.OrderPK)
 	if oerr != nil {
 		return oerr
 	}

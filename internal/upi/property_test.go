@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 )
 
 // plan is one generated order: the payments made on it and how the PG,
@@ -344,7 +345,7 @@ func btoi(b bool) int {
 }
 
 // check holds one payment to the invariants once everything is done.
-func (h *harness) check(i int, pl plan, o *Order, pgID string) {
+func (h *harness) check(i int, pl plan, o *orders.Order, pgID string) {
 	h.t.Helper()
 	p := h.paymentByPG(pgID)
 	if p == nil {
@@ -411,7 +412,7 @@ func (h *harness) check(i int, pl plan, o *Order, pgID string) {
 	}
 	if h.cpo.starts[p.ID] > 0 {
 		var owner string
-		if err := h.db.Read().QueryRow(h.ctx, "SELECT payment_id FROM upi_orders WHERE pk = $1", o.pk).Scan(&owner); err != nil || owner != p.ID {
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT payment_id FROM upi_orders WHERE pk = $1", o.PK()).Scan(&owner); err != nil || owner != p.ID {
 			fail("START_SESSION for a payment that does not own its order (%s, %v)", owner, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
 )
 
@@ -68,7 +69,7 @@ func (s *Service) CanDrawQR(context.Context) bool {
 
 // IntentQR draws an order's UPI intent link as a QR code (PNG): what a
 // desktop shows for the driver's phone to scan.
-func (s *Service) IntentQR(ctx context.Context, o *Order) ([]byte, error) {
+func (s *Service) IntentQR(ctx context.Context, o *orders.Order) ([]byte, error) {
 	if o.Intent == "" {
 		return nil, errNotFound("UPI intent")
 	}

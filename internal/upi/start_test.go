@@ -9,6 +9,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 )
 
 // paid scans, orders amount and pays it at the PG (captured).
@@ -38,7 +39,7 @@ func wantFullRefund(t *testing.T, b *bundle, p *upi.PaymentView, amount int64) {
 	}
 }
 
-func mustOrder(t *testing.T, b *bundle, p *upi.PaymentView) *upi.Order {
+func mustOrder(t *testing.T, b *bundle, p *upi.PaymentView) *orders.Order {
 	t.Helper()
 	var id string
 	if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT o.id FROM upi_orders o JOIN upi_payments p ON p.order_pk = o.pk WHERE p.id = $1", p.ID).Scan(&id); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 )
 
 // Stages of an order as the driver's status page shows them.
@@ -40,14 +41,14 @@ type OrderStatus struct {
 
 // OrderStatus returns where an order stands, from its payments: the one
 // that owns the session, else the most recent.
-func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, error) {
+func (s *Service) OrderStatus(ctx context.Context, o *orders.Order) (*OrderStatus, error) {
 	q := s.db.Read()
 	var p *payment
 	var err error
 	if o.PaymentID != "" {
 		p, err = s.readPayment(ctx, q, o.PaymentID)
 	} else {
-		p, err = scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE order_pk = $1 ORDER BY last_updated DESC, pk DESC LIMIT 1", o.pk))
+		p, err = scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE order_pk = $1 ORDER BY last_updated DESC, pk DESC LIMIT 1", o.PK()))
 	}
 	if err != nil && !isNotFound(err) {
 		return nil, err

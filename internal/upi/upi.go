@@ -62,6 +62,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/intake"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
@@ -214,6 +216,10 @@ type Service struct {
 	refunder *refunds.Machine
 	// qr is the book of QR mappings (package qrmap).
 	qr *qrmap.Book
+	// intake takes the PG's webhooks (package intake).
+	intake *intake.Intake
+	// orders is the order book (package orders).
+	orders *orders.Book
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -241,8 +247,11 @@ func New(cfg Config, d Deps) *Service {
 	}
 	s.texts = s.newSMSSender()
 	s.qr = s.newQRBook()
+	s.orders = s.newOrderBook()
 	s.refunder = &refunds.Machine{DB: d.DB, Host: refundHost{s}, Events: d.Events, Clock: d.Clock, Logger: s.logger,
 		Counter: s.metrics.refunds}
+	s.intake = &intake.Intake{DB: d.DB, Gateway: d.Gateway, Host: intakeHost{s}, Clock: d.Clock, Logger: s.logger,
+		Counter: s.metrics.webhooks}
 	if d.Jobs != nil {
 		s.jobs, s.periodic = d.Jobs, d.Jobs
 		s.addWorkers(d.Jobs)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
@@ -52,7 +53,7 @@ func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) 
 	if err != nil {
 		return nil, err
 	}
-	o, err := orderByPK(ctx, q, p.OrderPK)
+	o, err := orders.ByPK(ctx, q, p.OrderPK)
 	if err != nil {
 		return nil, err
 	}

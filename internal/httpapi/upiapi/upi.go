@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/intake"
 )
 
 // handleUPIWebhook receives the payment gateway's webhooks: verified,
@@ -21,7 +22,7 @@ func (s *handlers) handleUPIWebhook(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if _, err := s.cfg.UPI.ReceiveWebhook(upi.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
+	if _, err := s.cfg.UPI.ReceiveWebhook(intake.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
 		return err
 	}
 	return s.OK(w, nil)
