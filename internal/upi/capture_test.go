@@ -9,6 +9,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // acceptAll makes the CPO accept every START_SESSION and start its session.
@@ -41,13 +43,13 @@ func (h *harness) wantRefundedInFull(what, pgPaymentID string, amount pg.Amount)
 	if p == nil {
 		h.t.Fatalf("%s: no payment row for the captured PG payment %s (dropped jobs: %v)", what, pgPaymentID, h.dropped)
 	}
-	if p.Status != StatusRefunded || p.Captured != amount.Paise || p.Refunded != amount.Paise || p.Amount.Currency != amount.Currency ||
+	if p.Status != paymentrow.StatusRefunded || p.Captured != amount.Paise || p.Refunded != amount.Paise || p.Amount.Currency != amount.Currency ||
 		p.Session.ID != "" || p.CommandSentAt != 0 {
 		h.t.Errorf("%s: payment %s: status %s captured %d refunded %d %s, session %q", what, p.ID, p.Status, p.Captured, p.Refunded,
 			p.Amount.Currency, p.Session.ID)
 	}
 	rs := h.refundsOf(p.ID)
-	if len(rs) != 1 || rs[0].RefundID != p.ID+"-FULL" || rs[0].Kind != RefundFull || rs[0].Status != RefundProcessed {
+	if len(rs) != 1 || rs[0].RefundID != p.ID+"-FULL" || rs[0].Kind != refunds.Full || rs[0].Status != refunds.Processed {
 		h.t.Errorf("%s: refunds %+v", what, rs)
 	}
 	var atPG int64
@@ -94,7 +96,7 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 			first := h.pg.attempt(o.PGOrderID, o.Amount)
 			h.pg.move(first, pg.PaymentCaptured)
 			h.settle()
-			if p := h.paymentByPG(first); p == nil || p.Status != StatusCharging {
+			if p := h.paymentByPG(first); p == nil || p.Status != paymentrow.StatusCharging {
 				h.t.Fatalf("the first payment: %+v", p)
 			}
 			second := h.pg.attempt(o.PGOrderID, o.Amount)
@@ -111,7 +113,7 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 			id := h.pg.attempt(o.PGOrderID, o.Amount)
 			h.pg.move(id, pg.PaymentCreated)
 			h.settle() // polled until the window closes: EXPIRED
-			if p := h.paymentByPG(id); p == nil || p.Status != StatusExpired {
+			if p := h.paymentByPG(id); p == nil || p.Status != paymentrow.StatusExpired {
 				h.t.Fatalf("the pending payment: %+v", p)
 			}
 			h.clk.Add(h.s.cfg.PaymentWindow)

@@ -6,6 +6,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // addWorkers registers the module's job workers.
@@ -25,7 +26,7 @@ func (s *Service) addWorkers(q *jobs.Client) {
 // backoff and the same idempotency key. Retries count on the module's clock,
 // which is the job queue's: on the wall clock a queue on a test clock would
 // run them at once or never.
-func (w *refundWorker) NextRetry(job *river.Job[refundArgs]) time.Time {
+func (w *refundWorker) NextRetry(job *river.Job[refunds.Args]) time.Time {
 	return w.s.now().Add(w.s.retryDelay(job.Attempt))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
 func (s *Service) newOrderBook() *orders.Book {
@@ -33,24 +34,25 @@ func (s *Service) CreateOrder(ctx context.Context, req orders.Request) (*orders.
 }
 
 // Order returns an order by our id.
-func (s *Service) Order(ctx context.Context, id string) (*orders.Order, error) { return s.orders.Get(ctx, id) }
-
-// orderCheckArgs is the order check (orders.CheckArgs).
-type orderCheckArgs = orders.CheckArgs
+func (s *Service) Order(ctx context.Context, id string) (*orders.Order, error) {
+	return s.orders.Get(ctx, id)
+}
 
 type orderCheckWorker struct {
-	river.WorkerDefaults[orderCheckArgs]
+	river.WorkerDefaults[orders.CheckArgs]
 	s *Service
 }
 
-func (w *orderCheckWorker) Work(ctx context.Context, job *river.Job[orderCheckArgs]) error {
+func (w *orderCheckWorker) Work(ctx context.Context, job *river.Job[orders.CheckArgs]) error {
 	return w.s.orders.Check(ctx, job.Args.OrderID)
 }
 
 // orderHost is the payment module as the order book sees it.
 type orderHost struct{ s *Service }
 
-func (h orderHost) QR(ctx context.Context, ref string) (*QRMapping, error) { return h.s.QR(ctx, ref) }
+func (h orderHost) QR(ctx context.Context, ref string) (*qrmap.QRMapping, error) {
+	return h.s.QR(ctx, ref)
+}
 
 func (h orderHost) Enabled() bool { return h.s.Enabled() }
 

@@ -66,6 +66,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
@@ -112,7 +113,7 @@ type Config struct {
 	// MismatchHub).
 	CostMismatch string
 	// GST makes receipts GST tax invoices (see GSTConfig).
-	GST GSTConfig
+	GST receipt.GSTConfig
 	// SMSDailyCap is how many receipt SMS one number gets a day (default
 	// 5); SMSAttempts how often a send is tried before the delivery fails
 	// (default 6, with the module's backoff).
@@ -174,8 +175,8 @@ type Deps struct {
 	Commands Commands
 	Tokens   Tokens
 	Events   event.Emitter
-	Renderer Renderer
-	Notifier Notifier
+	Renderer printer.Renderer
+	Notifier receipt.Notifier
 	// SMS sends receipts by SMS to drivers who gave a number (nil: no SMS;
 	// the landing page does not ask for one).
 	SMS sms.Gateway
@@ -201,8 +202,8 @@ type Service struct {
 	commands Commands
 	tokens   Tokens
 	events   event.Emitter
-	render   Renderer
-	notifier Notifier
+	render   printer.Renderer
+	notifier receipt.Notifier
 	sms      sms.Gateway
 	box      *sealbox.Box
 	clock    clock.Clock
@@ -238,7 +239,7 @@ func New(cfg Config, d Deps) *Service {
 		d.Renderer = printer.None{}
 	}
 	if d.Notifier == nil {
-		d.Notifier = LogNotifier{Logger: d.Logger}
+		d.Notifier = receipt.LogNotifier{Logger: d.Logger}
 	}
 	s := &Service{
 		cfg: cfg.withDefaults(), db: d.DB, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,

@@ -23,15 +23,12 @@ func (s *Service) ReceiveWebhook(ctx context.Context, h http.Header, body []byte
 	return s.intake.Receive(ctx, h, body)
 }
 
-// webhookArgs is the job working one stored webhook (intake.Args).
-type webhookArgs = intake.Args
-
 type webhookWorker struct {
-	river.WorkerDefaults[webhookArgs]
+	river.WorkerDefaults[intake.Args]
 	s *Service
 }
 
-func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
+func (w *webhookWorker) Work(ctx context.Context, job *river.Job[intake.Args]) error {
 	return w.s.intake.Work(ctx, job.Args.EventPK)
 }
 
