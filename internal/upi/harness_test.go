@@ -220,7 +220,7 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	s := h.s
 	switch row.Kind {
 	case intake.Args{}.Kind():
-		return workAs(h.ctx, &webhookWorker{s: s}, row)
+		return workAs(h.ctx, s.webhookWorker(), row)
 	case pollArgs{}.Kind():
 		return workAs(h.ctx, &pollWorker{s: s}, row)
 	case startArgs{}.Kind():
@@ -232,7 +232,7 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	case notifyArgs{}.Kind():
 		return workAs(h.ctx, &notifyWorker{s: s}, row)
 	case orders.CheckArgs{}.Kind():
-		return workAs(h.ctx, &orderCheckWorker{s: s}, row)
+		return workAs(h.ctx, s.orderCheckWorker(), row)
 	case smsreceipt.Args{}.Kind():
 		return workAs(h.ctx, s.texts.Worker(), row)
 	case erasePhonesArgs{}.Kind():

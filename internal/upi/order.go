@@ -3,12 +3,7 @@ package upi
 import (
 	"context"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
-
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/pg"
-	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
@@ -16,7 +11,7 @@ import (
 func (s *Service) newOrderBook() *orders.Book {
 	return &orders.Book{Config: orders.Config{Presets: s.cfg.Presets, MinPaise: s.cfg.MinPaise, MaxPaise: s.cfg.MaxPaise,
 		PaymentWindow: s.cfg.PaymentWindow, PollInterval: s.cfg.PollInterval},
-		DB: s.db, Gateway: s.gw, Dir: s.dir, Host: orderHost{s}, NewID: newOrderID, Clock: s.clock, Logger: s.logger}
+		DB: s.db, Gateway: s.gw, Dir: s.dir, Host: host{s}, NewID: newOrderID, Clock: s.clock, Logger: s.logger}
 }
 
 // Landing returns the landing page of a sticker (orders.Book.Landing).
@@ -38,27 +33,19 @@ func (s *Service) Order(ctx context.Context, id string) (*orders.Order, error) {
 	return s.orders.Get(ctx, id)
 }
 
-type orderCheckWorker struct {
-	river.WorkerDefaults[orders.CheckArgs]
-	s *Service
+func (s *Service) orderCheckWorker() *handOff[orders.CheckArgs] {
+	return &handOff[orders.CheckArgs]{work: func(ctx context.Context, a orders.CheckArgs) error { return s.orders.Check(ctx, a.OrderID) }}
 }
 
-func (w *orderCheckWorker) Work(ctx context.Context, job *river.Job[orders.CheckArgs]) error {
-	return w.s.orders.Check(ctx, job.Args.OrderID)
-}
-
-// orderHost is the payment module as the order book sees it.
-type orderHost struct{ s *Service }
-
-func (h orderHost) QR(ctx context.Context, ref string) (*qrmap.QRMapping, error) {
+func (h host) QR(ctx context.Context, ref string) (*qrmap.QRMapping, error) {
 	return h.s.QR(ctx, ref)
 }
 
-func (h orderHost) Enabled() bool { return h.s.Enabled() }
+func (h host) Enabled() bool { return h.s.Enabled() }
 
 // Phone checks a driver's number (NormalizePhone) and consent, and that
 // receipts go by SMS on this hub; it returns the number sealed and its key.
-func (h orderHost) Phone(raw string, consent bool) (sealed, key string, err error) {
+func (h host) Phone(raw string, consent bool) (sealed, key string, err error) {
 	e164, err := NormalizePhone(raw)
 	if err != nil {
 		return "", "", err
@@ -70,12 +57,4 @@ func (h orderHost) Phone(raw string, consent bool) (sealed, key string, err erro
 		return "", "", ocpi.Invalid("phone", "receipts are not sent by SMS on this hub")
 	}
 	return h.s.box.Seal(e164), h.s.phoneKey(e164), nil
-}
-
-func (h orderHost) ApplyPayment(ctx context.Context, tx *store.Tx, p *pg.Payment, source string) (string, error) {
-	return h.s.applyPayment(ctx, tx, observationOf(p, source))
-}
-
-func (h orderHost) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
-	return h.s.jobs.InsertTx(ctx, tx, args, opts)
 }

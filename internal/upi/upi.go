@@ -251,7 +251,7 @@ func New(cfg Config, d Deps) *Service {
 	s.orders = s.newOrderBook()
 	s.refunder = &refunds.Machine{DB: d.DB, Host: refundHost{s}, Events: d.Events, Clock: d.Clock, Logger: s.logger,
 		Counter: s.metrics.refunds}
-	s.intake = &intake.Intake{DB: d.DB, Gateway: d.Gateway, Host: intakeHost{s}, Clock: d.Clock, Logger: s.logger,
+	s.intake = &intake.Intake{DB: d.DB, Gateway: d.Gateway, Host: host{s}, Clock: d.Clock, Logger: s.logger,
 		Counter: s.metrics.webhooks}
 	if d.Jobs != nil {
 		s.jobs, s.periodic = d.Jobs, d.Jobs

@@ -23,26 +23,22 @@ func (s *Service) ReceiveWebhook(ctx context.Context, h http.Header, body []byte
 	return s.intake.Receive(ctx, h, body)
 }
 
-type webhookWorker struct {
-	river.WorkerDefaults[intake.Args]
-	s *Service
+func (s *Service) webhookWorker() *handOff[intake.Args] {
+	return &handOff[intake.Args]{work: func(ctx context.Context, a intake.Args) error { return s.intake.Work(ctx, a.EventPK) }}
 }
 
-func (w *webhookWorker) Work(ctx context.Context, job *river.Job[intake.Args]) error {
-	return w.s.intake.Work(ctx, job.Args.EventPK)
-}
+// host is the payment module as the webhook intake and the order book see
+// it (intake.Host, orders.Host).
+type host struct{ s *Service }
 
-// intakeHost is the payment machine as the webhook intake sees it.
-type intakeHost struct{ s *Service }
-
-func (h intakeHost) ApplyPayment(ctx context.Context, tx *store.Tx, p *pg.Payment, source string) (string, error) {
+func (h host) ApplyPayment(ctx context.Context, tx *store.Tx, p *pg.Payment, source string) (string, error) {
 	return h.s.applyPayment(ctx, tx, observationOf(p, source))
 }
 
-func (h intakeHost) ApplyRefund(ctx context.Context, tx *store.Tx, pgRefundID, refundID string, status pg.RefundStatus, typ string) (string, error) {
+func (h host) ApplyRefund(ctx context.Context, tx *store.Tx, pgRefundID, refundID string, status pg.RefundStatus, typ string) (string, error) {
 	return h.s.refunder.ApplyEvent(ctx, tx, pgRefundID, refundID, status, typ)
 }
 
-func (h intakeHost) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+func (h host) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	return h.s.jobs.InsertTx(ctx, tx, args, opts)
 }
