@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -92,8 +91,6 @@ func (s *Service) paymentEvent(p *paymentrow.Payment) map[string]any {
 		"timestamp": ocpi.NewDateTime(s.now()),
 	}
 }
-
-func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fmtPaise(p int64, currency string) string {
 	return fmt.Sprintf("%s %s", pg.FormatRupees(p), currency)
