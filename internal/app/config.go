@@ -13,7 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // Config is every setting of a hub. The CLI fills it from flags, the
@@ -159,7 +159,7 @@ type Config struct {
 
 	// GST makes receipts GST tax invoices (upi.GSTConfig); no GSTIN: plain
 	// receipts.
-	GST upi.GSTConfig
+	GST receipt.GSTConfig
 
 	// SMS sends receipts by SMS (app/sms.go): the provider's shape (msg91
 	// or signed; none: no SMS, the simulator in dev mode), its URL, the

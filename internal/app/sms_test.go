@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/app"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // TestSMSAndGSTSettings: the SMS and GST settings are checked at start-up;
@@ -16,7 +16,7 @@ func TestSMSAndGSTSettings(t *testing.T) {
 		c := app.Defaults()
 		c.SMSProvider, c.SMSURL, c.SMSSecret = app.SMSProviderSigned, "https://sms.example.in/send", "report-secret-0123456789"
 		c.SMSSender, c.SMSDLTTemplateID, c.SMSDLTEntityID = "OCPHUB", "1107170000000000001", "1101170000000000001"
-		c.GST = upi.GSTConfig{SupplierName: "Operator Pvt Ltd", SupplierAddress: "Bengaluru", GSTIN: "29AAGCB7383J1Z4"}
+		c.GST = receipt.GSTConfig{SupplierName: "Operator Pvt Ltd", SupplierAddress: "Bengaluru", GSTIN: "29AAGCB7383J1Z4"}
 		return c
 	}
 	if err := good().Validate(); err != nil {

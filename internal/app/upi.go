@@ -16,6 +16,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/session"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/charger"
+	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // UPIWebhookPath is where the payment gateway sends its webhooks.
@@ -48,9 +51,9 @@ func (a *App) buildUPI(insertOnly bool, box *sealbox.Box) error {
 			}
 		}
 	}
-	var notifier upi.Notifier = upi.LogNotifier{Logger: a.Logger}
+	var notifier receipt.Notifier = receipt.LogNotifier{Logger: a.Logger}
 	if cfg.SMTPAddr != "" {
-		notifier = upi.SMTPNotifier{Logger: a.Logger, Config: upi.SMTPConfig{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom,
+		notifier = receipt.SMTPNotifier{Logger: a.Logger, Config: receipt.SMTPConfig{Addr: cfg.SMTPAddr, From: cfg.SMTPFrom,
 			Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, TLS: cfg.SMTPTLS},
 			DialFunc: a.Guard.Dial(&net.Dialer{Timeout: 30 * time.Second})}
 	}
@@ -60,8 +63,8 @@ func (a *App) buildUPI(insertOnly bool, box *sealbox.Box) error {
 	}
 	d := upi.Deps{
 		SMS: smsGW, Box: box, PhoneKey: phoneKey(cfg.SecretKey),
-		DB: a.DB, Jobs: a.Jobs, Gateway: gw, Dir: upi.LocationDirectory{Locations: a.Locations, Tariffs: a.Tariffs},
-		Events: a.Events, Notifier: notifier, Renderer: upi.Printout{Issuer: cfg.EMSPName}, Clock: a.Clock, Logger: a.Logger, Registry: a.Registry,
+		DB: a.DB, Jobs: a.Jobs, Gateway: gw, Dir: charger.LocationDirectory{Locations: a.Locations, Tariffs: a.Tariffs},
+		Events: a.Events, Notifier: notifier, Renderer: printer.Printout{Issuer: cfg.EMSPName}, Clock: a.Clock, Logger: a.Logger, Registry: a.Registry,
 	}
 	if a.Tokens != nil {
 		d.Tokens = a.Tokens

@@ -22,6 +22,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/tracing"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // setting binds one configuration value to its flag, its environment variable
@@ -185,7 +187,7 @@ func settings(cfg *app.Config) []setting {
 				if f = strings.TrimSpace(f); f == "" {
 					continue
 				}
-				if _, _, err := upi.ParseTenant(f); err != nil {
+				if _, _, err := qrmap.ParseTenant(f); err != nil {
 					return err
 				}
 				out = append(out, f)
@@ -227,14 +229,14 @@ func settings(cfg *app.Config) []setting {
 		{"gstin", "OCPIHUB_GSTIN", "the operator's GSTIN: receipts become GST tax invoices (default: plain receipts)", func(v string) error {
 			v = strings.ToUpper(strings.TrimSpace(v))
 			if v != "" {
-				if err := upi.CheckGSTIN(v); err != nil {
+				if err := receipt.CheckGSTIN(v); err != nil {
 					return err
 				}
 			}
 			cfg.GST.GSTIN = v
 			return nil
 		}, ""},
-		{"gst-sac", "OCPIHUB_GST_SAC", "service accounting code on tax invoices", str(&cfg.GST.SAC), upi.DefaultSAC},
+		{"gst-sac", "OCPIHUB_GST_SAC", "service accounting code on tax invoices", str(&cfg.GST.SAC), receipt.DefaultSAC},
 		{"gst-rate", "OCPIHUB_GST_RATE", "GST rate (percent) of CDRs that give no incl_vat; they are taken as tax-inclusive", str(&cfg.GST.Rate), "18"},
 		{"gst-invoice-prefix", "OCPIHUB_GST_INVOICE_PREFIX", "series of tax invoice numbers (1-3 letters or digits)", str(&cfg.GST.Prefix), "INV"},
 		{"gst-credit-prefix", "OCPIHUB_GST_CREDIT_PREFIX", "series of credit note numbers (1-3 letters or digits)", str(&cfg.GST.CreditPrefix), "CRN"},

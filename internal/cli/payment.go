@@ -12,6 +12,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 const paymentUsage = `Usage: ocpihub payment <command> [flags]
@@ -40,7 +43,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	var attention *bool
 	switch sub {
 	case "list":
-		status = fs.String("status", "", "only payments in this state ("+strings.Join(upi.Statuses, ", ")+")")
+		status = fs.String("status", "", "only payments in this state ("+strings.Join(paymentrow.Statuses, ", ")+")")
 		attention = fs.Bool("attention", false, "only payments that need the operator")
 	case "show":
 	case "resolve":
@@ -85,9 +88,9 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	switch sub {
 	case "list":
 		f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
-		return printAll(e, *asJSON, "payments", func(page ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
+		return printAll(e, *asJSON, "payments", func(page ocpi.PageRequest) ([]*paymentview.PaymentView, ocpi.Page, error) {
 			return u.ListPayments(ctx, f, page)
-		}, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED", func(w io.Writer, p *upi.PaymentView) {
+		}, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED", func(w io.Writer, p *paymentview.PaymentView) {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
 				p.Attention, ago(p.LastUpdated.Time, e.clock.Now()))
 		})
@@ -104,7 +107,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 		}
 		return printPayment(e, *asJSON, p)
 	case "refund":
-		r, isNew, err := u.CreateRefund(ctx, upi.RefundRequest{RefundID: *refundID, PaymentID: id, Paise: paise, Reason: *reason})
+		r, isNew, err := u.CreateRefund(ctx, refunds.RefundRequest{RefundID: *refundID, PaymentID: id, Paise: paise, Reason: *reason})
 		if err != nil {
 			return err
 		}
@@ -118,7 +121,7 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-func printPayment(e env, asJSON bool, p *upi.PaymentView) error {
+func printPayment(e env, asJSON bool, p *paymentview.PaymentView) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Payment %s: %s (PG %s, %s)\n", p.ID, p.Status, p.PGPaymentID, p.PGStatus)
 	fmt.Fprintf(&b, "  amount %s %s · captured %s · cost %s · refunded %s (pending %s) · not refundable %s · shortfall %s\n",

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
 const qrUsage = `Usage: ocpihub qr <command> [flags]
@@ -34,7 +34,7 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 	sub, rest := args[0], args[1:]
 	fs, cfg, apply := newFlagSet(e, "qr "+sub, "qr "+sub+" [flags]")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	var in upi.QRCreate
+	var in qrmap.QRCreate
 	var all *bool
 	var format, out *string
 	switch sub {
@@ -82,13 +82,13 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 		}
 		return printQR(e, *asJSON, m, "QR mapping created. Print its sticker with: ocpihub qr render "+m.QRRef+"\n")
 	case "list":
-		f := upi.QRFilter{Status: upi.QRActive}
+		f := qrmap.QRFilter{Status: qrmap.Active}
 		if *all {
 			f.Status = ""
 		}
-		return printAll(e, *asJSON, "qr_mappings", func(page ocpi.PageRequest) ([]*upi.QRMapping, ocpi.Page, error) {
+		return printAll(e, *asJSON, "qr_mappings", func(page ocpi.PageRequest) ([]*qrmap.QRMapping, ocpi.Page, error) {
 			return u.ListQR(ctx, f, page)
-		}, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL", func(w io.Writer, m *upi.QRMapping) {
+		}, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL", func(w io.Writer, m *qrmap.QRMapping) {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
 		})
 	case "show":
@@ -126,7 +126,7 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 	return nil
 }
 
-func printQR(e env, asJSON bool, m *upi.QRMapping, prefix string) error {
+func printQR(e env, asJSON bool, m *qrmap.QRMapping, prefix string) error {
 	text := fmt.Sprintf("%sQR %s (%s)\n  tenant:    %s\n  connector: %s / %s / %s\n  url:       %s\n",
 		prefix, m.QRRef, m.Status, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.URL)
 	return print(e, asJSON, m, text)

@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/health"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -66,7 +67,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 
 		// The admin API shows it failing, the console too, and the webhook
 		// fired: all within 60 s of the kill.
-		health := func() *party.Health {
+		health := func() *health.Health {
 			var got party.Platform
 			h.Admin(t, http.MethodGet, fmt.Sprintf("/admin/parties/%d", p.ID), nil, &got)
 			if got.Status != party.StatusConnected {

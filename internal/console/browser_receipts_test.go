@@ -13,7 +13,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 // TestReceiptResendInBrowser: the SMS gateway is down when a driver's
@@ -35,18 +37,20 @@ func TestReceiptResendInBrowser(t *testing.T) {
 	gw.SetDown(true)
 
 	p := pay.payWith(t, url.Values{"amount": {"500"}, "phone": {"98765 43210"}, "phone_consent": {"yes"}}, pgsim.Captured,
-		func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
+		func(p *paymentview.PaymentView) bool {
+			return p.Status == paymentrow.StatusCharging && p.Session != nil
+		})
 	hubtest.Eventually(t, ctx, "the CPO's copy of the session", func() bool { return pay.cpo.Session(p.Session.ID) != nil })
 	if err := pay.cpo.StopSession(ctx, p.Session.ID); err != nil {
 		t.Fatal(err)
 	}
-	p = pay.waitPayment(t, p.ID, func(p *upi.PaymentView) bool { return p.Receipt != nil })
+	p = pay.waitPayment(t, p.ID, func(p *paymentview.PaymentView) bool { return p.Receipt != nil })
 	hubtest.Eventually(t, ctx, "the receipt SMS flagged failed", func() bool {
 		ds, err := h.UPI.Deliveries(ctx, p.Receipt.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(ds) == 1 && ds[0].Status == upi.DeliveryFailed
+		return len(ds) == 1 && ds[0].Status == smsreceipt.DeliveryFailed
 	})
 	gw.SetDown(false)
 

@@ -21,6 +21,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -55,7 +56,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	for failedJob == nil {
 		select {
 		case ev := <-failed:
-			if ev.Job.Kind == (party.ClientInfoPushArgs{}).Kind() {
+			if ev.Job.Kind == (clientinfo.PushArgs{}).Kind() {
 				failedJob = ev.Job
 			}
 		case <-ctx.Done():

@@ -12,6 +12,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/sim/webhooksim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
 
@@ -37,13 +40,15 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 		t1 := map[string]any{"country_code": "IN", "party_id": "ACM", "id": "T1", "currency": "INR", "last_updated": "2026-01-01T00:00:00Z",
 			"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
 		b.cpo.SetPlan(sim.SessionPlan{KWh: "12.5", CostExclVAT: "254.38", CostInclVAT: "300.16", Tariffs: []map[string]any{t1}})
-		p := b.pay(t, "500", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
+		p := b.pay(t, "500", pgsim.Captured, func(p *paymentview.PaymentView) bool {
+			return p.Status == paymentrow.StatusCharging && p.Session != nil
+		})
 		hubtest.Eventually(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
 		if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
 			t.Fatal(err)
 		}
-		p = b.waitPayment(t, p.ID, func(p *upi.PaymentView) bool { return p.Attention == upi.AttentionCostMismatch })
-		if p.Status != upi.StatusCharging || len(p.Refunds) != 0 || p.Receipt != nil {
+		p = b.waitPayment(t, p.ID, func(p *paymentview.PaymentView) bool { return p.Attention == upi.AttentionCostMismatch })
+		if p.Status != paymentrow.StatusCharging || len(p.Refunds) != 0 || p.Receipt != nil {
 			t.Fatalf("a held payment moved on: %+v", p)
 		}
 
@@ -105,10 +110,10 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 		if after := c.get(res.location); !strings.Contains(after.body, "settled on the hub") {
 			t.Errorf("after settling:\n%s", after.body)
 		}
-		p = b.waitPayment(t, p.ID, func(p *upi.PaymentView) bool {
+		p = b.waitPayment(t, p.ID, func(p *paymentview.PaymentView) bool {
 			// The view reads the payment and its refunds one after the
 			// other: wait for the payment's total to follow its refund.
-			return p.Status == upi.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == upi.RefundProcessed &&
+			return p.Status == paymentrow.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == refunds.Processed &&
 				p.RefundPending == "0.00"
 		})
 		if p.Cost != "272.88" || p.Refunded != "227.12" || p.Attention != "" {

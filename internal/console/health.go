@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/health"
 )
 
 // failingReceivers adds a problem to v for each connected platform whose
@@ -40,7 +41,7 @@ func tokensAtRest(unencrypted bool) healthItem {
 }
 
 // healthDetail says in a line why a receiver is DEGRADED.
-func healthDetail(h *party.Health) string {
+func healthDetail(h *health.Health) string {
 	s := fmt.Sprintf("%d pushes failed in a row", h.ConsecutiveFailures)
 	if h.LagSeconds > 0 {
 		s += ", oldest waiting " + (time.Duration(h.LagSeconds) * time.Second).String()

@@ -17,6 +17,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // payments is a hub taking UPI payments through the PG simulator, with a
@@ -75,13 +78,13 @@ func newPayments(t testing.TB, h *hubtest.Hub, pg *pgsim.Server) *payments {
 
 // pay orders amount at the sticker as a driver does, plays sc at the PG and
 // waits until the payment satisfies done.
-func (b *payments) pay(t testing.TB, amount string, sc pgsim.Scenario, done func(*upi.PaymentView) bool) *upi.PaymentView {
+func (b *payments) pay(t testing.TB, amount string, sc pgsim.Scenario, done func(*paymentview.PaymentView) bool) *paymentview.PaymentView {
 	t.Helper()
 	return b.payWith(t, url.Values{"amount": {amount}}, sc, done)
 }
 
 // payWith is pay with the landing page's whole form.
-func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, done func(*upi.PaymentView) bool) *upi.PaymentView {
+func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, done func(*paymentview.PaymentView) bool) *paymentview.PaymentView {
 	t.Helper()
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.PostForm(b.h.PublicURL()+"/qr/KORA-E1", form)
@@ -102,7 +105,7 @@ func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, don
 	if _, err := b.pg.Pay(b.ctx, pgOrder, sc); err != nil {
 		t.Fatal(err)
 	}
-	var p *upi.PaymentView
+	var p *paymentview.PaymentView
 	hubtest.Eventually(t, b.ctx, "payment of order "+orderID, func() bool {
 		list, _, err := b.h.UPI.ListPayments(b.ctx, upi.PaymentFilter{}, ocpi.PageRequest{Limit: 100})
 		if err != nil {
@@ -124,28 +127,30 @@ func (b *payments) payWith(t testing.TB, form url.Values, sc pgsim.Scenario, don
 // seed drives three payments through the flow: one charged and settled
 // with the excess refunded, one failed at the PG, and one whose start the
 // CPO rejected and whose full refund the PG refused (it needs attention).
-func (b *payments) seed(t testing.TB) (settled, failed, stuck *upi.PaymentView) {
+func (b *payments) seed(t testing.TB) (settled, failed, stuck *paymentview.PaymentView) {
 	t.Helper()
-	p := b.pay(t, "500", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Status == upi.StatusCharging && p.Session != nil })
+	p := b.pay(t, "500", pgsim.Captured, func(p *paymentview.PaymentView) bool {
+		return p.Status == paymentrow.StatusCharging && p.Session != nil
+	})
 	hubtest.Eventually(t, b.ctx, "the CPO's copy of the session", func() bool { return b.cpo.Session(p.Session.ID) != nil })
 	if err := b.cpo.StopSession(b.ctx, p.Session.ID); err != nil {
 		t.Fatal(err)
 	}
-	settled = b.waitPayment(t, p.ID, func(p *upi.PaymentView) bool {
-		return p.Status == upi.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == upi.RefundProcessed
+	settled = b.waitPayment(t, p.ID, func(p *paymentview.PaymentView) bool {
+		return p.Status == paymentrow.StatusSettled && p.Receipt != nil && len(p.Refunds) == 1 && p.Refunds[0].Status == refunds.Processed
 	})
-	failed = b.pay(t, "300", pgsim.Failed, func(p *upi.PaymentView) bool { return p.Status == upi.StatusFailed })
+	failed = b.pay(t, "300", pgsim.Failed, func(p *paymentview.PaymentView) bool { return p.Status == paymentrow.StatusFailed })
 	b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior {
 		return sim.CommandBehavior{Response: ocpi.CommandRejected}
 	})
 	b.pg.RefuseRefunds("BAD_REQUEST_ERROR", "The payment is too old to refund")
-	stuck = b.pay(t, "400", pgsim.Captured, func(p *upi.PaymentView) bool { return p.Attention == upi.AttentionRefundFailed })
+	stuck = b.pay(t, "400", pgsim.Captured, func(p *paymentview.PaymentView) bool { return p.Attention == paymentrow.AttentionRefundFailed })
 	return settled, failed, stuck
 }
 
-func (b *payments) waitPayment(t testing.TB, id string, done func(*upi.PaymentView) bool) *upi.PaymentView {
+func (b *payments) waitPayment(t testing.TB, id string, done func(*paymentview.PaymentView) bool) *paymentview.PaymentView {
 	t.Helper()
-	var p *upi.PaymentView
+	var p *paymentview.PaymentView
 	hubtest.Eventually(t, b.ctx, "payment "+id, func() bool {
 		var err error
 		if p, err = b.h.UPI.Payment(b.ctx, id); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -38,7 +39,7 @@ func hubClientInfoStory() Story {
 			verb, status string
 			do           func(context.Context, int64) error
 		}{
-			{"suspends", party.ClientSuspended, env.Hub.Parties.Suspend},
+			{"suspends", clientinfo.Suspended, env.Hub.Parties.Suspend},
 			{"resumes", party.ClientConnected, env.Hub.Parties.Resume},
 		} {
 			before := map[*sim.Platform]int{}

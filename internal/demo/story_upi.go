@@ -14,6 +14,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // upiQRRef is the sticker on connector 1 of Surya Chargers' MAA01-E1.
@@ -41,7 +45,7 @@ func upiStory() Story {
 		if resp.HTTPStatus != http.StatusCreated || resp.Envelope == nil {
 			return fmt.Errorf("create the QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		var qr upi.QRMapping
+		var qr qrmap.QRMapping
 		if err := json.Unmarshal(resp.Envelope.Data, &qr); err != nil || qr.URL == "" {
 			return fmt.Errorf("the QR mapping: %s", resp.Body)
 		}
@@ -106,7 +110,7 @@ func upiStory() Story {
 		if err := until(ctx, "the payment to settle", func() (bool, error) {
 			var err error
 			p, err = env.Hub.UPI.Payment(ctx, st.PaymentID)
-			return err == nil && p.Status == upi.StatusSettled && refundsDone(p) && p.Receipt != nil, err
+			return err == nil && p.Status == paymentrow.StatusSettled && refundsDone(p) && p.Receipt != nil, err
 		}); err != nil {
 			return fmt.Errorf("%w (status %s)", err, p.Status)
 		}
@@ -154,12 +158,12 @@ func upiStory() Story {
 }
 
 // refundsDone holds when every refund of the payment was processed.
-func refundsDone(p *upi.PaymentView) bool {
+func refundsDone(p *paymentview.PaymentView) bool {
 	if p.RefundPending != "0.00" || len(p.Refunds) == 0 {
 		return false
 	}
 	for _, r := range p.Refunds {
-		if r.Status != upi.RefundProcessed {
+		if r.Status != refunds.Processed {
 			return false
 		}
 	}

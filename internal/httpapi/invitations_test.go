@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -46,7 +47,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 			}
 		}
 		listed := func() bool { return h.InClientInfo(t, ctx, "BE", "REV") }
-		pushed(party.ClientPlanned)
+		pushed(clientinfo.Planned)
 		if !listed() {
 			t.Fatal("the invited party is not in the client info")
 		}
@@ -90,7 +91,7 @@ func TestAdminRevokeInvitation(t *testing.T) {
 		if err := rev.Register(ctx, inv.VersionsURL, inv.Token); sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("registering with a revoked token A: %v", err)
 		}
-		pushed(party.ClientSuspended)
+		pushed(clientinfo.Suspended)
 		if listed() {
 			t.Error("the revoked invitation's party is still in the client info")
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 )
 
 // handleClientInfoPut is the HubClientInfo receiver: a peer hub (a partner
@@ -54,12 +55,12 @@ func (s *Server) peeringRows() route.Module {
 			{Pattern: "PUT /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: route.Platform, Handler: s.handleClientInfoPut, Listed: route.Listing{Identifier: "hubclientinfo", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/clientinfo"}, Schema: route.Data(""), Doc: route.Doc{
 				Summary:     "A peer hub reports one party behind it and its connection status",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise); a body naming another party than the URL gets 2001. The party becomes reachable through the peer hub unless it is connected directly or another peer hub listed it first (a conflict shown in GET /admin/peers). An older copy is ignored.",
-				Tag:         "hubclientinfo", Request: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
+				Tag:         "hubclientinfo", Request: clientinfo.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
 			}},
 			{Pattern: "GET /ocpi/2.2.1/clientinfo/{country_code}/{party_id}", Access: route.Platform, Handler: s.handleClientInfoGet, Listed: route.Listing{Identifier: "hubclientinfo", Role: ocpi.InterfaceReceiver, Path: "/ocpi/2.2.1/clientinfo"}, Schema: route.Data("ClientInfo"), Doc: route.Doc{
 				Summary:     "A peer hub reads one party as this hub holds it",
 				Description: "Only platforms registered with the HUB role may call it (HTTP 404 otherwise). A party the calling peer hub lists is answered as that hub reported it; any other party as this hub's own HubClientInfo lists it; an unknown party is HTTP 404.",
-				Tag:         "hubclientinfo", Data: party.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
+				Tag:         "hubclientinfo", Data: clientinfo.ClientInfo{}, Spec: "mod_hub_client_info.asciidoc", Errors: []int{404},
 			}},
 			{Pattern: "GET /admin/peers", Access: route.Admin, Handler: s.handleAdminPeers, Doc: route.Doc{
 				Summary: "Peer hubs with the parties behind them: status, reachability, conflicts", Tag: "admin",

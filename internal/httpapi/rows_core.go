@@ -7,6 +7,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/openapi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 )
 
 // operationRows are the operations endpoints (not OCPI envelopes).
@@ -105,7 +106,7 @@ func (s *Server) coreRows() route.Module {
 	rows = append(rows, route.Row{Pattern: "GET /ocpi/2.2.1/hubclientinfo", Access: route.Platform, Handler: s.handleHubClientInfo,
 		Listed: route.Listing{Identifier: "hubclientinfo", Role: ocpi.InterfaceSender, Path: "/ocpi/2.2.1/hubclientinfo"}, Schema: route.Data("[]ClientInfo"), Doc: route.Doc{
 			Summary: "Every party reachable through the hub and its connection status", Tag: "hubclientinfo",
-			Data: []party.ClientInfo{}, Paged: true, Spec: "mod_hub_client_info.asciidoc",
+			Data: []clientinfo.ClientInfo{}, Paged: true, Spec: "mod_hub_client_info.asciidoc",
 		}})
 	// Registrations in a version we do not speak: 3002 with the list of
 	// those we do.
@@ -129,10 +130,10 @@ func (s *Server) coreRows() route.Module {
 			s.Field(ocpi.CredentialsRole{}, "country_code", openapi.Schema{"minLength": 2, "maxLength": 2})
 			s.Field(ocpi.CredentialsRole{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
 			s.Field(ocpi.BusinessDetails{}, "name", openapi.Schema{"maxLength": 100})
-			s.Field(party.ClientInfo{}, "role", openapi.Schema{"enum": route.AnyOf(party.Roles)})
-			s.Field(party.ClientInfo{}, "status", openapi.Schema{"enum": []any{party.ClientConnected, party.ClientOffline, party.ClientPlanned, party.ClientSuspended}})
-			s.Field(party.ClientInfo{}, "country_code", openapi.Schema{"minLength": 2, "maxLength": 2})
-			s.Field(party.ClientInfo{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
+			s.Field(clientinfo.ClientInfo{}, "role", openapi.Schema{"enum": route.AnyOf(party.Roles)})
+			s.Field(clientinfo.ClientInfo{}, "status", openapi.Schema{"enum": []any{party.ClientConnected, party.ClientOffline, clientinfo.Planned, clientinfo.Suspended}})
+			s.Field(clientinfo.ClientInfo{}, "country_code", openapi.Schema{"minLength": 2, "maxLength": 2})
+			s.Field(clientinfo.ClientInfo{}, "party_id", openapi.Schema{"minLength": 3, "maxLength": 3})
 		},
 	}
 }

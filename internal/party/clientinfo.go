@@ -13,23 +13,15 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
-// HubClientInfo (package clientinfo) under the names the hub uses: the
-// registry carries a *clientinfo.Book, so ListClientInfo, GetClientInfo,
-// ClientInfoChanged and EnqueueClientInfo are its methods.
+// HubClientInfo (package clientinfo): the registry carries a
+// *clientinfo.Book, so ListClientInfo, GetClientInfo, ClientInfoChanged and
+// EnqueueClientInfo are its methods.
 
-// ConnectionStatus values of HubClientInfo (hubclientinfo.md §2).
+// ConnectionStatus values of HubClientInfo (hubclientinfo.md §2) that the
+// hub's delivery and directory still name through party.
 const (
 	ClientConnected = clientinfo.Connected
 	ClientOffline   = clientinfo.Offline
-	ClientPlanned   = clientinfo.Planned
-	ClientSuspended = clientinfo.Suspended
-)
-
-type (
-	// ClientInfo is the HubClientInfo object.
-	ClientInfo = clientinfo.ClientInfo
-	// ClientInfoPushArgs is the job that pushes one party's ClientInfo.
-	ClientInfoPushArgs = clientinfo.PushArgs
 )
 
 // LivenessSilence is how long a platform may be silent before the liveness

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -67,13 +68,13 @@ func listClientInfo(t *testing.T, p *sim.Platform, query string) (all []sim.Clie
 // pushJobs counts the ClientInfo push jobs ever enqueued for a platform.
 func pushJobs(t *testing.T, h *hubtest.Hub, platformID int64) int {
 	t.Helper()
-	list, err := h.Jobs.List(ctx(t), jobs.ListParams{Kinds: []string{party.ClientInfoPushArgs{}.Kind()}, Limit: 10000})
+	list, err := h.Jobs.List(ctx(t), jobs.ListParams{Kinds: []string{clientinfo.PushArgs{}.Kind()}, Limit: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, j := range list {
-		var a party.ClientInfoPushArgs
+		var a clientinfo.PushArgs
 		if err := json.Unmarshal(j.EncodedArgs, &a); err != nil {
 			t.Fatal(err)
 		}
@@ -103,9 +104,9 @@ func TestHubClientInfo(t *testing.T) {
 
 		// An invitation bound to a party announces it as PLANNED.
 		inv := invite(t, h, "acme", party.PartyRef{Role: party.RoleCPO, CountryCode: "NL", PartyID: "ACM"})
-		waitPush(t, emsp.Platform, "NL", "ACM", party.ClientPlanned)
+		waitPush(t, emsp.Platform, "NL", "ACM", clientinfo.Planned)
 		ci, ok := emsp.ClientInfo("CPO", "NL", "ACM")
-		if !ok || ci.Status != party.ClientPlanned || ci.LastUpdated.IsZero() {
+		if !ok || ci.Status != clientinfo.Planned || ci.LastUpdated.IsZero() {
 			t.Errorf("the eMSP holds %+v", ci)
 		}
 
@@ -122,9 +123,9 @@ func TestHubClientInfo(t *testing.T) {
 		if err := h.Parties.Suspend(ctx(t), pl.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitPush(t, emsp.Platform, "NL", "ACM", party.ClientSuspended)
+		waitPush(t, emsp.Platform, "NL", "ACM", clientinfo.Suspended)
 		list, _, _ := listClientInfo(t, emsp.Platform, "")
-		if got := statusOf(list, "CPO", "NL", "ACM"); got != party.ClientSuspended {
+		if got := statusOf(list, "CPO", "NL", "ACM"); got != clientinfo.Suspended {
 			t.Errorf("listed as %q while suspended", got)
 		}
 		if err := h.Parties.Resume(ctx(t), pl.ID); err != nil {
@@ -148,7 +149,7 @@ func TestHubClientInfo(t *testing.T) {
 			{"EMSP", "IN", "OHE", party.ClientConnected},
 			{"EMSP", "DE", "VMO", party.ClientConnected},
 			{"CPO", "NL", "ACM", party.ClientConnected},
-			{"EMSP", "FR", "LAT", party.ClientPlanned},
+			{"EMSP", "FR", "LAT", clientinfo.Planned},
 		} {
 			if got := statusOf(all, want.role, want.cc, want.pid); got != want.status {
 				t.Errorf("%s %s/%s listed as %q, want %q", want.role, want.cc, want.pid, got, want.status)
@@ -165,7 +166,7 @@ func TestHubClientInfo(t *testing.T) {
 		if err := cpo.Unregister(ctx(t)); err != nil {
 			t.Fatal(err)
 		}
-		waitPushes(t, emsp.Platform, 2, "NL", "ACM", party.ClientSuspended)
+		waitPushes(t, emsp.Platform, 2, "NL", "ACM", clientinfo.Suspended)
 	})
 }
 
@@ -223,7 +224,7 @@ func TestLiveness(t *testing.T) {
 		// OFFLINE: checked at every run, and sent nothing (do not send, do not
 		// queue): a new planned party is pushed to the eMSP only.
 		invite(t, h, "later", party.PartyRef{Role: party.RoleEMSP, CountryCode: "FR", PartyID: "LAT"})
-		waitPush(t, emsp.Platform, "FR", "LAT", party.ClientPlanned)
+		waitPush(t, emsp.Platform, "FR", "LAT", clientinfo.Planned)
 		clk.Add(time.Minute)
 		check()
 		if versionGETs(cpo.Platform) != cpoGETs+2 {

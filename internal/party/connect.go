@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -281,7 +282,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 			return err
 		}
 		if gone := removedRefs(old, theirs.Roles); len(gone) > 0 {
-			if err := s.ClientInfoChanged(ctx, tx, id, gone, ClientSuspended); err != nil {
+			if err := s.ClientInfoChanged(ctx, tx, id, gone, clientinfo.Suspended); err != nil {
 				return err
 			}
 		}
@@ -334,7 +335,7 @@ func (s *Service) Disconnect(ctx context.Context, id int64) (warning string, err
 // Suspend stops a platform: its requests get 401 and nothing is sent to it;
 // partners are told its parties are SUSPENDED.
 func (s *Service) Suspend(ctx context.Context, id int64) error {
-	return s.setStatus(ctx, id, StatusConnected, StatusSuspended, ClientSuspended)
+	return s.setStatus(ctx, id, StatusConnected, StatusSuspended, clientinfo.Suspended)
 }
 
 // Resume undoes Suspend. Partners are told the platform's parties are

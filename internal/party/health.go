@@ -7,19 +7,14 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
-// The receivers' delivery health (package health) under the names the hub
-// uses: aliases, so party.Health is health.Health.
-type (
-	Health          = health.Health
-	DeliveryOutcome = health.DeliveryOutcome
-)
+// The receivers' delivery health (package health): the names the hub's
+// delivery still uses from party (everything else names package health).
+type DeliveryOutcome = health.DeliveryOutcome
 
-// Health states and defaults (see package health).
+// Health states (see package health).
 const (
-	HealthOK              = health.HealthOK
-	HealthDegraded        = health.HealthDegraded
-	DefaultHealthFailures = health.DefaultHealthFailures
-	DefaultHealthLag      = health.DefaultHealthLag
+	HealthOK       = health.HealthOK
+	HealthDegraded = health.HealthDegraded
 )
 
 // describe names a platform and its parties for the health events.

@@ -196,7 +196,7 @@ type Platform struct {
 	// Health is the receiver's health from push outcomes (health.go), set
 	// by AttachHealth for the admin API and the console; absent until
 	// something was pushed to the platform.
-	Health *Health `json:"health,omitempty"`
+	Health *health.Health `json:"health,omitempty"`
 
 	tokenOut string // sealed
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/party/ident"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -156,7 +157,7 @@ func (s *Service) PutClientInfo(ctx context.Context, c *Caller, cc, pid string, 
 		// Like any client-owned URL of another party's: 404, nothing stored.
 		return false, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "not found: only a platform registered with the HUB role lists parties in HubClientInfo"}
 	}
-	var ci ClientInfo
+	var ci clientinfo.ClientInfo
 	if err := ocpi.Decode(raw, &ci); err != nil {
 		return false, err
 	}
@@ -164,7 +165,7 @@ func (s *Service) PutClientInfo(ctx context.Context, c *Caller, cc, pid string, 
 	chk.CountryCode("country_code", ci.CountryCode, true)
 	chk.PartyID("party_id", ci.PartyID, true)
 	chk.Enum("role", ci.Role, Roles, true)
-	chk.Enum("status", ci.Status, []string{ClientConnected, ClientOffline, ClientPlanned, ClientSuspended}, true)
+	chk.Enum("status", ci.Status, []string{ClientConnected, ClientOffline, clientinfo.Planned, clientinfo.Suspended}, true)
 	chk.DateTime("last_updated", ci.LastUpdated, true)
 	if cc != "" && !strings.EqualFold(cc, ci.CountryCode) {
 		chk.Fail("country_code", "is %q but the URL names %q", ci.CountryCode, ident.Printable(cc))
@@ -178,7 +179,7 @@ func (s *Service) PutClientInfo(ctx context.Context, c *Caller, cc, pid string, 
 	return s.putPeerParty(ctx, c.PlatformID, ci)
 }
 
-func (s *Service) putPeerParty(ctx context.Context, platformID int64, ci ClientInfo) (bool, error) {
+func (s *Service) putPeerParty(ctx context.Context, platformID int64, ci clientinfo.ClientInfo) (bool, error) {
 	ref := PartyRef{Role: Role(strings.ToUpper(ci.Role)), CountryCode: ocpi.Key(ci.CountryCode), PartyID: ocpi.Key(ci.PartyID)}
 	if ref.Role == RoleHUB || s.isOwn(ref.CountryCode, ref.PartyID) {
 		return false, nil
@@ -220,7 +221,7 @@ func (s *Service) putPeerParty(ctx context.Context, platformID int64, ci ClientI
 		switch {
 		case err == nil && winner != platformID:
 			return nil // another peer hub keeps the party (a conflict)
-		case errors.Is(err, store.ErrNoRows) && ci.Status != ClientSuspended:
+		case errors.Is(err, store.ErrNoRows) && ci.Status != clientinfo.Suspended:
 			return nil
 		case err != nil && !errors.Is(err, store.ErrNoRows):
 			return err
@@ -269,7 +270,7 @@ func (s *Service) SyncPeer(ctx context.Context, platformID int64) (int, error) {
 		PlatformID: p.ID, Partner: p.Name, Module: "hubclientinfo"}, 0,
 		func(items []json.RawMessage) error {
 			for _, it := range items {
-				var ci ClientInfo
+				var ci clientinfo.ClientInfo
 				if err := json.Unmarshal(it, &ci); err != nil {
 					s.logger.WarnContext(ctx, "peer hub listed an unreadable ClientInfo", "platform_id", platformID, "error", err)
 					continue

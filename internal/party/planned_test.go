@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
@@ -43,7 +44,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		inviteFor("latecomer again", 3*time.Hour, lat)
 		revoked := inviteFor("revoked", 72*time.Hour, rev)
 		for _, r := range []party.PartyRef{acm, lat, rev} {
-			waitPush(t, emsp.Platform, r.CountryCode, r.PartyID, party.ClientPlanned)
+			waitPush(t, emsp.Platform, r.CountryCode, r.PartyID, clientinfo.Planned)
 		}
 		listed := func() map[string]string {
 			t.Helper()
@@ -68,7 +69,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		if err := h.Parties.RevokeInvitation(ctx(t), revoked.ID); err != nil {
 			t.Fatal(err)
 		}
-		waitPush(t, emsp.Platform, "BE", "REV", party.ClientSuspended)
+		waitPush(t, emsp.Platform, "BE", "REV", clientinfo.Suspended)
 		if ci, _ := emsp.ClientInfo("EMSP", "BE", "REV"); !ci.LastUpdated.Equal(revokedAt) {
 			t.Errorf("the withdrawal's last_updated is %v, want %v", ci.LastUpdated, revokedAt)
 		}
@@ -92,7 +93,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		if diff := cmp.Diff([]party.PartyRef{acm}, sweep()); diff != "" {
 			t.Fatalf("withdrawn after the first expiry (-want +got):\n%s", diff)
 		}
-		waitPush(t, emsp.Platform, "NL", "ACM", party.ClientSuspended)
+		waitPush(t, emsp.Platform, "NL", "ACM", clientinfo.Suspended)
 		if diff := cmp.Diff(map[string]string{"EMSP IN/OHE": "CONNECTED", "EMSP DE/VMO": "CONNECTED", "EMSP FR/LAT": "PLANNED"}, listed()); diff != "" {
 			t.Errorf("client info list (-want +got):\n%s", diff)
 		}
@@ -100,7 +101,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		if diff := cmp.Diff([]party.PartyRef{lat}, sweep()); diff != "" {
 			t.Fatalf("withdrawn after the second expiry (-want +got):\n%s", diff)
 		}
-		waitPush(t, emsp.Platform, "FR", "LAT", party.ClientSuspended)
+		waitPush(t, emsp.Platform, "FR", "LAT", clientinfo.Suspended)
 		if got := sweep(); len(got) != 0 {
 			t.Errorf("a second sweep withdrew %v", got)
 		}
@@ -121,7 +122,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 		}
 		// The eMSP got the withdrawal as a SUSPENDED PUT of the EMSP party,
 		// never of the CPO party.
-		waitPushes(t, emsp.Platform, 1, "NL", "TWO", party.ClientSuspended)
+		waitPushes(t, emsp.Platform, 1, "NL", "TWO", clientinfo.Suspended)
 		if got := pushesAbout(t, emsp.Platform, "NL", "TWO"); !slices.Contains(got, "EMSP SUSPENDED") || slices.Contains(got, "CPO SUSPENDED") {
 			t.Errorf("pushes about NL/TWO: %v", got)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -70,7 +71,7 @@ func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sa
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, name, hashToken(tok), sandbox, now.UnixMicro(), now.Add(ttl).UnixMicro(), partiesJSON).Scan(&inv.ID); err != nil {
 			return err
 		}
-		if err := s.ClientInfoChanged(ctx, tx, 0, planned, ClientPlanned); err != nil {
+		if err := s.ClientInfoChanged(ctx, tx, 0, planned, clientinfo.Planned); err != nil {
 			return err
 		}
 		// A party already PLANNED is touched (re-inserted if a concurrent
@@ -79,7 +80,7 @@ func (s *Service) Invite(ctx context.Context, name string, ttl time.Duration, sa
 		for _, r := range planned {
 			if _, err := tx.Exec(ctx, `INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (role, country_code, party_id) DO UPDATE SET last_updated = excluded.last_updated WHERE client_info.status = excluded.status`,
-				string(r.Role), r.CountryCode, r.PartyID, ClientPlanned, now.UnixMicro()); err != nil {
+				string(r.Role), r.CountryCode, r.PartyID, clientinfo.Planned, now.UnixMicro()); err != nil {
 				return err
 			}
 		}
@@ -421,7 +422,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 			return err
 		}
 		if gone := removedRefs(old, in.Roles); len(gone) > 0 {
-			if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, gone, ClientSuspended); err != nil {
+			if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, gone, clientinfo.Suspended); err != nil {
 				return err
 			}
 		}
@@ -472,7 +473,7 @@ func (s *Service) unregister(ctx context.Context, tx *store.Tx, id int64) error 
 	for i, r := range roles {
 		refs[i] = r.PartyRef
 	}
-	if err := s.ClientInfoChanged(ctx, tx, id, refs, ClientSuspended); err != nil {
+	if err := s.ClientInfoChanged(ctx, tx, id, refs, clientinfo.Suspended); err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, "DELETE FROM platform_roles WHERE platform_id = $1", id)

@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // waitStage waits until the status page shows stage.
@@ -109,7 +110,7 @@ func TestDriverPagesInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStage(br, upi.StageCharging)
-	p := b.waitStatus(t, orderID, upi.StatusCharging)
+	p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 	now := ocpi.NewDateTime(time.Now())
 	// The CPO's own running total says ₹94.40; the page shows the hub's
 	// engine at the connector's tariff from the charging periods: 4.2 kWh
@@ -164,5 +165,5 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	// The PG's own page (the simulator's checkout) takes the payment.
 	desk.Run(chromedp.Click(chromedp.CSS("#pg-page")), chromedp.WaitVisible(chromedp.CSS(`button[value="captured"]`)),
 		chromedp.Click(chromedp.CSS(`button[value="captured"]`)), chromedp.WaitVisible(chromedp.CSS("#result")))
-	b.waitStatus(t, next, upi.StatusCharging)
+	b.waitStatus(t, next, paymentrow.StatusCharging)
 }

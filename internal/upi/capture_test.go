@@ -8,6 +8,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // acceptAll makes the CPO accept every START_SESSION and start its session.
@@ -22,9 +25,9 @@ func (h *harness) acceptAll() {
 }
 
 // order creates an order of amount paise on the sticker.
-func (h *harness) order(paise int64) *Order {
+func (h *harness) order(paise int64) *orders.Order {
 	h.t.Helper()
-	o, err := h.s.CreateOrder(h.ctx, OrderRequest{QRRef: hQRRef, Paise: paise, Phone: h.phone, PhoneConsent: h.phone != ""})
+	o, err := h.s.CreateOrder(h.ctx, orders.Request{QRRef: hQRRef, Paise: paise, Phone: h.phone, PhoneConsent: h.phone != ""})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -40,13 +43,13 @@ func (h *harness) wantRefundedInFull(what, pgPaymentID string, amount pg.Amount)
 	if p == nil {
 		h.t.Fatalf("%s: no payment row for the captured PG payment %s (dropped jobs: %v)", what, pgPaymentID, h.dropped)
 	}
-	if p.Status != StatusRefunded || p.Captured != amount.Paise || p.Refunded != amount.Paise || p.Amount.Currency != amount.Currency ||
+	if p.Status != paymentrow.StatusRefunded || p.Captured != amount.Paise || p.Refunded != amount.Paise || p.Amount.Currency != amount.Currency ||
 		p.Session.ID != "" || p.CommandSentAt != 0 {
 		h.t.Errorf("%s: payment %s: status %s captured %d refunded %d %s, session %q", what, p.ID, p.Status, p.Captured, p.Refunded,
 			p.Amount.Currency, p.Session.ID)
 	}
 	rs := h.refundsOf(p.ID)
-	if len(rs) != 1 || rs[0].RefundID != p.ID+"-FULL" || rs[0].Kind != RefundFull || rs[0].Status != RefundProcessed {
+	if len(rs) != 1 || rs[0].RefundID != p.ID+"-FULL" || rs[0].Kind != refunds.Full || rs[0].Status != refunds.Processed {
 		h.t.Errorf("%s: refunds %+v", what, rs)
 	}
 	var atPG int64
@@ -74,7 +77,7 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 	t.Parallel()
 	const paise = 300_00
 	// payUSD pays the order 4.00 in US dollars, captured.
-	payUSD := func(h *harness, o *Order) (string, pg.Amount) {
+	payUSD := func(h *harness, o *orders.Order) (string, pg.Amount) {
 		usd := pg.Amount{Paise: 4_00, Currency: "USD"}
 		id := h.pg.attempt(o.PGOrderID, usd)
 		h.pg.move(id, pg.PaymentCaptured)
@@ -84,33 +87,33 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 		name string
 		// pay makes the payments at the PG and returns the one that must be
 		// refunded, with its amount.
-		pay func(h *harness, o *Order) (string, pg.Amount)
+		pay func(h *harness, o *orders.Order) (string, pg.Amount)
 		// webhooks false: every webhook is lost, the order check finds
 		// the payment.
 		webhooks bool
 	}{
-		{"second payment", func(h *harness, o *Order) (string, pg.Amount) {
+		{"second payment", func(h *harness, o *orders.Order) (string, pg.Amount) {
 			first := h.pg.attempt(o.PGOrderID, o.Amount)
 			h.pg.move(first, pg.PaymentCaptured)
 			h.settle()
-			if p := h.paymentByPG(first); p == nil || p.Status != StatusCharging {
+			if p := h.paymentByPG(first); p == nil || p.Status != paymentrow.StatusCharging {
 				h.t.Fatalf("the first payment: %+v", p)
 			}
 			second := h.pg.attempt(o.PGOrderID, o.Amount)
 			h.pg.move(second, pg.PaymentCaptured)
 			return second, o.Amount
 		}, true},
-		{"late capture", func(h *harness, o *Order) (string, pg.Amount) {
+		{"late capture", func(h *harness, o *orders.Order) (string, pg.Amount) {
 			id := h.pg.attempt(o.PGOrderID, o.Amount)
 			h.clk.Add(2*h.s.cfg.PaymentWindow + time.Second)
 			h.pg.move(id, pg.PaymentCaptured)
 			return id, o.Amount
 		}, true},
-		{"late capture, pending first", func(h *harness, o *Order) (string, pg.Amount) {
+		{"late capture, pending first", func(h *harness, o *orders.Order) (string, pg.Amount) {
 			id := h.pg.attempt(o.PGOrderID, o.Amount)
 			h.pg.move(id, pg.PaymentCreated)
 			h.settle() // polled until the window closes: EXPIRED
-			if p := h.paymentByPG(id); p == nil || p.Status != StatusExpired {
+			if p := h.paymentByPG(id); p == nil || p.Status != paymentrow.StatusExpired {
 				h.t.Fatalf("the pending payment: %+v", p)
 			}
 			h.clk.Add(h.s.cfg.PaymentWindow)
@@ -119,7 +122,7 @@ func TestCaptureRefundedAtOnce(t *testing.T) {
 		}, true},
 		{"other currency", payUSD, true},
 		{"other currency, found by the order check", payUSD, false},
-		{"late capture, found by the order check", func(h *harness, o *Order) (string, pg.Amount) {
+		{"late capture, found by the order check", func(h *harness, o *orders.Order) (string, pg.Amount) {
 			// Paid (and captured at once) just before the order check's
 			// last look, which comes after the window and its grace.
 			h.clk.Add(2*h.s.cfg.PaymentWindow - 10*time.Second)

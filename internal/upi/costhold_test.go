@@ -13,6 +13,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
 // tooHigh is a session whose CDR charges 10 % more than the connector's
@@ -21,12 +23,12 @@ import (
 var tooHigh = sim.SessionPlan{KWh: "12.5", CostExclVAT: "254.38", CostInclVAT: "300.16"}
 
 // held pays ₹500, charges as tooHigh and waits until the payment is held.
-func (b *bundle) held(t *testing.T) (orderID string, p *upi.PaymentView) {
+func (b *bundle) held(t *testing.T) (orderID string, p *paymentview.PaymentView) {
 	t.Helper()
 	b.cpo.SetPlan(tooHigh)
 	orderID, p = b.charging(t, "500")
 	b.stop(t, p.Session.ID)
-	p = b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Attention == upi.AttentionCostMismatch })
+	p = b.waitStatus(t, orderID, paymentrow.StatusCharging, func(p *paymentview.PaymentView) bool { return p.Attention == upi.AttentionCostMismatch })
 	return orderID, p
 }
 
@@ -57,7 +59,7 @@ func TestCostMismatchHold(t *testing.T) {
 		if err != nil || st.Stage != upi.StageCharging || !strings.Contains(st.Message, "checking it") {
 			t.Errorf("the driver's status page while held: %+v %v", st, err)
 		}
-		list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=true", nil))
+		list := data[[]paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=true", nil))
 		if len(list) != 1 || list[0].ID != p.ID || list[0].CostHold == nil || list[0].CostHold.HubTotal != "272.88" {
 			t.Errorf("attention list %+v", list)
 		}
@@ -91,7 +93,7 @@ func TestCostMismatchHold(t *testing.T) {
 				t.Errorf("resolve %d: status_code %d", i, c)
 			}
 		}
-		p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone, func(p *upi.PaymentView) bool { return p.Receipt != nil })
+		p = b.waitStatus(t, orderID, paymentrow.StatusSettled, refundsDone, func(p *paymentview.PaymentView) bool { return p.Receipt != nil })
 		if p.Cost != "272.88" || p.Refunded != "227.12" || len(p.Refunds) != 1 || p.Attention != "" || p.CostHold.SettledOn != "hub" ||
 			p.CostHold.DecidedBy != "operator" {
 			t.Errorf("settled %+v %+v", p, p.CostHold)
@@ -113,7 +115,7 @@ func TestCostMismatchHold(t *testing.T) {
 		}
 
 		// The same decision later changes nothing; another one is refused.
-		again := data[upi.PaymentView](t, b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "again", "settle_on": "hub"}))
+		again := data[paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodPost, resolve, map[string]any{"note": "again", "settle_on": "hub"}))
 		if again.Refunded != "227.12" || len(again.Refunds) != 1 {
 			t.Errorf("repeat %+v", again)
 		}
@@ -140,7 +142,7 @@ func TestCostMismatchPolicies(t *testing.T) {
 				b.cpo.SetPlan(tooHigh)
 				orderID, p := b.charging(t, "500")
 				b.stop(t, p.Session.ID)
-				p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone, func(p *upi.PaymentView) bool { return p.Receipt != nil })
+				p = b.waitStatus(t, orderID, paymentrow.StatusSettled, refundsDone, func(p *paymentview.PaymentView) bool { return p.Receipt != nil })
 				if p.Cost != tc.cost || p.Refunded != tc.refunded || p.Attention != "" || p.CostHold == nil ||
 					p.CostHold.SettledOn != tc.policy || p.CostHold.DecidedBy != "policy" || p.CostHold.CDRTotal != "300.16" {
 					t.Errorf("settled %+v %+v", p, p.CostHold)
@@ -155,7 +157,7 @@ func TestCostMismatchPolicies(t *testing.T) {
 		each(t, func(t *testing.T, b *bundle) {
 			orderID, p := b.charging(t, "500")
 			b.stop(t, p.Session.ID)
-			p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
+			p = b.waitStatus(t, orderID, paymentrow.StatusSettled, refundsDone)
 			if p.CostHold != nil {
 				t.Errorf("a CDR the hub agrees with left a cost hold: %+v", p.CostHold)
 			}

@@ -6,12 +6,14 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/tariff"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // liveCost prices a payment's live session so far with the engine, from
 // the connector's tariff: what the status page shows while charging. It is
 // false when the session or a tariff the engine can apply is missing.
-func (s *Service) liveCost(ctx context.Context, o *Order, p *payment) (int64, bool) {
+func (s *Service) liveCost(ctx context.Context, o *orders.Order, p *paymentrow.Payment) (int64, bool) {
 	if p.Session.ID == "" {
 		return 0, false
 	}
@@ -24,7 +26,7 @@ func (s *Service) liveCost(ctx context.Context, o *Order, p *payment) (int64, bo
 	if err := json.Unmarshal(body, &sess); err != nil || len(sess.ChargingPeriods) == 0 {
 		return 0, false
 	}
-	c, err := s.dir.Connector(ctx, o.ref)
+	c, err := s.dir.Connector(ctx, o.Ref())
 	if err != nil || c.Tariff == nil {
 		return 0, false
 	}

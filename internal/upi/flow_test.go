@@ -12,7 +12,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 const qrRef = "KORA-E1"
@@ -79,7 +81,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // payment returns the payment of an order (the one that owns its session,
 // else the latest), nil while there is none.
-func (b *bundle) payment(t *testing.T, orderID string) *upi.PaymentView {
+func (b *bundle) payment(t *testing.T, orderID string) *paymentview.PaymentView {
 	t.Helper()
 	o, err := b.h.UPI.Order(b.ctx, orderID)
 	if err != nil {
@@ -101,9 +103,9 @@ func (b *bundle) payment(t *testing.T, orderID string) *upi.PaymentView {
 
 // waitStatus waits until the order's payment is in state (and cond, when
 // given, holds) and returns it.
-func (b *bundle) waitStatus(t *testing.T, orderID, state string, cond ...func(*upi.PaymentView) bool) *upi.PaymentView {
+func (b *bundle) waitStatus(t *testing.T, orderID, state string, cond ...func(*paymentview.PaymentView) bool) *paymentview.PaymentView {
 	t.Helper()
-	var p *upi.PaymentView
+	var p *paymentview.PaymentView
 	eventually(t, "payment "+state, func() bool {
 		p = b.payment(t, orderID)
 		if p == nil || p.Status != state {
@@ -133,12 +135,12 @@ func (b *bundle) starts() int {
 // refundsDone holds when every refund of the payment was processed (the
 // payment row and its refunds are read one after the other: both must say
 // so).
-func refundsDone(p *upi.PaymentView) bool {
+func refundsDone(p *paymentview.PaymentView) bool {
 	if p.RefundPending != "0.00" {
 		return false
 	}
 	for _, r := range p.Refunds {
-		if r.Status != upi.RefundProcessed {
+		if r.Status != refunds.Processed {
 			return false
 		}
 	}
@@ -162,7 +164,7 @@ func TestHappyPath(t *testing.T) {
 		}
 		// The session may come before the CPO's answer is recorded: wait for
 		// both.
-		p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging, func(p *paymentview.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
 		if p.Captured != "500.00" || p.Session == nil || p.Command.Response != "ACCEPTED" {
 			t.Fatalf("charging payment %+v", p)
 		}
@@ -189,13 +191,13 @@ func TestHappyPath(t *testing.T) {
 		}
 
 		b.stop(t, p.Session.ID)
-		p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
+		p = b.waitStatus(t, orderID, paymentrow.StatusSettled, refundsDone)
 		if p.Cost != "272.88" || p.Refunded != "227.12" || p.NotRefundable != "0.00" || p.Shortfall != "0.00" || p.CDR == nil || p.Receipt == nil {
 			t.Errorf("settled payment %+v", p)
 		}
-		refunds := b.pg.Refunds(p.PGPaymentID)
-		if len(refunds) != 1 || refunds[0].Amount != 227_12 || refunds[0].Key != p.ID+"-EXCESS" {
-			t.Errorf("refunds at the PG: %+v", refunds)
+		atPG := b.pg.Refunds(p.PGPaymentID)
+		if len(atPG) != 1 || atPG[0].Amount != 227_12 || atPG[0].Key != p.ID+"-EXCESS" {
+			t.Errorf("refunds at the PG: %+v", atPG)
 		}
 		if n := b.starts(); n != 1 {
 			t.Errorf("%d START_SESSION, want 1", n)
@@ -212,7 +214,7 @@ func TestHappyPath(t *testing.T) {
 		for _, a := range p.Audit {
 			audit = append(audit, a.To)
 		}
-		for _, want := range []string{upi.StatusCaptured, upi.StatusSessionRequested, upi.StatusCharging, upi.StatusSettled, upi.RefundQueued, upi.RefundPending, upi.RefundProcessed} {
+		for _, want := range []string{paymentrow.StatusCaptured, paymentrow.StatusSessionRequested, paymentrow.StatusCharging, paymentrow.StatusSettled, refunds.Queued, refunds.Pending, refunds.Processed} {
 			if !slices.Contains(audit, want) {
 				t.Errorf("audit trail lacks %s: %v", want, audit)
 			}

@@ -9,12 +9,13 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // taxInvoiceFor builds the tax invoice of a settled payment's CDR (not
 // yet numbered).
-func (s *Service) taxInvoiceFor(cdr *ocpi.CDR, cost int64) (*TaxInvoice, receipt.TaxSplit) {
+func (s *Service) taxInvoiceFor(cdr *ocpi.CDR, cost int64) (*receipt.TaxInvoice, receipt.TaxSplit) {
 	c := s.cfg.GST
 	supplier := c.GSTIN[:2]
 	pos := supplier
@@ -24,7 +25,7 @@ func (s *Service) taxInvoiceFor(cdr *ocpi.CDR, cost int64) (*TaxInvoice, receipt
 		}
 	}
 	taxable, tax, rate := receipt.TaxOfCDR(cdr.TotalCost, cost, decimal.RequireFromString(c.Rate))
-	d := &TaxInvoice{Kind: KindTaxInvoice, PlaceOfSupply: receipt.StateName(pos), PlaceOfSupplyCode: pos, InterState: pos != supplier,
+	d := &receipt.TaxInvoice{Kind: receipt.KindTaxInvoice, PlaceOfSupply: receipt.StateName(pos), PlaceOfSupplyCode: pos, InterState: pos != supplier,
 		QuantityKWh: formatKWh(cdr.TotalEnergy.String())}
 	return d, receipt.SplitTax(taxable, tax, rate, d.InterState)
 }
@@ -43,7 +44,7 @@ func (s *Service) creditReceipt(ctx context.Context, tx *store.Tx, paymentID str
 	if err != nil {
 		return err
 	}
-	var r Receipt
+	var r receipt.Receipt
 	if err := json.Unmarshal(body, &r); err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (s *Service) creditReceipt(ctx context.Context, tx *store.Tx, paymentID str
 	if paise <= 0 {
 		return nil
 	}
-	cn, split := receipt.CreditFor(r.TaxInvoice, paise, truncate(reason, 200))
+	cn, split := receipt.CreditFor(r.TaxInvoice, paise, paymentrow.Truncate(reason, 200))
 	if err := receipt.IssueTaxDoc(ctx, tx, s.cfg.GST, s.now(), r.ID, paymentID, cn, split); err != nil {
 		return err
 	}

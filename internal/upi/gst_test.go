@@ -17,14 +17,15 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi/receipt"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // testGSTIN is a made-up Maharashtra (27) GSTIN with a correct check
 // character.
 const testGSTIN = "27AABCO1234F1ZV"
 
-func testGST() GSTConfig {
-	return GSTConfig{SupplierName: "ocpihub Mobility Services Pvt Ltd", SupplierAddress: "LBS Marg, Kurla West, Mumbai 400070",
+func testGST() receipt.GSTConfig {
+	return receipt.GSTConfig{SupplierName: "ocpihub Mobility Services Pvt Ltd", SupplierAddress: "LBS Marg, Kurla West, Mumbai 400070",
 		GSTIN: testGSTIN}
 }
 
@@ -45,7 +46,7 @@ func TestCheckGSTIN(t *testing.T) {
 		{"27AABCO1234F1YV", false}, // not Z
 		{"27aabco1234f1zv", false}, // lower case is not normalised by CheckGSTIN
 	} {
-		err := CheckGSTIN(c.gstin)
+		err := receipt.CheckGSTIN(c.gstin)
 		if (err == nil) != c.ok {
 			t.Errorf("CheckGSTIN(%q) = %v, want ok %v", c.gstin, err, c.ok)
 		}
@@ -59,17 +60,17 @@ func TestGSTConfigCheck(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name  string
-		tweak func(*GSTConfig)
+		tweak func(*receipt.GSTConfig)
 		field string
 	}{
-		{"ok", func(*GSTConfig) {}, ""},
-		{"no name", func(c *GSTConfig) { c.SupplierName = " " }, "gst_supplier_name"},
-		{"no address", func(c *GSTConfig) { c.SupplierAddress = "" }, "gst_supplier_address"},
-		{"bad gstin", func(c *GSTConfig) { c.GSTIN = "27AABCO1234F1ZA" }, "gstin"},
-		{"bad sac", func(c *GSTConfig) { c.SAC = "8504" }, "gst_sac"},
-		{"bad rate", func(c *GSTConfig) { c.Rate = "eighteen" }, "gst_rate"},
-		{"long prefix", func(c *GSTConfig) { c.Prefix = "INVO" }, "gst_invoice_prefix"},
-		{"same prefixes", func(c *GSTConfig) { c.CreditPrefix = "INV" }, "gst_credit_prefix"},
+		{"ok", func(*receipt.GSTConfig) {}, ""},
+		{"no name", func(c *receipt.GSTConfig) { c.SupplierName = " " }, "gst_supplier_name"},
+		{"no address", func(c *receipt.GSTConfig) { c.SupplierAddress = "" }, "gst_supplier_address"},
+		{"bad gstin", func(c *receipt.GSTConfig) { c.GSTIN = "27AABCO1234F1ZA" }, "gstin"},
+		{"bad sac", func(c *receipt.GSTConfig) { c.SAC = "8504" }, "gst_sac"},
+		{"bad rate", func(c *receipt.GSTConfig) { c.Rate = "eighteen" }, "gst_rate"},
+		{"long prefix", func(c *receipt.GSTConfig) { c.Prefix = "INVO" }, "gst_invoice_prefix"},
+		{"same prefixes", func(c *receipt.GSTConfig) { c.CreditPrefix = "INV" }, "gst_credit_prefix"},
 	} {
 		g := testGST()
 		c.tweak(&g)
@@ -179,13 +180,13 @@ func gstCDR(req StartRequest, at time.Time, state string) *ocpi.CDR {
 }
 
 // receiptOfPayment reads a payment's receipt.
-func (h *harness) receiptOfPayment(paymentID string) *Receipt {
+func (h *harness) receiptOfPayment(paymentID string) *receipt.Receipt {
 	h.t.Helper()
 	var body []byte
 	if err := h.db.Read().QueryRow(h.ctx, "SELECT body FROM upi_receipts WHERE payment_id = $1", paymentID).Scan(&body); err != nil {
 		h.t.Fatalf("receipt of %s: %v", paymentID, err)
 	}
-	var r Receipt
+	var r receipt.Receipt
 	if err := json.Unmarshal(body, &r); err != nil {
 		h.t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 				t.Fatalf("invoice number %q is not INV/%s/NNNNNNN of at most 16 characters", inv.Number, code)
 			}
 			seqs = append(seqs, seq)
-			if inv.FinancialYear != fy || inv.SupplierGSTIN != testGSTIN || inv.SAC != DefaultSAC || inv.Total != "100.00" ||
+			if inv.FinancialYear != fy || inv.SupplierGSTIN != testGSTIN || inv.SAC != receipt.DefaultSAC || inv.Total != "100.00" ||
 				inv.TaxableValue != "84.75" || inv.Rate != "18" || inv.QuantityKWh != "10" {
 				t.Errorf("invoice %s: %+v", inv.Number, inv)
 			}
@@ -261,7 +262,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 			}
 		}
 		var rows, maxSeq int
-		if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(seq) FROM upi_invoices WHERE kind = $1", KindTaxInvoice).Scan(&rows, &maxSeq); err != nil {
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(seq) FROM upi_invoices WHERE kind = $1", receipt.KindTaxInvoice).Scan(&rows, &maxSeq); err != nil {
 			t.Fatal(err)
 		}
 		if rows != n || maxSeq != n {
@@ -276,7 +277,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 		// 100.00: 200.00 is the excess, 50.00 comes off the service.
 		h.settle()
 		p := reqs[1].PaymentID
-		if _, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-" + p, PaymentID: p, Paise: 50_00, Reason: "goodwill"}); err != nil {
+		if _, _, err := h.s.CreateRefund(h.ctx, refunds.RefundRequest{RefundID: "op-" + p, PaymentID: p, Paise: 50_00, Reason: "goodwill"}); err != nil {
 			t.Fatal(err)
 		}
 		r := h.receiptOfPayment(p)
@@ -284,7 +285,7 @@ func TestInvoiceNumbersConcurrent(t *testing.T) {
 			t.Fatalf("receipt after a refund beyond the excess: %d credit notes", len(r.CreditNotes))
 		}
 		cn := r.CreditNotes[0]
-		if cn.Number != "CRN/"+code+"/0000001" || cn.Kind != KindCreditNote || cn.OriginalNumber != r.TaxInvoice.Number ||
+		if cn.Number != "CRN/"+code+"/0000001" || cn.Kind != receipt.KindCreditNote || cn.OriginalNumber != r.TaxInvoice.Number ||
 			cn.Total != "50.00" || cn.TaxableValue != "42.37" || cn.IGST != "7.63" || !cn.InterState {
 			t.Errorf("credit note: %+v", cn)
 		}

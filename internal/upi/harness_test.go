@@ -23,6 +23,11 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/charger"
+	"github.com/ocpihub/ocpihub/internal/upi/intake"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
@@ -109,7 +114,7 @@ func newHarness(t testing.TB, engine store.Engine) *harness {
 		Deps{DB: h.db, Jobs: h.jc, Gateway: h.pg, Dir: fakeDir{}, Commands: h.cpo, Events: h.em, Clock: h.clk,
 			Registry: prometheus.NewRegistry()})
 	h.s.jobs = h
-	if _, err := h.s.CreateQR(ctx, QRCreate{QRRef: hQRRef, TenantID: "IN*CPO", LocationID: "LOC1", EVSEUID: "E1", ConnectorID: "1"}); err != nil {
+	if _, err := h.s.CreateQR(ctx, qrmap.QRCreate{QRRef: hQRRef, TenantID: "IN*CPO", LocationID: "LOC1", EVSEUID: "E1", ConnectorID: "1"}); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -203,8 +208,8 @@ func (h *harness) nextRetry(row *rivertype.JobRow) time.Time {
 	switch row.Kind {
 	case startArgs{}.Kind():
 		return (&startWorker{s: h.s}).NextRetry(&river.Job[startArgs]{JobRow: row})
-	case refundArgs{}.Kind():
-		return (&refundWorker{s: h.s}).NextRetry(&river.Job[refundArgs]{JobRow: row})
+	case refunds.Args{}.Kind():
+		return (&refundWorker{s: h.s}).NextRetry(&river.Job[refunds.Args]{JobRow: row})
 	case notifyArgs{}.Kind():
 		return (&notifyWorker{s: h.s}).NextRetry(&river.Job[notifyArgs]{JobRow: row})
 	}
@@ -214,20 +219,20 @@ func (h *harness) nextRetry(row *rivertype.JobRow) time.Time {
 func (h *harness) work(row *rivertype.JobRow) error {
 	s := h.s
 	switch row.Kind {
-	case webhookArgs{}.Kind():
-		return workAs(h.ctx, &webhookWorker{s: s}, row)
+	case intake.Args{}.Kind():
+		return workAs(h.ctx, s.webhookWorker(), row)
 	case pollArgs{}.Kind():
 		return workAs(h.ctx, &pollWorker{s: s}, row)
 	case startArgs{}.Kind():
 		return workAs(h.ctx, &startWorker{s: s}, row)
 	case deadlineArgs{}.Kind():
 		return workAs(h.ctx, &deadlineWorker{s: s}, row)
-	case refundArgs{}.Kind():
+	case refunds.Args{}.Kind():
 		return workAs(h.ctx, &refundWorker{s: s}, row)
 	case notifyArgs{}.Kind():
 		return workAs(h.ctx, &notifyWorker{s: s}, row)
-	case orderCheckArgs{}.Kind():
-		return workAs(h.ctx, &orderCheckWorker{s: s}, row)
+	case orders.CheckArgs{}.Kind():
+		return workAs(h.ctx, s.orderCheckWorker(), row)
 	case smsreceipt.Args{}.Kind():
 		return workAs(h.ctx, s.texts.Worker(), row)
 	case erasePhonesArgs{}.Kind():
@@ -378,8 +383,8 @@ func (e *faultyEmitter) Emit(_ context.Context, _ *store.Tx, ev event.Event) err
 // fakeDir is a directory with one available connector.
 type fakeDir struct{}
 
-func (fakeDir) Connector(_ context.Context, ref ConnectorRef) (*Connector, error) {
-	return &Connector{ConnectorRef: ConnectorRef{CountryCode: "IN", PartyID: "CPO", LocationID: ref.LocationID, EVSEUID: ref.EVSEUID,
+func (fakeDir) Connector(_ context.Context, ref charger.ConnectorRef) (*charger.Connector, error) {
+	return &charger.Connector{ConnectorRef: charger.ConnectorRef{CountryCode: "IN", PartyID: "CPO", LocationID: ref.LocationID, EVSEUID: ref.EVSEUID,
 		ConnectorID: ref.ConnectorID}, LocationName: "Koramangala Hub", Status: "AVAILABLE", Capabilities: []string{"REMOTE_START_STOP_CAPABLE"}}, nil
 }
 
@@ -727,9 +732,9 @@ func (h *harness) cdrStored(cdr *ocpi.CDR) error {
 }
 
 // paymentByPG returns the payment row of a PG payment, nil if there is none.
-func (h *harness) paymentByPG(pgPaymentID string) *payment {
+func (h *harness) paymentByPG(pgPaymentID string) *paymentrow.Payment {
 	h.t.Helper()
-	p, err := scanPayment(h.db.Read().QueryRow(h.ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE pg_payment_id = $1", pgPaymentID))
+	p, err := paymentrow.Scan(h.db.Read().QueryRow(h.ctx, "SELECT "+paymentrow.Columns+" FROM upi_payments WHERE pg_payment_id = $1", pgPaymentID))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil
 	}
@@ -740,14 +745,14 @@ func (h *harness) paymentByPG(pgPaymentID string) *payment {
 }
 
 // refundsOf returns the refunds of a payment.
-func (h *harness) refundsOf(paymentID string) []*Refund {
+func (h *harness) refundsOf(paymentID string) []*refunds.Refund {
 	h.t.Helper()
 	rows, err := h.db.Read().Query(h.ctx, "SELECT "+refunds.Columns+" FROM upi_refunds WHERE payment_id = $1 ORDER BY pk", paymentID)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []*Refund
+	var out []*refunds.Refund
 	for rows.Next() {
 		r, err := refunds.Scan(rows)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
 // Mismatch policies: how a payment is settled when the hub flagged its CDR
@@ -68,9 +70,9 @@ type costHold struct {
 	Note             string
 }
 
-func (h *costHold) view() *CostHoldView {
-	v := &CostHoldView{CDRID: h.CDRID, CDRTotal: pg.FormatRupees(h.CDRCost), HeldAt: ocpi.FromMicros(h.HeldAt),
-		SettledOn: h.SettledOn, DecidedBy: h.DecidedBy, DecidedAt: dt(h.DecidedAt)}
+func (h *costHold) view() *paymentview.CostHoldView {
+	v := &paymentview.CostHoldView{CDRID: h.CDRID, CDRTotal: pg.FormatRupees(h.CDRCost), HeldAt: ocpi.FromMicros(h.HeldAt),
+		SettledOn: h.SettledOn, DecidedBy: h.DecidedBy, DecidedAt: paymentview.DateTime(h.DecidedAt)}
 	if h.HubCost >= 0 {
 		v.HubTotal = pg.FormatRupees(h.HubCost)
 	}
@@ -100,7 +102,7 @@ func findHold(ctx context.Context, q store.Querier, paymentID string) (h *costHo
 // configured policy and records it. It returns the cost to settle on, or
 // held = true when the payment waits for the operator (then p is flagged
 // and nothing is settled, refunded or receipted).
-func (s *Service) costMismatch(ctx context.Context, tx *store.Tx, p *payment, cdr *ocpi.CDR, cdrCost int64, price CDRPrice) (cost int64, held bool, err error) {
+func (s *Service) costMismatch(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, cdr *ocpi.CDR, cdrCost int64, price CDRPrice) (cost int64, held bool, err error) {
 	hubCost := int64(-1)
 	if c, err := paiseOf(price.Hub); err == nil {
 		hubCost = c
@@ -131,7 +133,7 @@ func (s *Service) costMismatch(ctx context.Context, tx *store.Tx, p *payment, cd
 		return 0, false, err
 	}
 	if settledOn != "" {
-		return cost, false, audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorSystem,
+		return cost, false, paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorSystem,
 			"cost mismatch: "+totals+"; settled on the "+settledOnName(settledOn)+" by the mismatch policy")
 	}
 	return 0, true, s.flag(ctx, tx, p, AttentionCostMismatch, totals+": settlement held for the operator (settle on the CDR's total or the hub's price)")
@@ -160,7 +162,7 @@ type Resolution struct {
 // is queued for refund and the receipt issued, exactly once (a repeat of
 // the same decision, concurrent or later, changes nothing and answers the
 // payment; a different decision after it is refused).
-func (s *Service) Resolve(ctx context.Context, id string, r Resolution) (*PaymentView, error) {
+func (s *Service) Resolve(ctx context.Context, id string, r Resolution) (*paymentview.PaymentView, error) {
 	if err := checkNote(r.Note); err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func (s *Service) Resolve(ctx context.Context, id string, r Resolution) (*Paymen
 		return nil, ocpi.Invalid("settle_on", `must be "cdr" (the CDR's total_cost) or "hub" (the hub's price)`)
 	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := lockPayment(ctx, tx, "id = $1", ocpi.Key(id))
+		p, err := paymentrow.Lock(ctx, tx, "id = $1", ocpi.Key(id))
 		if errors.Is(err, store.ErrNoRows) {
 			return errNotFound("payment " + id)
 		}
@@ -215,21 +217,21 @@ func hubName(h *costHold) string {
 }
 
 // settleHeld settles a held payment on the operator's choice.
-func (s *Service) settleHeld(ctx context.Context, tx *store.Tx, p *payment, h *costHold, r Resolution) error {
+func (s *Service) settleHeld(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, h *costHold, r Resolution) error {
 	cost := h.CDRCost
 	if r.SettleOn == MismatchHub {
 		cost = h.HubCost
 	}
 	now := s.micros()
 	n, err := tx.Exec(ctx, `UPDATE upi_cost_holds SET settled_on = $1, decided_by = $2, decided_at = $3, note = $4
-		WHERE payment_id = $5 AND settled_on = ''`, r.SettleOn, decidedByOperator, now, truncate(r.Note, 1000), p.ID)
+		WHERE payment_id = $5 AND settled_on = ''`, r.SettleOn, decidedByOperator, now, paymentrow.Truncate(r.Note, 1000), p.ID)
 	if err != nil {
 		return err
 	}
 	if n != 1 {
 		return fmt.Errorf("payment %s: its cost hold changed under the payment's lock", p.ID)
 	}
-	if err := audit(ctx, tx, now, p.ID, "", p.Status, p.Status, actorOperator,
+	if err := paymentrow.Audit(ctx, tx, now, p.ID, "", p.Status, p.Status, paymentrow.ActorOperator,
 		"settle on the "+settledOnName(r.SettleOn)+" ("+fmtPaise(cost, h.Currency)+"): "+r.Note); err != nil {
 		return err
 	}
@@ -239,7 +241,7 @@ func (s *Service) settleHeld(ctx context.Context, tx *store.Tx, p *payment, h *c
 	if err := s.settle(ctx, tx, p, cost); err != nil {
 		return err
 	}
-	if p.Status == StatusSettled {
+	if p.Status == paymentrow.StatusSettled {
 		if err := s.issueReceipt(ctx, tx, p, &h.CDR); err != nil {
 			return err
 		}
@@ -248,11 +250,11 @@ func (s *Service) settleHeld(ctx context.Context, tx *store.Tx, p *payment, h *c
 }
 
 // clearAttention clears p's attention flag with the operator's note.
-func (s *Service) clearAttention(ctx context.Context, tx *store.Tx, p *payment, note string) error {
+func (s *Service) clearAttention(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, note string) error {
 	if p.Attention == "" {
 		return &ocpi.Error{Code: ocpi.EINVALID, Field: "payment_id", Issue: "needs no attention", Message: "payment " + p.ID + " needs no attention"}
 	}
-	if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorOperator, "resolved "+p.Attention+": "+note); err != nil {
+	if err := paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorOperator, "resolved "+p.Attention+": "+note); err != nil {
 		return err
 	}
 	p.Attention, p.AttentionAt = "", 0

@@ -1,31 +1,42 @@
 package upi
 
 import (
+	"context"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/jobs"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // addWorkers registers the module's job workers.
 func (s *Service) addWorkers(q *jobs.Client) {
-	jobs.AddWorker(q, &webhookWorker{s: s})
+	jobs.AddWorker(q, s.webhookWorker())
 	jobs.AddWorker(q, &pollWorker{s: s})
 	jobs.AddWorker(q, &startWorker{s: s})
 	jobs.AddWorker(q, &deadlineWorker{s: s})
 	jobs.AddWorker(q, &refundWorker{s: s})
 	jobs.AddWorker(q, &notifyWorker{s: s})
-	jobs.AddWorker(q, &orderCheckWorker{s: s})
+	jobs.AddWorker(q, s.orderCheckWorker())
 	jobs.AddWorker(q, s.texts.Worker())
 	jobs.AddWorker(q, &erasePhonesWorker{s: s})
 }
+
+// handOff is the worker of a job whose work a sub-package does (the webhook
+// intake, the order book).
+type handOff[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	work func(ctx context.Context, args T) error
+}
+
+func (w *handOff[T]) Work(ctx context.Context, job *river.Job[T]) error { return w.work(ctx, job.Args) }
 
 // NextRetry retries a refund the PG did not accept with the module's
 // backoff and the same idempotency key. Retries count on the module's clock,
 // which is the job queue's: on the wall clock a queue on a test clock would
 // run them at once or never.
-func (w *refundWorker) NextRetry(job *river.Job[refundArgs]) time.Time {
+func (w *refundWorker) NextRetry(job *river.Job[refunds.Args]) time.Time {
 	return w.s.now().Add(w.s.retryDelay(job.Attempt))
 }
 

@@ -13,6 +13,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // observation is what the PG says about a payment: a webhook's content or
@@ -42,7 +46,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	if obs.PGPaymentID == "" {
 		return "ignored: no payment id", nil
 	}
-	o, err := orderByPG(ctx, tx, obs.PGOrderID)
+	o, err := orders.ByPG(ctx, tx, obs.PGOrderID)
 	if errors.Is(err, store.ErrNoRows) || obs.PGOrderID == "" {
 		// Another product's payment on a shared PG account, or a forged
 		// order id inside a valid signature: never ours to refund.
@@ -60,16 +64,16 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	_, err = tx.Exec(ctx, `INSERT INTO upi_payments (id, pg_payment_id, order_pk, qr_ref, country_code, party_id, location_id,
 		evse_uid, connector_id, amount_paise, currency, status, created_at, last_updated)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13) ON CONFLICT (pg_payment_id) DO NOTHING`,
-		newPaymentID(), obs.PGPaymentID, o.pk, o.QRRef, o.ref.CountryCode, o.ref.PartyID, o.ref.LocationID, o.ref.EVSEUID,
-		o.ref.ConnectorID, obs.Amount.Paise, obs.Amount.Currency, StatusPending, now)
+		newPaymentID(), obs.PGPaymentID, o.PK(), o.QRRef, o.Ref().CountryCode, o.Ref().PartyID, o.Ref().LocationID, o.Ref().EVSEUID,
+		o.Ref().ConnectorID, obs.Amount.Paise, obs.Amount.Currency, paymentrow.StatusPending, now)
 	if err != nil {
 		return "", err
 	}
-	p, err := lockPayment(ctx, tx, "pg_payment_id = $1", obs.PGPaymentID)
+	p, err := paymentrow.Lock(ctx, tx, "pg_payment_id = $1", obs.PGPaymentID)
 	if err != nil {
 		return "", err
 	}
-	if p.OrderPK != o.pk {
+	if p.OrderPK != o.PK() {
 		return "ignored: the payment belongs to another order", nil
 	}
 	if obs.Status.Rank() <= p.PGStatus.Rank() {
@@ -78,7 +82,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	firstSight := p.PGStatus.Rank() == 0
 	p.PGStatus = obs.Status
 	if obs.VPA != "" {
-		p.PayerVPA = truncate(obs.VPA, 255)
+		p.PayerVPA = paymentrow.Truncate(obs.VPA, 255)
 	}
 	note := obs.Source
 	switch obs.Status {
@@ -90,9 +94,9 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 			}
 		}
 	case pg.PaymentFailed:
-		p.ErrorCode, p.ErrorDescription = truncate(obs.ErrorCode, 100), truncate(obs.ErrorDescription, 500)
-		if p.Status == StatusPending || p.Status == StatusExpired {
-			if err := s.transition(ctx, tx, p, StatusFailed, actorPG, note+": "+obs.ErrorDescription); err != nil {
+		p.ErrorCode, p.ErrorDescription = paymentrow.Truncate(obs.ErrorCode, 100), paymentrow.Truncate(obs.ErrorDescription, 500)
+		if p.Status == paymentrow.StatusPending || p.Status == paymentrow.StatusExpired {
+			if err := s.transition(ctx, tx, p, paymentrow.StatusFailed, paymentrow.ActorPG, note+": "+obs.ErrorDescription); err != nil {
 				return "", err
 			}
 			if err := s.events.Emit(ctx, tx, event.Event{Name: event.PaymentFailed, Data: s.failedEvent(p)}); err != nil {
@@ -108,7 +112,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 			p.Captured, p.CaptureTime = obs.Amount.Paise, now
 		}
 		if p.Refunded < p.Captured {
-			if err := s.flag(ctx, tx, p, AttentionRefundedAtPG, "the PG reports the payment refunded, but ocpihub refunded "+
+			if err := s.flag(ctx, tx, p, paymentrow.AttentionRefundedAtPG, "the PG reports the payment refunded, but ocpihub refunded "+
 				fmtPaise(p.Refunded, p.Amount.Currency)+" of "+fmtPaise(p.Captured, p.Amount.Currency)); err != nil {
 				return "", err
 			}
@@ -122,7 +126,7 @@ func (s *Service) applyPayment(ctx context.Context, tx *store.Tx, obs observatio
 	return "applied: " + string(obs.Status) + " → " + p.Status, nil
 }
 
-func (s *Service) failedEvent(p *payment) map[string]any {
+func (s *Service) failedEvent(p *paymentrow.Payment) map[string]any {
 	d := s.paymentEvent(p)
 	d["error_code"], d["error_description"] = p.ErrorCode, p.ErrorDescription
 	return d
@@ -134,10 +138,10 @@ func (s *Service) failedEvent(p *payment) map[string]any {
 // decision, in the same transaction: the refund's guard reads the captured
 // amount from the row, and whatever is decided commits together with the
 // capture or not at all.
-func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Order, obs observation) error {
+func (s *Service) capture(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, o *orders.Order, obs observation) error {
 	p.Captured, p.CaptureTime = obs.Amount.Paise, s.micros()
 	p.ErrorCode, p.ErrorDescription = "", ""
-	if err := s.transition(ctx, tx, p, StatusCaptured, actorPG, obs.Source+": "+obs.Amount.String()+" from "+p.PayerVPA); err != nil {
+	if err := s.transition(ctx, tx, p, paymentrow.StatusCaptured, paymentrow.ActorPG, obs.Source+": "+obs.Amount.String()+" from "+p.PayerVPA); err != nil {
 		return err
 	}
 	ev := s.paymentEvent(p)
@@ -156,7 +160,7 @@ func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Orde
 	if s.now().After(o.ExpiresAt.Add(s.cfg.PaymentWindow)) {
 		return s.refundAtOnce(ctx, tx, p, "captured after the payment window of the order closed")
 	}
-	n, err := tx.Exec(ctx, "UPDATE upi_orders SET payment_id = $1 WHERE pk = $2 AND payment_id = ''", p.ID, o.pk)
+	n, err := tx.Exec(ctx, "UPDATE upi_orders SET payment_id = $1 WHERE pk = $2 AND payment_id = ''", p.ID, o.PK())
 	if err != nil {
 		return err
 	}
@@ -180,21 +184,21 @@ func (s *Service) capture(ctx context.Context, tx *store.Tx, p *payment, o *Orde
 // is still recorded and the payment flagged for the operator: a capture
 // never rolls back for what it leads to, or the PG's money would be left
 // with no record at all.
-func (s *Service) refundAtOnce(ctx context.Context, tx *store.Tx, p *payment, reason string) error {
+func (s *Service) refundAtOnce(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, reason string) error {
 	err := s.refundFull(ctx, tx, p, reason)
 	var oe *ocpi.Error
 	if !errors.As(err, &oe) {
 		return err
 	}
-	return s.flag(ctx, tx, p, AttentionNotRefunded, reason+"; the refund could not be queued: "+oe.Error())
+	return s.flag(ctx, tx, p, paymentrow.AttentionNotRefunded, reason+"; the refund could not be queued: "+oe.Error())
 }
 
 // issueToken issues the payment's own token: AD_HOC_USER, or OTHER for
 // CPOs configured as rejecting it. Its uid is the payment id.
-func (s *Service) issueToken(ctx context.Context, tx *store.Tx, p *payment) error {
+func (s *Service) issueToken(ctx context.Context, tx *store.Tx, p *paymentrow.Payment) error {
 	p.TokenUID, p.TokenType = p.ID, "AD_HOC_USER"
 	for _, t := range s.cfg.OtherTokenCPOs {
-		if cc, pid, err := ParseTenant(t); err == nil && cc == ocpi.Key(p.Ref.CountryCode) && pid == ocpi.Key(p.Ref.PartyID) {
+		if cc, pid, err := qrmap.ParseTenant(t); err == nil && cc == ocpi.Key(p.Ref.CountryCode) && pid == ocpi.Key(p.Ref.PartyID) {
 			p.TokenType = "OTHER"
 		}
 	}
@@ -206,7 +210,7 @@ func (s *Service) issueToken(ctx context.Context, tx *store.Tx, p *payment) erro
 }
 
 // token is the payment's token as sent in START_SESSION.
-func (s *Service) token(p *payment) ocpi.Token {
+func (s *Service) token(p *paymentrow.Payment) ocpi.Token {
 	valid := true
 	return ocpi.Token{CountryCode: s.cfg.EMSPCountryCode, PartyID: s.cfg.EMSPPartyID, UID: p.TokenUID, Type: p.TokenType,
 		ContractID: p.ID, Issuer: s.cfg.EMSPName, Valid: &valid, Whitelist: "NEVER", LastUpdated: ocpi.FromMicros(p.CaptureTime)}
@@ -216,16 +220,16 @@ func (s *Service) token(p *payment) ocpi.Token {
 // every refund not failed) and moves it to REFUNDING; a remainder below the
 // PG's minimum is recorded as not refundable and the payment is REFUNDED.
 // The refund id is deterministic: a payment gets one full refund at most.
-func (s *Service) refundFull(ctx context.Context, tx *store.Tx, p *payment, reason string) error {
+func (s *Service) refundFull(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, reason string) error {
 	remaining := p.Captured - p.Reserved
-	if remaining >= MinRefundPaise {
-		if err := s.transition(ctx, tx, p, StatusRefunding, actorSystem, reason); err != nil {
+	if remaining >= refunds.MinPaise {
+		if err := s.transition(ctx, tx, p, paymentrow.StatusRefunding, paymentrow.ActorSystem, reason); err != nil {
 			return err
 		}
-		return s.refunder.CreateTx(ctx, tx, p, RefundRequest{RefundID: p.ID + "-FULL", PaymentID: p.ID, Paise: remaining, Reason: reason}, RefundFull)
+		return s.refunder.CreateTx(ctx, tx, p, refunds.RefundRequest{RefundID: p.ID + "-FULL", PaymentID: p.ID, Paise: remaining, Reason: reason}, refunds.Full)
 	}
 	p.NotRefundable += max(remaining, 0)
-	return s.transition(ctx, tx, p, StatusRefunded, actorSystem, reason+" (nothing left to refund)")
+	return s.transition(ctx, tx, p, paymentrow.StatusRefunded, paymentrow.ActorSystem, reason+" (nothing left to refund)")
 }
 
 // pollDelay is the wait before the next poll of a pending payment seen
@@ -259,7 +263,7 @@ func (w *pollWorker) Work(ctx context.Context, job *river.Job[pollArgs]) error {
 	if err != nil {
 		return err
 	}
-	if p.Status != StatusPending || p.PGStatus.Final() {
+	if p.Status != paymentrow.StatusPending || p.PGStatus.Final() {
 		return nil
 	}
 	got, err := s.gw.FetchPayment(ctx, p.PGPaymentID)
@@ -278,17 +282,17 @@ func (w *pollWorker) Work(ctx context.Context, job *river.Job[pollArgs]) error {
 			return nil
 		}
 	}
-	o, oerr := orderByPK(ctx, s.db.Read(), p.OrderPK)
+	o, oerr := orders.ByPK(ctx, s.db.Read(), p.OrderPK)
 	if oerr != nil {
 		return oerr
 	}
 	if !s.now().Before(o.ExpiresAt) {
 		return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			p, err := lockPayment(ctx, tx, "id = $1", p.ID)
-			if err != nil || p.Status != StatusPending {
+			p, err := paymentrow.Lock(ctx, tx, "id = $1", p.ID)
+			if err != nil || p.Status != paymentrow.StatusPending {
 				return err
 			}
-			if err := s.transition(ctx, tx, p, StatusExpired, actorSystem, "still pending at the PG when the payment window closed"); err != nil {
+			if err := s.transition(ctx, tx, p, paymentrow.StatusExpired, paymentrow.ActorSystem, "still pending at the PG when the payment window closed"); err != nil {
 				return err
 			}
 			return s.save(ctx, tx, p)

@@ -1,6 +1,10 @@
 package upi
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the module's counters on the app's registry.
 type metrics struct {
@@ -26,15 +30,15 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, v := range []string{"stored", "duplicate", "bad_signature", "stale", "malformed", "ignored"} {
 		m.webhooks.WithLabelValues(v)
 	}
-	for _, v := range []string{StatusPending, StatusFailed, StatusExpired, StatusCaptured, StatusSessionRequested, StatusCharging,
-		StatusSettled, StatusRefunding, StatusRefunded} {
+	for _, v := range []string{paymentrow.StatusPending, paymentrow.StatusFailed, paymentrow.StatusExpired, paymentrow.StatusCaptured, paymentrow.StatusSessionRequested, paymentrow.StatusCharging,
+		paymentrow.StatusSettled, paymentrow.StatusRefunding, paymentrow.StatusRefunded} {
 		m.transitions.WithLabelValues(v)
 	}
-	for _, v := range []string{RefundQueued, RefundPending, RefundProcessed, RefundFailed} {
+	for _, v := range []string{refunds.Queued, refunds.Pending, refunds.Processed, refunds.Failed} {
 		m.refunds.WithLabelValues(v)
 	}
-	for _, v := range []string{AttentionCDRMissing, AttentionShortfall, AttentionRefundFailed, AttentionSessionLate, AttentionSecondSession,
-		AttentionSecondCDR, AttentionCDRCurrency, AttentionCreditCDR, AttentionLongSession, AttentionRefundedAtPG, AttentionStartUndecided,
+	for _, v := range []string{paymentrow.AttentionCDRMissing, paymentrow.AttentionShortfall, paymentrow.AttentionRefundFailed, paymentrow.AttentionSessionLate, paymentrow.AttentionSecondSession,
+		paymentrow.AttentionSecondCDR, paymentrow.AttentionCDRCurrency, paymentrow.AttentionCreditCDR, paymentrow.AttentionLongSession, paymentrow.AttentionRefundedAtPG, paymentrow.AttentionStartUndecided,
 		AttentionCostMismatch} {
 		m.alerts.WithLabelValues(v)
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/upi/charger"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
 func TestPaiseOf(t *testing.T) {
@@ -46,13 +48,13 @@ func TestMaskVPA(t *testing.T) {
 func TestParseTenant(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{"IN*CPO": "IN*CPO", "in-cpo": "IN*CPO", "INCPO": "IN*CPO", " nl*ACM ": "NL*ACM"} {
-		cc, pid, err := ParseTenant(in)
-		if err != nil || TenantOf(cc, pid) != want {
+		cc, pid, err := qrmap.ParseTenant(in)
+		if err != nil || qrmap.TenantOf(cc, pid) != want {
 			t.Errorf("ParseTenant(%q) = %s %s %v, want %s", in, cc, pid, err, want)
 		}
 	}
 	for _, bad := range []string{"", "IND*CPO", "IN*CP", "I1*CPO", "IN*C-O", "INCP"} {
-		if _, _, err := ParseTenant(bad); err == nil {
+		if _, _, err := qrmap.ParseTenant(bad); err == nil {
 			t.Errorf("ParseTenant(%q) accepted", bad)
 		}
 	}
@@ -66,7 +68,7 @@ func TestTariffSummary(t *testing.T) {
 		{Type: "TIME", Price: ocpi.NewNumber("60"), StepSize: &step},
 		{Type: "FLAT", Price: ocpi.NewNumber("1234.5678"), StepSize: &step},
 	}}}}
-	got := TariffSummary(tf)
+	got := charger.TariffSummary(tf)
 	want := []string{"₹18.50 per kWh + 18% tax", "₹60.00 per hour of charging", "₹1234.5678 per session"}
 	if len(got) != len(want) {
 		t.Fatalf("%q", got)
@@ -76,7 +78,7 @@ func TestTariffSummary(t *testing.T) {
 			t.Errorf("line %d: %q, want %q", i, got[i], want[i])
 		}
 	}
-	if TariffSummary(nil) != nil {
+	if charger.TariffSummary(nil) != nil {
 		t.Error("summary of no tariff")
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // TestOutcomes: payments driven through the flow are counted on their day
@@ -22,22 +22,22 @@ func TestOutcomes(t *testing.T) {
 		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, failed).ID, pgsim.Failed); err != nil {
 			t.Fatal(err)
 		}
-		b.waitStatus(t, failed, upi.StatusFailed)
+		b.waitStatus(t, failed, paymentrow.StatusFailed)
 
 		b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior {
 			return sim.CommandBehavior{Response: ocpi.CommandRejected}
 		})
 		rejected := b.capture(t, "400")
-		b.waitStatus(t, rejected, upi.StatusRefunded)
+		b.waitStatus(t, rejected, paymentrow.StatusRefunded)
 		b.cpo.OnCommand(nil)
 
 		settled := b.capture(t, "500")
-		p := b.waitStatus(t, settled, upi.StatusCharging)
+		p := b.waitStatus(t, settled, paymentrow.StatusCharging)
 		b.stop(t, p.Session.ID)
-		b.waitStatus(t, settled, upi.StatusSettled, refundsDone)
+		b.waitStatus(t, settled, paymentrow.StatusSettled, refundsDone)
 
 		charging := b.capture(t, "200")
-		b.waitStatus(t, charging, upi.StatusCharging)
+		b.waitStatus(t, charging, paymentrow.StatusCharging)
 		// An order paid but not yet captured at the PG: pending, not counted.
 		pending := b.order(t, "250")
 		if _, err := b.pg.Attempt(b.ctx, b.pgOrder(t, pending).ID, ""); err != nil {

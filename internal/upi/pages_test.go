@@ -12,6 +12,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // postForm submits the landing page's form without following redirects.
@@ -127,9 +128,9 @@ func TestDriverPages(t *testing.T) {
 		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Captured); err != nil {
 			t.Fatal(err)
 		}
-		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		b.stop(t, p.Session.ID)
-		p = b.waitStatus(t, orderID, upi.StatusSettled)
+		p = b.waitStatus(t, orderID, paymentrow.StatusSettled)
 		resp, body = get(t, base+"/pay/"+orderID+"/status")
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &st) != nil || st.Stage != upi.StageDone || !st.Final || st.ReceiptURL != p.Receipt.URL {
 			t.Errorf("final status JSON %s", body)

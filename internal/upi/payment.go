@@ -4,66 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
-)
-
-// Payment states, audit actors and attention reasons (package paymentrow)
-// under the names the hub uses.
-const (
-	StatusPending          = paymentrow.StatusPending
-	StatusFailed           = paymentrow.StatusFailed
-	StatusExpired          = paymentrow.StatusExpired
-	StatusCaptured         = paymentrow.StatusCaptured
-	StatusSessionRequested = paymentrow.StatusSessionRequested
-	StatusCharging         = paymentrow.StatusCharging
-	StatusSettled          = paymentrow.StatusSettled
-	StatusRefunding        = paymentrow.StatusRefunding
-	StatusRefunded         = paymentrow.StatusRefunded
-
-	actorPG       = paymentrow.ActorPG
-	actorCPO      = paymentrow.ActorCPO
-	actorOperator = paymentrow.ActorOperator
-	actorSystem   = paymentrow.ActorSystem
-
-	AttentionCDRMissing     = paymentrow.AttentionCDRMissing
-	AttentionShortfall      = paymentrow.AttentionShortfall
-	AttentionRefundFailed   = paymentrow.AttentionRefundFailed
-	AttentionSessionLate    = paymentrow.AttentionSessionLate
-	AttentionSecondSession  = paymentrow.AttentionSecondSession
-	AttentionSecondCDR      = paymentrow.AttentionSecondCDR
-	AttentionCDRCurrency    = paymentrow.AttentionCDRCurrency
-	AttentionCreditCDR      = paymentrow.AttentionCreditCDR
-	AttentionLongSession    = paymentrow.AttentionLongSession
-	AttentionRefundedAtPG   = paymentrow.AttentionRefundedAtPG
-	AttentionStartUndecided = paymentrow.AttentionStartUndecided
-	AttentionNotRefunded    = paymentrow.AttentionNotRefunded
-)
-
-// Statuses lists every payment state.
-var Statuses = paymentrow.Statuses
-
-// payment is a payment row (package paymentrow); the names below keep the
-// machine's code as it was.
-type payment = paymentrow.Payment
-
-var (
-	paymentCols    = paymentrow.Cols
-	paymentColumns = paymentrow.Columns
-	scanPayment    = paymentrow.Scan
-	lockPayment    = paymentrow.Lock
-	audit          = paymentrow.Audit
-	truncate       = paymentrow.Truncate
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
 // readPayment reads a payment outside a transaction.
-func (s *Service) readPayment(ctx context.Context, q store.Querier, id string) (*payment, error) {
-	p, err := scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE id = $1", ocpi.Key(id)))
+func (s *Service) readPayment(ctx context.Context, q store.Querier, id string) (*paymentrow.Payment, error) {
+	p, err := paymentrow.Scan(q.QueryRow(ctx, "SELECT "+paymentrow.Columns+" FROM upi_payments WHERE id = $1", ocpi.Key(id)))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errNotFound("payment " + id)
 	}
@@ -71,7 +23,7 @@ func (s *Service) readPayment(ctx context.Context, q store.Querier, id string) (
 }
 
 // save writes the mutable columns of p.
-func (s *Service) save(ctx context.Context, tx *store.Tx, p *payment) error {
+func (s *Service) save(ctx context.Context, tx *store.Tx, p *paymentrow.Payment) error {
 	p.Updated = s.micros()
 	_, err := tx.Exec(ctx, `UPDATE upi_payments SET status = $1, pg_status = $2, payer_vpa = $3, error_code = $4,
 		error_description = $5, captured_paise = $6, capture_time = $7, cost_paise = $8, not_refundable_paise = $9,
@@ -88,7 +40,7 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, p *payment) error {
 
 // transition moves p to a new state with an audit record. It does not save
 // p: the caller saves once after all its changes.
-func (s *Service) transition(ctx context.Context, tx *store.Tx, p *payment, to, actor, note string) error {
+func (s *Service) transition(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, to, actor, note string) error {
 	if p.Status == to {
 		return nil
 	}
@@ -96,17 +48,17 @@ func (s *Service) transition(ctx context.Context, tx *store.Tx, p *payment, to, 
 	p.Status = to
 	s.metrics.transitions.WithLabelValues(to).Inc()
 	s.logger.InfoContext(ctx, "UPI payment state", "payment_id", p.ID, "pg_payment_id", p.PGPaymentID, "from", from, "to", to, "why", note)
-	return audit(ctx, tx, s.micros(), p.ID, "", from, to, actor, note)
+	return paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", from, to, actor, note)
 }
 
 // flag marks p for the operator: the reason, an audit record, the alert
 // metric and the payment.needs_attention event (cdr.missing too for a
 // missing CDR).
-func (s *Service) flag(ctx context.Context, tx *store.Tx, p *payment, reason, note string) error {
+func (s *Service) flag(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, reason, note string) error {
 	p.Attention, p.AttentionAt = reason, s.micros()
 	s.metrics.alerts.WithLabelValues(reason).Inc()
 	s.logger.WarnContext(ctx, "UPI payment needs attention", "payment_id", p.ID, "reason", reason, "why", note)
-	if err := audit(ctx, tx, p.AttentionAt, p.ID, "", p.Status, p.Status, actorSystem, "attention "+reason+": "+note); err != nil {
+	if err := paymentrow.Audit(ctx, tx, p.AttentionAt, p.ID, "", p.Status, p.Status, paymentrow.ActorSystem, "attention "+reason+": "+note); err != nil {
 		return err
 	}
 	data := map[string]any{"payment_id": p.ID, "pg_payment_id": p.PGPaymentID, "reason": reason, "description": note,
@@ -114,7 +66,7 @@ func (s *Service) flag(ctx context.Context, tx *store.Tx, p *payment, reason, no
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.PaymentNeedsAttention, Data: data}); err != nil {
 		return err
 	}
-	if reason == AttentionCDRMissing {
+	if reason == paymentrow.AttentionCDRMissing {
 		cpo := event.Party{Role: "CPO", CountryCode: p.Ref.CountryCode, PartyID: p.Ref.PartyID}
 		return s.events.Emit(ctx, tx, event.Event{Name: event.CDRMissing, Parties: []event.Party{cpo}, Data: map[string]any{
 			"payment_id": p.ID, "authorization_reference": p.ID, "session_id": p.Session.ID,
@@ -126,12 +78,12 @@ func (s *Service) flag(ctx context.Context, tx *store.Tx, p *payment, reason, no
 // ResolveAttention clears a payment's attention flag once an operator has
 // dealt with it; the note goes to the audit trail. A payment held on a CDR
 // cost mismatch needs a decision: Resolve.
-func (s *Service) ResolveAttention(ctx context.Context, id, note string) (*PaymentView, error) {
+func (s *Service) ResolveAttention(ctx context.Context, id, note string) (*paymentview.PaymentView, error) {
 	return s.Resolve(ctx, id, Resolution{Note: note})
 }
 
 // paymentEvent is the data of payment events.
-func (s *Service) paymentEvent(p *payment) map[string]any {
+func (s *Service) paymentEvent(p *paymentrow.Payment) map[string]any {
 	return map[string]any{
 		"payment_id": p.ID, "pg_payment_id": p.PGPaymentID, "qr_ref": p.QRRef, "status": p.Status,
 		"amount": pg.FormatRupees(p.Amount.Paise), "currency": p.Amount.Currency,
@@ -139,8 +91,6 @@ func (s *Service) paymentEvent(p *payment) map[string]any {
 		"timestamp": ocpi.NewDateTime(s.now()),
 	}
 }
-
-func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fmtPaise(p int64, currency string) string {
 	return fmt.Sprintf("%s %s", pg.FormatRupees(p), currency)

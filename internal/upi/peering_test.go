@@ -11,7 +11,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
 // peerBundle is the UPI bundle with the CPO behind another roaming hub (a
@@ -60,7 +61,7 @@ func TestPeerHubEndToEnd(t *testing.T) {
 		if _, err := b.pg.Pay(b.ctx, po.ID, pgsim.Captured); err != nil {
 			t.Fatal(err)
 		}
-		p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging, func(p *paymentview.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
 		if p.Session == nil || p.Command.Response != "ACCEPTED" {
 			t.Fatalf("charging payment %+v", p)
 		}
@@ -69,7 +70,7 @@ func TestPeerHubEndToEnd(t *testing.T) {
 			t.Fatalf("commands at the peer hub: %+v", cmds)
 		}
 		b.stop(t, p.Session.ID)
-		p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
+		p = b.waitStatus(t, orderID, paymentrow.StatusSettled, refundsDone)
 		if p.Cost != "272.88" || p.Refunded != "227.12" || p.CDR == nil {
 			t.Errorf("settled payment %+v", p)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 func TestNormalizePhone(t *testing.T) {
@@ -99,7 +100,7 @@ func TestSMSDailyCap(t *testing.T) {
 		var failed int
 		var why string
 		if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*), MAX(last_error) FROM upi_receipt_deliveries WHERE status = $1",
-			DeliveryFailed).Scan(&failed, &why); err != nil {
+			smsreceipt.DeliveryFailed).Scan(&failed, &why); err != nil {
 			t.Fatal(err)
 		}
 		if failed != 1 || why != "the number has had its 5 receipt SMS today" {

@@ -15,6 +15,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // plan is one generated order: the payments made on it and how the PG,
@@ -278,12 +281,12 @@ func (h *harness) run(i int, p plan) {
 
 // final reports whether a payment is in a terminal state with every refund
 // finished.
-func (h *harness) final(p *payment) bool {
-	if !slices.Contains([]string{StatusFailed, StatusExpired, StatusSettled, StatusRefunded}, p.Status) {
+func (h *harness) final(p *paymentrow.Payment) bool {
+	if !slices.Contains([]string{paymentrow.StatusFailed, paymentrow.StatusExpired, paymentrow.StatusSettled, paymentrow.StatusRefunded}, p.Status) {
 		return false
 	}
 	for _, r := range h.refundsOf(p.ID) {
-		if r.Status != RefundProcessed && r.Status != RefundFailed {
+		if r.Status != refunds.Processed && r.Status != refunds.Failed {
 			return false
 		}
 	}
@@ -302,7 +305,7 @@ func (h *harness) refundStates(paymentID string) string {
 // (the capture less the cost, what the PG's minimum made not refundable,
 // and what is refunded or under way) is refunded again, and the flag is
 // cleared.
-func (h *harness) operator(pl plan, p *payment) {
+func (h *harness) operator(pl plan, p *paymentrow.Payment) {
 	h.t.Helper()
 	if hold, held, err := findHold(h.ctx, h.db.Read(), p.ID); err != nil {
 		h.t.Fatal(err)
@@ -324,9 +327,9 @@ func (h *harness) operator(pl plan, p *payment) {
 	if p.SettledAt != 0 {
 		owed += p.Shortfall - p.Cost
 	}
-	if left := owed - p.Reserved; left >= MinRefundPaise {
+	if left := owed - p.Reserved; left >= refunds.MinPaise {
 		h.do(action{name: "operator refund of " + p.ID, fn: func() error {
-			_, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-again-" + p.ID, PaymentID: p.ID, Paise: left, Reason: "re-issued"})
+			_, _, err := h.s.CreateRefund(h.ctx, refunds.RefundRequest{RefundID: "op-again-" + p.ID, PaymentID: p.ID, Paise: left, Reason: "re-issued"})
 			return err
 		}})
 	}
@@ -344,7 +347,7 @@ func btoi(b bool) int {
 }
 
 // check holds one payment to the invariants once everything is done.
-func (h *harness) check(i int, pl plan, o *Order, pgID string) {
+func (h *harness) check(i int, pl plan, o *orders.Order, pgID string) {
 	h.t.Helper()
 	p := h.paymentByPG(pgID)
 	if p == nil {
@@ -383,7 +386,7 @@ func (h *harness) check(i int, pl plan, o *Order, pgID string) {
 	if pgPay := h.pg.payments[pgID]; pgPay.Status == pg.PaymentCaptured && p.Captured != pgPay.Amount.Paise {
 		fail("captured %d, the PG captured %d", p.Captured, pgPay.Amount.Paise)
 	}
-	if (p.Status == StatusFailed || p.Status == StatusExpired) && (p.Captured != 0 || len(h.refundsOf(p.ID)) != 0) {
+	if (p.Status == paymentrow.StatusFailed || p.Status == paymentrow.StatusExpired) && (p.Captured != 0 || len(h.refundsOf(p.ID)) != 0) {
 		fail("captured %d with refunds %s", p.Captured, h.refundStates(p.ID))
 	}
 	var atPG int64
@@ -403,7 +406,7 @@ func (h *harness) check(i int, pl plan, o *Order, pgID string) {
 	for _, r := range h.refundsOf(p.ID) {
 		kinds[r.Kind]++
 	}
-	if kinds[RefundFull] > 1 || kinds[RefundExcess] > 1 {
+	if kinds[refunds.Full] > 1 || kinds[refunds.Excess] > 1 {
 		fail("refunds by kind %v", kinds)
 	}
 	if n := h.cpo.starts[p.ID]; n > 1 || n == 1 && p.Captured == 0 {
@@ -411,7 +414,7 @@ func (h *harness) check(i int, pl plan, o *Order, pgID string) {
 	}
 	if h.cpo.starts[p.ID] > 0 {
 		var owner string
-		if err := h.db.Read().QueryRow(h.ctx, "SELECT payment_id FROM upi_orders WHERE pk = $1", o.pk).Scan(&owner); err != nil || owner != p.ID {
+		if err := h.db.Read().QueryRow(h.ctx, "SELECT payment_id FROM upi_orders WHERE pk = $1", o.PK()).Scan(&owner); err != nil || owner != p.ID {
 			fail("START_SESSION for a payment that does not own its order (%s, %v)", owner, err)
 		}
 	}
@@ -443,7 +446,7 @@ func (h *harness) cpoPlan(p plan) func(req StartRequest, attempt int) (string, *
 		}
 		if p.opRefund > 0 {
 			a.then = append(a.then, action{name: "operator refund " + req.PaymentID, fn: func() error {
-				_, _, err := h.s.CreateRefund(h.ctx, RefundRequest{RefundID: "op-" + req.PaymentID, PaymentID: req.PaymentID, Paise: p.opRefund})
+				_, _, err := h.s.CreateRefund(h.ctx, refunds.RefundRequest{RefundID: "op-" + req.PaymentID, PaymentID: req.PaymentID, Paise: p.opRefund})
 				if ocpi.ErrorCode(err) == ocpi.EINVALID {
 					return nil // refused (more than is left): nothing happened
 				}

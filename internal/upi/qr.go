@@ -9,36 +9,13 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
-// QR mappings (package qrmap) under the names the hub uses (the types keep
-// their names there: they name the API's schemas).
-const (
-	QRActive   = qrmap.Active
-	QRDisabled = qrmap.Disabled
-)
-
-type (
-	// QRMapping maps the reference in a static QR sticker to a connector.
-	QRMapping = qrmap.QRMapping
-	// QRCreate asks for a new mapping.
-	QRCreate = qrmap.QRCreate
-	// QRFilter selects mappings.
-	QRFilter = qrmap.QRFilter
-)
-
-// ParseTenant reads a tenant id: a CPO party as "CC*PID" (also "CC/PID",
-// "CC-PID" or "CCPID"), returned upper case.
-func ParseTenant(s string) (cc, pid string, err error) { return qrmap.ParseTenant(s) }
-
-// TenantOf is the tenant id "CC*PID" of a CPO party.
-func TenantOf(cc, pid string) string { return qrmap.TenantOf(cc, pid) }
-
 func (s *Service) newQRBook() *qrmap.Book {
 	return &qrmap.Book{DB: s.db, Dir: s.dir, Clock: s.clock, Logger: s.logger, PublicURL: s.cfg.PublicURL,
 		NewRef: func() string { return strings.ToUpper(randomID(10)) }}
 }
 
 // CreateQR creates a mapping (qrmap.Book.Create).
-func (s *Service) CreateQR(ctx context.Context, in QRCreate) (*QRMapping, error) {
+func (s *Service) CreateQR(ctx context.Context, in qrmap.QRCreate) (*qrmap.QRMapping, error) {
 	return s.qr.Create(ctx, in)
 }
 
@@ -46,16 +23,18 @@ func (s *Service) CreateQR(ctx context.Context, in QRCreate) (*QRMapping, error)
 func (s *Service) QRURL(ref string) string { return s.qr.URL(ref) }
 
 // QR returns a mapping by its reference.
-func (s *Service) QR(ctx context.Context, ref string) (*QRMapping, error) { return s.qr.Get(ctx, ref) }
+func (s *Service) QR(ctx context.Context, ref string) (*qrmap.QRMapping, error) {
+	return s.qr.Get(ctx, ref)
+}
 
 // ListQR returns a page of mappings, oldest change first.
-func (s *Service) ListQR(ctx context.Context, f QRFilter, p ocpi.PageRequest) ([]*QRMapping, ocpi.Page, error) {
+func (s *Service) ListQR(ctx context.Context, f qrmap.QRFilter, p ocpi.PageRequest) ([]*qrmap.QRMapping, ocpi.Page, error) {
 	return s.qr.List(ctx, f, p)
 }
 
 // DisableQR disables a mapping: its sticker stops taking payments and the
 // connector may get a new mapping.
-func (s *Service) DisableQR(ctx context.Context, ref string) (*QRMapping, error) {
+func (s *Service) DisableQR(ctx context.Context, ref string) (*qrmap.QRMapping, error) {
 	return s.qr.Disable(ctx, ref)
 }
 

@@ -9,7 +9,8 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
 // TestQRMappings drives the QR mapping admin API: create (given and
@@ -25,9 +26,9 @@ func TestQRMappings(t *testing.T) {
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("create: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		m := data[upi.QRMapping](t, resp)
+		m := data[qrmap.QRMapping](t, resp)
 		if m.QRRef != "KORA-E1" || m.TenantID != "IN*CPO" || m.LocationID != "LOC1" || m.EVSEUID != "E1" || m.ConnectorID != "1" ||
-			m.Status != upi.QRActive || m.URL != h.PublicURL()+"/qr/KORA-E1" {
+			m.Status != qrmap.Active || m.URL != h.PublicURL()+"/qr/KORA-E1" {
 			t.Errorf("created %+v", m)
 		}
 
@@ -36,7 +37,7 @@ func TestQRMappings(t *testing.T) {
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("create generated: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		gen := data[upi.QRMapping](t, resp)
+		gen := data[qrmap.QRMapping](t, resp)
 		if len(gen.QRRef) != 10 || gen.TenantID != "IN*CPO" {
 			t.Errorf("generated mapping %+v", gen)
 		}
@@ -80,17 +81,17 @@ func TestQRMappings(t *testing.T) {
 
 		// Get, list with filters, disable, and a new mapping for the
 		// connector afterwards.
-		if got := data[upi.QRMapping](t, h.AdminDo(t, http.MethodGet, upiBase+"/qr/KORA-E1", nil)); got.EVSEUID != "E1" {
+		if got := data[qrmap.QRMapping](t, h.AdminDo(t, http.MethodGet, upiBase+"/qr/KORA-E1", nil)); got.EVSEUID != "E1" {
 			t.Errorf("get: %+v", got)
 		}
 		hubtest.WantError(t, "get unknown", h.AdminDo(t, http.MethodGet, upiBase+"/qr/NOPE", nil), http.StatusNotFound, ocpi.StatusClientError, "")
 		hubtest.WantError(t, "list bad status", h.AdminDo(t, http.MethodGet, upiBase+"/qr?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
 		resp = h.AdminDo(t, http.MethodGet, upiBase+"/qr?limit=1", nil)
-		if list := data[[]upi.QRMapping](t, resp); len(list) != 1 || resp.Header.Get("X-Total-Count") != "2" || resp.Header.Get("Link") == "" {
+		if list := data[[]qrmap.QRMapping](t, resp); len(list) != 1 || resp.Header.Get("X-Total-Count") != "2" || resp.Header.Get("Link") == "" {
 			t.Errorf("first page: %d items, total %s, link %q", len(list), resp.Header.Get("X-Total-Count"), resp.Header.Get("Link"))
 		}
-		m = data[upi.QRMapping](t, h.AdminDo(t, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil))
-		if m.Status != upi.QRDisabled {
+		m = data[qrmap.QRMapping](t, h.AdminDo(t, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil))
+		if m.Status != qrmap.Disabled {
 			t.Errorf("disabled: %+v", m)
 		}
 		if again := h.AdminDo(t, http.MethodPost, upiBase+"/qr/KORA-E1/disable", nil); again.HTTPStatus != http.StatusOK {
@@ -107,7 +108,7 @@ func TestQRMappings(t *testing.T) {
 		// Stickers: the QR code alone as PNG and SVG, the printable A6 PDF.
 		for format, want := range map[string]string{"png": "\x89PNG", "svg": "<svg", "pdf": "%PDF-"} {
 			resp := b.h.Do(t, http.MethodGet, upiBase+"/qr/KORA-E1-V2/sticker/"+format, hubtest.AdminToken, nil, nil)
-			if resp.HTTPStatus != http.StatusOK || resp.Header.Get("Content-Type") != upi.StickerFormats[format] ||
+			if resp.HTTPStatus != http.StatusOK || resp.Header.Get("Content-Type") != printer.StickerFormats[format] ||
 				!strings.Contains(string(resp.Body[:min(len(resp.Body), 200)]), want) {
 				t.Errorf("sticker %s: HTTP %d %s, %d bytes", format, resp.HTTPStatus, resp.Header.Get("Content-Type"), len(resp.Body))
 			}
@@ -132,5 +133,5 @@ func TestQRMappings(t *testing.T) {
 func count(t *testing.T, b *bundle, query string) int {
 	t.Helper()
 	resp := b.h.AdminDo(t, http.MethodGet, upiBase+"/qr"+query, nil)
-	return len(data[[]upi.QRMapping](t, resp))
+	return len(data[[]qrmap.QRMapping](t, resp))
 }

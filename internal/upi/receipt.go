@@ -13,6 +13,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
@@ -21,15 +24,15 @@ func (s *Service) ReceiptURL(id string) string { return s.cfg.PublicURL + "/rece
 
 // issueReceipt builds, stores and announces the receipt of a settled
 // payment, and enqueues its delivery to the driver.
-func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cdr *ocpi.CDR) error {
+func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, cdr *ocpi.CDR) error {
 	cur := p.Amount.Currency
-	r := &Receipt{
+	r := &receipt.Receipt{
 		ID: newReceiptID(), CDRID: cdr.ID, PaymentID: p.ID, Amount: pg.FormatRupees(p.Captured - p.Reserved), Currency: cur,
 		EnergyKWh: formatKWh(cdr.TotalEnergy.String()), Timestamp: cdr.EndDateTime, PGPaymentID: p.PGPaymentID,
 		PayerVPA: maskVPA(p.PayerVPA), Captured: pg.FormatRupees(p.Captured), Cost: pg.FormatRupees(p.Cost),
 		Refunded: pg.FormatRupees(p.Reserved), NotRefundable: pg.FormatRupees(p.NotRefundable),
 		Shortfall: pg.FormatRupees(p.Shortfall), SessionStart: cdr.StartDateTime, SessionEnd: cdr.EndDateTime,
-		ConnectorID: p.Ref.ConnectorID, Operator: TenantOf(p.Ref.CountryCode, p.Ref.PartyID), IssuedAt: ocpi.NewDateTime(s.now()),
+		ConnectorID: p.Ref.ConnectorID, Operator: qrmap.TenantOf(p.Ref.CountryCode, p.Ref.PartyID), IssuedAt: ocpi.NewDateTime(s.now()),
 	}
 	if l := cdr.CdrLocation; l != nil {
 		r.LocationName, r.Address, r.EVSEID, r.ConnectorID = l.Name, joinAddress(l.Address, l.City), l.EVSEID, l.ConnectorID
@@ -54,7 +57,7 @@ func (s *Service) issueReceipt(ctx context.Context, tx *store.Tx, p *payment, cd
 	if err != nil {
 		return err
 	}
-	if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorSystem, "receipt "+r.ID+" issued"); err != nil {
+	if err := paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorSystem, "receipt "+r.ID+" issued"); err != nil {
 		return err
 	}
 	if err := s.events.Emit(ctx, tx, event.Event{Name: event.ReceiptIssued, Data: map[string]any{
@@ -79,7 +82,7 @@ func maskVPA(v string) string {
 }
 
 // Receipt returns a stored receipt by its id.
-func (s *Service) Receipt(ctx context.Context, id string) (*Receipt, error) {
+func (s *Service) Receipt(ctx context.Context, id string) (*receipt.Receipt, error) {
 	if len(id) != 32 {
 		return nil, errNotFound("receipt")
 	}
@@ -91,7 +94,7 @@ func (s *Service) Receipt(ctx context.Context, id string) (*Receipt, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r Receipt
+	var r receipt.Receipt
 	return &r, json.Unmarshal(body, &r)
 }
 
@@ -115,7 +118,7 @@ func (s *Service) ReceiptPDF(ctx context.Context, id string) ([]byte, error) {
 		return nil, err
 	}
 	b, err := s.render.ReceiptPDF(ctx, r)
-	if errors.Is(err, ErrNoRenderer) {
+	if errors.Is(err, printer.ErrNoRenderer) {
 		return nil, &ocpi.Error{Code: ocpi.EUNAVAILABLE, Message: "receipts cannot be rendered as PDF: no renderer is configured", Err: err}
 	}
 	return b, err
@@ -157,7 +160,7 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[notifyArgs]) err
 	if err != nil {
 		return err
 	}
-	n := ReceiptNotice{Receipt: r, Email: email}
+	n := receipt.ReceiptNotice{Receipt: r, Email: email}
 	if email != "" {
 		// The PDF travels as an attachment when it can be drawn; the link
 		// always does.

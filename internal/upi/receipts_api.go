@@ -11,13 +11,16 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 // ReceiptRecord is a receipt as the receipts API shows it: the receipt as
 // issued (with its tax invoice and credit notes) and its deliveries.
 type ReceiptRecord struct {
-	*Receipt
-	Deliveries []*Delivery `json:"deliveries"`
+	*receipt.Receipt
+	Deliveries []*smsreceipt.Delivery `json:"deliveries"`
 }
 
 // ReceiptRecord returns a receipt with its deliveries.
@@ -82,8 +85,8 @@ type ResendRequest struct {
 
 // ResendResult is what a resend queued: an SMS delivery, or an e-mail.
 type ResendResult struct {
-	Delivery *Delivery `json:"delivery,omitempty"`
-	Email    string    `json:"email,omitempty"`
+	Delivery *smsreceipt.Delivery `json:"delivery,omitempty"`
+	Email    string               `json:"email,omitempty"`
 }
 
 // Resend sends a receipt again, at the operator's request (typically after
@@ -126,7 +129,7 @@ func (s *Service) Resend(ctx context.Context, receiptID string, req ResendReques
 			if _, err := s.jobs.InsertTx(ctx, tx, notifyArgs{ReceiptID: r.ID, Email: req.Email}, &river.InsertOpts{Queue: jobs.QueueDefault}); err != nil {
 				return err
 			}
-			return audit(ctx, tx, s.micros(), r.PaymentID, "", status, status, actorOperator, "receipt "+r.ID+" resent by e-mail")
+			return paymentrow.Audit(ctx, tx, s.micros(), r.PaymentID, "", status, status, paymentrow.ActorOperator, "receipt "+r.ID+" resent by e-mail")
 		}
 		sealed, key := "", ""
 		if e164 != "" {
@@ -153,7 +156,7 @@ func (s *Service) Resend(ctx context.Context, receiptID string, req ResendReques
 			return err
 		}
 		out.Delivery = d
-		return audit(ctx, tx, s.micros(), r.PaymentID, "", status, status, actorOperator, "receipt "+r.ID+" resent by SMS to "+d.Destination)
+		return paymentrow.Audit(ctx, tx, s.micros(), r.PaymentID, "", status, status, paymentrow.ActorOperator, "receipt "+r.ID+" resent by SMS to "+d.Destination)
 	})
 	if err != nil {
 		return nil, err

@@ -14,17 +14,18 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // ownPayment locks the payment an OCPI object's authorization_reference
 // names, when the object is charged to that payment's token; ours is false
 // otherwise (the object is someone else's).
-func (s *Service) ownPayment(ctx context.Context, tx *store.Tx, reference string, token *ocpi.CdrToken) (p *payment, ours bool, err error) {
+func (s *Service) ownPayment(ctx context.Context, tx *store.Tx, reference string, token *ocpi.CdrToken) (p *paymentrow.Payment, ours bool, err error) {
 	ref := ocpi.Key(reference)
 	if !strings.HasPrefix(ref, "UPI") || len(ref) > 36 {
 		return nil, false, nil
 	}
-	p, err = lockPayment(ctx, tx, "id = $1", ref)
+	p, err = paymentrow.Lock(ctx, tx, "id = $1", ref)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -50,10 +51,10 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.S
 	}
 	r := paymentrow.SessionRef{CountryCode: ocpi.Key(sess.CountryCode), PartyID: ocpi.Key(sess.PartyID), ID: sess.ID}
 	if p.Session.ID != "" && (p.Session.CountryCode != r.CountryCode || p.Session.PartyID != r.PartyID || !strings.EqualFold(p.Session.ID, r.ID)) {
-		if p.Attention == AttentionSecondSession {
+		if p.Attention == paymentrow.AttentionSecondSession {
 			return nil
 		}
-		if err := s.flag(ctx, tx, p, AttentionSecondSession, "session "+sess.ID+" carries the reference of a payment that paid for session "+p.Session.ID); err != nil {
+		if err := s.flag(ctx, tx, p, paymentrow.AttentionSecondSession, "session "+sess.ID+" carries the reference of a payment that paid for session "+p.Session.ID); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
@@ -73,8 +74,8 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.S
 			return err
 		}
 		switch p.Status {
-		case StatusCaptured, StatusSessionRequested:
-			if err := s.transition(ctx, tx, p, StatusCharging, actorCPO, "session "+sess.ID+" "+sess.Status); err != nil {
+		case paymentrow.StatusCaptured, paymentrow.StatusSessionRequested:
+			if err := s.transition(ctx, tx, p, paymentrow.StatusCharging, paymentrow.ActorCPO, "session "+sess.ID+" "+sess.Status); err != nil {
 				return err
 			}
 			if _, err := s.jobs.InsertTx(ctx, tx, deadlineArgs{PaymentID: p.ID, Check: checkAge},
@@ -82,7 +83,7 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, sess *ocpi.S
 				return err
 			}
 		default:
-			if err := s.flag(ctx, tx, p, AttentionSessionLate, "session "+sess.ID+" started for a payment that is "+p.Status); err != nil {
+			if err := s.flag(ctx, tx, p, paymentrow.AttentionSessionLate, "session "+sess.ID+" started for a payment that is "+p.Status); err != nil {
 				return err
 			}
 		}
@@ -120,16 +121,16 @@ func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, pr
 		return err
 	}
 	if p.CDRID != "" {
-		if strings.EqualFold(p.CDRID, cdr.ID) || p.Attention == AttentionSecondCDR {
+		if strings.EqualFold(p.CDRID, cdr.ID) || p.Attention == paymentrow.AttentionSecondCDR {
 			return nil
 		}
-		if err := s.flag(ctx, tx, p, AttentionSecondCDR, "CDR "+cdr.ID+" carries the reference of a payment settled by CDR "+p.CDRID); err != nil {
+		if err := s.flag(ctx, tx, p, paymentrow.AttentionSecondCDR, "CDR "+cdr.ID+" carries the reference of a payment settled by CDR "+p.CDRID); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
 	}
 	if cdr.IsCredit() {
-		if err := s.flag(ctx, tx, p, AttentionCreditCDR, "credit CDR "+cdr.ID+" for the payment's session; not applied automatically"); err != nil {
+		if err := s.flag(ctx, tx, p, paymentrow.AttentionCreditCDR, "credit CDR "+cdr.ID+" for the payment's session; not applied automatically"); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
@@ -144,21 +145,21 @@ func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, pr
 	if p.SessionEnd == 0 {
 		p.SessionEnd = cdr.EndDateTime.Micros()
 	}
-	if p.Attention == AttentionCDRMissing {
-		if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, "resolved cdr_missing: CDR "+cdr.ID+" arrived"); err != nil {
+	if p.Attention == paymentrow.AttentionCDRMissing {
+		if err := paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorCPO, "resolved cdr_missing: CDR "+cdr.ID+" arrived"); err != nil {
 			return err
 		}
 		p.Attention, p.AttentionAt = "", 0
 	}
 	if cdr.Currency != p.Amount.Currency {
-		if err := s.flag(ctx, tx, p, AttentionCDRCurrency, "CDR "+cdr.ID+" is in "+cdr.Currency+", the payment in "+p.Amount.Currency); err != nil {
+		if err := s.flag(ctx, tx, p, paymentrow.AttentionCDRCurrency, "CDR "+cdr.ID+" is in "+cdr.Currency+", the payment in "+p.Amount.Currency); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
 	}
 	cost, err := paiseOf(cdr.TotalCost)
 	if err != nil {
-		if err := s.flag(ctx, tx, p, AttentionCDRCurrency, "CDR "+cdr.ID+": "+err.Error()); err != nil {
+		if err := s.flag(ctx, tx, p, paymentrow.AttentionCDRCurrency, "CDR "+cdr.ID+": "+err.Error()); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
@@ -176,7 +177,7 @@ func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, pr
 	if err := s.settle(ctx, tx, p, cost); err != nil {
 		return err
 	}
-	if p.Status == StatusSettled {
+	if p.Status == paymentrow.StatusSettled {
 		if err := s.issueReceipt(ctx, tx, p, cdr); err != nil {
 			return err
 		}
@@ -188,15 +189,15 @@ func (s *Service) CDRPriced(ctx context.Context, tx *store.Tx, cdr *ocpi.CDR, pr
 // beyond the cost and the refunds made so far is refunded, or recorded as
 // not refundable below ₹1.00; a cost beyond the capture is a shortfall for
 // the operator. A payment being refunded keeps its state.
-func (s *Service) settle(ctx context.Context, tx *store.Tx, p *payment, cost int64) error {
+func (s *Service) settle(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, cost int64) error {
 	p.Cost, p.SettledAt = cost, s.micros()
 	excess := p.Captured - cost - p.Reserved
 	cur := p.Amount.Currency
 	note := fmt.Sprintf("CDR %s: cost %s, captured %s", p.CDRID, fmtPaise(cost, cur), fmtPaise(p.Captured, cur))
 	switch {
-	case excess >= MinRefundPaise:
-		if err := s.refunder.CreateTx(ctx, tx, p, RefundRequest{RefundID: p.ID + "-EXCESS", PaymentID: p.ID, Paise: excess,
-			Reason: "excess over the charging cost (" + note + ")"}, RefundExcess); err != nil {
+	case excess >= refunds.MinPaise:
+		if err := s.refunder.CreateTx(ctx, tx, p, refunds.RefundRequest{RefundID: p.ID + "-EXCESS", PaymentID: p.ID, Paise: excess,
+			Reason: "excess over the charging cost (" + note + ")"}, refunds.Excess); err != nil {
 			return err
 		}
 	case excess > 0:
@@ -204,22 +205,22 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, p *payment, cost int
 		note += fmt.Sprintf("; excess %s below the minimum refund, not refundable", fmtPaise(excess, cur))
 	case excess < 0:
 		p.Shortfall = -excess
-		if err := s.flag(ctx, tx, p, AttentionShortfall, fmt.Sprintf("%s; shortfall %s", note, fmtPaise(-excess, cur))); err != nil {
+		if err := s.flag(ctx, tx, p, paymentrow.AttentionShortfall, fmt.Sprintf("%s; shortfall %s", note, fmtPaise(-excess, cur))); err != nil {
 			return err
 		}
 	}
 	switch p.Status {
-	case StatusCaptured, StatusSessionRequested, StatusCharging:
-		return s.transition(ctx, tx, p, StatusSettled, actorCPO, note)
-	case StatusRefunding:
+	case paymentrow.StatusCaptured, paymentrow.StatusSessionRequested, paymentrow.StatusCharging:
+		return s.transition(ctx, tx, p, paymentrow.StatusSettled, paymentrow.ActorCPO, note)
+	case paymentrow.StatusRefunding:
 		// Its late session's cost may have taken what the full refund (failed
 		// or still under way) was to send back: with nothing owed and nothing
 		// in flight, the payment is done.
 		if p.Reserved == p.Refunded && p.Refunded+p.NotRefundable+p.SettledCost() >= p.Captured {
-			return s.transition(ctx, tx, p, StatusRefunded, actorCPO, note+"; nothing left to refund")
+			return s.transition(ctx, tx, p, paymentrow.StatusRefunded, paymentrow.ActorCPO, note+"; nothing left to refund")
 		}
 	}
-	return audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, note)
+	return paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorCPO, note)
 }
 
 // paiseOf converts an OCPI price to paise: incl_vat when given (what the

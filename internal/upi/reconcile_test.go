@@ -11,13 +11,15 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 )
 
 // charging pays amount and waits for the session.
-func (b *bundle) charging(t *testing.T, amount string) (string, *upi.PaymentView) {
+func (b *bundle) charging(t *testing.T, amount string) (string, *paymentview.PaymentView) {
 	t.Helper()
 	orderID := b.paid(t, amount)
-	return orderID, b.waitStatus(t, orderID, upi.StatusCharging)
+	return orderID, b.waitStatus(t, orderID, paymentrow.StatusCharging)
 }
 
 // TestReconciliation settles sessions against their CDRs: an excess below
@@ -33,7 +35,7 @@ func TestReconciliation(t *testing.T) {
 			b.cpo.SetPlan(sim.SessionPlan{KWh: "22.75", CostExclVAT: "423.31", CostInclVAT: "499.505"})
 			orderID, p := b.charging(t, "500")
 			b.stop(t, p.Session.ID)
-			p = b.waitStatus(t, orderID, upi.StatusSettled)
+			p = b.waitStatus(t, orderID, paymentrow.StatusSettled)
 			// 499.505 rounds half away from zero to 499.51.
 			if p.Cost != "499.51" || p.NotRefundable != "0.49" || p.Refunded != "0.00" || len(p.Refunds) != 0 || p.Attention != "" {
 				t.Errorf("settled %+v", p)
@@ -63,15 +65,15 @@ func TestReconciliation(t *testing.T) {
 			b.cpo.SetPlan(sim.SessionPlan{KWh: "27.3", CostExclVAT: "508.47", CostInclVAT: "600.00"})
 			orderID, p := b.charging(t, "500")
 			b.stop(t, p.Session.ID)
-			p = b.waitStatus(t, orderID, upi.StatusSettled)
-			if p.Shortfall != "100.00" || p.Attention != upi.AttentionShortfall || len(p.Refunds) != 0 {
+			p = b.waitStatus(t, orderID, paymentrow.StatusSettled)
+			if p.Shortfall != "100.00" || p.Attention != paymentrow.AttentionShortfall || len(p.Refunds) != 0 {
 				t.Errorf("settled %+v", p)
 			}
 			evs, err := b.events.Wait(b.ctx, event.PaymentNeedsAttention, 1)
-			if err != nil || evs[0].Data.(map[string]any)["reason"] != upi.AttentionShortfall {
+			if err != nil || evs[0].Data.(map[string]any)["reason"] != paymentrow.AttentionShortfall {
 				t.Errorf("attention events %v %v", evs, err)
 			}
-			if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=true", nil)); len(list) != 1 || list[0].ID != p.ID {
+			if list := data[[]paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?attention=true", nil)); len(list) != 1 || list[0].ID != p.ID {
 				t.Errorf("attention list %v", list)
 			}
 		})
@@ -88,13 +90,13 @@ func TestReconciliation(t *testing.T) {
 			if _, err := b.events.Wait(b.ctx, event.CDRMissing, 1); err != nil {
 				t.Fatal(err)
 			}
-			p = b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Attention == upi.AttentionCDRMissing })
+			p = b.waitStatus(t, orderID, paymentrow.StatusCharging, func(p *paymentview.PaymentView) bool { return p.Attention == paymentrow.AttentionCDRMissing })
 			st, err := b.h.UPI.OrderStatus(b.ctx, mustOrder(t, b, p))
 			if err != nil || st.Stage != upi.StageCharging || !strings.Contains(st.Title, "finished") {
 				t.Errorf("status page while the CDR is missing: %+v %v", st, err)
 			}
 			b.stop(t, p.Session.ID)
-			p = b.waitStatus(t, orderID, upi.StatusSettled, refundsDone)
+			p = b.waitStatus(t, orderID, paymentrow.StatusSettled, refundsDone)
 			if p.Attention != "" || p.Refunded != "227.12" {
 				t.Errorf("settled late %+v", p)
 			}

@@ -10,41 +10,19 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
-// Refunds (package refunds) under the names the hub uses.
-
-// MinRefundPaise is the PG's smallest refund, ₹1.00: a smaller excess is
-// recorded as not refundable.
-const MinRefundPaise = refunds.MinPaise
-
-// Refund states (upi.md §5) and kinds.
-const (
-	RefundQueued    = refunds.Queued
-	RefundPending   = refunds.Pending
-	RefundProcessed = refunds.Processed
-	RefundFailed    = refunds.Failed
-	RefundOperator  = refunds.Operator
-	RefundFull      = refunds.Full
-	RefundExcess    = refunds.Excess
-)
-
-type (
-	// RefundRequest asks for a refund.
-	RefundRequest = refunds.RefundRequest
-	// Refund is a refund as the operator sees it.
-	Refund = refunds.Refund
-	// RefundFilter selects refunds.
-	RefundFilter = refunds.Filter
-)
+// The operator's refunds and the refund machine's job and host (package
+// refunds).
 
 // CreateRefund refunds part of a payment at the operator's request
 // (refunds.Machine.Create): stored QUEUED with its job, sent to the PG by the
 // job. A repeated refund_id with the same payment and amount returns the
 // first refund and sends nothing (isNew false); with anything else it is a
 // conflict. The sum of refunds never exceeds the capture.
-func (s *Service) CreateRefund(ctx context.Context, req RefundRequest) (r *Refund, isNew bool, err error) {
+func (s *Service) CreateRefund(ctx context.Context, req refunds.RefundRequest) (r *refunds.Refund, isNew bool, err error) {
 	if isNew, err = s.refunder.Create(ctx, req); err != nil {
 		return nil, false, err
 	}
@@ -52,35 +30,31 @@ func (s *Service) CreateRefund(ctx context.Context, req RefundRequest) (r *Refun
 	return r, isNew, err
 }
 
-// refundArgs is the refund job (refunds.Args); its worker is the refund
-// machine's.
-type refundArgs = refunds.Args
-
 type refundWorker struct {
-	river.WorkerDefaults[refundArgs]
+	river.WorkerDefaults[refunds.Args]
 	s *Service
 }
 
-func (w *refundWorker) Work(ctx context.Context, job *river.Job[refundArgs]) error {
+func (w *refundWorker) Work(ctx context.Context, job *river.Job[refunds.Args]) error {
 	return w.s.refunder.Work(ctx, job.Args.RefundID)
 }
 
 // refundHost is the payment machine as the refund machine sees it.
 type refundHost struct{ s *Service }
 
-func (h refundHost) Read(ctx context.Context, q store.Querier, id string) (*payment, error) {
+func (h refundHost) Read(ctx context.Context, q store.Querier, id string) (*paymentrow.Payment, error) {
 	return h.s.readPayment(ctx, q, id)
 }
 
-func (h refundHost) Save(ctx context.Context, tx *store.Tx, p *payment) error {
+func (h refundHost) Save(ctx context.Context, tx *store.Tx, p *paymentrow.Payment) error {
 	return h.s.save(ctx, tx, p)
 }
 
-func (h refundHost) Transition(ctx context.Context, tx *store.Tx, p *payment, to, actor, note string) error {
+func (h refundHost) Transition(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, to, actor, note string) error {
 	return h.s.transition(ctx, tx, p, to, actor, note)
 }
 
-func (h refundHost) Flag(ctx context.Context, tx *store.Tx, p *payment, reason, note string) error {
+func (h refundHost) Flag(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, reason, note string) error {
 	return h.s.flag(ctx, tx, p, reason, note)
 }
 
@@ -101,7 +75,7 @@ func (h refundHost) FetchRefund(ctx context.Context, refundID string) (*pg.Refun
 }
 
 // Refund returns a refund by our refund_id.
-func (s *Service) Refund(ctx context.Context, refundID string) (*Refund, error) {
+func (s *Service) Refund(ctx context.Context, refundID string) (*refunds.Refund, error) {
 	r, err := refunds.Scan(s.db.Read().QueryRow(ctx, "SELECT "+refunds.Columns+" FROM upi_refunds WHERE refund_id = $1", refundID))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errNotFound("refund " + refundID)
@@ -110,7 +84,7 @@ func (s *Service) Refund(ctx context.Context, refundID string) (*Refund, error) 
 }
 
 // ListRefunds returns a page of refunds, oldest change first.
-func (s *Service) ListRefunds(ctx context.Context, f RefundFilter, p ocpi.PageRequest) ([]*Refund, ocpi.Page, error) {
+func (s *Service) ListRefunds(ctx context.Context, f refunds.Filter, p ocpi.PageRequest) ([]*refunds.Refund, ocpi.Page, error) {
 	l := store.List{Table: "upi_refunds", Columns: refunds.Columns}.WithPage(p)
 	if f.Status != "" {
 		where(&l, "status = $%d", f.Status)
@@ -118,5 +92,5 @@ func (s *Service) ListRefunds(ctx context.Context, f RefundFilter, p ocpi.PageRe
 	if f.PaymentID != "" {
 		where(&l, "payment_id = $%d", ocpi.Key(f.PaymentID))
 	}
-	return listPage(ctx, s.db.Read(), l, refunds.Scan, func(r *Refund) (int64, int64) { return r.LU, r.PK })
+	return listPage(ctx, s.db.Read(), l, refunds.Scan, func(r *refunds.Refund) (int64, int64) { return r.LU, r.PK })
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // TestRefundPGFailures: the PG's refund API failing (5xx, 429) leaves the refund
@@ -36,12 +38,12 @@ func TestRefundPGFailures(t *testing.T) {
 			b.pg.FailNext(pgsim.APIRefund, 2, pgsim.Unavailable())
 			b.pg.FailNext(pgsim.APIRefund, 1, pgsim.RateLimited(time.Second))
 			orderID := b.paid(t, "400")
-			p := b.waitStatus(t, orderID, upi.StatusRefunded)
+			p := b.waitStatus(t, orderID, paymentrow.StatusRefunded)
 			wantFullRefund(t, b, p, 400_00)
 			if n := b.pg.Calls(pgsim.APIRefund); n != 4 {
 				t.Errorf("%d refund calls, want 4 (3 failed)", n)
 			}
-			if r := p.Refunds[0]; r.Attempts != 3 || r.Status != upi.RefundProcessed || r.LastError != "" {
+			if r := p.Refunds[0]; r.Attempts != 3 || r.Status != refunds.Processed || r.LastError != "" {
 				t.Errorf("refund %+v", r)
 			}
 			if n := len(b.events.Events(event.RefundProcessed)); n != 1 {
@@ -55,7 +57,7 @@ func TestRefundPGFailures(t *testing.T) {
 			b.cpo.OnCommand(reject)
 			b.pg.FailNext(pgsim.APIRefund, 1, pgsim.ServerError().Committed())
 			orderID := b.paid(t, "400")
-			p := b.waitStatus(t, orderID, upi.StatusRefunded)
+			p := b.waitStatus(t, orderID, paymentrow.StatusRefunded)
 			wantFullRefund(t, b, p, 400_00)
 		})
 	})
@@ -65,8 +67,8 @@ func TestRefundPGFailures(t *testing.T) {
 			b.cpo.OnCommand(reject)
 			b.pg.RefuseRefunds("BAD_REQUEST_ERROR", "The payment is too old to refund")
 			orderID := b.paid(t, "400")
-			p := b.waitStatus(t, orderID, upi.StatusRefunding, func(p *upi.PaymentView) bool { return p.Attention != "" })
-			if p.Attention != upi.AttentionRefundFailed || len(p.Refunds) != 1 || p.Refunds[0].Status != upi.RefundFailed ||
+			p := b.waitStatus(t, orderID, paymentrow.StatusRefunding, func(p *paymentview.PaymentView) bool { return p.Attention != "" })
+			if p.Attention != paymentrow.AttentionRefundFailed || len(p.Refunds) != 1 || p.Refunds[0].Status != refunds.Failed ||
 				!strings.Contains(p.Refunds[0].LastError, "too old") || p.RefundPending != "0.00" || p.Refunded != "0.00" {
 				t.Errorf("payment after a refused refund %+v", p)
 			}
@@ -81,21 +83,21 @@ func TestRefundPGFailures(t *testing.T) {
 			if resp.HTTPStatus != http.StatusCreated {
 				t.Fatalf("operator refund: HTTP %d %s", resp.HTTPStatus, resp.Body)
 			}
-			p = b.waitStatus(t, orderID, upi.StatusRefunded)
+			p = b.waitStatus(t, orderID, paymentrow.StatusRefunded)
 			if p.Refunded != "400.00" {
 				t.Errorf("refunded %s", p.Refunded)
 			}
-			if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 1 {
+			if list := data[[]paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 1 {
 				t.Errorf("%d payments need attention, want 1", len(list))
 			}
 			hubtest.WantError(t, "resolve without a note", b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve", map[string]any{}),
 				http.StatusOK, ocpi.StatusInvalidParams, "note")
-			resolved := data[upi.PaymentView](t, b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
+			resolved := data[paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodPost, upiBase+"/payments/"+p.ID+"/resolve",
 				map[string]any{"note": "refunded by hand"}))
 			if resolved.Attention != "" {
 				t.Errorf("resolved %+v", resolved)
 			}
-			if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 0 {
+			if list := data[[]paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments/attention", nil)); len(list) != 0 {
 				t.Errorf("%d payments need attention after resolving", len(list))
 			}
 		})
@@ -110,27 +112,27 @@ func TestOperatorRefunds(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, b *bundle) {
 		orderID := b.paid(t, "500")
-		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		post := func(body any) *ocpiclient.Response { return b.h.AdminDo(t, http.MethodPost, upiBase+"/refunds", body) }
 
 		resp := post(map[string]any{"refund_id": "op-first-refund", "payment_id": strings.ToLower(p.ID), "refund_amount": "100.00", "reason": "goodwill"})
 		if resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("refund: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		r := data[upi.Refund](t, resp)
+		r := data[refunds.Refund](t, resp)
 		// The answer reads the refund back after the commit: the refund
 		// worker may already have sent it.
-		if r.RefundID != "op-first-refund" || r.Amount != "100.00" || !slices.Contains([]string{upi.RefundQueued, upi.RefundPending, upi.RefundProcessed}, r.Status) ||
-			r.Kind != upi.RefundOperator {
+		if r.RefundID != "op-first-refund" || r.Amount != "100.00" || !slices.Contains([]string{refunds.Queued, refunds.Pending, refunds.Processed}, r.Status) ||
+			r.Kind != refunds.Operator {
 			t.Errorf("refund %+v", r)
 		}
 		eventually(t, "refund processed", func() bool {
 			got, _ := b.h.UPI.Refund(b.ctx, "op-first-refund")
-			return got != nil && got.Status == upi.RefundProcessed
+			return got != nil && got.Status == refunds.Processed
 		})
 		calls := b.pg.Calls(pgsim.APIRefund)
 		again := post(map[string]any{"refund_id": "op-first-refund", "payment_id": p.ID, "refund_amount": 100, "reason": "goodwill"})
-		if again.HTTPStatus != http.StatusOK || data[upi.Refund](t, again).Status != upi.RefundProcessed || b.pg.Calls(pgsim.APIRefund) != calls {
+		if again.HTTPStatus != http.StatusOK || data[refunds.Refund](t, again).Status != refunds.Processed || b.pg.Calls(pgsim.APIRefund) != calls {
 			t.Errorf("repeated refund: HTTP %d %s, %d PG calls (was %d)", again.HTTPStatus, again.Body, b.pg.Calls(pgsim.APIRefund), calls)
 		}
 
@@ -183,15 +185,15 @@ func TestOperatorRefunds(t *testing.T) {
 		if created != 13 {
 			t.Errorf("%d concurrent refunds accepted, want 13", created)
 		}
-		p = b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Refunded == "490.00" })
+		p = b.waitStatus(t, orderID, paymentrow.StatusCharging, func(p *paymentview.PaymentView) bool { return p.Refunded == "490.00" })
 		if len(b.pg.Refunds(p.PGPaymentID)) != 14 {
 			t.Errorf("%d refunds at the PG, want 14", len(b.pg.Refunds(p.PGPaymentID)))
 		}
 
 		// The session costs ₹272.88, the capture keeps ₹10.00: a shortfall.
 		b.stop(t, p.Session.ID)
-		p = b.waitStatus(t, orderID, upi.StatusSettled)
-		if p.Shortfall != "262.88" || p.Attention != upi.AttentionShortfall || p.Cost != "272.88" || p.Refunded != "490.00" {
+		p = b.waitStatus(t, orderID, paymentrow.StatusSettled)
+		if p.Shortfall != "262.88" || p.Attention != paymentrow.AttentionShortfall || p.Cost != "272.88" || p.Refunded != "490.00" {
 			t.Errorf("settled with a shortfall: %+v", p)
 		}
 		if _, err := b.events.Wait(b.ctx, event.PaymentNeedsAttention, 1); err != nil {
@@ -205,10 +207,10 @@ func TestOperatorRefunds(t *testing.T) {
 			t.Errorf("captured %d ≠ cost %d + refunded %d − shortfall %d", captured, cost, refunded, short)
 		}
 		// Filters of the payments list.
-		if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=SETTLED", nil)); len(list) != 1 {
+		if list := data[[]paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=SETTLED", nil)); len(list) != 1 {
 			t.Errorf("%d settled payments", len(list))
 		}
-		if list := data[[]upi.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=FAILED", nil)); len(list) != 0 {
+		if list := data[[]paymentview.PaymentView](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=FAILED", nil)); len(list) != 0 {
 			t.Errorf("%d failed payments", len(list))
 		}
 		hubtest.WantError(t, "list by a bad status", b.h.AdminDo(t, http.MethodGet, upiBase+"/payments?status=GONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
@@ -217,7 +219,7 @@ func TestOperatorRefunds(t *testing.T) {
 		hubtest.WantError(t, "refunds by a bad status", b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?status=DONE", nil), http.StatusOK, ocpi.StatusInvalidParams, "status")
 		hubtest.WantError(t, "refunds with a bad limit", b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?limit=zero", nil), http.StatusOK, ocpi.StatusInvalidParams, "limit")
 		hubtest.WantError(t, "unknown refund", b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds/nope", nil), http.StatusNotFound, ocpi.StatusClientError, "")
-		if list := data[[]upi.Refund](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?payment_id="+p.ID+"&status=processed", nil)); len(list) != 14 {
+		if list := data[[]refunds.Refund](t, b.h.AdminDo(t, http.MethodGet, upiBase+"/refunds?payment_id="+p.ID+"&status=processed", nil)); len(list) != 14 {
 			t.Errorf("%d processed refunds of the payment", len(list))
 		}
 	})

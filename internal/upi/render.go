@@ -5,24 +5,26 @@ import (
 	"errors"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
 // Sticker renders the sticker of a mapping as png, svg or pdf. A disabled
 // mapping has no sticker (it would take no payment).
 func (s *Service) Sticker(ctx context.Context, ref, format string) ([]byte, error) {
-	if _, ok := StickerFormats[format]; !ok {
+	if _, ok := printer.StickerFormats[format]; !ok {
 		return nil, ocpi.Invalid("format", "must be png, svg or pdf")
 	}
 	m, err := s.QR(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	if m.Status != QRActive {
+	if m.Status != qrmap.Active {
 		return nil, &ocpi.Error{Code: ocpi.EINVALID, Field: "qr_ref", Issue: "is disabled",
 			Message: "QR mapping " + ref + " is disabled; its sticker takes no payments"}
 	}
-	st := Sticker{QRRef: m.QRRef, URL: m.URL, LocationName: "Charging point " + m.LocationID, EVSEID: m.EVSEUID,
+	st := printer.Sticker{QRRef: m.QRRef, URL: m.URL, LocationName: "Charging point " + m.LocationID, EVSEID: m.EVSEUID,
 		ConnectorID: m.ConnectorID, Operator: m.TenantID}
 	// The directory may have lost the connector since; the sticker still
 	// renders with what the mapping knows.
@@ -44,7 +46,7 @@ func (s *Service) Sticker(ctx context.Context, ref, format string) ([]byte, erro
 		return nil, err
 	}
 	b, err := s.render.Sticker(ctx, format, st)
-	if errors.Is(err, ErrNoRenderer) {
+	if errors.Is(err, printer.ErrNoRenderer) {
 		return nil, &ocpi.Error{Code: ocpi.EUNAVAILABLE, Message: "stickers cannot be rendered: no renderer is configured", Err: err}
 	}
 	return b, err
@@ -68,24 +70,9 @@ func (s *Service) CanDrawQR(context.Context) bool {
 
 // IntentQR draws an order's UPI intent link as a QR code (PNG): what a
 // desktop shows for the driver's phone to scan.
-func (s *Service) IntentQR(ctx context.Context, o *Order) ([]byte, error) {
+func (s *Service) IntentQR(ctx context.Context, o *orders.Order) ([]byte, error) {
 	if o.Intent == "" {
 		return nil, errNotFound("UPI intent")
 	}
 	return s.render.QRPNG(ctx, o.Intent)
 }
-
-// Stickers, receipts and QR codes are drawn by package printer, under the
-// names the hub uses.
-type (
-	Sticker  = printer.Sticker
-	Renderer = printer.Renderer
-	Printout = printer.Printout
-)
-
-// StickerFormats are the formats a sticker is rendered in, with their media
-// types.
-var StickerFormats = printer.StickerFormats
-
-// ErrNoRenderer is returned while no renderer is wired.
-var ErrNoRenderer = printer.ErrNoRenderer

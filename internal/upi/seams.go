@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/charger"
 )
 
 // The module's seams to the rest of the hub are small interfaces implemented
@@ -17,7 +18,7 @@ type Directory interface {
 	// Connector returns a connector with its location, EVSE status and
 	// tariff. An unknown location, EVSE or connector is an
 	// EUNKNOWNLOCATION error.
-	Connector(ctx context.Context, ref ConnectorRef) (*Connector, error)
+	Connector(ctx context.Context, ref charger.ConnectorRef) (*charger.Connector, error)
 	// Owner returns the CPO party of a location id when exactly one CPO uses
 	// it.
 	Owner(ctx context.Context, locationID string) (countryCode, partyID string, err error)

@@ -20,6 +20,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 const (
@@ -30,8 +34,8 @@ const (
 	gstinMH = "27AABCO1234F1ZV"
 )
 
-func gstConfig(gstin string) upi.GSTConfig {
-	return upi.GSTConfig{SupplierName: "ocpihub Mobility Services Pvt Ltd", SupplierAddress: "80 Feet Road, Bengaluru 560034", GSTIN: gstin}
+func gstConfig(gstin string) receipt.GSTConfig {
+	return receipt.GSTConfig{SupplierName: "ocpihub Mobility Services Pvt Ltd", SupplierAddress: "80 Feet Road, Bengaluru 560034", GSTIN: gstin}
 }
 
 // smsBundle is a bundle whose hub sends receipts by SMS to sim, in the
@@ -92,14 +96,14 @@ func (b *bundle) orderWithPhone(t *testing.T, amount, phone string) string {
 }
 
 // chargeAndSettle pays an order, charges and stops: the CDR settles it.
-func (b *bundle) chargeAndSettle(t *testing.T, orderID string) *upi.PaymentView {
+func (b *bundle) chargeAndSettle(t *testing.T, orderID string) *paymentview.PaymentView {
 	t.Helper()
 	if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Captured); err != nil {
 		t.Fatal(err)
 	}
-	p := b.waitStatus(t, orderID, upi.StatusCharging)
+	p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 	b.stop(t, p.Session.ID)
-	return b.waitStatus(t, orderID, upi.StatusSettled, func(p *upi.PaymentView) bool { return p.Receipt != nil })
+	return b.waitStatus(t, orderID, paymentrow.StatusSettled, func(p *paymentview.PaymentView) bool { return p.Receipt != nil })
 }
 
 // receiptRecord reads a receipt through the receipts API.
@@ -138,7 +142,7 @@ func TestReceiptBySMSEndToEnd(t *testing.T) {
 				// down its attempt: wait for both.
 				eventually(t, "the SMS delivered", func() bool {
 					rec = b.receiptRecord(t, p.Receipt.ID)
-					return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryDelivered && rec.Deliveries[0].Attempts > 0
+					return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == smsreceipt.DeliveryDelivered && rec.Deliveries[0].Attempts > 0
 				})
 				msgs := b.sim.Messages()
 				if len(msgs) != 1 {
@@ -156,7 +160,7 @@ func TestReceiptBySMSEndToEnd(t *testing.T) {
 					}
 				}
 				d := rec.Deliveries[0]
-				if d.Channel != upi.ChannelSMS || d.Destination != "+91 98******10" || d.Attempts != 1 || d.ProviderID != m.ProviderID ||
+				if d.Channel != smsreceipt.ChannelSMS || d.Destination != "+91 98******10" || d.Attempts != 1 || d.ProviderID != m.ProviderID ||
 					d.ReportedAt == nil {
 					t.Errorf("delivery %+v", d)
 				}
@@ -244,7 +248,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 		var rec upi.ReceiptRecord
 		eventually(t, "the SMS failed", func() bool {
 			rec = b.receiptRecord(t, p.Receipt.ID)
-			return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryFailed
+			return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == smsreceipt.DeliveryFailed
 		})
 		d := rec.Deliveries[0]
 		if d.Attempts != 6 || !strings.Contains(d.LastError, "503") || b.sim.Calls() != 6 || len(b.sim.Messages()) != 0 {
@@ -283,7 +287,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 		}
 		eventually(t, "the resent SMS delivered", func() bool {
 			rec = b.receiptRecord(t, p.Receipt.ID)
-			return len(rec.Deliveries) == 2 && rec.Deliveries[1].Status == upi.DeliveryDelivered
+			return len(rec.Deliveries) == 2 && rec.Deliveries[1].Status == smsreceipt.DeliveryDelivered
 		})
 		if msgs := b.sim.Messages(); len(msgs) != 1 || msgs[0].To != "+919123456789" {
 			t.Errorf("messages after the resend: %+v", msgs)
@@ -297,7 +301,7 @@ func TestReceiptSMSGatewayDown(t *testing.T) {
 		}
 		eventually(t, "the SMS reported undelivered", func() bool {
 			rec = b.receiptRecord(t, p.Receipt.ID)
-			return len(rec.Deliveries) == 3 && rec.Deliveries[2].Status == upi.DeliveryUndelivered
+			return len(rec.Deliveries) == 3 && rec.Deliveries[2].Status == smsreceipt.DeliveryUndelivered
 		})
 		if rec.Deliveries[2].Destination != "+91 91******89" {
 			t.Errorf("resend without a number went to %s", rec.Deliveries[2].Destination)
@@ -337,7 +341,7 @@ func TestReceiptSMSBadInput(t *testing.T) {
 		var rec upi.ReceiptRecord
 		eventually(t, "the SMS delivered", func() bool {
 			rec = b.receiptRecord(t, p.Receipt.ID)
-			return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == upi.DeliveryDelivered
+			return len(rec.Deliveries) == 1 && rec.Deliveries[0].Status == smsreceipt.DeliveryDelivered
 		})
 		// A forged report: the right message, the wrong token or none.
 		forged := []byte(`[{"requestId":"` + rec.Deliveries[0].ProviderID + `","number":"919876543210","status":"2","desc":"FAILED"}]`)
@@ -356,7 +360,7 @@ func TestReceiptSMSBadInput(t *testing.T) {
 				t.Errorf("forged report at %s: HTTP %d %+v", path, resp.StatusCode, env)
 			}
 		}
-		if got := b.receiptRecord(t, p.Receipt.ID).Deliveries[0]; got.Status != upi.DeliveryDelivered || got.LastError != "" {
+		if got := b.receiptRecord(t, p.Receipt.ID).Deliveries[0]; got.Status != smsreceipt.DeliveryDelivered || got.LastError != "" {
 			t.Errorf("a forged report changed the delivery: %+v", got)
 		}
 		if evs := b.events.Events(event.ReceiptDeliveryFailed); len(evs) != 0 {

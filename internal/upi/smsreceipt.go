@@ -10,27 +10,9 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
-
-// Receipts by SMS (package smsreceipt) under the names the hub uses.
-
-// States of a receipt's delivery.
-const (
-	DeliveryQueued      = smsreceipt.DeliveryQueued
-	DeliverySent        = smsreceipt.DeliverySent
-	DeliveryDelivered   = smsreceipt.DeliveryDelivered
-	DeliveryUndelivered = smsreceipt.DeliveryUndelivered
-	DeliveryFailed      = smsreceipt.DeliveryFailed
-	// ChannelSMS is the channel of a delivery by SMS.
-	ChannelSMS = smsreceipt.ChannelSMS
-)
-
-// Delivery is one sending of a receipt to the driver.
-type Delivery = smsreceipt.Delivery
-
-// ErrForgedReport answers a delivery report that fails authentication.
-var ErrForgedReport = smsreceipt.ErrForgedReport
 
 // newSMSSender is the module's SMS sender: its receipts, and its outcomes
 // audited on the payment's chain (the payment's state unchanged).
@@ -42,13 +24,13 @@ func (s *Service) newSMSSender() *smsreceipt.Sender {
 			if err := tx.QueryRow(ctx, "SELECT status FROM upi_payments WHERE id = $1", paymentID).Scan(&pstatus); err != nil {
 				return err
 			}
-			return audit(ctx, tx, s.micros(), paymentID, "", pstatus, pstatus, actorSystem, note)
+			return paymentrow.Audit(ctx, tx, s.micros(), paymentID, "", pstatus, pstatus, paymentrow.ActorSystem, note)
 		}},
 		smsreceipt.Deps{DB: s.db, SMS: s.sms, Box: s.box, Events: s.events, Clock: s.clock, Logger: s.logger})
 }
 
 // Deliveries returns the deliveries of a receipt, oldest first.
-func (s *Service) Deliveries(ctx context.Context, receiptID string) ([]*Delivery, error) {
+func (s *Service) Deliveries(ctx context.Context, receiptID string) ([]*smsreceipt.Delivery, error) {
 	return s.texts.Deliveries(ctx, receiptID)
 }
 
@@ -61,7 +43,7 @@ func (s *Service) ReceiveSMSReports(ctx context.Context, header http.Header, que
 
 // queueSMS records a delivery of a receipt by SMS to a (sealed) number
 // and enqueues its job, in the caller's transaction.
-func (s *Service) queueSMS(ctx context.Context, tx *store.Tx, receiptID, paymentID, sealed, key, e164 string) (*Delivery, error) {
+func (s *Service) queueSMS(ctx context.Context, tx *store.Tx, receiptID, paymentID, sealed, key, e164 string) (*smsreceipt.Delivery, error) {
 	d, err := s.texts.Record(ctx, tx, "dl"+randomID(22), receiptID, paymentID, sealed, key, maskPhone(e164))
 	if err != nil {
 		return nil, err
@@ -72,7 +54,7 @@ func (s *Service) queueSMS(ctx context.Context, tx *store.Tx, receiptID, payment
 
 // queueReceiptSMS queues the receipt's one automatic SMS when the driver
 // gave a number with consent and SMS is configured.
-func (s *Service) queueReceiptSMS(ctx context.Context, tx *store.Tx, p *payment, receiptID string) error {
+func (s *Service) queueReceiptSMS(ctx context.Context, tx *store.Tx, p *paymentrow.Payment, receiptID string) error {
 	if s.sms == nil {
 		return nil
 	}

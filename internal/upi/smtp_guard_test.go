@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/netguard"
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // countingListener counts the connections it accepts.
@@ -59,12 +59,12 @@ func TestSMTPThroughTheGuard(t *testing.T) {
 		}
 	}()
 
-	r := &upi.Receipt{ID: "abcdefghabcdefghabcdefghabcdefgh", PaymentID: "UPI1", Amount: "10.00", Currency: "INR", EnergyKWh: "1",
+	r := &receipt.Receipt{ID: "abcdefghabcdefghabcdefghabcdefgh", PaymentID: "UPI1", Amount: "10.00", Currency: "INR", EnergyKWh: "1",
 		Cost: "10.00", Captured: "10.00", Refunded: "0.00", URL: "https://hub.test/receipts/abcdefghabcdefghabcdefghabcdefgh"}
-	notice := upi.ReceiptNotice{Receipt: r, Email: "driver@example.in"}
-	notifier := func(g *netguard.Guard) upi.SMTPNotifier {
-		return upi.SMTPNotifier{Logger: slog.New(slog.DiscardHandler),
-			Config:    upi.SMTPConfig{Addr: tlsL.Addr().String(), From: "receipts@ocpihub.test", TLS: "tls"},
+	notice := receipt.ReceiptNotice{Receipt: r, Email: "driver@example.in"}
+	notifier := func(g *netguard.Guard) receipt.SMTPNotifier {
+		return receipt.SMTPNotifier{Logger: slog.New(slog.DiscardHandler),
+			Config:    receipt.SMTPConfig{Addr: tlsL.Addr().String(), From: "receipts@ocpihub.test", TLS: "tls"},
 			TLSConfig: &tls.Config{RootCAs: roots, ServerName: "example.com", MinVersion: tls.VersionTLS12},
 			DialFunc:  g.Dial(&net.Dialer{Timeout: 5 * time.Second})}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 )
 
 // mail is one message the test SMTP server received.
@@ -123,13 +123,13 @@ func (s *smtpServer) wait(ctx context.Context, n int) []mail {
 func TestSMTPNotifier(t *testing.T) {
 	t.Parallel()
 	srv := startSMTP(t)
-	n := upi.SMTPNotifier{Logger: slog.New(slog.DiscardHandler), Config: upi.SMTPConfig{Addr: srv.Addr(), From: "ocpihub <receipts@ocpihub.test>",
+	n := receipt.SMTPNotifier{Logger: slog.New(slog.DiscardHandler), Config: receipt.SMTPConfig{Addr: srv.Addr(), From: "ocpihub <receipts@ocpihub.test>",
 		Username: "hub", Password: "secret", TLS: "none"}}
-	r := &upi.Receipt{ID: "abcdefghabcdefghabcdefghabcdefgh", PaymentID: "UPI123", Amount: "272.88", Currency: "INR", EnergyKWh: "12.5",
+	r := &receipt.Receipt{ID: "abcdefghabcdefghabcdefghabcdefgh", PaymentID: "UPI123", Amount: "272.88", Currency: "INR", EnergyKWh: "12.5",
 		Cost: "272.88", Captured: "500.00", Refunded: "227.12", URL: "https://hub.test/receipts/abcdefghabcdefghabcdefghabcdefgh"}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := n.SendReceipt(ctx, upi.ReceiptNotice{Receipt: r, Email: "driver@example.in", PDF: []byte("%PDF-1.7 test")}); err != nil {
+	if err := n.SendReceipt(ctx, receipt.ReceiptNotice{Receipt: r, Email: "driver@example.in", PDF: []byte("%PDF-1.7 test")}); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.wait(ctx, 1)
@@ -147,7 +147,7 @@ func TestSMTPNotifier(t *testing.T) {
 		}
 	}
 	// Without an address the receipt is only logged.
-	if err := n.SendReceipt(ctx, upi.ReceiptNotice{Receipt: r}); err != nil {
+	if err := n.SendReceipt(ctx, receipt.ReceiptNotice{Receipt: r}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.wait(ctx, 1); len(got) != 1 {

@@ -12,6 +12,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
 // startAttempts is how often delivering START_SESSION is tried before the
@@ -44,23 +46,23 @@ func (w *startWorker) NextRetry(job *river.Job[startArgs]) time.Time {
 // for the command's result (or TIMEOUT) and the session deadline.
 func (w *startWorker) Work(ctx context.Context, job *river.Job[startArgs]) error {
 	s := w.s
-	var p *payment
+	var p *paymentrow.Payment
 	err := s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		p, err = lockPayment(ctx, tx, "id = $1", job.Args.PaymentID)
+		p, err = paymentrow.Lock(ctx, tx, "id = $1", job.Args.PaymentID)
 		if err != nil {
 			return err
 		}
 		switch {
-		case p.Status == StatusCaptured:
-		case p.Status == StatusSessionRequested && p.CommandResponse == "" && p.Session.ID == "":
+		case p.Status == paymentrow.StatusCaptured:
+		case p.Status == paymentrow.StatusSessionRequested && p.CommandResponse == "" && p.Session.ID == "":
 			return nil // an earlier attempt did not reach the CPO: send again
 		default:
 			p = nil // decided already
 			return nil
 		}
 		p.CommandSentAt = s.micros()
-		if err := s.transition(ctx, tx, p, StatusSessionRequested, actorSystem, "START_SESSION to "+TenantOf(p.Ref.CountryCode, p.Ref.PartyID)); err != nil {
+		if err := s.transition(ctx, tx, p, paymentrow.StatusSessionRequested, paymentrow.ActorSystem, "START_SESSION to "+qrmap.TenantOf(p.Ref.CountryCode, p.Ref.PartyID)); err != nil {
 			return err
 		}
 		if _, err := s.jobs.InsertTx(ctx, tx, deadlineArgs{PaymentID: p.ID, Check: checkSession},
@@ -113,12 +115,12 @@ func respMessage(r *ocpi.CommandResponse) []ocpi.DisplayText {
 // recordResponse stores the command id and the CPO's answer.
 func (s *Service) recordResponse(ctx context.Context, paymentID, commandID, response, note string) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := lockPayment(ctx, tx, "id = $1", paymentID)
+		p, err := paymentrow.Lock(ctx, tx, "id = $1", paymentID)
 		if err != nil || p.CommandResponse != "" {
 			return err
 		}
 		p.CommandID, p.CommandResponse = commandID, response
-		if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, note); err != nil {
+		if err := paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorCPO, note); err != nil {
 			return err
 		}
 		return s.save(ctx, tx, p)
@@ -129,14 +131,14 @@ func (s *Service) recordResponse(ctx context.Context, paymentID, commandID, resp
 // session was seen meanwhile.
 func (s *Service) startFailed(ctx context.Context, id, commandID, response, why string) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := lockPayment(ctx, tx, "id = $1", id)
+		p, err := paymentrow.Lock(ctx, tx, "id = $1", id)
 		if err != nil {
 			return err
 		}
 		if p.CommandResponse == "" {
 			p.CommandID, p.CommandResponse = commandID, response
 		}
-		if p.Status == StatusSessionRequested && p.Session.ID == "" {
+		if p.Status == paymentrow.StatusSessionRequested && p.Session.ID == "" {
 			if err := s.refundFull(ctx, tx, p, why); err != nil {
 				return err
 			}
@@ -157,7 +159,7 @@ func (s *Service) CommandResult(ctx context.Context, commandID, reference, resul
 }
 
 func (s *Service) commandResult(ctx context.Context, tx *store.Tx, commandID, reference, result string) error {
-	p, err := lockPayment(ctx, tx, "id = $1", ocpi.Key(reference))
+	p, err := paymentrow.Lock(ctx, tx, "id = $1", ocpi.Key(reference))
 	if errors.Is(err, store.ErrNoRows) {
 		return nil
 	}
@@ -171,10 +173,10 @@ func (s *Service) commandResult(ctx context.Context, tx *store.Tx, commandID, re
 		p.CommandID = commandID
 	}
 	p.CommandResult = result
-	if err := audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, actorCPO, "CommandResult "+result); err != nil {
+	if err := paymentrow.Audit(ctx, tx, s.micros(), p.ID, "", p.Status, p.Status, paymentrow.ActorCPO, "CommandResult "+result); err != nil {
 		return err
 	}
-	if result != ocpi.CommandAccepted && p.Status == StatusSessionRequested && p.Session.ID == "" {
+	if result != ocpi.CommandAccepted && p.Status == paymentrow.StatusSessionRequested && p.Session.ID == "" {
 		if err := s.refundFull(ctx, tx, p, "the START_SESSION result was "+result); err != nil {
 			return err
 		}
@@ -209,7 +211,7 @@ type deadlineWorker struct {
 func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[deadlineArgs]) error {
 	s := w.s
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := lockPayment(ctx, tx, "id = $1", job.Args.PaymentID)
+		p, err := paymentrow.Lock(ctx, tx, "id = $1", job.Args.PaymentID)
 		if errors.Is(err, store.ErrNoRows) {
 			return nil
 		}
@@ -218,24 +220,24 @@ func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[deadlineArgs])
 		}
 		switch job.Args.Check {
 		case checkSession:
-			if p.Status != StatusSessionRequested || p.Session.ID != "" {
+			if p.Status != paymentrow.StatusSessionRequested || p.Session.ID != "" {
 				return nil
 			}
 			if err := s.refundFull(ctx, tx, p, fmt.Sprintf("no session within %s of START_SESSION", s.cfg.SessionDeadline)); err != nil {
 				return err
 			}
 		case checkCDR:
-			if p.CDRID != "" || p.Attention == AttentionCDRMissing {
+			if p.CDRID != "" || p.Attention == paymentrow.AttentionCDRMissing {
 				return nil
 			}
-			if err := s.flag(ctx, tx, p, AttentionCDRMissing, fmt.Sprintf("no CDR %s after session %s ended", s.cfg.CDRDeadline, p.Session.ID)); err != nil {
+			if err := s.flag(ctx, tx, p, paymentrow.AttentionCDRMissing, fmt.Sprintf("no CDR %s after session %s ended", s.cfg.CDRDeadline, p.Session.ID)); err != nil {
 				return err
 			}
 		case checkAge:
-			if p.CDRID != "" || p.SessionEnd != 0 || p.Status != StatusCharging {
+			if p.CDRID != "" || p.SessionEnd != 0 || p.Status != paymentrow.StatusCharging {
 				return nil
 			}
-			if err := s.flag(ctx, tx, p, AttentionLongSession, fmt.Sprintf("session %s still open %s after it started", p.Session.ID, s.cfg.MaxSessionAge)); err != nil {
+			if err := s.flag(ctx, tx, p, paymentrow.AttentionLongSession, fmt.Sprintf("session %s still open %s after it started", p.Session.ID, s.cfg.MaxSessionAge)); err != nil {
 				return err
 			}
 		default:

@@ -9,6 +9,10 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // paid scans, orders amount and pays it at the PG (captured).
@@ -23,9 +27,9 @@ func (b *bundle) paid(t *testing.T, amount string) string {
 }
 
 // wantFullRefund checks a payment refunded in full, once, with no session.
-func wantFullRefund(t *testing.T, b *bundle, p *upi.PaymentView, amount int64) {
+func wantFullRefund(t *testing.T, b *bundle, p *paymentview.PaymentView, amount int64) {
 	t.Helper()
-	if p.Refunded != p.Captured || p.Session != nil || len(p.Refunds) != 1 || p.Refunds[0].Kind != upi.RefundFull {
+	if p.Refunded != p.Captured || p.Session != nil || len(p.Refunds) != 1 || p.Refunds[0].Kind != refunds.Full {
 		t.Errorf("refunded payment %+v", p)
 	}
 	refunds := b.pg.Refunds(p.PGPaymentID)
@@ -38,7 +42,7 @@ func wantFullRefund(t *testing.T, b *bundle, p *upi.PaymentView, amount int64) {
 	}
 }
 
-func mustOrder(t *testing.T, b *bundle, p *upi.PaymentView) *upi.Order {
+func mustOrder(t *testing.T, b *bundle, p *paymentview.PaymentView) *orders.Order {
 	t.Helper()
 	var id string
 	if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT o.id FROM upi_orders o JOIN upi_payments p ON p.order_pk = o.pk WHERE p.id = $1", p.ID).Scan(&id); err != nil {
@@ -77,7 +81,7 @@ func TestStartFailures(t *testing.T) {
 			each(t, func(t *testing.T, b *bundle) {
 				b.cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return c.behavior })
 				orderID := b.paid(t, "300")
-				p := b.waitStatus(t, orderID, upi.StatusRefunded)
+				p := b.waitStatus(t, orderID, paymentrow.StatusRefunded)
 				wantFullRefund(t, b, p, 300_00)
 				if p.Command == nil || p.Command.Response != c.response || p.Command.Result != c.result {
 					t.Errorf("command %+v, want response %s result %s", p.Command, c.response, c.result)
@@ -96,13 +100,13 @@ func TestCrashBeforeStart(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, b *bundle) {
 		orderID := b.paid(t, "500")
-		b.waitStatus(t, orderID, upi.StatusCaptured)
+		b.waitStatus(t, orderID, paymentrow.StatusCaptured)
 		b.h.Close()
 		if n := b.starts(); n != 0 {
 			t.Fatalf("START_SESSION sent before the stop (%d): the test did not stop the hub in time", n)
 		}
 		b.h.Restart(t)
-		p := b.waitStatus(t, orderID, upi.StatusCharging, func(p *upi.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging, func(p *paymentview.PaymentView) bool { return p.Command != nil && p.Command.Response != "" })
 		if n := b.starts(); n != 1 {
 			t.Errorf("%d START_SESSION after the restart, want 1", n)
 		}
@@ -121,7 +125,7 @@ func TestSecondPaymentRefunded(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		b.pg.SetOverpayment(true)
 		orderID := b.paid(t, "300")
-		first := b.waitStatus(t, orderID, upi.StatusCharging)
+		first := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		pay, err := b.pg.Attempt(b.ctx, b.pgOrder(t, orderID).ID, "")
 		if err != nil {
 			t.Fatal(err)
@@ -129,16 +133,16 @@ func TestSecondPaymentRefunded(t *testing.T) {
 		if _, err := b.pg.Capture(b.ctx, pay.ID); err != nil {
 			t.Fatal(err)
 		}
-		var p *upi.PaymentView
+		var p *paymentview.PaymentView
 		eventually(t, "the second payment refunded", func() bool {
 			var id string
 			if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT id FROM upi_payments WHERE pg_payment_id = $1", pay.ID).Scan(&id); err != nil {
 				return false
 			}
 			p, err = b.h.UPI.Payment(b.ctx, id)
-			return err == nil && p.Status == upi.StatusRefunded
+			return err == nil && p.Status == paymentrow.StatusRefunded
 		})
-		if p.Captured != "300.00" || p.Refunded != "300.00" || p.Session != nil || len(p.Refunds) != 1 || p.Refunds[0].Kind != upi.RefundFull {
+		if p.Captured != "300.00" || p.Refunded != "300.00" || p.Session != nil || len(p.Refunds) != 1 || p.Refunds[0].Kind != refunds.Full {
 			t.Errorf("second payment %+v", p)
 		}
 		if refunds := b.pg.Refunds(pay.ID); len(refunds) != 1 || refunds[0].Amount != 300_00 || refunds[0].Key != p.ID+"-FULL" {
@@ -147,7 +151,7 @@ func TestSecondPaymentRefunded(t *testing.T) {
 		if n := b.starts(); n != 1 {
 			t.Errorf("%d START_SESSION, want 1", n)
 		}
-		if now := b.payment(t, orderID); now == nil || now.ID != first.ID || now.Status != upi.StatusCharging {
+		if now := b.payment(t, orderID); now == nil || now.ID != first.ID || now.Status != paymentrow.StatusCharging {
 			t.Errorf("the order's payment: %+v", now)
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/ocpihub/ocpihub/internal/pg"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // Stages of an order as the driver's status page shows them.
@@ -40,14 +42,14 @@ type OrderStatus struct {
 
 // OrderStatus returns where an order stands, from its payments: the one
 // that owns the session, else the most recent.
-func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, error) {
+func (s *Service) OrderStatus(ctx context.Context, o *orders.Order) (*OrderStatus, error) {
 	q := s.db.Read()
-	var p *payment
+	var p *paymentrow.Payment
 	var err error
 	if o.PaymentID != "" {
 		p, err = s.readPayment(ctx, q, o.PaymentID)
 	} else {
-		p, err = scanPayment(q.QueryRow(ctx, "SELECT "+paymentColumns+" FROM upi_payments WHERE order_pk = $1 ORDER BY last_updated DESC, pk DESC LIMIT 1", o.pk))
+		p, err = paymentrow.Scan(q.QueryRow(ctx, "SELECT "+paymentrow.Columns+" FROM upi_payments WHERE order_pk = $1 ORDER BY last_updated DESC, pk DESC LIMIT 1", o.PK()))
 	}
 	if err != nil && !isNotFound(err) {
 		return nil, err
@@ -64,15 +66,15 @@ func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, erro
 	st.PaymentID = p.ID
 	money := func(paise int64) string { return pg.Amount{Paise: paise, Currency: p.Amount.Currency}.Display() }
 	switch p.Status {
-	case StatusPending:
+	case paymentrow.StatusPending:
 		st.Stage, st.Title, st.Message = StagePending, "Confirming your payment", "Your bank is confirming the payment. This can take a minute."
-	case StatusFailed:
+	case paymentrow.StatusFailed:
 		st.Stage, st.Title, st.Message = StageFailed, "Payment failed", "The payment did not go through: "+orDefault(p.ErrorDescription, "declined")+". No money was taken. You can try again."
-	case StatusExpired:
+	case paymentrow.StatusExpired:
 		st.Stage, st.Final, st.Title, st.Message = StageExpired, true, "Payment not confirmed", "The payment was not confirmed in time. If money was taken, it is returned automatically."
-	case StatusCaptured, StatusSessionRequested:
+	case paymentrow.StatusCaptured, paymentrow.StatusSessionRequested:
 		st.Stage, st.Title, st.Message = StageStarting, "Paid "+money(p.Captured)+": starting the charger", "Plug in your vehicle if you have not yet. Charging starts in a moment."
-	case StatusCharging:
+	case paymentrow.StatusCharging:
 		st.Stage, st.Title, st.Message = StageCharging, "Charging", "Energy and cost so far are shown below. Stop charging at the charger or in your vehicle."
 		if p.SessionEnd != 0 {
 			st.Title, st.Message = "Charging finished", "Waiting for the final bill from the charging operator."
@@ -87,7 +89,7 @@ func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, erro
 			// session's charging periods.
 			st.Cost, st.CostLabel = money(paise), "Cost so far (at this charger's tariff)"
 		}
-	case StatusSettled:
+	case paymentrow.StatusSettled:
 		st.Stage, st.Final, st.Title = StageDone, true, "Done: thank you for charging"
 		st.EnergyKWh, st.Cost, st.CostLabel = formatKWh(p.CDRKWh), money(p.Cost), "Charging cost"
 		st.Message = "You paid " + money(p.Captured-p.Reserved) + " for " + st.EnergyKWh + " kWh."
@@ -99,10 +101,10 @@ func (s *Service) OrderStatus(ctx context.Context, o *Order) (*OrderStatus, erro
 		if err := q.QueryRow(ctx, "SELECT id FROM upi_receipts WHERE payment_id = $1", p.ID).Scan(&rid); err == nil {
 			st.ReceiptURL = s.ReceiptURL(rid)
 		}
-	case StatusRefunding:
+	case paymentrow.StatusRefunding:
 		st.Stage, st.Title, st.Refunded = StageRefunding, "The charger could not be started", money(p.Reserved)
 		st.Message = money(p.Reserved) + " is being refunded to your account. Sorry for the trouble."
-	case StatusRefunded:
+	case paymentrow.StatusRefunded:
 		st.Stage, st.Final, st.Title, st.Refunded = StageRefunded, true, "Refunded", money(p.Refunded)
 		st.Message = money(p.Refunded) + " was refunded to your account. It can take a few days to show."
 	}

@@ -62,8 +62,11 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sms"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/intake"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/receipt"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
@@ -110,7 +113,7 @@ type Config struct {
 	// MismatchHub).
 	CostMismatch string
 	// GST makes receipts GST tax invoices (see GSTConfig).
-	GST GSTConfig
+	GST receipt.GSTConfig
 	// SMSDailyCap is how many receipt SMS one number gets a day (default
 	// 5); SMSAttempts how often a send is tried before the delivery fails
 	// (default 6, with the module's backoff).
@@ -172,8 +175,8 @@ type Deps struct {
 	Commands Commands
 	Tokens   Tokens
 	Events   event.Emitter
-	Renderer Renderer
-	Notifier Notifier
+	Renderer printer.Renderer
+	Notifier receipt.Notifier
 	// SMS sends receipts by SMS to drivers who gave a number (nil: no SMS;
 	// the landing page does not ask for one).
 	SMS sms.Gateway
@@ -199,8 +202,8 @@ type Service struct {
 	commands Commands
 	tokens   Tokens
 	events   event.Emitter
-	render   Renderer
-	notifier Notifier
+	render   printer.Renderer
+	notifier receipt.Notifier
 	sms      sms.Gateway
 	box      *sealbox.Box
 	clock    clock.Clock
@@ -214,6 +217,10 @@ type Service struct {
 	refunder *refunds.Machine
 	// qr is the book of QR mappings (package qrmap).
 	qr *qrmap.Book
+	// intake takes the PG's webhooks (package intake).
+	intake *intake.Intake
+	// orders is the order book (package orders).
+	orders *orders.Book
 }
 
 // New builds the module and registers its job workers on deps.Jobs. A nil
@@ -232,7 +239,7 @@ func New(cfg Config, d Deps) *Service {
 		d.Renderer = printer.None{}
 	}
 	if d.Notifier == nil {
-		d.Notifier = LogNotifier{Logger: d.Logger}
+		d.Notifier = receipt.LogNotifier{Logger: d.Logger}
 	}
 	s := &Service{
 		cfg: cfg.withDefaults(), db: d.DB, gw: d.Gateway, dir: d.Dir, commands: d.Commands, tokens: d.Tokens,
@@ -241,8 +248,11 @@ func New(cfg Config, d Deps) *Service {
 	}
 	s.texts = s.newSMSSender()
 	s.qr = s.newQRBook()
+	s.orders = s.newOrderBook()
 	s.refunder = &refunds.Machine{DB: d.DB, Host: refundHost{s}, Events: d.Events, Clock: d.Clock, Logger: s.logger,
 		Counter: s.metrics.refunds}
+	s.intake = &intake.Intake{DB: d.DB, Gateway: d.Gateway, Host: host{s}, Clock: d.Clock, Logger: s.logger,
+		Counter: s.metrics.webhooks}
 	if d.Jobs != nil {
 		s.jobs, s.periodic = d.Jobs, d.Jobs
 		s.addWorkers(d.Jobs)

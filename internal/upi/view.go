@@ -7,62 +7,42 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
-
-// The read side (package paymentview) under the names the hub uses.
-type (
-	// PaymentView is a payment as the operator sees it, with its whole
-	// chain.
-	PaymentView = paymentview.PaymentView
-	// CommandView is the START_SESSION of a payment.
-	CommandView = paymentview.CommandView
-	// SessionView is the session a payment paid for.
-	SessionView = paymentview.SessionView
-	// CDRView is the CDR that settled a payment.
-	CDRView = paymentview.CDRView
-	// ReceiptLink names a payment's receipt.
-	ReceiptLink = paymentview.ReceiptLink
-	// AuditEntry is one state change of a payment or one of its refunds.
-	AuditEntry = paymentview.AuditEntry
-	// CostHoldView is the settlement of a payment whose CDR the hub
-	// flagged.
-	CostHoldView = paymentview.CostHoldView
-	// OutcomeDay counts the payments created on one day by how they ended.
-	OutcomeDay = paymentview.OutcomeDay
-)
-
-var dt = paymentview.DateTime
 
 // view turns a payment row into its summary (without the chain's tables).
-func (s *Service) view(p *payment, pgOrderID string) *PaymentView {
-	return paymentview.Of(p, pgOrderID, TenantOf(p.Ref.CountryCode, p.Ref.PartyID))
+func (s *Service) view(p *paymentrow.Payment, pgOrderID string) *paymentview.PaymentView {
+	return paymentview.Of(p, pgOrderID, qrmap.TenantOf(p.Ref.CountryCode, p.Ref.PartyID))
 }
 
 // Outcomes returns the payments created on each of the days days ending
 // with the day of last, by how they ended (paymentview.Outcomes).
-func (s *Service) Outcomes(ctx context.Context, last time.Time, days int, loc *time.Location) ([]OutcomeDay, error) {
+func (s *Service) Outcomes(ctx context.Context, last time.Time, days int, loc *time.Location) ([]paymentview.OutcomeDay, error) {
 	return paymentview.Outcomes(ctx, s.db.Read(), last, days, loc)
 }
 
 // Payment returns a payment with its whole chain.
-func (s *Service) Payment(ctx context.Context, id string) (*PaymentView, error) {
+func (s *Service) Payment(ctx context.Context, id string) (*paymentview.PaymentView, error) {
 	q := s.db.Read()
 	p, err := s.readPayment(ctx, q, id)
 	if err != nil {
 		return nil, err
 	}
-	o, err := orderByPK(ctx, q, p.OrderPK)
+	o, err := orders.ByPK(ctx, q, p.OrderPK)
 	if err != nil {
 		return nil, err
 	}
 	v := s.view(p, o.PGOrderID)
-	if v.Refunds, _, err = s.ListRefunds(ctx, RefundFilter{PaymentID: p.ID}, ocpi.PageRequest{Limit: 100}); err != nil {
+	if v.Refunds, _, err = s.ListRefunds(ctx, refunds.Filter{PaymentID: p.ID}, ocpi.PageRequest{Limit: 100}); err != nil {
 		return nil, err
 	}
 	var rid string
 	if err := q.QueryRow(ctx, "SELECT id FROM upi_receipts WHERE payment_id = $1", p.ID).Scan(&rid); err == nil {
-		v.Receipt = &ReceiptLink{ID: rid, URL: s.ReceiptURL(rid)}
+		v.Receipt = &paymentview.ReceiptLink{ID: rid, URL: s.ReceiptURL(rid)}
 	} else if !isNotFound(err) {
 		return nil, err
 	}
@@ -88,9 +68,9 @@ type PaymentFilter struct {
 
 // ListPayments returns a page of payments (summaries), oldest change
 // first.
-func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.PageRequest) ([]*PaymentView, ocpi.Page, error) {
+func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.PageRequest) ([]*paymentview.PaymentView, ocpi.Page, error) {
 	l := store.List{Table: "upi_payments p JOIN upi_orders o ON o.pk = p.order_pk", Prefix: "p",
-		Columns: "p." + strings.Join(paymentCols, ", p.") + ", o.pg_order_id"}.WithPage(pr)
+		Columns: "p." + strings.Join(paymentrow.Cols, ", p.") + ", o.pg_order_id"}.WithPage(pr)
 	if f.Status != "" {
 		where(&l, "p.status = $%d", f.Status)
 	}
@@ -100,15 +80,15 @@ func (s *Service) ListPayments(ctx context.Context, f PaymentFilter, pr ocpi.Pag
 	if f.QRRef != "" {
 		where(&l, "p.qr_ref = $%d", f.QRRef)
 	}
-	scan := func(row interface{ Scan(...any) error }) (*PaymentView, error) {
+	scan := func(row interface{ Scan(...any) error }) (*paymentview.PaymentView, error) {
 		var pgOrder string
-		p, err := scanPayment(scanTail{row, &pgOrder})
+		p, err := paymentrow.Scan(scanTail{row, &pgOrder})
 		if err != nil {
 			return nil, err
 		}
 		return s.view(p, pgOrder), nil
 	}
-	items, page, err := listPage(ctx, s.db.Read(), l, scan, func(v *PaymentView) (int64, int64) { return v.LU, v.PK })
+	items, page, err := listPage(ctx, s.db.Read(), l, scan, func(v *paymentview.PaymentView) (int64, int64) { return v.LU, v.PK })
 	if err != nil {
 		return nil, page, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
 )
 
 // rows counts the rows of a table.
@@ -109,7 +110,7 @@ func TestConcurrentWebhooks(t *testing.T) {
 		b.pg.DuplicateWebhooks(50, true)
 		orderID := b.paid(t, "250")
 		b.pg.DuplicateWebhooks(1, false)
-		b.waitStatus(t, orderID, upi.StatusCharging)
+		b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		ds := b.pg.Deliveries()
 		if len(ds) < 50 {
 			t.Fatalf("%d deliveries", len(ds))
@@ -153,7 +154,7 @@ func TestPaymentOrdering(t *testing.T) {
 		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Failed); err != nil {
 			t.Fatal(err)
 		}
-		p := b.waitStatus(t, orderID, upi.StatusFailed)
+		p := b.waitStatus(t, orderID, paymentrow.StatusFailed)
 		if p.Captured != "0.00" || p.ErrorDescription == "" || len(p.Refunds) != 0 {
 			t.Errorf("failed payment %+v", p)
 		}
@@ -173,7 +174,7 @@ func TestPaymentOrdering(t *testing.T) {
 			if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, sc); err != nil {
 				t.Fatal(err)
 			}
-			b.waitStatus(t, orderID, upi.StatusCharging)
+			b.waitStatus(t, orderID, paymentrow.StatusCharging)
 			if n := b.starts(); n != 1 {
 				t.Errorf("%d START_SESSION, want 1", n)
 			}
@@ -191,7 +192,7 @@ func TestPaymentOrdering(t *testing.T) {
 		// The capture arrives (and is worked) first, the authorization
 		// after it.
 		b.pg.ReleaseWebhooks(b.ctx, func(ws []pgsim.Webhook) []pgsim.Webhook { return ws[1:] })
-		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		b.pg.Redeliver(b.ctx, held[0])
 		eventually(t, "both events worked", func() bool {
 			var n int
@@ -209,12 +210,12 @@ func TestPaymentOrdering(t *testing.T) {
 	})
 	order("pending, polled", func(t *testing.T, b *bundle, orderID string) {
 		pay := b.pending(t, orderID)
-		b.waitStatus(t, orderID, upi.StatusPending)
+		b.waitStatus(t, orderID, paymentrow.StatusPending)
 		b.pg.HoldWebhooks() // the capture webhook is lost
 		if _, err := b.pg.Capture(b.ctx, pay.ID); err != nil {
 			t.Fatal(err)
 		}
-		b.waitStatus(t, orderID, upi.StatusCharging)
+		b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		if b.pg.Calls(pgsim.APIFetchPayment)+b.pg.Calls(pgsim.APIOrderPayments) == 0 {
 			t.Error("the payment was not polled")
 		}
@@ -228,14 +229,14 @@ func TestPaymentOrdering(t *testing.T) {
 		if _, err := b.pg.Pay(b.ctx, b.pgOrder(t, orderID).ID, pgsim.Captured); err != nil {
 			t.Fatal(err)
 		}
-		b.waitStatus(t, orderID, upi.StatusCharging)
+		b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		if b.pg.Calls(pgsim.APIOrderPayments) == 0 || b.starts() != 1 || b.rows(t, "upi_webhook_events") != 0 {
 			t.Errorf("found without webhooks: %d order checks, %d START_SESSION", b.pg.Calls(pgsim.APIOrderPayments), b.starts())
 		}
 	})
 	order("pending, expired", func(t *testing.T, b *bundle, orderID string) {
 		b.pending(t, orderID)
-		p := b.waitStatus(t, orderID, upi.StatusExpired)
+		p := b.waitStatus(t, orderID, paymentrow.StatusExpired)
 		if p.Captured != "0.00" || b.starts() != 0 {
 			t.Errorf("expired payment %+v", p)
 		}
@@ -253,7 +254,7 @@ func TestWebhookForms(t *testing.T) {
 			each(t, func(t *testing.T, b *bundle) {
 				b.pg.SetWebhook(b.h.PublicURL()+app.UPIWebhookPath, form)
 				orderID := b.paid(t, "300")
-				p := b.waitStatus(t, orderID, upi.StatusCharging)
+				p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 				if p.Captured != "300.00" || b.starts() != 1 {
 					t.Errorf("payment %+v, %d START_SESSION", p, b.starts())
 				}
@@ -275,7 +276,7 @@ func TestTokenTypeOther(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, b *bundle) {
 		orderID := b.paid(t, "300")
-		p := b.waitStatus(t, orderID, upi.StatusCharging)
+		p := b.waitStatus(t, orderID, paymentrow.StatusCharging)
 		tok, _ := b.cpo.Commands()[0].Body["token"].(map[string]any)
 		if tok["type"] != "OTHER" || p.Command.TokenTyp != "OTHER" {
 			t.Errorf("token %v", tok)

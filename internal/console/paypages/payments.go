@@ -10,6 +10,11 @@ import (
 	"github.com/ocpihub/ocpihub/internal/console/ui"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
+	"github.com/ocpihub/ocpihub/internal/upi/smsreceipt"
 )
 
 // paymentsPageSize is the rows of a payments or refunds page.
@@ -19,12 +24,12 @@ const paymentsPageSize = 50
 const outcomeDays = 14
 
 // refundStates are the states of a UPI refund.
-var refundStates = []string{upi.RefundQueued, upi.RefundPending, upi.RefundProcessed, upi.RefundFailed}
+var refundStates = []string{refunds.Queued, refunds.Pending, refunds.Processed, refunds.Failed}
 
 type paymentsView struct {
 	// Tab is "all" or "attention".
 	Tab      string
-	Payments []*upi.PaymentView
+	Payments []*paymentview.PaymentView
 	Pager    ui.Pager
 	States   []string
 	Outcomes ui.ChartView
@@ -32,7 +37,7 @@ type paymentsView struct {
 }
 
 type refundsView struct {
-	Refunds []*upi.Refund
+	Refunds []*refunds.Refund
 	Pager   ui.Pager
 	States  []string
 }
@@ -50,11 +55,11 @@ type chainStep struct {
 }
 
 type paymentView struct {
-	*upi.PaymentView
+	*paymentview.PaymentView
 	Chain []chainStep
 	// Deliveries are the receipt's SMS; SMS tells whether the hub sends
 	// any (the resend form offers a number then).
-	Deliveries []*upi.Delivery
+	Deliveries []*smsreceipt.Delivery
 	SMS        bool
 }
 
@@ -125,16 +130,16 @@ func (c *pages) loadPayments(r *http.Request, attention bool) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f := upi.PaymentFilter{Status: q.Get("state"), Attention: attention, QRRef: q.Get("qr_ref")}
-	if f.Status != "" && !slices.Contains(upi.Statuses, f.Status) {
-		return nil, ocpi.Invalid("state", "must be one of "+strings.Join(upi.Statuses, ", "))
+	if f.Status != "" && !slices.Contains(paymentrow.Statuses, f.Status) {
+		return nil, ocpi.Invalid("state", "must be one of "+strings.Join(paymentrow.Statuses, ", "))
 	}
-	list, pager, err := newestFirst(r, paymentsPageSize, func(pr ocpi.PageRequest) ([]*upi.PaymentView, ocpi.Page, error) {
+	list, pager, err := newestFirst(r, paymentsPageSize, func(pr ocpi.PageRequest) ([]*paymentview.PaymentView, ocpi.Page, error) {
 		return c.cfg.UPI.ListPayments(ctx, f, pr)
 	})
 	if err != nil {
 		return nil, err
 	}
-	v := paymentsView{Tab: "all", Payments: list, Pager: pager, States: upi.Statuses, Enabled: c.cfg.UPI.Enabled()}
+	v := paymentsView{Tab: "all", Payments: list, Pager: pager, States: paymentrow.Statuses, Enabled: c.cfg.UPI.Enabled()}
 	if attention {
 		v.Tab = "attention"
 	}
@@ -148,7 +153,7 @@ func (c *pages) loadPayments(r *http.Request, attention bool) (any, error) {
 
 // outcomesChart is the payment outcomes per day, stacked. Days are UTC
 // days, as on every console chart.
-func outcomesChart(days []upi.OutcomeDay, now time.Time) ui.Chart {
+func outcomesChart(days []paymentview.OutcomeDay, now time.Time) ui.Chart {
 	ch := ui.Chart{Title: "Payment outcomes per day", Kind: "stacked", Labels: ui.DailyLabels(now, len(days), time.UTC), Width: 960, Height: 200,
 		Series: []ui.Series{{Name: "Captured"}, {Name: "Refunded in full"}, {Name: "Partly refunded"}, {Name: "Failed"}}}
 	var total int64
@@ -168,11 +173,11 @@ func outcomesChart(days []upi.OutcomeDay, now time.Time) ui.Chart {
 func (c *pages) loadRefunds(r *http.Request) (any, error) {
 	ctx := r.Context()
 	q := r.URL.Query()
-	f := upi.RefundFilter{Status: q.Get("state"), PaymentID: q.Get("payment_id")}
+	f := refunds.Filter{Status: q.Get("state"), PaymentID: q.Get("payment_id")}
 	if f.Status != "" && !slices.Contains(refundStates, f.Status) {
 		return nil, ocpi.Invalid("state", "must be one of "+strings.Join(refundStates, ", "))
 	}
-	list, pager, err := newestFirst(r, paymentsPageSize, func(pr ocpi.PageRequest) ([]*upi.Refund, ocpi.Page, error) {
+	list, pager, err := newestFirst(r, paymentsPageSize, func(pr ocpi.PageRequest) ([]*refunds.Refund, ocpi.Page, error) {
 		return c.cfg.UPI.ListRefunds(ctx, f, pr)
 	})
 	if err != nil {
@@ -204,7 +209,7 @@ func newestFirst[T any](r *http.Request, size int, list func(ocpi.PageRequest) (
 
 // chain lays a payment out as the links from the sticker to the receipt,
 // each with its state and time.
-func (c *pages) chain(p *upi.PaymentView) []chainStep {
+func (c *pages) chain(p *paymentview.PaymentView) []chainStep {
 	t := func(d *ocpi.DateTime) time.Time {
 		if d == nil {
 			return time.Time{}
@@ -215,7 +220,7 @@ func (c *pages) chain(p *upi.PaymentView) []chainStep {
 	qr := chainStep{Name: "QR sticker", State: p.QRRef, Done: true,
 		Detail: p.TenantID + " · " + p.LocationID + " / " + p.EVSEUID + " / " + p.ConnectorID}
 	if c.cfg.LinkDirectory {
-		if cc, pid, err := upi.ParseTenant(p.TenantID); err == nil {
+		if cc, pid, err := qrmap.ParseTenant(p.TenantID); err == nil {
 			qr.Href = "/directory/" + cc + "/" + pid + "/" + p.LocationID
 		}
 	}
@@ -270,7 +275,7 @@ func (c *pages) chain(p *upi.PaymentView) []chainStep {
 	out = append(out, cdr)
 	rec := chainStep{Name: "Reconciliation"}
 	if p.CDR != nil && p.CDR.SettledAt != nil {
-		rec.Done, rec.State, rec.At = true, upi.StatusSettled, p.CDR.SettledAt.Time
+		rec.Done, rec.State, rec.At = true, paymentrow.StatusSettled, p.CDR.SettledAt.Time
 		rec.Detail = "captured " + p.Captured + " = cost " + p.Cost + " + refunded " + p.Refunded + " + not refundable " + p.NotRefundable + " − shortfall " + p.Shortfall
 	}
 	out = append(out, rec)
@@ -294,7 +299,7 @@ func (c *pages) chain(p *upi.PaymentView) []chainStep {
 
 // deliverySteps are the chain's links of a receipt's SMS: each sending
 // with its state, destination (masked), attempts and what went wrong.
-func deliverySteps(ds []*upi.Delivery) []chainStep {
+func deliverySteps(ds []*smsreceipt.Delivery) []chainStep {
 	var out []chainStep
 	for _, d := range ds {
 		detail := "to " + d.Destination + " · " + strconv.Itoa(d.Attempts) + " attempt(s)"

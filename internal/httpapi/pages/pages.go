@@ -25,6 +25,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/orders"
 )
 
 //go:embed *.html
@@ -126,7 +127,7 @@ func (s *Server) pageLanding(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "landing", s.landingData(l, nil))
 }
 
-func landingTitle(l *upi.Landing) string {
+func landingTitle(l *orders.Landing) string {
 	if l.Connector != nil && l.Connector.LocationName != "" {
 		return "Charge at " + l.Connector.LocationName
 	}
@@ -167,7 +168,7 @@ func (s *Server) pageOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var limited orderLimited
-	o, err := s.cfg.UPI.CreateOrder(r.Context(), upi.OrderRequest{QRRef: ref, Paise: paise, Email: email,
+	o, err := s.cfg.UPI.CreateOrder(r.Context(), orders.Request{QRRef: ref, Paise: paise, Email: email,
 		Phone: r.PostForm.Get("phone"), PhoneConsent: r.PostForm.Get("phone_consent") != "", Admit: func() error {
 			if wait, ok := s.allowOrder(r, "upi-order:"+ref, orderLimits); !ok {
 				return orderLimited{wait}
@@ -205,7 +206,7 @@ func (s *Server) renderLandingError(w http.ResponseWriter, r *http.Request, ref 
 
 // landingData is what the landing page shows; form, when the page comes
 // back with an error, is what the driver typed.
-func (s *Server) landingData(l *upi.Landing, form url.Values) map[string]any {
+func (s *Server) landingData(l *orders.Landing, form url.Values) map[string]any {
 	d := map[string]any{"Title": landingTitle(l), "Landing": l, "SMS": s.cfg.UPI.SMSEnabled(),
 		"RetentionDays": int(s.cfg.UPI.Settings().PhoneRetention.Hours() / 24)}
 	if form != nil {

@@ -12,6 +12,11 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/upi"
+	"github.com/ocpihub/ocpihub/internal/upi/intake"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/printer"
+	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
+	"github.com/ocpihub/ocpihub/internal/upi/refunds"
 )
 
 // handleUPIWebhook receives the payment gateway's webhooks: verified,
@@ -21,14 +26,14 @@ func (s *handlers) handleUPIWebhook(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	if _, err := s.cfg.UPI.ReceiveWebhook(upi.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
+	if _, err := s.cfg.UPI.ReceiveWebhook(intake.WithRemote(r.Context(), r.RemoteAddr), r.Header, raw); err != nil {
 		return err
 	}
 	return s.OK(w, nil)
 }
 
 func (s *handlers) handleQRCreate(w http.ResponseWriter, r *http.Request) error {
-	var in upi.QRCreate
+	var in qrmap.QRCreate
 	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
@@ -44,8 +49,8 @@ func (s *handlers) handleQRList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := upi.QRFilter{Status: strings.ToUpper(r.URL.Query().Get("status")), LocationID: r.URL.Query().Get("location_id")}
-	if f.Status != "" && f.Status != upi.QRActive && f.Status != upi.QRDisabled {
+	f := qrmap.QRFilter{Status: strings.ToUpper(r.URL.Query().Get("status")), LocationID: r.URL.Query().Get("location_id")}
+	if f.Status != "" && f.Status != qrmap.Active && f.Status != qrmap.Disabled {
 		return ocpi.Invalid("status", "must be ACTIVE or DISABLED")
 	}
 	items, page, err := s.cfg.UPI.ListQR(r.Context(), f, req)
@@ -80,7 +85,7 @@ func (s *handlers) handleQRSticker(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", upi.StickerFormats[format])
+	w.Header().Set("Content-Type", printer.StickerFormats[format])
 	w.Header().Set("Content-Disposition", `inline; filename="qr-`+ref+`.`+format+`"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	_, err = w.Write(b)
@@ -102,7 +107,7 @@ func (s *handlers) handleRefundCreate(w http.ResponseWriter, r *http.Request) er
 	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
-	req := upi.RefundRequest{RefundID: in.RefundID, PaymentID: in.PaymentID, Reason: in.Reason}
+	req := refunds.RefundRequest{RefundID: in.RefundID, PaymentID: in.PaymentID, Reason: in.Reason}
 	if in.RefundID == "" {
 		return ocpi.Invalid("refund_id", "is required: it is the idempotency key")
 	}
@@ -154,8 +159,8 @@ func (s *handlers) handleRefundList(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	q := r.URL.Query()
-	f := upi.RefundFilter{Status: strings.ToUpper(q.Get("status")), PaymentID: q.Get("payment_id")}
-	if f.Status != "" && !slices.Contains([]string{upi.RefundQueued, upi.RefundPending, upi.RefundProcessed, upi.RefundFailed}, f.Status) {
+	f := refunds.Filter{Status: strings.ToUpper(q.Get("status")), PaymentID: q.Get("payment_id")}
+	if f.Status != "" && !slices.Contains([]string{refunds.Queued, refunds.Pending, refunds.Processed, refunds.Failed}, f.Status) {
 		return ocpi.Invalid("status", "must be QUEUED, PENDING, PROCESSED or FAILED")
 	}
 	items, page, err := s.cfg.UPI.ListRefunds(r.Context(), f, req)
@@ -176,8 +181,8 @@ func (s *handlers) handleRefundGet(w http.ResponseWriter, r *http.Request) error
 func (s *handlers) handlePaymentList(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := upi.PaymentFilter{Status: strings.ToUpper(q.Get("status")), QRRef: q.Get("qr_ref")}
-	if f.Status != "" && !slices.Contains(upi.Statuses, f.Status) {
-		return ocpi.Invalid("status", "must be one of "+strings.Join(upi.Statuses, ", "))
+	if f.Status != "" && !slices.Contains(paymentrow.Statuses, f.Status) {
+		return ocpi.Invalid("status", "must be one of "+strings.Join(paymentrow.Statuses, ", "))
 	}
 	if a := q.Get("attention"); a != "" {
 		b, err := strconv.ParseBool(a)
