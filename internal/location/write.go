@@ -31,6 +31,7 @@ type Result struct {
 // stored is a locked location row.
 type stored struct {
 	pk   int64
+	lu   int64  // the last_updated column: the row's place in the directory
 	id   string // as the body spells it
 	body []byte
 	// canon is body in the canonical form (PostgreSQL renders JSONB with
@@ -49,8 +50,8 @@ func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 		return nil, err
 	}
 	var cur stored
-	if err := tx.QueryRow(ctx, "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).
-		Scan(&cur.pk, &cur.body); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT pk, last_updated, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).
+		Scan(&cur.pk, &cur.lu, &cur.body); err != nil {
 		return nil, err
 	}
 	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
@@ -285,7 +286,6 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 		return nil
 	}
 	res.Changed = true
-	tx.AfterCommit(s.totals.Invalidate)
 	var old *ocpi.Location
 	if cur != nil {
 		old = &ocpi.Location{}
@@ -297,6 +297,7 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err != nil {
 		return err
 	}
+	s.listed(tx, cur, pk, loc)
 	if err := index(ctx, tx, pk, old, loc); err != nil {
 		return err
 	}

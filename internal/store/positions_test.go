@@ -208,3 +208,46 @@ func TestPositionsOtherReplica(t *testing.T) {
 		}
 	})
 }
+
+// TestTotalsMoved: a moved last_updated drops the cached totals of date
+// windows and keeps the others.
+func TestTotalsMoved(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		w := newDocsWorld(t, db, 4)
+		for i := range 10 {
+			w.write(t, fmt.Sprintf("d%03d", i), "even", true)
+		}
+		totals := &store.Totals{TTL: time.Hour}
+		count := func(p ocpi.PageRequest) int64 {
+			t.Helper()
+			l := store.List{Table: "docs", Columns: "pk, last_updated, body", Totals: totals}.WithPage(p)
+			_, page, err := store.Documents(context.Background(), db.Read(), l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return page.Total
+		}
+		all := ocpi.PageRequest{Limit: 1}
+		window := ocpi.PageRequest{Limit: 1, DateTo: ocpi.DateTime{Time: time.UnixMicro(w.keys["d004"].LastUpdated + 1)}}
+		if got := count(all); got != 10 {
+			t.Fatalf("total = %d, want 10", got)
+		}
+		if got := count(window); got != 5 {
+			t.Fatalf("window total = %d, want 5", got)
+		}
+		w.write(t, "d000", "", true)        // moved out of the window
+		w.write(t, "extra", "even", true) // inserted, and not told: the cached total stays
+		totals.Moved()
+		if got := count(window); got != 4 {
+			t.Fatalf("window total after a move = %d, want 4", got)
+		}
+		if got := count(all); got != 10 {
+			t.Fatalf("total after a move = %d, want the cached 10", got)
+		}
+		totals.Invalidate()
+		if got := count(all); got != 11 {
+			t.Fatalf("total after Invalidate = %d, want 11", got)
+		}
+	})
+}
