@@ -35,12 +35,12 @@ func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]jso
 func (s *Service) listed(tx *store.Tx, cur *stored, pk int64, loc *ocpi.Location) {
 	next := store.Key{LastUpdated: loc.LastUpdated.Micros(), PK: pk}
 	if cur == nil {
-		tx.AfterCommit(func() { s.positions.Changed(next) })
+		tx.AfterCommit(func() { s.positions.Changed(nil, []store.Key{next}) })
 		return
 	}
 	if cur.lu == next.LastUpdated {
 		return // the same place: no count changes
 	}
 	old := store.Key{LastUpdated: cur.lu, PK: pk}
-	tx.AfterCommit(func() { s.positions.Changed(old, next) })
+	tx.AfterCommit(func() { s.positions.Changed([]store.Key{old}, []store.Key{next}) })
 }

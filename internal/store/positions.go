@@ -69,7 +69,8 @@ type Positions struct {
 
 // posIndex is the index of one filter.
 type posIndex struct {
-	buckets []*bucket // ordered by start; buckets[0].start is minKey
+	buckets  []*bucket // ordered by start; buckets[0].start is minKey
+	filtered bool      // List.Where is not empty
 }
 
 // bucket holds the rows from start up to the next bucket's start.
@@ -92,17 +93,28 @@ type bucketView struct {
 	fresh bool
 }
 
-// Changed records that rows with these keys appeared or disappeared (an
-// insert: the new key; a delete: the old one; a moved last_updated: both).
-// Call it after the commit (Tx.AfterCommit).
-func (p *Positions) Changed(keys ...Key) {
+// Changed records that rows with the keys removed disappeared and rows with
+// the keys added appeared (an insert adds its key, a delete removes its
+// key, a moved last_updated does both). Call it after the commit
+// (Tx.AfterCommit). A counted bucket takes the change into its count; a
+// count in flight, which may or may not have seen the change, is dropped.
+func (p *Positions) Changed(removed, added []Key) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, ix := range p.idx {
-		for _, k := range keys {
-			b := ix.buckets[ix.find(k)]
-			b.gen++
-			b.counted = false
+		for _, d := range []struct {
+			keys []Key
+			by   int64
+		}{{removed, -1}, {added, 1}} {
+			for _, k := range d.keys {
+				b := ix.buckets[ix.find(k)]
+				b.gen++
+				// Whether the row passes a filter's Where is not known
+				// here: such a bucket is counted again.
+				if b.n += d.by; b.n < 0 || ix.filtered {
+					b.counted = false
+				}
+			}
 		}
 	}
 }
@@ -139,7 +151,7 @@ func (p *Positions) span() int64 {
 }
 
 // snapshot returns the buckets of l's filter as they are now.
-func (p *Positions) snapshot(key string) []bucketView {
+func (p *Positions) snapshot(key string, filtered bool) []bucketView {
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -148,7 +160,7 @@ func (p *Positions) snapshot(key string) []bucketView {
 		if p.idx == nil || len(p.idx) >= maxIndexes {
 			p.idx = map[string]*posIndex{}
 		}
-		ix = &posIndex{buckets: []*bucket{{start: minKey}}}
+		ix = &posIndex{buckets: []*bucket{{start: minKey}}, filtered: filtered}
 		p.idx[key] = ix
 	}
 	out := make([]bucketView, len(ix.buckets))
@@ -174,7 +186,7 @@ func (p *Positions) ttl(b *bucket) time.Duration {
 func (p *Positions) view(ctx context.Context, q Querier, l List) ([]bucketView, error) {
 	where, args := l.baseWhere()
 	key := fmt.Sprint(l.Table, where, args)
-	v := p.snapshot(key)
+	v := p.snapshot(key, len(where) > 0)
 	for i := range v {
 		if v[i].fresh {
 			continue

@@ -64,9 +64,9 @@ func (w *docsWorld) write(t *testing.T, name, grp string, quiet bool) {
 		return
 	}
 	if found {
-		w.pos.Changed(old, next)
+		w.pos.Changed([]store.Key{old}, []store.Key{next})
 	} else {
-		w.pos.Changed(next)
+		w.pos.Changed(nil, []store.Key{next})
 	}
 }
 
@@ -81,7 +81,7 @@ func (w *docsWorld) remove(t *testing.T, name string) {
 		t.Fatal(err)
 	}
 	delete(w.keys, name)
-	w.pos.Changed(old)
+	w.pos.Changed([]store.Key{old}, nil)
 }
 
 // page lists through the index (idx) or with plain COUNT and OFFSET.
@@ -236,7 +236,7 @@ func TestTotalsMoved(t *testing.T) {
 		if got := count(window); got != 5 {
 			t.Fatalf("window total = %d, want 5", got)
 		}
-		w.write(t, "d000", "", true)        // moved out of the window
+		w.write(t, "d000", "", true)      // moved out of the window
 		w.write(t, "extra", "even", true) // inserted, and not told: the cached total stays
 		totals.Moved()
 		if got := count(window); got != 4 {
