@@ -36,3 +36,6 @@ func (db *DB) CachedStmts() (write, read int) {
 	defer db.stmts.mu.Unlock()
 	return len(db.stmts.write), len(db.stmts.read)
 }
+
+// WaitRefresh waits for a background recount of expired counts.
+func (p *Positions) WaitRefresh() { p.refreshed.Wait() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -41,16 +42,20 @@ const maxIndexes = 64
 //     2 × Span rows skipped inside it.
 //
 // A boundary is any key, not a row: rows may come and go around it. A
-// bucket's count is exact once counted, until a row with a key inside it
-// appears or disappears: the writer tells Changed the keys it removed and
-// added after its commit (a PATCH that raises last_updated moves a row from
-// its bucket to the last one: two buckets to recount, each ≤ 2 × Span rows),
-// and the next list recounts those buckets. Writes of other processes
-// (replicas) are not seen here: a count older than TTL is recounted, so they
-// show within TTL, as with Totals. A bucket that grows past 2 × Span (the
-// last one, under a status stream) is cut again; an empty one is merged into
-// its predecessor. The first list of a filter cuts its whole range, which
-// costs one walk of the (last_updated, pk) index.
+// bucket's count is exact once counted; the writer tells Changed the keys it
+// removed and added after its commit (a PATCH that raises last_updated moves
+// a row from its bucket to the last one) and the counts follow without a
+// query. A filtered index, whose Where the writer's keys say nothing about,
+// counts the buckets holding them again (each ≤ 2 × Span rows). Writes of
+// other processes (replicas) are not seen here: a count older than TTL
+// (spread over [TTL, 1.5 TTL) per bucket) is counted again in the background
+// by the next list, which answers with the counts it has; so they show
+// within TTL plus one refresh, as with Totals. So does a change whose commit
+// lands inside a recount of its bucket while its Changed arrives after it,
+// the one race that can put a count off. A bucket that grows past 2 × Span
+// (the last one, under a status stream) is cut again; an empty one is
+// merged into its predecessor. The first list of a filter cuts its whole
+// range: one walk of the (last_updated, pk) index.
 //
 // A list that races a write answers with the state just before or just
 // after it (the counts and the page are separate statements), as an OFFSET
@@ -65,6 +70,10 @@ type Positions struct {
 
 	mu  sync.Mutex
 	idx map[string]*posIndex
+	// refresh counts the expired buckets again in the background, one run
+	// at a time; readers meanwhile use the counts they have.
+	refreshing bool
+	refreshed  sync.WaitGroup
 }
 
 // posIndex is the index of one filter.
@@ -187,30 +196,87 @@ func (p *Positions) view(ctx context.Context, q Querier, l List) ([]bucketView, 
 	where, args := l.baseWhere()
 	key := fmt.Sprint(l.Table, where, args)
 	v := p.snapshot(key, len(where) > 0)
+	expired := false
 	for i := range v {
 		if v[i].fresh {
 			continue
 		}
-		end := (*Key)(nil)
-		if i+1 < len(v) {
-			end = &v[i+1].start
+		if v[i].b.counted {
+			expired = true // used as it is; counted again in the background
+			continue
 		}
-		n, err := l.countRange(ctx, q, v[i].start, end, 0)
-		if err != nil {
+		if err := p.recount(ctx, q, l, v, i); err != nil {
 			return nil, err
 		}
-		v[i].n = n
-		now := p.now()
-		p.mu.Lock()
-		if b := v[i].b; b.gen == v[i].gen {
-			b.n, b.counted, b.at = n, true, now
-		}
-		p.mu.Unlock()
+	}
+	if expired {
+		p.refresh(ctx, q, l, v)
 	}
 	if err := p.reshape(ctx, q, l, key, v); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// recount counts bucket i of v again and stores the count unless the bucket
+// changed meanwhile.
+func (p *Positions) recount(ctx context.Context, q Querier, l List, v []bucketView, i int) error {
+	var end *Key
+	if i+1 < len(v) {
+		end = &v[i+1].start
+	}
+	n, err := l.countRange(ctx, q, v[i].start, end, 0)
+	if err != nil {
+		return err
+	}
+	v[i].n = n
+	now := p.now()
+	p.mu.Lock()
+	if b := v[i].b; b.gen == v[i].gen {
+		b.n, b.counted, b.at = n, true, now
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// refresh starts counting the buckets of v older than the TTL again, in the
+// background, unless a refresh runs already: a reader never waits for the
+// recounts that only show other replicas' writes (a thousand buckets expire
+// every TTL at a million EVSEs).
+func (p *Positions) refresh(ctx context.Context, q Querier, l List, v []bucketView) {
+	p.mu.Lock()
+	if p.refreshing {
+		p.mu.Unlock()
+		return
+	}
+	p.refreshing = true
+	p.refreshed.Add(1)
+	p.mu.Unlock()
+	v = slices.Clone(v)
+	go func() {
+		defer p.refreshed.Done()
+		defer func() {
+			p.mu.Lock()
+			p.refreshing = false
+			p.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		now := p.now()
+		for i := range v {
+			p.mu.Lock()
+			b := v[i].b
+			stale := b.counted && now.Sub(b.at) >= p.ttl(b)
+			v[i].gen = b.gen
+			p.mu.Unlock()
+			if !stale {
+				continue
+			}
+			if p.recount(ctx, q, l, v, i) != nil {
+				return
+			}
+		}
+	}()
 }
 
 // reshape cuts buckets that grew past twice the span and drops empty ones.
