@@ -93,7 +93,11 @@ func (h *Hub) Expand(ctx context.Context) (int, error) {
 func (h *Hub) expandBatch(ctx context.Context) (int, error) {
 	var woken map[int64]bool
 	var n int
-	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	routes, err := h.table.Routes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		woken, n = map[int64]bool{}, 0
 		// The lock of the one row serializes expansions (replicas):
 		// pushes are inserted in change order.
@@ -110,10 +114,7 @@ func (h *Hub) expandBatch(ctx context.Context) (int, error) {
 		// (platform, module, object) in this batch, for supersession.
 		open := map[string][]int{}
 		for _, c := range cs {
-			rs, err := h.table.Receivers(ctx, c.sender, c.audience, c.p.Module)
-			if err != nil {
-				return err
-			}
+			rs := routes.Receivers(c.sender, c.audience, c.p.Module)
 			var online []int64
 			for _, r := range rs {
 				if r.Offline {

@@ -24,7 +24,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/delivery"
 	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
-	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
@@ -77,10 +76,6 @@ type Config struct {
 	// DefaultCoalesceRows, DefaultCoalesceAge).
 	CoalesceRows int
 	CoalesceAge  time.Duration
-	// RoutingTTL is how long the cached routing table answers before it
-	// reads the registry again (default routing.DefaultTableTTL); a change
-	// in this process invalidates it at once.
-	RoutingTTL time.Duration
 }
 
 // Hub routes OCPI objects between parties.
@@ -208,7 +203,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	h := &Hub{db: db, jobs: jc, parties: parties, route: routing.New(parties), client: client, clock: clk, logger: logger, cfg: cfg,
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{},
-		table: routing.NewTable(db, cfg.RoutingTTL), fanoutWake: make(chan struct{}, 1)}
+		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1)}
 	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3,
 		Now: clk.Now, Background: store.Background}, logger, reg)
 	if jc != nil {
@@ -225,11 +220,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		}
 	}
 	if parties != nil {
-		parties.ReconnectFuncs = append(parties.ReconnectFuncs, func(context.Context, int64) { h.table.Invalidate() }, h.reconnected)
-		parties.ConnectedFuncs = append(parties.ConnectedFuncs, func(_ context.Context, tx *store.Tx, _ int64, _ []ocpi.Endpoint) error {
-			tx.AfterCommit(h.table.Invalidate)
-			return nil
-		})
+		parties.ReconnectFuncs = append(parties.ReconnectFuncs, h.reconnected)
 		if jc != nil {
 			parties.ConnectedFuncs = append(parties.ConnectedFuncs, h.planInitialLoad)
 		}
@@ -259,10 +250,6 @@ func (h *Hub) Stop() {
 		h.stop = nil
 	}
 }
-
-// InvalidateRouting drops the cached routing table (a registration
-// changed in a way the registry's hooks do not report).
-func (h *Hub) InvalidateRouting() { h.table.Invalidate() }
 
 // Register makes src the Source of module's objects for resyncs. Call it
 // while wiring, before Start.

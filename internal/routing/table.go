@@ -5,38 +5,36 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
-// DefaultTableTTL is how long a Table answers from what it read: the bound
-// on how late another replica's registration change is seen.
-const DefaultTableTTL = time.Second
-
-// Table is a cached routing table: who receives a broadcast, decided in
-// memory from the CONNECTED platforms, their roles and the RECEIVER
-// interfaces they offer, read at most once per TTL (and again at once after
-// Invalidate). Delivery resolves receivers with it when it expands a change
-// into per-receiver work, so a change costs no registry read or endpoints
-// decoding per receiver.
+// Table is the routing table delivery resolves broadcast receivers with:
+// who receives a broadcast, decided in memory from the CONNECTED platforms,
+// their roles and the RECEIVER interfaces they offer. Delivery takes one
+// snapshot (Routes) per batch of changes it expands, so a change costs no
+// registry read and no endpoints decoding per receiver.
 //
-// Staleness is bounded and safe: in this process a registration change
-// invalidates the table when it commits (the hub calls Invalidate from the
-// registry's hooks); a change made by another replica is seen within the
-// TTL. A platform that went OFFLINE, was suspended or unregistered meanwhile
-// is checked again when its push is sent (the push is closed, or marked for
-// a resync), and a platform that gains a receiver gets its initial load.
+// A snapshot is never stale: taking it reads the platforms' small rows and
+// roles (two indexed reads of tables with one row per partner), and only
+// the endpoints documents are cached, decoded, by their exact text. So a
+// registration change — in this process or another replica, through any
+// path of the registry — is seen by the next batch, with no invalidation to
+// forget; what the cache saves is the JSON decoding that cost 11 % of a
+// PATCH when every request did it for every platform.
 type Table struct {
-	db  *store.DB
-	ttl time.Duration
+	db *store.DB
 
-	mu      sync.Mutex
-	loaded  time.Time
-	version uint64 // bumped by Invalidate: a load begun before it is not kept
-	plats   []tablePlatform
+	mu       sync.Mutex
+	receives map[int64]decoded
+}
+
+// decoded is a platform's endpoints document and the modules it receives.
+type decoded struct {
+	raw      string
+	receives map[string]bool
 }
 
 type tablePlatform struct {
@@ -50,67 +48,65 @@ type tableRole struct {
 	role, cc, pid string
 }
 
-// NewTable returns a Table reading db; ttl <= 0 means DefaultTableTTL.
-func NewTable(db *store.DB, ttl time.Duration) *Table {
-	if ttl <= 0 {
-		ttl = DefaultTableTTL
-	}
-	return &Table{db: db, ttl: ttl}
+// NewTable returns a Table reading db.
+func NewTable(db *store.DB) *Table {
+	return &Table{db: db, receives: map[int64]decoded{}}
 }
 
-// Invalidate drops what the table read: the next question reads again.
-func (t *Table) Invalidate() {
-	t.mu.Lock()
-	t.version++
-	t.plats = nil
-	t.loaded = time.Time{}
-	t.mu.Unlock()
+// Routes is a snapshot of a Table: answer from it inside a transaction
+// (it reads nothing).
+type Routes struct{ plats []tablePlatform }
+
+// Routes reads a snapshot of the table. Call it outside any transaction
+// (it reads through the pool).
+func (t *Table) Routes(ctx context.Context) (Routes, error) {
+	plats, err := t.load(ctx, t.db.Read())
+	return Routes{plats: plats}, err
 }
 
-// Receivers answers Router.Receivers from the table: the same platforms,
-// in platform order, with the same OCPI-to.
-func (t *Table) Receivers(ctx context.Context, sender int64, audience []party.Role, module string) ([]Receiver, error) {
-	plats, err := t.platforms(ctx)
-	if err != nil {
-		return nil, err
-	}
+// Receivers answers Router.Receivers from the snapshot: the same
+// platforms, in platform order, with the same OCPI-to.
+func (r Routes) Receivers(sender int64, audience []party.Role, module string) []Receiver {
 	var out []Receiver
-	for _, p := range plats {
+	for _, p := range r.plats {
 		if p.id == sender || !p.receives[module] {
 			continue
 		}
-		for _, r := range p.roles {
-			if slices.Contains(audience, party.Role(r.role)) {
-				out = append(out, Receiver{PlatformID: p.id, Offline: p.offline, To: Party{CountryCode: r.cc, PartyID: r.pid}})
+		for _, ro := range p.roles {
+			if slices.Contains(audience, party.Role(ro.role)) {
+				out = append(out, Receiver{PlatformID: p.id, Offline: p.offline, To: Party{CountryCode: ro.cc, PartyID: ro.pid}})
 				break
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
-func (t *Table) platforms(ctx context.Context) ([]tablePlatform, error) {
+// modules returns the RECEIVER modules of an endpoints document, decoded
+// once per text.
+func (t *Table) modules(id int64, raw []byte) map[string]bool {
 	t.mu.Lock()
-	if t.plats != nil && time.Since(t.loaded) < t.ttl {
-		p := t.plats
-		t.mu.Unlock()
-		return p, nil
-	}
-	version := t.version
+	d, ok := t.receives[id]
 	t.mu.Unlock()
-	plats, err := loadTable(ctx, t.db.Read())
-	if err != nil {
-		return nil, err
+	if ok && d.raw == string(raw) {
+		return d.receives
+	}
+	d = decoded{raw: string(raw), receives: map[string]bool{}}
+	var eps []ocpi.Endpoint
+	if json.Unmarshal(raw, &eps) == nil {
+		for _, e := range eps {
+			if e.Role == ocpi.InterfaceReceiver {
+				d.receives[e.Identifier] = true
+			}
+		}
 	}
 	t.mu.Lock()
-	if t.version == version {
-		t.plats, t.loaded = plats, time.Now()
-	}
+	t.receives[id] = d
 	t.mu.Unlock()
-	return plats, nil
+	return d.receives
 }
 
-func loadTable(ctx context.Context, q store.Querier) ([]tablePlatform, error) {
+func (t *Table) load(ctx context.Context, q store.Querier) ([]tablePlatform, error) {
 	rows, err := q.Query(ctx, "SELECT id, connection, endpoints FROM platforms WHERE status = $1 ORDER BY id", string(party.StatusConnected))
 	if err != nil {
 		return nil, err
@@ -126,15 +122,7 @@ func loadTable(ctx context.Context, q store.Querier) ([]tablePlatform, error) {
 			return nil, err
 		}
 		p.offline = conn == party.ClientOffline
-		p.receives = map[string]bool{}
-		var eps []ocpi.Endpoint
-		if json.Unmarshal(raw, &eps) == nil {
-			for _, e := range eps {
-				if e.Role == ocpi.InterfaceReceiver {
-					p.receives[e.Identifier] = true
-				}
-			}
-		}
+		p.receives = t.modules(p.id, raw)
 		byID[p.id] = len(plats)
 		plats = append(plats, p)
 	}
@@ -157,11 +145,5 @@ func loadTable(ctx context.Context, q store.Querier) ([]tablePlatform, error) {
 			plats[i].roles = append(plats[i].roles, r)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if plats == nil {
-		plats = []tablePlatform{}
-	}
-	return plats, nil
+	return plats, rows.Err()
 }
