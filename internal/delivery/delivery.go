@@ -11,7 +11,8 @@
 //     to Batch items;
 //   - leases renewed while a batch is in flight;
 //   - backoff: a receiver whose whole batch failed pauses until the earliest
-//     retry the Queue asked for;
+//     retry the Queue asked for, and is then probed with one item at a time
+//     until one succeeds;
 //   - polling for work queued by other replicas, or due again after a retry;
 //   - metrics: lag (commit to the receiver's 2xx) and backlog, per receiver.
 //
@@ -253,11 +254,14 @@ func (e *Engine) run(receiver int64, w *worker) {
 	defer e.wg.Done()
 	ctx := e.ctx
 	label := e.q.Label(receiver)
+	// n is the claim size: one item (a probe) while the receiver is down,
+	// so a down receiver costs one attempt per backoff, not a batch.
+	n := e.cfg.Batch
 	for {
 		e.mu.Lock()
 		w.again = false
 		e.mu.Unlock()
-		c, err := e.q.Claim(ctx, receiver, e.cfg.Batch)
+		c, err := e.q.Claim(ctx, receiver, n)
 		if err != nil {
 			if ctx.Err() == nil {
 				e.logger.WarnContext(ctx, "could not claim deliveries", "engine", e.cfg.Name, "receiver", label, "error", err)
@@ -284,8 +288,10 @@ func (e *Engine) run(receiver int64, w *worker) {
 				}
 			}
 			if failed < len(rs) {
+				n = e.cfg.Batch
 				continue
 			}
+			n = 1
 			// Everything failed: the receiver is down; wait for the
 			// earliest retry instead of claiming what it cannot take.
 			c.Next = retryAt
