@@ -135,7 +135,12 @@ type Engine struct {
 	workers map[int64]*worker
 	ctx     context.Context
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// sends is the context of attempts in flight: Stop lets them finish
+	// (a receiver that got a push is recorded as having it) for up to
+	// StopGrace before it cancels them.
+	sends      context.Context
+	cancelSend context.CancelFunc
+	wg         sync.WaitGroup
 	poke    chan struct{}
 }
 
@@ -180,20 +185,33 @@ func (e *Engine) Start(ctx context.Context) {
 		return
 	}
 	e.ctx, e.cancel = context.WithCancel(e.cfg.Background(context.WithoutCancel(ctx)))
+	e.sends, e.cancelSend = context.WithCancel(context.WithoutCancel(e.ctx))
 	e.wg.Add(1)
 	go e.poll()
 }
 
-// Stop ends the engine and waits for the batches in flight to settle.
+// StopGrace is how long Stop lets the attempts in flight finish.
+const StopGrace = 10 * time.Second
+
+// Stop ends the engine: no new batch starts, the batches in flight finish
+// and settle (their attempts are cancelled after StopGrace).
 func (e *Engine) Stop() {
 	e.mu.Lock()
-	cancel := e.cancel
+	cancel, cancelSend := e.cancel, e.cancelSend
 	e.mu.Unlock()
 	if cancel == nil {
 		return
 	}
 	cancel()
-	e.wg.Wait()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(StopGrace):
+		cancelSend()
+		<-done
+	}
+	cancelSend()
 }
 
 // Wake tells the engine that receiver has new work. It never blocks; before
@@ -260,6 +278,11 @@ func (e *Engine) run(receiver int64, w *worker) {
 	for {
 		e.mu.Lock()
 		w.again = false
+		if ctx.Err() != nil {
+			delete(e.workers, receiver)
+			e.mu.Unlock()
+			return
+		}
 		e.mu.Unlock()
 		c, err := e.q.Claim(ctx, receiver, n)
 		if err != nil {
@@ -270,8 +293,8 @@ func (e *Engine) run(receiver int64, w *worker) {
 		}
 		e.metrics.backlog.WithLabelValues(label).Set(float64(c.Backlog))
 		if len(c.Items) > 0 {
-			rs := e.send(ctx, receiver, c.Items)
-			if err := e.q.Settle(ctx, receiver, rs); err != nil && ctx.Err() == nil {
+			rs := e.send(e.sends, receiver, c.Items)
+			if err := e.q.Settle(e.sends, receiver, rs); err != nil {
 				// The leases run out and the items are claimed again.
 				e.logger.WarnContext(ctx, "could not record deliveries", "engine", e.cfg.Name, "receiver", label, "error", err)
 			}
