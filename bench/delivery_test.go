@@ -28,11 +28,12 @@ import (
 //     answer to the moment the last eMSP has its state (that PATCH, or a
 //     later state of the EVSE that replaced it): p50/p99, and how many
 //     PATCHes some eMSP still lacked after a bounded drain (30 s).
+//
 //   - delivery-backlog: DELIVERY_BACKLOG PATCHes (default 3000) as fast as 8
 //     clients can send them, then the time until every eMSP has every
 //     EVSE's final state: changes fully delivered to all 10 per second.
 //
-//	go test -run '^$' -bench Delivery -benchtime 1x ./bench/
+//     go test -run '^$' -bench Delivery -benchtime 1x ./bench/
 func BenchmarkDelivery(b *testing.B) {
 	engines(b, func(b *testing.B, engine store.Engine) {
 		b.Run("lag", func(b *testing.B) {

@@ -141,7 +141,7 @@ type Engine struct {
 	sends      context.Context
 	cancelSend context.CancelFunc
 	wg         sync.WaitGroup
-	poke    chan struct{}
+	poke       chan struct{}
 }
 
 type worker struct {

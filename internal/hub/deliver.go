@@ -29,8 +29,8 @@ const claimLook = 4096
 // one full push instead (the receiver is behind: it gets the latest state,
 // never an older one after a newer).
 const (
-	DefaultCoalesceRows = 8
-	DefaultCoalesceAge  = 5 * time.Second
+	DefaultCoalesceRows = 64
+	DefaultCoalesceAge  = 30 * time.Second
 )
 
 type pushWorker struct {

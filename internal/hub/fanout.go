@@ -23,10 +23,6 @@ const fanoutPoll = 250 * time.Millisecond
 const pushColumns = `platform_id, module, object_key, method, path, body, full_object, state, correlation_id, created_at, updated_at,
 	to_country_code, to_party_id, from_country_code, from_party_id, iface`
 
-// rowsPerInsert bounds the rows of one multi-row insert (16 parameters a
-// row, within SQLite's limit).
-const rowsPerInsert = 200
-
 // change is a hub_change record being expanded.
 type change struct {
 	id       int64
@@ -213,30 +209,35 @@ func (h *Hub) supersede(ctx context.Context, tx *store.Tx, platforms []int64, mo
 	return nil
 }
 
-// insertPushes inserts rows in order, many per statement. A row keeps its
-// change's commit time as created_at: delivery lag is measured from it.
+// insertPushes inserts rows in order, one statement per change (its
+// columns bound once, its receivers' few after them: SQLite looks bound
+// parameters up by name, so a statement of thousands costs more to bind
+// than to run). A row keeps its change's commit time as created_at:
+// delivery lag is measured from it.
 func (h *Hub) insertPushes(ctx context.Context, tx *store.Tx, rows []outRow) error {
 	now := h.now()
 	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), rowsPerInsert)]
-		rows = rows[len(chunk):]
+		c, n := rows[0].c, 1
+		for n < len(rows) && rows[n].c == c {
+			n++
+		}
+		chunk := rows[:n]
+		rows = rows[n:]
+		var body any
+		if c.p.Body != nil {
+			body = string(c.p.Body)
+		}
+		args := []any{c.p.Module, c.p.ObjectKey, c.p.Method, c.p.Path, body, c.p.Full, c.p.CorrelationID, c.created, now,
+			c.p.From.CountryCode, c.p.From.PartyID, iface(c.p)}
 		var q strings.Builder
 		q.WriteString("INSERT INTO hub_push (" + pushColumns + ") VALUES ")
-		args := make([]any, 0, len(chunk)*16)
 		for i, r := range chunk {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			c := r.c
-			var body any
-			if c.p.Body != nil {
-				body = string(c.p.Body)
-			}
-			n := len(args)
-			fmt.Fprintf(&q, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)",
-				n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9, n+10, n+11, n+12, n+13, n+14, n+15, n+16)
-			args = append(args, r.platformID, c.p.Module, c.p.ObjectKey, c.p.Method, c.p.Path, body, c.p.Full, r.state,
-				c.p.CorrelationID, c.created, now, r.to.CountryCode, r.to.PartyID, c.p.From.CountryCode, c.p.From.PartyID, iface(c.p))
+			args = append(args, r.platformID, r.state, r.to.CountryCode, r.to.PartyID)
+			k := len(args)
+			fmt.Fprintf(&q, "($%d, $1, $2, $3, $4, $5, $6, $%d, $7, $8, $9, $%d, $%d, $10, $11, $12)", k-3, k-2, k-1, k)
 		}
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return fmt.Errorf("enqueue pushes: %w", err)
