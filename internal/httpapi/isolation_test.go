@@ -201,7 +201,7 @@ func routeRules() map[string]routeRule {
 	add(adm, "GET", "/admin/commands", "/admin/commands/{id}", "/admin/payments/{authorization_reference}",
 		"/admin/financial-advice/flagged", "/admin/parties", "/admin/parties/{id}", "/admin/parties/{id}/rate_limits", "/admin/invitations", "/admin/peers",
 		"/admin/webhooks", "/admin/webhooks/{id}", "/admin/webhooks/{id}/deliveries", "/admin/webhooks/{id}/deliveries/{delivery_id}",
-		"/admin/traffic", "/admin/traffic/{id}")
+		"/admin/traffic", "/admin/traffic/{id}", "/admin/delivery")
 	add(adm, "POST", "/admin/financial-advice/{record_id}/resolve", "/admin/parties/{id}/suspend",
 		"/admin/parties/{id}/resume", "/admin/parties/{id}/rotate", "/admin/parties/connect", "/admin/invitations", "/admin/invitations/{id}/revoke",
 		"/admin/webhooks/{id}/deliveries/{delivery_id}/replay", "/admin/sandbox/reset", "/admin/tariffs/price")

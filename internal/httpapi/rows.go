@@ -32,6 +32,8 @@ func (s *Server) serves(n route.Service) bool {
 		return c.UPI != nil
 	case route.NeedTraffic:
 		return c.Traffic != nil && c.DB != nil
+	case route.NeedHub:
+		return c.Hub != nil
 	}
 	return true
 }
@@ -55,7 +57,7 @@ func (s *Server) modules() []route.Module {
 			DirectoryLocation: s.directoryLocation}))
 	mods = append(mods, admin.Modules(s.kit, admin.Services{Parties: c.Parties, SandboxParties: c.SandboxParties,
 		Sandbox: c.Sandbox, ResetSandboxFunc: c.ResetSandboxFunc, Webhooks: c.Webhooks, RateLimiter: c.RateLimiter,
-		DB: c.DB, Version: c.Version})...)
+		DB: c.DB, Version: c.Version, Hub: c.Hub})...)
 	return append(mods, s.fallbackRows())
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
@@ -31,6 +32,8 @@ type Services struct {
 	// exports.
 	DB      *store.DB
 	Version string
+	// Hub is the hub's delivery, whose backlog the operator reads.
+	Hub *hub.Hub
 }
 
 // handlers answer the admin routes through the kit.
@@ -40,8 +43,8 @@ type handlers struct {
 }
 
 // Modules returns the admin API's modules: platforms and invitations,
-// webhooks (with rate limits and the sandbox reset), traffic.
+// webhooks (with rate limits and the sandbox reset), traffic, the delivery backlog.
 func Modules(k *kit.Kit, svc Services) []route.Module {
 	s := &handlers{Kit: k, cfg: svc}
-	return []route.Module{s.adminRows(), s.webhookRows(), s.trafficRows()}
+	return []route.Module{s.adminRows(), s.webhookRows(), s.trafficRows(), s.deliveryRows()}
 }

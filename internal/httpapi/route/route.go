@@ -152,6 +152,8 @@ const (
 	NeedPaymentCommands
 	NeedUPI
 	NeedTraffic
+	// NeedHub: the hub's delivery (its backlog).
+	NeedHub
 )
 
 // Options are the options of one route.
