@@ -8,8 +8,8 @@ import (
 	"context"
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
-	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/httpapi/route"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/ratelimit"
 	"github.com/ocpihub/ocpihub/internal/store"
