@@ -49,6 +49,3 @@ func (db *DB) BatchQueued() int {
 	}
 	return n
 }
-
-// WaitRefresh waits for a background recount of expired counts.
-func (p *Positions) WaitRefresh() { p.refreshed.Wait() }
