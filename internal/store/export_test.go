@@ -36,16 +36,3 @@ func (db *DB) CachedStmts() (write, read int) {
 	defer db.stmts.mu.Unlock()
 	return len(db.stmts.write), len(db.stmts.read)
 }
-
-// BatchQueued returns how many writes wait to join a batch (InBatch).
-func (db *DB) BatchQueued() int {
-	db.batch.mu.Lock()
-	defer db.batch.mu.Unlock()
-	n := 0
-	for _, m := range db.batch.queue {
-		if !m.taken {
-			n++
-		}
-	}
-	return n
-}

@@ -64,8 +64,6 @@ type DB struct {
 	stmts *stmtCache
 	// gate orders write transactions (writegate.go).
 	gate *writeGate
-	// batch runs group commit (batch.go).
-	batch batcher
 	// violations counts pooled connections requested inside a write
 	// transaction (txguard.go).
 	violations atomic.Int64

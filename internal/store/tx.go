@@ -71,7 +71,6 @@ func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, f
 
 // Exec implements Querier.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	countStmt(ctx)
 	if tx.pgx != nil {
 		tag, err := tx.pgx.Exec(ctx, query, args...)
 		return tag.RowsAffected(), err
@@ -164,7 +163,6 @@ func (r cachedRow) Scan(dest ...any) error {
 
 // Query implements Querier.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	countStmt(ctx)
 	if tx.pgx != nil {
 		rows, err := tx.pgx.Query(ctx, query, args...)
 		if err != nil {
@@ -184,7 +182,6 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error
 
 // QueryRow implements Querier.
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
-	countStmt(ctx)
 	if tx.pgx != nil {
 		return pgxRow{tx.pgx.QueryRow(ctx, query, args...)}
 	}
@@ -305,7 +302,6 @@ func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
 		return tx.Exec(ctx, query, args...)
 	}
-	countStmt(ctx)
 	var res sql.Result
 	var err error
 	if st := r.db.stmts.reader(ctx, r.read, query); st != nil {
@@ -323,7 +319,6 @@ func (r sqlReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
 		return tx.Query(ctx, query, args...)
 	}
-	countStmt(ctx)
 	if st := r.db.stmts.reader(ctx, r.read, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -334,7 +329,6 @@ func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
 		return tx.QueryRow(ctx, query, args...)
 	}
-	countStmt(ctx)
 	if st := r.db.stmts.reader(ctx, r.read, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -355,7 +349,6 @@ func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
 		return tx.Exec(ctx, query, args...)
 	}
-	countStmt(ctx)
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
 		return 0, err
@@ -368,7 +361,6 @@ func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
 		return tx.Query(ctx, query, args...)
 	}
-	countStmt(ctx)
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -380,7 +372,6 @@ func (r pgxReader) QueryRow(ctx context.Context, query string, args ...any) Row 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
 		return tx.QueryRow(ctx, query, args...)
 	}
-	countStmt(ctx)
 	return pgxRow{r.pool.QueryRow(ctx, query, args...)}
 }
 
