@@ -29,10 +29,20 @@ func (db *DB) StatusFS(ctx context.Context, fsys fs.FS) (current, latest int64, 
 // CachedStmts returns how many statements the writer and the readers keep
 // prepared (0, 0 on PostgreSQL).
 func (db *DB) CachedStmts() (write, read int) {
-	if db.stmts == nil {
+	if db.writeStmts == nil {
 		return 0, 0
 	}
-	db.stmts.mu.Lock()
-	defer db.stmts.mu.Unlock()
-	return len(db.stmts.write), len(db.stmts.read)
+	return int(db.writeStmts.cached.Load()), int(db.readStmts.cached.Load())
 }
+
+// WriterStmts returns what the SQLite writer's statement cache did (zero
+// on PostgreSQL).
+func (db *DB) WriterStmts() StmtStats {
+	if db.writeStmts == nil {
+		return StmtStats{}
+	}
+	return db.writeStmts.snapshot()
+}
+
+// StableLimit exposes the LIMIT rewrite of the statement cache.
+var StableLimit = stableLimit

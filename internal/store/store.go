@@ -59,9 +59,9 @@ type DB struct {
 	// ("" = the server default); tests use one schema each.
 	schema string
 
-	// stmts keeps SQLite statements prepared (stmtcache.go); nil on
-	// PostgreSQL.
-	stmts *stmtCache
+	// writeStmts and readStmts count the statement caches of the SQLite
+	// pools (sqliteconn.go); nil on PostgreSQL, where pgx caches them.
+	writeStmts, readStmts *stmtCounters
 	// gate orders write transactions (writegate.go).
 	gate *writeGate
 	// violations counts pooled connections requested inside a write
@@ -163,10 +163,11 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	// secure_delete(FAST) zeroes the bytes of deleted and overwritten rows
 	// inside their pages, so replaced secrets (a partner token sealed after a
 	// key was configured) do not linger in the file.
-	write, err := sql.Open("sqlite", base+"&_pragma=journal_mode(WAL)&_pragma=secure_delete(FAST)&_txlock=immediate")
+	wc, err := newCachingConnector(base + "&_pragma=journal_mode(WAL)&_pragma=secure_delete(FAST)&_txlock=immediate")
 	if err != nil {
 		return err
 	}
+	write := sql.OpenDB(wc)
 	// SQLite has one writer at a time: a single connection serialises writers in
 	// the pool instead of failing them with SQLITE_BUSY.
 	write.SetMaxOpenConns(1)
@@ -175,14 +176,15 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	if err := write.PingContext(ctx); err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
-	read, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	rc, err := newCachingConnector(base + "&_pragma=query_only(1)")
 	if err != nil {
 		return err
 	}
+	read := sql.OpenDB(rc)
 	read.SetMaxOpenConns(opts.MaxConns)
 	read.SetMaxIdleConns(opts.MaxConns)
 	db.read = read
-	db.stmts = newStmtCache()
+	db.writeStmts, db.readStmts = wc.counters, rc.counters
 	return read.PingContext(ctx)
 }
 

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -45,9 +44,6 @@ type Tx struct {
 	sql         *sql.Tx
 	pgx         pgx.Tx
 	afterCommit []func()
-	// open counts the open rows of each prepared text (SQLite).
-	openMu sync.Mutex
-	open   map[string]int
 	// ended is set once the transaction committed or rolled back: a context
 	// that outlives it no longer holds it.
 	ended atomic.Bool
@@ -75,90 +71,11 @@ func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error
 		tag, err := tx.pgx.Exec(ctx, query, args...)
 		return tag.RowsAffected(), err
 	}
-	var res sql.Result
-	var err error
-	if st := tx.stmt(ctx, query); st != nil {
-		res, err = st.ExecContext(ctx, args...)
-	} else {
-		res, err = tx.sql.ExecContext(ctx, query, args...)
-	}
+	res, err := tx.sql.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
-}
-
-// stmt returns the writer's prepared statement for query bound to the
-// transaction, or nil (stmtcache.go). A text whose rows are still open in
-// this transaction is run unprepared: SQLite would reset the statement
-// under them.
-func (tx *Tx) stmt(ctx context.Context, query string) *sql.Stmt {
-	if tx.db == nil || tx.db.stmts == nil {
-		return nil
-	}
-	tx.openMu.Lock()
-	busy := tx.open[query] > 0
-	tx.openMu.Unlock()
-	if busy {
-		return nil
-	}
-	if st := tx.db.stmts.writer(query); st != nil {
-		return tx.sql.StmtContext(ctx, st)
-	}
-	return nil
-}
-
-// cachedRows are the rows of a prepared statement: the text is free for
-// reuse once they are closed.
-type cachedRows struct {
-	*sql.Rows
-	tx     *Tx
-	query  string
-	closed bool
-}
-
-func (tx *Tx) cachedRows(rows *sql.Rows, query string) *cachedRows {
-	tx.openMu.Lock()
-	defer tx.openMu.Unlock()
-	if tx.open == nil {
-		tx.open = map[string]int{}
-	}
-	tx.open[query]++
-	return &cachedRows{Rows: rows, tx: tx, query: query}
-}
-
-func (r *cachedRows) Close() error {
-	if !r.closed {
-		r.closed = true
-		r.tx.openMu.Lock()
-		r.tx.open[r.query]--
-		r.tx.openMu.Unlock()
-	}
-	return r.Rows.Close()
-}
-
-// cachedRow is QueryRow's answer from a prepared statement, read like
-// sql.Row.
-type cachedRow struct {
-	rows *cachedRows
-	err  error
-}
-
-func (r cachedRow) Scan(dest ...any) error {
-	if r.err != nil {
-		return r.err
-	}
-	defer r.rows.Close()
-	if !r.rows.Next() {
-		if err := r.rows.Err(); err != nil {
-			return err
-		}
-		return ErrNoRows
-	}
-	if err := r.rows.Scan(dest...); err != nil {
-		return err
-	}
-	return r.rows.Close()
 }
 
 // Query implements Querier.
@@ -170,13 +87,6 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error
 		}
 		return pgxRows{rows}, nil
 	}
-	if st := tx.stmt(ctx, query); st != nil {
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return nil, err
-		}
-		return tx.cachedRows(rows, query), nil
-	}
 	return tx.sql.QueryContext(ctx, query, args...)
 }
 
@@ -184,13 +94,6 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
 	if tx.pgx != nil {
 		return pgxRow{tx.pgx.QueryRow(ctx, query, args...)}
-	}
-	if st := tx.stmt(ctx, query); st != nil {
-		rows, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return cachedRow{err: err}
-		}
-		return cachedRow{rows: tx.cachedRows(rows, query)}
 	}
 	return tx.sql.QueryRowContext(ctx, query, args...)
 }
@@ -228,11 +131,6 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer func() { release() }()
-	if db.stmts != nil {
-		// Deferred before the rollback below, so it runs after it: the
-		// writer's connection is free again.
-		defer db.stmts.prepareWriter(ctx, db.write)
-	}
 	tx := &Tx{db: db, engine: db.engine}
 	if db.pool != nil {
 		if tx.pgx, err = db.pool.Begin(ctx); err != nil {
@@ -302,13 +200,7 @@ func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
 		return tx.Exec(ctx, query, args...)
 	}
-	var res sql.Result
-	var err error
-	if st := r.db.stmts.reader(ctx, r.read, query); st != nil {
-		res, err = st.ExecContext(ctx, args...)
-	} else {
-		res, err = r.read.ExecContext(ctx, query, args...)
-	}
+	res, err := r.read.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -319,18 +211,12 @@ func (r sqlReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
 		return tx.Query(ctx, query, args...)
 	}
-	if st := r.db.stmts.reader(ctx, r.read, query); st != nil {
-		return st.QueryContext(ctx, args...)
-	}
 	return r.read.QueryContext(ctx, query, args...)
 }
 
 func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row {
 	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
 		return tx.QueryRow(ctx, query, args...)
-	}
-	if st := r.db.stmts.reader(ctx, r.read, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
 	}
 	return r.read.QueryRowContext(ctx, query, args...)
 }

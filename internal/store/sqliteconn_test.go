@@ -149,3 +149,83 @@ func TestPreparedStatements(t *testing.T) {
 		}
 	})
 }
+
+// TestStableLimit: a LIMIT given by a bound parameter, in each placeholder
+// form SQLite and the job queue use, is wrapped in a cast; a literal limit
+// and the rest of the text are left as they were.
+func TestStableLimit(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"SELECT id FROM t ORDER BY id LIMIT $2", "SELECT id FROM t ORDER BY id LIMIT CAST($2 AS INTEGER)"},
+		{"SELECT id FROM t LIMIT ?11", "SELECT id FROM t LIMIT CAST(?11 AS INTEGER)"},
+		{"SELECT id FROM t limit ?", "SELECT id FROM t LIMIT CAST(? AS INTEGER)"},
+		{"SELECT id FROM t LIMIT @max_to_lock)", "SELECT id FROM t LIMIT CAST(@max_to_lock AS INTEGER))"},
+		{"SELECT id FROM t LIMIT :n OFFSET $3", "SELECT id FROM t LIMIT CAST(:n AS INTEGER) OFFSET $3"},
+		{"SELECT id FROM t LIMIT 10", "SELECT id FROM t LIMIT 10"},
+		{"SELECT id FROM t WHERE unlimited = $1", "SELECT id FROM t WHERE unlimited = $1"},
+	} {
+		if got := store.StableLimit(c.in); got != c.want {
+			t.Errorf("StableLimit(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestStatementReuse: a text run many times with a different LIMIT each
+// time returns the rows the limit asks for, on both engines; on SQLite it
+// is parsed once and every later run reuses the prepared statement.
+func TestStatementReuse(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		const page = "SELECT k FROM reuse_probe WHERE k > $1 ORDER BY k LIMIT $2"
+		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, "CREATE TABLE reuse_probe (k INTEGER PRIMARY KEY)"); err != nil {
+				return err
+			}
+			for k := 1; k <= 40; k++ {
+				if _, err := tx.Exec(ctx, "INSERT INTO reuse_probe (k) VALUES ($1)", k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after store.StmtStats
+		err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			before = db.WriterStmts()
+			for limit := 1; limit <= 30; limit++ {
+				rows, err := tx.Query(ctx, page, 5, limit)
+				if err != nil {
+					return err
+				}
+				var got []int
+				for rows.Next() {
+					var k int
+					if err := rows.Scan(&k); err != nil {
+						return err
+					}
+					got = append(got, k)
+				}
+				if err := rows.Close(); err != nil {
+					return err
+				}
+				if len(got) != limit || got[0] != 6 || got[len(got)-1] != 5+limit {
+					t.Errorf("LIMIT %d after 5: %v", limit, got)
+				}
+			}
+			after = db.WriterStmts()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Engine() != store.SQLite {
+			return
+		}
+		if parsed, reused := after.Parsed-before.Parsed, after.Reused-before.Reused; parsed != 1 || reused != 29 {
+			t.Errorf("30 runs of one text: parsed %d, reused %d; want 1 and 29", parsed, reused)
+		}
+	})
+}
