@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
@@ -41,6 +42,36 @@ type directory struct{ l *location.Service }
 func (d directory) CheckLocation(ctx context.Context, cc, pid, locationID, evseUID, connectorID string) error {
 	_, err := d.l.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID, EVSEUID: evseUID, ConnectorID: connectorID})
 	return err
+}
+
+// CheckEVSEs implements token.EVSEDirectory: one read of the location, its
+// EVSE uids decoded once (CiString: compared without case).
+func (d directory) CheckEVSEs(ctx context.Context, cc, pid, locationID string, evseUIDs []string) (int, error) {
+	raw, err := d.l.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID})
+	if err != nil {
+		return -1, err
+	}
+	if len(evseUIDs) == 0 {
+		return -1, nil
+	}
+	var loc struct {
+		EVSEs []struct {
+			UID string `json:"uid"`
+		} `json:"evses"`
+	}
+	if err := json.Unmarshal(raw, &loc); err != nil {
+		return -1, err
+	}
+next:
+	for i, uid := range evseUIDs {
+		for _, e := range loc.EVSEs {
+			if strings.EqualFold(e.UID, uid) {
+				continue next
+			}
+		}
+		return i, nil
+	}
+	return -1, nil
 }
 
 // LocationOwner implements command.Directory.

@@ -177,28 +177,25 @@ func (s *Service) storeLocal(ctx context.Context, req Request, t *target, id str
 }
 
 // answered records the CPO's synchronous answer (or the failure to get
-// one) and moves the command on.
+// one) and moves the command on. It is one statement written alone
+// (store.DB.Write), not a second transaction around the request: the
+// command's row decides, as the statement runs, whether its state moves (a
+// result the CPO posted before its answer was recorded has moved it on
+// already, and wins).
 func (s *Service) answered(ctx context.Context, module, id string, fwd *hub.Forwarded, ferr error) error {
-	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		cur, err := lockCommand(ctx, tx, id)
-		if err != nil {
-			return err
+	now := s.now()
+	var n int64
+	var err error
+	if ferr != nil {
+		state := StateFailed
+		if ocpi.ErrorCode(ferr) == ocpi.ETIMEOUT {
+			// The CPO may have received it: its result is still relayed,
+			// or TIMEOUT at the deadline.
+			state = StateUnconfirmed
 		}
-		now := s.now()
-		if ferr != nil {
-			state := StateFailed
-			if ocpi.ErrorCode(ferr) == ocpi.ETIMEOUT {
-				// The CPO may have received it: its result is still relayed,
-				// or TIMEOUT at the deadline.
-				state = StateUnconfirmed
-			}
-			if cur.State != StateForwarding {
-				state = cur.State
-			}
-			_, err := tx.Exec(ctx, "UPDATE commands SET state = $1, error = $2, updated_at = $3 WHERE id = $4",
-				state, truncate(ferr.Error(), 500), now, id)
-			return err
-		}
+		n, err = s.db.Write(ctx, `UPDATE commands SET state = CASE WHEN state = $1 THEN $2 ELSE state END, error = $3, updated_at = $4
+			WHERE id = $5`, StateForwarding, state, truncate(ferr.Error(), 500), now, id)
+	} else {
 		var status int
 		var result string
 		var timeout *int
@@ -217,33 +214,32 @@ func (s *Service) answered(ctx context.Context, module, id string, fwd *hub.Forw
 			body = string(fwd.Body)
 		}
 		accepted := fwd.HTTPStatus < 300 && ocpi.IsSuccess(status) && (result == ocpi.CommandAccepted || result == "")
-		state, deadline := cur.State, int64(0)
-		if cur.State == StateForwarding {
-			state = StateRejected
-			if accepted {
-				state = StateAccepted
-			}
-		}
+		state := StateRejected
 		wait := s.cfg.DefaultTimeout
-		if timeout != nil {
-			wait = time.Duration(*timeout) * time.Second
-		}
-		if accepted && isOpen(state) {
-			deadline = s.deadlineAfter(wait)
-		}
 		timeoutSeconds := 0
 		if timeout != nil {
+			wait = time.Duration(*timeout) * time.Second
 			timeoutSeconds = *timeout
 		}
-		keep := deadline
-		if keep == 0 && cur.Deadline != nil {
-			keep = cur.Deadline.Micros()
+		// An accepted answer sets the deadline of a command still open
+		// (forwarding becomes accepted); otherwise the stored one stays.
+		deadline := "deadline"
+		if accepted {
+			state = StateAccepted
+			deadline = "CASE WHEN state IN ($1, $10, $11) THEN $12 ELSE deadline END"
 		}
-		_, err = tx.Exec(ctx, `UPDATE commands SET state = $1, response_http = $2, response_status = $3, response = $4,
-			response_result = $5, timeout_seconds = $6, deadline = $7, updated_at = $8
-			WHERE id = $9`, state, fwd.HTTPStatus, status, body, result, timeoutSeconds, keep, now, id)
-		return err
-	})
+		args := []any{StateForwarding, state, fwd.HTTPStatus, status, body, result, timeoutSeconds, now, id}
+		if accepted {
+			args = append(args, StateAccepted, StateUnconfirmed, s.deadlineAfter(wait))
+		}
+		n, err = s.db.Write(ctx, `UPDATE commands SET state = CASE WHEN state = $1 THEN $2 ELSE state END, response_http = $3,
+			response_status = $4, response = $5, response_result = $6, timeout_seconds = $7, deadline = `+deadline+`, updated_at = $8
+			WHERE id = $9`, args...)
+	}
+	if err == nil && n == 0 {
+		return errUnknown(id)
+	}
+	return err
 }
 
 func truncate(s string, n int) string {

@@ -206,14 +206,22 @@ func (s *Service) checkLocation(ctx context.Context, req AuthorizeRequest) error
 		return nil
 	}
 	loc := req.Location
+	evses, oneRead := s.dir.(EVSEDirectory)
 	var found *party.PartyRef
 	var lastErr error
+	missing := -1
 	for i := range req.CPOParties {
 		p := &req.CPOParties[i]
 		if p.Role != party.RoleCPO {
 			continue
 		}
-		err := s.dir.CheckLocation(ctx, p.CountryCode, p.PartyID, loc.LocationID, "", "")
+		var err error
+		if oneRead {
+			// The location and its EVSEs from one read of the location.
+			missing, err = evses.CheckEVSEs(ctx, p.CountryCode, p.PartyID, loc.LocationID, loc.EVSEUIDs)
+		} else {
+			err = s.dir.CheckLocation(ctx, p.CountryCode, p.PartyID, loc.LocationID, "", "")
+		}
 		if err == nil {
 			found = p
 			break
@@ -231,17 +239,28 @@ func (s *Service) checkLocation(ctx context.Context, req AuthorizeRequest) error
 		return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: msg, Field: "location_id", Issue: "unknown location",
 			HTTPStatus: http.StatusOK}
 	}
+	if oneRead {
+		if missing >= 0 {
+			return unknownEVSE(loc, missing)
+		}
+		return nil
+	}
 	for i, uid := range loc.EVSEUIDs {
 		err := s.dir.CheckLocation(ctx, found.CountryCode, found.PartyID, loc.LocationID, uid, "")
 		if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
-			return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: "EVSE " + uid + " is not in location " + loc.LocationID,
-				Field: "evse_uids[" + strconv.Itoa(i) + "]", Issue: "unknown EVSE", HTTPStatus: http.StatusOK}
+			return unknownEVSE(loc, i)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// unknownEVSE is the 2003 of the i-th EVSE of a request's location.
+func unknownEVSE(loc *ocpi.LocationReferences, i int) error {
+	return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: "EVSE " + loc.EVSEUIDs[i] + " is not in location " + loc.LocationID,
+		Field: "evse_uids[" + strconv.Itoa(i) + "]", Issue: "unknown EVSE", HTTPStatus: http.StatusOK}
 }
 
 // answer builds and records the hub's own answer from a stored token.
@@ -257,10 +276,9 @@ func (s *Service) answer(ctx context.Context, req AuthorizeRequest, tok *candida
 			a.AuthorizationReference = s.NewReferenceFunc()
 		}
 	}
-	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		return s.record(ctx, tx, req, ocpiclient.Party{CountryCode: tok.cc, PartyID: tok.pid}, a.Allowed, a.AuthorizationReference, source)
-	})
-	if err != nil {
+	// The answer is given once its record has committed: a session or CDR
+	// that carries the reference finds the authorization.
+	if err := s.record(ctx, req, ocpiclient.Party{CountryCode: tok.cc, PartyID: tok.pid}, a.Allowed, a.AuthorizationReference, source); err != nil {
 		return nil, err
 	}
 	return &Authorization{Answer: a, Source: source}, nil
@@ -277,15 +295,15 @@ func (s *Service) recordForwarded(ctx context.Context, req AuthorizeRequest, own
 	if json.Unmarshal(env.Data, &info) != nil || info.Allowed == "" {
 		return
 	}
-	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		return s.record(ctx, tx, req, owner, info.Allowed, info.AuthorizationReference, SourceForwarded)
-	})
-	if err != nil {
+	if err := s.record(ctx, req, owner, info.Allowed, info.AuthorizationReference, SourceForwarded); err != nil {
 		s.logger.WarnContext(ctx, "could not record a forwarded authorization", "error", err)
 	}
 }
 
-func (s *Service) record(ctx context.Context, tx *store.Tx, req AuthorizeRequest, owner ocpiclient.Party, allowed, ref, source string) error {
+// record writes an authorization: one statement, written alone after the
+// reads that decided the answer (store.DB.Write), not a transaction held
+// around the request.
+func (s *Service) record(ctx context.Context, req AuthorizeRequest, owner ocpiclient.Party, allowed, ref, source string) error {
 	var locID string
 	var evses any
 	if req.Location != nil {
@@ -293,7 +311,7 @@ func (s *Service) record(ctx context.Context, tx *store.Tx, req AuthorizeRequest
 		b, _ := json.Marshal(req.Location.EVSEUIDs)
 		evses = string(b)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO token_authorizations (authorization_reference, cpo_country_code, cpo_party_id,
+	_, err := s.db.Write(ctx, `INSERT INTO token_authorizations (authorization_reference, cpo_country_code, cpo_party_id,
 		token_country_code, token_party_id, token_uid, token_type, location_id, evse_uids, allowed, source, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		ref, ocpi.Key(req.CPO.CountryCode), ocpi.Key(req.CPO.PartyID), ocpi.Key(owner.CountryCode), ocpi.Key(owner.PartyID),

@@ -58,6 +58,12 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 			t.Errorf("remembered authorization: %+v %v", rec, err)
 		}
 
+		// EVSE uids are CiStrings.
+		resp = hubtest.MustStatus(t, b.authorize(t, "APP-1", "APP_USER", map[string]any{"location_id": "LOC1", "evse_uids": []any{"e1"}}, nil), nil, http.StatusOK, 1000)
+		if info := hubtest.Data(t, resp); info["allowed"] != "ALLOWED" || info["authorization_reference"] == ref {
+			t.Errorf("own token at e1: %s", resp.Body)
+		}
+
 		resp = hubtest.MustStatus(t, b.authorize(t, "APP-2", "APP_USER", atLOC1, nil), nil, http.StatusOK, 1000)
 		if info := hubtest.Data(t, resp); info["allowed"] != "BLOCKED" || info["authorization_reference"] != nil {
 			t.Errorf("invalid own token: %s", resp.Body)

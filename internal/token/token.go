@@ -49,6 +49,15 @@ type Directory interface {
 	CheckLocation(ctx context.Context, countryCode, partyID, locationID, evseUID, connectorID string) error
 }
 
+// EVSEDirectory is a Directory that checks a location and its EVSEs in one
+// read of the location: CheckEVSEs returns an EUNKNOWNLOCATION error when
+// the location is not in the directory, else the index in evseUIDs of the
+// first EVSE it does not have (-1: it has them all).
+type EVSEDirectory interface {
+	Directory
+	CheckEVSEs(ctx context.Context, countryCode, partyID, locationID string, evseUIDs []string) (int, error)
+}
+
 // Config tunes the Service.
 type Config struct {
 	// NoFallback turns off the whitelist fallback: by default, when the

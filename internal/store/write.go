@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ocpihub/ocpihub/internal/tracing"
+)
+
+// Write runs one statement as a write of its own and returns the number of
+// rows it affected; the change has committed when Write returns. It is the
+// call for a request whose only write is one independent statement (a
+// record of what was answered): the statement is sent alone, committed by
+// itself, instead of inside a BEGIN … COMMIT of its own (one round trip on
+// PostgreSQL instead of three, no transaction bookkeeping on SQLite's
+// writer). Callers that write this way can later share a batch's commit
+// without changing.
+//
+// Inside a write transaction (ctx holds one) the statement runs in it and
+// commits with it. Under a commit hook (WithCommitHook: an idempotent
+// request) it runs in a transaction of its own so the hook commits with it.
+func (db *DB) Write(ctx context.Context, query string, args ...any) (n int64, err error) {
+	if tx := HeldTx(ctx); tx != nil {
+		return tx.Exec(ctx, query, args...)
+	}
+	if hooks, _ := ctx.Value(commitHookKey{}).([]CommitHook); len(hooks) > 0 {
+		err = db.InTx(ctx, func(ctx context.Context, tx *Tx) error {
+			n, err = tx.Exec(ctx, query, args...)
+			return err
+		})
+		return n, err
+	}
+	ctx, span := tracing.Start(ctx, "write", tracing.Client)
+	defer span.EndErr(&err)
+	span.SetDBSystem(string(db.engine))
+	release, err := db.gate.acquire(ctx, IsBackground(ctx))
+	if err != nil {
+		return 0, fmt.Errorf("write: %w", err)
+	}
+	defer release()
+	if db.pool != nil {
+		tag, err := db.pool.Exec(ctx, query, args...)
+		return tag.RowsAffected(), err
+	}
+	st := db.stmts.writer(query)
+	if st == nil {
+		// Prepared once the writer's connection is free again.
+		defer db.stmts.prepareWriter(ctx, db.write)
+		res, err := db.write.ExecContext(ctx, query, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	res, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
