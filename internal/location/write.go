@@ -3,6 +3,7 @@ package location
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -41,23 +42,43 @@ type stored struct {
 
 // lockLocation locks and reads a location row inside tx (nil when absent):
 // a write of the same location waits for this transaction, which is what
-// orders the outbox (hub.Broadcast).
+// orders the outbox (hub.Broadcast). One statement: on PostgreSQL the
+// read takes the row lock (FOR UPDATE); on SQLite a write transaction
+// (BEGIN IMMEDIATE) already excludes every other writer.
 func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
-	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)}
-	n, err := tx.Exec(ctx, "UPDATE locations SET publish = publish WHERE country_code = $1 AND party_id = $2 AND id = $3", args...)
-	if err != nil || n == 0 {
+	cur, err := lockRow(ctx, tx, r)
+	if cur == nil || err != nil {
 		return nil, err
+	}
+	return cur.parse()
+}
+
+// lockRow is lockLocation without decoding the body (pk and body only).
+func lockRow(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
+	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)}
+	q := "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3"
+	if tx.Engine() == store.Postgres {
+		q += " FOR UPDATE"
 	}
 	var cur stored
-	if err := tx.QueryRow(ctx, "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).
-		Scan(&cur.pk, &cur.body); err != nil {
+	err := tx.QueryRow(ctx, q, args...).Scan(&cur.pk, &cur.body)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
+	return &cur, nil
+}
+
+// parse decodes the body of a row lockRow read.
+func (cur *stored) parse() (*stored, error) {
+	var err error
 	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
 		return nil, err
 	}
 	cur.id, _ = cur.doc["id"].(string)
-	return &cur, nil
+	return cur, nil
 }
 
 // Put creates or replaces the Location, EVSE or Connector the ref names with
@@ -118,7 +139,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		}
 		item, _ = ocpi.ParseObject(canon)
 	}
-	err := s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {
@@ -196,12 +217,21 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 	default:
 		shape = &ocpi.Connector{}
 	}
-	if err := ocpi.Decode(raw, shape); err != nil {
-		return res, err
-	}
 	patch, err := ocpi.ParseObject(raw)
 	if err != nil {
+		// The typed decode names the field when the body is JSON.
+		if derr := ocpi.Decode(raw, shape); derr != nil {
+			return res, derr
+		}
 		return res, err
+	}
+	// A status patch's two fields are checked by asStatusPatch: the typed
+	// decode would only repeat it.
+	fast, isStatus := asStatusPatch(r, patch)
+	if !isStatus {
+		if err := ocpi.Decode(raw, shape); err != nil {
+			return res, err
+		}
 	}
 	lu, ok := patch["last_updated"].(string)
 	if !ok || lu == "" {
@@ -213,14 +243,22 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 	if err := patchKeepsIdentity(r, patch); err != nil {
 		return res, err
 	}
-	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
-		cur, err := lockLocation(ctx, tx, r)
+		cur, err := lockRow(ctx, tx, r)
 		if err != nil {
 			return err
 		}
 		if cur == nil {
 			return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID})
+		}
+		if isStatus {
+			if done, err := s.applyStatus(ctx, tx, ch, r, cur.pk, cur.body, fast, &res); done || err != nil {
+				return err
+			}
+		}
+		if cur, err = cur.parse(); err != nil {
+			return err
 		}
 		doc := cur.doc
 		target := doc
@@ -344,24 +382,37 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 
 // emit records location.updated for the change.
 func (s *Service) emit(ctx context.Context, tx *store.Tx, r Ref, loc *ocpi.Location) error {
+	status, evseID := "", ""
+	if r.EVSEUID != "" {
+		if e, _ := loc.EVSE(r.EVSEUID); e != nil {
+			status, evseID = e.Status, e.EVSEID
+		}
+	}
+	return s.emitData(ctx, tx, r, loc.CountryCode, loc.PartyID, loc.LastUpdated, status, evseID)
+}
+
+// emitData records location.updated for a change of the location r names
+// (its ids as stored), with the EVSE's status and evse_id when r names an
+// EVSE ("" when unknown).
+func (s *Service) emitData(ctx context.Context, tx *store.Tx, r Ref, countryCode, partyID string, lastUpdated ocpi.DateTime, status, evseID string) error {
 	data := map[string]any{
-		"country_code": loc.CountryCode, "party_id": loc.PartyID, "location_id": loc.ID,
-		"last_updated": loc.LastUpdated,
+		"country_code": countryCode, "party_id": partyID, "location_id": r.LocationID,
+		"last_updated": lastUpdated,
 	}
 	if r.EVSEUID != "" {
 		data["evse_uid"] = r.EVSEUID
-		if e, _ := loc.EVSE(r.EVSEUID); e != nil {
-			data["status"] = e.Status
-			if e.EVSEID != "" {
-				data["evse_id"] = e.EVSEID
-			}
+		if status != "" {
+			data["status"] = status
+		}
+		if evseID != "" {
+			data["evse_id"] = evseID
 		}
 	}
 	if r.ConnectorID != "" {
 		data["connector_id"] = r.ConnectorID
 	}
 	return s.events.Emit(ctx, tx, event.Event{Name: event.LocationUpdated, Data: data, Public: true,
-		Parties: []event.Party{{Role: string(party.RoleCPO), CountryCode: ocpi.Key(loc.CountryCode), PartyID: ocpi.Key(loc.PartyID)}}})
+		Parties: []event.Party{{Role: string(party.RoleCPO), CountryCode: ocpi.Key(countryCode), PartyID: ocpi.Key(partyID)}}})
 }
 
 // finalize validates a whole location document and returns its typed form

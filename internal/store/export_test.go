@@ -46,3 +46,16 @@ func (db *DB) WriterStmts() StmtStats {
 
 // StableLimit exposes the LIMIT rewrite of the statement cache.
 var StableLimit = stableLimit
+
+// BatchQueued returns how many writes wait to join a batch (InBatch).
+func (db *DB) BatchQueued() int {
+	db.batch.mu.Lock()
+	defer db.batch.mu.Unlock()
+	n := 0
+	for _, m := range db.batch.queue {
+		if !m.taken {
+			n++
+		}
+	}
+	return n
+}

@@ -64,6 +64,8 @@ type DB struct {
 	writeStmts, readStmts *stmtCounters
 	// gate orders write transactions (writegate.go).
 	gate *writeGate
+	// batch runs group commit (batch.go).
+	batch batcher
 	// violations counts pooled connections requested inside a write
 	// transaction (txguard.go).
 	violations atomic.Int64

@@ -67,6 +67,7 @@ func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, f
 
 // Exec implements Querier.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	countStmt(ctx)
 	if tx.pgx != nil {
 		tag, err := tx.pgx.Exec(ctx, query, args...)
 		return tag.RowsAffected(), err
@@ -80,6 +81,7 @@ func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error
 
 // Query implements Querier.
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	countStmt(ctx)
 	if tx.pgx != nil {
 		rows, err := tx.pgx.Query(ctx, query, args...)
 		if err != nil {
@@ -92,6 +94,7 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error
 
 // QueryRow implements Querier.
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	countStmt(ctx)
 	if tx.pgx != nil {
 		return pgxRow{tx.pgx.QueryRow(ctx, query, args...)}
 	}
@@ -200,6 +203,7 @@ func (r sqlReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
 		return tx.Exec(ctx, query, args...)
 	}
+	countStmt(ctx)
 	res, err := r.read.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
@@ -211,6 +215,7 @@ func (r sqlReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
 		return tx.Query(ctx, query, args...)
 	}
+	countStmt(ctx)
 	return r.read.QueryContext(ctx, query, args...)
 }
 
@@ -218,6 +223,7 @@ func (r sqlReader) QueryRow(ctx context.Context, query string, args ...any) Row 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
 		return tx.QueryRow(ctx, query, args...)
 	}
+	countStmt(ctx)
 	return r.read.QueryRowContext(ctx, query, args...)
 }
 
@@ -235,6 +241,7 @@ func (r pgxReader) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Exec"); tx != nil {
 		return tx.Exec(ctx, query, args...)
 	}
+	countStmt(ctx)
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
 		return 0, err
@@ -247,6 +254,7 @@ func (r pgxReader) Query(ctx context.Context, query string, args ...any) (Rows, 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().Query"); tx != nil {
 		return tx.Query(ctx, query, args...)
 	}
+	countStmt(ctx)
 	rows, err := r.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -258,6 +266,7 @@ func (r pgxReader) QueryRow(ctx context.Context, query string, args ...any) Row 
 	if tx := r.db.fallbackTx(ctx, "DB.Read().QueryRow"); tx != nil {
 		return tx.QueryRow(ctx, query, args...)
 	}
+	countStmt(ctx)
 	return pgxRow{r.pool.QueryRow(ctx, query, args...)}
 }
 

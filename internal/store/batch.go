@@ -1,0 +1,339 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+
+	"github.com/ocpihub/ocpihub/internal/tracing"
+)
+
+// maxBatch bounds the members of one shared transaction: a longer batch
+// holds its row locks (and SQLite's writer) longer for the last member.
+const maxBatch = 64
+
+// batcher runs group commit (InBatch): concurrent writes share one
+// transaction. A write joins the queue; when no batch is running it leads
+// one itself, otherwise the batch that is running hands the lead, once it
+// has committed, to the first write that queued meanwhile, which takes
+// every queued write into the next transaction. So while one transaction
+// commits the next one fills, one batch runs at a time (on SQLite the
+// writer is single anyway; on PostgreSQL two batches could lock rows in
+// opposite orders), and a write waits at most for the batch ahead of it.
+type batcher struct {
+	mu      sync.Mutex
+	running bool
+	queue   []*member
+}
+
+// member is one write of a batch.
+type member struct {
+	ctx context.Context
+	fn  func(ctx context.Context, tx *Tx) error
+	// taken is set (under batcher.mu) once a batch took the member: from
+	// then on it waits for its outcome, even when its ctx ends.
+	taken bool
+	// lead is closed to make the member run the next batch; done once its
+	// outcome is known.
+	lead, done chan struct{}
+	err        error
+	panicked   bool
+	panicVal   any
+	// afterCommit holds the member's AfterCommit functions.
+	afterCommit []func()
+}
+
+// InBatch runs fn as a member of a shared write transaction and returns
+// once that transaction has committed (nil) or fn's change was undone (an
+// error): group commit. It has InTx's contract — fn's changes commit
+// together, or none of them; an error or a panic of fn undoes them and is
+// the caller's — and writes of concurrent callers share the transaction
+// and its commit, which is what makes it cheaper than InTx under load.
+//
+// Each member runs in a savepoint (when it shares the transaction), so a
+// failing member does not fail the others; they run one after another, in
+// arrival order, each seeing the changes of the members before it. A
+// member's commit hooks (WithCommitHook) run in its savepoint after fn,
+// and its AfterCommit functions after the commit, only when it committed.
+// If the commit itself fails, every member of the batch gets the error:
+// nothing is answered as done that was not committed.
+//
+// fn runs on the goroutine of the batch's leader, with a ctx that carries
+// the values of the caller's ctx but not its cancellation: cancelling one
+// member's statement would abort the shared transaction (SQLite rolls a
+// whole transaction back when a statement is interrupted; pgx closes the
+// connection). A ctx that ends while the write still waits to join
+// returns ctx.Err() and changes nothing; once its batch took it, the write
+// waits for its outcome.
+//
+// Inside a held transaction (a nested call from an InTx or InBatch
+// function) fn runs in that transaction: the caller's transaction is the
+// batch. A nested InTx is refused (ErrTxHeld).
+func (db *DB) InBatch(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (err error) {
+	if tx := HeldTx(ctx); tx != nil {
+		return fn(ctx, tx)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	ctx, span := tracing.Start(ctx, "transaction", tracing.Client)
+	defer span.EndErr(&err)
+	span.SetDBSystem(string(db.engine))
+	m := &member{ctx: ctx, fn: fn, lead: make(chan struct{}), done: make(chan struct{})}
+	b := &db.batch
+	b.mu.Lock()
+	b.queue = append(b.queue, m)
+	if !b.running {
+		b.running = true
+		m.taken = true
+		close(m.lead)
+	}
+	b.mu.Unlock()
+	select {
+	case <-m.lead:
+		db.leadBatch(ctx)
+	case <-m.done:
+	case <-ctx.Done():
+		b.mu.Lock()
+		if !m.taken {
+			b.queue = removeMember(b.queue, m)
+			b.mu.Unlock()
+			return fmt.Errorf("begin: %w", ctx.Err())
+		}
+		b.mu.Unlock()
+		// Taken: the batch runs it; its outcome is the answer. The lead
+		// may still come (when the member was taken as the next leader).
+		select {
+		case <-m.lead:
+			db.leadBatch(ctx)
+		case <-m.done:
+		}
+	}
+	<-m.done
+	if m.panicked {
+		panic(m.panicVal)
+	}
+	return m.err
+}
+
+// leadBatch takes the queued members (its own first), runs them in one
+// transaction, and hands the lead on to the first member queued meanwhile.
+func (db *DB) leadBatch(ctx context.Context) {
+	b := &db.batch
+	b.mu.Lock()
+	n := min(len(b.queue), maxBatch)
+	members := make([]*member, n)
+	copy(members, b.queue)
+	b.queue = append(b.queue[:0:0], b.queue[n:]...)
+	for _, m := range members {
+		m.taken = true
+	}
+	b.mu.Unlock()
+
+	db.runBatch(context.WithoutCancel(ctx), members)
+
+	b.mu.Lock()
+	if len(b.queue) > 0 {
+		next := b.queue[0]
+		next.taken = true
+		close(next.lead)
+	} else {
+		b.running = false
+	}
+	b.mu.Unlock()
+	for _, m := range members {
+		close(m.done)
+	}
+}
+
+// runBatch runs members in one transaction and sets each one's outcome.
+func (db *DB) runBatch(ctx context.Context, members []*member) {
+	if db.runShared(ctx, members) {
+		for _, m := range members {
+			if m.err == nil && !m.panicked {
+				m.afterCommit = nil
+				db.runShared(ctx, []*member{m})
+			}
+		}
+	}
+}
+
+// runShared runs members in one transaction and sets each one's outcome,
+// or reports that the commit was refused and the members that succeeded
+// must run again (their outcome is not set then).
+func (db *DB) runShared(ctx context.Context, members []*member) (retry bool) {
+	fail := func(err error) {
+		for _, m := range members {
+			if m.err == nil && !m.panicked {
+				m.err = err
+			}
+		}
+	}
+	release, err := db.gate.acquire(ctx, false)
+	if err != nil {
+		fail(fmt.Errorf("begin: %w", err))
+		return false
+	}
+	defer func() { release() }()
+	if db.stmts != nil {
+		// Deferred before the rollback below, so it runs after it.
+		defer db.stmts.prepareWriter(ctx, db.write)
+	}
+	tx := &Tx{db: db, engine: db.engine}
+	if db.pool != nil {
+		tx.pgx, err = db.pool.Begin(ctx)
+	} else {
+		tx.sql, err = db.write.BeginTx(ctx, nil)
+	}
+	if err != nil {
+		fail(fmt.Errorf("begin: %w", err))
+		return
+	}
+	committed := false
+	defer func() {
+		tx.ended.Store(true)
+		if !committed {
+			if tx.pgx != nil {
+				_ = tx.pgx.Rollback(ctx)
+			} else {
+				_ = tx.sql.Rollback()
+			}
+		}
+	}()
+	// A lone member needs no savepoint: its failure rolls the whole
+	// transaction back, which is its alone.
+	shared := len(members) > 1
+	ok := 0
+	for _, m := range members {
+		if err := m.ctx.Err(); err != nil {
+			// Given up while queued (taken before it could leave): it
+			// changes nothing.
+			m.err = fmt.Errorf("begin: %w", err)
+			continue
+		}
+		if shared {
+			if err := tx.savepoint(ctx, "SAVEPOINT batch_member"); err != nil {
+				fail(fmt.Errorf("savepoint: %w", err))
+				return
+			}
+		}
+		db.runMember(tx, m)
+		if m.err == nil && !m.panicked {
+			ok++
+			if shared {
+				if err := tx.savepoint(ctx, "RELEASE SAVEPOINT batch_member"); err != nil {
+					fail(fmt.Errorf("release savepoint: %w", err))
+					return
+				}
+			}
+			continue
+		}
+		if !shared {
+			return // rolled back by the deferred function
+		}
+		if err := tx.savepoint(ctx, "ROLLBACK TO SAVEPOINT batch_member"); err != nil {
+			// The transaction cannot be trusted any more: nobody commits.
+			fail(fmt.Errorf("rollback to savepoint: %w", err))
+			return
+		}
+		if err := tx.savepoint(ctx, "RELEASE SAVEPOINT batch_member"); err != nil {
+			fail(fmt.Errorf("release savepoint: %w", err))
+			return
+		}
+	}
+	if ok == 0 {
+		return
+	}
+	if tx.pgx != nil {
+		err = tx.pgx.Commit(ctx)
+	} else {
+		err = tx.sql.Commit()
+	}
+	if err != nil {
+		if ok > 1 && definiteFailure(err) {
+			// The server refused the commit (a deferred constraint one
+			// member broke, a serialization failure): nothing committed,
+			// so each member that succeeded runs again alone and gets its
+			// own outcome. A commit whose outcome is unknown (the
+			// connection broke) is not run again: it may have committed.
+			retry = true
+			return
+		}
+		fail(fmt.Errorf("commit: %w", err))
+		return
+	}
+	committed = true
+	tx.ended.Store(true)
+	release()
+	release = func() {}
+	for _, m := range members {
+		if m.err == nil && !m.panicked {
+			for _, fn := range m.afterCommit {
+				fn()
+			}
+		}
+	}
+	return false
+}
+
+// runMember runs one member's function and commit hooks in tx, catching
+// a panic as the member's outcome.
+func (db *DB) runMember(tx *Tx, m *member) {
+	mark := len(tx.afterCommit)
+	defer func() {
+		if v := recover(); v != nil {
+			m.panicked, m.panicVal = true, v
+		}
+		if m.err == nil && !m.panicked {
+			m.afterCommit = append(m.afterCommit, tx.afterCommit[mark:]...)
+		}
+		tx.afterCommit = tx.afterCommit[:mark]
+	}()
+	mctx := withTx(context.WithoutCancel(m.ctx), tx)
+	if m.err = m.fn(mctx, tx); m.err != nil {
+		return
+	}
+	m.err = runCommitHooks(mctx, tx)
+}
+
+// savepoint runs a savepoint statement (not counted as the caller's).
+func (tx *Tx) savepoint(ctx context.Context, stmt string) error {
+	if tx.pgx != nil {
+		_, err := tx.pgx.Exec(ctx, stmt)
+		return err
+	}
+	_, err := tx.sql.ExecContext(ctx, stmt)
+	return err
+}
+
+// InBatchRetryUnique is InBatch, run once more when fn failed on a unique
+// violation (see InTxRetryUnique).
+func (db *DB) InBatchRetryUnique(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	err := db.InBatch(ctx, fn)
+	if err != nil && IsUniqueViolation(err) {
+		err = db.InBatch(ctx, fn)
+	}
+	return err
+}
+
+// definiteFailure reports whether a commit's error came from the database
+// refusing it (so the transaction did not commit), rather than from a
+// connection whose fate is unknown.
+func definiteFailure(err error) bool {
+	var pgErr *pgconn.PgError
+	var sqErr *sqlite.Error
+	return errors.As(err, &pgErr) || errors.As(err, &sqErr)
+}
+
+func removeMember(ms []*member, m *member) []*member {
+	for i, x := range ms {
+		if x == m {
+			return append(ms[:i], ms[i+1:]...)
+		}
+	}
+	return ms
+}
