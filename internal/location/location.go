@@ -48,8 +48,8 @@ type Service struct {
 	events event.Emitter
 	clock  clock.Clock
 	logger *slog.Logger
-	// totals caches the directory's X-Total-Count between writes.
-	totals *store.Totals
+	// positions counts the directory and finds its OFFSET pages (list.go).
+	positions *store.Positions
 }
 
 // New returns a Service and registers it as the hub's source of locations.
@@ -63,7 +63,7 @@ func New(db *store.DB, h *hub.Hub, events event.Emitter, clk clock.Clock, logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
+	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger, positions: &store.Positions{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
 		h.Register(Module, source{s})
 		h.Adapt(Module, adaptPublished)
@@ -185,23 +185,6 @@ func findItem(list any, key, id string) map[string]any {
 		}
 	}
 	return nil
-}
-
-// Filter selects locations of the directory.
-type Filter struct {
-	// CountryCode and PartyID restrict the list to one CPO (OCPI-to-*).
-	CountryCode, PartyID string
-}
-
-// List returns a page of the directory: the locations of every CPO, ordered
-// by last_updated, then by row; keyset paging through our own Link cursors.
-func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-	l := store.List{Table: "locations", Columns: "pk, last_updated, body", Totals: s.totals}.WithPage(p)
-	if f.CountryCode != "" {
-		l.Where = []string{"country_code = $1", "party_id = $2"}
-		l.Args = []any{ocpi.Key(f.CountryCode), ocpi.Key(f.PartyID)}
-	}
-	return store.Documents(ctx, s.db.Read(), l)
 }
 
 // Lookup finds a location by id alone, for a directory GET that does not

@@ -93,7 +93,6 @@ func (s *Service) applyStatus(ctx context.Context, tx *store.Tx, ch Change, r Re
 		return true, nil // the stored document stays the same
 	}
 	res.Changed = true
-	tx.AfterCommit(s.totals.Invalidate)
 	at := "evses." + strconv.Itoa(idx) + "."
 	out := body
 	for _, set := range []struct{ path, value string }{
@@ -110,6 +109,14 @@ func (s *Service) applyStatus(ctx context.Context, tx *store.Tx, ch Change, r Re
 	evseTime, err := ocpi.ParseDateTime(newEVSELU)
 	if err != nil {
 		return false, err
+	}
+	if docRaised {
+		// The location moves to its new place in the directory's order.
+		was, err := ocpi.ParseDateTime(docLU.Str)
+		if err != nil {
+			return false, err
+		}
+		s.listed(tx, &stored{lu: was.Micros()}, pk, &ocpi.Location{LastUpdated: docTime})
 	}
 	if _, err := tx.Exec(ctx, "UPDATE locations SET last_updated = $1, body = $2 WHERE pk = $3", docTime.Micros(), string(out), pk); err != nil {
 		return false, err

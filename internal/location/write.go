@@ -32,6 +32,7 @@ type Result struct {
 // stored is a locked location row.
 type stored struct {
 	pk   int64
+	lu   int64  // the last_updated column: the row's place in the directory
 	id   string // as the body spells it
 	body []byte
 	// canon is body in the canonical form (PostgreSQL renders JSONB with
@@ -53,15 +54,15 @@ func lockLocation(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	return cur.parse()
 }
 
-// lockRow is lockLocation without decoding the body (pk and body only).
+// lockRow is lockLocation without decoding the body (pk, last_updated and body only).
 func lockRow(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)}
-	q := "SELECT pk, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3"
+	q := "SELECT pk, last_updated, body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3"
 	if tx.Engine() == store.Postgres {
 		q += " FOR UPDATE"
 	}
 	var cur stored
-	err := tx.QueryRow(ctx, q, args...).Scan(&cur.pk, &cur.body)
+	err := tx.QueryRow(ctx, q, args...).Scan(&cur.pk, &cur.lu, &cur.body)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, nil
 	}
@@ -323,7 +324,6 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 		return nil
 	}
 	res.Changed = true
-	tx.AfterCommit(s.totals.Invalidate)
 	var old *ocpi.Location
 	if cur != nil {
 		old = &ocpi.Location{}
@@ -335,6 +335,7 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err != nil {
 		return err
 	}
+	s.listed(tx, cur, pk, loc)
 	if err := index(ctx, tx, pk, old, loc); err != nil {
 		return err
 	}

@@ -59,3 +59,6 @@ func (db *DB) BatchQueued() int {
 	}
 	return n
 }
+
+// WaitRefresh waits for a background recount of expired counts.
+func (p *Positions) WaitRefresh() { p.refreshed.Wait() }

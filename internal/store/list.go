@@ -1,12 +1,13 @@
 package store
 
 import (
-	"encoding/json"
-
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"strings"
 )
 
 // List is a paged query over a document table. Document tables share a shape:
@@ -33,8 +34,11 @@ type List struct {
 	// Prefix names the table alias of last_updated and pk ("" for none).
 	Prefix string
 
-	// Totals, when set, caches the total (Documents).
-	Totals *Totals
+	// Positions, when set, counts the total and finds OFFSET pages through
+	// a sparse position index (Documents); else Totals, when set, caches
+	// the total.
+	Positions *Positions
+	Totals    *Totals
 }
 
 func (l List) col(name string) string {
@@ -44,9 +48,26 @@ func (l List) col(name string) string {
 	return l.Prefix + "." + name
 }
 
+// baseWhere returns the filter's own conditions: no date window, no
+// position.
+func (l List) baseWhere() ([]string, []any) {
+	return append([]string(nil), l.Where...), append([]any(nil), l.Args...)
+}
+
 func (l List) where(withAfter bool) (string, []any) {
-	conds := append([]string(nil), l.Where...)
-	args := append([]any(nil), l.Args...)
+	conds, args := l.windowConds()
+	if withAfter && l.HasAfter {
+		// A row-value comparison: both engines seek the (last_updated, pk)
+		// index with it; PostgreSQL does not with the equivalent OR form.
+		args = append(args, l.AfterLastUpdated, l.AfterPK)
+		conds = append(conds, fmt.Sprintf("(%s, %s) > ($%d, $%d)", l.col("last_updated"), l.col("pk"), len(args)-1, len(args)))
+	}
+	return Where(conds), args
+}
+
+// windowConds returns the filter's conditions with the date window.
+func (l List) windowConds() ([]string, []any) {
+	conds, args := l.baseWhere()
 	next := func(v any) string {
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
@@ -57,16 +78,7 @@ func (l List) where(withAfter bool) (string, []any) {
 	if l.DateTo != 0 {
 		conds = append(conds, l.col("last_updated")+" < "+next(l.DateTo))
 	}
-	if withAfter && l.HasAfter {
-		// A row-value comparison: both engines seek the (last_updated, pk)
-		// index with it; PostgreSQL does not with the equivalent OR form.
-		lu, pk := next(l.AfterLastUpdated), next(l.AfterPK)
-		conds = append(conds, fmt.Sprintf("(%s, %s) > (%s, %s)", l.col("last_updated"), l.col("pk"), lu, pk))
-	}
-	if len(conds) == 0 {
-		return "", args
-	}
-	return " WHERE " + strings.Join(conds, " AND "), args
+	return conds, args
 }
 
 // Count returns the number of rows matching the filters (not the page).
@@ -110,24 +122,47 @@ func (l List) WithPage(p ocpi.PageRequest) List {
 // position after the last one.
 func Documents(ctx context.Context, q Querier, l List) ([]json.RawMessage, ocpi.Page, error) {
 	var page ocpi.Page
-	var total int64
-	var err error
-	if l.Totals != nil {
-		total, err = l.Totals.count(ctx, q, l)
+	out := make([]json.RawMessage, 0, min(max(l.Limit, 0), 100))
+	var rows Rows
+	if l.Positions != nil {
+		v, err := l.Positions.view(ctx, q, l)
+		if err != nil {
+			return nil, page, fmt.Errorf("count %s: %w", l.Table, err)
+		}
+		from, total, err := l.total(ctx, q, v)
+		if err != nil {
+			return nil, page, fmt.Errorf("count %s: %w", l.Table, err)
+		}
+		page.Total = total
+		if l.Limit <= 0 || int64(l.Offset) >= total {
+			return out, page, nil
+		}
+		if !l.HasAfter && l.Offset > 0 {
+			rows, err = l.queryAt(ctx, q, v, from)
+		} else {
+			rows, err = l.Query(ctx, q)
+		}
+		if err != nil {
+			return nil, page, fmt.Errorf("list %s: %w", l.Table, err)
+		}
 	} else {
-		total, err = l.Count(ctx, q)
-	}
-	if err != nil {
-		return nil, page, fmt.Errorf("count %s: %w", l.Table, err)
-	}
-	page.Total = total
-	out := make([]json.RawMessage, 0, min(l.Limit, 100))
-	if l.Limit == 0 || int64(l.Offset) >= total {
-		return out, page, nil
-	}
-	rows, err := l.Query(ctx, q)
-	if err != nil {
-		return nil, page, fmt.Errorf("list %s: %w", l.Table, err)
+		var total int64
+		var err error
+		if l.Totals != nil {
+			total, err = l.Totals.count(ctx, q, l)
+		} else {
+			total, err = l.Count(ctx, q)
+		}
+		if err != nil {
+			return nil, page, fmt.Errorf("count %s: %w", l.Table, err)
+		}
+		page.Total = total
+		if l.Limit <= 0 || int64(l.Offset) >= total {
+			return out, page, nil
+		}
+		if rows, err = l.Query(ctx, q); err != nil {
+			return nil, page, fmt.Errorf("list %s: %w", l.Table, err)
+		}
 	}
 	defer rows.Close()
 	var pk, lu int64
@@ -145,4 +180,31 @@ func Documents(ctx context.Context, q Querier, l List) ([]json.RawMessage, ocpi.
 		page.Last = &ocpi.Cursor{Offset: l.Offset + len(out), LastUpdated: lu, Key: pk}
 	}
 	return out, page, nil
+}
+
+// queryAt returns the page at l.Offset without an OFFSET scan: from the
+// bucket of the position index that holds it (from is the position of the
+// date window's first row), the key of the page's first row, found by
+// skipping fewer rows than a bucket holds, then a keyset page from there.
+func (l List) queryAt(ctx context.Context, q Querier, v []bucketView, from int64) (Rows, error) {
+	start, skip := seek(v, from+int64(l.Offset))
+	if l.DateFrom != 0 {
+		if w := (Key{l.DateFrom, math.MinInt64}); start.less(w) {
+			start, skip = w, int64(l.Offset)
+		}
+	}
+	conds, args := l.windowConds()
+	conds, args = l.rangeConds(conds, args, start, nil)
+	order := " ORDER BY " + l.col("last_updated") + ", " + l.col("pk")
+	var first Key
+	err := q.QueryRow(ctx, "SELECT "+l.col("last_updated")+", "+l.col("pk")+" FROM "+l.Table+Where(conds)+order+
+		fmt.Sprintf(" LIMIT 1 OFFSET %d", skip), args...).Scan(&first.LastUpdated, &first.PK)
+	if errors.Is(err, ErrNoRows) {
+		first = Key{math.MaxInt64, math.MaxInt64} // past the end: an empty page
+	} else if err != nil {
+		return nil, err
+	}
+	conds, args = l.windowConds()
+	conds, args = l.rangeConds(conds, args, first, nil)
+	return q.Query(ctx, "SELECT "+l.Columns+" FROM "+l.Table+Where(conds)+order+fmt.Sprintf(" LIMIT %d", l.Limit), args...)
 }

@@ -15,20 +15,44 @@ import (
 // only while no write of this process has invalidated it, so a client of
 // this replica sees its own writes at once; writes through other replicas
 // show within TTL. Set it on List.Totals.
+//
+// A write that only moves a row's last_updated (a status change) changes no
+// total but those of a date window: Moved drops just those. An insert or a
+// delete changes them all: Invalidate.
 type Totals struct {
 	TTL time.Duration
 	// Now tells the time (default time.Now); pass the service's clock.
 	Now func() time.Time
 
-	mu  sync.Mutex
-	gen uint64
-	m   map[string]total
+	mu sync.Mutex
+	// gen moves with every Invalidate, dgen with every Moved too: a count
+	// taken under an older one is not kept.
+	gen, dgen uint64
+	m         map[string]total
 }
 
 type total struct {
-	n   int64
-	gen uint64
-	at  time.Time
+	n         int64
+	gen, dgen uint64
+	dated     bool
+	at        time.Time
+}
+
+// Moved drops the cached totals of date windows (call it after a committed
+// write that changed a row's last_updated but added or removed no row).
+func (t *Totals) Moved() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dgen++
+	for k, e := range t.m {
+		if e.dated {
+			delete(t.m, k)
+		}
+	}
+}
+
+func (e total) valid(gen, dgen uint64) bool {
+	return e.gen == gen && (!e.dated || e.dgen == dgen)
 }
 
 // Invalidate drops every cached total (call it after a committed write).
@@ -47,11 +71,12 @@ func (t *Totals) count(ctx context.Context, q Querier, l List) (int64, error) {
 	if t.Now != nil {
 		now = t.Now()
 	}
+	dated := l.DateFrom != 0 || l.DateTo != 0
 	t.mu.Lock()
 	e, ok := t.m[key]
-	gen := t.gen
+	gen, dgen := t.gen, t.dgen
 	t.mu.Unlock()
-	if ok && e.gen == gen && now.Sub(e.at) < t.TTL {
+	if ok && e.valid(gen, dgen) && now.Sub(e.at) < t.TTL {
 		return e.n, nil
 	}
 	n, err := l.Count(ctx, q)
@@ -59,11 +84,11 @@ func (t *Totals) count(ctx context.Context, q Querier, l List) (int64, error) {
 		return 0, err
 	}
 	t.mu.Lock()
-	if t.gen == gen {
+	if e := (total{n: n, gen: gen, dgen: dgen, dated: dated, at: now}); e.valid(t.gen, t.dgen) {
 		if t.m == nil || len(t.m) > 1000 {
 			t.m = map[string]total{}
 		}
-		t.m[key] = total{n: n, gen: gen, at: now}
+		t.m[key] = e
 	}
 	t.mu.Unlock()
 	return n, nil

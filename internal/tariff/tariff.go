@@ -194,7 +194,13 @@ func (s *Service) write(ctx context.Context, tx *store.Tx, ch Change, r Ref, old
 			return false, false, nil
 		}
 	}
-	tx.AfterCommit(s.totals.Invalidate)
+	if found {
+		// A replaced tariff keeps its place in every CPO filter: only the
+		// totals of date windows can change.
+		tx.AfterCommit(s.totals.Moved)
+	} else {
+		tx.AfterCommit(s.totals.Invalidate)
+	}
 	if found {
 		_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
 			t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
