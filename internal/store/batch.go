@@ -179,10 +179,6 @@ func (db *DB) runShared(ctx context.Context, members []*member) (retry bool) {
 		return false
 	}
 	defer func() { release() }()
-	if db.stmts != nil {
-		// Deferred before the rollback below, so it runs after it.
-		defer db.stmts.prepareWriter(ctx, db.write)
-	}
 	tx := &Tx{db: db, engine: db.engine}
 	if db.pool != nil {
 		tx.pgx, err = db.pool.Begin(ctx)

@@ -42,17 +42,7 @@ func (db *DB) Write(ctx context.Context, query string, args ...any) (n int64, er
 		tag, err := db.pool.Exec(ctx, query, args...)
 		return tag.RowsAffected(), err
 	}
-	st := db.stmts.writer(query)
-	if st == nil {
-		// Prepared once the writer's connection is free again.
-		defer db.stmts.prepareWriter(ctx, db.write)
-		res, err := db.write.ExecContext(ctx, query, args...)
-		if err != nil {
-			return 0, err
-		}
-		return res.RowsAffected()
-	}
-	res, err := st.ExecContext(ctx, args...)
+	res, err := db.write.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
