@@ -119,16 +119,6 @@ func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 		poolSize = int(db.pool.Config().MaxConns)
 	}
 	db.gate = newWriteGate(engine, poolSize)
-	if engine == SQLite {
-		// The serial gate is off on SQLite for now: the job queue's own
-		// statements reach the writer connection without passing it, and
-		// with the gate on, deliveries (background) fell behind a stream of
-		// requests — TestStatusStorm's 48 PATCHes no longer reached the
-		// receiver within a minute under the race detector, while they do
-		// without it. It comes back when River's SQLite statements pass the
-		// gate too (the write-path work).
-		db.gate = &writeGate{}
-	}
 	return db, nil
 }
 
