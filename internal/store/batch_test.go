@@ -336,12 +336,7 @@ func TestBatchCommitRefused(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		b := setupBatch(t, db)
 		ctx := context.Background()
-		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "CREATE TABLE child (name TEXT NOT NULL REFERENCES docs (name) DEFERRABLE INITIALLY DEFERRED)")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, db, "CREATE TABLE child (name TEXT NOT NULL REFERENCES docs (name) DEFERRABLE INITIALLY DEFERRED)")
 		runs := map[string]int{}
 		var mu sync.Mutex
 		member := func(name string, orphan bool) func(ctx context.Context, tx *store.Tx) error {

@@ -14,12 +14,7 @@ import (
 func BenchmarkLimitParam(b *testing.B) {
 	db := storetest.Open(b, store.SQLite)
 	ctx := context.Background()
-	if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "CREATE TABLE bench_probe (k INTEGER PRIMARY KEY)")
-		return err
-	}); err != nil {
-		b.Fatal(err)
-	}
+	storetest.Exec(b, db, "CREATE TABLE bench_probe (k INTEGER PRIMARY KEY)")
 	q := db.Read()
 	b.ResetTimer()
 	for i := range b.N {

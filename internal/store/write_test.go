@@ -16,12 +16,7 @@ func TestWrite(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "CREATE TABLE write_probe (n INTEGER NOT NULL UNIQUE)")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, db, "CREATE TABLE write_probe (n INTEGER NOT NULL UNIQUE)")
 		count := func() (n int) {
 			t.Helper()
 			if err := db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM write_probe").Scan(&n); err != nil {

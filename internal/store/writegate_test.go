@@ -22,12 +22,7 @@ func TestRequestAheadOfBackground(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
-		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "CREATE TABLE gate_probe (kind TEXT NOT NULL)")
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, db, "CREATE TABLE gate_probe (kind TEXT NOT NULL)")
 		var committed, open, mostOpen atomic.Int64
 		stop := make(chan struct{})
 		var wg sync.WaitGroup

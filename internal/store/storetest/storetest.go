@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -217,4 +218,21 @@ func URL(t testing.TB, engine store.Engine) string {
 	}
 	t.Fatalf("unknown engine %q", engine)
 	return ""
+}
+
+// Exec runs statements in one write transaction (a test's own tables and
+// rows) and fails the test on an error.
+func Exec(t testing.TB, db *store.DB, statements ...string) {
+	t.Helper()
+	err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+		for _, s := range statements {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
