@@ -513,6 +513,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.started = true
 	a.Traffic.Start()
 	a.Tracer.Start()
+	a.Hub.Start(ctx)
 	a.startRecovery()
 	if err := a.recordServedURL(ctx); err != nil {
 		a.Logger.Warn("could not record the public URL for the commands run beside the hub", "error", err)
@@ -544,6 +545,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.stopRecover != nil {
 		a.stopRecover()
+	}
+	if a.Hub != nil && a.started {
+		a.Hub.Stop()
 	}
 	if a.Jobs != nil && a.started {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())

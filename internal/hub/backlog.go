@@ -6,8 +6,12 @@ import (
 )
 
 // Backlog is what waits to be delivered, as the database holds it: every
-// replica's work.
+// replica's work, not only this process' engine (its lag metrics are per
+// process).
 type Backlog struct {
+	// Unexpanded counts committed changes the fan-out has not yet turned
+	// into per-receiver pushes.
+	Unexpanded int64 `json:"unexpanded_changes"`
 	// Receivers lists each platform with open pushes or resync marks, the
 	// furthest behind (oldest open push) first.
 	Receivers []ReceiverBacklog `json:"receivers"`
@@ -33,10 +37,13 @@ type ReceiverBacklog struct {
 }
 
 // Backlog reads the delivery backlog on the read pool: open pushes per
-// receiver and resync marks.
+// receiver, resync marks and the changes not yet fanned out.
 func (h *Hub) Backlog(ctx context.Context) (Backlog, error) {
 	q := h.db.Read()
 	var b Backlog
+	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM hub_change").Scan(&b.Unexpanded); err != nil {
+		return b, err
+	}
 	now := h.clock.Now()
 	rows, err := q.Query(ctx, `SELECT p.id, p.name, p.connection,
 		COALESCE(o.open, 0), COALESCE(o.leased, 0), COALESCE(o.retrying, 0), COALESCE(o.oldest, 0), COALESCE(r.marked, 0)

@@ -2,15 +2,16 @@ package hub
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/ocpihub/ocpihub/internal/delivery"
 	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -19,96 +20,247 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
-// rowsPerRun bounds the rows one job run delivers before it hands over to a
-// fresh job, so one hot queue cannot hold a worker for ever.
-const rowsPerRun = 200
+// claimLook bounds the open rows of a receiver one claim reads to find the
+// heads of its objects' queues.
+const claimLook = 4096
+
+// Coalescing defaults: an object with at least CoalesceRows open pushes to a
+// receiver whose oldest waited CoalesceAge is sent as its current state in
+// one full push instead (the receiver is behind: it gets the latest state,
+// never an older one after a newer).
+const (
+	DefaultCoalesceRows = 64
+	DefaultCoalesceAge  = 30 * time.Second
+)
 
 type pushWorker struct {
 	river.WorkerDefaults[PushArgs]
 	h *Hub
 }
 
-// Work delivers the queue of one (platform, module, object) in order. Only
-// the holder of the head row's lease delivers; a job that finds the head
-// leased by a live lease exits (the holder loops to the next row), and one
-// that finds it waiting for a retry sleeps until then.
+// Work only wakes the delivery of the job's platform: delivery runs in
+// process (the delivery engine), jobs of this kind are left from before.
 func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
-	h, a := w.h, job.Args
-	for n := 0; n < rowsPerRun; n++ {
-		row, token, wait, err := h.lease(ctx, a, job.ID)
-		if err != nil {
-			return err
-		}
-		if row == nil {
-			if wait > 0 {
-				return river.JobSnooze(wait)
-			}
-			return nil
-		}
-		stop := h.keepLease(ctx, row.id, token)
-		err = h.deliver(ctx, a, row, token, job.ID)
-		stop()
-		if err != nil {
-			return err
-		}
-	}
-	_, err := h.jobs.Insert(ctx, a, &river.InsertOpts{Queue: job.Queue, MaxAttempts: 1_000})
-	return err
+	w.h.engine.Wake(job.Args.PlatformID)
+	return nil
 }
 
-// lease takes the head row of a queue. It returns no row when the queue is
-// empty or its head is held by a live lease, and a wait when the head is
-// waiting for its next retry and jobID is the job that will retry it (the
-// one whose attempt failed). Other jobs of the queue exit: a receiver that
-// is down while changes keep coming would otherwise have every queued job
-// wake at each retry and take the writer for nothing.
-func (h *Hub) lease(ctx context.Context, a PushArgs, jobID int64) (*pushRow, string, time.Duration, error) {
-	var row *pushRow
-	var wait time.Duration
+// pushQueue is the hub outbox as a delivery.Queue: items are the heads of
+// a receiver's (module, object) queues in hub_push.
+type pushQueue struct{ h *Hub }
+
+// claimed is one leased row, as the engine carries it.
+type claimed struct {
+	row      pushRow
+	module   string
+	key      string
+	token    string
+	platform *party.Platform
+	findErr  error
+}
+
+// settle is what Settle records of one attempt.
+type settle struct {
+	kind   int
+	state  string // settleEnd
+	msg    string
+	resync bool
+	delay  time.Duration // settleRetry
+	header http.Header   // delivered
+}
+
+const (
+	settleDelivered = iota
+	settleEnd       // the row ends in state (resync: queue a full push)
+	settleClose     // every open row of the object ends failed (resync: mark it)
+	settleGiveUp    // settleClose with resync, then a resync if the receiver answers
+	settleRetry
+	settleRelease // our error: the attempt does not count
+)
+
+// Label implements delivery.Queue.
+func (q pushQueue) Label(id int64) string {
+	if q.h.parties != nil {
+		if p, err := q.h.parties.Find(context.Background(), id); err == nil {
+			to := receivingParty(p)
+			return party.Notation(to.CountryCode, to.PartyID)
+		}
+	}
+	return "platform-" + strconv.FormatInt(id, 10)
+}
+
+// Due implements delivery.Queue.
+func (q pushQueue) Due(ctx context.Context) ([]int64, error) {
+	now := q.h.now()
+	return store.QueryAll(ctx, q.h.db.Read(), scanPlatformID, `SELECT DISTINCT platform_id FROM hub_push
+		WHERE state IN ('pending', 'leased') AND ((state = 'pending' AND retry_at <= $1) OR (state = 'leased' AND lease_until <= $1))`, now)
+}
+
+// head is an open row as a claim first reads it.
+type head struct {
+	id                  int64
+	module, key, state  string
+	holder              string
+	leaseUntil, retryAt int64
+	createdAt           int64
+	open                int
+}
+
+// Claim implements delivery.Queue. It reads the receiver's open rows on the
+// read pool first (most looks find nothing due, and take no write
+// transaction), then leases the due heads in one transaction, guarded so
+// that a row another worker took meanwhile is left to it.
+func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery.Claim, error) {
+	h := q.h
+	now := h.now()
+	var c delivery.Claim
+	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, state, lease_token, lease_until, retry_at, created_at
+		FROM hub_push WHERE platform_id = $1 AND state IN ('pending', 'leased') ORDER BY id LIMIT $2`, platformID, claimLook)
+	if err != nil {
+		return c, err
+	}
+	heads := map[string]*head{}
+	var order []*head
+	for rows.Next() {
+		var r head
+		if err := rows.Scan(&r.id, &r.module, &r.key, &r.state, &r.holder, &r.leaseUntil, &r.retryAt, &r.createdAt); err != nil {
+			rows.Close()
+			return c, err
+		}
+		c.Backlog++
+		k := r.module + "\x00" + r.key
+		if hd, ok := heads[k]; ok {
+			hd.open++
+			continue
+		}
+		r.open = 1
+		heads[k] = &r
+		order = append(order, &r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return c, err
+	}
+	var take, coalesce []*head
+	var next int64
+	wait := func(at int64) {
+		if next == 0 || at < next {
+			next = at
+		}
+	}
+	for _, hd := range order {
+		switch {
+		case hd.state == stateLeased && hd.leaseUntil > now && !h.cfg.Instance.Gone(instance.Holder(hd.holder)):
+			wait(hd.leaseUntil)
+			continue
+		case hd.state == statePending && hd.retryAt > now:
+			wait(hd.retryAt)
+			continue
+		}
+		if hd.state == statePending && hd.open >= h.cfg.CoalesceRows && now-hd.createdAt >= h.cfg.CoalesceAge.Microseconds() && h.sources[hd.module] != nil {
+			coalesce = append(coalesce, hd)
+			continue
+		}
+		if len(take) < n {
+			take = append(take, hd)
+		}
+	}
+	if next > 0 {
+		c.Next = time.UnixMicro(next)
+	}
+	if len(take) == 0 && len(coalesce) == 0 {
+		return c, nil
+	}
+	var p *party.Platform
+	var findErr error
+	if len(take) > 0 && h.parties != nil {
+		p, findErr = h.parties.Find(ctx, platformID)
+		if findErr != nil && !ocpi.IsNotFound(findErr) {
+			return c, findErr
+		}
+		findErr = nil
+	}
 	token := h.cfg.Instance.Token(uuid.NewString())
-	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var r pushRow
-		var state, holder string
-		var body *string
-		var leaseUntil, retryAt int64
-		err := tx.QueryRow(ctx, `SELECT id, method, path, body, full_object, state, attempts, lease_token, lease_until, retry_at, correlation_id, created_at,
-			to_country_code, to_party_id, from_country_code, from_party_id, iface
-			FROM hub_push WHERE platform_id = $1 AND module = $2 AND object_key = $3 AND state IN ('pending', 'leased')
-			ORDER BY id LIMIT 1`, a.PlatformID, a.Module, a.ObjectKey).
-			Scan(&r.id, &r.method, &r.path, &body, &r.full, &state, &r.attempts, &holder, &leaseUntil, &retryAt, &r.correlationID, &r.createdAt,
-				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface)
-		if errors.Is(err, store.ErrNoRows) {
+	var items []delivery.Item
+	err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		items = items[:0]
+		c.Again = false
+		for _, hd := range coalesce {
+			// The object's current state replaces its queued pushes.
+			if err := h.resyncObject(ctx, tx, platformID, hd.module, hd.key); err != nil {
+				return err
+			}
+			c.Again = true
+		}
+		if len(take) == 0 {
 			return nil
 		}
+		var pending []string
+		for _, hd := range take {
+			if hd.state == statePending {
+				pending = append(pending, strconv.FormatInt(hd.id, 10))
+				continue
+			}
+			// A lease that ran out, or whose holder is gone. The attempt
+			// the holder made stays counted: the receiver may have got it.
+			if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
+				WHERE id = $5 AND state = 'leased' AND lease_token = $6 AND lease_until = $7`,
+				stateLeased, token, now+h.cfg.Lease.Microseconds(), now, hd.id, hd.holder, hd.leaseUntil); err != nil {
+				return err
+			}
+		}
+		if len(pending) > 0 {
+			if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
+				WHERE id IN (`+strings.Join(pending, ",")+`) AND state = 'pending' AND retry_at <= $4`,
+				stateLeased, token, now+h.cfg.Lease.Microseconds(), now); err != nil {
+				return err
+			}
+		}
+		ids := make([]string, len(take))
+		for i, hd := range take {
+			ids[i] = strconv.FormatInt(hd.id, 10)
+		}
+		got, err := tx.Query(ctx, `SELECT id, module, object_key, method, path, body, full_object, attempts, correlation_id, created_at,
+			to_country_code, to_party_id, from_country_code, from_party_id, iface
+			FROM hub_push WHERE id IN (`+strings.Join(ids, ",")+`) AND lease_token = $1 ORDER BY id`, token)
 		if err != nil {
 			return err
 		}
-		now := h.now()
-		// A live lease is respected; one whose holder is known to be gone
-		// (a killed process, seen from its restart) is taken at once.
-		if state == stateLeased && leaseUntil > now && !h.cfg.Instance.Gone(instance.Holder(holder)) {
-			return nil
-		}
-		if retryAt > now {
-			if holder == "" || holder == retryHolder(jobID) {
-				wait = time.Duration(retryAt-now) * time.Microsecond
+		defer got.Close()
+		for got.Next() {
+			cl := &claimed{token: token, platform: p, findErr: findErr}
+			r := &cl.row
+			var body *string
+			if err := got.Scan(&r.id, &cl.module, &cl.key, &r.method, &r.path, &body, &r.full, &r.attempts, &r.correlationID, &r.createdAt,
+				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface); err != nil {
+				return err
 			}
-			return nil
+			if body != nil {
+				r.body = []byte(*body)
+			}
+			items = append(items, delivery.Item{Key: cl.module + "/" + cl.key, Committed: time.UnixMicro(r.createdAt), Value: cl})
 		}
-		n, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
-			WHERE id = $5 AND (state = 'pending' OR (state = 'leased' AND (lease_until <= $4 OR lease_token = $6)))`,
-			stateLeased, token, now+h.cfg.Lease.Microseconds(), now, r.id, holder)
-		if err != nil || n != 1 {
-			return err
-		}
-		if body != nil {
-			r.body = []byte(*body)
-		}
-		r.attempts++
-		row = &r
-		return nil
+		return got.Err()
 	})
-	return row, token, wait, err
+	if err != nil {
+		return delivery.Claim{}, err
+	}
+	c.Items = items
+	return c, nil
+}
+
+// Renew implements delivery.Queue.
+func (q pushQueue) Renew(ctx context.Context, platformID int64, items []delivery.Item) error {
+	h := q.h
+	if len(items) == 0 {
+		return nil
+	}
+	token := items[0].Value.(*claimed).token
+	return h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE hub_push SET lease_until = $1 WHERE platform_id = $2 AND lease_token = $3 AND state = $4 AND state IN ('pending', 'leased')",
+			h.now()+h.cfg.Lease.Microseconds(), platformID, token, stateLeased)
+		return err
+	})
 }
 
 // outcome of one delivery attempt.
@@ -122,15 +274,19 @@ const (
 	outcomeSkipped   = "skipped"
 )
 
-// deliver sends one leased row and records the outcome.
-func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token string, jobID int64) error {
-	p, err := h.parties.Find(ctx, a.PlatformID)
-	if err != nil && !ocpi.IsNotFound(err) {
-		return h.release(ctx, row, token, err)
+// Send implements delivery.Queue: one attempt of one leased row. It writes
+// nothing but the partner health; Settle records the outcome.
+func (q pushQueue) Send(ctx context.Context, platformID int64, it delivery.Item) delivery.Result {
+	h := q.h
+	cl := it.Value.(*claimed)
+	row, module := &cl.row, cl.module
+	end := func(s settle) delivery.Result {
+		return delivery.Result{Outcome: delivery.Ended, Value: s}
 	}
+	p := cl.platform
 	if p == nil || p.Status != party.StatusConnected {
-		h.metrics.count(fmt.Sprintf("platform-%d", a.PlatformID), a.Module, outcomeDropped)
-		return h.closeQueue(ctx, a, "the platform is not connected", p != nil)
+		h.metrics.count(fmt.Sprintf("platform-%d", platformID), module, outcomeDropped)
+		return end(settle{kind: settleClose, msg: "the platform is not connected", resync: p != nil})
 	}
 	to := row.to
 	if to.IsZero() {
@@ -142,45 +298,46 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 	}
 	label := party.Notation(to.CountryCode, to.PartyID)
 	if p.Connection == party.ClientOffline {
-		h.metrics.count(label, a.Module, outcomeOffline)
-		return h.closeQueue(ctx, a, "the platform is OFFLINE", true)
+		h.metrics.count(label, module, outcomeOffline)
+		return end(settle{kind: settleClose, msg: "the platform is OFFLINE", resync: true})
 	}
 	role := row.iface
 	if role == "" {
 		role = ocpi.InterfaceReceiver
 	}
-	base, ok := p.Endpoint(a.Module, role)
+	base, ok := p.Endpoint(module, role)
 	if !ok {
-		h.metrics.count(label, a.Module, outcomeDropped)
-		return h.closeQueue(ctx, a, "the platform no longer offers the "+a.Module+" "+role+" interface", false)
+		h.metrics.count(label, module, outcomeDropped)
+		return end(settle{kind: settleClose, msg: "the platform no longer offers the " + module + " " + role + " interface"})
 	}
 	auth, err := h.parties.Auth(p)
 	if err != nil {
-		return h.release(ctx, row, token, err)
+		h.logger.ErrorContext(ctx, "could not authorize a push", "platform_id", platformID, "error", err)
+		return delivery.Result{Outcome: delivery.Retry, RetryAt: h.clock.Now().Add(time.Second), Value: settle{kind: settleRelease}}
 	}
 	req := ocpiclient.Request{Method: row.method, URL: base + row.path, Token: auth.Token, Base64: auth.Base64,
 		To: to, From: from, CorrelationID: row.correlationID, MaxAttempts: 1, Timeout: h.cfg.Timeout,
-		PlatformID: p.ID, Partner: p.Name, Module: a.Module}
+		PlatformID: p.ID, Partner: p.Name, Module: module}
 	var body []byte
 	if row.body != nil {
 		body = row.body
-		for _, fn := range h.adapters[a.Module] {
+		for _, fn := range h.adapters[module] {
 			body = fn(p.Version, row.method, row.path, body)
 		}
 		req.Body = body
 	}
 	if d, ok := h.dialect(p.Version); ok {
-		m := Message{Version: p.Version, PlatformID: p.ID, Party: label, Module: a.Module, Interface: ocpi.InterfaceReceiver,
+		m := Message{Version: p.Version, PlatformID: p.ID, Party: label, Module: module, Interface: ocpi.InterfaceReceiver,
 			Method: row.method, Path: row.path, Body: body}
 		send, err := d.Request(ctx, &m)
 		if err != nil || !send {
 			msg := "not sent: it has no OCPI " + p.Version + " form"
 			if err != nil {
 				msg = "not sent: converting it to OCPI " + p.Version + " failed: " + err.Error()
-				h.logger.ErrorContext(ctx, "could not convert a push", "platform_id", a.PlatformID, "module", a.Module, "path", row.path, "error", err)
+				h.logger.ErrorContext(ctx, "could not convert a push", "platform_id", platformID, "module", module, "path", row.path, "error", err)
 			}
-			h.metrics.count(label, a.Module, outcomeSkipped)
-			return h.finish(ctx, a, row, token, stateSkipped, msg, false)
+			h.metrics.count(label, module, outcomeSkipped)
+			return end(settle{kind: settleEnd, state: stateSkipped, msg: msg})
 		}
 		req.Method, req.URL, req.Body = m.Method, base+m.Path, nil
 		if m.Body != nil {
@@ -188,87 +345,103 @@ func (h *Hub) deliver(ctx context.Context, a PushArgs, row *pushRow, token strin
 		}
 	}
 	resp, callErr := h.client.Do(ctx, req)
-	h.recordHealth(ctx, a, row, resp, callErr)
+	h.recordHealth(ctx, platformID, row, resp, callErr)
 	switch classify(resp, callErr) {
 	case outcomeDelivered:
-		h.metrics.count(label, a.Module, outcomeDelivered)
-		h.metrics.latency(a.Module, time.Duration(h.now()-row.createdAt)*time.Microsecond)
-		if err := h.finish(ctx, a, row, token, stateDelivered, "", false); err != nil {
-			return err
-		}
-		for _, fn := range h.delivered[a.Module] {
-			fn(ctx, Delivery{PlatformID: a.PlatformID, Module: a.Module, ObjectKey: a.ObjectKey, Method: row.method, Path: row.path, Header: resp.Header})
-		}
-		return nil
+		h.metrics.count(label, module, outcomeDelivered)
+		h.metrics.latency(module, time.Duration(h.now()-row.createdAt)*time.Microsecond)
+		return delivery.Result{Outcome: delivery.Delivered, Value: settle{kind: settleDelivered, header: resp.Header}}
 	case outcomeRejected:
-		h.metrics.count(label, a.Module, outcomeRejected)
+		h.metrics.count(label, module, outcomeRejected)
 		msg := describeAnswer(resp)
-		h.logger.WarnContext(ctx, "receiver rejected a push", "platform_id", a.PlatformID, "module", a.Module,
+		h.logger.WarnContext(ctx, "receiver rejected a push", "platform_id", platformID, "module", module,
 			"method", row.method, "path", row.path, "answer", msg)
 		// A rejected PATCH usually means the receiver lacks the object: the
 		// spec's remedy is a PUT of the whole object (transport.md §10).
-		return h.finish(ctx, a, row, token, stateRejected, msg, row.method == http.MethodPatch)
+		return end(settle{kind: settleEnd, state: stateRejected, msg: msg, resync: row.method == http.MethodPatch})
 	}
 	msg := describeFailure(resp, callErr)
+	if ctx.Err() != nil {
+		// Stopping: the attempt does not count.
+		return delivery.Result{Outcome: delivery.Retry, RetryAt: h.clock.Now(), Value: settle{kind: settleRelease}}
+	}
 	if row.attempts >= h.cfg.MaxAttempts {
-		h.metrics.count(label, a.Module, outcomeGaveUp)
-		h.logger.WarnContext(ctx, "push failed for good; the object will be resynced in full", "platform_id", a.PlatformID,
-			"module", a.Module, "object", a.ObjectKey, "attempts", row.attempts, "error", msg)
-		if err := h.closeQueue(ctx, a, msg, true); err != nil {
-			return err
-		}
-		h.resyncIfAnswering(ctx, a.PlatformID)
-		return nil
+		h.metrics.count(label, module, outcomeGaveUp)
+		h.logger.WarnContext(ctx, "push failed for good; the object will be resynced in full", "platform_id", platformID,
+			"module", module, "object", cl.key, "attempts", row.attempts, "error", msg)
+		return end(settle{kind: settleGiveUp, msg: msg})
 	}
-	h.metrics.count(label, a.Module, outcomeRetry)
+	h.metrics.count(label, module, outcomeRetry)
 	delay := h.cfg.Backoff(row.attempts)
-	err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $7, lease_until = 0, retry_at = $2, last_error = $3, updated_at = $4
-			WHERE id = $5 AND lease_token = $6`, statePending, h.now()+delay.Microseconds(), truncate(msg, 500), h.now(), row.id, token, retryHolder(jobID))
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return river.JobSnooze(delay)
+	return delivery.Result{Outcome: delivery.Retry, RetryAt: h.clock.Now().Add(delay), Value: settle{kind: settleRetry, msg: msg, delay: delay}}
 }
 
-// retryHolder is the lease_token of a row waiting for its next retry: the
-// job that snoozed to retry it.
-func retryHolder(jobID int64) string { return "retry:" + strconv.FormatInt(jobID, 10) }
-
-// release gives a lease back after an error of ours (not the receiver's).
-func (h *Hub) release(ctx context.Context, row *pushRow, token string, cause error) error {
-	_ = h.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, attempts = attempts - 1 WHERE id = $2 AND lease_token = $3`,
-			statePending, row.id, token)
-		return err
-	})
-	return cause
-}
-
-// finish records the end of a row; resync also queues a full push of the
-// object's current state.
-func (h *Hub) finish(ctx context.Context, a PushArgs, row *pushRow, token, state, msg string, resync bool) error {
-	var marks bool
+// Settle implements delivery.Queue: the outcomes of a batch in one
+// transaction, then what follows their commit (resyncs, OnDelivered).
+func (q pushQueue) Settle(ctx context.Context, platformID int64, rs []delivery.Result) error {
+	h := q.h
+	ctx = context.WithoutCancel(ctx)
+	var marks, gaveUp bool
+	var delivered []delivery.Result
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = $2, updated_at = $3 WHERE id = $4 AND lease_token = $5`,
-			state, truncate(msg, 500), h.now(), row.id, token); err != nil {
-			return err
-		}
-		if resync {
-			if err := h.resyncObject(ctx, tx, a.PlatformID, a.Module, a.ObjectKey); err != nil {
+		marks, gaveUp, delivered = false, false, delivered[:0]
+		now := h.now()
+		var done []string
+		var token string
+		for _, r := range rs {
+			cl := r.Item.Value.(*claimed)
+			s := r.Value.(settle)
+			token = cl.token
+			var err error
+			switch s.kind {
+			case settleDelivered:
+				done = append(done, strconv.FormatInt(cl.row.id, 10))
+				delivered = append(delivered, r)
+			case settleEnd:
+				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = $2, updated_at = $3 WHERE id = $4 AND lease_token = $5`,
+					s.state, truncate(s.msg, 500), now, cl.row.id, cl.token)
+				if err == nil && s.resync {
+					err = h.resyncObject(ctx, tx, platformID, cl.module, cl.key)
+				}
+			case settleClose, settleGiveUp:
+				err = h.closeQueue(ctx, tx, platformID, cl.module, cl.key, s.msg, s.resync || s.kind == settleGiveUp)
+				gaveUp = gaveUp || s.kind == settleGiveUp
+			case settleRetry:
+				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, retry_at = $2, last_error = $3, updated_at = $4
+					WHERE id = $5 AND lease_token = $6`, statePending, now+s.delay.Microseconds(), truncate(s.msg, 500), now, cl.row.id, cl.token)
+			case settleRelease:
+				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, attempts = attempts - 1 WHERE id = $2 AND lease_token = $3`,
+					statePending, cl.row.id, cl.token)
+			}
+			if err != nil {
 				return err
 			}
 		}
-		return tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM hub_resync WHERE platform_id = $1)", a.PlatformID).Scan(&marks)
+		if len(done) == 0 {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = '', updated_at = $2
+			WHERE id IN (`+strings.Join(done, ",")+`) AND lease_token = $3`, stateDelivered, now, token); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM hub_resync WHERE platform_id = $1)", platformID).Scan(&marks)
 	})
 	if err != nil {
 		return err
 	}
-	if marks && state == stateDelivered {
+	for _, r := range delivered {
+		cl := r.Item.Value.(*claimed)
+		for _, fn := range h.delivered[cl.module] {
+			fn(ctx, Delivery{PlatformID: platformID, Module: cl.module, ObjectKey: cl.key, Method: cl.row.method, Path: cl.row.path,
+				Header: r.Value.(settle).header})
+		}
+	}
+	if marks {
 		// The receiver answers again: send what it missed.
-		h.reconnected(ctx, a.PlatformID)
+		h.reconnected(ctx, platformID)
+	}
+	if gaveUp {
+		h.resyncIfAnswering(ctx, platformID)
 	}
 	return nil
 }
@@ -276,7 +449,7 @@ func (h *Hub) finish(ctx context.Context, a PushArgs, row *pushRow, token, state
 // resyncIfAnswering schedules the resync of a platform that answers again
 // already, right after one of its objects was marked for a resync. A push of
 // another object that succeeded between this object's last failed attempt
-// and its mark looked for marks too early (finish), and the mark would
+// and its mark looked for marks too early (Settle), and the mark would
 // otherwise wait for the hourly cleanup. The partner health says whether the
 // platform's latest attempt, of any object, was answered: every attempt is
 // recorded before its outcome is handled.
@@ -294,20 +467,19 @@ func (h *Hub) resyncIfAnswering(ctx context.Context, platformID int64) {
 	}
 }
 
-// closeQueue ends every open row of a queue without delivering it; with
-// resync the object is marked for a full push when the platform is back.
-func (h *Hub) closeQueue(ctx context.Context, a PushArgs, msg string, resync bool) error {
-	return h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = $2, updated_at = $3
-			WHERE platform_id = $4 AND module = $5 AND object_key = $6 AND state IN ('pending', 'leased')`,
-			stateFailed, truncate(msg, 500), h.now(), a.PlatformID, a.Module, a.ObjectKey); err != nil {
-			return err
-		}
-		if !resync {
-			return nil
-		}
-		return h.markResync(ctx, tx, a.PlatformID, a.Module, a.ObjectKey)
-	})
+// closeQueue ends, inside tx, every open row of an object's queue to a
+// platform without delivering it; with resync the object is marked for a
+// full push when the platform is back.
+func (h *Hub) closeQueue(ctx context.Context, tx *store.Tx, platformID int64, module, key, msg string, resync bool) error {
+	if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = $2, updated_at = $3
+		WHERE platform_id = $4 AND module = $5 AND object_key = $6 AND state IN ('pending', 'leased')`,
+		stateFailed, truncate(msg, 500), h.now(), platformID, module, key); err != nil {
+		return err
+	}
+	if !resync {
+		return nil
+	}
+	return h.markResync(ctx, tx, platformID, module, key)
 }
 
 // classify sorts a delivery attempt's result: a 1xxx answer is delivered; a

@@ -15,17 +15,17 @@ import (
 // (party.Service.RecordDelivery): a receiver that answered, even with a
 // refusal, is up; a network error, timeout, 5xx, 401 or 429 is a failure.
 // Recording is best effort: an error is logged, never fails the delivery.
-func (h *Hub) recordHealth(ctx context.Context, a PushArgs, row *pushRow, resp *ocpiclient.Response, callErr error) {
+func (h *Hub) recordHealth(ctx context.Context, platformID int64, row *pushRow, resp *ocpiclient.Response, callErr error) {
 	if h.parties == nil {
 		return
 	}
-	o := party.DeliveryOutcome{PlatformID: a.PlatformID, Answered: classify(resp, callErr) != outcomeRetry,
+	o := party.DeliveryOutcome{PlatformID: platformID, Answered: classify(resp, callErr) != outcomeRetry,
 		Lag: time.Duration(h.now()-row.createdAt) * time.Microsecond}
 	if !o.Answered {
 		o.Error = describeFailure(resp, callErr)
 	}
 	if err := h.parties.RecordDelivery(context.WithoutCancel(ctx), o); err != nil {
-		h.logger.ErrorContext(ctx, "could not record a partner's health", "platform_id", a.PlatformID, "error", err)
+		h.logger.ErrorContext(ctx, "could not record a partner's health", "platform_id", platformID, "error", err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/delivery"
 	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -66,6 +67,15 @@ type Config struct {
 	// LoadDelay is how long after the handshake an initial load starts
 	// (default DefaultLoadDelay).
 	LoadDelay time.Duration
+	// Window is how many pushes of different objects travel to one
+	// receiver at once (default delivery.DefaultWindow).
+	Window int
+	// CoalesceRows and CoalesceAge: an object with at least CoalesceRows
+	// queued pushes to a receiver, the oldest queued for CoalesceAge, is
+	// sent as one full push of its current state (defaults
+	// DefaultCoalesceRows, DefaultCoalesceAge).
+	CoalesceRows int
+	CoalesceAge  time.Duration
 }
 
 // Hub routes OCPI objects between parties.
@@ -86,6 +96,13 @@ type Hub struct {
 	adapters map[string][]AdaptFunc
 	// dialects convert traffic for partners of other versions (Speak).
 	dialects map[string]Dialect
+
+	// table is the cached routing table the expansion resolves receivers
+	// with; engine delivers the outbox (delivery.Engine).
+	table      *routing.Table
+	engine     *delivery.Engine
+	fanoutWake chan struct{}
+	stop       func()
 }
 
 // Source gives the current state of an object as the Push that replaces it
@@ -177,9 +194,18 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	} else if cfg.LoadDelay == 0 {
 		cfg.LoadDelay = DefaultLoadDelay
 	}
+	if cfg.CoalesceRows <= 0 {
+		cfg.CoalesceRows = DefaultCoalesceRows
+	}
+	if cfg.CoalesceAge <= 0 {
+		cfg.CoalesceAge = DefaultCoalesceAge
+	}
 	h := &Hub{db: db, jobs: jc, parties: parties, route: routing.New(parties), client: client, clock: clk, logger: logger, cfg: cfg,
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
-		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{}}
+		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{},
+		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1)}
+	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3,
+		Now: clk.Now, Background: store.Background}, logger, reg)
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
 		jobs.AddWorker(jc, &dispatchWorker{h: h})
@@ -200,6 +226,29 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		}
 	}
 	return h
+}
+
+// Start runs delivery in this process until Stop: the expansion of
+// changes into per-receiver pushes, and the delivery engine.
+func (h *Hub) Start(ctx context.Context) {
+	if h.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(store.Background(context.WithoutCancel(ctx)))
+	done := make(chan struct{})
+	go func() { defer close(done); h.fanoutLoop(ctx) }()
+	h.engine.Start(ctx)
+	h.wakeFanout()
+	h.stop = func() { cancel(); <-done; h.engine.Stop() }
+}
+
+// Stop ends delivery in this process; what is in flight is settled or,
+// when cancelled, left leased for the next holder.
+func (h *Hub) Stop() {
+	if h.stop != nil {
+		h.stop()
+		h.stop = nil
+	}
 }
 
 // Register makes src the Source of module's objects for resyncs. Call it

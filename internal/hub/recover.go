@@ -4,11 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/instance"
-	"github.com/ocpihub/ocpihub/internal/jobs"
-	"github.com/ocpihub/ocpihub/internal/lease"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -26,21 +22,6 @@ const StallAfter = 5 * time.Second
 // recoverBatch bounds the queues one Recover call re-arms.
 const recoverBatch = 500
 
-// keepLease renews the lease of row every third of the lease while the
-// delivery runs, so a delivery slower than the lease (the receiver's
-// timeout is longer) keeps it. stop ends the renewals and waits for them.
-func (h *Hub) keepLease(ctx context.Context, rowID int64, token string) (stop func()) {
-	return lease.Keep(ctx, h.cfg.Lease/3, func(ctx context.Context) error {
-		return h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "UPDATE hub_push SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND state = $4",
-				h.now()+h.cfg.Lease.Microseconds(), rowID, token, stateLeased)
-			return err
-		})
-	}, func(ctx context.Context, err error) {
-		h.logger.WarnContext(ctx, "could not renew a push lease", "row", rowID, "error", err)
-	})
-}
-
 // Recover re-arms the push queues nobody is working: it frees heads whose
 // lease expired or whose holder is known to be gone (instance.ID.Gone: a
 // killed process seen from its restart on the same machine) and starts a
@@ -57,10 +38,8 @@ func (h *Hub) Recover(ctx context.Context) (int, error) {
 	if work, err := h.recoverable(ctx, h.db.Read(), now); err != nil || !work {
 		return 0, err
 	}
-	var params []river.InsertManyParams
-	arm := func(a PushArgs) {
-		params = append(params, river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: jobs.QueuePush, MaxAttempts: 1_000}})
-	}
+	var params []PushArgs
+	arm := func(a PushArgs) { params = append(params, a) }
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		// Leased rows are few (one per queue being delivered); the state
 		// terms let both engines use the history index.
@@ -135,10 +114,13 @@ func (h *Hub) Recover(ctx context.Context) (int, error) {
 			}
 			arm(r.a)
 		}
-		return h.jobs.InsertManyTx(ctx, tx, params)
+		return nil
 	})
 	if err != nil {
 		return 0, err
+	}
+	for _, a := range params {
+		h.engine.Wake(a.PlatformID)
 	}
 	if len(params) > 0 {
 		h.logger.WarnContext(ctx, "restarted push queues nobody was working", "queues", len(params))

@@ -15,7 +15,7 @@ func (s *handlers) deliveryRows() route.Module {
 			"what waits, per receiver, as the database holds it."},
 		Rows: []route.Row{
 			{Pattern: "GET /admin/delivery", Access: route.Admin, Handler: s.handleDeliveryBacklog, Needs: route.NeedHub, Doc: route.Doc{Tag: "delivery",
-				Summary: "The delivery backlog: per receiver, its open, in-flight and retrying pushes, the age of its oldest and its resync marks (every replica's, furthest behind first)",
+				Summary: "The delivery backlog: changes not yet fanned out and, per receiver, its open, in-flight and retrying pushes, the age of its oldest and its resync marks (every replica's, furthest behind first)",
 				Data:    &hub.Backlog{}}},
 		},
 	}
