@@ -105,6 +105,14 @@ type Config struct {
 	// (doubling). Zero: 10 attempts, the jobs backoff from 2 s.
 	PushMaxAttempts int
 	PushBackoff     time.Duration
+	// PushPoll is how often delivery looks for work nobody woke it for:
+	// another replica's changes, a wake lost in a crash (zero: the
+	// expansion of changes every 250 ms, the delivery engine every
+	// second). In one process a change travels on wakes alone.
+	PushPoll time.Duration
+	// RecoverEvery is how often the queues' recovery runs (zero:
+	// DefaultRecoverEvery).
+	RecoverEvery time.Duration
 	// JobTimeout bounds one attempt of a background job that names no
 	// timeout of its own (default jobs.DefaultJobTimeout). JobRescueAfter
 	// is how long a job may run before it is taken for one whose process

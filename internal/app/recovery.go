@@ -6,16 +6,17 @@ import (
 	"time"
 )
 
-// RecoverEvery is how often a serving hub looks for leased queues whose
+// DefaultRecoverEvery is how often a serving hub looks for leased queues whose
 // holder died (hub pushes, webhooks) and for jobs a dead process was
 // working (jobs.Client.Recover), and starts them again. It runs in
 // every process, not as a periodic job: after a kill the job queue's
 // leader is the dead process until its leadership runs out (about 15 s),
 // and the queues must move before that.
-const RecoverEvery = 2 * time.Second
+const DefaultRecoverEvery = 2 * time.Second
 
 // startRecovery runs the queues' recovery at once (a restart reclaims the
-// leases of its dead predecessor first thing) and then every RecoverEvery,
+// leases of its dead predecessor first thing) and then every
+// Config.RecoverEvery,
 // until Close.
 func (a *App) startRecovery() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -23,7 +24,11 @@ func (a *App) startRecovery() {
 	a.stopRecover = func() { cancel(); <-done }
 	go func() {
 		defer close(done)
-		t := time.NewTicker(RecoverEvery)
+		every := a.Config.RecoverEvery
+		if every <= 0 {
+			every = DefaultRecoverEvery
+		}
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			a.recoverQueues(ctx)

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -51,7 +52,7 @@ func (h *Hub) wakeFanout() {
 // fanoutLoop expands changes until ctx ends: at once when woken, and every
 // fanoutPoll when something is waiting.
 func (h *Hub) fanoutLoop(ctx context.Context) {
-	t := time.NewTicker(fanoutPoll)
+	t := time.NewTicker(cmp.Or(h.cfg.Poll, fanoutPoll))
 	defer t.Stop()
 	for {
 		select {

@@ -67,6 +67,10 @@ type Config struct {
 	// LoadDelay is how long after the handshake an initial load starts
 	// (default DefaultLoadDelay).
 	LoadDelay time.Duration
+	// Poll is how often the expansion of changes and the delivery engine
+	// look for work they were not woken for (default: fanoutPoll and
+	// delivery.DefaultPoll).
+	Poll time.Duration
 	// Window is how many pushes of different objects travel to one
 	// receiver at once (default delivery.DefaultWindow).
 	Window int
@@ -204,7 +208,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{},
 		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1)}
-	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3,
+	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3, Poll: cfg.Poll,
 		Now: clk.Now, Background: store.Background}, logger, reg)
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})

@@ -96,6 +96,32 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 	})
 }
 
+// TestOneChangeTravelsOnWakes: with every poll and the recovery an hour
+// apart, a PUT and then a PATCH still reach the eMSP: the commit wakes the
+// expansion, the expansion wakes the receiver's delivery, and nothing waits
+// for a timer.
+func TestOneChangeTravelsOnWakes(t *testing.T) {
+	each(t, func(t *testing.T, b *bundle) {
+		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
+			t.Fatal("the PUT did not arrive:", err)
+		}
+		start := time.Now()
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+			t.Fatal("the PATCH did not arrive:", err)
+		}
+		t.Logf("one change, PATCH sent to the eMSP's 200: %v", time.Since(start))
+	}, hubtest.Configure(false, func(c *app.Config) {
+		c.PushPoll = time.Hour
+		c.RecoverEvery = time.Hour
+	}))
+}
+
 // TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its
 // lease expired) is delivered by the next job.
 func TestCrashedLeaseIsTakenAgain(t *testing.T) {
