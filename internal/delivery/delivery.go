@@ -122,6 +122,9 @@ type Config struct {
 	// Background marks the contexts of the engine's store work, so its
 	// write transactions take their own share of the writer.
 	Background func(context.Context) context.Context
+	// Known lists the receivers whose metric series exist before their
+	// first item (optional).
+	Known func(context.Context) ([]int64, error)
 }
 
 // Engine runs a Queue's deliveries.
@@ -172,8 +175,12 @@ func New(q Queue, cfg Config, logger *slog.Logger, reg prometheus.Registerer) *E
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{q: q, cfg: cfg, logger: logger, metrics: newMetrics(cfg.Name, reg), workers: map[int64]*worker{},
+	e := &Engine{q: q, cfg: cfg, logger: logger, metrics: newMetrics(cfg.Name), workers: map[int64]*worker{},
 		poke: make(chan struct{}, 1)}
+	if reg != nil {
+		reg.MustRegister(collector{e})
+	}
+	return e
 }
 
 // Start runs the engine until Stop: it looks for due receivers at once and

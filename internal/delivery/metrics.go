@@ -1,6 +1,11 @@
 package delivery
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are an engine's series, labelled by receiver.
 type metrics struct {
@@ -8,8 +13,8 @@ type metrics struct {
 	backlog *prometheus.GaugeVec
 }
 
-func newMetrics(name string, reg prometheus.Registerer) *metrics {
-	m := &metrics{
+func newMetrics(name string) *metrics {
+	return &metrics{
 		lag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:        "ocpihub_delivery_lag_seconds",
 			Help:        "Time from a change's commit to the receiver's 2xx for it, by engine (hub, webhooks) and receiver.",
@@ -22,8 +27,34 @@ func newMetrics(name string, reg prometheus.Registerer) *metrics {
 			ConstLabels: prometheus.Labels{"engine": name},
 		}, []string{"receiver"}),
 	}
-	if reg != nil {
-		reg.MustRegister(m.lag, m.backlog)
+}
+
+// collector exports an engine's series with an empty one for every
+// receiver Config.Known names, so dashboards and "absent" alerts work
+// before a receiver's first item.
+type collector struct{ e *Engine }
+
+// Describe implements prometheus.Collector.
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	c.e.metrics.lag.Describe(ch)
+	c.e.metrics.backlog.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	e := c.e
+	if e.cfg.Known != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ids, err := e.cfg.Known(ctx)
+		cancel()
+		if err == nil {
+			for _, id := range ids {
+				l := e.q.Label(id)
+				e.metrics.lag.WithLabelValues(l)
+				e.metrics.backlog.WithLabelValues(l)
+			}
+		}
 	}
-	return m
+	e.metrics.lag.Collect(ch)
+	e.metrics.backlog.Collect(ch)
 }

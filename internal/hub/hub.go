@@ -209,7 +209,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{},
 		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1)}
 	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3, Poll: cfg.Poll,
-		Now: clk.Now, Background: store.Background}, logger, reg)
+		Now: clk.Now, Background: store.Background, Known: h.receiverIDs}, logger, reg)
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{h: h})
 		jobs.AddWorker(jc, &dispatchWorker{h: h})

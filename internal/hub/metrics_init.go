@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,25 +32,47 @@ func (c *pushCollector) Collect(ch chan<- prometheus.Metric) {
 	for module := range h.sources {
 		h.metrics.delivery.WithLabelValues(module)
 	}
-	if h.parties != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		ps, err := h.parties.List(ctx, party.Filter{Status: []party.Status{party.StatusConnected}})
-		cancel()
-		if err == nil {
-			for _, p := range ps {
-				to := receivingParty(p)
-				label := party.Notation(to.CountryCode, to.PartyID)
-				for _, e := range p.Endpoints {
-					if e.Role != ocpi.InterfaceReceiver {
-						continue
-					}
-					for _, o := range pushOutcomes {
-						h.metrics.pushes.WithLabelValues(label, e.Identifier, o)
-					}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ps, err := h.connected(ctx)
+	cancel()
+	if err == nil {
+		for _, p := range ps {
+			to := receivingParty(p)
+			label := party.Notation(to.CountryCode, to.PartyID)
+			for _, e := range p.Endpoints {
+				if e.Role != ocpi.InterfaceReceiver {
+					continue
+				}
+				for _, o := range pushOutcomes {
+					h.metrics.pushes.WithLabelValues(label, e.Identifier, o)
 				}
 			}
 		}
 	}
 	h.metrics.pushes.Collect(ch)
 	h.metrics.delivery.Collect(ch)
+}
+
+// connected lists the connected platforms (none without a registry).
+func (h *Hub) connected(ctx context.Context) ([]*party.Platform, error) {
+	if h.parties == nil {
+		return nil, nil
+	}
+	return h.parties.List(ctx, party.Filter{Status: []party.Status{party.StatusConnected}})
+}
+
+// receiverIDs lists the connected platforms with a receiver endpoint: the
+// receivers whose delivery series exist from the start.
+func (h *Hub) receiverIDs(ctx context.Context) ([]int64, error) {
+	ps, err := h.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, p := range ps {
+		if slices.ContainsFunc(p.Endpoints, func(e ocpi.Endpoint) bool { return e.Role == ocpi.InterfaceReceiver }) {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids, nil
 }
