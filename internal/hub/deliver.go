@@ -18,6 +18,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
 // claimLook bounds the open rows of a receiver one claim reads to find the
@@ -221,7 +222,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 			ids[i] = strconv.FormatInt(hd.id, 10)
 		}
 		got, err := tx.Query(ctx, `SELECT id, module, object_key, method, path, body, full_object, attempts, correlation_id, created_at,
-			to_country_code, to_party_id, from_country_code, from_party_id, iface
+			to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent
 			FROM hub_push WHERE id IN (`+strings.Join(ids, ",")+`) AND lease_token = $1 ORDER BY id`, token)
 		if err != nil {
 			return err
@@ -232,7 +233,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 			r := &cl.row
 			var body *string
 			if err := got.Scan(&r.id, &cl.module, &cl.key, &r.method, &r.path, &body, &r.full, &r.attempts, &r.correlationID, &r.createdAt,
-				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface); err != nil {
+				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface, &r.traceparent); err != nil {
 				return err
 			}
 			if body != nil {
@@ -276,9 +277,23 @@ const (
 
 // Send implements delivery.Queue: one attempt of one leased row. It writes
 // nothing but the partner health; Settle records the outcome.
-func (q pushQueue) Send(ctx context.Context, platformID int64, it delivery.Item) delivery.Result {
+func (q pushQueue) Send(ctx context.Context, platformID int64, it delivery.Item) (res delivery.Result) {
 	h := q.h
 	cl := it.Value.(*claimed)
+	// The attempt is a span under the transaction that recorded the change;
+	// the call itself (ocpiclient) is its child.
+	ctx, span := h.cfg.Tracer.Continue(ctx, cl.row.traceparent, "push "+cl.module, tracing.Consumer)
+	if span != nil {
+		span.SetString("ocpi.module", cl.module)
+		span.SetInt("hub.push_id", cl.row.id)
+		span.SetInt("hub.push_attempt", int64(cl.row.attempts))
+		defer func() {
+			if res.Outcome == delivery.Retry {
+				span.Fail("the attempt failed; retrying")
+			}
+			span.End()
+		}()
+	}
 	row, module := &cl.row, cl.module
 	end := func(s settle) delivery.Result {
 		return delivery.Result{Outcome: delivery.Ended, Value: s}

@@ -22,7 +22,7 @@ const fanoutPoll = 250 * time.Millisecond
 
 // pushColumns are the columns of a hub_push insert, in its order.
 const pushColumns = `platform_id, module, object_key, method, path, body, full_object, state, correlation_id, created_at, updated_at,
-	to_country_code, to_party_id, from_country_code, from_party_id, iface`
+	to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent`
 
 // change is a hub_change record being expanded.
 type change struct {
@@ -31,6 +31,8 @@ type change struct {
 	audience []party.Role
 	p        Push
 	created  int64
+	// traceparent names the span whose transaction recorded the change.
+	traceparent string
 }
 
 // outRow is a hub_push row an expansion inserts.
@@ -158,7 +160,7 @@ func (h *Hub) expandBatch(ctx context.Context) (int, error) {
 
 func loadChanges(ctx context.Context, tx *store.Tx) ([]*change, error) {
 	rows, err := tx.Query(ctx, `SELECT id, sender, audience, module, object_key, method, path, body, full_object, correlation_id,
-		to_country_code, to_party_id, from_country_code, from_party_id, iface, created_at
+		to_country_code, to_party_id, from_country_code, from_party_id, iface, created_at, traceparent
 		FROM hub_change ORDER BY id LIMIT $1`, fanoutBatch)
 	if err != nil {
 		return nil, err
@@ -171,7 +173,7 @@ func loadChanges(ctx context.Context, tx *store.Tx) ([]*change, error) {
 		var body *string
 		if err := rows.Scan(&c.id, &c.sender, &audience, &c.p.Module, &c.p.ObjectKey, &c.p.Method, &c.p.Path, &body, &c.p.Full,
 			&c.p.CorrelationID, &c.p.To.CountryCode, &c.p.To.PartyID, &c.p.From.CountryCode, &c.p.From.PartyID, &c.p.Interface,
-			&c.created); err != nil {
+			&c.created, &c.traceparent); err != nil {
 			return nil, err
 		}
 		if body != nil {
@@ -229,7 +231,7 @@ func (h *Hub) insertPushes(ctx context.Context, tx *store.Tx, rows []outRow) err
 			body = string(c.p.Body)
 		}
 		args := []any{c.p.Module, c.p.ObjectKey, c.p.Method, c.p.Path, body, c.p.Full, c.p.CorrelationID, c.created, now,
-			c.p.From.CountryCode, c.p.From.PartyID, iface(c.p)}
+			c.p.From.CountryCode, c.p.From.PartyID, iface(c.p), c.traceparent}
 		var q strings.Builder
 		q.WriteString("INSERT INTO hub_push (" + pushColumns + ") VALUES ")
 		for i, r := range chunk {
@@ -238,7 +240,7 @@ func (h *Hub) insertPushes(ctx context.Context, tx *store.Tx, rows []outRow) err
 			}
 			args = append(args, r.platformID, r.state, r.to.CountryCode, r.to.PartyID)
 			k := len(args)
-			fmt.Fprintf(&q, "($%d, $1, $2, $3, $4, $5, $6, $%d, $7, $8, $9, $%d, $%d, $10, $11, $12)", k-3, k-2, k-1, k)
+			fmt.Fprintf(&q, "($%d, $1, $2, $3, $4, $5, $6, $%d, $7, $8, $9, $%d, $%d, $10, $11, $12, $13)", k-3, k-2, k-1, k)
 		}
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return fmt.Errorf("enqueue pushes: %w", err)

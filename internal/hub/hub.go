@@ -28,6 +28,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
 // Config tunes the hub. Zero values mean the defaults.
@@ -67,6 +68,9 @@ type Config struct {
 	// LoadDelay is how long after the handshake an initial load starts
 	// (default DefaultLoadDelay).
 	LoadDelay time.Duration
+	// Tracer makes each push attempt a span of the trace that recorded its
+	// change (nil: tracing off).
+	Tracer *tracing.Tracer
 	// Poll is how often the expansion of changes and the delivery engine
 	// look for work they were not woken for (default: fanoutPoll and
 	// delivery.DefaultPoll).

@@ -13,6 +13,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
 // Push states.
@@ -59,10 +60,11 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 		roles[i] = string(r)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hub_change (sender, audience, module, object_key, method, path, body, full_object, correlation_id,
-		to_country_code, to_party_id, from_country_code, from_party_id, iface, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		to_country_code, to_party_id, from_country_code, from_party_id, iface, created_at, traceparent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		sender, strings.Join(roles, ","), p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, p.CorrelationID,
-		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p), h.now()); err != nil {
+		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p), h.now(),
+		tracing.FromContext(ctx).TraceParent()); err != nil {
 		return fmt.Errorf("record change: %w", err)
 	}
 	tx.AfterCommit(h.wakeFanout)
@@ -117,10 +119,10 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 		body = string(p.Body)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
-		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15)`,
+		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16)`,
 		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
-		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p)); err != nil {
+		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p), tracing.FromContext(ctx).TraceParent()); err != nil {
 		return fmt.Errorf("enqueue push: %w", err)
 	}
 	tx.AfterCommit(func() { h.engine.Wake(platformID) })
@@ -165,6 +167,7 @@ type pushRow struct {
 	createdAt     int64
 	to, from      ocpiclient.Party
 	iface         string
+	traceparent   string
 }
 
 // OutboxEntry is a push as the admin API and tests see it.

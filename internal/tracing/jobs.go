@@ -64,11 +64,7 @@ func (m *jobMiddleware) Work(ctx context.Context, job *rivertype.JobRow, doInner
 		TraceParent string `json:"traceparent"`
 	}
 	_ = json.Unmarshal(job.Metadata, &meta)
-	trace, parent, ok := parseTraceParent(meta.TraceParent)
-	if !ok {
-		trace, parent = newTraceID(), SpanID{}
-	}
-	ctx, span := m.t.root(ctx, trace, parent, "job "+job.Kind, Consumer)
+	ctx, span := m.t.Continue(ctx, meta.TraceParent, "job "+job.Kind, Consumer)
 	if span == nil {
 		return doInner(ctx)
 	}

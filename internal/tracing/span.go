@@ -55,6 +55,20 @@ func Start(ctx context.Context, name string, kind Kind) (context.Context, *Span)
 	return context.WithValue(ctx, spanKey{}, s), s
 }
 
+// Continue starts a span that continues traceparent, stored where work was
+// queued by the span that caused it (a job, a delivery); without a usable
+// one, a trace of its own. A nil Tracer returns ctx and a nil span.
+func (t *Tracer) Continue(ctx context.Context, traceparent, name string, kind Kind) (context.Context, *Span) {
+	if t == nil {
+		return ctx, nil
+	}
+	trace, parent, ok := parseTraceParent(traceparent)
+	if !ok {
+		trace, parent = newTraceID(), SpanID{}
+	}
+	return t.root(ctx, trace, parent, name, kind)
+}
+
 // root starts a span of trace (continuing a remote parent when parent is
 // set), or returns ctx and nil when the trace is not sampled.
 func (t *Tracer) root(ctx context.Context, trace TraceID, parent SpanID, name string, kind Kind) (context.Context, *Span) {
