@@ -154,20 +154,6 @@ func TestBroadcastTrace(t *testing.T) {
 	})
 }
 
-// isAncestor reports whether span id is parent's ancestor (or parent).
-func isAncestor(spans []tracing.SpanJSON, id, parent string) bool {
-	byID := map[string]string{}
-	for _, s := range spans {
-		byID[s.SpanID] = s.ParentSpanID
-	}
-	for p := parent; p != ""; p = byID[p] {
-		if p == id {
-			return true
-		}
-	}
-	return false
-}
-
 // TestCollectorDown: with the collector unreachable the hub serves and
 // pushes as ever; the spans are dropped and counted.
 func TestCollectorDown(t *testing.T) {
