@@ -62,3 +62,6 @@ func (db *DB) BatchQueued() int {
 
 // WaitRefresh waits for a background recount of expired counts.
 func (p *Positions) WaitRefresh() { p.refreshed.Wait() }
+
+// AnonymousParams exposes the placeholder rewrite of the statement cache.
+var AnonymousParams = anonymousParams

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -130,6 +131,81 @@ func stableLimit(query string) string {
 	return limitParam.ReplaceAllString(query, "LIMIT CAST($1 AS INTEGER)")
 }
 
+// sqliteText is the text SQLite is given for query: placeholders made
+// anonymous where that keeps their meaning (anonymousParams), then a bound
+// LIMIT cast (stableLimit).
+func sqliteText(query string) string { return stableLimit(anonymousParams(query)) }
+
+// anonymousParams writes the placeholders $1, $2, … $n as "?" when they
+// stand in that order, each once (outside string literals, quoted names
+// and comments), and leaves any other text as it is. A "$n" is a named
+// parameter to SQLite, and the driver asks for the name of every parameter
+// it binds, which SQLite finds by walking a list of the statement's names:
+// binding a statement's n parameters costs n² steps. A multi-row INSERT of
+// 200 rows of 21 columns spent 170 µs a row on that, against 6.5 µs with
+// "?" (BenchmarkRowsPerInsert). "?" parameters have no name, and the i-th
+// binds the i-th argument, which is what $i named.
+func anonymousParams(query string) string {
+	if !strings.Contains(query, "$") {
+		return query
+	}
+	var out strings.Builder
+	next, last := 1, 0
+	for i := 0; i < len(query); i++ {
+		switch c := query[i]; {
+		case c == '\'' || c == '"' || c == '`':
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				return query
+			}
+			i += end + 1
+		case c == '-' && strings.HasPrefix(query[i:], "--"):
+			end := strings.IndexByte(query[i:], '\n')
+			if end < 0 {
+				i = len(query)
+			} else {
+				i += end
+			}
+		case c == '/' && strings.HasPrefix(query[i:], "/*"):
+			end := strings.Index(query[i+2:], "*/")
+			if end < 0 {
+				return query
+			}
+			i += end + 3
+		case c == '?' || c == ':' || c == '@':
+			// Another placeholder form (or a cast): leave the text alone.
+			if c == '?' || (i+1 < len(query) && isIdentByte(query[i+1])) {
+				return query
+			}
+		case c == '$':
+			if i > 0 && (isIdentByte(query[i-1]) || query[i-1] == '$') {
+				return query
+			}
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if j == i+1 || query[i+1:j] != strconv.Itoa(next) || (j < len(query) && isIdentByte(query[j])) {
+				return query
+			}
+			out.WriteString(query[last:i])
+			out.WriteByte('?')
+			last = j
+			next++
+			i = j - 1
+		}
+	}
+	if next == 1 {
+		return query
+	}
+	out.WriteString(query[last:])
+	return out.String()
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
 // take returns the connection's prepared statement for query, marked busy,
 // or nil: run the text as it is.
 func (c *cachingConn) take(ctx context.Context, query string) *cachedStmt {
@@ -144,7 +220,7 @@ func (c *cachingConn) take(ctx context.Context, query string) *cachedStmt {
 	if len(c.stmts) >= maxCachedStmts || !cacheable(query) {
 		return nil
 	}
-	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, stableLimit(query))
+	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, sqliteText(query))
 	if err != nil {
 		return nil // the text fails again when run, which reports the error
 	}
@@ -159,7 +235,7 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 	s := c.take(ctx, query)
 	if s == nil {
 		c.counters.parsed.Add(1)
-		return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+		return c.Conn.(driver.ExecerContext).ExecContext(ctx, anonymousParams(query), args)
 	}
 	defer func() { s.busy = false }()
 	return s.stmt.(driver.StmtExecContext).ExecContext(ctx, args)
@@ -169,7 +245,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	s := c.take(ctx, query)
 	if s == nil {
 		c.counters.parsed.Add(1)
-		return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+		return c.Conn.(driver.QueryerContext).QueryContext(ctx, anonymousParams(query), args)
 	}
 	rows, err := s.stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 	if err != nil {
@@ -180,7 +256,7 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 }
 
 func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, stableLimit(query))
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, sqliteText(query))
 }
 
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {

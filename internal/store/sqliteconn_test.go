@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -226,6 +228,72 @@ func TestStatementReuse(t *testing.T) {
 		}
 		if parsed, reused := after.Parsed-before.Parsed, after.Reused-before.Reused; parsed != 1 || reused != 29 {
 			t.Errorf("30 runs of one text: parsed %d, reused %d; want 1 and 29", parsed, reused)
+		}
+	})
+}
+
+// TestAnonymousParams: $1 … $n standing in order, once each, become "?";
+// any other use of placeholders leaves the text as it was, and a "$" in a
+// literal, a quoted name or a comment is not a placeholder.
+func TestAnonymousParams(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)", "INSERT INTO t (a, b) VALUES (?, ?), (?, ?)"},
+		{"SELECT a FROM t WHERE b = $1 AND c = '$2' LIMIT $2", "SELECT a FROM t WHERE b = ? AND c = '$2' LIMIT ?"},
+		{"SELECT json_extract(d, '$.x') FROM t WHERE k = $1", "SELECT json_extract(d, '$.x') FROM t WHERE k = ?"},
+		{"SELECT a FROM t -- $9\nWHERE b = $1 /* $7 */ AND c = $2", "SELECT a FROM t -- $9\nWHERE b = ? /* $7 */ AND c = ?"},
+		{`SELECT "x$1", a FROM t WHERE b = $1`, `SELECT "x$1", a FROM t WHERE b = ?`},
+		{"SELECT 'it''s', $1", "SELECT 'it''s', ?"},
+		{"VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)", "VALUES (?,?,?,?,?,?,?,?,?,?,?)"},
+		// Left alone: a repeat, another order, a gap, other forms.
+		{"UPDATE t SET a = $1, b = $1 WHERE k = $2", "UPDATE t SET a = $1, b = $1 WHERE k = $2"},
+		{"SELECT a FROM t WHERE b = $2 AND c = $1", "SELECT a FROM t WHERE b = $2 AND c = $1"},
+		{"SELECT a FROM t WHERE b = $1 AND c = $3", "SELECT a FROM t WHERE b = $1 AND c = $3"},
+		{"SELECT a FROM t WHERE b = $1 AND c = ?", "SELECT a FROM t WHERE b = $1 AND c = ?"},
+		{"SELECT a FROM t WHERE b = $1 AND c = @name", "SELECT a FROM t WHERE b = $1 AND c = @name"},
+		{"SELECT a FROM t WHERE b = $1 AND c = :name", "SELECT a FROM t WHERE b = $1 AND c = :name"},
+		{"SELECT a FROM t WHERE b = $1x", "SELECT a FROM t WHERE b = $1x"},
+		{"SELECT a FROM t WHERE b = '$1", "SELECT a FROM t WHERE b = '$1"},
+		{"SELECT 1", "SELECT 1"},
+	} {
+		if got := store.AnonymousParams(c.in); got != c.want {
+			t.Errorf("AnonymousParams(%q)\n = %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestManyParameters: a multi-row INSERT of 4 200 parameters, written with
+// placeholders in order, stores every value where it belongs, and so does
+// one that names a parameter twice; on both engines.
+func TestManyParameters(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		storetest.Exec(t, db, "CREATE TABLE many_params (k INTEGER PRIMARY KEY, v TEXT NOT NULL, w TEXT NOT NULL)")
+		const rows = 1400
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO many_params (k, v, w) VALUES ")
+		var args []any
+		for i := range rows {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
+			args = append(args, i, fmt.Sprintf("v%d", i), fmt.Sprintf("w%d", i))
+		}
+		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "UPDATE many_params SET v = $1, w = $1 WHERE k = $2", "same", 7)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := storetest.Column[string](t, ctx, db.Read(), "SELECT k || ':' || v || ':' || w FROM many_params WHERE k IN (0, 7, 1399) ORDER BY k")
+		if want := []string{"0:v0:w0", "7:same:same", "1399:v1399:w1399"}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rows %v, want %v", got, want)
 		}
 	})
 }
