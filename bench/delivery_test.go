@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -62,22 +61,7 @@ func seedDelivery(b *testing.B, h *benchHub) []*sim.EMSP {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var emsps []*sim.EMSP
-	for i := range broadcastTo {
-		e, err := sim.StartEMSP(fmt.Sprintf("Bench eMSP %d", i), "DE", fmt.Sprintf("E%02d", i), hubtest.Logger())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(e.Close)
-		inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
-			b.Fatal(err)
-		}
-		emsps = append(emsps, e)
-	}
+	emsps := addReceivers(ctx, b, h)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range patchLocations {
 		id := fmt.Sprintf("P%03d", i)

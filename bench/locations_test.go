@@ -64,20 +64,7 @@ func evse(uid string, lu time.Time) map[string]any {
 func seedStatusPatch(b *testing.B, h *benchHub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for i := range broadcastTo {
-		e, err := sim.StartEMSP(fmt.Sprintf("Bench eMSP %d", i), "DE", fmt.Sprintf("E%02d", i), hubtest.Logger())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(e.Close)
-		inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
-			b.Fatal(err)
-		}
-	}
+	addReceivers(ctx, b, h)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range patchLocations {
 		id := fmt.Sprintf("P%03d", i)
@@ -174,4 +161,34 @@ func (h *benchHub) do(ctx context.Context, method, path string, body []byte) (in
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// addEMSP starts an eMSP simulator (country DE) and registers it with the
+// hub; it is closed when the benchmark ends.
+func addEMSP(ctx context.Context, b *testing.B, h *benchHub, name, partyID string) *sim.EMSP {
+	b.Helper()
+	e, err := sim.StartEMSP(name, "DE", partyID, hubtest.Logger())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
+		b.Fatal(err)
+	}
+	return e
+}
+
+// addReceivers registers the broadcastTo eMSPs every location change is
+// pushed to.
+func addReceivers(ctx context.Context, b *testing.B, h *benchHub) []*sim.EMSP {
+	b.Helper()
+	emsps := make([]*sim.EMSP, broadcastTo)
+	for i := range emsps {
+		emsps[i] = addEMSP(ctx, b, h, fmt.Sprintf("Bench eMSP %d", i), fmt.Sprintf("E%02d", i))
+	}
+	return emsps
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -67,18 +66,7 @@ func seedSessions(b *testing.B, h *benchHub) {
 	if _, err := h.Tokens.Issue(ctx, ocpi.Token{UID: "APP-B", Type: "APP_USER"}); err != nil {
 		b.Fatal(err)
 	}
-	e, err := sim.StartEMSP("Bench eMSP", "DE", "BEM", hubtest.Logger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(e.Close)
-	inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
-		b.Fatal(err)
-	}
+	e := addEMSP(ctx, b, h, "Bench eMSP", "BEM")
 	tok := e.NewToken("NEVER-B", "RFID", "NEVER")
 	if _, err := e.PutToken(ctx, tok); err != nil {
 		b.Fatal(err)
