@@ -59,21 +59,10 @@ func evse(uid string, lu time.Time) map[string]any {
 			"max_voltage": 230, "max_amperage": 32, "tariff_ids": []string{"T1"}, "last_updated": ocpi.NewDateTime(lu).String()}}}
 }
 
-// seedStatusPatch registers 10 eMSPs with locations receivers and publishes
-// the locations whose EVSEs the scenario patches.
-func seedStatusPatch(b *testing.B, h *benchHub) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	addReceivers(ctx, b, h)
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range patchLocations {
-		id := fmt.Sprintf("P%03d", i)
-		status, _ := h.do(ctx, http.MethodPut, "/ocpi/2.2.1/cpo/locations/NL/BCP/"+id, benchLocation("BCP", id, base, i))
-		if status != http.StatusCreated {
-			b.Fatalf("seed location %s: HTTP %d", id, status)
-		}
-	}
-}
+// seedStatusPatch registers 10 eMSPs with locations receivers, publishes
+// the locations whose EVSEs the scenario patches and waits until every eMSP
+// has them (seedDelivery).
+func seedStatusPatch(b *testing.B, h *benchHub) { seedDelivery(b, h) }
 
 // statusPatchTarget PATCHes E1/E2 of the seeded locations round-robin, each
 // PATCH with a new status and a later last_updated.
