@@ -241,24 +241,11 @@ func seedMillion(b *testing.B, h *benchHub) {
 		return
 	}
 	insert := func(ctx context.Context, tx *store.Tx, table string, cols []string, rows [][]any) error {
-		var sb strings.Builder
-		sb.WriteString("INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES ")
 		args := make([]any, 0, len(rows)*len(cols))
-		for r, row := range rows {
-			if r > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteByte('(')
-			for c := range row {
-				if c > 0 {
-					sb.WriteString(", ")
-				}
-				fmt.Fprintf(&sb, "$%d", len(args)+c+1)
-			}
-			sb.WriteByte(')')
+		for _, row := range rows {
 			args = append(args, row...)
 		}
-		_, err := tx.Exec(ctx, sb.String(), args...)
+		_, err := tx.Exec(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ", ")+") VALUES "+store.Values(len(rows), len(cols)), args...)
 		return err
 	}
 	const perTx, perStmt = 10_000, 1_000

@@ -35,24 +35,11 @@ func BenchmarkRowsPerInsert(b *testing.B) {
 			for range b.N {
 				err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 					for done := 0; done < rows; done += chunk {
-						var sb strings.Builder
-						sb.WriteString("INSERT INTO wide VALUES ")
-						var args []any
-						for i := range chunk {
-							if i > 0 {
-								sb.WriteByte(',')
-							}
-							sb.WriteByte('(')
-							for j := range cols {
-								if j > 0 {
-									sb.WriteByte(',')
-								}
-								sb.WriteString("$" + strconv.Itoa(i*cols+j+1))
-								args = append(args, "value")
-							}
-							sb.WriteByte(')')
+						args := make([]any, chunk*cols)
+						for i := range args {
+							args[i] = "value"
 						}
-						if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+						if _, err := tx.Exec(ctx, "INSERT INTO wide VALUES "+store.Values(chunk, cols), args...); err != nil {
 							return err
 						}
 					}

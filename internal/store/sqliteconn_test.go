@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -260,6 +259,13 @@ func TestAnonymousParams(t *testing.T) {
 			t.Errorf("AnonymousParams(%q)\n = %q\nwant %q", c.in, got, c.want)
 		}
 	}
+	// store.Values numbers a multi-row list so that it becomes anonymous.
+	if got, want := store.Values(2, 3), "($1, $2, $3), ($4, $5, $6)"; got != want {
+		t.Errorf("Values(2, 3) = %q, want %q", got, want)
+	}
+	if got, want := store.AnonymousParams("VALUES "+store.Values(2, 2)), "VALUES (?, ?), (?, ?)"; got != want {
+		t.Errorf("AnonymousParams(VALUES Values(2, 2)) = %q, want %q", got, want)
+	}
 }
 
 // TestManyParameters: a multi-row INSERT of 4 200 parameters, written with
@@ -271,18 +277,12 @@ func TestManyParameters(t *testing.T) {
 		ctx := context.Background()
 		storetest.Exec(t, db, "CREATE TABLE many_params (k INTEGER PRIMARY KEY, v TEXT NOT NULL, w TEXT NOT NULL)")
 		const rows = 1400
-		var sb strings.Builder
-		sb.WriteString("INSERT INTO many_params (k, v, w) VALUES ")
 		var args []any
 		for i := range rows {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, "($%d, $%d, $%d)", 3*i+1, 3*i+2, 3*i+3)
 			args = append(args, i, fmt.Sprintf("v%d", i), fmt.Sprintf("w%d", i))
 		}
 		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO many_params (k, v, w) VALUES "+store.Values(rows, 3), args...); err != nil {
 				return err
 			}
 			_, err := tx.Exec(ctx, "UPDATE many_params SET v = $1, w = $1 WHERE k = $2", "same", 7)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/tracing"
 )
@@ -47,4 +49,28 @@ func (db *DB) Write(ctx context.Context, query string, args ...any) (n int64, er
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// Values writes the VALUES list of a multi-row INSERT: rows groups of cols
+// placeholders, numbered $1 … $(rows·cols) in order, for arguments given
+// row after row. Numbered in order, they reach SQLite as "?" and bind by
+// position (anonymousParams), so a long list costs no more a row than one.
+func Values(rows, cols int) string {
+	var sb strings.Builder
+	sb.Grow(rows * cols * 6)
+	for r := range rows {
+		if r > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteByte('(')
+		for c := range cols {
+			if c > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteByte('$')
+			sb.WriteString(strconv.Itoa(r*cols + c + 1))
+		}
+		sb.WriteByte(')')
+	}
+	return sb.String()
 }

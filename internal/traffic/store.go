@@ -35,24 +35,11 @@ func insertRows(ctx context.Context, tx *store.Tx, rows []row) error {
 	const chunk = 200
 	for len(rows) > 0 {
 		n := min(len(rows), chunk)
-		var sb strings.Builder
-		sb.WriteString("INSERT INTO traffic (" + insertColumns + ") VALUES ")
 		args := make([]any, 0, n*cols)
-		for i, r := range rows[:n] {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteByte('(')
-			for j := range cols {
-				if j > 0 {
-					sb.WriteByte(',')
-				}
-				sb.WriteString("$" + strconv.Itoa(i*cols+j+1))
-			}
-			sb.WriteByte(')')
+		for _, r := range rows[:n] {
 			args = append(args, r.values()...)
 		}
-		if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO traffic ("+insertColumns+") VALUES "+store.Values(n, cols), args...); err != nil {
 			return err
 		}
 		rows = rows[n:]
