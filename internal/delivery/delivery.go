@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ocpihub/ocpihub/internal/lease"
 )
 
 // Defaults of Config.
@@ -387,24 +389,10 @@ func (e *Engine) send(ctx context.Context, receiver int64, items []Item) []Resul
 
 // keep renews the leases of items every Renew until stop.
 func (e *Engine) keep(ctx context.Context, receiver int64, items []Item) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(e.cfg.Renew)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := e.q.Renew(ctx, receiver, items); err != nil && ctx.Err() == nil {
-				e.logger.WarnContext(ctx, "could not renew delivery leases", "engine", e.cfg.Name, "receiver", e.q.Label(receiver), "error", err)
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return lease.Keep(ctx, e.cfg.Renew, func(ctx context.Context) error { return e.q.Renew(ctx, receiver, items) },
+		func(ctx context.Context, err error) {
+			e.logger.WarnContext(ctx, "could not renew delivery leases", "engine", e.cfg.Name, "receiver", e.q.Label(receiver), "error", err)
+		})
 }
 
 // Busy reports whether receiver has a worker (for tests and recovery).
