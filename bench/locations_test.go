@@ -27,7 +27,7 @@ import (
 //     directory-deep-offset asks for the same page by offset alone.
 func init() {
 	scenarios = append(scenarios,
-		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget},
+		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget, seedLast: true},
 		scenario{name: "directory-deep", seed: seedDirectory, target: func(h *benchHub) Target {
 			return h.get(h.deepPage, h.cpoToken)
 		}},
