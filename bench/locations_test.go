@@ -64,10 +64,17 @@ func evse(uid string, lu time.Time) map[string]any {
 // has them (seedDelivery).
 func seedStatusPatch(b *testing.B, h *benchHub) { seedDelivery(b, h) }
 
+// statusSeq numbers the status PATCHes across targets (the probe's and every
+// run's), so each PATCH is later than every one before it. A counter per
+// target started again at 1 in each run: from the second run on every PATCH
+// was older than the stored status and the hub answered it without a change
+// or a push, which made later runs look ten times faster than the first.
+var statusSeq atomic.Int64
+
 // statusPatchTarget PATCHes E1/E2 of the seeded locations round-robin, each
 // PATCH with a new status and a later last_updated.
 func statusPatchTarget(h *benchHub) Target {
-	var n atomic.Int64
+	n := &statusSeq
 	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
 	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}

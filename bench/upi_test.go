@@ -40,9 +40,13 @@ func BenchmarkUPIWebhook(b *testing.B) {
 	})
 }
 
+// webhookSeq numbers the webhook events across targets, so a later run's
+// events are new too and not answered as duplicates.
+var webhookSeq atomic.Int64
+
 // webhookTarget posts a fresh signed payment.captured event per request.
 func webhookTarget(url string) Target {
-	var n atomic.Int64
+	n := &webhookSeq
 	return Target{Name: "POST upi webhook", NewRequest: func(ctx context.Context) (*http.Request, error) {
 		i := n.Add(1)
 		body := fmt.Appendf(nil, `{"entity":"event","account_id":"acc_bench","event":"payment.captured","contains":["payment"],`+
