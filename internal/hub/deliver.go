@@ -183,7 +183,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	}
 	token := h.cfg.Instance.Token(uuid.NewString())
 	var items []delivery.Item
-	err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		items = items[:0]
 		c.Again = false
 		for _, hd := range coalesce {
@@ -257,7 +257,7 @@ func (q pushQueue) Renew(ctx context.Context, platformID int64, items []delivery
 		return nil
 	}
 	token := items[0].Value.(*claimed).token
-	return h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE hub_push SET lease_until = $1 WHERE platform_id = $2 AND lease_token = $3 AND state = $4 AND state IN ('pending', 'leased')",
 			h.now()+h.cfg.Lease.Microseconds(), platformID, token, stateLeased)
 		return err
@@ -398,7 +398,7 @@ func (q pushQueue) Settle(ctx context.Context, platformID int64, rs []delivery.R
 	ctx = context.WithoutCancel(ctx)
 	var marks, gaveUp bool
 	var delivered []delivery.Result
-	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		marks, gaveUp, delivered = false, false, delivered[:0]
 		now := h.now()
 		var done []string

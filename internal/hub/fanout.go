@@ -96,7 +96,7 @@ func (h *Hub) expandBatch(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		woken, n = map[int64]bool{}, 0
 		// The lock of the one row serializes expansions (replicas):
 		// pushes are inserted in change order.

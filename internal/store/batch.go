@@ -24,7 +24,14 @@ const maxBatch = 64
 // commits the next one fills, one batch runs at a time (on SQLite the
 // writer is single anyway; on PostgreSQL two batches could lock rows in
 // opposite orders), and a write waits at most for the batch ahead of it.
+//
+// Background writes (Background) have a batcher of their own, whose
+// transactions pass the writer gate as background work: delivery's claims
+// and settlements from many receivers share one transaction and one commit,
+// and still take only the background share of a saturated writer.
 type batcher struct {
+	background bool
+
 	mu      sync.Mutex
 	running bool
 	queue   []*member
@@ -85,6 +92,9 @@ func (db *DB) InBatch(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 	span.SetDBSystem(string(db.engine))
 	m := &member{ctx: ctx, fn: fn, lead: make(chan struct{}), done: make(chan struct{})}
 	b := &db.batch
+	if IsBackground(ctx) {
+		b = &db.bgBatch
+	}
 	b.mu.Lock()
 	b.queue = append(b.queue, m)
 	if !b.running {
@@ -95,7 +105,7 @@ func (db *DB) InBatch(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 	b.mu.Unlock()
 	select {
 	case <-m.lead:
-		db.leadBatch(ctx)
+		db.leadBatch(ctx, b)
 	case <-m.done:
 	case <-ctx.Done():
 		b.mu.Lock()
@@ -109,7 +119,7 @@ func (db *DB) InBatch(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 		// may still come (when the member was taken as the next leader).
 		select {
 		case <-m.lead:
-			db.leadBatch(ctx)
+			db.leadBatch(ctx, b)
 		case <-m.done:
 		}
 	}
@@ -122,19 +132,9 @@ func (db *DB) InBatch(ctx context.Context, fn func(ctx context.Context, tx *Tx) 
 
 // leadBatch takes the queued members (its own first), runs them in one
 // transaction, and hands the lead on to the first member queued meanwhile.
-func (db *DB) leadBatch(ctx context.Context) {
-	b := &db.batch
-	b.mu.Lock()
-	n := min(len(b.queue), maxBatch)
-	members := make([]*member, n)
-	copy(members, b.queue)
-	b.queue = append(b.queue[:0:0], b.queue[n:]...)
-	for _, m := range members {
-		m.taken = true
-	}
-	b.mu.Unlock()
-
-	db.runBatch(context.WithoutCancel(ctx), members)
+func (db *DB) leadBatch(ctx context.Context, b *batcher) {
+	members := b.take(nil)
+	members = db.runBatch(context.WithoutCancel(ctx), b, members)
 
 	b.mu.Lock()
 	if len(b.queue) > 0 {
@@ -150,22 +150,47 @@ func (db *DB) leadBatch(ctx context.Context) {
 	}
 }
 
-// runBatch runs members in one transaction and sets each one's outcome.
-func (db *DB) runBatch(ctx context.Context, members []*member) {
-	if db.runShared(ctx, members) {
+// take moves queued members into members, up to maxBatch in all.
+func (b *batcher) take(members []*member) []*member {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := min(len(b.queue), maxBatch-len(members))
+	if n <= 0 {
+		return members
+	}
+	for _, m := range b.queue[:n] {
+		m.taken = true
+		members = append(members, m)
+	}
+	b.queue = append(b.queue[:0:0], b.queue[n:]...)
+	return members
+}
+
+// runBatch runs members in one transaction and sets each one's outcome. It
+// returns the members it ran: those it was given and those that queued
+// while the batch waited for the writer gate, which join it.
+func (db *DB) runBatch(ctx context.Context, b *batcher, members []*member) []*member {
+	retry := db.runShared(ctx, b.background, &members, b)
+	if retry {
 		for _, m := range members {
 			if m.err == nil && !m.panicked {
 				m.afterCommit = nil
-				db.runShared(ctx, []*member{m})
+				one := []*member{m}
+				db.runShared(ctx, b.background, &one, nil)
 			}
 		}
 	}
+	return members
 }
 
-// runShared runs members in one transaction and sets each one's outcome,
-// or reports that the commit was refused and the members that succeeded
-// must run again (their outcome is not set then).
-func (db *DB) runShared(ctx context.Context, members []*member) (retry bool) {
+// runShared runs *ms in one transaction and sets each one's outcome, or
+// reports that the commit was refused and the members that succeeded must
+// run again (their outcome is not set then). With from set, the members
+// that queued there while the transaction waited for its turn at the
+// writer gate join it (*ms grows): a batch that waited behind other work
+// leaves fewer to wait after it.
+func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, from *batcher) (retry bool) {
+	members := *ms
 	fail := func(err error) {
 		for _, m := range members {
 			if m.err == nil && !m.panicked {
@@ -173,12 +198,16 @@ func (db *DB) runShared(ctx context.Context, members []*member) (retry bool) {
 			}
 		}
 	}
-	release, err := db.gate.acquire(ctx, false)
+	release, err := db.gate.acquire(ctx, background)
 	if err != nil {
 		fail(fmt.Errorf("begin: %w", err))
 		return false
 	}
 	defer func() { release() }()
+	if from != nil {
+		members = from.take(members)
+		*ms = members
+	}
 	tx := &Tx{db: db, engine: db.engine}
 	if db.pool != nil {
 		tx.pgx, err = db.pool.Begin(ctx)

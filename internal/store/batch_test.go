@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,6 +409,86 @@ func TestBatchConcurrent(t *testing.T) {
 		}
 		if got := b.doc(t, "sum"); got != n {
 			t.Errorf("sum = %d, want %d: each write once", got, n)
+		}
+	})
+}
+
+// TestBackgroundBatch: background writes (delivery's claims and
+// settlements) share transactions of their own. Writes that queue while a
+// batch waits for its turn at the writer gate join that batch, and the
+// batch takes a background turn: on SQLite a request waiting at the gate
+// commits first.
+func TestBackgroundBatch(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setupBatch(t, db)
+		bg := store.Background(context.Background())
+		// Hold every background turn of the gate: SQLite's one writer, or
+		// the half of PostgreSQL's pool that background work may use.
+		holders := 1
+		if db.Engine() == store.Postgres {
+			holders = int(db.Pool().Config().MaxConns) / 2
+		}
+		release, inside := make(chan struct{}), make(chan struct{}, holders)
+		var wg sync.WaitGroup
+		for range holders {
+			wg.Go(func() {
+				if err := db.InTx(bg, func(ctx context.Context, tx *store.Tx) error {
+					inside <- struct{}{}
+					<-release
+					return nil
+				}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		for range holders {
+			<-inside
+		}
+		var seq atomic.Int64
+		const n = 5
+		txs, order, errs := make([]*store.Tx, n), make([]int64, n), make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = db.InBatch(bg, func(ctx context.Context, tx *store.Tx) error {
+					txs[i], order[i] = tx, seq.Add(1)
+					return insertDoc(ctx, tx, fmt.Sprint("bg", i), i)
+				})
+			})
+			if i == 0 {
+				// The first leads a batch of its own and waits at the gate.
+				waitFor(t, db.BackgroundBatchRunning)
+			} else {
+				waitFor(t, func() bool { return db.BackgroundBatchQueued() == i })
+			}
+		}
+		var fgOrder int64
+		if db.Engine() == store.SQLite {
+			wg.Go(func() {
+				if err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+					fgOrder = seq.Add(1)
+					return insertDoc(ctx, tx, "request", 0)
+				}); err != nil {
+					t.Error(err)
+				}
+			})
+			waitFor(t, func() bool { fg, _ := db.GateWaiting(); return fg == 1 })
+		}
+		close(release)
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("write %d: %v", i, errs[i])
+			}
+			if b.doc(t, fmt.Sprint("bg", i)) != int64(i) {
+				t.Errorf("write %d not stored", i)
+			}
+			if txs[i] != txs[0] {
+				t.Errorf("write %d ran in a transaction of its own, want the five in the one that waited at the gate", i)
+			}
+			if db.Engine() == store.SQLite && order[i] < fgOrder {
+				t.Errorf("background write %d ran before the request that waited at the gate with it", i)
+			}
 		}
 	})
 }

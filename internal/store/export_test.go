@@ -48,11 +48,17 @@ func (db *DB) WriterStmts() StmtStats {
 var StableLimit = stableLimit
 
 // BatchQueued returns how many writes wait to join a batch (InBatch).
-func (db *DB) BatchQueued() int {
-	db.batch.mu.Lock()
-	defer db.batch.mu.Unlock()
+func (db *DB) BatchQueued() int { return db.batch.queued() }
+
+// BackgroundBatchQueued returns how many background writes wait to join a
+// batch.
+func (db *DB) BackgroundBatchQueued() int { return db.bgBatch.queued() }
+
+func (b *batcher) queued() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	n := 0
-	for _, m := range db.batch.queue {
+	for _, m := range b.queue {
 		if !m.taken {
 			n++
 		}
@@ -65,3 +71,18 @@ func (p *Positions) WaitRefresh() { p.refreshed.Wait() }
 
 // AnonymousParams exposes the placeholder rewrite of the statement cache.
 var AnonymousParams = anonymousParams
+
+// BackgroundBatchRunning reports whether a background batch has a leader.
+func (db *DB) BackgroundBatchRunning() bool {
+	db.bgBatch.mu.Lock()
+	defer db.bgBatch.mu.Unlock()
+	return db.bgBatch.running
+}
+
+// GateWaiting returns how many request and background transactions wait
+// at SQLite's writer gate.
+func (db *DB) GateWaiting() (fg, bg int) {
+	db.gate.mu.Lock()
+	defer db.gate.mu.Unlock()
+	return len(db.gate.fg), len(db.gate.bg)
+}

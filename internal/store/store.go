@@ -64,8 +64,9 @@ type DB struct {
 	writeStmts, readStmts *stmtCounters
 	// gate orders write transactions (writegate.go).
 	gate *writeGate
-	// batch runs group commit (batch.go).
-	batch batcher
+	// batch and bgBatch run group commit (batch.go) of requests and of
+	// background work.
+	batch, bgBatch batcher
 	// violations counts pooled connections requested inside a write
 	// transaction (txguard.go).
 	violations atomic.Int64
@@ -104,6 +105,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 		}
 	}
 	db := &DB{engine: engine, url: rawURL, logger: opts.Logger, schema: opts.Schema}
+	db.bgBatch.background = true
 	switch engine {
 	case SQLite:
 		err = db.openSQLite(ctx, target, opts)
