@@ -47,6 +47,11 @@ type scenario struct {
 	// that every receiver, whichever seed registered it, must already have
 	// (the bench hub does no initial load).
 	seedLast bool
+	// verify, when set, checks after a run that its n requests did the work
+	// measured (since: when the run began), so that a target whose requests
+	// turn into no-ops (a repeated id, an older last_updated) fails instead
+	// of reporting a rate.
+	verify func(b *testing.B, h *benchHub, since time.Time, n int)
 }
 
 // BenchmarkHub measures every scenario on both engines. Each sub-benchmark
@@ -75,7 +80,12 @@ func BenchmarkHub(b *testing.B) {
 		for _, s := range scenarios {
 			b.Run(s.name, func(b *testing.B) {
 				drain(b, h)
+				since := time.Now()
 				measure(b, h, s.target(h))
+				if s.verify != nil {
+					drain(b, h)
+					s.verify(b, h, since, b.N)
+				}
 			})
 		}
 	})

@@ -27,7 +27,7 @@ import (
 //     directory-deep-offset asks for the same page by offset alone.
 func init() {
 	scenarios = append(scenarios,
-		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget, seedLast: true},
+		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget, seedLast: true, verify: verifyPushed},
 		scenario{name: "directory-deep", seed: seedDirectory, target: func(h *benchHub) Target {
 			return h.get(h.deepPage, h.cpoToken)
 		}},
@@ -91,6 +91,20 @@ func statusPatchTarget(h *benchHub) Target {
 		}
 		return req, nil
 	}}
+}
+
+// verifyPushed fails the run unless each of its n PATCHes was a change
+// pushed to every receiver: at least n × broadcastTo pushes were queued
+// since it began (the run's warm-up adds a few).
+func verifyPushed(b *testing.B, h *benchHub, since time.Time, n int) {
+	var pushes int
+	if err := h.DB.Read().QueryRow(context.Background(), "SELECT COUNT(*) FROM hub_push WHERE module = 'locations' AND created_at >= $1",
+		since.UnixMicro()).Scan(&pushes); err != nil {
+		b.Fatal(err)
+	}
+	if pushes < n*broadcastTo {
+		b.Fatalf("%d PATCHes queued %d pushes, want at least %d: PATCHes that change nothing were measured", n, pushes, n*broadcastTo)
+	}
 }
 
 // seedDirectory fills the directory to 100 000 locations straight into the
