@@ -182,9 +182,9 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 		findErr = nil
 	}
 	token := h.cfg.Instance.Token(uuid.NewString())
-	var items []delivery.Item
+	var leased []string
 	err = h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-		items = items[:0]
+		leased = leased[:0]
 		c.Again = false
 		for _, hd := range coalesce {
 			// The object's current state replaces its queued pushes.
@@ -204,46 +204,52 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 			}
 			// A lease that ran out, or whose holder is gone. The attempt
 			// the holder made stays counted: the receiver may have got it.
-			if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
+			n, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
 				WHERE id = $5 AND state = 'leased' AND lease_token = $6 AND lease_until = $7`,
-				stateLeased, token, now+h.cfg.Lease.Microseconds(), now, hd.id, hd.holder, hd.leaseUntil); err != nil {
+				stateLeased, token, now+h.cfg.Lease.Microseconds(), now, hd.id, hd.holder, hd.leaseUntil)
+			if err != nil {
 				return err
 			}
-		}
-		if len(pending) > 0 {
-			if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
-				WHERE id IN (`+strings.Join(pending, ",")+`) AND state = 'pending' AND retry_at <= $4`,
-				stateLeased, token, now+h.cfg.Lease.Microseconds(), now); err != nil {
-				return err
+			if n == 1 {
+				leased = append(leased, strconv.FormatInt(hd.id, 10))
 			}
 		}
-		ids := make([]string, len(take))
-		for i, hd := range take {
-			ids[i] = strconv.FormatInt(hd.id, 10)
+		if len(pending) == 0 {
+			return nil
 		}
-		got, err := tx.Query(ctx, `SELECT id, module, object_key, method, path, body, full_object, attempts, correlation_id, created_at,
-			to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent
-			FROM hub_push WHERE id IN (`+strings.Join(ids, ",")+`) AND lease_token = $1 ORDER BY id`, token)
-		if err != nil {
-			return err
-		}
-		defer got.Close()
-		for got.Next() {
-			cl := &claimed{token: token, platform: p, findErr: findErr}
-			r := &cl.row
-			var body *string
-			if err := got.Scan(&r.id, &cl.module, &cl.key, &r.method, &r.path, &body, &r.full, &r.attempts, &r.correlationID, &r.createdAt,
-				&r.to.CountryCode, &r.to.PartyID, &r.from.CountryCode, &r.from.PartyID, &r.iface, &r.traceparent); err != nil {
-				return err
-			}
-			if body != nil {
-				r.body = []byte(*body)
-			}
-			items = append(items, delivery.Item{Key: cl.module + "/" + cl.key, Committed: time.UnixMicro(r.createdAt), Value: cl})
-		}
-		return got.Err()
+		ids, err := store.QueryAll(ctx, tx, func(r store.Row) (id string, err error) { return id, r.Scan(&id) },
+			`UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
+			WHERE id IN (`+strings.Join(pending, ",")+`) AND state = 'pending' AND retry_at <= $4 RETURNING id`,
+			stateLeased, token, now+h.cfg.Lease.Microseconds(), now)
+		leased = append(leased, ids...)
+		return err
 	})
 	if err != nil {
+		return delivery.Claim{}, err
+	}
+	if len(leased) == 0 {
+		return c, nil
+	}
+	// What a push carries never changes once it is queued, and the rows are
+	// this claim's now: they are read after the commit, on the read pool,
+	// not while the writer is held.
+	items, err := store.QueryAll(ctx, h.db.Read(), func(r store.Row) (delivery.Item, error) {
+		cl := &claimed{token: token, platform: p, findErr: findErr}
+		row := &cl.row
+		var body *string
+		if err := r.Scan(&row.id, &cl.module, &cl.key, &row.method, &row.path, &body, &row.full, &row.attempts, &row.correlationID, &row.createdAt,
+			&row.to.CountryCode, &row.to.PartyID, &row.from.CountryCode, &row.from.PartyID, &row.iface, &row.traceparent); err != nil {
+			return delivery.Item{}, err
+		}
+		if body != nil {
+			row.body = []byte(*body)
+		}
+		return delivery.Item{Key: cl.module + "/" + cl.key, Committed: time.UnixMicro(row.createdAt), Value: cl}, nil
+	}, `SELECT id, module, object_key, method, path, body, full_object, attempts, correlation_id, created_at,
+		to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent
+		FROM hub_push WHERE id IN (`+strings.Join(leased, ",")+`) ORDER BY id`)
+	if err != nil {
+		// The leases run out and the rows are claimed again.
 		return delivery.Claim{}, err
 	}
 	c.Items = items
