@@ -92,12 +92,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 	switch level {
 	case "location":
 		var loc ocpi.Location
-		if err := ocpi.Decode(raw, &loc); err != nil {
-			return res, err
-		}
-		c := ocpi.NewCheck("")
-		loc.Check(c)
-		if err := c.Err(); err != nil {
+		if err := ocpi.DecodeValid(raw, &loc); err != nil {
 			return res, err
 		}
 		if err := matchOwner(r, loc.CountryCode, loc.PartyID, loc.ID); err != nil {
@@ -105,12 +100,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		}
 	case "evse":
 		var e ocpi.EVSE
-		if err := ocpi.Decode(raw, &e); err != nil {
-			return res, err
-		}
-		c := ocpi.NewCheck("")
-		e.Check(c)
-		if err := c.Err(); err != nil {
+		if err := ocpi.DecodeValid(raw, &e); err != nil {
 			return res, err
 		}
 		if !ocpi.EqualCI(e.UID, r.EVSEUID) {
@@ -123,12 +113,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		item, _ = ocpi.ParseObject(canon)
 	case "connector":
 		var k ocpi.Connector
-		if err := ocpi.Decode(raw, &k); err != nil {
-			return res, err
-		}
-		c := ocpi.NewCheck("")
-		k.Check(c)
-		if err := c.Err(); err != nil {
+		if err := ocpi.DecodeValid(raw, &k); err != nil {
 			return res, err
 		}
 		if !ocpi.EqualCI(k.ID, r.ConnectorID) {
@@ -424,12 +409,7 @@ func finalize(doc ocpi.Object) (*ocpi.Location, []byte, error) {
 		return nil, nil, err
 	}
 	var loc ocpi.Location
-	if err := ocpi.Decode(raw, &loc); err != nil {
-		return nil, nil, err
-	}
-	c := ocpi.NewCheck("")
-	loc.Check(c)
-	if err := c.Err(); err != nil {
+	if err := ocpi.DecodeValid(raw, &loc); err != nil {
 		return nil, nil, err
 	}
 	body, err := ocpi.Canonical(raw, &loc)
