@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
 )
 
@@ -31,6 +33,9 @@ const (
 // nothing is too long (or it is not a JSON object).
 func FitPublished(body []byte) []byte {
 	if !bytes.Contains(body, []byte(`"address"`)) && !bytes.Contains(body, []byte(`"state"`)) {
+		return body
+	}
+	if fitsPublished(body) {
 		return body
 	}
 	var fields struct {
@@ -62,6 +67,24 @@ func FitPublished(body []byte) []byte {
 		return body
 	}
 	return out
+}
+
+// fitsPublished reports, without decoding body, that its top-level address
+// and state are within the published lengths: the common case, and a
+// directory page holds a hundred locations (decoding each to learn it was a
+// third of a page's CPU). A key that appears twice, or a string that is too
+// long, is left to the decoding path, which has the last word.
+func fitsPublished(body []byte) bool {
+	if bytes.Count(body, []byte(`"address"`)) > 1 || bytes.Count(body, []byte(`"state"`)) > 1 {
+		return false
+	}
+	rs := gjson.GetManyBytes(body, "address", "state")
+	for i, n := range [2]int{PublishedAddressMax, PublishedStateMax} {
+		if rs[i].Type == gjson.String && utf8.RuneCountInString(rs[i].Str) > n {
+			return false
+		}
+	}
+	return true
 }
 
 // adaptPublished is the hub adapter that gives receivers of 2.2 and later

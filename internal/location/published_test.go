@@ -68,6 +68,12 @@ func TestFitPublished(t *testing.T) {
 		{"long address, characters not bytes", `{"address":"` + strings.Repeat("ü", 50) + `","n":1.50}`, `{"address":"` + strings.Repeat("ü", 45) + `","n":1.50}`},
 		{"long state", `{"state":"` + strings.Repeat("s", 21) + `"}`, `{"state":"` + strings.Repeat("s", 20) + `"}`},
 		{"not an object", `[1]`, `[1]`},
+		{"escaped, short once unescaped", `{"address":"` + strings.Repeat(`\u00fc`, 45) + `"}`, `{"address":"` + strings.Repeat(`\u00fc`, 45) + `"}`},
+		{"escaped, long", `{"state":"` + strings.Repeat(`\"`, 21) + `"}`, `{"state":"` + strings.Repeat(`\"`, 20) + `"}`},
+		{"twice, the last long", `{"address":"short","address":"` + strings.Repeat("a", 46) + `"}`, `{"address":"` + strings.Repeat("a", 45) + `"}`},
+		{"nested address only", `{"operator":{"address":"` + strings.Repeat("a", 50) + `"}}`, `{"operator":{"address":"` + strings.Repeat("a", 50) + `"}}`},
+		{"not a string", `{"address":12345,"state":null}`, `{"address":12345,"state":null}`},
+		{"not JSON", `{"address":"` + strings.Repeat("a", 50), `{"address":"` + strings.Repeat("a", 50)},
 	}
 	for _, tt := range tests {
 		got := string(location.FitPublished([]byte(tt.in)))
