@@ -41,15 +41,7 @@ func conn0(m map[string]any) map[string]any {
 	return evse0(m)["connectors"].([]any)[0].(map[string]any)
 }
 
-func checkLocation(raw []byte) error {
-	var l ocpi.Location
-	if err := ocpi.Decode(raw, &l); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	l.Check(c)
-	return c.Err()
-}
+func checkLocation(raw []byte) error { return checkInto(raw, &ocpi.Location{}) }
 
 func TestLocationValidation(t *testing.T) {
 	t.Parallel()
@@ -122,15 +114,7 @@ func TestCanonicalKeepsUnknownFields(t *testing.T) {
 		m["last_updated"] = "2026-01-01T00:00:00"
 		evse0(m)["x_vendor"] = "kept"
 	})
-	var l ocpi.Location
-	if err := ocpi.Decode(raw, &l); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ocpi.Canonical(raw, &l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(out)
+	s := string(canonical(t, raw, &ocpi.Location{}))
 	for _, want := range []string{`"last_updated":"2026-01-01T00:00:00Z"`, `"x_custom":{"keep":[1,2.5]}`, `"x_vendor":"kept"`, `"max_voltage":230`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("canonical form lacks %s: %s", want, s)
@@ -140,14 +124,7 @@ func TestCanonicalKeepsUnknownFields(t *testing.T) {
 
 func TestCanonicalKeepsNumberDigits(t *testing.T) {
 	t.Parallel()
-	var l ocpi.Location
-	if err := ocpi.Decode([]byte(validLocation), &l); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ocpi.Canonical([]byte(validLocation), &l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := canonical(t, []byte(validLocation), &ocpi.Location{})
 	if !strings.Contains(string(out), `"keep":[1,2.50]`) {
 		t.Errorf("number digits changed: %s", out)
 	}
@@ -158,15 +135,7 @@ func TestTariffValidation(t *testing.T) {
 	valid := `{"country_code":"NL","party_id":"TNM","id":"T1","currency":"EUR","last_updated":"2026-01-01T00:00:00Z",
 	  "elements":[{"price_components":[{"type":"ENERGY","price":"0.25","vat":21,"step_size":1}],
 	  "restrictions":{"start_time":"08:00","day_of_week":["MONDAY"]}}]}`
-	check := func(raw []byte) error {
-		var tr ocpi.Tariff
-		if err := ocpi.Decode(raw, &tr); err != nil {
-			return err
-		}
-		c := ocpi.NewCheck("")
-		tr.Check(c)
-		return c.Err()
-	}
+	check := func(raw []byte) error { return checkInto(raw, &ocpi.Tariff{}) }
 	if err := check([]byte(valid)); err != nil {
 		t.Fatalf("valid tariff rejected: %v", err)
 	}

@@ -32,6 +32,19 @@ const validCDR = `{"country_code":"NL","party_id":"CPO","id":"12345","start_date
   "total_cost":{"excl_vat":4.00,"incl_vat":4.40},"total_energy":15.342,"total_time":1.973,"total_time_cost":{"excl_vat":4.00,"incl_vat":4.40},
   "last_updated":"2026-06-29T23:38:00Z"}`
 
+// canonical decodes raw into v and returns its canonical form.
+func canonical(t *testing.T, raw []byte, v any) []byte {
+	t.Helper()
+	if err := ocpi.Decode(raw, v); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ocpi.Canonical(raw, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func checkInto(raw []byte, v interface{ Check(*ocpi.Check) }) error {
 	if err := ocpi.Decode(raw, v); err != nil {
 		return err
@@ -224,14 +237,7 @@ func TestChargingProfileValidation(t *testing.T) {
 
 func TestSessionCanonicalKeepsUnknownFieldsAndDigits(t *testing.T) {
 	t.Parallel()
-	var s ocpi.Session
-	if err := ocpi.Decode([]byte(validSession), &s); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ocpi.Canonical([]byte(validSession), &s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := canonical(t, []byte(validSession), &ocpi.Session{})
 	for _, want := range []string{`"x_vendor":{"k":1.50}`, `"kwh":0`, `"excl_vat":0.1`, `"incl_vat":0.12`, `"start_date_time":"2026-06-29T22:39:09Z"`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("canonical session lacks %s: %s", want, out)
