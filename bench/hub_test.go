@@ -120,16 +120,23 @@ func measure(b *testing.B, h *benchHub, t Target) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p50x, share := res.Ratio(base)
+	reportVsNoop(b, base, res)
+	_, share := res.Ratio(base)
+	b.ReportMetric(base.RPS, "noop-req/s")
+	b.ReportMetric(float64(base.P99.Microseconds()), "noop-p99-µs")
+	b.ReportMetric(share, "share-of-noop-req/s")
+}
+
+// reportVsNoop reports a target's req/s and latency percentiles, the
+// no-op's median and the ratio of the medians (x-noop-p50).
+func reportVsNoop(b *testing.B, base, res Result) {
+	p50x, _ := res.Ratio(base)
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(res.RPS, "req/s")
 	b.ReportMetric(float64(res.P50.Microseconds()), "p50-µs")
 	b.ReportMetric(float64(res.P99.Microseconds()), "p99-µs")
-	b.ReportMetric(base.RPS, "noop-req/s")
 	b.ReportMetric(float64(base.P50.Microseconds()), "noop-p50-µs")
-	b.ReportMetric(float64(base.P99.Microseconds()), "noop-p99-µs")
 	b.ReportMetric(p50x, "x-noop-p50")
-	b.ReportMetric(share, "share-of-noop-req/s")
 }
 
 // workers is the number of concurrent clients: OCPIHUB_BENCH_WORKERS, default 8.
@@ -237,16 +244,7 @@ func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)
 		configure(&cfg)
 	}
 	a := startApp(b, cfg)
-	cpo := hubtest.StartSim(b, sim.StartCPO, "Bench CPO", "NL", "BCP")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	inv, err := a.Parties.Invite(ctx, cpo.Name(), 0, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cpo.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
-		b.Fatal(err)
-	}
+	cpo := hubtest.AddTo(b, a, sim.StartCPO, "Bench CPO", "NL", "BCP")
 	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token(), cpo: cpo}
 }
 

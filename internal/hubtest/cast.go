@@ -60,8 +60,17 @@ func Add[P interface {
 	Close()
 }](t testing.TB, h *Hub, start func(string, string, string, *slog.Logger, ...func(*sim.Options)) (P, error), name, cc, pid string, tweak ...func(*sim.Options)) P {
 	t.Helper()
+	return AddTo(t, h.App, start, name, cc, pid, tweak...)
+}
+
+// AddTo is Add for a hub this package did not start (the benchmarks' own).
+func AddTo[P interface {
+	partner
+	Close()
+}](t testing.TB, a *app.App, start func(string, string, string, *slog.Logger, ...func(*sim.Options)) (P, error), name, cc, pid string, tweak ...func(*sim.Options)) P {
+	t.Helper()
 	p := StartSim(t, start, name, cc, pid, tweak...)
-	register(t, h.App, p, false)
+	register(t, a, p, false)
 	return p
 }
 
