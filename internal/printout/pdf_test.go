@@ -3,6 +3,7 @@ package printout
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"image"
 	"image/color"
 	"io"
@@ -19,6 +20,25 @@ import (
 	"github.com/makiuchi-d/gozxing/qrcode"
 	"golang.org/x/image/font/sfnt"
 )
+
+// invalidCase is an edit of a valid sample that rendering must refuse.
+type invalidCase[T any] struct {
+	name   string
+	change func(*T)
+}
+
+// wantInvalid renders each case's edit of a fresh sample and fails the test
+// unless rendering refuses it with ErrInvalid.
+func wantInvalid[T any](t *testing.T, sample func() T, render func(T) ([]byte, error), cases []invalidCase[T]) {
+	t.Helper()
+	for _, tt := range cases {
+		v := sample()
+		tt.change(&v)
+		if _, err := render(v); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: error = %v, want ErrInvalid", tt.name, err)
+		}
+	}
+}
 
 // parsed is a one-page PDF read back by an independent parser.
 type parsed struct {

@@ -2,7 +2,6 @@ package printout
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -144,10 +143,7 @@ func TestReceiptDeterministic(t *testing.T) {
 
 func TestReceiptInvalid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name   string
-		change func(*Receipt)
-	}{
+	wantInvalid(t, sampleReceipt, ReceiptPDF, []invalidCase[Receipt]{
 		{"no id", func(r *Receipt) { r.ID = "" }},
 		{"no issuer", func(r *Receipt) { r.Issuer = "" }},
 		{"no location", func(r *Receipt) { r.LocationName = " " }},
@@ -170,14 +166,7 @@ func TestReceiptInvalid(t *testing.T) {
 		{"refund above captured", func(r *Receipt) { r.Refunded = r.Captured + 1 }},
 		{"refund plus not refundable above captured", func(r *Receipt) { r.Refunded, r.NotRefundable = r.Captured, 1 }},
 		{"too long for a page", func(r *Receipt) { r.TariffLines = make([]string, 60) }},
-	}
-	for _, tt := range tests {
-		r := sampleReceipt()
-		tt.change(&r)
-		if _, err := ReceiptPDF(r); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error = %v, want ErrInvalid", tt.name, err)
-		}
-	}
+	})
 	// The edges that are allowed: a full refund, a zero-length session.
 	r := sampleReceipt()
 	r.Refunded, r.Cost, r.SessionEnd = r.Captured, 0, r.SessionStart

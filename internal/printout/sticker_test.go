@@ -1,7 +1,6 @@
 package printout
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -119,10 +118,7 @@ func TestStickerText(t *testing.T) {
 
 func TestStickerInvalid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name   string
-		change func(*Sticker)
-	}{
+	wantInvalid(t, sampleSticker, StickerPDF, []invalidCase[Sticker]{
 		{"no URL", func(s *Sticker) { s.URL = "" }},
 		{"no QR ref", func(s *Sticker) { s.QRRef = " " }},
 		{"no location name", func(s *Sticker) { s.LocationName = "" }},
@@ -133,14 +129,7 @@ func TestStickerInvalid(t *testing.T) {
 		{"five tariff lines", func(s *Sticker) { s.TariffLines = make([]string, 5) }},
 		{"URL too long for a QR", func(s *Sticker) { s.URL += strings.Repeat("x", maxQRContent) }},
 		{"address too long for A6", func(s *Sticker) { s.Address = strings.Repeat("Very long street name, ", 20) }},
-	}
-	for _, tt := range tests {
-		s := sampleSticker()
-		tt.change(&s)
-		if _, err := StickerPDF(s); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error = %v, want ErrInvalid", tt.name, err)
-		}
-	}
+	})
 	// Four tariff lines, the most allowed, fit.
 	s := sampleSticker()
 	s.TariffLines = []string{"₹18.00/kWh", "₹2.00/min after 60 min", "₹50.00 per session", "Incl. 18% GST"}

@@ -1,7 +1,6 @@
 package printout
 
 import (
-	"errors"
 	"testing"
 )
 
@@ -98,23 +97,19 @@ func TestTaxInvoiceCreditNotePDF(t *testing.T) {
 
 func TestTaxInvoiceInvalid(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		change func(*TaxInvoice)
-	}{
+	// The receipt a tax invoice is printed on.
+	render := func(tax TaxInvoice) ([]byte, error) {
+		r := sampleReceipt()
+		r.Tax = &tax
+		return ReceiptPDF(r)
+	}
+	wantInvalid(t, func() TaxInvoice { return *sampleTax(false) }, render, []invalidCase[TaxInvoice]{
 		{"no number", func(t *TaxInvoice) { t.Number = "" }},
 		{"number too long", func(t *TaxInvoice) { t.Number = "INVOICE/2526/00451" }},
 		{"no GSTIN", func(t *TaxInvoice) { t.SupplierGSTIN = "" }},
 		{"total off", func(t *TaxInvoice) { t.Total++ }},
 		{"IGST within a state", func(t *TaxInvoice) { t.IGST, t.CGST = t.CGST, 0 }},
-	} {
-		r := sampleReceipt()
-		r.Tax = sampleTax(false)
-		c.change(r.Tax)
-		if _, err := ReceiptPDF(r); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error = %v, want ErrInvalid", c.name, err)
-		}
-	}
+	})
 }
 
 // TestTaxInvoiceManyCreditNotes: several credit notes (four here, with a
