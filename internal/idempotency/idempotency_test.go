@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -24,16 +25,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
-	env    struct {
-		StatusCode int             `json:"status_code"`
-		Data       json.RawMessage `json:"data"`
-		Error      *struct {
-			Description string `json:"description"`
-			Details     *struct {
-				Field string `json:"field"`
-			} `json:"details"`
-		} `json:"error"`
-	}
+	env    ocpi.Envelope
 }
 
 func (a answer) field() string {
