@@ -44,9 +44,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 		}
 
 		base := h.PublicURL() + "/console"
-		b.Run(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
-			chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
-			chromedp.WaitVisible(chromedp.CSS(".cards")))
+		signIn(b, base+"/", ".cards")
 
 		const n = 12
 		put := func(i int) {

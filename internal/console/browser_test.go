@@ -233,6 +233,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	checkScreenshot(t, b, "console-overview-phone", "Connected platforms")
 }
 
+// signIn opens the console page at url signed out, signs in with the admin
+// token on the login form it is sent to, and waits for sel on the page.
+func signIn(b *browsertest.Browser, url, sel string) {
+	b.Run(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
+		chromedp.WaitVisible(chromedp.CSS(sel)))
+}
+
 // checkScreenshot takes a screenshot, checks it is a picture of a page (not
 // blank: enough non-background pixels and colours) and that the page shows
 // text; it returns the image.
