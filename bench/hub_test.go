@@ -261,16 +261,5 @@ func (h *benchHub) noop() Target { return Get("noop", h.PublicURL()+"/bench/noop
 func seedClientInfo(b *testing.B, h *benchHub, n int) {
 	b.Helper()
 	now := time.Now().UnixMicro()
-	err := h.DB.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
-		for i := range n {
-			if _, err := tx.Exec(ctx, "INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)",
-				"CPO", "DE", fmt.Sprintf("%03d", i), "CONNECTED", now+int64(i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	hubtest.SeedClientInfo(b, h.DB, n, "DE", func(i int) (string, int64) { return fmt.Sprintf("%03d", i), now + int64(i) })
 }
