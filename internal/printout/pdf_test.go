@@ -40,6 +40,16 @@ func wantInvalid[T any](t *testing.T, sample func() T, render func(T) ([]byte, e
 	}
 }
 
+// renderPage renders v and parses the one-page PDF.
+func renderPage[T any](t *testing.T, render func(T) ([]byte, error), v T) parsed {
+	t.Helper()
+	data, err := render(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsePDF(t, data)
+}
+
 // parsed is a one-page PDF read back by an independent parser.
 type parsed struct {
 	page  pdf.Page

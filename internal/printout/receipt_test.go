@@ -34,11 +34,7 @@ func sampleReceipt() Receipt {
 func TestReceiptPDF(t *testing.T) {
 	t.Parallel()
 	r := sampleReceipt()
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 
 	if w, h := p.sizeMM(); w != 210 || h != 297 {
 		t.Errorf("page is %v × %v mm, want A4 (210 × 297)", w, h)
@@ -95,11 +91,7 @@ func TestReceiptNotRefundable(t *testing.T) {
 	t.Parallel()
 	r := sampleReceipt()
 	r.Captured, r.Cost, r.Refunded, r.NotRefundable = 50000, 49950, 0, 50
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 	for label, want := range map[string]string{
 		"Paid by UPI":                  "₹500.00",
 		"Cost of the session":          "₹499.50",

@@ -25,11 +25,7 @@ func sampleSticker() Sticker {
 func TestStickerPDF(t *testing.T) {
 	t.Parallel()
 	s := sampleSticker()
-	data, err := StickerPDF(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, StickerPDF, s)
 
 	if w, h := p.sizeMM(); w != 105 || h != 148 {
 		t.Errorf("page is %v × %v mm, want A6 (105 × 148)", w, h)
@@ -68,11 +64,7 @@ func TestStickerPDF(t *testing.T) {
 
 func TestStickerQRSize(t *testing.T) {
 	t.Parallel()
-	data, err := StickerPDF(sampleSticker())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, StickerPDF, sampleSticker())
 	m, err := encode(sampleSticker().URL)
 	if err != nil {
 		t.Fatal(err)
@@ -101,11 +93,7 @@ func TestStickerText(t *testing.T) {
 	s.MaxPowerW = 7400
 	s.Support = ""
 	s.Address = ""
-	data, err := StickerPDF(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, StickerPDF, s)
 	p.assertGlyphs(t)
 	// Latin with diacritics prints; Devanagari, which the font lacks,
 	// prints as "?" (one per code point) rather than as blank boxes.

@@ -37,11 +37,7 @@ func TestTaxInvoicePDF(t *testing.T) {
 			t.Parallel()
 			r := sampleReceipt()
 			r.Tax = sampleTax(c.inter)
-			data, err := ReceiptPDF(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := parsePDF(t, data)
+			p := renderPage(t, ReceiptPDF, r)
 			rows := map[string]string{
 				"Invoice no.": "INV/2526/0000451", "Invoice date": "2026-03-12", "Supplier GSTIN": "27AABCO1234F1ZV",
 				"SAC": "998714 Electric vehicle battery charging service", "Quantity": "41.237 kWh", "Reverse charge": "No",
@@ -79,11 +75,7 @@ func TestTaxInvoiceCreditNotePDF(t *testing.T) {
 	r := sampleReceipt()
 	r.Tax = sampleTax(true)
 	r.Tax.CreditNotes = []CreditNote{{Number: "CRN/2526/0000007", Date: "2026-03-14", Reason: "goodwill", Taxable: 4237, IGST: 763, Total: 5000}}
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 	for label, want := range map[string]string{"Credit note": "CRN/2526/0000007 of 2026-03-14", "Reason": "goodwill",
 		"Taxable value credited": "₹42.37", "IGST credited": "₹7.63", "Total credited": "₹50.00"} {
 		if got := p.after(label); got != want {
@@ -123,11 +115,7 @@ func TestTaxInvoiceManyCreditNotes(t *testing.T) {
 		r.Tax.CreditNotes = append(r.Tax.CreditNotes, CreditNote{Number: "CRN/2526/000000" + string(rune('1'+i)), Date: "2026-03-14",
 			Taxable: 4237, CGST: 382, SGST: 381, Total: 5000})
 	}
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 	if got := p.after("CRN/2526/0000004"); got != "2026-03-14: ₹50.00 incl. CGST ₹3.82 + SGST ₹3.81" {
 		t.Errorf("fourth credit note: %q", got)
 	}
