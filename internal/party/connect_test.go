@@ -103,8 +103,7 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 func TestRotation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
-		pl := platformOf(t, h, "NL", "ACM")
+		cpo, pl := addAcme(t, h)
 
 		// From the partner's side.
 		oldC, oldB := cpo.Token(), cpo.TokenIn()

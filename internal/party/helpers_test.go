@@ -50,6 +50,20 @@ func assertNothingRegistered(t *testing.T, h *hubtest.Hub) {
 	}
 }
 
+// addAcme registers the tests' usual CPO, Acme (NL/ACM), and returns it
+// with its platform.
+func addAcme(t *testing.T, h *hubtest.Hub) (*sim.CPO, *party.Platform) {
+	t.Helper()
+	cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
+	return cpo, platformOf(t, h, "NL", "ACM")
+}
+
+// addVolt registers the tests' usual eMSP, Volt (DE/VMO).
+func addVolt(t *testing.T, h *hubtest.Hub) *sim.EMSP {
+	t.Helper()
+	return hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
+}
+
 // platformOf returns the one platform hosting cc/pid.
 func platformOf(t *testing.T, h *hubtest.Hub, cc, pid string) *party.Platform {
 	t.Helper()

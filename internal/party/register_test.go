@@ -238,8 +238,7 @@ func TestTokenARules(t *testing.T) {
 func TestSuspendAndResume(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
-		pl := platformOf(t, h, "NL", "ACM")
+		cpo, pl := addAcme(t, h)
 		if err := h.Parties.Suspend(ctx(t), pl.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +271,7 @@ func TestSuspendAndResume(t *testing.T) {
 func TestUnregisterAndRegisterAgain(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
+		emsp := addVolt(t, h)
 		first := platformOf(t, h, "DE", "VMO")
 		old := emsp.Token()
 		if err := emsp.Unregister(ctx(t)); err != nil {
@@ -314,7 +313,7 @@ func TestUnregisterAndRegisterAgain(t *testing.T) {
 func TestPartyConflicts(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
+		addAcme(t, h)
 
 		for _, tc := range []struct {
 			name    string
