@@ -43,6 +43,13 @@ func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Opti
 	hubtest.EachWith(t, func(t *testing.T, h *hubtest.Hub) *bundle { return setup(t, h, "2.2.1") }, fn, append([]func(*hubtest.Options){options}, opts...)...)
 }
 
+// otherPTP registers a second PTP (NL/OPT), a stranger to the bundle PTP's
+// terminals and payments.
+func (b *bundle) otherPTP(t *testing.T) *ptpsim.PTP {
+	t.Helper()
+	return hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
+}
+
 // setup registers the partners; ptpVersion is the version the PTP speaks
 // ("2.2.1" or "2.3.0").
 func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
