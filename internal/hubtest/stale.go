@@ -1,6 +1,22 @@
 package hubtest
 
-import "testing"
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+)
+
+// MustStale fails the test unless an update was answered HTTP 200, status
+// 1000, with a status_message saying it was ignored as stale.
+func MustStale(t testing.TB, what string, resp *ocpiclient.Response, err error) {
+	t.Helper()
+	MustStatus(t, resp, err, http.StatusOK, 1000)
+	if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
+		t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
+	}
+}
 
 // StaleUpdates reads ocpihub_stale_updates_total of a module from the
 // hub's registry; it fails the test when the series is absent (every module

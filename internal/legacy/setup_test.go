@@ -3,9 +3,7 @@ package legacy_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,16 +71,6 @@ func putTariff211(t *testing.T, old *sim.CPO, lastUpdated string) {
 	mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
 		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
 		"last_updated": lastUpdated}))
-}
-
-// wantStale fails the test unless a push was answered HTTP 200, 1000,
-// ignored as stale.
-func wantStale(t *testing.T, what string, resp *ocpiclient.Response, err error) {
-	t.Helper()
-	if err != nil || resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 ||
-		!strings.Contains(resp.Envelope.StatusMessage, "stale") {
-		t.Errorf("%s: %v %s, want HTTP 200, 1000, ignored as stale", what, err, bodyOf(resp))
-	}
 }
 
 func ctx(t *testing.T) context.Context { return hubtest.Ctx(t, 60*time.Second) }

@@ -79,7 +79,7 @@ func TestLegacyStaleUpdates(t *testing.T) {
 			{"older tariff PATCH", "tariffs", map[string]any{"currency": "EUR", "last_updated": "2026-01-01T10:05:00Z"}, []string{"T1"}},
 		} {
 			resp, err := old.Push(ctx(t), c.module, http.MethodPatch, c.body, nil, c.path...)
-			wantStale(t, c.what, resp, err)
+			hubtest.MustStale(t, c.what, resp, err)
 		}
 		if n := h.StaleUpdates(t, "locations") + h.StaleUpdates(t, "tariffs"); n != 2 {
 			t.Errorf("stale updates counted: %v, want 2", n)
@@ -166,7 +166,7 @@ func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, err := old.Push(ctx(t), "sessions", http.MethodPut, session211("S1", "C-T1", loc, 3, "ACTIVE", "2026-01-01T10:30:00Z"), nil, "S1")
-		wantStale(t, "older 2.1.1 session PUT", resp, err)
+		hubtest.MustStale(t, "older 2.1.1 session PUT", resp, err)
 
 		// 2.1.1 eMSP token: revoked at 10:10, a delayed re-enable of 10:05.
 		ltok := e21.NewToken("L1", "RFID", "ALLOWED")
@@ -184,13 +184,13 @@ func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
 			t.Fatalf("the revocation never reached the CPO: %v", err)
 		}
 		resp, err = e21.PatchToken(ctx(t), "L1", "RFID", map[string]any{"valid": true, "last_updated": "2026-01-01T10:05:00Z"})
-		wantStale(t, "older 2.1.1 token PATCH", resp, err)
+		hubtest.MustStale(t, "older 2.1.1 token PATCH", resp, err)
 
 		// 2.0 CPO: CHARGING at 10:10, a delayed AVAILABLE of 10:05.
 		mustOK(t, "2.0 location", two.PutLocation(ctx(t), "LOC2", location211("LOC2", "2026-01-01T09:00:00Z")))
 		mustOK(t, "2.0 PATCH", two.PatchEVSE(ctx(t), "LOC2", "E1", map[string]any{"status": "CHARGING", "last_updated": "2026-01-01T10:10:00Z"}))
 		resp, err = two.Push(ctx(t), "locations", http.MethodPatch, map[string]any{"status": "AVAILABLE", "last_updated": "2026-01-01T10:05:00Z"}, nil, "LOC2", "E1")
-		wantStale(t, "older 2.0 EVSE PATCH", resp, err)
+		hubtest.MustStale(t, "older 2.0 EVSE PATCH", resp, err)
 
 		if n := h.StaleUpdates(t, "sessions"); n != 1 {
 			t.Errorf("stale session updates counted: %v, want 1", n)

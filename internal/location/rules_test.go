@@ -25,7 +25,7 @@ func TestEVSELifecycle(t *testing.T) {
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		// Older than the location's cascaded last_updated: ignored as stale.
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Stale name", "last_updated": ts(3)}, nil, "LOC1")
-		mustStale(t, "location PATCH older than a child's change", resp, err)
+		hubtest.MustStale(t, "location PATCH older than a child's change", resp, err)
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Renamed", "last_updated": ts(8)}, nil, "LOC1")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 

@@ -7,19 +7,11 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
 // mustStale checks that an update was answered as ignored: HTTP 200,
 // status_code 1000, a status_message saying so.
-func mustStale(t *testing.T, what string, resp *ocpiclient.Response, err error) {
-	t.Helper()
-	hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
-	if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
-		t.Errorf("%s: status_message %q does not say it was ignored as stale", what, resp.Envelope.StatusMessage)
-	}
-}
 
 // evseOf returns an EVSE of the hub's copy of LOC1.
 func evseOf(t *testing.T, b *bundle, uid string) map[string]any {
@@ -44,7 +36,7 @@ func TestStaleLocationUpdates(t *testing.T) {
 
 		// An older EVSE PATCH: the status and the time stay.
 		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"status": "AVAILABLE", "last_updated": ts(5)}, nil, "LOC1", "E1")
-		mustStale(t, "older EVSE PATCH", resp, err)
+		hubtest.MustStale(t, "older EVSE PATCH", resp, err)
 		if e := evseOf(t, b, "E1"); e["status"] != "CHARGING" || e["last_updated"] != ts(10) {
 			t.Errorf("after an older PATCH the EVSE is %v at %v, want CHARGING at %s", e["status"], e["last_updated"], ts(10))
 		}
@@ -52,11 +44,11 @@ func TestStaleLocationUpdates(t *testing.T) {
 		// connector PATCH.
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut,
 			locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(3), "E1:BLOCKED", "E2:BLOCKED"), nil, "LOC1")
-		mustStale(t, "older location PUT", resp, err)
+		hubtest.MustStale(t, "older location PUT", resp, err)
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E1", "OUTOFORDER", ts(7)), nil, "LOC1", "E1")
-		mustStale(t, "older EVSE PUT", resp, err)
+		hubtest.MustStale(t, "older EVSE PUT", resp, err)
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"max_amperage": 16, "last_updated": ts(-1)}, nil, "LOC1", "E2", "1")
-		mustStale(t, "older connector PATCH", resp, err)
+		hubtest.MustStale(t, "older connector PATCH", resp, err)
 		if e := evseOf(t, b, "E2"); e["status"] != "AVAILABLE" {
 			t.Errorf("E2 is %v after stale updates, want AVAILABLE", e["status"])
 		}
@@ -116,7 +108,7 @@ func TestStaleTariffPut(t *testing.T) {
 		old := tariffJSON("NL", "CP1", "T1", ts(5))
 		old["currency"] = "EUR"
 		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, old, nil, "T1")
-		mustStale(t, "older tariff PUT", resp, err)
+		hubtest.MustStale(t, "older tariff PUT", resp, err)
 		resp, data := hubGet(t, b.CPO.Platform, "tariffs", "RECEIVER", "/NL/CP1/T1", nil)
 		hubtest.MustStatus(t, resp, nil, http.StatusOK, 1000)
 		if data["currency"] != "INR" || data["last_updated"] != ts(10) {
