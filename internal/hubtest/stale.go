@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
@@ -41,4 +42,10 @@ func (h *Hub) StaleUpdates(t testing.TB, module string) float64 {
 	}
 	t.Fatalf("the hub exports no ocpihub_stale_updates_total{module=%q}", module)
 	return 0
+}
+
+// Stamp is the i-th second after 2026-03-01 10:00 UTC in RFC 3339: the
+// last_updated of a test's objects, ordered as i is.
+func Stamp(i int) string {
+	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
 }

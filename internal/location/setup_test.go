@@ -85,9 +85,6 @@ func tariffJSON(cc, pid, id, lastUpdated string) map[string]any {
 }
 
 // ts returns a timestamp i seconds after a fixed base.
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
 
 // hubGet calls a hub URL as a platform and decodes data.
 func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header http.Header) (*ocpiclient.Response, map[string]any) {
@@ -117,10 +114,10 @@ func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, 
 }
 
 // putLocation has cpo (NL/pid) put location id at the usual coordinates,
-// last updated at ts(at), with evses (uid:status pairs).
+// last updated at hubtest.Stamp(at), with evses (uid:status pairs).
 func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int, evses ...string) {
 	t.Helper()
-	if err := cpo.PutLocation(b.ctx, id, locationJSON("NL", pid, id, "12.97160", "77.59460", ts(at), evses...)); err != nil {
+	if err := cpo.PutLocation(b.ctx, id, locationJSON("NL", pid, id, "12.97160", "77.59460", hubtest.Stamp(at), evses...)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -128,7 +125,7 @@ func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int,
 // putT1 has CPO One put its tariff T1.
 func (b *bundle) putT1(t *testing.T) {
 	t.Helper()
-	if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+	if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
 		t.Fatal(err)
 	}
 }

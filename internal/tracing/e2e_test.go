@@ -14,10 +14,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
 func location(status, lastUpdated string) map[string]any {
 	return map[string]any{
 		"country_code": "NL", "party_id": "CP1", "id": "LOC1", "publish": true,
@@ -47,7 +43,7 @@ func patchBroadcast(t *testing.T, ctx context.Context, h *hubtest.Hub, cid strin
 	t.Cleanup(emsp.Close)
 	h.Register(t, cpo.Platform)
 	h.Register(t, emsp.Platform)
-	if resp, err := cpo.Push(ctx, "locations", http.MethodPut, location("AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+	if resp, err := cpo.Push(ctx, "locations", http.MethodPut, location("AVAILABLE", hubtest.Stamp(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
 		t.Fatalf("PUT location: %v %v", resp, err)
 	}
 	if err := emsp.Until(ctx, func() bool { return emsp.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE" }); err != nil {
@@ -56,7 +52,7 @@ func patchBroadcast(t *testing.T, ctx context.Context, h *hubtest.Hub, cid strin
 	base, _ := cpo.HubEndpoint("locations", "RECEIVER")
 	hdr := http.Header{}
 	hdr.Set("X-Correlation-ID", cid)
-	resp, err := cpo.Raw(ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+	resp, err := cpo.Raw(ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}, hdr)
 	if err != nil || resp.HTTPStatus != http.StatusOK {
 		t.Fatalf("PATCH: %v %v", resp, err)
 	}

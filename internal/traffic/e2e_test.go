@@ -32,10 +32,6 @@ func setupChain(t *testing.T, h *hubtest.Hub) *chainBundle {
 	return &chainBundle{h: h, Cast: h.Trio(t, "NL"), ctx: hubtest.Ctx(t, 60*time.Second)}
 }
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
 func location(id, status, lastUpdated string) map[string]any {
 	return map[string]any{
 		"country_code": "NL", "party_id": "CP1", "id": id, "publish": true,
@@ -81,7 +77,7 @@ func TestChainByCorrelationID(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setupChain(t, h)
-		if resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, location("LOC1", "AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+		if resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, location("LOC1", "AVAILABLE", hubtest.Stamp(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("PUT location: %v %v", resp, err)
 		}
 		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
@@ -94,7 +90,7 @@ func TestChainByCorrelationID(t *testing.T) {
 		base, _ := b.CPO.HubEndpoint("locations", "RECEIVER")
 		hdr := http.Header{}
 		hdr.Set("X-Correlation-ID", cid)
-		resp, err := b.CPO.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+		resp, err := b.CPO.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}, hdr)
 		if err != nil || resp.HTTPStatus != http.StatusOK {
 			t.Fatalf("PATCH: %v %v", resp, err)
 		}
