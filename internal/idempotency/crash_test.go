@@ -48,7 +48,7 @@ func TestCrashBetweenEffectAndAnswer(t *testing.T) {
 			if retry.status != http.StatusConflict || retry.env.Error == nil || !strings.Contains(retry.env.Error.Description, "already processed") {
 				t.Errorf("retry %v: HTTP %d %s", header, retry.status, retry.body)
 			}
-			if n := count(t, h, subsCount); n != i+1 {
+			if n := storetest.Count(t, h.DB, subsCount); n != i+1 {
 				t.Fatalf("retry %v ran the request again: %d subscriptions, want %d", header, n, i+1)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // ctx returns a context bounded by the test.
@@ -29,23 +30,13 @@ func invite(t *testing.T, h *hubtest.Hub, name string, parties ...party.PartyRef
 	return inv
 }
 
-// count runs a COUNT query on the hub's database.
-func count(t *testing.T, h *hubtest.Hub, query string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := h.DB.Read().QueryRow(ctx(t), query, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
-}
-
 // assertNothingRegistered requires an empty registry: no platform, no role.
 func assertNothingRegistered(t *testing.T, h *hubtest.Hub) {
 	t.Helper()
-	if n := count(t, h, "SELECT COUNT(*) FROM platforms"); n != 0 {
+	if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms"); n != 0 {
 		t.Errorf("%d platforms stored, want none", n)
 	}
-	if n := count(t, h, "SELECT COUNT(*) FROM platform_roles"); n != 0 {
+	if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platform_roles"); n != 0 {
 		t.Errorf("%d platform roles stored, want none", n)
 	}
 }
