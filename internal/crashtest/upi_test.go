@@ -52,8 +52,7 @@ func startUPI(t *testing.T, ctx context.Context, engine store.Engine) *upiFixtur
 	pg.SetWebhook(h.URL()+"/ocpi/2.2.1/payments/upi/webhook", pgsim.FormRazorpay)
 	h.register(ctx, cpo.Platform)
 	f := &upiFixture{t: t, ctx: ctx, h: h, cpo: cpo, pg: pg}
-	if err := cpo.PutTariff(ctx, "T1", map[string]any{"country_code": "IN", "party_id": "CPX", "id": "T1", "currency": "INR", "last_updated": hubtest.Stamp(0),
-		"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}); err != nil {
+	if err := cpo.PutTariff(ctx, "T1", hubtest.Tariff("IN", "CPX", "T1", hubtest.Stamp(0))); err != nil {
 		t.Fatal(err)
 	}
 	loc := location(crashLoc, "AVAILABLE", hubtest.Stamp(0))

@@ -97,6 +97,14 @@ func Configure(record bool, edit func(*app.Config)) func(*Options) {
 	}
 }
 
+// Tariff is the tariff tests put and price with: 18.50 INR per kWh, 18 %
+// VAT, last updated at lastUpdated.
+func Tariff(cc, pid, id, lastUpdated string) map[string]any {
+	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR", "last_updated": lastUpdated,
+		"elements": []any{map[string]any{"price_components": []any{
+			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
+}
+
 // Location is sim.LocationObject with one EVSE, E1, in status, and every
 // last_updated set to lastUpdated: the object the tests of broadcasts and
 // their recovery put and patch.

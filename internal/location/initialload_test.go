@@ -36,7 +36,7 @@ func publish(t *testing.T, ctx context.Context, h *hubtest.Hub, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(tariffJSON("NL", "CP1", "T1", hubtest.Stamp(0)))
+	raw, _ := json.Marshal(hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0)))
 	if _, _, err := h.Tariffs.Put(ctx, tariff.Change{PlatformID: cpo.ID}, tariff.Ref{CountryCode: "NL", PartyID: "CP1", ID: "T1"}, raw); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestAddressedRouting(t *testing.T) {
 				b.h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/parties/%d/suspend", p.ID), nil, nil)
 			}
 		}
-		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", hubtest.Stamp(0)), hubtest.ToHeader("FR", "EM2"), "T1")
+		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0)), hubtest.ToHeader("FR", "EM2"), "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 4003)
 		if !strings.Contains(resp.Envelope.StatusMessage, "FR/EM2") {
 			t.Errorf("4003 message: %s", resp.Body)

@@ -97,7 +97,7 @@ func TestPartyIsolation(t *testing.T) {
 			{http.MethodPatch, rec + "/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(5)}},
 			{http.MethodPut, rec + "/NL/CP1/LOC2", locationJSON("NL", "CP1", "LOC2", "12.97160", "77.59460", hubtest.Stamp(5), "E1:CHARGING")},
 			{http.MethodGet, trec + "/NL/CP1/T1", nil},
-			{http.MethodPut, trec + "/NL/CP1/T1", tariffJSON("NL", "CP1", "T1", hubtest.Stamp(5))},
+			{http.MethodPut, trec + "/NL/CP1/T1", hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(5))},
 			{http.MethodDelete, trec + "/NL/CP1/T1", nil},
 		}
 		for _, a := range attempts {

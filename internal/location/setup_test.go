@@ -78,14 +78,6 @@ func connectorJSON(id, standard, power string, volt, amp int, lastUpdated string
 	return c
 }
 
-func tariffJSON(cc, pid, id, lastUpdated string) map[string]any {
-	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR", "last_updated": lastUpdated,
-		"elements": []any{map[string]any{"price_components": []any{
-			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
-}
-
-// ts returns a timestamp i seconds after a fixed base.
-
 // hubGet calls a hub URL as a platform and decodes data.
 func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header http.Header) (*ocpiclient.Response, map[string]any) {
 	t.Helper()
@@ -125,7 +117,7 @@ func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int,
 // putT1 has CPO One put its tariff T1.
 func (b *bundle) putT1(t *testing.T) {
 	t.Helper()
-	if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
+	if err := b.CPO.PutTariff(b.ctx, "T1", hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
 		t.Fatal(err)
 	}
 }

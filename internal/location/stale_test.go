@@ -102,10 +102,10 @@ func TestStaleLocationUpdates(t *testing.T) {
 // TestStaleTariffPut: an older whole tariff is ignored and not broadcast.
 func TestStaleTariffPut(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", hubtest.Stamp(10))); err != nil {
+		if err := b.CPO.PutTariff(b.ctx, "T1", hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(10))); err != nil {
 			t.Fatal(err)
 		}
-		old := tariffJSON("NL", "CP1", "T1", hubtest.Stamp(5))
+		old := hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(5))
 		old["currency"] = "EUR"
 		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, old, nil, "T1")
 		hubtest.MustStale(t, "older tariff PUT", resp, err)
@@ -118,7 +118,7 @@ func TestStaleTariffPut(t *testing.T) {
 			t.Errorf("ocpihub_stale_updates_total{module=tariffs} = %v, want 1", got)
 		}
 		// Same time, other content: applied.
-		same := tariffJSON("NL", "CP1", "T1", hubtest.Stamp(10))
+		same := hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(10))
 		same["currency"] = "USD"
 		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, same, nil, "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)

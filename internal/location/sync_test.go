@@ -34,7 +34,7 @@ func TestPullSync(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := b.CPO.SetTariff(tariffJSON("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
+		if err := b.CPO.SetTariff(hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
 			t.Fatal(err)
 		}
 		p, err := h.Parties.FindByParty(b.ctx, party.RoleCPO, "NL", "CP1")

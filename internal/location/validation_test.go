@@ -80,9 +80,9 @@ func TestValidation(t *testing.T) {
 			{"PATCH of an unknown location", "locations", "PATCH", []string{"NOPE"}, map[string]any{"name": "x", "last_updated": hubtest.Stamp(2)}, 404, 2003, "", ""},
 			{"PUT of an EVSE in an unknown location", "locations", "PUT", []string{"NOPE", "E1"}, evseJSON("E1", "AVAILABLE", hubtest.Stamp(1)), 404, 2003, "", ""},
 			{"DELETE of an EVSE", "locations", "DELETE", []string{"LOC1", "E1"}, nil, 405, 2000, "", "REMOVED"},
-			{"tariff id differs from URL", "tariffs", "PUT", []string{"T1"}, tariffJSON("NL", "CP1", "T2", hubtest.Stamp(1)), 200, 2001, "id", ""},
+			{"tariff id differs from URL", "tariffs", "PUT", []string{"T1"}, hubtest.Tariff("NL", "CP1", "T2", hubtest.Stamp(1)), 200, 2001, "id", ""},
 			{"tariff currency", "tariffs", "PUT", []string{"T1"}, func() map[string]any {
-				m := tariffJSON("NL", "CP1", "T1", hubtest.Stamp(1))
+				m := hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(1))
 				m["currency"] = "RUPEE"
 				return m
 			}(), 200, 2001, "currency", ""},

@@ -62,10 +62,8 @@ func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
 	if got := b.ptp.HubVersion(); got != ptpVersion {
 		t.Fatalf("the PTP speaks %s with the hub, want %s", got, ptpVersion)
 	}
-	tariff := map[string]any{"country_code": "IN", "party_id": "CP1", "id": "T1", "currency": "INR", "type": "AD_HOC_PAYMENT",
-		"preauthorize_amount": 50, "elements": []any{map[string]any{"price_components": []any{
-			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}},
-		"last_updated": ocpi.NewDateTime(time.Now())}
+	tariff := hubtest.Tariff("IN", "CP1", "T1", ocpi.NewDateTime(time.Now()).String())
+	tariff["type"], tariff["preauthorize_amount"] = "AD_HOC_PAYMENT", 50
 	if err := b.cpo.PutTariff(b.ctx, "T1", tariff); err != nil {
 		t.Fatal(err)
 	}

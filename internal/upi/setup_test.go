@@ -132,9 +132,7 @@ func locationJSON(id string, evses ...string) map[string]any {
 }
 
 func tariffJSON(id string) map[string]any {
-	return map[string]any{"country_code": cpoCC, "party_id": cpoPID, "id": id, "currency": "INR", "last_updated": hubtest.Stamp(0),
-		"elements": []any{map[string]any{"price_components": []any{
-			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
+	return hubtest.Tariff(cpoCC, cpoPID, id, hubtest.Stamp(0))
 }
 
 // data decodes the data of an answer.
