@@ -241,10 +241,7 @@ func TestCDRValidation(t *testing.T) {
 			{"not JSON", []byte(`{"id":`), 400, 2001, ""},
 		}
 		for _, c := range cases {
-			resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, c.body), nil, c.http, c.code)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
-			}
+			hubtest.MustError(t, c.name, b.post(t, b.CPO.Platform, c.body), nil, c.http, c.code, c.field)
 		}
 		base, _ := b.EMSP.HubEndpoint("cdrs", "RECEIVER")
 		resp, err := b.EMSP.Raw(b.ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)

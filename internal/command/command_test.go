@@ -269,10 +269,7 @@ func TestCommandTargets(t *testing.T) {
 			{"unknown command", "START_CHARGING", map[string]any{}, 404, 2000, ""},
 		} {
 			_, resp, err := b.EMSP.SendCommand(b.ctx, c.command, c.body, nil)
-			hubtest.MustStatus(t, resp, err, c.http, c.code)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
-			}
+			hubtest.MustError(t, c.name, resp, err, c.http, c.code, c.field)
 		}
 		if n := len(b.CPO.Commands()); n != 0 {
 			t.Errorf("the CPO received %d commands", n)
