@@ -36,7 +36,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			"events": []string{event.PartnerDegraded, event.PartnerRecovered}}, &sub); resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("subscribe: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
+		cpo := addAcme(t, h)
 		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt Cards", "DE", "VLT")
 		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "VLT")
 		if err != nil {

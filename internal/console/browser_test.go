@@ -51,7 +51,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	failed, stopFailed := h.Jobs.Subscribe(river.EventKindJobFailed)
 	defer stopFailed()
 	watcher.SetDown(true)
-	cpo := registeredCPO(t, h, "Acme Charging", "ACM")
+	cpo := addAcme(t, h)
 	var failedJob *rivertype.JobRow
 	for failedJob == nil {
 		select {

@@ -84,7 +84,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 		fake := h.Clock.(*clock.Fake)
 		acme := startCPO(t, h, "Acme Charging", "ACM")
 		other := startCPO(t, h, "Other Power", "OTH")
-		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+		volt := addVolt(t, h)
 		putBLR01(t, ctx, acme, "Koramangala Hub", time.Now(), "AVAILABLE")
 		token := volt.NewToken("TOK1", "APP_USER", "NEVER")
 		if _, err := volt.PutToken(ctx, token); err != nil {
