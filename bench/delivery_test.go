@@ -61,7 +61,7 @@ func seedDelivery(b *testing.B, h *benchHub) []*sim.EMSP {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	emsps := addReceivers(ctx, b, h)
+	emsps := addReceivers(b, h)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range patchLocations {
 		id := fmt.Sprintf("P%03d", i)

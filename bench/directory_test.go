@@ -92,13 +92,7 @@ func BenchmarkDirectory1M(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				p50x, _ := res.Ratio(base)
-				b.ReportMetric(0, "ns/op")
-				b.ReportMetric(res.RPS, "req/s")
-				b.ReportMetric(float64(res.P50.Microseconds()), "p50-µs")
-				b.ReportMetric(float64(res.P99.Microseconds()), "p99-µs")
-				b.ReportMetric(float64(base.P50.Microseconds()), "noop-p50-µs")
-				b.ReportMetric(p50x, "x-noop-p50")
+				reportVsNoop(b, base, res)
 				// Below 1 the target holds.
 				b.ReportMetric(float64(res.P99)/float64(s.target), "p99/target")
 				b.ReportMetric(float64(sent)/elapsed.Seconds(), "patch/s")

@@ -130,16 +130,23 @@ func measure(b *testing.B, h *benchHub, t Target) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p50x, share := res.Ratio(base)
+	reportVsNoop(b, base, res)
+	_, share := res.Ratio(base)
+	b.ReportMetric(base.RPS, "noop-req/s")
+	b.ReportMetric(float64(base.P99.Microseconds()), "noop-p99-µs")
+	b.ReportMetric(share, "share-of-noop-req/s")
+}
+
+// reportVsNoop reports a target's req/s and latency percentiles, the
+// no-op's median and the ratio of the medians (x-noop-p50).
+func reportVsNoop(b *testing.B, base, res Result) {
+	p50x, _ := res.Ratio(base)
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(res.RPS, "req/s")
 	b.ReportMetric(float64(res.P50.Microseconds()), "p50-µs")
 	b.ReportMetric(float64(res.P99.Microseconds()), "p99-µs")
-	b.ReportMetric(base.RPS, "noop-req/s")
 	b.ReportMetric(float64(base.P50.Microseconds()), "noop-p50-µs")
-	b.ReportMetric(float64(base.P99.Microseconds()), "noop-p99-µs")
 	b.ReportMetric(p50x, "x-noop-p50")
-	b.ReportMetric(share, "share-of-noop-req/s")
 }
 
 // workers is the number of concurrent clients: OCPIHUB_BENCH_WORKERS, default 8.
@@ -247,16 +254,7 @@ func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)
 		configure(&cfg)
 	}
 	a := startApp(b, cfg)
-	cpo := hubtest.StartSim(b, sim.StartCPO, "Bench CPO", "NL", "BCP")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	inv, err := a.Parties.Invite(ctx, cpo.Name(), 0, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cpo.Register(ctx, a.VersionsURL(), inv.Token); err != nil {
-		b.Fatal(err)
-	}
+	cpo := hubtest.AddTo(b, a, sim.StartCPO, "Bench CPO", "NL", "BCP")
 	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token(), cpo: cpo}
 }
 
@@ -273,16 +271,5 @@ func (h *benchHub) noop() Target { return Get("noop", h.PublicURL()+"/bench/noop
 func seedClientInfo(b *testing.B, h *benchHub, n int) {
 	b.Helper()
 	now := time.Now().UnixMicro()
-	err := h.DB.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
-		for i := range n {
-			if _, err := tx.Exec(ctx, "INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)",
-				"CPO", "DE", fmt.Sprintf("%03d", i), "CONNECTED", now+int64(i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	hubtest.SeedClientInfo(b, h.DB, n, "DE", func(i int) (string, int64) { return fmt.Sprintf("%03d", i), now + int64(i) })
 }

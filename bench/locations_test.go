@@ -143,18 +143,7 @@ func seedDirectory(b *testing.B, h *benchHub) {
 	}
 	// Walk to the page before the deep one and keep its Link, as a client
 	// paging through the directory would hold it.
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/emsp/locations?offset=89900&limit=100", nil)
-	req.Header.Set("Authorization", ocpi.EncodeToken(h.cpoToken, true))
-	resp, err := h.client.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp.Body.Close()
-	next := ocpi.NextLink(resp.Header)
-	if next == "" || !strings.Contains(next, "cursor=") {
-		b.Fatalf("no Link with a cursor: %q", next)
-	}
-	h.deepPage = strings.TrimPrefix(next, h.PublicURL())
+	h.deepPage = h.linkAt(b, "offset=89900&limit=100")
 }
 
 // do sends an authenticated request as the CPO and returns the HTTP status.
@@ -175,30 +164,18 @@ func (h *benchHub) do(ctx context.Context, method, path string, body []byte) (in
 
 // addEMSP starts an eMSP simulator (country DE) and registers it with the
 // hub; it is closed when the benchmark ends.
-func addEMSP(ctx context.Context, b *testing.B, h *benchHub, name, partyID string) *sim.EMSP {
+func addEMSP(b *testing.B, h *benchHub, name, partyID string) *sim.EMSP {
 	b.Helper()
-	e, err := sim.StartEMSP(name, "DE", partyID, hubtest.Logger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(e.Close)
-	inv, err := h.Parties.Invite(ctx, e.Name(), 0, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := e.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
-		b.Fatal(err)
-	}
-	return e
+	return hubtest.AddTo(b, h.App, sim.StartEMSP, name, "DE", partyID)
 }
 
 // addReceivers registers the broadcastTo eMSPs every location change is
 // pushed to.
-func addReceivers(ctx context.Context, b *testing.B, h *benchHub) []*sim.EMSP {
+func addReceivers(b *testing.B, h *benchHub) []*sim.EMSP {
 	b.Helper()
 	emsps := make([]*sim.EMSP, broadcastTo)
 	for i := range emsps {
-		emsps[i] = addEMSP(ctx, b, h, fmt.Sprintf("Bench eMSP %d", i), fmt.Sprintf("E%02d", i))
+		emsps[i] = addEMSP(b, h, fmt.Sprintf("Bench eMSP %d", i), fmt.Sprintf("E%02d", i))
 	}
 	return emsps
 }

@@ -35,18 +35,7 @@ func init() {
 func seedPayments(b *testing.B, h *benchHub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := ptpsim.Start("Bench PTP", "NL", "BPT", hubtest.Logger())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(p.Close)
-	inv, err := h.Parties.Invite(ctx, p.Name(), 0, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Register(ctx, h.VersionsURL(), inv.Token); err != nil {
-		b.Fatal(err)
-	}
+	p := hubtest.AddTo(b, h.App, ptpsim.Start, "Bench PTP", "NL", "BPT")
 	h.ptpToken = p.Token()
 	for i := range 300 {
 		resp, err := p.CreateTerminal(ctx, ptpsim.NewTerminal(fmt.Sprintf("BTERM-%03d", i), nil))

@@ -66,7 +66,7 @@ func seedSessions(b *testing.B, h *benchHub) {
 	if _, err := h.Tokens.Issue(ctx, ocpi.Token{UID: "APP-B", Type: "APP_USER"}); err != nil {
 		b.Fatal(err)
 	}
-	e := addEMSP(ctx, b, h, "Bench eMSP", "BEM")
+	e := addEMSP(b, h, "Bench eMSP", "BEM")
 	tok := e.NewToken("NEVER-B", "RFID", "NEVER")
 	if _, err := e.PutToken(ctx, tok); err != nil {
 		b.Fatal(err)

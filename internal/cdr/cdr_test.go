@@ -1,7 +1,6 @@
 package cdr_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -18,26 +17,22 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
-// bundle is a hub with the usual cast (hubtest.Cast) registered.
-type bundle struct {
-	h *hubtest.Hub
-	hubtest.Cast
-	events *hubtest.Recorder
-	ctx    context.Context
-}
+// bundle is the usual hubtest.Bundle.
+type bundle struct{ *hubtest.Bundle }
 
+// fast is what each configures (events recorded, fast retries), for the
+// tests that start their hubs with hubtest.Each.
 var fast = hubtest.Configure(true, nil)
 
 // each runs fn in parallel on each engine, on a bundle of a hub started
-// with fast and then opts.
+// like fast and then with opts.
 func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Options)) {
-	t.Parallel()
-	hubtest.EachWith(t, setup, fn, append([]func(*hubtest.Options){fast}, opts...)...)
+	hubtest.EachBundle(t, nil, setup, fn, opts...)
 }
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	return &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 60*time.Second), events: h.Events.(*hubtest.Recorder)}
+	return &bundle{hubtest.NewBundle(t, h, 60*time.Second)}
 }
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -73,7 +68,7 @@ func sessionJSON(id, cost string) map[string]any {
 func (b *bundle) post(t *testing.T, p *sim.Platform, body any) *ocpiclient.Response {
 	t.Helper()
 	base, _ := p.HubEndpoint("cdrs", "RECEIVER")
-	resp, err := p.Raw(b.ctx, http.MethodPost, base, body, nil)
+	resp, err := p.Raw(b.Ctx, http.MethodPost, base, body, nil)
 	if resp == nil {
 		t.Fatal(err)
 	}
@@ -86,37 +81,37 @@ func (b *bundle) post(t *testing.T, p *sim.Platform, body any) *ocpiclient.Respo
 // 2001; credit CDRs are accepted; each eMSP pulls only its own.
 func TestCDRRoutedAndImmutable(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		if err := b.CPO.PutSession(b.ctx, sessionJSON("S1", "150.00")); err != nil {
+		if err := b.CPO.PutSession(b.Ctx, sessionJSON("S1", "150.00")); err != nil {
 			t.Fatal(err)
 		}
 		resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR1", "S1", "150")), nil, http.StatusCreated, 1000)
 		loc := resp.Header.Get("Location")
-		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, b.h.PublicURL()) {
+		if !strings.HasSuffix(loc, "/ocpi/2.2.1/cpo/cdrs/IN/CP1/CDR1") || !strings.HasPrefix(loc, b.H.PublicURL()) {
 			t.Fatalf("Location %q", loc)
 		}
-		got, err := b.CPO.Raw(b.ctx, http.MethodGet, loc, nil, nil)
+		got, err := b.CPO.Raw(b.Ctx, http.MethodGet, loc, nil, nil)
 		hubtest.MustStatus(t, got, err, http.StatusOK, 1000)
 		var stored map[string]any
 		_ = json.Unmarshal(got.Envelope.Data, &stored)
 		if stored["id"] != "CDR1" || stored["x_meter"] != "kept" {
 			t.Errorf("stored CDR: %s", got.Body)
 		}
-		got, err = b.CPO2.Raw(b.ctx, http.MethodGet, loc, nil, nil)
+		got, err = b.CPO2.Raw(b.Ctx, http.MethodGet, loc, nil, nil)
 		hubtest.MustStatus(t, got, err, http.StatusNotFound, 2000)
 
 		// Routed to EM1 from CP1; its Location is kept.
-		reqs, err := b.EMSP.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+		reqs, err := b.EMSP.WaitFor(b.Ctx, 1, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if hd := reqs[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" {
 			t.Errorf("CDR push from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
 		}
-		hubtest.Eventually(t, b.ctx, "the eMSP's Location", func() bool {
-			c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+		hubtest.Eventually(t, b.Ctx, "the eMSP's Location", func() bool {
+			c, err := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
 			return err == nil && c.EMSPLocation == b.EMSP.URL()+"/ocpi/2.2.1/emsp/cdrs/1"
 		})
-		c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
+		c, _ := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"})
 		if !c.SessionKnown || c.CostCheck != "match" {
 			t.Errorf("link to the session: known %v, cost %q", c.SessionKnown, c.CostCheck)
 		}
@@ -131,7 +126,7 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 		if hubtest.ErrorField(resp) != "total_cost" {
 			t.Errorf("conflict field: %s", resp.Body)
 		}
-		if c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
+		if c, _ := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); c.CDR.TotalCost.ExclVAT.String() != "150" {
 			t.Errorf("stored CDR changed: %s", c.Body)
 		}
 
@@ -139,18 +134,18 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 		credit := cdrJSON("CDR1-C", "S1", "-150")
 		credit["credit"], credit["credit_reference_id"] = true, "CDR1"
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, credit), nil, http.StatusCreated, 1000)
-		if err := b.CPO.PutSession(b.ctx, sessionJSON("S2", "100")); err != nil {
+		if err := b.CPO.PutSession(b.Ctx, sessionJSON("S2", "100")); err != nil {
 			t.Fatal(err)
 		}
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR2", "S2", "120")), nil, http.StatusCreated, 1000)
-		if c, _ := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
+		if c, _ := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR2"}); c.CostCheck != "mismatch" {
 			t.Errorf("cost check %q, want mismatch", c.CostCheck)
 		}
-		if v := counter(t, b.h, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
+		if v := counter(t, b.H, "ocpihub_cdr_cost_mismatch_total"); v != 1 {
 			t.Errorf("mismatch counter = %v, want 1", v)
 		}
 
-		if _, err := b.EMSP.WaitFor(b.ctx, 3, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 3, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
 			t.Fatal(err)
 		}
 		ids := []string{}
@@ -162,7 +157,7 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 		if strings.Join(ids, ",") != "CDR1,CDR1-C,CDR2" {
 			t.Errorf("eMSP received %v", ids)
 		}
-		created := b.events.Events(event.CDRCreated)
+		created := b.Events.Events(event.CDRCreated)
 		if len(created) != 3 || created[0].Data.(map[string]any)["cdr_id"] != "CDR1" || created[1].Data.(map[string]any)["credit"] != true {
 			t.Errorf("cdr.created events: %v", created)
 		}
@@ -173,7 +168,7 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 			want int
 		}{{b.EMSP.Platform, 3}, {b.EMSP2.Platform, 0}} {
 			base, _ := c.p.HubEndpoint("cdrs", "SENDER")
-			resp, err := c.p.Raw(b.ctx, http.MethodGet, base+"?limit=2", nil, nil)
+			resp, err := c.p.Raw(b.Ctx, http.MethodGet, base+"?limit=2", nil, nil)
 			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 			var l []map[string]any
 			_ = json.Unmarshal(resp.Envelope.Data, &l)
@@ -182,15 +177,15 @@ func TestCDRRoutedAndImmutable(t *testing.T) {
 			}
 		}
 		base, _ := b.EMSP.HubEndpoint("cdrs", "SENDER")
-		resp, err = b.CPO.Raw(b.ctx, http.MethodGet, base, nil, nil)
+		resp, err = b.CPO.Raw(b.Ctx, http.MethodGet, base, nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
 
 		// Go lookups the payment flows use.
-		byRef, err := b.h.CDRs.FindByAuthorizationReference(b.ctx, "REF-S2")
+		byRef, err := b.H.CDRs.FindByAuthorizationReference(b.Ctx, "REF-S2")
 		if err != nil || len(byRef) != 1 || byRef[0].ID != "CDR2" {
 			t.Errorf("FindByAuthorizationReference: %v %v", byRef, err)
 		}
-		bySession, err := b.h.CDRs.FindBySession(b.ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
+		bySession, err := b.H.CDRs.FindBySession(b.Ctx, session.Ref{CountryCode: "IN", PartyID: "CP1", ID: "S1"})
 		if err != nil || len(bySession) != 2 {
 			t.Errorf("FindBySession: %d %v", len(bySession), err)
 		}
@@ -241,24 +236,21 @@ func TestCDRValidation(t *testing.T) {
 			{"not JSON", []byte(`{"id":`), 400, 2001, ""},
 		}
 		for _, c := range cases {
-			resp := hubtest.MustStatus(t, b.post(t, b.CPO.Platform, c.body), nil, c.http, c.code)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
-			}
+			hubtest.MustError(t, c.name, b.post(t, b.CPO.Platform, c.body), nil, c.http, c.code, c.field)
 		}
 		base, _ := b.EMSP.HubEndpoint("cdrs", "RECEIVER")
-		resp, err := b.EMSP.Raw(b.ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)
+		resp, err := b.EMSP.Raw(b.Ctx, http.MethodPost, base, cdrJSON("X", "S1", "1"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		if _, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
+		if _, err := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "BAD"}); err == nil {
 			t.Error("an invalid CDR was stored")
 		}
-		entries, _ := b.h.Hub.Outbox(b.ctx, 0)
+		entries, _ := b.H.Hub.Outbox(b.Ctx, 0)
 		for _, e := range entries {
 			if e.Module == "cdrs" {
 				t.Errorf("an invalid CDR was queued: %+v", e)
 			}
 		}
-		if n := len(b.events.Events(event.CDRCreated)); n != 0 {
+		if n := len(b.Events.Events(event.CDRCreated)); n != 0 {
 			t.Errorf("%d cdr.created events", n)
 		}
 	})

@@ -51,7 +51,7 @@ func TestConcurrentCDRs(t *testing.T) {
 				return len(b.EMSP.Requests(func(r sim.Request) bool { return r.Method == http.MethodPost })) >= sent
 			})
 			cancel()
-			if v := b.h.App.DB.Violations(); v != 0 {
+			if v := b.H.App.DB.Violations(); v != 0 {
 				t.Fatalf("%d at once: %d pooled reads inside a write transaction", n, v)
 			}
 		}

@@ -38,15 +38,15 @@ func priceLocation() map[string]any {
 // unpriceable, never refused.
 func TestCDRPriceCheck(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		if err := b.CPO.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
+		if err := b.CPO.PutTariff(b.Ctx, "T1", priceTariff("T1", "20.00")); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.CPO.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
+		if err := b.CPO.PutLocation(b.Ctx, "LOC1", priceLocation()); err != nil {
 			t.Fatal(err)
 		}
 		find := func(id string) *cdr.Stored {
 			t.Helper()
-			c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
+			c, err := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		if c.Price.Status != cdr.PriceMismatch || c.Price.Difference.ExclVAT.String() != "15" || c.Price.Note == "" {
 			t.Errorf("HIGH1 price check: %+v", c.Price)
 		}
-		evs, err := b.events.Wait(b.ctx, event.CDRCostMismatch, 1)
+		evs, err := b.Events.Wait(b.Ctx, event.CDRCostMismatch, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		// The eMSP may get a CDR twice (a redelivery): find HIGH1's.
 		var high []byte
 		for n := 2; high == nil; n++ {
-			reqs, err := b.EMSP.WaitFor(b.ctx, n, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
+			reqs, err := b.EMSP.WaitFor(b.Ctx, n, sim.PathHas(http.MethodPost, "/emsp/cdrs"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestCDRPriceCheck(t *testing.T) {
 		}
 
 		// The metric counts each outcome.
-		resp, err := http.Get(b.h.PublicURL() + "/metrics")
+		resp, err := http.Get(b.H.PublicURL() + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,14 +158,14 @@ func TestCDRPriceTolerance(t *testing.T) {
 			t.Parallel()
 			hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 				b := setup(t, h)
-				if err := b.CPO.PutTariff(b.ctx, "T1", priceTariff("T1", "20.00")); err != nil {
+				if err := b.CPO.PutTariff(b.Ctx, "T1", priceTariff("T1", "20.00")); err != nil {
 					t.Fatal(err)
 				}
-				if err := b.CPO.PutLocation(b.ctx, "LOC1", priceLocation()); err != nil {
+				if err := b.CPO.PutLocation(b.Ctx, "LOC1", priceLocation()); err != nil {
 					t.Fatal(err)
 				}
 				hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("TOL1", "S1", c.total)), nil, http.StatusCreated, 1000)
-				got, err := h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "TOL1"})
+				got, err := h.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "TOL1"})
 				if err != nil {
 					t.Fatal(err)
 				}

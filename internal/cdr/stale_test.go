@@ -23,17 +23,17 @@ func TestStaleCDR(t *testing.T) {
 		if !strings.Contains(resp.Envelope.StatusMessage, "stale") {
 			t.Errorf("status_message %q does not say the CDR was ignored as stale", resp.Envelope.StatusMessage)
 		}
-		if n := b.h.StaleUpdates(t, "cdrs"); n != 1 {
+		if n := b.H.StaleUpdates(t, "cdrs"); n != 1 {
 			t.Errorf("ocpihub_stale_updates_total{module=cdrs} = %v, want 1", n)
 		}
 		newer := cdrJSON("CDR1", "S1", "160")
 		newer["last_updated"] = ts(2 * time.Hour)
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, newer), nil, http.StatusOK, 2001)
-		if c, err := b.h.CDRs.Find(b.ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); err != nil || c.CDR.TotalCost.ExclVAT.String() != "150" {
+		if c, err := b.H.CDRs.Find(b.Ctx, cdr.Ref{CountryCode: "IN", PartyID: "CP1", ID: "CDR1"}); err != nil || c.CDR.TotalCost.ExclVAT.String() != "150" {
 			t.Errorf("stored CDR changed: %v %v", c, err)
 		}
 		hubtest.MustStatus(t, b.post(t, b.CPO.Platform, cdrJSON("CDR2", "S2", "10")), nil, http.StatusCreated, 1000)
-		if _, err := b.EMSP.WaitFor(b.ctx, 2, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 2, sim.PathHas(http.MethodPost, "/emsp/cdrs")); err != nil {
 			t.Fatal(err)
 		}
 		n := 0

@@ -20,19 +20,19 @@ import (
 // the CDR routed to the eMSP; every step visible in the admin API.
 func TestStartStopSessionThroughTheHub(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-1"), nil)
+		uid, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody("AUTH-1"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" || resp.Header.Get("OCPI-from-party-id") != "CP1" {
 			t.Fatalf("START_SESSION answer: %s (from %s)", resp.Body, resp.Header.Get("OCPI-from-party-id"))
 		}
 		id, ours := b.commandID(t, 0)
-		if !strings.HasPrefix(ours, b.h.PublicURL()+"/ocpi/2.2.1/cpo/commands/START_SESSION/") {
+		if !strings.HasPrefix(ours, b.H.PublicURL()+"/ocpi/2.2.1/cpo/commands/START_SESSION/") {
 			t.Errorf("the CPO got response_url %q, not the hub's", ours)
 		}
 		if hd := b.CPO.Commands()[0].Header; hd.Get("OCPI-from-party-id") != "EM1" || hd.Get("OCPI-to-party-id") != "CP1" {
 			t.Errorf("command routing headers: from %s to %s", hd.Get("OCPI-from-party-id"), hd.Get("OCPI-to-party-id"))
 		}
-		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("START_SESSION result at the eMSP: %q %v", res, err)
 		}
 		if hd := b.EMSP.Results(uid)[0].Header; hd.Get("OCPI-from-party-id") != "CP1" || hd.Get("OCPI-to-party-id") != "EM1" {
@@ -40,7 +40,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		}
 
 		// The CPO starts the session; the eMSP gets it; session.started.
-		started, err := b.events.Wait(b.ctx, event.SessionStarted, 1)
+		started, err := b.Events.Wait(b.Ctx, event.SessionStarted, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if d["authorization_reference"] != "AUTH-1" || d["evse_id"] != "IN*CP1*EE1" {
 			t.Errorf("session.started: %v", d)
 		}
-		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(sim.Request) bool { return b.EMSP.Session("IN", "CP1", sid) != nil }); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 1, func(sim.Request) bool { return b.EMSP.Session("IN", "CP1", sid) != nil }); err != nil {
 			t.Fatal(err)
 		}
 		if s := b.EMSP.Session("IN", "CP1", sid); s["authorization_reference"] != "AUTH-1" || s["status"] != "ACTIVE" {
@@ -57,17 +57,17 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		}
 
 		// STOP_SESSION: the session completes and its CDR reaches the eMSP.
-		uid2, resp, err := b.EMSP.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": sid}, nil)
+		uid2, resp, err := b.EMSP.SendCommand(b.Ctx, "STOP_SESSION", map[string]any{"session_id": sid}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" {
 			t.Fatalf("STOP_SESSION answer: %s", resp.Body)
 		}
-		if res, err := b.EMSP.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid2); err != nil || res != "ACCEPTED" {
 			t.Fatalf("STOP_SESSION result: %q %v", res, err)
 		}
 		// The session PATCH and the CDR are separate queues: either may
 		// arrive first.
-		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(sim.Request) bool {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 1, func(sim.Request) bool {
 			return len(b.EMSP.CDRs()) == 1 && b.EMSP.Session("IN", "CP1", sid)["status"] == "COMPLETED"
 		}); err != nil {
 			t.Fatalf("session %v, CDRs %v: %v", b.EMSP.Session("IN", "CP1", sid), b.EMSP.CDRs(), err)
@@ -75,10 +75,10 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if c := b.EMSP.CDRs()[0]; c["session_id"] != sid || c["authorization_reference"] != "AUTH-1" {
 			t.Errorf("CDR at the eMSP: %v", c)
 		}
-		if _, err := b.events.Wait(b.ctx, event.SessionStopped, 1); err != nil {
+		if _, err := b.Events.Wait(b.Ctx, event.SessionStopped, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.events.Wait(b.ctx, event.CDRCreated, 1); err != nil {
+		if _, err := b.Events.Wait(b.Ctx, event.CDRCreated, 1); err != nil {
 			t.Fatal(err)
 		}
 		if errs := b.CPO.Errors(); len(errs) > 0 {
@@ -86,7 +86,7 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		}
 
 		// The admin API shows the lifecycle.
-		hubtest.Eventually(t, b.ctx, "the result relayed", func() bool {
+		hubtest.Eventually(t, b.Ctx, "the result relayed", func() bool {
 			rec := b.record(t, id)
 			return len(rec.Results) == 1 && rec.Results[0].Relay == command.RelayDelivered
 		})
@@ -98,11 +98,11 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 			t.Errorf("admin record: %+v", rec)
 		}
 		var list []command.Record
-		resp = b.h.Admin(t, http.MethodGet, "/admin/commands?command=STOP_SESSION", nil, &list)
+		resp = b.H.Admin(t, http.MethodGet, "/admin/commands?command=STOP_SESSION", nil, &list)
 		if len(list) != 1 || list[0].SessionID != sid || resp.Header.Get("X-Total-Count") != "1" {
 			t.Errorf("admin list: %s", resp.Body)
 		}
-		evs := b.events.Events(event.CommandResult)
+		evs := b.Events.Events(event.CommandResult)
 		if len(evs) != 2 {
 			t.Errorf("%d command.result events, want 2", len(evs))
 		}
@@ -118,7 +118,7 @@ func TestCommandTimeout(t *testing.T) {
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior {
 			return sim.CommandBehavior{Timeout: 10, NoResult: true}
 		})
-		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-T"), nil)
+		uid, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody("AUTH-T"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		id, ours := b.commandID(t, 0)
 		if rec := b.record(t, id); rec.State != command.StateAccepted || rec.Deadline == nil {
@@ -131,19 +131,19 @@ func TestCommandTimeout(t *testing.T) {
 			t.Fatalf("timed out early: %+v", rec)
 		}
 		b.clock.Add(2 * time.Second)
-		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "TIMEOUT" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "TIMEOUT" {
 			t.Fatalf("eMSP result %q %v, want TIMEOUT", res, err)
 		}
 
 		// The CPO's late result: accepted from the CPO, recorded, not relayed.
-		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		resp, err = b.CPO.Raw(b.Ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		rec := b.record(t, id)
 		if rec.State != command.StateTimeout || rec.Result != "TIMEOUT" || len(rec.Results) != 2 ||
 			rec.Results[0].Source != "hub" || rec.Results[1].Relay != command.RelaySkipped || rec.Results[1].Result != "ACCEPTED" {
 			t.Fatalf("after the late result: %+v", rec)
 		}
-		hubtest.Eventually(t, b.ctx, "TIMEOUT relayed", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
+		hubtest.Eventually(t, b.Ctx, "TIMEOUT relayed", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
 		if n := len(b.EMSP.Results(uid)); n != 1 {
 			t.Errorf("eMSP got %d results, want only TIMEOUT", n)
 		}
@@ -151,14 +151,14 @@ func TestCommandTimeout(t *testing.T) {
 		// Silence: no answer at all is 4002; the command stays open and
 		// ends in TIMEOUT after the default wait (20 s) + margin.
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Silent: true} })
-		uid2, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-S"), nil)
+		uid2, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody("AUTH-S"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 4002)
 		id2, _ := b.commandID(t, 1)
 		if rec := b.record(t, id2); rec.State != command.StateUnconfirmed {
 			t.Fatalf("silent CPO: %+v", rec)
 		}
 		b.clock.Add(26 * time.Second)
-		if res, err := b.EMSP.WaitResult(b.ctx, uid2); err != nil || res != "TIMEOUT" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid2); err != nil || res != "TIMEOUT" {
 			t.Fatalf("silent CPO result %q %v, want TIMEOUT", res, err)
 		}
 	}, options(true))
@@ -169,30 +169,30 @@ func TestCommandTimeout(t *testing.T) {
 func TestRelaySurvivesRestart(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
-		uid, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("AUTH-R"), nil)
+		uid, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody("AUTH-R"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		id, ours := b.commandID(t, 0)
 
 		b.EMSP.SetDown(true)
-		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		resp, err = b.CPO.Raw(b.Ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		// The first relay attempt fails on the 503; the retry waits for the
 		// (fake) clock.
-		if _, err := b.EMSP.WaitFor(b.ctx, 1, sim.PathHas(http.MethodPost, "/emsp/commands/START_SESSION/"+uid)); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 1, sim.PathHas(http.MethodPost, "/emsp/commands/START_SESSION/"+uid)); err != nil {
 			t.Fatal(err)
 		}
-		hubtest.Eventually(t, b.ctx, "the failed attempt recorded", func() bool {
+		hubtest.Eventually(t, b.Ctx, "the failed attempt recorded", func() bool {
 			rec := b.record(t, id)
 			return len(rec.Results) == 1 && rec.Results[0].RelayAttempts == 1 && rec.Results[0].Relay == command.RelayPending
 		})
 
-		b.h.Restart(t)
+		b.H.Restart(t)
 		b.EMSP.SetDown(false)
 		b.clock.Add(time.Minute)
-		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("after restart: %q %v", res, err)
 		}
-		hubtest.Eventually(t, b.ctx, "the relay recorded", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
+		hubtest.Eventually(t, b.Ctx, "the relay recorded", func() bool { return b.record(t, id).Results[0].Relay == command.RelayDelivered })
 		b.clock.Add(time.Minute)
 		if n := len(b.EMSP.Results(uid)); n != 1 {
 			t.Errorf("the result was delivered %d times", n)
@@ -219,17 +219,17 @@ func TestCommandTargets(t *testing.T) {
 		} {
 			body := b.startBody("X")
 			c.edit(body)
-			_, resp, err := b.EMSP.SendCommand(b.ctx, "START_SESSION", body, nil)
+			_, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", body, nil)
 			hubtest.MustStatus(t, resp, err, http.StatusOK, 2003)
 			if result(t, resp) != "REJECTED" || hubtest.ErrorField(resp) != c.field {
 				t.Errorf("%s: %s", c.name, resp.Body)
 			}
 		}
-		_, resp, err := b.EMSP.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "7"}, nil)
+		_, resp, err := b.EMSP.SendCommand(b.Ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "7"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 2003)
 
 		// STOP_SESSION: unknown, and another eMSP's session.
-		_, resp, err = b.EMSP.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": "NOPE"}, nil)
+		_, resp, err = b.EMSP.SendCommand(b.Ctx, "STOP_SESSION", map[string]any{"session_id": "NOPE"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "UNKNOWN_SESSION" {
 			t.Errorf("unknown session: %s", resp.Body)
@@ -238,15 +238,15 @@ func TestCommandTargets(t *testing.T) {
 			"cdr_token":   map[string]any{"country_code": "DE", "party_id": "EM1", "uid": "TOK1", "type": "APP_USER", "contract_id": "C"},
 			"auth_method": "COMMAND", "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "currency": "INR", "status": "ACTIVE",
 			"last_updated": "2026-01-01T10:00:00Z"}
-		if err := b.CPO.PutSession(b.ctx, s); err != nil {
+		if err := b.CPO.PutSession(b.Ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		_, resp, err = b.EMSP2.SendCommand(b.ctx, "STOP_SESSION", map[string]any{"session_id": "S-EM1"}, nil)
+		_, resp, err = b.EMSP2.SendCommand(b.Ctx, "STOP_SESSION", map[string]any{"session_id": "S-EM1"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "UNKNOWN_SESSION" {
 			t.Errorf("another eMSP's session: %s", resp.Body)
 		}
-		_, resp, err = b.EMSP.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R404"}, nil)
+		_, resp, err = b.EMSP.SendCommand(b.Ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R404"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "REJECTED" {
 			t.Errorf("unknown reservation: %s", resp.Body)
@@ -268,36 +268,33 @@ func TestCommandTargets(t *testing.T) {
 			{"stop without session", "STOP_SESSION", map[string]any{}, 200, 2001, "session_id"},
 			{"unknown command", "START_CHARGING", map[string]any{}, 404, 2000, ""},
 		} {
-			_, resp, err := b.EMSP.SendCommand(b.ctx, c.command, c.body, nil)
-			hubtest.MustStatus(t, resp, err, c.http, c.code)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
-			}
+			_, resp, err := b.EMSP.SendCommand(b.Ctx, c.command, c.body, nil)
+			hubtest.MustError(t, c.name, resp, err, c.http, c.code, c.field)
 		}
 		if n := len(b.CPO.Commands()); n != 0 {
 			t.Errorf("the CPO received %d commands", n)
 		}
 		// The hub's own answers are on record too.
 		var list []command.Record
-		b.h.Admin(t, http.MethodGet, "/admin/commands?state=rejected", nil, &list)
+		b.H.Admin(t, http.MethodGet, "/admin/commands?state=rejected", nil, &list)
 		if len(list) != 7 {
 			t.Errorf("%d rejected commands on record, want 7", len(list))
 		}
 
 		// Results: only the CPO of the command, only valid ones.
-		uid, resp, err := b.EMSP.SendCommand(b.ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "1"}, nil)
+		uid, resp, err := b.EMSP.SendCommand(b.Ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "LOC1", "evse_uid": "E2", "connector_id": "1"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		id, ours := b.commandID(t, 0)
-		resp, err = b.CPO2.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		resp, err = b.CPO2.Raw(b.Ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, strings.Replace(ours, "UNLOCK_CONNECTOR", "START_SESSION", 1), map[string]any{"result": "ACCEPTED"}, nil)
+		resp, err = b.CPO.Raw(b.Ctx, http.MethodPost, strings.Replace(ours, "UNLOCK_CONNECTOR", "START_SESSION", 1), map[string]any{"result": "ACCEPTED"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "DONE"}, nil)
+		resp, err = b.CPO.Raw(b.Ctx, http.MethodPost, ours, map[string]any{"result": "DONE"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
 		if hubtest.ErrorField(resp) != "result" {
 			t.Errorf("bad result: %s", resp.Body)
 		}
-		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("UNLOCK_CONNECTOR result %q %v", res, err)
 		}
 		if rec := b.record(t, id); len(rec.Results) != 1 {
@@ -306,17 +303,17 @@ func TestCommandTargets(t *testing.T) {
 
 		// The admin API checks its parameters.
 		for _, q := range []string{"limit=many", "offset=-1", "platform_id=x"} {
-			resp := enveloped(b.h.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
+			resp := enveloped(b.H.Do(t, http.MethodGet, "/admin/commands?"+q, hubtest.AdminToken, nil, nil))
 			hubtest.MustStatus(t, resp, nil, http.StatusOK, 2001)
 		}
-		hubtest.MustStatus(t, enveloped(b.h.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
-		hubtest.MustStatus(t, enveloped(b.h.Do(t, http.MethodGet, "/admin/commands", b.EMSP.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
+		hubtest.MustStatus(t, enveloped(b.H.Do(t, http.MethodGet, "/admin/commands/nope", hubtest.AdminToken, nil, nil)), nil, http.StatusNotFound, 2000)
+		hubtest.MustStatus(t, enveloped(b.H.Do(t, http.MethodGet, "/admin/commands", b.EMSP.Token(), nil, nil)), nil, http.StatusUnauthorized, 2000)
 
 		// An unreachable CPO: 4003, the command failed.
 		b.CPO.Close()
-		_, resp, err = b.EMSP.SendCommand(b.ctx, "START_SESSION", b.startBody("X"), nil)
+		_, resp, err = b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody("X"), nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 4003)
-		b.h.Admin(t, http.MethodGet, "/admin/commands?state=failed", nil, &list)
+		b.H.Admin(t, http.MethodGet, "/admin/commands?state=failed", nil, &list)
 		if len(list) != 1 || list[0].Error == "" {
 			t.Errorf("failed commands: %+v", list)
 		}
@@ -328,15 +325,15 @@ func TestCommandTargets(t *testing.T) {
 func TestOwnCommands(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		got := make(chan command.HookResult, 4)
-		b.h.Commands.RegisterHook("test", func(ctx context.Context, r command.HookResult) error {
+		b.H.Commands.RegisterHook("test", func(ctx context.Context, r command.HookResult) error {
 			got <- r
 			return nil
 		})
-		tok, err := b.h.Tokens.Issue(b.ctx, ocpi.Token{UID: "PAY-1", Type: "AD_HOC_USER"})
+		tok, err := b.H.Tokens.Issue(b.Ctx, ocpi.Token{UID: "PAY-1", Type: "AD_HOC_USER"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sent, err := b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
+		sent, err := b.H.Commands.Send(b.Ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
 			Body: ocpi.StartSession{Token: tok, LocationID: "LOC1", EVSEUID: "E2", ConnectorID: "1", AuthorizationReference: "PAY-1"}})
 		if err != nil || sent.StatusCode != 1000 || sent.Response == nil || sent.Response.Result != "ACCEPTED" {
 			t.Fatalf("Send: %+v %v", sent, err)
@@ -346,17 +343,17 @@ func TestOwnCommands(t *testing.T) {
 			if r.CommandID != sent.ID || r.Result.Result != "ACCEPTED" || r.AuthorizationReference != "PAY-1" || r.LocationID != "LOC1" {
 				t.Errorf("hook result: %+v", r)
 			}
-		case <-b.ctx.Done():
+		case <-b.Ctx.Done():
 			t.Fatal("no result at the hook")
 		}
 		cmd := b.CPO.Commands()[0]
 		if cmd.Header.Get("OCPI-from-party-id") != "OHE" || cmd.Body["token"].(map[string]any)["party_id"] != "OHE" {
 			t.Errorf("command from %s: %v", cmd.Header.Get("OCPI-from-party-id"), cmd.Body)
 		}
-		if _, err := b.events.Wait(b.ctx, event.SessionStarted, 1); err != nil {
+		if _, err := b.Events.Wait(b.Ctx, event.SessionStarted, 1); err != nil {
 			t.Fatal(err)
 		}
-		found, err := b.h.Sessions.FindByAuthorizationReference(b.ctx, "PAY-1")
+		found, err := b.H.Sessions.FindByAuthorizationReference(b.Ctx, "PAY-1")
 		if err != nil || len(found) != 1 || found[0].Owner.PartyID != "OHE" || found[0].Session.EVSEUID != "E2" {
 			t.Fatalf("own session: %v %v", found, err)
 		}
@@ -368,12 +365,12 @@ func TestOwnCommands(t *testing.T) {
 			t.Errorf("an ad-hoc token was pushed")
 		}
 		// A rejected location is an answer, not an error.
-		sent, err = b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
+		sent, err = b.H.Commands.Send(b.Ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "test",
 			Body: ocpi.StartSession{Token: tok, LocationID: "NOPE"}})
 		if err != nil || sent.StatusCode != 2003 || sent.Response.Result != "REJECTED" {
 			t.Errorf("unknown location: %+v %v", sent, err)
 		}
-		if _, err := b.h.Commands.Send(b.ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "nobody",
+		if _, err := b.H.Commands.Send(b.Ctx, command.SendRequest{Command: ocpi.CommandStartSession, Hook: "nobody",
 			Body: ocpi.StartSession{Token: tok, LocationID: "LOC1"}}); err == nil {
 			t.Error("Send with an unregistered hook succeeded")
 		}
@@ -388,23 +385,23 @@ func TestReservation(t *testing.T) {
 		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
 		reserve := map[string]any{"token": b.token, "location_id": "LOC1", "evse_uid": "E2", "reservation_id": "R-1",
 			"expiry_date": ocpi.NewDateTime(time.Now().Add(30 * time.Minute))}
-		uid, resp, err := b.EMSP.SendCommand(b.ctx, "RESERVE_NOW", reserve, nil)
+		uid, resp, err := b.EMSP.SendCommand(b.Ctx, "RESERVE_NOW", reserve, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
-		if res, err := b.EMSP.WaitResult(b.ctx, uid); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "ACCEPTED" {
 			t.Fatalf("RESERVE_NOW result %q %v", res, err)
 		}
 		_, ours := b.commandID(t, 0)
 
 		// The CPO cancels the reservation on its own later: relayed once.
 		for range 2 {
-			resp, err = b.CPO.Raw(b.ctx, http.MethodPost, ours, map[string]any{"result": "CANCELED_RESERVATION"}, nil)
+			resp, err = b.CPO.Raw(b.Ctx, http.MethodPost, ours, map[string]any{"result": "CANCELED_RESERVATION"}, nil)
 			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		}
-		if _, err := b.EMSP.WaitFor(b.ctx, 1, func(sim.Request) bool { return len(b.EMSP.Results(uid)) >= 2 }); err != nil {
+		if _, err := b.EMSP.WaitFor(b.Ctx, 1, func(sim.Request) bool { return len(b.EMSP.Results(uid)) >= 2 }); err != nil {
 			t.Fatal(err)
 		}
 		id, _ := b.commandID(t, 0)
-		hubtest.Eventually(t, b.ctx, "the results settled", func() bool {
+		hubtest.Eventually(t, b.Ctx, "the results settled", func() bool {
 			rec := b.record(t, id)
 			return len(rec.Results) == 3 && rec.Results[1].Relay == command.RelayDelivered
 		})
@@ -413,7 +410,7 @@ func TestReservation(t *testing.T) {
 		}
 
 		// The eMSP cancels: the hub finds the CPO from the reservation.
-		uid2, resp, err := b.EMSP.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
+		uid2, resp, err := b.EMSP.SendCommand(b.Ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "ACCEPTED" {
 			t.Fatalf("CANCEL_RESERVATION: %s", resp.Body)
@@ -421,12 +418,12 @@ func TestReservation(t *testing.T) {
 		if cmds := b.CPO.Commands(); len(cmds) != 2 || cmds[1].Command != "CANCEL_RESERVATION" || cmds[1].Body["reservation_id"] != "R-1" {
 			t.Fatalf("CPO got %+v", cmds)
 		}
-		if res, err := b.EMSP.WaitResult(b.ctx, uid2); err != nil || res != "ACCEPTED" {
+		if res, err := b.EMSP.WaitResult(b.Ctx, uid2); err != nil || res != "ACCEPTED" {
 			t.Fatalf("CANCEL_RESERVATION result %q %v", res, err)
 		}
 		// Another eMSP's CANCEL_RESERVATION of the same id does not reach the
 		// CPO: the reservation is not its.
-		_, resp, err = b.EMSP2.SendCommand(b.ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
+		_, resp, err = b.EMSP2.SendCommand(b.Ctx, "CANCEL_RESERVATION", map[string]any{"reservation_id": "R-1"}, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		if result(t, resp) != "REJECTED" || len(b.CPO.Commands()) != 2 {
 			t.Errorf("another eMSP's cancel: %s", resp.Body)

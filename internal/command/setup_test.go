@@ -1,7 +1,6 @@
 package command_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -19,12 +18,9 @@ import (
 // bundle is a hub with a CPO (LOC1 with EVSEs E1, E2), a second CPO and two
 // eMSPs registered; EM1 has pushed its token TOK1.
 type bundle struct {
-	h *hubtest.Hub
-	hubtest.Cast
-	events *hubtest.Recorder
-	clock  *clock.Fake
-	ctx    context.Context
-	token  map[string]any
+	*hubtest.Bundle
+	clock *clock.Fake
+	token map[string]any
 }
 
 // options builds the hub options; fake adds a fake clock that drives the
@@ -53,13 +49,13 @@ func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Opti
 
 func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	t.Helper()
-	b := &bundle{h: h, Cast: h.Cast(t), ctx: hubtest.Ctx(t, 90*time.Second), events: h.Events.(*hubtest.Recorder)}
+	b := &bundle{Bundle: hubtest.NewBundle(t, h, 90*time.Second)}
 	b.clock, _ = h.Clock.(*clock.Fake)
-	if err := b.CPO.PublishLocation(b.ctx, "LOC1", "E1", "E2"); err != nil {
+	if err := b.CPO.PublishLocation(b.Ctx, "LOC1", "E1", "E2"); err != nil {
 		t.Fatal(err)
 	}
 	b.token = b.EMSP.NewToken("TOK1", "APP_USER", "NEVER")
-	if _, err := b.EMSP.PutToken(b.ctx, b.token); err != nil {
+	if _, err := b.EMSP.PutToken(b.Ctx, b.token); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.CPO.Wait)
@@ -104,6 +100,6 @@ func (b *bundle) commandID(t *testing.T, n int) (id, responseURL string) {
 func (b *bundle) record(t *testing.T, id string) command.Record {
 	t.Helper()
 	var rec command.Record
-	b.h.Admin(t, http.MethodGet, "/admin/commands/"+id, nil, &rec)
+	b.H.Admin(t, http.MethodGet, "/admin/commands/"+id, nil, &rec)
 	return rec
 }

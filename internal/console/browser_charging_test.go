@@ -10,7 +10,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/browsertest"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/sim"
 )
 
 // TestChargingPagesInBrowser opens the EVSE statuses, sessions and CDRs
@@ -24,7 +23,7 @@ func TestChargingPagesInBrowser(t *testing.T) {
 	h := hubtest.Start(t, "sqlite")
 	ctx := hubtest.Ctx(t, 3*time.Minute)
 	cpo := startCPO(t, h, "Acme Charging", "ACM")
-	hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+	addVolt(t, h)
 	putBLR01(t, ctx, cpo, "Koramangala Hub", time.Now(), "AVAILABLE", "CHARGING", "OUTOFORDER", "AVAILABLE")
 	// A week of sessions, one a day, the last one still charging; the
 	// others completed with their CDRs.

@@ -36,7 +36,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 			"events": []string{event.PartnerDegraded, event.PartnerRecovered}}, &sub); resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("subscribe: HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
+		cpo := addAcme(t, h)
 		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt Cards", "DE", "VLT")
 		p, err := h.Parties.FindByParty(ctx, party.RoleEMSP, "DE", "VLT")
 		if err != nil {
@@ -44,9 +44,7 @@ func TestReceiverKilledDuringBroadcast(t *testing.T) {
 		}
 
 		base := h.PublicURL() + "/console"
-		b.Run(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
-			chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
-			chromedp.WaitVisible(chromedp.CSS(".cards")))
+		signIn(b, base+"/", ".cards")
 
 		const n = 12
 		put := func(i int) {

@@ -32,9 +32,7 @@ func TestPaymentsAndWebhooksInBrowser(t *testing.T) {
 	rcv, sub, d := failedDelivery(t, h)
 
 	base := h.PublicURL() + "/console"
-	b.Run(chromedp.Navigate(base+"/payments"), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
-		chromedp.WaitVisible(chromedp.CSS("#payments")))
+	signIn(b, base+"/payments", "#payments")
 	text := b.Text("#payments")
 	for _, want := range []string{settled.ID, failed.ID, stuck.ID, "SETTLED", "FAILED", "REFUNDING", "refund_failed"} {
 		if !strings.Contains(text, want) {

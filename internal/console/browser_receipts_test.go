@@ -55,9 +55,7 @@ func TestReceiptResendInBrowser(t *testing.T) {
 	gw.SetDown(false)
 
 	base := h.PublicURL() + "/console"
-	b.Run(chromedp.Navigate(base+"/payments/"+p.ID), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
-		chromedp.WaitVisible(chromedp.CSS("#receipt-sms")))
+	signIn(b, base+"/payments/"+p.ID, "#receipt-sms")
 	if text := b.Text("#chain"); !strings.Contains(text, "Receipt SMS FAILED") {
 		t.Errorf("the chain does not show the failed SMS:\n%s", text)
 	}

@@ -51,7 +51,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	failed, stopFailed := h.Jobs.Subscribe(river.EventKindJobFailed)
 	defer stopFailed()
 	watcher.SetDown(true)
-	cpo := registeredCPO(t, h, "Acme Charging", "ACM")
+	cpo := addAcme(t, h)
 	var failedJob *rivertype.JobRow
 	for failedJob == nil {
 		select {
@@ -231,6 +231,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("the overview is %d px wide on a 390 px phone", w)
 	}
 	checkScreenshot(t, b, "console-overview-phone", "Connected platforms")
+}
+
+// signIn opens the console page at url signed out, signs in with the admin
+// token on the login form it is sent to, and waits for sel on the page.
+func signIn(b *browsertest.Browser, url, sel string) {
+	b.Run(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
+		chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
 // checkScreenshot takes a screenshot, checks it is a picture of a page (not

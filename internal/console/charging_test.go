@@ -84,7 +84,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 		fake := h.Clock.(*clock.Fake)
 		acme := startCPO(t, h, "Acme Charging", "ACM")
 		other := startCPO(t, h, "Other Power", "OTH")
-		volt := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+		volt := addVolt(t, h)
 		putBLR01(t, ctx, acme, "Koramangala Hub", time.Now(), "AVAILABLE")
 		token := volt.NewToken("TOK1", "APP_USER", "NEVER")
 		if _, err := volt.PutToken(ctx, token); err != nil {
@@ -93,9 +93,7 @@ func TestSessionAndCDRPages(t *testing.T) {
 
 		// Started by a command, then completed with a CDR that carries its
 		// tariff: 12.5 kWh at 18.50 (18 % VAT) = 231.25 (272.875).
-		acme.SetPlan(sim.SessionPlan{Tariffs: []map[string]any{{"country_code": "IN", "party_id": "ACM", "id": "T-ENERGY", "currency": "INR",
-			"last_updated": "2025-01-01T00:00:00Z", "elements": []any{map[string]any{"price_components": []any{
-				map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}}})
+		acme.SetPlan(sim.SessionPlan{Tariffs: []map[string]any{hubtest.Tariff("IN", "ACM", "T-ENERGY", "2025-01-01T00:00:00Z")}})
 		uid, resp, err := volt.SendCommand(ctx, "START_SESSION", map[string]any{"token": token, "location_id": "BLR01", "evse_uid": "BLR01-E1",
 			"connector_id": "1", "authorization_reference": "AUTH-CONSOLE-1"}, nil)
 		if err != nil || resp.HTTPStatus != http.StatusOK {

@@ -251,7 +251,7 @@ func TestActions(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		registeredCPO(t, h, "Acme Charging", "ACM")
+		addAcme(t, h)
 		p, err := h.Parties.FindByParty(ctx, "", "IN", "ACM")
 		if err != nil {
 			t.Fatal(err)
@@ -334,6 +334,19 @@ func registeredCPO(t testing.TB, h *hubtest.Hub, name, pid string) *sim.CPO {
 	return hubtest.Add(t, h, sim.StartCPO, name, "IN", pid)
 }
 
+// addAcme registers the console tests' usual CPO, Acme Charging (IN/ACM),
+// whose location putBLR01 pushes.
+func addAcme(t testing.TB, h *hubtest.Hub) *sim.CPO {
+	t.Helper()
+	return registeredCPO(t, h, "Acme Charging", "ACM")
+}
+
+// addVolt registers the console tests' usual eMSP, Volt (IN/VLT).
+func addVolt(t testing.TB, h *hubtest.Hub) *sim.EMSP {
+	t.Helper()
+	return hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+}
+
 // putBLR01 has cpo (IN/ACM) push its location BLR01, named name, in
 // Bengaluru, with one EVSE per status, last updated at.
 func putBLR01(t testing.TB, ctx context.Context, cpo *sim.CPO, name string, at time.Time, statuses ...string) {
@@ -352,7 +365,7 @@ func TestDirectoryPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo := registeredCPO(t, h, "Acme Charging", "ACM")
+		cpo := addAcme(t, h)
 		now := time.Now()
 		putBLR01(t, ctx, cpo, "Koramangala Hub", now, "AVAILABLE", "CHARGING")
 		if err := cpo.PutLocation(ctx, "DEL01", sim.SampleLocation("IN", "ACM", "DEL01", "Aerocity", "New Delhi", "28.548764", "-77.121262", now, "OUTOFORDER")); err != nil {
@@ -385,8 +398,8 @@ func TestCommandPages(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		ctx := hubtest.Ctx(t, 60*time.Second)
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme Charging", "IN", "ACM")
-		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "IN", "VLT")
+		cpo := addAcme(t, h)
+		emsp := addVolt(t, h)
 		putBLR01(t, ctx, cpo, "Koramangala Hub", time.Now(), "AVAILABLE")
 		cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{Manual: true} })
 		uid, resp, err := emsp.SendCommand(ctx, "UNLOCK_CONNECTOR", map[string]any{"location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil)

@@ -37,8 +37,7 @@ func TestCostMismatchEndToEnd(t *testing.T) {
 
 		// T1: 18.50 per kWh, 18 % VAT; 12.5 kWh cost 231.25 + VAT =
 		// 272.875 (₹272.88). The CDR carries T1 and says 10 % more.
-		t1 := map[string]any{"country_code": "IN", "party_id": "ACM", "id": "T1", "currency": "INR", "last_updated": "2026-01-01T00:00:00Z",
-			"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
+		t1 := hubtest.Tariff("IN", "ACM", "T1", "2026-01-01T00:00:00Z")
 		b.cpo.SetPlan(sim.SessionPlan{KWh: "12.5", CostExclVAT: "254.38", CostInclVAT: "300.16", Tariffs: []map[string]any{t1}})
 		p := b.pay(t, "500", pgsim.Captured, func(p *paymentview.PaymentView) bool {
 			return p.Status == paymentrow.StatusCharging && p.Session != nil

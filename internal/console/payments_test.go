@@ -68,7 +68,7 @@ func newPayments(t testing.TB, h *hubtest.Hub, pg *pgsim.Server) *payments {
 	t.Helper()
 	b := &payments{h: h, pg: pg, ctx: hubtest.Ctx(t, 2*time.Minute)}
 	pg.SetWebhook(h.PublicURL()+app.UPIWebhookPath, pgsim.FormRazorpay)
-	b.cpo = registeredCPO(t, h, "Acme Charging", "ACM")
+	b.cpo = addAcme(t, h)
 	putBLR01(t, b.ctx, b.cpo, "Koramangala Hub", time.Now(), "AVAILABLE")
 	if resp := h.Admin(t, http.MethodPost, "/ocpi/2.2.1/payments/upi/qr", map[string]any{"qr_ref": "KORA-E1", "location_id": "BLR01", "evse_uid": "BLR01-E1", "connector_id": "1"}, nil); resp.HTTPStatus != http.StatusCreated {
 		t.Fatalf("QR mapping: HTTP %d %s", resp.HTTPStatus, resp.Body)

@@ -18,10 +18,6 @@ import (
 // receiver has the latest state within this long after the restart.
 const convergeWithin = 15 * time.Second
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
 func location(id, status, lu string) map[string]any {
 	return hubtest.Location("IN", "CPX", id, status, lu)
 }
@@ -59,7 +55,7 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 				return true
 			}
 		}
-		if err := cpo.PutLocation(ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+		if err := cpo.PutLocation(ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
 			t.Fatal(err)
 		}
 		if err := until(ctx, all("AVAILABLE")); err != nil {
@@ -74,7 +70,7 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 			t.Cleanup(release)
 			releases = append(releases, release)
 		}
-		if err := cpo.PatchEVSE(ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+		if err := cpo.PatchEVSE(ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range emsps {
@@ -98,7 +94,7 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		restart := time.Now()
 		h.start()
 		// The CPO's latest state, sent once the hub answers again.
-		if err := cpo.PatchEVSE(ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
+		if err := cpo.PatchEVSE(ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": hubtest.Stamp(2)}); err != nil {
 			t.Fatal(err)
 		}
 		wait, cancelWait := context.WithTimeout(ctx, 2*convergeWithin)

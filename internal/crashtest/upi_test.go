@@ -52,11 +52,10 @@ func startUPI(t *testing.T, ctx context.Context, engine store.Engine) *upiFixtur
 	pg.SetWebhook(h.URL()+"/ocpi/2.2.1/payments/upi/webhook", pgsim.FormRazorpay)
 	h.register(ctx, cpo.Platform)
 	f := &upiFixture{t: t, ctx: ctx, h: h, cpo: cpo, pg: pg}
-	if err := cpo.PutTariff(ctx, "T1", map[string]any{"country_code": "IN", "party_id": "CPX", "id": "T1", "currency": "INR", "last_updated": ts(0),
-		"elements": []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}); err != nil {
+	if err := cpo.PutTariff(ctx, "T1", hubtest.Tariff("IN", "CPX", "T1", hubtest.Stamp(0))); err != nil {
 		t.Fatal(err)
 	}
-	loc := location(crashLoc, "AVAILABLE", ts(0))
+	loc := location(crashLoc, "AVAILABLE", hubtest.Stamp(0))
 	evse := loc["evses"].([]any)[0].(map[string]any)
 	evse["capabilities"] = []any{"REMOTE_START_STOP_CAPABLE"}
 	evse["connectors"].([]any)[0].(map[string]any)["tariff_ids"] = []any{"T1"}

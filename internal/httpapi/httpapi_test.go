@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
-	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // answer is what a test asserts about a response.
@@ -480,18 +478,9 @@ func TestCanonicalPath(t *testing.T) {
 // that repeat (so paging must break ties by key).
 func seedClientInfo(t *testing.T, h *hubtest.Hub, n int) {
 	t.Helper()
-	err := h.DB.InTx(hubtest.Ctx(t, 30e9), func(ctx context.Context, tx *store.Tx) error {
-		for i := range n {
-			if _, err := tx.Exec(ctx, "INSERT INTO client_info (role, country_code, party_id, status, last_updated) VALUES ($1, $2, $3, $4, $5)",
-				"CPO", "NL", fmt.Sprintf("P%02d", i), "CONNECTED", int64(1_700_000_000_000_000+(i/3)*1_000_000)); err != nil {
-				return err
-			}
-		}
-		return nil
+	hubtest.SeedClientInfo(t, h.DB, n, "NL", func(i int) (string, int64) {
+		return fmt.Sprintf("P%02d", i), int64(1_700_000_000_000_000 + (i/3)*1_000_000)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestHubClientInfoPaging follows the Link headers of a real paged list on

@@ -33,7 +33,7 @@ func TestDeliveryBacklog(t *testing.T) {
 
 		b.emsp.SetDown(true)
 		for i, id := range []string{"L1", "L2"} {
-			if err := b.cpo.PutLocation(b.ctx, id, location(id, "AVAILABLE", ts(i))); err != nil {
+			if err := b.cpo.PutLocation(b.ctx, id, location(id, "AVAILABLE", hubtest.Stamp(i))); err != nil {
 				t.Fatal(err)
 			}
 		}

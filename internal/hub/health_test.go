@@ -22,7 +22,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 		rec := b.h.Events.(*hubtest.Recorder)
 		emspID := b.em1(t)
 		b.emsp.SetDown(true)
-		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := rec.Wait(b.ctx, event.PartnerDegraded, 1); err != nil {
@@ -45,7 +45,7 @@ func TestFailingReceiverIsReported(t *testing.T) {
 		}
 
 		b.emsp.SetDown(false)
-		if err := b.cpo.PutLocation(b.ctx, "L2", location("L2", "AVAILABLE", ts(1))); err != nil {
+		if err := b.cpo.PutLocation(b.ctx, "L2", location("L2", "AVAILABLE", hubtest.Stamp(1))); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := rec.Wait(b.ctx, event.PartnerRecovered, 1); err != nil {

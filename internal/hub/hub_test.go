@@ -45,10 +45,6 @@ func setup(t *testing.T, h *hubtest.Hub) *bundle {
 	return b
 }
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
 func location(id, status, lu string) map[string]any {
 	return hubtest.Location("NL", "CP1", id, status, lu)
 }
@@ -65,7 +61,7 @@ var fast = hubtest.Configure(false, func(c *app.Config) {
 // pushes one at a time and in commit order.
 func TestOneObjectIsDeliveredSerially(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
 			t.Fatal(err)
 		}
 		b.emsp.SetDelay(5 * time.Millisecond)
@@ -73,10 +69,10 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		var want []string
 		for i := 0; i < 24; i++ {
 			st := statuses[i%len(statuses)]
-			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": st, "last_updated": ts(i + 1)}); err != nil {
+			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": st, "last_updated": hubtest.Stamp(i + 1)}); err != nil {
 				t.Fatal(err)
 			}
-			want = append(want, st+"@"+ts(i+1))
+			want = append(want, st+"@"+hubtest.Stamp(i+1))
 		}
 		if err := b.emsp.Until(b.ctx, func() bool { return len(b.emsp.Requests(sim.PathHas(http.MethodPatch, "/L1/E1"))) == len(want) }); err != nil {
 			t.Fatal(err)
@@ -102,14 +98,14 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 // for a timer.
 func TestOneChangeTravelsOnWakes(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
 			t.Fatal("the PUT did not arrive:", err)
 		}
 		start := time.Now()
-		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
@@ -127,7 +123,7 @@ func TestOneChangeTravelsOnWakes(t *testing.T) {
 func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		platformID := b.em1(t)
-		body, _ := json.Marshal(location("L9", "CHARGING", ts(1)))
+		body, _ := json.Marshal(location("L9", "CHARGING", hubtest.Stamp(1)))
 		err := b.h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 			// Seed the receiver with the location, then a row as a crashed
 			// worker leaves it: leased, lease long expired.
@@ -183,11 +179,11 @@ func offlineResync(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
 		}
 		before := len(b.emsp.Requests(nil))
 		for i, st := range []string{"CHARGING", "BLOCKED"} {
-			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": st, "last_updated": ts(i + 1)}); err != nil {
+			if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": st, "last_updated": hubtest.Stamp(i + 1)}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := b.cpo.PutLocation(b.ctx, "L2", location("L2", "RESERVED", ts(3))); err != nil {
+		if err := b.cpo.PutLocation(b.ctx, "L2", location("L2", "RESERVED", hubtest.Stamp(3))); err != nil {
 			t.Fatal(err)
 		}
 		open, err := h.Hub.Outbox(b.ctx, 0, "pending", "leased")

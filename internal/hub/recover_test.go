@@ -30,7 +30,7 @@ func crashed(t *testing.T, h *hubtest.Hub, b *bundle, now time.Time, holder stri
 // seedL1 puts location L1 (E1 AVAILABLE) and waits until the eMSP has it.
 func seedL1(t *testing.T, b *bundle) {
 	t.Helper()
-	if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", ts(0))); err != nil {
+	if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "AVAILABLE" }); err != nil {
@@ -52,7 +52,7 @@ func enqueueCharging(t *testing.T, h *hubtest.Hub, b *bundle, after string, args
 	t.Helper()
 	seedL1(t, b)
 	platformID := b.em1(t)
-	body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": ts(1)})
+	body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)})
 	err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
 			Method: http.MethodPatch, Path: "/NL/CP1/L1/E1", Body: body}); err != nil {
@@ -111,7 +111,7 @@ func TestKilledWorkersQueueMovesWithinSeconds(t *testing.T) {
 	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
 		crashed(t, b.h, b, clk.Now(), "killed-process", 10*time.Second)
 		// After the restart the CPO sends the latest state.
-		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": hubtest.Stamp(2)}); err != nil {
 			t.Fatal(err)
 		}
 		idle(t, b.h, b.ctx)
@@ -151,7 +151,7 @@ func TestDeadHoldersLeaseIsTakenAtOnce(t *testing.T) {
 		if d := time.Since(start); d > 15*time.Second {
 			t.Errorf("the dead holder's row was taken after %v", d)
 		}
-		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": ts(2)}); err != nil {
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "BLOCKED", "last_updated": hubtest.Stamp(2)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "BLOCKED" }); err != nil {
@@ -219,7 +219,7 @@ func TestSlowDeliveryKeepsItsLease(t *testing.T) {
 		patch := sim.PathHas(http.MethodPatch, "/L1/E1")
 		release := b.emsp.Hold(patch)
 		defer release()
-		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.emsp.WaitArrived(b.ctx, 1, patch); err != nil {

@@ -24,6 +24,17 @@ func MustStatus(t testing.TB, resp *ocpiclient.Response, err error, httpStatus, 
 	return resp
 }
 
+// MustError is MustStatus for an error answer, which must also name field
+// in error.details.field ("": no field); what names the request in the
+// report.
+func MustError(t testing.TB, what string, resp *ocpiclient.Response, err error, httpStatus, code int, field string) {
+	t.Helper()
+	MustStatus(t, resp, err, httpStatus, code)
+	if got := ErrorField(resp); got != field {
+		t.Errorf("%s: field %q (%s), want %q", what, got, resp.Body, field)
+	}
+}
+
 // ErrorField returns error.details.field of an answer ("" when absent).
 func ErrorField(resp *ocpiclient.Response) string {
 	if resp.Envelope == nil || resp.Envelope.Error == nil || resp.Envelope.Error.Details == nil {

@@ -60,8 +60,17 @@ func Add[P interface {
 	Close()
 }](t testing.TB, h *Hub, start func(string, string, string, *slog.Logger, ...func(*sim.Options)) (P, error), name, cc, pid string, tweak ...func(*sim.Options)) P {
 	t.Helper()
+	return AddTo(t, h.App, start, name, cc, pid, tweak...)
+}
+
+// AddTo is Add for a hub this package did not start (the benchmarks' own).
+func AddTo[P interface {
+	partner
+	Close()
+}](t testing.TB, a *app.App, start func(string, string, string, *slog.Logger, ...func(*sim.Options)) (P, error), name, cc, pid string, tweak ...func(*sim.Options)) P {
+	t.Helper()
 	p := StartSim(t, start, name, cc, pid, tweak...)
-	register(t, h.App, p, false)
+	register(t, a, p, false)
 	return p
 }
 
@@ -86,6 +95,14 @@ func Configure(record bool, edit func(*app.Config)) func(*Options) {
 			}
 		}
 	}
+}
+
+// Tariff is the tariff tests put and price with: 18.50 INR per kWh, 18 %
+// VAT, last updated at lastUpdated.
+func Tariff(cc, pid, id, lastUpdated string) map[string]any {
+	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR", "last_updated": lastUpdated,
+		"elements": []any{map[string]any{"price_components": []any{
+			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
 }
 
 // Location is sim.LocationObject with one EVSE, E1, in status, and every

@@ -1,7 +1,6 @@
 package idempotency_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // loseAnswers makes storing an answer fail, as if the process died right
@@ -23,17 +23,7 @@ func loseAnswers(t *testing.T, db *store.DB) {
 			BEGIN IF NEW.status >= 100 THEN RAISE EXCEPTION 'the process died before the answer was stored'; END IF; RETURN NEW; END $$`,
 			`CREATE TRIGGER lose_answers BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION lose_answers()`}
 	}
-	err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
-		for _, q := range stmts {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.Exec(t, db, stmts...)
 }
 
 // TestCrashBetweenEffectAndAnswer: the request's effect commits, then the
@@ -58,7 +48,7 @@ func TestCrashBetweenEffectAndAnswer(t *testing.T) {
 			if retry.status != http.StatusConflict || retry.env.Error == nil || !strings.Contains(retry.env.Error.Description, "already processed") {
 				t.Errorf("retry %v: HTTP %d %s", header, retry.status, retry.body)
 			}
-			if n := count(t, h, subsCount); n != i+1 {
+			if n := storetest.Count(t, h.DB, subsCount); n != i+1 {
 				t.Fatalf("retry %v ran the request again: %d subscriptions, want %d", header, n, i+1)
 			}
 		}

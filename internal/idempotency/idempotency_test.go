@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -24,16 +25,7 @@ type answer struct {
 	status int
 	header http.Header
 	body   []byte
-	env    struct {
-		StatusCode int             `json:"status_code"`
-		Data       json.RawMessage `json:"data"`
-		Error      *struct {
-			Description string `json:"description"`
-			Details     *struct {
-				Field string `json:"field"`
-			} `json:"details"`
-		} `json:"error"`
-	}
+	env    ocpi.Envelope
 }
 
 func (a answer) field() string {
@@ -67,15 +59,6 @@ func platform(t *testing.T, h *hubtest.Hub, pid string) string {
 	return base64.StdEncoding.EncodeToString([]byte(c.Token()))
 }
 
-func count(t *testing.T, h *hubtest.Hub, query string) int {
-	t.Helper()
-	var n int
-	if err := h.DB.Read().QueryRow(context.Background(), query).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 const subsCount = "SELECT COUNT(*) FROM webhook_subscriptions"
 
 func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
@@ -93,7 +76,7 @@ func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
 		if again.header.Get("Idempotent-Replayed") != "true" || again.header.Get("X-Request-ID") != "req-1" || again.header.Get("Location") != first.header.Get("Location") {
 			t.Fatalf("replay headers %v", again.header)
 		}
-		if n := count(t, h, subsCount); n != 1 {
+		if n := storetest.Count(t, h.DB, subsCount); n != 1 {
 			t.Fatalf("%d subscriptions after a repeated request", n)
 		}
 
@@ -105,7 +88,7 @@ func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
 		if diff.status != http.StatusCreated || diff.header.Get("Idempotent-Replayed") != "" {
 			t.Fatalf("same id, other body: HTTP %d %s", diff.status, diff.body)
 		}
-		if n := count(t, h, subsCount); n != 2 {
+		if n := storetest.Count(t, h.DB, subsCount); n != 2 {
 			t.Fatalf("%d subscriptions after a reused id, want 2", n)
 		}
 		if again := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", other2, hdr("X-Request-ID", "req-1")); !bytes.Equal(again.body, diff.body) || again.header.Get("Idempotent-Replayed") != "true" {
@@ -115,7 +98,7 @@ func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
 		if again := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "req-1")); !bytes.Equal(again.body, first.body) {
 			t.Fatalf("repeat of the first request: HTTP %d %s", again.status, again.body)
 		}
-		if n := count(t, h, subsCount); n != 2 {
+		if n := storetest.Count(t, h.DB, subsCount); n != 2 {
 			t.Fatalf("%d subscriptions after repeats, want 2", n)
 		}
 		// Ids belong to their caller.
@@ -125,7 +108,7 @@ func TestRepeatedRequestIDHasOneEffect(t *testing.T) {
 		// Without an X-Request-ID every request runs.
 		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
 		post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, nil)
-		if n := count(t, h, subsCount); n != 5 {
+		if n := storetest.Count(t, h.DB, subsCount); n != 5 {
 			t.Fatalf("%d subscriptions, want 5", n)
 		}
 		// Reads are never replayed.
@@ -183,7 +166,7 @@ func TestIdempotencyKey(t *testing.T) {
 		if bad.env.StatusCode != 2001 || bad.field() != "Idempotency-Key" {
 			t.Fatalf("long key: %s", bad.body)
 		}
-		if n := count(t, h, subsCount); n != 1 {
+		if n := storetest.Count(t, h.DB, subsCount); n != 1 {
 			t.Fatalf("%d subscriptions, want 1", n)
 		}
 	})
@@ -207,14 +190,14 @@ func TestAnswersExpireAfter24Hours(t *testing.T) {
 	if a := post(t, h, tok, http.MethodPost, "/ocpi/2.2.1/webhooks", body, hdr("X-Request-ID", "reused")); a.status != http.StatusCreated || a.header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("replayed after 25 hours: %v", a.header)
 	}
-	if n := count(t, h, subsCount); n != 3 {
+	if n := storetest.Count(t, h.DB, subsCount); n != 3 {
 		t.Fatalf("%d subscriptions, want 3", n)
 	}
 	n, err := h.Idempotency.Prune(t.Context())
 	if err != nil || n != 1 {
 		t.Fatalf("pruned %d (%v), want the expired key", n, err)
 	}
-	if left := count(t, h, "SELECT COUNT(*) FROM idempotency_keys"); left != 1 {
+	if left := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM idempotency_keys"); left != 1 {
 		t.Fatalf("%d keys left", left)
 	}
 }
@@ -307,7 +290,7 @@ func TestRepeatedRequestIDWaitsForTheFirst(t *testing.T) {
 	if a.status != http.StatusCreated || !bytes.Equal(a.body, stored) || a.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("the retry got HTTP %d %s", a.status, a.body)
 	}
-	if n := count(t, h, subsCount); n != 0 {
+	if n := storetest.Count(t, h.DB, subsCount); n != 0 {
 		t.Fatalf("the retry ran the request: %d subscriptions", n)
 	}
 }

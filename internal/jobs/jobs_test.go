@@ -117,15 +117,6 @@ func (b *bundle) waitEvent(t *testing.T, kind river.EventKind) *rivertype.JobRow
 	}
 }
 
-func count(t *testing.T, db *store.DB, query string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := db.Read().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestInsertTxCommitsWithTheTransaction(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -153,7 +144,7 @@ func TestInsertTxCommitsWithTheTransaction(t *testing.T) {
 		if job.Kind != "test_mark" {
 			t.Fatalf("completed %s", job.Kind)
 		}
-		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "committed"); n != 1 {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "committed"); n != 1 {
 			t.Fatalf("committed job: %d marks", n)
 		}
 		all, err := b.client.List(ctx, jobs.ListParams{})
@@ -282,10 +273,10 @@ func TestJobSurvivesACrash(t *testing.T) {
 
 		_, events := startWorker(t, db, jobs.Config{PollInterval: 20 * time.Millisecond, JobTimeout: time.Minute, RescueAfter: 5 * time.Minute})
 		waitCompleted(t, events, res.Job.ID, 60*time.Second, "the orphaned job was not rescued and completed")
-		if n := count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM test_attempts WHERE key = $1", "survivor"); n != 2 {
 			t.Fatalf("attempts = %d, want 2 (one crashed, one completed)", n)
 		}
-		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "survivor"); n != 1 {
 			t.Fatalf("effects = %d, want exactly 1", n)
 		}
 	})

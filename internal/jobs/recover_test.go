@@ -51,7 +51,7 @@ func TestRecoverReArmsTheJobsOfADeadProcess(t *testing.T) {
 			t.Fatalf("Recover re-armed %d jobs (%v), want 1", n, err)
 		}
 		waitCompleted(t, events, res.Job.ID, 30*time.Second, "the re-armed job did not complete")
-		if n := count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "orphan"); n != 1 {
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM test_marks WHERE key = $1", "orphan"); n != 1 {
 			t.Fatalf("effects = %d, want exactly 1", n)
 		}
 		if n, err := client.Recover(ctx); err != nil || n != 0 {

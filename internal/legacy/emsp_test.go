@@ -26,12 +26,8 @@ func session221(id string, tok map[string]any, status string) map[string]any {
 func TestLegacyEMSPs(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		neu := hubtest.StartSim(t, sim.StartCPO, "New CPO", "IN", "NEW")
-		e211 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
-		e20 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.0", "FR", "E20", versions("2.0"))
-		for _, p := range []*sim.Platform{neu.Platform, e211.Platform, e20.Platform} {
-			h.Register(t, p)
-		}
+		partners := startCast(t, h, newCPO|emsp211|emsp20)
+		neu, e211, e20 := partners.neu, partners.e21, partners.e20
 		mustOK(t, "location", neu.PutLocation(ctx(t), "LOC9", location221("IN", "NEW", "LOC9", "2026-01-02T10:00:00Z")))
 
 		// Tokens from legacy eMSPs reach the 2.2.1 CPO in 2.2.1.

@@ -20,14 +20,8 @@ import (
 func TestLegacyLocations(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		neu := hubtest.StartSim(t, sim.StartCPO, "New CPO", "IN", "NEW")
-		e221 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
-		e211 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
-		e20 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.0", "FR", "E20", versions("2.0"))
-		for _, p := range []*sim.Platform{old.Platform, neu.Platform, e221.Platform, e211.Platform, e20.Platform} {
-			h.Register(t, p)
-		}
+		partners := startCast(t, h, oldCPO|newCPO|emsp221|emsp211|emsp20)
+		old, neu, e221, e211, e20 := partners.old, partners.neu, partners.e22, partners.e21, partners.e20
 		for _, tc := range []struct {
 			cc, pid, version string
 			base64           bool

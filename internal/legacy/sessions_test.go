@@ -34,12 +34,8 @@ func cdr211(id, authID string, loc map[string]any) map[string]any {
 func TestLegacyCPOSessions(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		two := hubtest.StartSim(t, sim.StartCPO, "Two CPO", "IN", "TWO", versions("2.0"))
-		e22 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
-		for _, p := range []*sim.Platform{old.Platform, two.Platform, e22.Platform} {
-			h.Register(t, p)
-		}
+		partners := startCast(t, h, oldCPO|twoCPO|emsp221)
+		old, two, e22 := partners.old, partners.two, partners.e22
 		tok := e22.NewToken("T1", "RFID", "ALLOWED")
 		if _, err := e22.PutToken(ctx(t), tok); err != nil {
 			t.Fatal(err)

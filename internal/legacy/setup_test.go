@@ -18,6 +18,61 @@ func versions(vs ...string) func(*sim.Options) {
 	return func(o *sim.Options) { o.Versions = vs }
 }
 
+// member names a partner of the legacy tests' cast.
+type member uint8
+
+const (
+	oldCPO  member = 1 << iota // Old CPO, IN/OLD, OCPI 2.1.1
+	twoCPO                     // Two CPO, IN/TWO, OCPI 2.0
+	newCPO                     // New CPO, IN/NEW, OCPI 2.2.1
+	emsp221                    // eMSP 2.2.1, DE/E22
+	emsp211                    // eMSP 2.1.1, NL/E21
+	emsp20                     // eMSP 2.0, FR/E20
+)
+
+// cast holds the partners of the legacy tests: each is always started with
+// the same name, codes and OCPI versions. A field is nil unless its member
+// was asked for.
+type cast struct {
+	old, two, neu *sim.CPO
+	e22, e21, e20 *sim.EMSP
+}
+
+// startCast starts the members of who and registers them with h, in the
+// order of the constants.
+func startCast(t *testing.T, h *hubtest.Hub, who member) cast {
+	t.Helper()
+	cpo := func(m member, name, pid string, vs ...string) *sim.CPO {
+		if who&m == 0 {
+			return nil
+		}
+		return hubtest.Add(t, h, sim.StartCPO, name, "IN", pid, versions(vs...))
+	}
+	emsp := func(m member, name, cc, pid string, vs ...string) *sim.EMSP {
+		if who&m == 0 {
+			return nil
+		}
+		return hubtest.Add(t, h, sim.StartEMSP, name, cc, pid, versions(vs...))
+	}
+	var c cast
+	c.old = cpo(oldCPO, "Old CPO", "OLD", "2.1.1")
+	c.two = cpo(twoCPO, "Two CPO", "TWO", "2.0")
+	c.neu = cpo(newCPO, "New CPO", "NEW")
+	c.e22 = emsp(emsp221, "eMSP 2.2.1", "DE", "E22")
+	c.e21 = emsp(emsp211, "eMSP 2.1.1", "NL", "E21", "2.1.1")
+	c.e20 = emsp(emsp20, "eMSP 2.0", "FR", "E20", "2.0")
+	return c
+}
+
+// putTariff211 has the 2.1.1 CPO put tariff T1 (INR, 18.5 per kWh), last
+// updated at lastUpdated.
+func putTariff211(t *testing.T, old *sim.CPO, lastUpdated string) {
+	t.Helper()
+	mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
+		"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
+		"last_updated": lastUpdated}))
+}
+
 func ctx(t *testing.T) context.Context { return hubtest.Ctx(t, 60*time.Second) }
 
 // platformOf returns the platform hosting a party.

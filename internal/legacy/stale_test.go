@@ -9,7 +9,6 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/location"
-	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/tariff"
 )
@@ -20,11 +19,8 @@ import (
 func TestLegacyTariffPatchConcurrent(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		h.Register(t, old.Platform)
-		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
-			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
-			"last_updated": "2026-01-01T10:00:00Z"}))
+		old := startCast(t, h, oldCPO).old
+		putTariff211(t, old, "2026-01-01T10:00:00Z")
 		const rounds = 40
 		for i := range rounds {
 			lu := fmt.Sprintf("2026-01-01T10:%02d:%02dZ", 1+i/60, i%60)
@@ -67,17 +63,11 @@ func TestLegacyTariffPatchConcurrent(t *testing.T) {
 func TestLegacyStaleUpdates(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		e221 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
-		e211 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
-		for _, p := range []*sim.Platform{old.Platform, e221.Platform, e211.Platform} {
-			h.Register(t, p)
-		}
+		partners := startCast(t, h, oldCPO|emsp221|emsp211)
+		old, e221, e211 := partners.old, partners.e22, partners.e21
 		mustOK(t, "2.1.1 PUT", old.PutLocation(ctx(t), "LOC1", location211("LOC1", "2026-01-01T10:00:00Z")))
 		mustOK(t, "2.1.1 PATCH", old.PatchEVSE(ctx(t), "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": "2026-01-01T10:10:00Z"}))
-		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
-			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
-			"last_updated": "2026-01-01T10:10:00Z"}))
+		putTariff211(t, old, "2026-01-01T10:10:00Z")
 
 		for _, c := range []struct {
 			what   string
@@ -89,10 +79,7 @@ func TestLegacyStaleUpdates(t *testing.T) {
 			{"older tariff PATCH", "tariffs", map[string]any{"currency": "EUR", "last_updated": "2026-01-01T10:05:00Z"}, []string{"T1"}},
 		} {
 			resp, err := old.Push(ctx(t), c.module, http.MethodPatch, c.body, nil, c.path...)
-			if err != nil || resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 ||
-				!strings.Contains(resp.Envelope.StatusMessage, "stale") {
-				t.Errorf("%s: %v %s, want HTTP 200, 1000, ignored as stale", c.what, err, bodyOf(resp))
-			}
+			hubtest.MustStale(t, c.what, resp, err)
 		}
 		if n := h.StaleUpdates(t, "locations") + h.StaleUpdates(t, "tariffs"); n != 2 {
 			t.Errorf("stale updates counted: %v, want 2", n)
@@ -131,13 +118,10 @@ func TestLegacyStaleUpdates(t *testing.T) {
 func TestLegacyUnstampedPatchNeverStale(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		h.Register(t, old.Platform)
+		old := startCast(t, h, oldCPO).old
 		const future = "2099-01-01T00:00:00Z"
 		mustOK(t, "2.1.1 PUT", old.PutLocation(ctx(t), "LOC1", location211("LOC1", future)))
-		mustOK(t, "2.1.1 tariff PUT", old.PutTariff(ctx(t), "T1", map[string]any{"id": "T1", "currency": "INR",
-			"elements":     []any{map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": 18.5, "step_size": 1}}}},
-			"last_updated": future}))
+		putTariff211(t, old, future)
 		mustOK(t, "unstamped EVSE PATCH", old.PatchEVSE(ctx(t), "LOC1", "E1", map[string]any{"status": "CHARGING"}))
 		resp, err := old.Push(ctx(t), "tariffs", http.MethodPatch, map[string]any{"tariff_alt_url": "https://old.example/t1"}, nil, "T1")
 		if err != nil || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 || strings.Contains(resp.Envelope.StatusMessage, "stale") {
@@ -165,20 +149,8 @@ func TestLegacyUnstampedPatchNeverStale(t *testing.T) {
 func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		old := hubtest.StartSim(t, sim.StartCPO, "Old CPO", "IN", "OLD", versions("2.1.1"))
-		two := hubtest.StartSim(t, sim.StartCPO, "Two CPO", "IN", "TWO", versions("2.0"))
-		e22 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.2.1", "DE", "E22")
-		e21 := hubtest.StartSim(t, sim.StartEMSP, "eMSP 2.1.1", "NL", "E21", versions("2.1.1"))
-		for _, p := range []*sim.Platform{old.Platform, two.Platform, e22.Platform, e21.Platform} {
-			h.Register(t, p)
-		}
-		stale := func(what string, resp *ocpiclient.Response, err error) {
-			t.Helper()
-			if err != nil || resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 ||
-				!strings.Contains(resp.Envelope.StatusMessage, "stale") {
-				t.Errorf("%s: %v %s, want HTTP 200, 1000, ignored as stale", what, err, bodyOf(resp))
-			}
-		}
+		partners := startCast(t, h, oldCPO|twoCPO|emsp221|emsp211)
+		old, two, e22, e21 := partners.old, partners.two, partners.e22, partners.e21
 
 		// 2.1.1 session: COMPLETED at 11:00, then a late ACTIVE copy of 10:30.
 		tok := e22.NewToken("T1", "RFID", "ALLOWED")
@@ -194,7 +166,7 @@ func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, err := old.Push(ctx(t), "sessions", http.MethodPut, session211("S1", "C-T1", loc, 3, "ACTIVE", "2026-01-01T10:30:00Z"), nil, "S1")
-		stale("older 2.1.1 session PUT", resp, err)
+		hubtest.MustStale(t, "older 2.1.1 session PUT", resp, err)
 
 		// 2.1.1 eMSP token: revoked at 10:10, a delayed re-enable of 10:05.
 		ltok := e21.NewToken("L1", "RFID", "ALLOWED")
@@ -212,13 +184,13 @@ func TestLegacyStaleSessionsTokensAnd20(t *testing.T) {
 			t.Fatalf("the revocation never reached the CPO: %v", err)
 		}
 		resp, err = e21.PatchToken(ctx(t), "L1", "RFID", map[string]any{"valid": true, "last_updated": "2026-01-01T10:05:00Z"})
-		stale("older 2.1.1 token PATCH", resp, err)
+		hubtest.MustStale(t, "older 2.1.1 token PATCH", resp, err)
 
 		// 2.0 CPO: CHARGING at 10:10, a delayed AVAILABLE of 10:05.
 		mustOK(t, "2.0 location", two.PutLocation(ctx(t), "LOC2", location211("LOC2", "2026-01-01T09:00:00Z")))
 		mustOK(t, "2.0 PATCH", two.PatchEVSE(ctx(t), "LOC2", "E1", map[string]any{"status": "CHARGING", "last_updated": "2026-01-01T10:10:00Z"}))
 		resp, err = two.Push(ctx(t), "locations", http.MethodPatch, map[string]any{"status": "AVAILABLE", "last_updated": "2026-01-01T10:05:00Z"}, nil, "LOC2", "E1")
-		stale("older 2.0 EVSE PATCH", resp, err)
+		hubtest.MustStale(t, "older 2.0 EVSE PATCH", resp, err)
 
 		if n := h.StaleUpdates(t, "sessions"); n != 1 {
 			t.Errorf("stale session updates counted: %v, want 1", n)

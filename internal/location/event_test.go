@@ -9,6 +9,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -43,7 +44,7 @@ func TestLocationUpdatedEvent(t *testing.T) {
 		ctx := context.Background()
 		rec := &recorder{}
 		s := location.New(db, nil, rec, clock.Real{}, nil)
-		raw, _ := json.Marshal(locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE"))
+		raw, _ := json.Marshal(locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE"))
 		ref := location.Ref{CountryCode: "NL", PartyID: "CP1", LocationID: "LOC1"}
 		if res, err := s.Put(ctx, location.Change{}, ref, raw); err != nil || !res.Created {
 			t.Fatalf("put: %+v %v", res, err)
@@ -51,7 +52,7 @@ func TestLocationUpdatedEvent(t *testing.T) {
 		if res, err := s.Put(ctx, location.Change{}, ref, raw); err != nil || res.Changed {
 			t.Fatalf("unchanged put: %+v %v", res, err)
 		}
-		patch := []byte(`{"status":"CHARGING","last_updated":"` + ts(1) + `"}`)
+		patch := []byte(`{"status":"CHARGING","last_updated":"` + hubtest.Stamp(1) + `"}`)
 		evse := ref
 		evse.EVSEUID = "E1"
 		if _, err := s.Patch(ctx, location.Change{}, evse, patch); err != nil {
@@ -68,7 +69,7 @@ func TestLocationUpdatedEvent(t *testing.T) {
 		}
 
 		rec.fail = errors.New("webhook store down")
-		patch = []byte(`{"status":"BLOCKED","last_updated":"` + ts(2) + `"}`)
+		patch = []byte(`{"status":"BLOCKED","last_updated":"` + hubtest.Stamp(2) + `"}`)
 		if _, err := s.Patch(ctx, location.Change{}, evse, patch); err == nil {
 			t.Fatal("a change whose event failed was accepted")
 		}

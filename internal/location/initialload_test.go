@@ -36,13 +36,13 @@ func publish(t *testing.T, ctx context.Context, h *hubtest.Hub, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(tariffJSON("NL", "CP1", "T1", ts(0)))
+	raw, _ := json.Marshal(hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0)))
 	if _, _, err := h.Tariffs.Put(ctx, tariff.Change{PlatformID: cpo.ID}, tariff.Ref{CountryCode: "NL", PartyID: "CP1", ID: "T1"}, raw); err != nil {
 		t.Fatal(err)
 	}
 	for i := range n {
 		id := fmt.Sprintf("L%04d", i)
-		raw, _ := json.Marshal(locationJSON("NL", "CP1", id, "12.97160", "77.59460", ts(i), "E1:AVAILABLE"))
+		raw, _ := json.Marshal(locationJSON("NL", "CP1", id, "12.97160", "77.59460", hubtest.Stamp(i), "E1:AVAILABLE"))
 		if _, err := h.Locations.Put(ctx, location.Change{PlatformID: cpo.ID}, location.Ref{CountryCode: "NL", PartyID: "CP1", LocationID: id}, raw); err != nil {
 			t.Fatalf("location %s: %v", id, err)
 		}

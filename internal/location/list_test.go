@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -33,7 +34,7 @@ func TestDirectoryPagesUnderWrites(t *testing.T) {
 		put := func() {
 			pid := []string{"CP1", "CP2"}[n%2]
 			id := fmt.Sprintf("L%03d", n)
-			raw, _ := json.Marshal(locationJSON("NL", pid, id, "12.97160", "77.59460", ts(at), "E1:AVAILABLE", "E2:AVAILABLE"))
+			raw, _ := json.Marshal(locationJSON("NL", pid, id, "12.97160", "77.59460", hubtest.Stamp(at), "E1:AVAILABLE", "E2:AVAILABLE"))
 			if _, err := s.Put(ctx, location.Change{}, location.Ref{CountryCode: "NL", PartyID: pid, LocationID: id}, raw); err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +81,7 @@ func TestDirectoryPagesUnderWrites(t *testing.T) {
 				}
 				i := rnd.IntN(n)
 				ref := location.Ref{CountryCode: "NL", PartyID: []string{"CP1", "CP2"}[i%2], LocationID: fmt.Sprintf("L%03d", i), EVSEUID: "E1"}
-				patch := fmt.Sprintf(`{"status":%q,"last_updated":%q}`, statuses[rnd.IntN(3)], ts(at))
+				patch := fmt.Sprintf(`{"status":%q,"last_updated":%q}`, statuses[rnd.IntN(3)], hubtest.Stamp(at))
 				if _, err := s.Patch(ctx, location.Change{}, ref, []byte(patch)); err != nil {
 					t.Fatal(err)
 				}

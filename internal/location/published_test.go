@@ -22,7 +22,7 @@ func TestPublishedLengths(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		addr := strings.Repeat("Ring Road ", 5) + "Bengaluru Ø" // 61 characters
 		state := "Karnataka State Region"                       // 22
-		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")
+		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE")
 		loc["address"], loc["state"] = addr, state
 		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, loc, nil, "LOC1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
@@ -49,7 +49,7 @@ func TestPublishedLengths(t *testing.T) {
 
 		// A PATCH of the address is cut the same way on its way out.
 		long := strings.Repeat("MG Road ", 7) // 56
-		if _, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"address": long, "last_updated": ts(1)}, nil, "LOC1"); err != nil {
+		if _, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"address": long, "last_updated": hubtest.Stamp(1)}, nil, "LOC1"); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, b.ctx, b.EMSP.Platform, "address PATCH", func() bool {

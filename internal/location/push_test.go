@@ -16,8 +16,8 @@ import (
 // eMSPs with OCPI-from = the hub.
 func TestPushDirectoryAndBroadcast(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")
-		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", ts(0)), nil, "T1")
+		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE", "E2:AVAILABLE")
+		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0)), nil, "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, loc, nil, "LOC1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
@@ -29,7 +29,7 @@ func TestPushDirectoryAndBroadcast(t *testing.T) {
 		// A later change of the same location: it is delivered after
 		// anything queued before it, so once it arrived a broadcast of the
 		// unchanged re-PUT would have too.
-		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
 			t.Fatal(err)
 		}
 

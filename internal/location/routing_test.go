@@ -52,7 +52,7 @@ func TestAddressedRouting(t *testing.T) {
 		}
 
 		// The receiver's own errors pass back as they are.
-		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hubtest.ToHeader("DE", "EM1"), "NOPE", "E1")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}, hubtest.ToHeader("DE", "EM1"), "NOPE", "E1")
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2003)
 
 		// The hub's own failures.
@@ -73,7 +73,7 @@ func TestAddressedRouting(t *testing.T) {
 				b.h.Admin(t, http.MethodPost, fmt.Sprintf("/admin/parties/%d/suspend", p.ID), nil, nil)
 			}
 		}
-		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", ts(0)), hubtest.ToHeader("FR", "EM2"), "T1")
+		resp, err = b.CPO.Push(b.ctx, "tariffs", http.MethodPut, hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0)), hubtest.ToHeader("FR", "EM2"), "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 4003)
 		if !strings.Contains(resp.Envelope.StatusMessage, "FR/EM2") {
 			t.Errorf("4003 message: %s", resp.Body)

@@ -17,37 +17,37 @@ import (
 func TestEVSELifecycle(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
-		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E2", "AVAILABLE", ts(5)), nil, "LOC1", "E2")
+		resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E2", "AVAILABLE", hubtest.Stamp(5)), nil, "LOC1", "E2")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
-		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, connectorJSON("2", "IEC_62196_T2_COMBO", "DC", 920, 200, ts(7)), nil, "LOC1", "E2", "2")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, connectorJSON("2", "IEC_62196_T2_COMBO", "DC", 920, 200, hubtest.Stamp(7)), nil, "LOC1", "E2", "2")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
-		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{"T9"}, "last_updated": ts(8)}, nil, "LOC1", "E2", "2")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{"T9"}, "last_updated": hubtest.Stamp(8)}, nil, "LOC1", "E2", "2")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		// Older than the location's cascaded last_updated: ignored as stale.
-		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Stale name", "last_updated": ts(3)}, nil, "LOC1")
-		mustStale(t, "location PATCH older than a child's change", resp, err)
-		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Renamed", "last_updated": ts(8)}, nil, "LOC1")
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Stale name", "last_updated": hubtest.Stamp(3)}, nil, "LOC1")
+		hubtest.MustStale(t, "location PATCH older than a child's change", resp, err)
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"name": "Renamed", "last_updated": hubtest.Stamp(8)}, nil, "LOC1")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 
 		_, loc := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1", nil)
 		if loc["name"] != "Renamed" || loc["address"] != "Main Street 1" {
 			t.Errorf("PATCH did not merge: %v", loc)
 		}
-		if loc["last_updated"] != ts(8) {
-			t.Errorf("location last_updated = %v, want the latest child's %s (cascade)", loc["last_updated"], ts(8))
+		if loc["last_updated"] != hubtest.Stamp(8) {
+			t.Errorf("location last_updated = %v, want the latest child's %s (cascade)", loc["last_updated"], hubtest.Stamp(8))
 		}
 		_, e2 := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1/E2", nil)
 		conns, _ := e2["connectors"].([]any)
-		if len(conns) != 2 || e2["last_updated"] != ts(8) {
+		if len(conns) != 2 || e2["last_updated"] != hubtest.Stamp(8) {
 			t.Fatalf("EVSE E2 after connector PUT/PATCH: %v", e2)
 		}
-		if c := conns[1].(map[string]any); c["tariff_ids"].([]any)[0] != "T9" || c["last_updated"] != ts(8) {
+		if c := conns[1].(map[string]any); c["tariff_ids"].([]any)[0] != "T9" || c["last_updated"] != hubtest.Stamp(8) {
 			t.Errorf("connector after PATCH: %v", c)
 		}
 
 		// Every EVSE REMOVED: the location stays, in the directory too.
 		for _, uid := range []string{"E1", "E2"} {
-			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": "REMOVED", "last_updated": ts(9)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": "REMOVED", "last_updated": hubtest.Stamp(9)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -71,7 +71,7 @@ func TestEVSELifecycle(t *testing.T) {
 		if len(patches) == 1 {
 			_ = json.Unmarshal(patches[0].Body, &body)
 		}
-		if len(patches) != 1 || body["status"] != "REMOVED" || body["last_updated"] != ts(9) || len(body) != 2 {
+		if len(patches) != 1 || body["status"] != "REMOVED" || body["last_updated"] != hubtest.Stamp(9) || len(body) != 2 {
 			t.Errorf("status PATCH broadcast as %d requests: %v", len(patches), body)
 		}
 	})
@@ -93,11 +93,11 @@ func TestPartyIsolation(t *testing.T) {
 		}{
 			{http.MethodGet, rec + "/NL/CP1/LOC1", nil},
 			{http.MethodGet, rec + "/NL/CP1/LOC1/E1", nil},
-			{http.MethodPut, rec + "/NL/CP1/LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(5), "E1:CHARGING")},
-			{http.MethodPatch, rec + "/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(5)}},
-			{http.MethodPut, rec + "/NL/CP1/LOC2", locationJSON("NL", "CP1", "LOC2", "12.97160", "77.59460", ts(5), "E1:CHARGING")},
+			{http.MethodPut, rec + "/NL/CP1/LOC1", locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(5), "E1:CHARGING")},
+			{http.MethodPatch, rec + "/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(5)}},
+			{http.MethodPut, rec + "/NL/CP1/LOC2", locationJSON("NL", "CP1", "LOC2", "12.97160", "77.59460", hubtest.Stamp(5), "E1:CHARGING")},
 			{http.MethodGet, trec + "/NL/CP1/T1", nil},
-			{http.MethodPut, trec + "/NL/CP1/T1", tariffJSON("NL", "CP1", "T1", ts(5))},
+			{http.MethodPut, trec + "/NL/CP1/T1", hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(5))},
 			{http.MethodDelete, trec + "/NL/CP1/T1", nil},
 		}
 		for _, a := range attempts {
@@ -110,7 +110,7 @@ func TestPartyIsolation(t *testing.T) {
 			}
 		}
 		// A body naming the other party under one's own URL is a 2001.
-		resp, err := other.Push(b.ctx, "locations", http.MethodPut, locationJSON("NL", "CP1", "LOC3", "12.97160", "77.59460", ts(5), "E1:CHARGING"), nil, "LOC3")
+		resp, err := other.Push(b.ctx, "locations", http.MethodPut, locationJSON("NL", "CP1", "LOC3", "12.97160", "77.59460", hubtest.Stamp(5), "E1:CHARGING"), nil, "LOC3")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
 		if hubtest.ErrorField(resp) != "party_id" {
 			t.Errorf("field %q, want party_id", hubtest.ErrorField(resp))
@@ -129,7 +129,7 @@ func TestTariffLifecycle(t *testing.T) {
 		b.putT1(t)
 		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE", "E2:AVAILABLE")
 		for _, uid := range []string{"E1", "E2"} {
-			resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{}, "last_updated": ts(2)}, nil, "LOC1", uid, "1")
+			resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPatch, map[string]any{"tariff_ids": []string{}, "last_updated": hubtest.Stamp(2)}, nil, "LOC1", uid, "1")
 			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
 		}
 		if err := b.CPO.DeleteTariff(b.ctx, "T1"); err != nil {
@@ -153,7 +153,7 @@ func TestLateReceiverGetsFullObject(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
 		late := hubtest.Add(t, b.h, sim.StartEMSP, "Late eMSP", "ES", "LAT")
-		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}); err != nil {
+		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, b.ctx, late.Platform, "the full location at the late eMSP", func() bool {

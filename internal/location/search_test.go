@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 )
 
 // TestDriverSearch: the public search finds published locations within the
@@ -13,13 +15,13 @@ import (
 func TestDriverSearch(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		// Around MG Road, Bengaluru (12.97560, 77.60600).
-		near := locationJSON("NL", "CP1", "NEAR", "12.97600", "77.60600", ts(0), "E1:AVAILABLE")
-		fast := locationJSON("NL", "CP1", "FAST", "12.98500", "77.60600", ts(0), "E1:CHARGING", "E2:AVAILABLE")
-		fast["evses"].([]any)[1].(map[string]any)["connectors"] = []any{connectorJSON("1", "IEC_62196_T2_COMBO", "DC", 920, 163, ts(0))}
-		far := locationJSON("NL", "CP1", "FAR", "13.10000", "77.60600", ts(0), "E1:AVAILABLE")
-		hidden := locationJSON("NL", "CP1", "HIDDEN", "12.97570", "77.60600", ts(0), "E1:AVAILABLE")
+		near := locationJSON("NL", "CP1", "NEAR", "12.97600", "77.60600", hubtest.Stamp(0), "E1:AVAILABLE")
+		fast := locationJSON("NL", "CP1", "FAST", "12.98500", "77.60600", hubtest.Stamp(0), "E1:CHARGING", "E2:AVAILABLE")
+		fast["evses"].([]any)[1].(map[string]any)["connectors"] = []any{connectorJSON("1", "IEC_62196_T2_COMBO", "DC", 920, 163, hubtest.Stamp(0))}
+		far := locationJSON("NL", "CP1", "FAR", "13.10000", "77.60600", hubtest.Stamp(0), "E1:AVAILABLE")
+		hidden := locationJSON("NL", "CP1", "HIDDEN", "12.97570", "77.60600", hubtest.Stamp(0), "E1:AVAILABLE")
 		hidden["publish"] = false
-		gone := locationJSON("NL", "CP1", "GONE", "12.97580", "77.60600", ts(0), "E1:REMOVED")
+		gone := locationJSON("NL", "CP1", "GONE", "12.97580", "77.60600", hubtest.Stamp(0), "E1:REMOVED")
 		for _, l := range []map[string]any{near, fast, far, hidden, gone} {
 			if err := b.CPO.PutLocation(b.ctx, l["id"].(string), l); err != nil {
 				t.Fatal(err)

@@ -78,17 +78,6 @@ func connectorJSON(id, standard, power string, volt, amp int, lastUpdated string
 	return c
 }
 
-func tariffJSON(cc, pid, id, lastUpdated string) map[string]any {
-	return map[string]any{"country_code": cc, "party_id": pid, "id": id, "currency": "INR", "last_updated": lastUpdated,
-		"elements": []any{map[string]any{"price_components": []any{
-			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
-}
-
-// ts returns a timestamp i seconds after a fixed base.
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
 // hubGet calls a hub URL as a platform and decodes data.
 func hubGet(t *testing.T, p *sim.Platform, module, role, suffix string, header http.Header) (*ocpiclient.Response, map[string]any) {
 	t.Helper()
@@ -117,10 +106,10 @@ func waitState(t *testing.T, ctx context.Context, p *sim.Platform, what string, 
 }
 
 // putLocation has cpo (NL/pid) put location id at the usual coordinates,
-// last updated at ts(at), with evses (uid:status pairs).
+// last updated at hubtest.Stamp(at), with evses (uid:status pairs).
 func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int, evses ...string) {
 	t.Helper()
-	if err := cpo.PutLocation(b.ctx, id, locationJSON("NL", pid, id, "12.97160", "77.59460", ts(at), evses...)); err != nil {
+	if err := cpo.PutLocation(b.ctx, id, locationJSON("NL", pid, id, "12.97160", "77.59460", hubtest.Stamp(at), evses...)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -128,7 +117,7 @@ func (b *bundle) putLocation(t *testing.T, cpo *sim.CPO, pid, id string, at int,
 // putT1 has CPO One put its tariff T1.
 func (b *bundle) putT1(t *testing.T) {
 	t.Helper()
-	if err := b.CPO.PutTariff(b.ctx, "T1", tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+	if err := b.CPO.PutTariff(b.ctx, "T1", hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -41,7 +41,7 @@ func TestStatusPatchInPlace(t *testing.T) {
 			return m
 		}
 		for _, id := range []string{"FAST", "SLOW"} {
-			raw, _ := json.Marshal(locationJSON("NL", "CP1", id, "12.97160", "77.59460", ts(5), "E1:AVAILABLE", "E2:AVAILABLE"))
+			raw, _ := json.Marshal(locationJSON("NL", "CP1", id, "12.97160", "77.59460", hubtest.Stamp(5), "E1:AVAILABLE", "E2:AVAILABLE"))
 			if _, err := h.Locations.Put(ctx, ch, location.Ref{CountryCode: "NL", PartyID: "CP1", LocationID: id}, raw); err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestStatusPatchInPlace(t *testing.T) {
 				if id == "SLOW" {
 					extra = `,"uid":"E1"`
 				}
-				raw := fmt.Sprintf(`{"status":%q,"last_updated":%q%s}`, st.status, ts(st.lu), extra)
+				raw := fmt.Sprintf(`{"status":%q,"last_updated":%q%s}`, st.status, hubtest.Stamp(st.lu), extra)
 				_, errs[i] = h.Locations.Patch(ctx, ch, location.Ref{CountryCode: "NL", PartyID: "CP1", LocationID: id, EVSEUID: "e1"}, []byte(raw))
 			}
 			if (errs[0] != nil) != st.stale || (errs[1] != nil) != st.stale {

@@ -37,7 +37,7 @@ func TestStatusPatchStatements(t *testing.T) {
 		}
 		ch := location.Change{PlatformID: p.ID}
 		ref := location.Ref{CountryCode: "NL", PartyID: "CP1", LocationID: "LOC1"}
-		raw, _ := json.Marshal(locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE"))
+		raw, _ := json.Marshal(locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE", "E2:AVAILABLE"))
 		if _, err := h.Locations.Put(ctx, ch, ref, raw); err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestStatusPatchStatements(t *testing.T) {
 		statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED"}
 		for i, status := range statuses {
 			cctx, n := store.CountStmts(ctx)
-			res, err := h.Locations.Patch(cctx, ch, ref, []byte(fmt.Sprintf(`{"status":%q,"last_updated":%q}`, status, ts(10+i))))
+			res, err := h.Locations.Patch(cctx, ch, ref, []byte(fmt.Sprintf(`{"status":%q,"last_updated":%q}`, status, hubtest.Stamp(10+i))))
 			if err != nil || !res.Changed {
 				t.Fatalf("PATCH %s: %+v %v", status, res, err)
 			}

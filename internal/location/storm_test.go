@@ -41,7 +41,7 @@ func TestStatusStorm(t *testing.T) {
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
 		uids := []string{"E1", "E2", "E3"}
-		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE", "E3:AVAILABLE")
+		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE", "E2:AVAILABLE", "E3:AVAILABLE")
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", loc); err != nil {
 			t.Fatal(err)
 		}
@@ -54,10 +54,10 @@ func TestStatusStorm(t *testing.T) {
 		final := map[string]string{}
 		for i := 0; i < 48; i++ {
 			uid, status := uids[i%3], storm[(i/3+i)%len(storm)]
-			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": status, "last_updated": ts(10 + i)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", uid, map[string]any{"status": status, "last_updated": hubtest.Stamp(10 + i)}); err != nil {
 				t.Fatal(err)
 			}
-			sent = append(sent, fmt.Sprintf("%s:%s@%s", uid, status, ts(10+i)))
+			sent = append(sent, fmt.Sprintf("%s:%s@%s", uid, status, hubtest.Stamp(10+i)))
 			final[uid] = status
 		}
 		done := func(e *sim.EMSP) func() bool {
@@ -83,7 +83,7 @@ func TestStatusStorm(t *testing.T) {
 		b.EMSP2.SetDown(false)
 		// The next change anything sends it succeeds, and triggers the
 		// resync of what it missed.
-		if err := b.CPO.PutLocation(b.ctx, "LOC2", locationJSON("NL", "CP1", "LOC2", "12.98000", "77.60000", ts(100), "E1:AVAILABLE")); err != nil {
+		if err := b.CPO.PutLocation(b.ctx, "LOC2", locationJSON("NL", "CP1", "LOC2", "12.98000", "77.60000", hubtest.Stamp(100), "E1:AVAILABLE")); err != nil {
 			t.Fatal(err)
 		}
 		waitState(t, b.ctx, b.EMSP2.Platform, "final statuses at eMSP Two", done(b.EMSP2))
@@ -124,13 +124,13 @@ func TestOutboxSurvivesRestartAndCoalesces(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setup(t, h)
-		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")
+		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE")
 		b.EMSP.SetDown(true)
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", loc); err != nil {
 			t.Fatal(err)
 		}
 		for i, st := range []string{"CHARGING", "AVAILABLE", "BLOCKED"} {
-			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": st, "last_updated": ts(1 + i)}); err != nil {
+			if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": st, "last_updated": hubtest.Stamp(1 + i)}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -142,7 +142,7 @@ func TestOutboxSurvivesRestartAndCoalesces(t *testing.T) {
 
 		// After the restart, the CPO replaces the location: the PATCHes
 		// still queued for eMSP One are superseded.
-		loc = locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(10), "E1:OUTOFORDER")
+		loc = locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(10), "E1:OUTOFORDER")
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", loc); err != nil {
 			t.Fatal(err)
 		}

@@ -23,18 +23,18 @@ func TestPullSync(t *testing.T) {
 		b := setup(t, h)
 		for i := 0; i < 60; i++ {
 			id := "P" + string(rune('A'+i/26)) + string(rune('A'+i%26))
-			if err := b.CPO.SetLocation(locationJSON("NL", "CP1", id, "12.97160", "77.59460", ts(i), "E1:AVAILABLE")); err != nil {
+			if err := b.CPO.SetLocation(locationJSON("NL", "CP1", id, "12.97160", "77.59460", hubtest.Stamp(i), "E1:AVAILABLE")); err != nil {
 				t.Fatal(err)
 			}
 		}
-		bad := locationJSON("NL", "CP1", "BAD", "12.97160", "77.59460", ts(61), "E1:UNAVAILABLE")
-		foreign := locationJSON("NL", "XX9", "FOREIGN", "12.97160", "77.59460", ts(62), "E1:AVAILABLE")
+		bad := locationJSON("NL", "CP1", "BAD", "12.97160", "77.59460", hubtest.Stamp(61), "E1:UNAVAILABLE")
+		foreign := locationJSON("NL", "XX9", "FOREIGN", "12.97160", "77.59460", hubtest.Stamp(62), "E1:AVAILABLE")
 		for _, l := range []map[string]any{bad, foreign} {
 			if err := b.CPO.SetLocation(l); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := b.CPO.SetTariff(tariffJSON("NL", "CP1", "T1", ts(0))); err != nil {
+		if err := b.CPO.SetTariff(hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0))); err != nil {
 			t.Fatal(err)
 		}
 		p, err := h.Parties.FindByParty(b.ctx, party.RoleCPO, "NL", "CP1")
@@ -73,7 +73,7 @@ func TestPullSync(t *testing.T) {
 		}
 
 		// Incremental: only objects changed since the given time.
-		if err := b.CPO.SetLocation(locationJSON("NL", "CP1", "PAA", "12.97160", "77.59460", ts(100), "E1:CHARGING")); err != nil {
+		if err := b.CPO.SetLocation(locationJSON("NL", "CP1", "PAA", "12.97160", "77.59460", hubtest.Stamp(100), "E1:CHARGING")); err != nil {
 			t.Fatal(err)
 		}
 		res, err = h.Syncer.Sync(b.ctx, "locations", p.ID, time.Date(2026, 3, 1, 10, 1, 30, 0, time.UTC))

@@ -15,9 +15,9 @@ import (
 // eMSP gets it, instead of keeping a tariff its owner deleted.
 func TestTariffDeleteWhileReferenced(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, tariffJSON("NL", "CP1", "T1", ts(0)), nil, "T1")
+		resp, err := b.CPO.Push(b.ctx, "tariffs", http.MethodPut, hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(0)), nil, "T1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
-		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE")
+		loc := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE")
 		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, loc, nil, "LOC1")
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
 		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {

@@ -15,20 +15,20 @@ import (
 // was queued for the receivers.
 func TestValidation(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
-		base := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(0), "E1:AVAILABLE", "E2:AVAILABLE")
+		base := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(0), "E1:AVAILABLE", "E2:AVAILABLE")
 		b.putT1(t)
 		if err := b.CPO.PutLocation(b.ctx, "LOC1", base); err != nil {
 			t.Fatal(err)
 		}
 		edit := func(fn func(m map[string]any)) map[string]any {
-			m := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", ts(1), "E1:AVAILABLE", "E2:AVAILABLE")
+			m := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(1), "E1:AVAILABLE", "E2:AVAILABLE")
 			fn(m)
 			return m
 		}
 		evse := func(m map[string]any, i int) map[string]any { return m["evses"].([]any)[i].(map[string]any) }
 		conn := func(m map[string]any) map[string]any { return evse(m, 0)["connectors"].([]any)[0].(map[string]any) }
 		e1 := func(fn func(m map[string]any)) map[string]any {
-			m := evseJSON("E1", "CHARGING", ts(1))
+			m := evseJSON("E1", "CHARGING", hubtest.Stamp(1))
 			fn(m)
 			return m
 		}
@@ -63,26 +63,26 @@ func TestValidation(t *testing.T) {
 			{"location_id over 36", "locations", "PUT", []string{strings.Repeat("L", 37)}, edit(func(m map[string]any) {}), 200, 2001, "location_id", ""},
 			{"EVSE uid differs from URL", "locations", "PUT", []string{"LOC1", "E1"}, e1(func(m map[string]any) { m["uid"] = "E7" }), 200, 2001, "uid", ""},
 			{"EVSE without connectors", "locations", "PUT", []string{"LOC1", "E1"}, e1(func(m map[string]any) { m["connectors"] = []any{} }), 200, 2001, "connectors", ""},
-			{"connector id differs from URL", "locations", "PUT", []string{"LOC1", "E1", "1"}, connectorJSON("2", "CHADEMO", "DC", 500, 125, ts(1)), 200, 2001, "id", ""},
+			{"connector id differs from URL", "locations", "PUT", []string{"LOC1", "E1", "1"}, connectorJSON("2", "CHADEMO", "DC", 500, 125, hubtest.Stamp(1)), 200, 2001, "id", ""},
 			{"connector format not in the enum", "locations", "PUT", []string{"LOC1", "E1", "1"}, func() map[string]any {
-				c := connectorJSON("1", "CHADEMO", "DC", 500, 125, ts(1))
+				c := connectorJSON("1", "CHADEMO", "DC", 500, 125, hubtest.Stamp(1))
 				c["format"] = "PLUG"
 				return c
 			}(), 200, 2001, "format", ""},
 			{"PATCH without last_updated", "locations", "PATCH", []string{"LOC1", "E1"}, map[string]any{"status": "CHARGING"}, 200, 2001, "last_updated", ""},
-			{"PATCH with a bad status", "locations", "PATCH", []string{"LOC1", "E1"}, map[string]any{"status": "UNAVAILABLE", "last_updated": ts(2)}, 200, 2001, "status", ""},
-			{"PATCH changing the EVSE uid", "locations", "PATCH", []string{"LOC1", "E1"}, map[string]any{"uid": "E9", "last_updated": ts(2)}, 200, 2001, "uid", ""},
-			{"PATCH changing the location id", "locations", "PATCH", []string{"LOC1"}, map[string]any{"id": "LOC2", "last_updated": ts(2)}, 200, 2001, "id", ""},
-			{"PATCH removing a required field", "locations", "PATCH", []string{"LOC1"}, map[string]any{"address": nil, "last_updated": ts(2)}, 200, 2001, "address", ""},
+			{"PATCH with a bad status", "locations", "PATCH", []string{"LOC1", "E1"}, map[string]any{"status": "UNAVAILABLE", "last_updated": hubtest.Stamp(2)}, 200, 2001, "status", ""},
+			{"PATCH changing the EVSE uid", "locations", "PATCH", []string{"LOC1", "E1"}, map[string]any{"uid": "E9", "last_updated": hubtest.Stamp(2)}, 200, 2001, "uid", ""},
+			{"PATCH changing the location id", "locations", "PATCH", []string{"LOC1"}, map[string]any{"id": "LOC2", "last_updated": hubtest.Stamp(2)}, 200, 2001, "id", ""},
+			{"PATCH removing a required field", "locations", "PATCH", []string{"LOC1"}, map[string]any{"address": nil, "last_updated": hubtest.Stamp(2)}, 200, 2001, "address", ""},
 			{"PATCH removing an EVSE by omission", "locations", "PATCH", []string{"LOC1"}, map[string]any{
-				"evses": []any{map[string]any{"uid": "E1", "status": "CHARGING"}}, "last_updated": ts(2)}, 200, 2001, "evses", "REMOVED"},
-			{"PATCH of a connector with a bad amperage", "locations", "PATCH", []string{"LOC1", "E1", "1"}, map[string]any{"max_amperage": "lots", "last_updated": ts(2)}, 200, 2001, "max_amperage", ""},
-			{"PATCH of an unknown location", "locations", "PATCH", []string{"NOPE"}, map[string]any{"name": "x", "last_updated": ts(2)}, 404, 2003, "", ""},
-			{"PUT of an EVSE in an unknown location", "locations", "PUT", []string{"NOPE", "E1"}, evseJSON("E1", "AVAILABLE", ts(1)), 404, 2003, "", ""},
+				"evses": []any{map[string]any{"uid": "E1", "status": "CHARGING"}}, "last_updated": hubtest.Stamp(2)}, 200, 2001, "evses", "REMOVED"},
+			{"PATCH of a connector with a bad amperage", "locations", "PATCH", []string{"LOC1", "E1", "1"}, map[string]any{"max_amperage": "lots", "last_updated": hubtest.Stamp(2)}, 200, 2001, "max_amperage", ""},
+			{"PATCH of an unknown location", "locations", "PATCH", []string{"NOPE"}, map[string]any{"name": "x", "last_updated": hubtest.Stamp(2)}, 404, 2003, "", ""},
+			{"PUT of an EVSE in an unknown location", "locations", "PUT", []string{"NOPE", "E1"}, evseJSON("E1", "AVAILABLE", hubtest.Stamp(1)), 404, 2003, "", ""},
 			{"DELETE of an EVSE", "locations", "DELETE", []string{"LOC1", "E1"}, nil, 405, 2000, "", "REMOVED"},
-			{"tariff id differs from URL", "tariffs", "PUT", []string{"T1"}, tariffJSON("NL", "CP1", "T2", ts(1)), 200, 2001, "id", ""},
+			{"tariff id differs from URL", "tariffs", "PUT", []string{"T1"}, hubtest.Tariff("NL", "CP1", "T2", hubtest.Stamp(1)), 200, 2001, "id", ""},
 			{"tariff currency", "tariffs", "PUT", []string{"T1"}, func() map[string]any {
-				m := tariffJSON("NL", "CP1", "T1", ts(1))
+				m := hubtest.Tariff("NL", "CP1", "T1", hubtest.Stamp(1))
 				m["currency"] = "RUPEE"
 				return m
 			}(), 200, 2001, "currency", ""},

@@ -41,26 +41,9 @@ func conn0(m map[string]any) map[string]any {
 	return evse0(m)["connectors"].([]any)[0].(map[string]any)
 }
 
-func checkLocation(raw []byte) error {
-	var l ocpi.Location
-	if err := ocpi.Decode(raw, &l); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	l.Check(c)
-	return c.Err()
-}
-
 func TestLocationValidation(t *testing.T) {
 	t.Parallel()
-	if err := checkLocation([]byte(validLocation)); err != nil {
-		t.Fatalf("valid location rejected: %v", err)
-	}
-	tests := []struct {
-		name  string
-		edit  func(m map[string]any)
-		field string
-	}{
+	runFieldCases[ocpi.Location](t, validLocation, []fieldCase{
 		{"missing id", func(m map[string]any) { delete(m, "id") }, "id"},
 		{"id too long", func(m map[string]any) { m["id"] = strings.Repeat("x", 37) }, "id"},
 		{"missing publish", func(m map[string]any) { delete(m, "publish") }, "publish"},
@@ -101,19 +84,7 @@ func TestLocationValidation(t *testing.T) {
 			m["publish_allowed_to"] = []any{map[string]any{"issuer": "x"}}
 		}, "publish_allowed_to[0]"},
 		{"evses not a list", func(m map[string]any) { m["evses"] = map[string]any{} }, "evses"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := checkLocation(mutate(t, validLocation, tt.edit))
-			e, ok := err.(*ocpi.Error)
-			if !ok || e.Code != ocpi.EINVALID {
-				t.Fatalf("got %v, want EINVALID on %s", err, tt.field)
-			}
-			if e.Field != tt.field {
-				t.Fatalf("field = %q (%s), want %q", e.Field, e.Issue, tt.field)
-			}
-		})
-	}
+	})
 }
 
 func TestCanonicalKeepsUnknownFields(t *testing.T) {
@@ -122,15 +93,7 @@ func TestCanonicalKeepsUnknownFields(t *testing.T) {
 		m["last_updated"] = "2026-01-01T00:00:00"
 		evse0(m)["x_vendor"] = "kept"
 	})
-	var l ocpi.Location
-	if err := ocpi.Decode(raw, &l); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ocpi.Canonical(raw, &l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(out)
+	s := string(canonical(t, raw, &ocpi.Location{}))
 	for _, want := range []string{`"last_updated":"2026-01-01T00:00:00Z"`, `"x_custom":{"keep":[1,2.5]}`, `"x_vendor":"kept"`, `"max_voltage":230`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("canonical form lacks %s: %s", want, s)
@@ -140,14 +103,7 @@ func TestCanonicalKeepsUnknownFields(t *testing.T) {
 
 func TestCanonicalKeepsNumberDigits(t *testing.T) {
 	t.Parallel()
-	var l ocpi.Location
-	if err := ocpi.Decode([]byte(validLocation), &l); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ocpi.Canonical([]byte(validLocation), &l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := canonical(t, []byte(validLocation), &ocpi.Location{})
 	if !strings.Contains(string(out), `"keep":[1,2.50]`) {
 		t.Errorf("number digits changed: %s", out)
 	}
@@ -158,25 +114,9 @@ func TestTariffValidation(t *testing.T) {
 	valid := `{"country_code":"NL","party_id":"TNM","id":"T1","currency":"EUR","last_updated":"2026-01-01T00:00:00Z",
 	  "elements":[{"price_components":[{"type":"ENERGY","price":"0.25","vat":21,"step_size":1}],
 	  "restrictions":{"start_time":"08:00","day_of_week":["MONDAY"]}}]}`
-	check := func(raw []byte) error {
-		var tr ocpi.Tariff
-		if err := ocpi.Decode(raw, &tr); err != nil {
-			return err
-		}
-		c := ocpi.NewCheck("")
-		tr.Check(c)
-		return c.Err()
-	}
-	if err := check([]byte(valid)); err != nil {
-		t.Fatalf("valid tariff rejected: %v", err)
-	}
 	el := func(m map[string]any) map[string]any { return m["elements"].([]any)[0].(map[string]any) }
 	pc := func(m map[string]any) map[string]any { return el(m)["price_components"].([]any)[0].(map[string]any) }
-	tests := []struct {
-		name  string
-		edit  func(m map[string]any)
-		field string
-	}{
+	runFieldCases[ocpi.Tariff](t, valid, []fieldCase{
 		{"currency", func(m map[string]any) { m["currency"] = "EURO" }, "currency"},
 		{"type", func(m map[string]any) { m["type"] = "CHEAP" }, "type"},
 		{"no elements", func(m map[string]any) { m["elements"] = []any{} }, "elements"},
@@ -186,14 +126,5 @@ func TestTariffValidation(t *testing.T) {
 		{"day of week", func(m map[string]any) { el(m)["restrictions"] = map[string]any{"day_of_week": []any{"FUNDAY"}} }, "elements[0].restrictions.day_of_week[0]"},
 		{"start date", func(m map[string]any) { el(m)["restrictions"] = map[string]any{"start_date": "2026-13-01"} }, "elements[0].restrictions.start_date"},
 		{"reservation on energy", func(m map[string]any) { el(m)["restrictions"] = map[string]any{"reservation": "RESERVATION"} }, "elements[0].price_components[0].type"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := check(mutate(t, valid, tt.edit))
-			e, ok := err.(*ocpi.Error)
-			if !ok || e.Field != tt.field {
-				t.Fatalf("got %v, want failure on %s", err, tt.field)
-			}
-		})
-	}
+	})
 }

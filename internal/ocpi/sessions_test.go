@@ -32,6 +32,19 @@ const validCDR = `{"country_code":"NL","party_id":"CPO","id":"12345","start_date
   "total_cost":{"excl_vat":4.00,"incl_vat":4.40},"total_energy":15.342,"total_time":1.973,"total_time_cost":{"excl_vat":4.00,"incl_vat":4.40},
   "last_updated":"2026-06-29T23:38:00Z"}`
 
+// canonical decodes raw into v and returns its canonical form.
+func canonical(t *testing.T, raw []byte, v any) []byte {
+	t.Helper()
+	if err := ocpi.Decode(raw, v); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ocpi.Canonical(raw, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func checkInto(raw []byte, v interface{ Check(*ocpi.Check) }) error {
 	if err := ocpi.Decode(raw, v); err != nil {
 		return err
@@ -47,14 +60,19 @@ type fieldCase struct {
 	field string
 }
 
-func runFieldCases(t *testing.T, base string, mk func() interface{ Check(*ocpi.Check) }, cases []fieldCase) {
+// runFieldCases checks that base is a valid T and that each case's edit of
+// it is refused as EINVALID naming the case's field.
+func runFieldCases[T any, P interface {
+	*T
+	Check(*ocpi.Check)
+}](t *testing.T, base string, cases []fieldCase) {
 	t.Helper()
-	if err := checkInto([]byte(base), mk()); err != nil {
+	if err := checkInto([]byte(base), P(new(T))); err != nil {
 		t.Fatalf("valid object rejected: %v", err)
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkInto(mutate(t, base, tt.edit), mk())
+			err := checkInto(mutate(t, base, tt.edit), P(new(T)))
 			e, ok := err.(*ocpi.Error)
 			if !ok || e.Code != ocpi.EINVALID {
 				t.Fatalf("got %v, want EINVALID on %s", err, tt.field)
@@ -73,7 +91,7 @@ func item(m map[string]any, k string, i int) map[string]any {
 
 func TestTokenValidation(t *testing.T) {
 	t.Parallel()
-	runFieldCases(t, validToken, func() interface{ Check(*ocpi.Check) } { return &ocpi.Token{} }, []fieldCase{
+	runFieldCases[ocpi.Token](t, validToken, []fieldCase{
 		{"uid 37", func(m map[string]any) { m["uid"] = strings.Repeat("u", 37) }, "uid"},
 		{"uid missing", func(m map[string]any) { delete(m, "uid") }, "uid"},
 		{"type", func(m map[string]any) { m["type"] = "EMAID" }, "type"},
@@ -93,7 +111,7 @@ func TestTokenValidation(t *testing.T) {
 
 func TestSessionValidation(t *testing.T) {
 	t.Parallel()
-	runFieldCases(t, validSession, func() interface{ Check(*ocpi.Check) } { return &ocpi.Session{} }, []fieldCase{
+	runFieldCases[ocpi.Session](t, validSession, []fieldCase{
 		{"id 37", func(m map[string]any) { m["id"] = strings.Repeat("i", 37) }, "id"},
 		{"party id", func(m map[string]any) { m["party_id"] = "CP" }, "party_id"},
 		{"kwh missing", func(m map[string]any) { delete(m, "kwh") }, "kwh"},
@@ -122,7 +140,7 @@ func TestSessionValidation(t *testing.T) {
 func TestCDRValidation(t *testing.T) {
 	t.Parallel()
 	loc := func(m map[string]any) map[string]any { return sub(m, "cdr_location") }
-	runFieldCases(t, validCDR, func() interface{ Check(*ocpi.Check) } { return &ocpi.CDR{} }, []fieldCase{
+	runFieldCases[ocpi.CDR](t, validCDR, []fieldCase{
 		{"id 37 without credit", func(m map[string]any) { m["id"] = strings.Repeat("i", 37) }, "id"},
 		{"id 40 credit", func(m map[string]any) {
 			m["id"], m["credit"], m["credit_reference_id"] = strings.Repeat("i", 40), true, "12344"
@@ -167,7 +185,7 @@ func TestCDRValidation(t *testing.T) {
 func TestCommandValidation(t *testing.T) {
 	t.Parallel()
 	start := `{"response_url":"https://emsp.example/cb/1","token":` + validToken + `,"location_id":"LOC1","evse_uid":"E1","connector_id":"1","authorization_reference":"ref-1"}`
-	runFieldCases(t, start, func() interface{ Check(*ocpi.Check) } { return &ocpi.StartSession{} }, []fieldCase{
+	runFieldCases[ocpi.StartSession](t, start, []fieldCase{
 		{"response_url relative", func(m map[string]any) { m["response_url"] = "/cb" }, "response_url"},
 		{"response_url missing", func(m map[string]any) { delete(m, "response_url") }, "response_url"},
 		{"token missing", func(m map[string]any) { delete(m, "token") }, "token"},
@@ -176,25 +194,25 @@ func TestCommandValidation(t *testing.T) {
 		{"location 37", func(m map[string]any) { m["location_id"] = strings.Repeat("l", 37) }, "location_id"},
 	})
 	reserve := `{"response_url":"https://emsp.example/cb/2","token":` + validToken + `,"expiry_date":"2026-06-29T23:00:00Z","reservation_id":"R1","location_id":"LOC1"}`
-	runFieldCases(t, reserve, func() interface{ Check(*ocpi.Check) } { return &ocpi.ReserveNow{} }, []fieldCase{
+	runFieldCases[ocpi.ReserveNow](t, reserve, []fieldCase{
 		{"expiry missing", func(m map[string]any) { delete(m, "expiry_date") }, "expiry_date"},
 		{"reservation int", func(m map[string]any) { m["reservation_id"] = 5 }, "reservation_id"},
 	})
-	runFieldCases(t, `{"response_url":"https://e.example/x","session_id":"S1"}`, func() interface{ Check(*ocpi.Check) } { return &ocpi.StopSession{} }, []fieldCase{
+	runFieldCases[ocpi.StopSession](t, `{"response_url":"https://e.example/x","session_id":"S1"}`, []fieldCase{
 		{"session missing", func(m map[string]any) { delete(m, "session_id") }, "session_id"},
 	})
-	runFieldCases(t, `{"response_url":"https://e.example/x","location_id":"L","evse_uid":"E","connector_id":"1"}`, func() interface{ Check(*ocpi.Check) } { return &ocpi.UnlockConnector{} }, []fieldCase{
+	runFieldCases[ocpi.UnlockConnector](t, `{"response_url":"https://e.example/x","location_id":"L","evse_uid":"E","connector_id":"1"}`, []fieldCase{
 		{"connector missing", func(m map[string]any) { delete(m, "connector_id") }, "connector_id"},
 	})
-	runFieldCases(t, `{"response_url":"https://e.example/x","reservation_id":"R1"}`, func() interface{ Check(*ocpi.Check) } { return &ocpi.CancelReservation{} }, []fieldCase{
+	runFieldCases[ocpi.CancelReservation](t, `{"response_url":"https://e.example/x","reservation_id":"R1"}`, []fieldCase{
 		{"reservation missing", func(m map[string]any) { delete(m, "reservation_id") }, "reservation_id"},
 	})
-	runFieldCases(t, `{"result":"ACCEPTED","timeout":30}`, func() interface{ Check(*ocpi.Check) } { return &ocpi.CommandResponse{} }, []fieldCase{
+	runFieldCases[ocpi.CommandResponse](t, `{"result":"ACCEPTED","timeout":30}`, []fieldCase{
 		{"timeout missing", func(m map[string]any) { delete(m, "timeout") }, "timeout"},
 		{"timeout negative", func(m map[string]any) { m["timeout"] = -1 }, "timeout"},
 		{"result TIMEOUT is a result, not a response", func(m map[string]any) { m["result"] = "TIMEOUT" }, "result"},
 	})
-	runFieldCases(t, `{"result":"EVSE_OCCUPIED","message":[{"language":"en","text":"busy"}]}`, func() interface{ Check(*ocpi.Check) } { return &ocpi.CommandResult{} }, []fieldCase{
+	runFieldCases[ocpi.CommandResult](t, `{"result":"EVSE_OCCUPIED","message":[{"language":"en","text":"busy"}]}`, []fieldCase{
 		{"result", func(m map[string]any) { m["result"] = "UNKNOWN_SESSION" }, "result"},
 		{"message language", func(m map[string]any) { item(m, "message", 0)["language"] = "english" }, "message[0].language"},
 	})
@@ -205,33 +223,26 @@ func TestChargingProfileValidation(t *testing.T) {
 	set := `{"response_url":"https://scsp.example/r/1","charging_profile":{"charging_rate_unit":"W","min_charging_rate":1000.5,
 	  "charging_profile_period":[{"start_period":0,"limit":11000},{"start_period":1800,"limit":7400.5}]}}`
 	prof := func(m map[string]any) map[string]any { return sub(m, "charging_profile") }
-	runFieldCases(t, set, func() interface{ Check(*ocpi.Check) } { return &ocpi.SetChargingProfile{} }, []fieldCase{
+	runFieldCases[ocpi.SetChargingProfile](t, set, []fieldCase{
 		{"unit", func(m map[string]any) { prof(m)["charging_rate_unit"] = "kW" }, "charging_profile.charging_rate_unit"},
 		{"two decimals", func(m map[string]any) { item(prof(m), "charging_profile_period", 1)["limit"] = 7400.55 }, "charging_profile.charging_profile_period[1].limit"},
 		{"periods out of order", func(m map[string]any) { item(prof(m), "charging_profile_period", 1)["start_period"] = 0 }, "charging_profile.charging_profile_period[1].start_period"},
 		{"min rate negative", func(m map[string]any) { prof(m)["min_charging_rate"] = -1 }, "charging_profile.min_charging_rate"},
 		{"response_url", func(m map[string]any) { delete(m, "response_url") }, "response_url"},
 	})
-	runFieldCases(t, `{"result":"ACCEPTED","profile":{"start_date_time":"2026-01-01T00:00:00Z","charging_profile":{"charging_rate_unit":"A"}}}`,
-		func() interface{ Check(*ocpi.Check) } { return &ocpi.ActiveChargingProfileResult{} }, []fieldCase{
+	runFieldCases[ocpi.ActiveChargingProfileResult](t, `{"result":"ACCEPTED","profile":{"start_date_time":"2026-01-01T00:00:00Z","charging_profile":{"charging_rate_unit":"A"}}}`,
+		[]fieldCase{
 			{"result", func(m map[string]any) { m["result"] = "TOO_OFTEN" }, "result"},
 			{"profile start", func(m map[string]any) { delete(sub(m, "profile"), "start_date_time") }, "profile.start_date_time"},
 		})
-	runFieldCases(t, `{"result":"ACCEPTED","timeout":15}`, func() interface{ Check(*ocpi.Check) } { return &ocpi.ChargingProfileResponse{} }, []fieldCase{
+	runFieldCases[ocpi.ChargingProfileResponse](t, `{"result":"ACCEPTED","timeout":15}`, []fieldCase{
 		{"result", func(m map[string]any) { m["result"] = "UNKNOWN" }, "result"},
 	})
 }
 
 func TestSessionCanonicalKeepsUnknownFieldsAndDigits(t *testing.T) {
 	t.Parallel()
-	var s ocpi.Session
-	if err := ocpi.Decode([]byte(validSession), &s); err != nil {
-		t.Fatal(err)
-	}
-	out, err := ocpi.Canonical([]byte(validSession), &s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := canonical(t, []byte(validSession), &ocpi.Session{})
 	for _, want := range []string{`"x_vendor":{"k":1.50}`, `"kwh":0`, `"excl_vat":0.1`, `"incl_vat":0.12`, `"start_date_time":"2026-06-29T22:39:09Z"`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("canonical session lacks %s: %s", want, out)

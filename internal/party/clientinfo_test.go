@@ -100,7 +100,7 @@ func statusOf(list []sim.ClientInfo, role, cc, pid string) string {
 func TestHubClientInfo(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
+		emsp := addVolt(t, h)
 
 		// An invitation bound to a party announces it as PLANNED.
 		inv := invite(t, h, "acme", party.PartyRef{Role: party.RoleCPO, CountryCode: "NL", PartyID: "ACM"})
@@ -177,10 +177,9 @@ func TestLiveness(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		clk := h.Clock.(*clock.Fake)
-		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
+		emsp := addVolt(t, h)
+		cpo, pl := addAcme(t, h)
 		waitPush(t, emsp.Platform, "NL", "ACM", party.ClientConnected)
-		pl := platformOf(t, h, "NL", "ACM")
 		var reconnected []int64
 		h.Parties.ReconnectFuncs = append(h.Parties.ReconnectFuncs, func(_ context.Context, id int64) { reconnected = append(reconnected, id) })
 

@@ -8,6 +8,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // TestHubConnects drives the ocpihub-initiated handshake (we are the client):
@@ -43,7 +44,7 @@ func TestHubConnects(t *testing.T) {
 		if _, err := h.Parties.Connect(ctx(t), "", cpo.VersionsURL(), tokenA); ocpi.ErrorCode(err) != ocpi.ECLIENTAPI {
 			t.Errorf("connect again with a used token A: %v", err)
 		}
-		if n := count(t, h, "SELECT COUNT(*) FROM platforms"); n != 1 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms"); n != 1 {
 			t.Errorf("%d platforms after a refused connect, want 1", n)
 		}
 
@@ -92,7 +93,7 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 			t.Errorf("connect to a partner claiming our party: %v", err)
 		}
 		assertNothingRegistered(t, h)
-		if n := count(t, h, "SELECT COUNT(*) FROM client_info WHERE party_id IN ('BAR', 'OLD')"); n != 0 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM client_info WHERE party_id IN ('BAR', 'OLD')"); n != 0 {
 			t.Errorf("failed connects left %d HubClientInfo rows", n)
 		}
 	})
@@ -103,8 +104,7 @@ func TestHubConnectFailuresLeaveNothing(t *testing.T) {
 func TestRotation(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
-		pl := platformOf(t, h, "NL", "ACM")
+		cpo, pl := addAcme(t, h)
 
 		// From the partner's side.
 		oldC, oldB := cpo.Token(), cpo.TokenIn()
@@ -168,7 +168,7 @@ func TestRotation(t *testing.T) {
 		cpo.SetDown(false)
 		st, code = call(t, h, http.MethodGet, "/ocpi/2.2.1/credentials", rotatedC, true, nil)
 		wantStatus(t, "token C after a refused rotation", st, code, http.StatusOK, ocpi.StatusSuccess)
-		if n := count(t, h, "SELECT COUNT(*) FROM platforms WHERE token_next_hash IS NOT NULL"); n != 0 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms WHERE token_next_hash IS NOT NULL"); n != 0 {
 			t.Errorf("a refused rotation left a pending token")
 		}
 

@@ -76,7 +76,7 @@ func TestRegistrationToInternalAddressRefused(t *testing.T) {
 		if got := cpo.Requests(func(r sim.Request) bool { return true }); len(got) != 0 {
 			t.Errorf("the hub reached the partner's loopback address %d times: %+v", len(got), got)
 		}
-		if n := count(t, h, "SELECT COUNT(*) FROM invitations WHERE id = $1 AND used_at IS NULL", inv.ID); n != 1 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM invitations WHERE id = $1 AND used_at IS NULL", inv.ID); n != 1 {
 			t.Errorf("the refused attempts used token A")
 		}
 	}, productionGuard)

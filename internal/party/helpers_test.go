@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // ctx returns a context bounded by the test.
@@ -29,25 +30,29 @@ func invite(t *testing.T, h *hubtest.Hub, name string, parties ...party.PartyRef
 	return inv
 }
 
-// count runs a COUNT query on the hub's database.
-func count(t *testing.T, h *hubtest.Hub, query string, args ...any) int {
-	t.Helper()
-	var n int
-	if err := h.DB.Read().QueryRow(ctx(t), query, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return n
-}
-
 // assertNothingRegistered requires an empty registry: no platform, no role.
 func assertNothingRegistered(t *testing.T, h *hubtest.Hub) {
 	t.Helper()
-	if n := count(t, h, "SELECT COUNT(*) FROM platforms"); n != 0 {
+	if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms"); n != 0 {
 		t.Errorf("%d platforms stored, want none", n)
 	}
-	if n := count(t, h, "SELECT COUNT(*) FROM platform_roles"); n != 0 {
+	if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platform_roles"); n != 0 {
 		t.Errorf("%d platform roles stored, want none", n)
 	}
+}
+
+// addAcme registers the tests' usual CPO, Acme (NL/ACM), and returns it
+// with its platform.
+func addAcme(t *testing.T, h *hubtest.Hub) (*sim.CPO, *party.Platform) {
+	t.Helper()
+	cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
+	return cpo, platformOf(t, h, "NL", "ACM")
+}
+
+// addVolt registers the tests' usual eMSP, Volt (DE/VMO).
+func addVolt(t *testing.T, h *hubtest.Hub) *sim.EMSP {
+	t.Helper()
+	return hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
 }
 
 // platformOf returns the one platform hosting cc/pid.

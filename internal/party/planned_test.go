@@ -27,7 +27,7 @@ func TestPlannedPartiesWithdrawn(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		clk := h.Clock.(*clock.Fake)
-		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
+		emsp := addVolt(t, h)
 		inviteFor := func(name string, ttl time.Duration, parties ...party.PartyRef) *party.Invitation {
 			t.Helper()
 			inv, err := h.Parties.Invite(ctx(t), name, ttl, false, parties...)

@@ -7,6 +7,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // TestConcurrentRegistrationsWithOneTokenA: several credentials POSTs with
@@ -66,10 +67,10 @@ func TestConcurrentRegistrationsWithOneTokenA(t *testing.T) {
 		if ok != 1 || refused != n-1 {
 			t.Errorf("%d registrations succeeded and %d got 401, want 1 and %d", ok, refused, n-1)
 		}
-		if got := count(t, h, "SELECT COUNT(*) FROM platforms"); got != 1 {
+		if got := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms"); got != 1 {
 			t.Errorf("%d platforms stored, want 1", got)
 		}
-		if got := count(t, h, "SELECT COUNT(*) FROM platform_roles"); got != 1 {
+		if got := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platform_roles"); got != 1 {
 			t.Errorf("%d roles stored, want 1", got)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // TestPartnerRegisters drives the partner-initiated handshake (we are the
@@ -63,7 +64,7 @@ func TestPartnerRegisters(t *testing.T) {
 				t.Errorf("%s endpoints lack %s: %+v", tc.role, tc.required, pl.Endpoints)
 			}
 			sum := sha256.Sum256([]byte(tokenC))
-			if n := count(t, h, "SELECT COUNT(*) FROM platforms WHERE id = $1 AND token_in_hash = $2", pl.ID, hex.EncodeToString(sum[:])); n != 1 {
+			if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms WHERE id = $1 AND token_in_hash = $2", pl.ID, hex.EncodeToString(sum[:])); n != 1 {
 				t.Errorf("%s: token C is not stored as its SHA-256", tc.role)
 			}
 			auth, err := h.Parties.Auth(pl)
@@ -84,7 +85,7 @@ func TestPartnerRegisters(t *testing.T) {
 			// Token A died with the registration.
 			st, code := call(t, h, http.MethodGet, "/ocpi/versions", inv.Token, true, nil)
 			wantStatus(t, "token A after use", st, code, http.StatusUnauthorized, ocpi.StatusClientError)
-			if n := count(t, h, "SELECT COUNT(*) FROM invitations WHERE id = $1 AND used_at IS NOT NULL AND platform_id = $2", inv.ID, pl.ID); n != 1 {
+			if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM invitations WHERE id = $1 AND used_at IS NOT NULL AND platform_id = $2", inv.ID, pl.ID); n != 1 {
 				t.Errorf("invitation %d not marked used by platform %d", inv.ID, pl.ID)
 			}
 		}
@@ -126,7 +127,7 @@ func TestRegistrationFailuresStoreNothing(t *testing.T) {
 				t.Fatalf("%s: register error %v (status_code %d), want %d with HTTP 200", tc.name, err, sim.StatusCode(err), tc.wantCode)
 			}
 			assertNothingRegistered(t, h)
-			if n := count(t, h, "SELECT COUNT(*) FROM invitations WHERE id = $1 AND used_at IS NULL", inv.ID); n != 1 {
+			if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM invitations WHERE id = $1 AND used_at IS NULL", inv.ID); n != 1 {
 				t.Errorf("%s: the failed attempt used token A", tc.name)
 			}
 		}
@@ -227,7 +228,7 @@ func TestTokenARules(t *testing.T) {
 		if sim.HTTPStatus(err) != http.StatusUnauthorized {
 			t.Errorf("expired token A: %v, want 401", err)
 		}
-		if n := count(t, h, "SELECT COUNT(*) FROM platforms"); n != 1 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms"); n != 1 {
 			t.Errorf("%d platforms, want only the CPO", n)
 		}
 	}, withFakeClock)
@@ -238,8 +239,7 @@ func TestTokenARules(t *testing.T) {
 func TestSuspendAndResume(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		cpo := hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
-		pl := platformOf(t, h, "NL", "ACM")
+		cpo, pl := addAcme(t, h)
 		if err := h.Parties.Suspend(ctx(t), pl.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +272,7 @@ func TestSuspendAndResume(t *testing.T) {
 func TestUnregisterAndRegisterAgain(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		emsp := hubtest.Add(t, h, sim.StartEMSP, "Volt", "DE", "VMO")
+		emsp := addVolt(t, h)
 		first := platformOf(t, h, "DE", "VMO")
 		old := emsp.Token()
 		if err := emsp.Unregister(ctx(t)); err != nil {
@@ -289,7 +289,7 @@ func TestUnregisterAndRegisterAgain(t *testing.T) {
 		if _, err := h.Parties.Auth(got); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, h, "SELECT COUNT(*) FROM platforms WHERE id = $1 AND token_in_hash IS NULL AND token_out = ''", first.ID); n != 1 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms WHERE id = $1 AND token_in_hash IS NULL AND token_out = ''", first.ID); n != 1 {
 			t.Errorf("the unregistered platform keeps tokens")
 		}
 
@@ -314,7 +314,7 @@ func TestUnregisterAndRegisterAgain(t *testing.T) {
 func TestPartyConflicts(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
-		hubtest.Add(t, h, sim.StartCPO, "Acme", "NL", "ACM")
+		addAcme(t, h)
 
 		for _, tc := range []struct {
 			name    string
@@ -331,7 +331,7 @@ func TestPartyConflicts(t *testing.T) {
 			if sim.StatusCode(err) != ocpi.StatusInvalidParams {
 				t.Errorf("%s: %v, want 2001", tc.name, err)
 			}
-			if n := count(t, h, "SELECT COUNT(*) FROM platforms"); n != 1 {
+			if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms"); n != 1 {
 				t.Errorf("%s: %d platforms stored", tc.name, n)
 			}
 		}

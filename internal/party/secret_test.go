@@ -89,7 +89,7 @@ func TestTokensAtRestSealed(t *testing.T) {
 				t.Errorf("the SHA-256 of token %q is not stored", tok)
 			}
 		}
-		if n := count(t, h, "SELECT COUNT(*) FROM platforms WHERE token_out LIKE 'v1:%'"); n != 2 {
+		if n := storetest.Count(t, h.DB, "SELECT COUNT(*) FROM platforms WHERE token_out LIKE 'v1:%'"); n != 2 {
 			t.Errorf("%d sealed tokens, want 2", n)
 		}
 		if l, _ := logs.Load(h.Logger); strings.Contains(l.(*logsink.Buffer).String(), "no secret key") {
@@ -140,7 +140,7 @@ func TestTokensAtRestWithoutKey(t *testing.T) {
 			o.DBURL = h.DBURL
 			o.Config = func(c *app.Config) { c.SecretKey = "a key set later, 32 bytes or more long" }
 		})
-		if n := count(t, sealed, "SELECT COUNT(*) FROM platforms WHERE token_out LIKE 'v1:%'"); n != 2 {
+		if n := storetest.Count(t, sealed.DB, "SELECT COUNT(*) FROM platforms WHERE token_out LIKE 'v1:%'"); n != 2 {
 			t.Errorf("%d tokens sealed at start, want 2", n)
 		}
 		text = dbText(t, sealed)

@@ -75,7 +75,7 @@ func TestAdviceFlags(t *testing.T) {
 
 		// Another PTP confirming this PTP's payment: unmatched, flagged,
 		// never forwarded nor shown to the CPO.
-		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
+		other := b.otherPTP(t)
 		stolen, _ := ptp.Advice("FAC-S", "pay-mismatch", "")
 		resp, err = other.Confirm(ctx, stolen)
 		hubtest.MustStatus(t, resp, err, http.StatusCreated, 1000)
@@ -270,7 +270,7 @@ func TestAdviceValidation(t *testing.T) {
 		hubtest.MustStatus(t, resp, err, http.StatusMethodNotAllowed, 2001)
 		resp, err = cpo.Payments(ctx, http.MethodGet, "/financial-advice-confirmations/F1", nil, nil)
 		hubtest.MustStatus(t, resp, err, http.StatusNotFound, 2000)
-		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
+		other := b.otherPTP(t)
 		if n := len(list(t, ctx, other.Platform, "RECEIVER", "/financial-advice-confirmations")); n != 0 {
 			t.Errorf("another PTP sees %d confirmations", n)
 		}

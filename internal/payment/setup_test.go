@@ -43,6 +43,13 @@ func each(t *testing.T, fn func(*testing.T, *bundle), opts ...func(*hubtest.Opti
 	hubtest.EachWith(t, func(t *testing.T, h *hubtest.Hub) *bundle { return setup(t, h, "2.2.1") }, fn, append([]func(*hubtest.Options){options}, opts...)...)
 }
 
+// otherPTP registers a second PTP (NL/OPT), a stranger to the bundle PTP's
+// terminals and payments.
+func (b *bundle) otherPTP(t *testing.T) *ptpsim.PTP {
+	t.Helper()
+	return hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
+}
+
 // setup registers the partners; ptpVersion is the version the PTP speaks
 // ("2.2.1" or "2.3.0").
 func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
@@ -55,10 +62,8 @@ func setup(t *testing.T, h *hubtest.Hub, ptpVersion string) *bundle {
 	if got := b.ptp.HubVersion(); got != ptpVersion {
 		t.Fatalf("the PTP speaks %s with the hub, want %s", got, ptpVersion)
 	}
-	tariff := map[string]any{"country_code": "IN", "party_id": "CP1", "id": "T1", "currency": "INR", "type": "AD_HOC_PAYMENT",
-		"preauthorize_amount": 50, "elements": []any{map[string]any{"price_components": []any{
-			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}},
-		"last_updated": ocpi.NewDateTime(time.Now())}
+	tariff := hubtest.Tariff("IN", "CP1", "T1", ocpi.NewDateTime(time.Now()).String())
+	tariff["type"], tariff["preauthorize_amount"] = "AD_HOC_PAYMENT", 50
 	if err := b.cpo.PutTariff(b.ctx, "T1", tariff); err != nil {
 		t.Fatal(err)
 	}

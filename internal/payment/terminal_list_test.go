@@ -17,7 +17,7 @@ import (
 func TestOperatorTerminalList(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		ctx := b.ctx
-		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
+		other := b.otherPTP(t)
 
 		// T-A: CPO One's, serving LOC2 whole and EVSE E1 of LOC1; T-B: CPO
 		// Two's by its body; T-C: unclaimed, of the other PTP.

@@ -108,7 +108,7 @@ func TestTerminalRules(t *testing.T) {
 		}
 
 		// A PTP creating an id another PTP holds; an eMSP in the module.
-		other := hubtest.Add(t, b.h, ptpsim.Start, "Other PTP", "NL", "OPT")
+		other := b.otherPTP(t)
 		// Its creates (POST, PUT) are checked as creates and refused with
 		// 2001 that does not say who holds the id; its PATCH is an unknown
 		// terminal's 404.

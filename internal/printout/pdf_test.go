@@ -3,6 +3,7 @@ package printout
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"image"
 	"image/color"
 	"io"
@@ -19,6 +20,35 @@ import (
 	"github.com/makiuchi-d/gozxing/qrcode"
 	"golang.org/x/image/font/sfnt"
 )
+
+// invalidCase is an edit of a valid sample that rendering must refuse.
+type invalidCase[T any] struct {
+	name   string
+	change func(*T)
+}
+
+// wantInvalid renders each case's edit of a fresh sample and fails the test
+// unless rendering refuses it with ErrInvalid.
+func wantInvalid[T any](t *testing.T, sample func() T, render func(T) ([]byte, error), cases []invalidCase[T]) {
+	t.Helper()
+	for _, tt := range cases {
+		v := sample()
+		tt.change(&v)
+		if _, err := render(v); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: error = %v, want ErrInvalid", tt.name, err)
+		}
+	}
+}
+
+// renderPage renders v and parses the one-page PDF.
+func renderPage[T any](t *testing.T, render func(T) ([]byte, error), v T) parsed {
+	t.Helper()
+	data, err := render(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsePDF(t, data)
+}
 
 // parsed is a one-page PDF read back by an independent parser.
 type parsed struct {

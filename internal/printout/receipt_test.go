@@ -2,7 +2,6 @@ package printout
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -35,11 +34,7 @@ func sampleReceipt() Receipt {
 func TestReceiptPDF(t *testing.T) {
 	t.Parallel()
 	r := sampleReceipt()
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 
 	if w, h := p.sizeMM(); w != 210 || h != 297 {
 		t.Errorf("page is %v × %v mm, want A4 (210 × 297)", w, h)
@@ -96,11 +91,7 @@ func TestReceiptNotRefundable(t *testing.T) {
 	t.Parallel()
 	r := sampleReceipt()
 	r.Captured, r.Cost, r.Refunded, r.NotRefundable = 50000, 49950, 0, 50
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 	for label, want := range map[string]string{
 		"Paid by UPI":                  "₹500.00",
 		"Cost of the session":          "₹499.50",
@@ -144,10 +135,7 @@ func TestReceiptDeterministic(t *testing.T) {
 
 func TestReceiptInvalid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name   string
-		change func(*Receipt)
-	}{
+	wantInvalid(t, sampleReceipt, ReceiptPDF, []invalidCase[Receipt]{
 		{"no id", func(r *Receipt) { r.ID = "" }},
 		{"no issuer", func(r *Receipt) { r.Issuer = "" }},
 		{"no location", func(r *Receipt) { r.LocationName = " " }},
@@ -170,14 +158,7 @@ func TestReceiptInvalid(t *testing.T) {
 		{"refund above captured", func(r *Receipt) { r.Refunded = r.Captured + 1 }},
 		{"refund plus not refundable above captured", func(r *Receipt) { r.Refunded, r.NotRefundable = r.Captured, 1 }},
 		{"too long for a page", func(r *Receipt) { r.TariffLines = make([]string, 60) }},
-	}
-	for _, tt := range tests {
-		r := sampleReceipt()
-		tt.change(&r)
-		if _, err := ReceiptPDF(r); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error = %v, want ErrInvalid", tt.name, err)
-		}
-	}
+	})
 	// The edges that are allowed: a full refund, a zero-length session.
 	r := sampleReceipt()
 	r.Refunded, r.Cost, r.SessionEnd = r.Captured, 0, r.SessionStart

@@ -1,7 +1,6 @@
 package printout
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -26,11 +25,7 @@ func sampleSticker() Sticker {
 func TestStickerPDF(t *testing.T) {
 	t.Parallel()
 	s := sampleSticker()
-	data, err := StickerPDF(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, StickerPDF, s)
 
 	if w, h := p.sizeMM(); w != 105 || h != 148 {
 		t.Errorf("page is %v × %v mm, want A6 (105 × 148)", w, h)
@@ -69,11 +64,7 @@ func TestStickerPDF(t *testing.T) {
 
 func TestStickerQRSize(t *testing.T) {
 	t.Parallel()
-	data, err := StickerPDF(sampleSticker())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, StickerPDF, sampleSticker())
 	m, err := encode(sampleSticker().URL)
 	if err != nil {
 		t.Fatal(err)
@@ -102,11 +93,7 @@ func TestStickerText(t *testing.T) {
 	s.MaxPowerW = 7400
 	s.Support = ""
 	s.Address = ""
-	data, err := StickerPDF(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, StickerPDF, s)
 	p.assertGlyphs(t)
 	// Latin with diacritics prints; Devanagari, which the font lacks,
 	// prints as "?" (one per code point) rather than as blank boxes.
@@ -119,10 +106,7 @@ func TestStickerText(t *testing.T) {
 
 func TestStickerInvalid(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name   string
-		change func(*Sticker)
-	}{
+	wantInvalid(t, sampleSticker, StickerPDF, []invalidCase[Sticker]{
 		{"no URL", func(s *Sticker) { s.URL = "" }},
 		{"no QR ref", func(s *Sticker) { s.QRRef = " " }},
 		{"no location name", func(s *Sticker) { s.LocationName = "" }},
@@ -133,14 +117,7 @@ func TestStickerInvalid(t *testing.T) {
 		{"five tariff lines", func(s *Sticker) { s.TariffLines = make([]string, 5) }},
 		{"URL too long for a QR", func(s *Sticker) { s.URL += strings.Repeat("x", maxQRContent) }},
 		{"address too long for A6", func(s *Sticker) { s.Address = strings.Repeat("Very long street name, ", 20) }},
-	}
-	for _, tt := range tests {
-		s := sampleSticker()
-		tt.change(&s)
-		if _, err := StickerPDF(s); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error = %v, want ErrInvalid", tt.name, err)
-		}
-	}
+	})
 	// Four tariff lines, the most allowed, fit.
 	s := sampleSticker()
 	s.TariffLines = []string{"₹18.00/kWh", "₹2.00/min after 60 min", "₹50.00 per session", "Incl. 18% GST"}

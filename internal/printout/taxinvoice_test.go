@@ -1,7 +1,6 @@
 package printout
 
 import (
-	"errors"
 	"testing"
 )
 
@@ -38,11 +37,7 @@ func TestTaxInvoicePDF(t *testing.T) {
 			t.Parallel()
 			r := sampleReceipt()
 			r.Tax = sampleTax(c.inter)
-			data, err := ReceiptPDF(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := parsePDF(t, data)
+			p := renderPage(t, ReceiptPDF, r)
 			rows := map[string]string{
 				"Invoice no.": "INV/2526/0000451", "Invoice date": "2026-03-12", "Supplier GSTIN": "27AABCO1234F1ZV",
 				"SAC": "998714 Electric vehicle battery charging service", "Quantity": "41.237 kWh", "Reverse charge": "No",
@@ -80,11 +75,7 @@ func TestTaxInvoiceCreditNotePDF(t *testing.T) {
 	r := sampleReceipt()
 	r.Tax = sampleTax(true)
 	r.Tax.CreditNotes = []CreditNote{{Number: "CRN/2526/0000007", Date: "2026-03-14", Reason: "goodwill", Taxable: 4237, IGST: 763, Total: 5000}}
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 	for label, want := range map[string]string{"Credit note": "CRN/2526/0000007 of 2026-03-14", "Reason": "goodwill",
 		"Taxable value credited": "₹42.37", "IGST credited": "₹7.63", "Total credited": "₹50.00"} {
 		if got := p.after(label); got != want {
@@ -98,23 +89,19 @@ func TestTaxInvoiceCreditNotePDF(t *testing.T) {
 
 func TestTaxInvoiceInvalid(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct {
-		name   string
-		change func(*TaxInvoice)
-	}{
+	// The receipt a tax invoice is printed on.
+	render := func(tax TaxInvoice) ([]byte, error) {
+		r := sampleReceipt()
+		r.Tax = &tax
+		return ReceiptPDF(r)
+	}
+	wantInvalid(t, func() TaxInvoice { return *sampleTax(false) }, render, []invalidCase[TaxInvoice]{
 		{"no number", func(t *TaxInvoice) { t.Number = "" }},
 		{"number too long", func(t *TaxInvoice) { t.Number = "INVOICE/2526/00451" }},
 		{"no GSTIN", func(t *TaxInvoice) { t.SupplierGSTIN = "" }},
 		{"total off", func(t *TaxInvoice) { t.Total++ }},
 		{"IGST within a state", func(t *TaxInvoice) { t.IGST, t.CGST = t.CGST, 0 }},
-	} {
-		r := sampleReceipt()
-		r.Tax = sampleTax(false)
-		c.change(r.Tax)
-		if _, err := ReceiptPDF(r); !errors.Is(err, ErrInvalid) {
-			t.Errorf("%s: error = %v, want ErrInvalid", c.name, err)
-		}
-	}
+	})
 }
 
 // TestTaxInvoiceManyCreditNotes: several credit notes (four here, with a
@@ -128,11 +115,7 @@ func TestTaxInvoiceManyCreditNotes(t *testing.T) {
 		r.Tax.CreditNotes = append(r.Tax.CreditNotes, CreditNote{Number: "CRN/2526/000000" + string(rune('1'+i)), Date: "2026-03-14",
 			Taxable: 4237, CGST: 382, SGST: 381, Total: 5000})
 	}
-	data, err := ReceiptPDF(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := parsePDF(t, data)
+	p := renderPage(t, ReceiptPDF, r)
 	if got := p.after("CRN/2526/0000004"); got != "2026-03-14: ₹50.00 incl. CGST ₹3.82 + SGST ₹3.81" {
 		t.Errorf("fourth credit note: %q", got)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -18,16 +19,7 @@ import (
 type answer struct {
 	status int
 	header http.Header
-	env    struct {
-		StatusCode    int    `json:"status_code"`
-		StatusMessage string `json:"status_message"`
-		Error         *struct {
-			Description string `json:"description"`
-			Details     *struct {
-				Field string `json:"field"`
-			} `json:"details"`
-		} `json:"error"`
-	}
+	env    ocpi.Envelope
 }
 
 func get(t *testing.T, base, token, path string) answer {

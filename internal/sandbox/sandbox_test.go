@@ -40,11 +40,7 @@ func TestDailyAt(t *testing.T) {
 
 func count(t *testing.T, db *store.DB, table string) int {
 	t.Helper()
-	var n int
-	if err := db.Read().QueryRow(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, db, "SELECT COUNT(*) FROM "+table)
 }
 
 func TestRunIfDue(t *testing.T) {

@@ -254,10 +254,7 @@ func TestSessionValidation(t *testing.T) {
 			{"not JSON", "PUT", "/IN/CP1/S1", []byte("[1,"), 400, 2001, ""},
 		}
 		for _, c := range cases {
-			resp := hubtest.MustStatus(t, b.put(t, b.CPO.Platform, c.method, c.path, c.body), nil, c.http, c.code)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
-			}
+			hubtest.MustError(t, c.name, b.put(t, b.CPO.Platform, c.method, c.path, c.body), nil, c.http, c.code, c.field)
 		}
 		st, err := b.H.Sessions.Find(b.Ctx, sessionRef("IN", "CP1", "S1"))
 		if err != nil || st.Status != "ACTIVE" || len(st.Session.ChargingPeriods) != 0 || st.Owner.PartyID != "EM1" {

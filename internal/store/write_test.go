@@ -17,13 +17,7 @@ func TestWrite(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		storetest.Exec(t, db, "CREATE TABLE write_probe (n INTEGER NOT NULL UNIQUE)")
-		count := func() (n int) {
-			t.Helper()
-			if err := db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM write_probe").Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		count := func() int { return storetest.Count(t, db, "SELECT COUNT(*) FROM write_probe") }
 		for i := range 3 { // the second and third run the prepared text
 			if n, err := db.Write(ctx, "INSERT INTO write_probe (n) VALUES ($1)", i); err != nil || n != 1 {
 				t.Fatalf("write %d: %d rows, %v", i, n, err)

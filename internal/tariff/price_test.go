@@ -14,8 +14,8 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
-// tariffOf decodes a tariff written compactly: the country, party and
-// last_updated every test shares are added.
+// mustTariff decodes a tariff written compactly: the country, party, id,
+// currency and last_updated every test shares are added.
 func mustTariff(t testing.TB, elements string, extra ...string) ocpi.Tariff {
 	t.Helper()
 	raw := `{"country_code":"DE","party_id":"ALL","id":"T1","currency":"EUR","last_updated":"2019-01-01T00:00:00Z",` +
@@ -423,11 +423,7 @@ func TestPriceRefuses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			var tf ocpi.Tariff
-			raw := `{"country_code":"DE","party_id":"ALL","id":"T1","currency":"EUR","last_updated":"2019-01-01T00:00:00Z","elements":` + c.elements + `}`
-			if err := ocpi.Decode([]byte(raw), &tf); err != nil {
-				t.Fatal(err)
-			}
+			tf := mustTariff(t, c.elements)
 			_, err := Price(Input{Tariffs: []ocpi.Tariff{tf}, Start: start, End: start.Add(time.Hour), Periods: periods})
 			var oe *ocpi.Error
 			if err == nil || !asError(err, &oe) || oe.Field != c.field {
@@ -440,13 +436,9 @@ func TestPriceRefuses(t *testing.T) {
 	// 18:00–20:00 0.30 (2 kWh at 13:00 = 0.50; at 19:00 = 0.60).
 	t.Run("partly overlapping windows: the first element wins", func(t *testing.T) {
 		t.Parallel()
-		var tf ocpi.Tariff
-		raw := `{"country_code":"DE","party_id":"ALL","id":"T1","currency":"EUR","last_updated":"2019-01-01T00:00:00Z","elements":[` +
-			`{"price_components":[{"type":"ENERGY","price":0.25,"step_size":1}],"restrictions":{"start_time":"08:00","end_time":"18:00"}},` +
-			`{"price_components":[{"type":"ENERGY","price":0.30,"step_size":1}],"restrictions":{"start_time":"12:00","end_time":"20:00"}}]}`
-		if err := ocpi.Decode([]byte(raw), &tf); err != nil {
-			t.Fatal(err)
-		}
+		tf := mustTariff(t, `[`+
+			`{"price_components":[{"type":"ENERGY","price":0.25,"step_size":1}],"restrictions":{"start_time":"08:00","end_time":"18:00"}},`+
+			`{"price_components":[{"type":"ENERGY","price":0.30,"step_size":1}],"restrictions":{"start_time":"12:00","end_time":"20:00"}}]`)
 		for clock, want := range map[string]string{"13:00": "0.5", "19:00": "0.6"} {
 			s := at(monday, clock, nil)
 			c, err := Price(Input{Tariffs: []ocpi.Tariff{tf}, Start: s, End: s.Add(time.Hour), Periods: []ocpi.ChargingPeriod{period(s, "ENERGY=2")}})
@@ -478,7 +470,7 @@ func asError(err error, target **ocpi.Error) bool {
 // randomTariff builds a tariff of restricted elements and an unrestricted
 // last one, with non-negative prices; a monotone tariff has no restriction
 // and step 1 (so more energy or time can never cost less).
-func randomTariff(r *rand.Rand, monotone bool) ocpi.Tariff {
+func randomTariff(t *testing.T, r *rand.Rand, monotone bool) ocpi.Tariff {
 	dims := []string{"ENERGY", "TIME", "PARKING_TIME", "FLAT"}
 	var els []string
 	n := 1 + r.IntN(3)
@@ -507,12 +499,7 @@ func randomTariff(r *rand.Rand, monotone bool) ocpi.Tariff {
 		}
 		els = append(els, el+"}")
 	}
-	var tf ocpi.Tariff
-	raw := `{"country_code":"DE","party_id":"ALL","id":"R","currency":"EUR","last_updated":"2019-01-01T00:00:00Z","elements":[` + strings.Join(els, ",") + `]}`
-	if err := ocpi.Decode([]byte(raw), &tf); err != nil {
-		panic(err)
-	}
-	return tf
+	return mustTariff(t, `[`+strings.Join(els, ",")+`]`)
 }
 
 // randomSession makes 1–6 periods of whole minutes with energy, charging and
@@ -548,7 +535,7 @@ func TestPriceProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
 		monotone := i%2 == 0
-		tf := randomTariff(r, monotone)
+		tf := randomTariff(t, r, monotone)
 		start, end, ps := randomSession(r)
 		in := Input{Tariffs: []ocpi.Tariff{tf}, Start: start, End: end, Periods: ps}
 		base := mustPrice(t, in)

@@ -136,10 +136,7 @@ func TestTokenValidation(t *testing.T) {
 		}
 		for _, c := range cases {
 			resp, err := b.EMSP.Raw(b.ctx, c.method, base+c.suffix, c.body, nil)
-			hubtest.MustStatus(t, resp, err, c.http, c.code)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q (%s), want %q", c.name, got, resp.Body, c.field)
-			}
+			hubtest.MustError(t, c.name, resp, err, c.http, c.code, c.field)
 		}
 		// A stored token and PATCHes that break it.
 		resp, err := b.EMSP.PutToken(b.ctx, good)
@@ -155,10 +152,7 @@ func TestTokenValidation(t *testing.T) {
 			{"removes issuer", map[string]any{"issuer": nil, "last_updated": "2026-01-01T00:00:00Z"}, "issuer"},
 		} {
 			resp, err := b.EMSP.Raw(b.ctx, http.MethodPatch, base+"T1", c.patch, nil)
-			hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
-			if got := hubtest.ErrorField(resp); got != c.field {
-				t.Errorf("%s: field %q, want %q", c.name, got, c.field)
-			}
+			hubtest.MustError(t, c.name, resp, err, http.StatusOK, 2001, c.field)
 		}
 		stored, err := b.h.Tokens.Find(b.ctx, tokenRef("DE", "EM1", "T1", ""))
 		if err != nil || !stored.IsValid() || stored.Whitelist != "ALLOWED" {

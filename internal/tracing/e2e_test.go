@@ -14,40 +14,14 @@ import (
 	"github.com/ocpihub/ocpihub/internal/tracing"
 )
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
-func location(status, lastUpdated string) map[string]any {
-	return map[string]any{
-		"country_code": "NL", "party_id": "CP1", "id": "LOC1", "publish": true,
-		"name": "Station LOC1", "address": "Main Street 1", "city": "Bengaluru", "country": "IND",
-		"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"},
-		"time_zone":   "Asia/Kolkata", "last_updated": lastUpdated,
-		"evses": []any{map[string]any{"uid": "E1", "evse_id": "IN*CP1*E1", "status": status, "last_updated": lastUpdated,
-			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
-				"max_voltage": 230, "max_amperage": 32, "last_updated": lastUpdated}}}},
-	}
-}
-
 // patchBroadcast registers a CPO and an eMSP, stores a location, then
 // PATCHes its EVSE with X-Correlation-ID cid and waits for the eMSP to
 // have it.
 func patchBroadcast(t *testing.T, ctx context.Context, h *hubtest.Hub, cid string) *sim.EMSP {
 	t.Helper()
-	cpo, err := sim.StartCPO("CPO One", "NL", "CP1", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cpo.Close)
-	emsp, err := sim.StartEMSP("eMSP One", "DE", "EM1", hubtest.Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(emsp.Close)
-	h.Register(t, cpo.Platform)
-	h.Register(t, emsp.Platform)
-	if resp, err := cpo.Push(ctx, "locations", http.MethodPut, location("AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+	cpo := hubtest.Add(t, h, sim.StartCPO, "CPO One", "NL", "CP1")
+	emsp := hubtest.Add(t, h, sim.StartEMSP, "eMSP One", "DE", "EM1")
+	if resp, err := cpo.Push(ctx, "locations", http.MethodPut, hubtest.Location("NL", "CP1", "LOC1", "AVAILABLE", hubtest.Stamp(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
 		t.Fatalf("PUT location: %v %v", resp, err)
 	}
 	if err := emsp.Until(ctx, func() bool { return emsp.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE" }); err != nil {
@@ -56,7 +30,7 @@ func patchBroadcast(t *testing.T, ctx context.Context, h *hubtest.Hub, cid strin
 	base, _ := cpo.HubEndpoint("locations", "RECEIVER")
 	hdr := http.Header{}
 	hdr.Set("X-Correlation-ID", cid)
-	resp, err := cpo.Raw(ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+	resp, err := cpo.Raw(ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}, hdr)
 	if err != nil || resp.HTTPStatus != http.StatusOK {
 		t.Fatalf("PATCH: %v %v", resp, err)
 	}
@@ -119,13 +93,9 @@ func TestBroadcastTrace(t *testing.T) {
 			return server.SpanID != "" && tx.SpanID != "" && job.SpanID != "" && client.SpanID != "" &&
 				client.ParentSpanID == job.SpanID
 		}
-		for !found() {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("spans of trace %s (the push's call under its attempt, under the request's transaction): server %+v tx %+v job %+v client %+v (%d spans in all)",
-					trace, server, tx, job, client, len(col.Spans()))
-			case <-time.After(50 * time.Millisecond):
-			}
+		if err := hubtest.Until(ctx, 50*time.Millisecond, found); err != nil {
+			t.Fatalf("spans of trace %s (the push's call under its attempt, under the request's transaction): server %+v tx %+v job %+v client %+v (%d spans in all)",
+				trace, server, tx, job, client, len(col.Spans()))
 		}
 		// The CPO (ocpiclient) sent a traceparent of the chain's trace: the
 		// server span continues it.

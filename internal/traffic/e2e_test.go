@@ -32,22 +32,6 @@ func setupChain(t *testing.T, h *hubtest.Hub) *chainBundle {
 	return &chainBundle{h: h, Cast: h.Trio(t, "NL"), ctx: hubtest.Ctx(t, 60*time.Second)}
 }
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
-func location(id, status, lastUpdated string) map[string]any {
-	return map[string]any{
-		"country_code": "NL", "party_id": "CP1", "id": id, "publish": true,
-		"name": "Station " + id, "address": "Main Street 1", "city": "Bengaluru", "country": "IND",
-		"coordinates": map[string]any{"latitude": "12.97160", "longitude": "77.59460"},
-		"time_zone":   "Asia/Kolkata", "last_updated": lastUpdated,
-		"evses": []any{map[string]any{"uid": "E1", "evse_id": "IN*CP1*E1", "status": status, "last_updated": lastUpdated,
-			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
-				"max_voltage": 230, "max_amperage": 32, "last_updated": lastUpdated}}}},
-	}
-}
-
 // envelope decodes an OCPI answer's data.
 func envelope[T any](t *testing.T, body []byte) T {
 	t.Helper()
@@ -61,18 +45,6 @@ func envelope[T any](t *testing.T, body []byte) T {
 	return env.Data
 }
 
-// waitFor polls cond until it holds or ctx ends.
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // TestChainByCorrelationID is the inspector's end-to-end story: a CPO's
 // EVSE PATCH with a chosen X-Correlation-ID is found by one admin search
 // together with the hub's pushes to every eMSP and their answers; each
@@ -81,7 +53,7 @@ func TestChainByCorrelationID(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		b := setupChain(t, h)
-		if resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, location("LOC1", "AVAILABLE", ts(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
+		if resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, hubtest.Location("NL", "CP1", "LOC1", "AVAILABLE", hubtest.Stamp(0)), nil, "LOC1"); err != nil || resp.HTTPStatus != http.StatusCreated {
 			t.Fatalf("PUT location: %v %v", resp, err)
 		}
 		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
@@ -94,7 +66,7 @@ func TestChainByCorrelationID(t *testing.T) {
 		base, _ := b.CPO.HubEndpoint("locations", "RECEIVER")
 		hdr := http.Header{}
 		hdr.Set("X-Correlation-ID", cid)
-		resp, err := b.CPO.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": ts(1)}, hdr)
+		resp, err := b.CPO.Raw(b.ctx, http.MethodPatch, base+"/NL/CP1/LOC1/E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}, hdr)
 		if err != nil || resp.HTTPStatus != http.StatusOK {
 			t.Fatalf("PATCH: %v %v", resp, err)
 		}
@@ -119,7 +91,7 @@ func TestChainByCorrelationID(t *testing.T) {
 		// One GET finds the whole chain: the CPO's PATCH and a push to each
 		// eMSP with its answer.
 		var chain []traffic.Exchange
-		waitFor(t, b.ctx, "the chain recorded", func() bool {
+		hubtest.Eventually(t, b.ctx, "the chain recorded", func() bool {
 			r := h.Do(t, http.MethodGet, "/admin/traffic?order=oldest&correlation_id="+url.QueryEscape(cid), hubtest.AdminToken, nil, nil)
 			chain = envelope[[]traffic.Exchange](t, r.Body)
 			return len(chain) >= 3
@@ -300,12 +272,12 @@ func commandChain(t *testing.T, b *chainBundle, cid string) {
 	if err != nil || resp.HTTPStatus != http.StatusOK {
 		t.Fatalf("UNLOCK_CONNECTOR: %v %v", resp, err)
 	}
-	waitFor(t, b.ctx, "the command's result at the eMSP", func() bool { return len(b.EMSP.Results(uid)) == 1 })
+	hubtest.Eventually(t, b.ctx, "the command's result at the eMSP", func() bool { return len(b.EMSP.Results(uid)) == 1 })
 	if got := b.EMSP.Results(uid)[0].Header.Get("X-Correlation-ID"); got != cid {
 		t.Errorf("the result's relay carries X-Correlation-ID %q, want %q", got, cid)
 	}
 	var chain []traffic.Exchange
-	waitFor(t, b.ctx, "the command chain recorded", func() bool {
+	hubtest.Eventually(t, b.ctx, "the command chain recorded", func() bool {
 		r := b.h.Do(t, http.MethodGet, "/admin/traffic?order=oldest&correlation_id="+url.QueryEscape(cid), hubtest.AdminToken, nil, nil)
 		chain = envelope[[]traffic.Exchange](t, r.Body)
 		return len(chain) >= 3

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ocpihub/ocpihub/internal/browsertest"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi"
@@ -41,7 +42,7 @@ func TestDriverPagesInBrowser(t *testing.T) {
 	// T1 again, with parking: free for the session's first 2 hours, then
 	// ₹100.00 an hour + 18 %.
 	t1 := tariffJSON("T1")
-	t1["last_updated"] = ts(10)
+	t1["last_updated"] = hubtest.Stamp(10)
 	t1["elements"] = []any{
 		map[string]any{"price_components": []any{map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}},
 		map[string]any{"price_components": []any{map[string]any{"type": "PARKING_TIME", "price": "100", "vat": 18, "step_size": 60}},

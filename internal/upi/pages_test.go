@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
@@ -95,7 +96,7 @@ func TestDriverPages(t *testing.T) {
 		}
 
 		// A busy connector takes no money.
-		if err := b.cpo.PatchEVSE(b.ctx, locID, "E1", map[string]any{"status": "CHARGING", "last_updated": ts(60)}); err != nil {
+		if err := b.cpo.PatchEVSE(b.ctx, locID, "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(60)}); err != nil {
 			t.Fatal(err)
 		}
 		resp, body = get(t, base+"/qr/"+qrRef)
@@ -105,7 +106,7 @@ func TestDriverPages(t *testing.T) {
 		if n := b.rows(t, "upi_orders"); n != orders {
 			t.Errorf("a busy connector took an order")
 		}
-		if err := b.cpo.PatchEVSE(b.ctx, locID, "E1", map[string]any{"status": "AVAILABLE", "last_updated": ts(120)}); err != nil {
+		if err := b.cpo.PatchEVSE(b.ctx, locID, "E1", map[string]any{"status": "AVAILABLE", "last_updated": hubtest.Stamp(120)}); err != nil {
 			t.Fatal(err)
 		}
 

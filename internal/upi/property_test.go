@@ -537,9 +537,5 @@ func (h *harness) coverage(orders int) {
 // receipts counts a payment's receipts.
 func (h *harness) receipts(paymentID string) int {
 	h.t.Helper()
-	var n int
-	if err := h.db.Read().QueryRow(h.ctx, "SELECT COUNT(*) FROM upi_receipts WHERE payment_id = $1", paymentID).Scan(&n); err != nil {
-		h.t.Fatal(err)
-	}
-	return n
+	return storetest.Count(h.t, h.db, "SELECT COUNT(*) FROM upi_receipts WHERE payment_id = $1", paymentID)
 }

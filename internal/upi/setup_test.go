@@ -114,31 +114,25 @@ func eachOnTheHour(t *testing.T, fn func(t *testing.T, b *bundle, clk *clock.Fak
 	})
 }
 
-func ts(i int) string {
-	return time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339)
-}
-
 func locationJSON(id string, evses ...string) map[string]any {
 	var list []any
 	for _, e := range evses {
 		uid, status, _ := strings.Cut(e, ":")
-		list = append(list, map[string]any{"uid": uid, "evse_id": "IN*CPO*E" + uid, "status": status, "last_updated": ts(0),
+		list = append(list, map[string]any{"uid": uid, "evse_id": "IN*CPO*E" + uid, "status": status, "last_updated": hubtest.Stamp(0),
 			"capabilities": []any{"REMOTE_START_STOP_CAPABLE"},
 			"connectors": []any{map[string]any{"id": "1", "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
-				"max_voltage": 230, "max_amperage": 32, "tariff_ids": []any{"T1"}, "last_updated": ts(0)}}})
+				"max_voltage": 230, "max_amperage": 32, "tariff_ids": []any{"T1"}, "last_updated": hubtest.Stamp(0)}}})
 	}
 	return map[string]any{
 		"country_code": cpoCC, "party_id": cpoPID, "id": id, "publish": true,
 		"name": "Koramangala Hub", "address": "80 Feet Road 12", "city": "Bengaluru", "country": "IND",
 		"coordinates": map[string]any{"latitude": "12.93520", "longitude": "77.62450"},
-		"time_zone":   "Asia/Kolkata", "last_updated": ts(0), "evses": list,
+		"time_zone":   "Asia/Kolkata", "last_updated": hubtest.Stamp(0), "evses": list,
 	}
 }
 
 func tariffJSON(id string) map[string]any {
-	return map[string]any{"country_code": cpoCC, "party_id": cpoPID, "id": id, "currency": "INR", "last_updated": ts(0),
-		"elements": []any{map[string]any{"price_components": []any{
-			map[string]any{"type": "ENERGY", "price": "18.50", "vat": 18, "step_size": 1}}}}}
+	return hubtest.Tariff(cpoCC, cpoPID, id, hubtest.Stamp(0))
 }
 
 // data decodes the data of an answer.

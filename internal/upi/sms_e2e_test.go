@@ -76,7 +76,7 @@ func setupSMS(t *testing.T, engine store.Engine, signed bool, gstin string, twea
 	}
 	// The charging location is in Karnataka.
 	loc := locationJSON(locID, "E1:AVAILABLE", "E2:AVAILABLE")
-	loc["state"], loc["last_updated"] = "Karnataka", ts(1)
+	loc["state"], loc["last_updated"] = "Karnataka", hubtest.Stamp(1)
 	if err := b.cpo.PutLocation(b.ctx, locID, loc); err != nil {
 		t.Fatal(err)
 	}

@@ -48,16 +48,7 @@ func TestSMTPThroughTheGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	tlsSrv := &countingListener{Listener: tls.NewListener(tlsL, &tls.Config{Certificates: certs.TLS.Certificates})}
-	t.Cleanup(func() { tlsL.Close() })
-	go func() {
-		for {
-			c, err := tlsSrv.Accept()
-			if err != nil {
-				return
-			}
-			go srv.serve(c)
-		}
-	}()
+	srv.acceptOn(t, tlsSrv)
 
 	r := &receipt.Receipt{ID: "abcdefghabcdefghabcdefghabcdefgh", PaymentID: "UPI1", Amount: "10.00", Currency: "INR", EnergyKWh: "1",
 		Cost: "10.00", Captured: "10.00", Refunded: "0.00", URL: "https://hub.test/receipts/abcdefghabcdefghabcdefghabcdefgh"}

@@ -37,6 +37,13 @@ func startSMTP(t *testing.T) *smtpServer {
 		t.Fatal(err)
 	}
 	s := &smtpServer{l: l, notify: make(chan struct{})}
+	s.acceptOn(t, l)
+	return s
+}
+
+// acceptOn holds the server's dialogue with every connection l accepts,
+// until l is closed when the test ends.
+func (s *smtpServer) acceptOn(t *testing.T, l net.Listener) {
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -47,7 +54,6 @@ func startSMTP(t *testing.T) *smtpServer {
 			go s.serve(c)
 		}
 	}()
-	return s
 }
 
 func (s *smtpServer) Addr() string { return s.l.Addr().String() }

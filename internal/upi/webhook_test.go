@@ -26,11 +26,7 @@ import (
 // rows counts the rows of a table.
 func (b *bundle) rows(t *testing.T, table string) int {
 	t.Helper()
-	var n int
-	if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return storetest.Count(t, b.h.DB, "SELECT COUNT(*) FROM "+table)
 }
 
 func hexMAC(secret string, msg []byte) string {

@@ -108,15 +108,7 @@ func emit(t *testing.T, h *hubtest.Hub, e event.Event) {
 // fails after d.
 func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		<-tick.C
-	}
+	hubtest.Eventually(t, hubtest.Ctx(t, d), what, cond)
 }
 
 // deliveries returns a subscription's delivery log, oldest first.

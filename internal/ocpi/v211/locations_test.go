@@ -42,16 +42,48 @@ const location221 = `{
 
 func decode221(t *testing.T, raw string) ocpi.Location {
 	t.Helper()
-	var l ocpi.Location
-	if err := ocpi.Decode([]byte(raw), &l); err != nil {
+	return decodeValid[ocpi.Location](t, []byte(raw))
+}
+
+// decode decodes raw into a new T.
+func decode[T any](t *testing.T, raw []byte) T {
+	t.Helper()
+	var v T
+	if err := ocpi.Decode(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	c := ocpi.NewCheck("")
-	l.Check(c)
-	if err := c.Err(); err != nil {
-		t.Fatalf("test location is not valid 2.2.1: %v", err)
+	return v
+}
+
+// decodeValid is decode of an object that must pass its Check.
+func decodeValid[T any, P interface {
+	*T
+	Check(*ocpi.Check)
+}](t *testing.T, raw []byte) T {
+	t.Helper()
+	v := decode[T](t, raw)
+	if err := checkErr(P(&v)); err != nil {
+		t.Fatalf("test %T is not valid: %v", v, err)
 	}
-	return l
+	return v
+}
+
+// checkErr runs v's Check and returns what it found.
+func checkErr(v interface{ Check(*ocpi.Check) }) error {
+	c := ocpi.NewCheck("")
+	v.Check(c)
+	return c.Err()
+}
+
+// reread marshals v in 2.1.1 and decodes it into a new T, as the partner
+// it is sent to reads it.
+func reread[T any](t *testing.T, v any) T {
+	t.Helper()
+	b, err := v211.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decode[T](t, b)
 }
 
 func validate211(t *testing.T, schema string, v any) {
@@ -80,11 +112,7 @@ func TestLocationRoundTrip(t *testing.T) {
 		t.Errorf("renamed fields: %+v", legacy)
 	}
 	// Through JSON, as on the wire.
-	b, _ := v211.Marshal(legacy)
-	var back v211.Location
-	if err := ocpi.Decode(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := reread[v211.Location](t, legacy)
 	out, loss := back.To221("NL", "TNM")
 	if len(loss) > 0 {
 		t.Errorf("loss back: %v", loss)
@@ -165,22 +193,12 @@ func TestLocationFrom211(t *testing.T) {
 	if err := schematest.OCPI211().Validate("location", []byte(raw)); err != nil {
 		t.Fatalf("test input is not 2.1.1: %v", err)
 	}
-	var l v211.Location
-	if err := ocpi.Decode([]byte(raw), &l); err != nil {
-		t.Fatal(err)
-	}
-	c := ocpi.NewCheck("")
-	l.Check(c)
-	if err := c.Err(); err != nil {
-		t.Fatal(err)
-	}
+	l := decodeValid[v211.Location](t, []byte(raw))
 	out, loss := l.To221("IN", "CPX")
 	if !slices.Equal(loss.Fields(), []string{"type"}) {
 		t.Errorf("loss: %v", loss)
 	}
-	c = ocpi.NewCheck("")
-	out.Check(c)
-	if err := c.Err(); err != nil {
+	if err := checkErr(&out); err != nil {
 		t.Fatalf("converted location is not valid 2.2.1: %v", err)
 	}
 	k := out.EVSEs[0].Connectors[0]
@@ -190,9 +208,7 @@ func TestLocationFrom211(t *testing.T) {
 	}
 
 	l.Country, l.TimeZone = "USA", ""
-	c = ocpi.NewCheck("")
-	l.Check(c)
-	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "time_zone") {
+	if err := checkErr(&l); err == nil || !strings.Contains(err.Error(), "time_zone") {
 		t.Errorf("a location in a country of several zones without time_zone: %v", err)
 	}
 }
@@ -284,9 +300,7 @@ func TestLocation20(t *testing.T) {
 		t.Errorf("stamps: %v %v", back.LastUpdated, back.EVSEs[0].Connectors[0].LastUpdated)
 	}
 	out, _ := back.To221("NL", "TNM")
-	c := ocpi.NewCheck("")
-	out.Check(c)
-	if err := c.Err(); err != nil {
+	if err := checkErr(&out); err != nil {
 		t.Errorf("2.0 location read back is not valid 2.2.1: %v", err)
 	}
 }

@@ -21,20 +21,13 @@ const tariff221 = `{"country_code": "NL", "party_id": "TNM", "id": "T1", "curren
 
 func TestTariffRoundTrip(t *testing.T) {
 	t.Parallel()
-	var in ocpi.Tariff
-	if err := ocpi.Decode([]byte(tariff221), &in); err != nil {
-		t.Fatal(err)
-	}
+	in := decode[ocpi.Tariff](t, []byte(tariff221))
 	legacy, loss, ok := v211.FromTariff(&in)
 	if !ok || len(loss) > 0 {
 		t.Fatalf("ok %v loss %v", ok, loss)
 	}
 	validate211(t, "tariff", legacy)
-	b, _ := v211.Marshal(legacy)
-	var back v211.Tariff
-	if err := ocpi.Decode(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := reread[v211.Tariff](t, legacy)
 	out := back.To221("NL", "TNM")
 	if diff := cmp.Diff(canonical(t, in), canonical(t, out)); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
@@ -54,10 +47,7 @@ func TestTariffRoundTrip(t *testing.T) {
 // tariff with no element left is not sent at all.
 func TestTariffLoss(t *testing.T) {
 	t.Parallel()
-	var in ocpi.Tariff
-	if err := ocpi.Decode([]byte(tariff221), &in); err != nil {
-		t.Fatal(err)
-	}
+	in := decode[ocpi.Tariff](t, []byte(tariff221))
 	in.Type = "AD_HOC_PAYMENT"
 	in.MaxPrice = &ocpi.Price{ExclVAT: ocpi.NewNumber("10")}
 	start := in.LastUpdated

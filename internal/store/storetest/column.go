@@ -29,3 +29,14 @@ func Column[T any](t testing.TB, ctx context.Context, q store.Querier, query str
 	}
 	return out
 }
+
+// Count runs a query that selects one number (a COUNT) and returns it; the
+// test fails on an error.
+func Count(t testing.TB, db *store.DB, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := db.Read().QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
