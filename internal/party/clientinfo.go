@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
@@ -69,15 +67,6 @@ type LivenessArgs struct{}
 
 // Kind implements river.JobArgs.
 func (LivenessArgs) Kind() string { return "party_liveness" }
-
-type livenessWorker struct {
-	river.WorkerDefaults[LivenessArgs]
-	s *Service
-}
-
-func (w *livenessWorker) Work(ctx context.Context, job *river.Job[LivenessArgs]) error {
-	return w.s.CheckLiveness(ctx)
-}
 
 // ScheduleLiveness runs the liveness check every minute (on the leader only).
 func (s *Service) ScheduleLiveness() {

@@ -163,7 +163,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
 	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {
-		jobs.AddWorker(jc, &livenessWorker{s: s})
+		jobs.AddWorker(jc, jobs.Task[LivenessArgs](s.CheckLiveness))
 		jobs.AddWorker(jc, &peerSyncWorker{s: s})
 		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}

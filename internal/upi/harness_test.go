@@ -236,7 +236,7 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	case smsreceipt.Args{}.Kind():
 		return workAs(h.ctx, s.texts.Worker(), row)
 	case erasePhonesArgs{}.Kind():
-		return workAs(h.ctx, &erasePhonesWorker{s: s}, row)
+		return workAs(h.ctx, s.erasePhonesWorker(), row)
 	}
 	h.t.Fatalf("no worker for job kind %s", row.Kind)
 	return nil

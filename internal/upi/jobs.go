@@ -20,7 +20,7 @@ func (s *Service) addWorkers(q *jobs.Client) {
 	jobs.AddWorker(q, &notifyWorker{s: s})
 	jobs.AddWorker(q, s.orderCheckWorker())
 	jobs.AddWorker(q, s.texts.Worker())
-	jobs.AddWorker(q, &erasePhonesWorker{s: s})
+	jobs.AddWorker(q, s.erasePhonesWorker())
 }
 
 // handOff is the worker of a job whose work a sub-package does (the webhook

@@ -123,8 +123,8 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 	if jc != nil {
 		jobs.AddWorker(jc, &dispatchWorker{s: s})
 		jobs.AddWorker(jc, &deliverWorker{s: s})
-		jobs.AddWorker(jc, &sweepWorker{s: s})
-		jobs.AddWorker(jc, &retentionWorker{s: s})
+		jobs.AddWorker(jc, jobs.CountedTask[sweepArgs](s.Sweep))
+		jobs.AddWorker(jc, jobs.CountedTask[retentionArgs](s.Prune))
 	}
 	return s
 }

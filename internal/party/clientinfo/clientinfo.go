@@ -82,7 +82,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	b := &Book{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg}
 	if jc != nil {
 		jobs.AddWorker(jc, &pushWorker{b: b})
-		jobs.AddWorker(jc, &plannedSweepWorker{b: b})
+		jobs.AddWorker(jc, jobs.CountedTask[PlannedSweepArgs](b.WithdrawPlanned))
 	}
 	return b
 }

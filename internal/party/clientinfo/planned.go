@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party/ident"
@@ -141,16 +139,6 @@ type PlannedSweepArgs struct{}
 
 // Kind implements river.JobArgs.
 func (PlannedSweepArgs) Kind() string { return "party_planned_sweep" }
-
-type plannedSweepWorker struct {
-	river.WorkerDefaults[PlannedSweepArgs]
-	b *Book
-}
-
-func (w *plannedSweepWorker) Work(ctx context.Context, job *river.Job[PlannedSweepArgs]) error {
-	_, err := w.b.WithdrawPlanned(ctx)
-	return err
-}
 
 // SchedulePlannedSweep runs WithdrawPlanned every minute (on the leader
 // only).
