@@ -264,14 +264,24 @@ func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, er
 	if err != nil {
 		return nil, err
 	}
-	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+	if err := p.loadRoles(ctx, q); err != nil {
 		return nil, err
+	}
+	return p, nil
+}
+
+// loadRoles reads the parties p hosts and, for a peer hub, those it
+// represents.
+func (p *Platform) loadRoles(ctx context.Context, q store.Querier) error {
+	var err error
+	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+		return err
 	}
 	if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
-		return nil, err
+		return err
 	}
 	p.annotate()
-	return p, nil
+	return nil
 }
 
 func platformRoles(ctx context.Context, q store.Querier, id int64) ([]HostedParty, error) {
@@ -333,13 +343,9 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 		return nil, err
 	}
 	for _, p := range out {
-		if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+		if err := p.loadRoles(ctx, q); err != nil {
 			return nil, err
 		}
-		if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
-			return nil, err
-		}
-		p.annotate()
 	}
 	return out, nil
 }
