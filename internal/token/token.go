@@ -315,13 +315,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if cur == nil {
 			return errUnknown(r)
 		}
-		ocpi.MergePatch(cur.doc, patch)
-		merged, err := ocpi.MarshalObject(cur.doc)
-		if err != nil {
-			return err
-		}
 		var t ocpi.Token
-		if err := ocpi.Decode(merged, &t); err != nil {
+		merged, err := ocpi.ApplyPatch(cur.doc, patch, &t)
+		if err != nil {
 			return err
 		}
 		if err := checkToken(&t, r); err != nil {
