@@ -79,22 +79,11 @@ func (s *Service) ScheduleLiveness() {
 // HubClientInfo, and ReconnectFuncs run when one comes back.
 func (s *Service) CheckLiveness(ctx context.Context) error {
 	horizon := s.clock.Now().Add(-LivenessSilence).UnixMicro()
-	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT id FROM platforms WHERE status = $1 AND (last_seen_at < $2 OR connection = $3)",
-		string(StatusConnected), horizon, ClientOffline)
-	if err != nil {
-		return err
-	}
-	var ids []int64
-	for rows.Next() {
+	ids, err := store.QueryAll(ctx, s.db.ReadIn(ctx), func(row store.Row) (int64, error) {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return id, row.Scan(&id)
+	}, "SELECT id FROM platforms WHERE status = $1 AND (last_seen_at < $2 OR connection = $3)", string(StatusConnected), horizon, ClientOffline)
+	if err != nil {
 		return err
 	}
 	for _, id := range ids {

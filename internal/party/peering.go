@@ -86,23 +86,14 @@ const representedWhere = `pp.status <> 'SUSPENDED'
 
 // represented returns the parties a peer hub represents now.
 func represented(ctx context.Context, q store.Querier, platformID int64) ([]HostedParty, error) {
-	rows, err := q.Query(ctx, `SELECT pp.role, pp.country_code, pp.party_id, pp.status FROM peer_parties pp
-		WHERE pp.platform_id = $1 AND `+representedWhere+` ORDER BY pp.role, pp.country_code, pp.party_id`, platformID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HostedParty
-	for rows.Next() {
+	return store.QueryAll(ctx, q, func(row store.Row) (HostedParty, error) {
 		var r HostedParty
 		var role string
-		if err := rows.Scan(&role, &r.CountryCode, &r.PartyID, &r.PeerStatus); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&role, &r.CountryCode, &r.PartyID, &r.PeerStatus)
 		r.Role, r.Represented = Role(role), true
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, err
+	}, `SELECT pp.role, pp.country_code, pp.party_id, pp.status FROM peer_parties pp
+		WHERE pp.platform_id = $1 AND `+representedWhere+` ORDER BY pp.role, pp.country_code, pp.party_id`, platformID)
 }
 
 // withRepresented appends a peer hub's represented parties to its roles.

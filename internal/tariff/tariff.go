@@ -257,22 +257,13 @@ func (s *Service) Delete(ctx context.Context, ch Change, r Ref) (dangling []stri
 // referencedBy lists (up to 10) connectors whose tariff_ids name the tariff,
 // as location/evse/connector.
 func referencedBy(ctx context.Context, q store.Querier, r Ref) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT l.id, t.evse_uid, t.connector_id FROM tariff_refs t JOIN locations l ON l.pk = t.location_pk
+	return store.QueryAll(ctx, q, func(row store.Row) (string, error) {
+		var l, e, c string
+		err := row.Scan(&l, &e, &c)
+		return l + "/" + e + "/" + c, err
+	}, `SELECT l.id, t.evse_uid, t.connector_id FROM tariff_refs t JOIN locations l ON l.pk = t.location_pk
 		WHERE t.country_code = $1 AND t.party_id = $2 AND t.tariff_id = $3 ORDER BY l.id, t.evse_uid, t.connector_id LIMIT 10`,
 		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l, e, c string
-		if err := rows.Scan(&l, &e, &c); err != nil {
-			return nil, err
-		}
-		out = append(out, l+"/"+e+"/"+c)
-	}
-	return out, rows.Err()
 }
 
 func (s *Service) broadcast(ctx context.Context, tx *store.Tx, ch Change, p hub.Push) error {
