@@ -6,10 +6,17 @@ import (
 	"github.com/riverqueue/river"
 )
 
+// Func returns the worker of T whose work is one call of work with the
+// job's args, River's defaults for the rest (a job whose work another
+// package does, such as the UPI webhook intake).
+func Func[T river.JobArgs](work func(ctx context.Context, args T) error) river.Worker[T] {
+	return &funcWorker[T]{work: work}
+}
+
 // Task returns the worker of T, a job without parameters (a periodic
 // sweep, prune or check) whose work is one call of run.
 func Task[T river.JobArgs](run func(context.Context) error) river.Worker[T] {
-	return &task[T]{run: run}
+	return Func(func(ctx context.Context, _ T) error { return run(ctx) })
 }
 
 // CountedTask is Task for a call that also returns what it did (rows
@@ -22,9 +29,11 @@ func CountedTask[T river.JobArgs, N any](run func(context.Context) (N, error)) r
 	})
 }
 
-type task[T river.JobArgs] struct {
+type funcWorker[T river.JobArgs] struct {
 	river.WorkerDefaults[T]
-	run func(context.Context) error
+	work func(ctx context.Context, args T) error
 }
 
-func (w *task[T]) Work(ctx context.Context, _ *river.Job[T]) error { return w.run(ctx) }
+func (w *funcWorker[T]) Work(ctx context.Context, job *river.Job[T]) error {
+	return w.work(ctx, job.Args)
+}

@@ -164,7 +164,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {
 		jobs.AddWorker(jc, jobs.Task[LivenessArgs](s.CheckLiveness))
-		jobs.AddWorker(jc, &peerSyncWorker{s: s})
+		jobs.AddWorker(jc, jobs.Func(s.peerSync))
 		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}
 	return s, nil

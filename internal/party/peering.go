@@ -384,15 +384,11 @@ type PeerSyncArgs struct {
 // Kind implements river.JobArgs.
 func (PeerSyncArgs) Kind() string { return "party_peer_sync" }
 
-type peerSyncWorker struct {
-	river.WorkerDefaults[PeerSyncArgs]
-	s *Service
-}
-
-func (w *peerSyncWorker) Work(ctx context.Context, job *river.Job[PeerSyncArgs]) error {
-	n, err := w.s.SyncPeer(ctx, job.Args.PlatformID)
+// peerSync works a PeerSyncArgs job.
+func (s *Service) peerSync(ctx context.Context, a PeerSyncArgs) error {
+	n, err := s.SyncPeer(ctx, a.PlatformID)
 	if n > 0 {
-		w.s.logger.InfoContext(ctx, "peer hub parties pulled", "platform_id", job.Args.PlatformID, "changed", n)
+		s.logger.InfoContext(ctx, "peer hub parties pulled", "platform_id", a.PlatformID, "changed", n)
 	}
 	if err != nil {
 		return fmt.Errorf("pull the peer hub's HubClientInfo: %w", err)

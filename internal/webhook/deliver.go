@@ -89,15 +89,6 @@ func (dispatchArgs) Kind() string { return "webhook_dispatch" }
 // InsertOpts puts dispatches on the webhooks queue.
 func (dispatchArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: jobs.QueueWebhooks} }
 
-type dispatchWorker struct {
-	river.WorkerDefaults[dispatchArgs]
-	s *Service
-}
-
-func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[dispatchArgs]) error {
-	return w.s.dispatch(ctx, job.Args.SubscriptionIDs)
-}
-
 // dispatch starts a delivery job for each subscription whose lease is free
 // and whose queue has a due head. The row locks make it wait for a sender
 // that is letting go (which looks for a next head under the same lock), so
