@@ -155,12 +155,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object
 		return false, err
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		old, found, err := lockTariff(ctx, tx, r)
+		old, err := lockKnown(ctx, tx, r)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return errUnknown(r)
 		}
 		doc, err := ocpi.ParseObject(old)
 		if err != nil {
@@ -177,7 +174,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object
 		}
 		// write compares the merged last_updated (the PATCH's) with the
 		// stored one after the merged tariff passed validation.
-		_, changed, err = s.write(ctx, tx, ch, r, old, found, t, body)
+		_, changed, err = s.write(ctx, tx, ch, r, old, true, t, body)
 		return err
 	})
 	return changed, err
@@ -220,12 +217,9 @@ func (s *Service) write(ctx context.Context, tx *store.Tx, ch Change, r Ref, old
 // the log.
 func (s *Service) Delete(ctx context.Context, ch Change, r Ref) (dangling []string, err error) {
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		old, found, err := lockTariff(ctx, tx, r)
+		old, err := lockKnown(ctx, tx, r)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return errUnknown(r)
 		}
 		if dangling, err = referencedBy(ctx, tx, r); err != nil {
 			return err
@@ -286,6 +280,16 @@ func lockTariff(ctx context.Context, tx *store.Tx, r Ref) ([]byte, bool, error) 
 	var body []byte
 	err = tx.QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).Scan(&body)
 	return body, err == nil, err
+}
+
+// lockKnown is lockTariff of a tariff that must exist: errUnknown when it
+// does not.
+func lockKnown(ctx context.Context, tx *store.Tx, r Ref) ([]byte, error) {
+	old, found, err := lockTariff(ctx, tx, r)
+	if err == nil && !found {
+		err = errUnknown(r)
+	}
+	return old, err
 }
 
 // source gives the hub the current tariff (a PUT) or its deletion.
