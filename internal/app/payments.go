@@ -38,7 +38,7 @@ func (a *App) wirePayments() {
 		a.Clock, a.Logger, a.Registry)
 	a.Sessions.Observe(func(ctx context.Context, tx *store.Tx, u session.Update) error {
 		st := u.Session
-		return a.Payments.SessionChanged(ctx, tx, payment.SessionChange{
+		return a.Payments.SessionChanged(ctx, tx, payment.Change{
 			CPO: ocpiclient.Party{CountryCode: st.CountryCode, PartyID: st.PartyID}, ID: st.ID, Owner: st.Owner,
 			AuthorizationReference: st.AuthorizationReference, LocationID: st.Session.LocationID, EVSEUID: st.Session.EVSEUID,
 			ConnectorID: st.Session.ConnectorID, Body: st.Body,
@@ -46,8 +46,9 @@ func (a *App) wirePayments() {
 	})
 	a.CDRs.Observe(func(ctx context.Context, tx *store.Tx, c *cdr.Stored) error {
 		d := &c.CDR
-		ch := payment.CDRChange{CPO: ocpiclient.Party{CountryCode: c.CountryCode, PartyID: c.PartyID}, ID: c.ID, Owner: c.Owner,
-			AuthorizationReference: d.AuthorizationReference, Currency: d.Currency, Credit: d.Credit != nil && *d.Credit, Body: c.Body}
+		ch := payment.CDRChange{Change: payment.Change{CPO: ocpiclient.Party{CountryCode: c.CountryCode, PartyID: c.PartyID}, ID: c.ID,
+			Owner: c.Owner, AuthorizationReference: d.AuthorizationReference, Body: c.Body},
+			Currency: d.Currency, Credit: d.Credit != nil && *d.Credit}
 		if d.CdrLocation != nil {
 			ch.LocationID, ch.EVSEUID, ch.ConnectorID = d.CdrLocation.ID, d.CdrLocation.EVSEUID, d.CdrLocation.ConnectorID
 		}

@@ -191,7 +191,7 @@ func New(d Deps, cfg Config) *Service {
 		clock: d.Clock, logger: logger, cfg: cfg, hooks: map[string]Hook{}, NewIDFunc: newID}
 	if jc != nil {
 		jobs.AddWorker(jc, &relayWorker{s: s})
-		jobs.AddWorker(jc, &timeoutWorker{s: s})
+		jobs.AddWorker(jc, jobs.Func(s.timeOut))
 	}
 	return s
 }

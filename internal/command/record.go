@@ -123,29 +123,24 @@ func (s *Service) Get(ctx context.Context, id string) (*Record, error) {
 }
 
 func (s *Service) results(ctx context.Context, q store.Querier, id string) ([]ResultRecord, error) {
-	rows, err := q.Query(ctx, `SELECT pk, source, result, body, relay, relay_attempts, relay_error, received_at, relayed_at
+	return store.QueryAll(ctx, q, scanResult, `SELECT pk, source, result, body, relay, relay_attempts, relay_error, received_at, relayed_at
 		FROM command_results WHERE command_id = $1 ORDER BY pk`, id)
-	if err != nil {
-		return nil, err
+}
+
+func scanResult(row store.Row) (ResultRecord, error) {
+	var rr ResultRecord
+	var body []byte
+	var received, relayed int64
+	if err := row.Scan(&rr.ID, &rr.Source, &rr.Result, &body, &rr.Relay, &rr.RelayAttempts, &rr.RelayError, &received, &relayed); err != nil {
+		return rr, err
 	}
-	defer rows.Close()
-	var out []ResultRecord
-	for rows.Next() {
-		var rr ResultRecord
-		var body []byte
-		var received, relayed int64
-		if err := rows.Scan(&rr.ID, &rr.Source, &rr.Result, &body, &rr.Relay, &rr.RelayAttempts, &rr.RelayError, &received, &relayed); err != nil {
-			return nil, err
-		}
-		rr.Body = body
-		rr.ReceivedAt = ocpi.FromMicros(received)
-		if relayed != 0 {
-			t := ocpi.FromMicros(relayed)
-			rr.RelayedAt = &t
-		}
-		out = append(out, rr)
+	rr.Body = body
+	rr.ReceivedAt = ocpi.FromMicros(received)
+	if relayed != 0 {
+		t := ocpi.FromMicros(relayed)
+		rr.RelayedAt = &t
 	}
-	return out, rows.Err()
+	return rr, nil
 }
 
 // ListFilter selects commands in List.

@@ -21,20 +21,14 @@ type TimeoutArgs struct {
 // Kind implements river.JobArgs.
 func (TimeoutArgs) Kind() string { return "command_timeout" }
 
-type timeoutWorker struct {
-	river.WorkerDefaults[TimeoutArgs]
-	s *Service
-}
-
-// Work times a command out when it is still open past its deadline: a
+// timeOut times a command out when it is still open past its deadline: a
 // command gets a TIMEOUT result relayed like a CPO's; a charging profile
 // request (whose results have no TIMEOUT value) is closed without one. A
 // command whose deadline is later waits for it.
-func (w *timeoutWorker) Work(ctx context.Context, job *river.Job[TimeoutArgs]) error {
-	s := w.s
+func (s *Service) timeOut(ctx context.Context, a TimeoutArgs) error {
 	var wait time.Duration
 	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		cur, err := lockCommand(ctx, tx, job.Args.CommandID)
+		cur, err := lockCommand(ctx, tx, a.CommandID)
 		if ocpi.IsNotFound(err) {
 			return nil
 		}

@@ -12,9 +12,9 @@ import (
 // handleCredentialsGet returns our credentials, with the token the caller
 // used.
 func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) error {
-	c := party.CallerFrom(r.Context())
-	if c.Kind == party.CallerAdmin {
-		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
+	c, err := kit.CredentialsCaller(r)
+	if err != nil {
+		return err
 	}
 	creds, err := s.cfg.Parties.CredentialsFor(r.Context(), kit.VersionOf(r), c.Token, c.PlatformID)
 	if err != nil {

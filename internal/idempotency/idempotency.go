@@ -34,8 +34,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
@@ -134,7 +132,7 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, box *sealbox.Box) *Stor
 	}
 	s := &Store{db: db, clock: clk, box: box}
 	if jc != nil {
-		jobs.AddWorker(jc, &pruneWorker{s: s})
+		jobs.AddWorker(jc, jobs.CountedTask[pruneArgs](s.Prune))
 	}
 	return s
 }
@@ -292,13 +290,3 @@ type pruneArgs struct{}
 
 // Kind implements river.JobArgs.
 func (pruneArgs) Kind() string { return "idempotency_prune" }
-
-type pruneWorker struct {
-	river.WorkerDefaults[pruneArgs]
-	s *Store
-}
-
-func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
-	_, err := w.s.Prune(ctx)
-	return err
-}

@@ -404,20 +404,10 @@ func (c *Client) Kinds(ctx context.Context, states ...rivertype.JobState) ([]str
 		}
 		query += " WHERE CAST(state AS TEXT) IN (" + strings.Join(ph, ", ") + ")"
 	}
-	rows, err := c.db.Read().Query(ctx, query+" ORDER BY kind", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
+	return store.QueryAll(ctx, c.db.Read(), func(row store.Row) (string, error) {
 		var k string
-		if err := rows.Scan(&k); err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+		return k, row.Scan(&k)
+	}, query+" ORDER BY kind", args...)
 }
 
 // Get returns one job.

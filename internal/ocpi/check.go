@@ -81,14 +81,28 @@ func (c *Check) Required(field string, present bool) bool {
 	return true
 }
 
+// given reports whether v is set; an empty v fails field when it is
+// required. Every check of a string value starts with it.
+func (c *Check) given(field, v string, required bool) bool {
+	if v == "" && required {
+		c.Fail(field, "is required")
+	}
+	return v != ""
+}
+
+// code checks a code of exactly n characters that all pass ok; want says
+// what it must be.
+func (c *Check) code(field, v string, required bool, n int, ok func(string) bool, want string) {
+	if c.given(field, v, required) && (len(v) != n || !ok(v)) {
+		c.Fail(field, "must be %s", want)
+	}
+}
+
 // String checks an OCPI string(n): printable UTF-8, no control characters
 // (C0, DEL and C1, so no CR, LF or TAB), at most n characters (n = 0: no
 // limit).
 func (c *Check) String(field, v string, n int, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
+	if !c.given(field, v, required) {
 		return
 	}
 	if !utf8.ValidString(v) {
@@ -108,10 +122,7 @@ func (c *Check) String(field, v string, n int, required bool) {
 
 // CiString checks an OCPI CiString(n): printable ASCII, at most n characters.
 func (c *Check) CiString(field, v string, n int, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
+	if !c.given(field, v, required) {
 		return
 	}
 	for i := 0; i < len(v); i++ {
@@ -127,10 +138,7 @@ func (c *Check) CiString(field, v string, n int, required bool) {
 
 // Enum checks that v is one of the allowed values.
 func (c *Check) Enum(field, v string, allowed []string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
+	if !c.given(field, v, required) {
 		return
 	}
 	if !slices.Contains(allowed, v) {
@@ -148,62 +156,27 @@ func (c *Check) DateTime(field string, v DateTime, required bool) {
 // CountryCode checks an ISO 3166-1 alpha-2 code as OCPI uses it: CiString(2),
 // two letters.
 func (c *Check) CountryCode(field, v string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
-		return
-	}
-	if len(v) != 2 || !isLetters(v) {
-		c.Fail(field, "must be a two-letter ISO 3166-1 alpha-2 code")
-	}
+	c.code(field, v, required, 2, isLetters, "a two-letter ISO 3166-1 alpha-2 code")
 }
 
 // PartyID checks an OCPI party_id: CiString(3), three letters or digits.
 func (c *Check) PartyID(field, v string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
-		return
-	}
-	if len(v) != 3 || !isAlnum(v) {
-		c.Fail(field, "must be three letters or digits")
-	}
+	c.code(field, v, required, 3, isAlnum, "three letters or digits")
 }
 
 // Language checks an ISO 639-1 language code.
 func (c *Check) Language(field, v string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
-		return
-	}
-	if len(v) != 2 || !isLetters(v) {
-		c.Fail(field, "must be a two-letter ISO 639-1 language code")
-	}
+	c.code(field, v, required, 2, isLetters, "a two-letter ISO 639-1 language code")
 }
 
 // Currency checks an ISO 4217 currency code.
 func (c *Check) Currency(field, v string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
-		return
-	}
-	if len(v) != 3 || !isLetters(v) {
-		c.Fail(field, "must be a three-letter ISO 4217 currency code")
-	}
+	c.code(field, v, required, 3, isLetters, "a three-letter ISO 4217 currency code")
 }
 
 // URL checks an OCPI URL: string(255), absolute http(s).
 func (c *Check) URL(field, v string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
+	if !c.given(field, v, required) {
 		return
 	}
 	c.String(field, v, 255, required)

@@ -162,6 +162,8 @@ func NextLink(h http.Header) string { return core.NextLink(h) }
 
 func MergePatch(dst, patch Object) { core.MergePatch(dst, patch) }
 
+func ApplyPatch(doc, patch Object, v any) ([]byte, error) { return core.ApplyPatch(doc, patch, v) }
+
 func PatchIdentity(patch Object, key map[string]string) error { return core.PatchIdentity(patch, key) }
 
 func CheckFresh(module, object string, stored, sent DateTime) error {

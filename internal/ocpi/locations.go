@@ -428,10 +428,7 @@ func (c *Check) GeoLocation(field, lat, lon string) {
 
 // HHMM checks a local time of day "HH:MM".
 func (c *Check) HHMM(field, v string, required bool) {
-	if v == "" {
-		if required {
-			c.Fail(field, "is required")
-		}
+	if !c.given(field, v, required) {
 		return
 	}
 	if !hhmmRE.MatchString(v) {

@@ -12,7 +12,8 @@ package openapi
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -155,19 +156,9 @@ func (d *Document) Operation(method, path string) (*Operation, bool) {
 
 // Each calls fn for every operation, in path and method order.
 func (d *Document) Each(fn func(method, path string, op *Operation)) {
-	paths := make([]string, 0, len(d.Paths))
-	for p := range d.Paths {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(d.Paths)) {
 		item := *d.Paths[p]
-		methods := make([]string, 0, len(item))
-		for m := range item {
-			methods = append(methods, m)
-		}
-		sort.Strings(methods)
-		for _, m := range methods {
+		for _, m := range slices.Sorted(maps.Keys(item)) {
 			fn(strings.ToUpper(m), p, item[m])
 		}
 	}

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -202,21 +202,11 @@ func escape(s string) string {
 }
 
 func declared(op *Operation) string {
-	var codes []string
-	for c := range op.Responses {
-		codes = append(codes, c)
-	}
-	sort.Strings(codes)
-	return strings.Join(codes, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(op.Responses)), ", ")
 }
 
 func mediaTypes(r *Response) string {
-	var mts []string
-	for mt := range r.Content {
-		mts = append(mts, mt)
-	}
-	sort.Strings(mts)
-	return strings.Join(mts, ", ")
+	return strings.Join(slices.Sorted(maps.Keys(r.Content)), ", ")
 }
 
 // leafErrors lists the innermost failures of a validation error, each with

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
@@ -70,15 +68,6 @@ type LivenessArgs struct{}
 // Kind implements river.JobArgs.
 func (LivenessArgs) Kind() string { return "party_liveness" }
 
-type livenessWorker struct {
-	river.WorkerDefaults[LivenessArgs]
-	s *Service
-}
-
-func (w *livenessWorker) Work(ctx context.Context, job *river.Job[LivenessArgs]) error {
-	return w.s.CheckLiveness(ctx)
-}
-
 // ScheduleLiveness runs the liveness check every minute (on the leader only).
 func (s *Service) ScheduleLiveness() {
 	s.jobs.Every(time.Minute, LivenessArgs{}, "party_liveness")
@@ -90,22 +79,11 @@ func (s *Service) ScheduleLiveness() {
 // HubClientInfo, and ReconnectFuncs run when one comes back.
 func (s *Service) CheckLiveness(ctx context.Context) error {
 	horizon := s.clock.Now().Add(-LivenessSilence).UnixMicro()
-	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT id FROM platforms WHERE status = $1 AND (last_seen_at < $2 OR connection = $3)",
-		string(StatusConnected), horizon, ClientOffline)
-	if err != nil {
-		return err
-	}
-	var ids []int64
-	for rows.Next() {
+	ids, err := store.QueryAll(ctx, s.db.ReadIn(ctx), func(row store.Row) (int64, error) {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return id, row.Scan(&id)
+	}, "SELECT id FROM platforms WHERE status = $1 AND (last_seen_at < $2 OR connection = $3)", string(StatusConnected), horizon, ClientOffline)
+	if err != nil {
 		return err
 	}
 	for _, id := range ids {

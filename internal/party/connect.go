@@ -141,16 +141,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		if n != 1 {
 			return ocpi.Errorf(ocpi.ECONFLICT, "platform %d changed while connecting (disconnected by the operator?)", id)
 		}
-		if err := s.replaceRoles(ctx, tx, id, theirs.Roles); err != nil {
-			return err
-		}
-		if err := s.peerRegistered(ctx, tx, id, theirs.Roles); err != nil {
-			return err
-		}
-		if err := s.ClientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), ClientConnected); err != nil {
-			return err
-		}
-		return s.connected(ctx, tx, id, nil)
+		return s.registered(ctx, tx, id, theirs.Roles)
 	})
 	if err != nil {
 		return undo(err, true)

@@ -163,8 +163,8 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
 	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {
-		jobs.AddWorker(jc, &livenessWorker{s: s})
-		jobs.AddWorker(jc, &peerSyncWorker{s: s})
+		jobs.AddWorker(jc, jobs.Task[LivenessArgs](s.CheckLiveness))
+		jobs.AddWorker(jc, jobs.Func(s.peerSync))
 		s.ReconnectFuncs = append(s.ReconnectFuncs, s.peerReconnected)
 	}
 	return s, nil
@@ -229,7 +229,7 @@ func (p *Platform) Refs() []PartyRef {
 const platformColumns = `id, name, status, connection, version, versions_url, endpoints, token_out, token_base64,
 	sandbox, initiated_by_us, last_seen_at, last_error, created_at, updated_at`
 
-func scanPlatform(row interface{ Scan(...any) error }) (*Platform, error) {
+func scanPlatform(row store.Row) (*Platform, error) {
 	var p Platform
 	var endpoints []byte
 	var lastSeen, created, updated int64
@@ -264,37 +264,37 @@ func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, er
 	if err != nil {
 		return nil, err
 	}
-	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+	if err := p.loadRoles(ctx, q); err != nil {
 		return nil, err
 	}
-	if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
-		return nil, err
-	}
-	p.annotate()
 	return p, nil
 }
 
-func platformRoles(ctx context.Context, q store.Querier, id int64) ([]HostedParty, error) {
-	rows, err := q.Query(ctx, "SELECT role, country_code, party_id, business_details FROM platform_roles WHERE platform_id = $1 ORDER BY role, country_code, party_id", id)
-	if err != nil {
-		return nil, err
+// loadRoles reads the parties p hosts and, for a peer hub, those it
+// represents.
+func (p *Platform) loadRoles(ctx context.Context, q store.Querier) error {
+	var err error
+	if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+		return err
 	}
-	defer rows.Close()
-	var out []HostedParty
-	for rows.Next() {
+	if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
+		return err
+	}
+	p.annotate()
+	return nil
+}
+
+func platformRoles(ctx context.Context, q store.Querier, id int64) ([]HostedParty, error) {
+	return store.QueryAll(ctx, q, func(row store.Row) (HostedParty, error) {
 		var r HostedParty
 		var role string
 		var bd []byte
-		if err := rows.Scan(&role, &r.CountryCode, &r.PartyID, &bd); err != nil {
-			return nil, err
+		if err := row.Scan(&role, &r.CountryCode, &r.PartyID, &bd); err != nil {
+			return r, err
 		}
 		r.Role = Role(role)
-		if err := json.Unmarshal(bd, &r.BusinessDetails); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, json.Unmarshal(bd, &r.BusinessDetails)
+	}, "SELECT role, country_code, party_id, business_details FROM platform_roles WHERE platform_id = $1 ORDER BY role, country_code, party_id", id)
 }
 
 // Filter selects platforms in List.
@@ -315,31 +315,14 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 		}
 		query += " WHERE status IN (" + strings.Join(ph, ", ") + ")"
 	}
-	rows, err := q.Query(ctx, query+" ORDER BY id DESC", args...)
+	out, err := store.QueryAll(ctx, q, scanPlatform, query+" ORDER BY id DESC", args...)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Platform
-	for rows.Next() {
-		p, err := scanPlatform(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	for _, p := range out {
-		if p.Roles, err = platformRoles(ctx, q, p.ID); err != nil {
+		if err := p.loadRoles(ctx, q); err != nil {
 			return nil, err
 		}
-		if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
-			return nil, err
-		}
-		p.annotate()
 	}
 	return out, nil
 }

@@ -86,23 +86,14 @@ const representedWhere = `pp.status <> 'SUSPENDED'
 
 // represented returns the parties a peer hub represents now.
 func represented(ctx context.Context, q store.Querier, platformID int64) ([]HostedParty, error) {
-	rows, err := q.Query(ctx, `SELECT pp.role, pp.country_code, pp.party_id, pp.status FROM peer_parties pp
-		WHERE pp.platform_id = $1 AND `+representedWhere+` ORDER BY pp.role, pp.country_code, pp.party_id`, platformID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []HostedParty
-	for rows.Next() {
+	return store.QueryAll(ctx, q, func(row store.Row) (HostedParty, error) {
 		var r HostedParty
 		var role string
-		if err := rows.Scan(&role, &r.CountryCode, &r.PartyID, &r.PeerStatus); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&role, &r.CountryCode, &r.PartyID, &r.PeerStatus)
 		r.Role, r.Represented = Role(role), true
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		return r, err
+	}, `SELECT pp.role, pp.country_code, pp.party_id, pp.status FROM peer_parties pp
+		WHERE pp.platform_id = $1 AND `+representedWhere+` ORDER BY pp.role, pp.country_code, pp.party_id`, platformID)
 }
 
 // withRepresented appends a peer hub's represented parties to its roles.
@@ -393,15 +384,11 @@ type PeerSyncArgs struct {
 // Kind implements river.JobArgs.
 func (PeerSyncArgs) Kind() string { return "party_peer_sync" }
 
-type peerSyncWorker struct {
-	river.WorkerDefaults[PeerSyncArgs]
-	s *Service
-}
-
-func (w *peerSyncWorker) Work(ctx context.Context, job *river.Job[PeerSyncArgs]) error {
-	n, err := w.s.SyncPeer(ctx, job.Args.PlatformID)
+// peerSync works a PeerSyncArgs job.
+func (s *Service) peerSync(ctx context.Context, a PeerSyncArgs) error {
+	n, err := s.SyncPeer(ctx, a.PlatformID)
 	if n > 0 {
-		w.s.logger.InfoContext(ctx, "peer hub parties pulled", "platform_id", job.Args.PlatformID, "changed", n)
+		s.logger.InfoContext(ctx, "peer hub parties pulled", "platform_id", a.PlatformID, "changed", n)
 	}
 	if err != nil {
 		return fmt.Errorf("pull the peer hub's HubClientInfo: %w", err)

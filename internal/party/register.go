@@ -331,16 +331,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 		if _, err := tx.Exec(ctx, "UPDATE invitations SET platform_id = $1 WHERE id = $2", id, caller.InvitationID); err != nil {
 			return err
 		}
-		if err := s.replaceRoles(ctx, tx, id, in.Roles); err != nil {
-			return err
-		}
-		if err := s.peerRegistered(ctx, tx, id, in.Roles); err != nil {
-			return err
-		}
-		if err := s.ClientInfoChanged(ctx, tx, id, refsOf(in.Roles), ClientConnected); err != nil {
-			return err
-		}
-		return s.connected(ctx, tx, id, nil)
+		return s.registered(ctx, tx, id, in.Roles)
 	})
 	if err != nil {
 		return nil, err
@@ -518,6 +509,22 @@ func (s *Service) checkRoleConflicts(ctx context.Context, q store.Querier, self 
 		return ocpi.Invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%s/%s is already registered by another platform", r.CountryCode, r.PartyID))
 	}
 	return nil
+}
+
+// registered records the parties of a platform newly registered either way
+// (it registered with us, or we with it), inside the registration's tx: its
+// roles, a peer hub's first sync, their HubClientInfo and ConnectedFuncs.
+func (s *Service) registered(ctx context.Context, tx *store.Tx, id int64, roles []ocpi.CredentialsRole) error {
+	if err := s.replaceRoles(ctx, tx, id, roles); err != nil {
+		return err
+	}
+	if err := s.peerRegistered(ctx, tx, id, roles); err != nil {
+		return err
+	}
+	if err := s.ClientInfoChanged(ctx, tx, id, refsOf(roles), ClientConnected); err != nil {
+		return err
+	}
+	return s.connected(ctx, tx, id, nil)
 }
 
 // replaceRoles stores a platform's parties (country code and party id in upper

@@ -77,7 +77,7 @@ const adviceColumns = `pk, ptp_platform_id, ptp_country_code, ptp_party_id, id, 
 	currency, total_excl, total_incl, capture_status_code, match_state, flag, flag_detail, flagged_at, resolved_at, resolution,
 	forward_state, body`
 
-func scanAdvice(row interface{ Scan(...any) error }) (*Advice, error) {
+func scanAdvice(row store.Row) (*Advice, error) {
 	var a Advice
 	var cpo Party
 	var flagged, resolved int64
@@ -172,22 +172,9 @@ func (s *Service) Confirm(ctx context.Context, a Actor, raw []byte) (created boo
 // its payment: linked to the CPO, compared with the CDR, flagged or
 // cleared, and forwarded once the CPO is known.
 func (s *Service) settle(ctx context.Context, tx *store.Tx, ref string, ptp Party) error {
-	rows, err := tx.Query(ctx, "SELECT "+adviceColumns+` FROM financial_advice WHERE authorization_reference = $1
+	list, err := store.QueryAll(ctx, tx, scanAdvice, "SELECT "+adviceColumns+` FROM financial_advice WHERE authorization_reference = $1
 		AND ptp_country_code = $2 AND ptp_party_id = $3 ORDER BY pk`, ocpi.Key(ref), ocpi.Key(ptp.CountryCode), ocpi.Key(ptp.PartyID))
-	if err != nil {
-		return err
-	}
-	var list []*Advice
-	for rows.Next() {
-		a, err := scanAdvice(rows)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		list = append(list, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(list) == 0 {
+	if err != nil || len(list) == 0 {
 		return err
 	}
 	// p stays nil when the confirmations match no payment of this PTP.

@@ -24,20 +24,11 @@ func (s *Service) GetAdvice(ctx context.Context, a Actor, id string) (json.RawMe
 		args = append(args, ocpi.Key(a.To.CountryCode), ocpi.Key(a.To.PartyID))
 		where += " AND ptp_country_code = $" + itoa(len(args)-1) + " AND ptp_party_id = $" + itoa(len(args))
 	}
-	rows, err := s.db.Read().Query(ctx, "SELECT body FROM financial_advice WHERE "+where+" ORDER BY pk LIMIT 2", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var found [][]byte
-	for rows.Next() {
+	found, err := store.QueryAll(ctx, s.db.Read(), func(row store.Row) ([]byte, error) {
 		var b []byte
-		if err := rows.Scan(&b); err != nil {
-			return nil, err
-		}
-		found = append(found, b)
-	}
-	if err := rows.Err(); err != nil {
+		return b, row.Scan(&b)
+	}, "SELECT body FROM financial_advice WHERE "+where+" ORDER BY pk LIMIT 2", args...)
+	if err != nil {
 		return nil, err
 	}
 	switch len(found) {

@@ -2,10 +2,10 @@ package payment
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -101,12 +101,7 @@ func (s *Service) assign(ctx context.Context, a Actor, id string, raw []byte) er
 // assignment: every other field it carries must equal the stored value (a
 // CPO may PUT back the terminal it read with new lists).
 func onlyAssignment(stored, patch ocpi.Object) error {
-	keys := make([]string, 0, len(patch))
-	for k := range patch {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
 		if slices.Contains(ocpi.TerminalAssignmentFields, k) || k == "last_updated" {
 			continue
 		}

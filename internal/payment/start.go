@@ -153,36 +153,27 @@ func (s *Service) StartSession(ctx context.Context, a Actor, raw []byte, submit 
 	return serr
 }
 
-// SessionChange is a stored change of a session, as the sessions module
-// reports it.
-type SessionChange struct {
+// Change is a stored change of a session, or a new CDR, as the sessions
+// and CDRs modules report it.
+type Change struct {
 	CPO                    Party
 	ID                     string
 	Owner                  Party // the token's owner
 	AuthorizationReference string
 	LocationID, EVSEUID    string
 	ConnectorID            string
-	// Body is the whole stored session.
+	// Body is the whole stored session or CDR.
 	Body []byte
 }
 
 // SessionChanged links a session to its payment and pushes it, whole, to
 // the PTP's sessions receiver; it runs inside the transaction of the change.
-func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, ch SessionChange) error {
-	// Only a PTP's token makes a payment (link checks the owner): every
-	// other session costs one indexed read here.
-	if ok, err := s.route.HostsRole(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
+func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, ch Change) error {
+	push := hub.Push{Module: sessionsModule, ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID),
+		Method: http.MethodPut, Path: hub.PathOf(ocpi.Key(ch.CPO.CountryCode), ocpi.Key(ch.CPO.PartyID), ch.ID), Body: ch.Body}
+	p, err := s.linkChange(ctx, tx, ch, push)
+	if p == nil || err != nil {
 		return err
-	}
-	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
-	if err != nil {
-		return err
-	}
-	if p == nil {
-		// Not a payment; a session of a PTP's token goes to it all the same.
-		return s.pushToOwner(ctx, tx, ch.CPO, ch.Owner, hub.Push{Module: sessionsModule,
-			ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID), Method: http.MethodPut,
-			Path: hub.PathOf(ocpi.Key(ch.CPO.CountryCode), ocpi.Key(ch.CPO.PartyID), ch.ID), Body: ch.Body})
 	}
 	if p.sessionID == "" || ocpi.EqualCI(p.sessionID, ch.ID) {
 		if _, err := tx.Exec(ctx, "UPDATE direct_payments SET session_id = $1, updated_at = $2 WHERE authorization_reference = $3",
@@ -191,9 +182,7 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, ch SessionCh
 		}
 		p.sessionID = ch.ID
 	}
-	err = s.pushToPTP(ctx, tx, p, hub.Push{Module: sessionsModule, ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID),
-		Method: http.MethodPut, Path: hub.PathOf(ocpi.Key(ch.CPO.CountryCode), ocpi.Key(ch.CPO.PartyID), ch.ID), Body: ch.Body})
-	if err != nil {
+	if err := s.pushToPTP(ctx, tx, p, push); err != nil {
 		return err
 	}
 	return s.settle(ctx, tx, p.reference, p.ptp)
@@ -201,18 +190,12 @@ func (s *Service) SessionChanged(ctx context.Context, tx *store.Tx, ch SessionCh
 
 // CDRChange is a new CDR, as the CDRs module reports it.
 type CDRChange struct {
-	CPO                    Party
-	ID                     string
-	Owner                  Party
-	AuthorizationReference string
-	LocationID, EVSEUID    string
-	ConnectorID            string
-	Currency               string
-	TotalCost              ocpi.Price
+	Change
+	Currency  string
+	TotalCost ocpi.Price
 	// Credit is true for a credit CDR: it is passed on but does not replace
 	// the payment's CDR.
 	Credit bool
-	Body   []byte
 }
 
 // CDRCreated links a CDR to its payment (its total_cost is what
@@ -220,16 +203,11 @@ type CDRChange struct {
 // and settles the payment's confirmations; it runs inside the transaction
 // that stores the CDR.
 func (s *Service) CDRCreated(ctx context.Context, tx *store.Tx, ch CDRChange) error {
-	if ok, err := s.route.HostsRole(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
+	push := hub.Push{Module: cdrsModule, ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID),
+		Method: http.MethodPost, Body: ch.Body}
+	p, err := s.linkChange(ctx, tx, ch.Change, push)
+	if p == nil || err != nil {
 		return err
-	}
-	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
-	if err != nil {
-		return err
-	}
-	if p == nil {
-		return s.pushToOwner(ctx, tx, ch.CPO, ch.Owner, hub.Push{Module: cdrsModule,
-			ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID), Method: http.MethodPost, Body: ch.Body})
 	}
 	if !ch.Credit {
 		incl := ""
@@ -241,12 +219,26 @@ func (s *Service) CDRCreated(ctx context.Context, tx *store.Tx, ch CDRChange) er
 			return err
 		}
 	}
-	err = s.pushToPTP(ctx, tx, p, hub.Push{Module: cdrsModule, ObjectKey: hub.ObjectKey(ch.CPO.CountryCode, ch.CPO.PartyID, ch.ID),
-		Method: http.MethodPost, Body: ch.Body})
-	if err != nil {
+	if err := s.pushToPTP(ctx, tx, p, push); err != nil {
 		return err
 	}
 	return s.settle(ctx, tx, p.reference, p.ptp)
+}
+
+// linkChange finds (and locks) the payment of a session or CDR (see link).
+// nil: no payment; a session or CDR of a PTP's token that is no payment's
+// is queued (push) for the PTP all the same.
+func (s *Service) linkChange(ctx context.Context, tx *store.Tx, ch Change, push hub.Push) (*payment, error) {
+	// Only a PTP's token makes a payment (link checks the owner): every
+	// other session or CDR costs one indexed read here.
+	if ok, err := s.route.HostsRole(ctx, party.RolePTP, ch.Owner.CountryCode, ch.Owner.PartyID); err != nil || !ok {
+		return nil, err
+	}
+	p, err := s.link(ctx, tx, ch.AuthorizationReference, ch.CPO, ch.Owner, ch.LocationID, ch.EVSEUID, ch.ConnectorID)
+	if p != nil || err != nil {
+		return p, err
+	}
+	return nil, s.pushToOwner(ctx, tx, ch.CPO, ch.Owner, push)
 }
 
 // link finds (and locks) the payment a session or CDR of a PTP's token

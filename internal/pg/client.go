@@ -130,15 +130,7 @@ func (c *Client) CreateOrder(ctx context.Context, req OrderRequest) (*Order, err
 
 // FetchOrder implements Gateway: GET /v1/orders/{id}.
 func (c *Client) FetchOrder(ctx context.Context, orderID string) (*Order, error) {
-	const op = "fetch order"
-	if err := checkID(op, orderID); err != nil {
-		return nil, err
-	}
-	var o rzpOrder
-	if err := c.do(ctx, op, http.MethodGet, "/v1/orders/"+url.PathEscape(orderID), nil, nil, &o); err != nil {
-		return nil, err
-	}
-	return decoded(op, o.domain)
+	return fetch(ctx, c, "fetch order", "/v1/orders/", orderID, rzpOrder.domain)
 }
 
 // CreateUPIQR implements Gateway: POST /v1/payments/qr_codes with type
@@ -181,15 +173,7 @@ func (c *Client) CreateUPIQR(ctx context.Context, req QRRequest) (*QR, error) {
 
 // FetchPayment implements Gateway: GET /v1/payments/{id}.
 func (c *Client) FetchPayment(ctx context.Context, paymentID string) (*Payment, error) {
-	const op = "fetch payment"
-	if err := checkID(op, paymentID); err != nil {
-		return nil, err
-	}
-	var p rzpPayment
-	if err := c.do(ctx, op, http.MethodGet, "/v1/payments/"+url.PathEscape(paymentID), nil, nil, &p); err != nil {
-		return nil, err
-	}
-	return decoded(op, p.domain)
+	return fetch(ctx, c, "fetch payment", "/v1/payments/", paymentID, rzpPayment.domain)
 }
 
 // OrderPayments implements Gateway: GET /v1/orders/{id}/payments.
@@ -248,15 +232,7 @@ func (c *Client) Refund(ctx context.Context, req RefundRequest) (*Refund, error)
 
 // FetchRefund implements Gateway: GET /v1/refunds/{id}.
 func (c *Client) FetchRefund(ctx context.Context, refundID string) (*Refund, error) {
-	const op = "fetch refund"
-	if err := checkID(op, refundID); err != nil {
-		return nil, err
-	}
-	var r rzpRefund
-	if err := c.do(ctx, op, http.MethodGet, "/v1/refunds/"+url.PathEscape(refundID), nil, nil, &r); err != nil {
-		return nil, err
-	}
-	return decoded(op, r.domain)
+	return fetch(ctx, c, "fetch refund", "/v1/refunds/", refundID, rzpRefund.domain)
 }
 
 // VerifyWebhook implements Gateway with the configured webhook secrets.
@@ -363,6 +339,19 @@ func (c *Client) retryAfter(v string) time.Duration {
 
 // decoded converts a wire entity and classifies a bad one as a protocol
 // error.
+// fetch is the GET of one object by id at path+id (the id checked, then
+// escaped), its answer W converted by domain.
+func fetch[W, T any](ctx context.Context, c *Client, op, path, id string, domain func(W) (*T, error)) (*T, error) {
+	if err := checkID(op, id); err != nil {
+		return nil, err
+	}
+	var w W
+	if err := c.do(ctx, op, http.MethodGet, path+url.PathEscape(id), nil, nil, &w); err != nil {
+		return nil, err
+	}
+	return decoded(op, func() (*T, error) { return domain(w) })
+}
+
 func decoded[T any](op string, conv func() (*T, error)) (*T, error) {
 	v, err := conv()
 	if err != nil {

@@ -137,7 +137,7 @@ func NewResetter(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Lo
 	}
 	r := &Resetter{db: db, clock: clk, logger: logger, at: DailyAt{Hour: hour}}
 	if jc != nil {
-		jobs.AddWorker(jc, &resetWorker{r: r})
+		jobs.AddWorker(jc, jobs.CountedTask[resetArgs](r.RunIfDue))
 	}
 	return r
 }
@@ -214,13 +214,3 @@ type resetArgs struct{}
 
 // Kind implements river.JobArgs.
 func (resetArgs) Kind() string { return "sandbox_reset" }
-
-type resetWorker struct {
-	river.WorkerDefaults[resetArgs]
-	r *Resetter
-}
-
-func (w *resetWorker) Work(ctx context.Context, _ *river.Job[resetArgs]) error {
-	_, err := w.r.RunIfDue(ctx)
-	return err
-}

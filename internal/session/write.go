@@ -133,13 +133,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 			cur.doc["charging_periods"] = append(existing, periods...)
 		}
 		delete(rest, "charging_periods")
-		ocpi.MergePatch(cur.doc, rest)
-		merged, err := ocpi.MarshalObject(cur.doc)
-		if err != nil {
-			return err
-		}
 		var sess ocpi.Session
-		if err := ocpi.Decode(merged, &sess); err != nil {
+		merged, err := ocpi.ApplyPatch(cur.doc, rest, &sess)
+		if err != nil {
 			return err
 		}
 		if err := checkSession(&sess, r); err != nil {

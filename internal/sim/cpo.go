@@ -27,11 +27,7 @@ type CPO struct {
 
 // StartCPO starts a CPO simulator with the modules a CPO offers.
 func StartCPO(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)) (*CPO, error) {
-	opts := Options{Name: name, Role: "CPO", CountryCode: cc, PartyID: pid, Logger: logger}
-	for _, t := range tweak {
-		t(&opts)
-	}
-	p, err := Start(opts)
+	p, err := StartAs("CPO", name, cc, pid, logger, tweak...)
 	if err != nil {
 		return nil, err
 	}

@@ -80,11 +80,7 @@ func (c *CPO) handleCommand(w http.ResponseWriter, r *http.Request) {
 		b.Result = ocpi.CommandAccepted
 	}
 	responseURL, _ := body["response_url"].(string)
-	c.st.background.Add(1)
-	go func() {
-		defer c.st.background.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
+	c.later(func(ctx context.Context) {
 		if err := c.PostResult(ctx, responseURL, b.Result); err != nil {
 			c.fail(fmt.Errorf("%s result: %w", cmd, err))
 			return
@@ -103,6 +99,18 @@ func (c *CPO) handleCommand(w http.ResponseWriter, r *http.Request) {
 				c.fail(fmt.Errorf("stop session %s: %w", id, err))
 			}
 		}
+	})
+}
+
+// later runs fn in the background, as a CPO answers after it has
+// responded, with 30 seconds to do it; Wait waits for it.
+func (c *CPO) later(fn func(ctx context.Context)) {
+	c.st.background.Add(1)
+	go func() {
+		defer c.st.background.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		fn(ctx)
 	}()
 }
 
@@ -150,15 +158,11 @@ func (c *CPO) handleProfile(w http.ResponseWriter, r *http.Request) {
 			"charging_profile": map[string]any{"charging_rate_unit": "W", "charging_profile_period": []any{
 				map[string]any{"start_period": 0, "limit": 11000}}}}
 	}
-	c.st.background.Add(1)
-	go func() {
-		defer c.st.background.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
+	c.later(func(ctx context.Context) {
 		if err := ok(c.Raw(ctx, http.MethodPost, responseURL, result, nil)); err != nil {
 			c.fail(fmt.Errorf("charging profile result: %w", err))
 		}
-	}()
+	})
 }
 
 // PutActiveProfile sends an ActiveChargingProfile update for a session to

@@ -86,11 +86,7 @@ func (c *CPO) ReceivedTerminal(id string) map[string]any {
 func (c *CPO) ReceivedAdvice() []map[string]any {
 	c.pay.mu.Lock()
 	defer c.pay.mu.Unlock()
-	out := make([]map[string]any, len(c.pay.advice))
-	for i, a := range c.pay.advice {
-		out[i] = simwire.Clone(a)
-	}
-	return out
+	return simwire.CloneList(c.pay.advice)
 }
 
 // Payments calls the hub's payments SENDER (the CPO's side of the module)

@@ -21,11 +21,7 @@ type EMSP struct {
 
 // StartEMSP starts an eMSP simulator with the modules an eMSP offers.
 func StartEMSP(name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)) (*EMSP, error) {
-	opts := Options{Name: name, Role: "EMSP", CountryCode: cc, PartyID: pid, Logger: logger}
-	for _, t := range tweak {
-		t(&opts)
-	}
-	p, err := Start(opts)
+	p, err := StartAs("EMSP", name, cc, pid, logger, tweak...)
 	if err != nil {
 		return nil, err
 	}

@@ -285,11 +285,7 @@ func (e *EMSP) handleCDR(w http.ResponseWriter, r *http.Request) {
 func (e *EMSP) CDRs() []map[string]any {
 	e.st.mu.Lock()
 	defer e.st.mu.Unlock()
-	out := make([]map[string]any, len(e.st.cdrs))
-	for i, d := range e.st.cdrs {
-		out[i] = simwire.Clone(d)
-	}
-	return out
+	return simwire.CloneList(e.st.cdrs)
 }
 
 // SendCommand posts a command to the hub's commands RECEIVER with a fresh

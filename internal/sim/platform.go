@@ -136,6 +136,16 @@ type endpoint struct {
 	identifier, role, path string
 }
 
+// StartAs starts a platform with one party, cc/pid in role, and the
+// options tweak changes: how each role's simulator starts.
+func StartAs(role, name, cc, pid string, logger *slog.Logger, tweak ...func(*Options)) (*Platform, error) {
+	opts := Options{Name: name, Role: role, CountryCode: cc, PartyID: pid, Logger: logger}
+	for _, t := range tweak {
+		t(&opts)
+	}
+	return Start(opts)
+}
+
 // Start starts a platform on 127.0.0.1 with a random port.
 func Start(opts Options) (*Platform, error) {
 	if len(opts.Versions) == 0 {

@@ -155,12 +155,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object
 		return false, err
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		old, found, err := lockTariff(ctx, tx, r)
+		old, err := lockKnown(ctx, tx, r)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return errUnknown(r)
 		}
 		doc, err := ocpi.ParseObject(old)
 		if err != nil {
@@ -177,7 +174,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, patch ocpi.Object
 		}
 		// write compares the merged last_updated (the PATCH's) with the
 		// stored one after the merged tariff passed validation.
-		_, changed, err = s.write(ctx, tx, ch, r, old, found, t, body)
+		_, changed, err = s.write(ctx, tx, ch, r, old, true, t, body)
 		return err
 	})
 	return changed, err
@@ -220,12 +217,9 @@ func (s *Service) write(ctx context.Context, tx *store.Tx, ch Change, r Ref, old
 // the log.
 func (s *Service) Delete(ctx context.Context, ch Change, r Ref) (dangling []string, err error) {
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		old, found, err := lockTariff(ctx, tx, r)
+		old, err := lockKnown(ctx, tx, r)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return errUnknown(r)
 		}
 		if dangling, err = referencedBy(ctx, tx, r); err != nil {
 			return err
@@ -257,22 +251,13 @@ func (s *Service) Delete(ctx context.Context, ch Change, r Ref) (dangling []stri
 // referencedBy lists (up to 10) connectors whose tariff_ids name the tariff,
 // as location/evse/connector.
 func referencedBy(ctx context.Context, q store.Querier, r Ref) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT l.id, t.evse_uid, t.connector_id FROM tariff_refs t JOIN locations l ON l.pk = t.location_pk
+	return store.QueryAll(ctx, q, func(row store.Row) (string, error) {
+		var l, e, c string
+		err := row.Scan(&l, &e, &c)
+		return l + "/" + e + "/" + c, err
+	}, `SELECT l.id, t.evse_uid, t.connector_id FROM tariff_refs t JOIN locations l ON l.pk = t.location_pk
 		WHERE t.country_code = $1 AND t.party_id = $2 AND t.tariff_id = $3 ORDER BY l.id, t.evse_uid, t.connector_id LIMIT 10`,
 		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l, e, c string
-		if err := rows.Scan(&l, &e, &c); err != nil {
-			return nil, err
-		}
-		out = append(out, l+"/"+e+"/"+c)
-	}
-	return out, rows.Err()
 }
 
 func (s *Service) broadcast(ctx context.Context, tx *store.Tx, ch Change, p hub.Push) error {
@@ -295,6 +280,16 @@ func lockTariff(ctx context.Context, tx *store.Tx, r Ref) ([]byte, bool, error) 
 	var body []byte
 	err = tx.QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).Scan(&body)
 	return body, err == nil, err
+}
+
+// lockKnown is lockTariff of a tariff that must exist: errUnknown when it
+// does not.
+func lockKnown(ctx context.Context, tx *store.Tx, r Ref) ([]byte, error) {
+	old, found, err := lockTariff(ctx, tx, r)
+	if err == nil && !found {
+		err = errUnknown(r)
+	}
+	return old, err
 }
 
 // source gives the hub the current tariff (a PUT) or its deletion.

@@ -175,23 +175,13 @@ func (s *Service) candidates(ctx context.Context, uid, typ string, owner ocpicli
 		q += " AND country_code = $3 AND party_id = $4"
 		args = append(args, ocpi.Key(owner.CountryCode), ocpi.Key(owner.PartyID))
 	}
-	rows, err := s.db.Read().Query(ctx, q+" ORDER BY country_code, party_id LIMIT 10", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []candidate
-	for rows.Next() {
+	return store.QueryAll(ctx, s.db.Read(), func(row store.Row) (candidate, error) {
 		var c candidate
-		if err := rows.Scan(&c.cc, &c.pid, &c.whitelist, &c.body); err != nil {
-			return nil, err
+		if err := row.Scan(&c.cc, &c.pid, &c.whitelist, &c.body); err != nil {
+			return c, err
 		}
-		if err := json.Unmarshal(c.body, &c.token); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		return c, json.Unmarshal(c.body, &c.token)
+	}, q+" ORDER BY country_code, party_id LIMIT 10", args...)
 }
 
 // checkLocation requires the location (and every EVSE) of the request in the

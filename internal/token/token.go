@@ -168,24 +168,14 @@ func (s *Service) Find(ctx context.Context, r Ref) (*ocpi.Token, error) {
 // FindByContract returns the stored tokens of a contract id (the auth_id of
 // OCPI 2.1.1 and 2.0), oldest change first.
 func (s *Service) FindByContract(ctx context.Context, contractID string) ([]ocpi.Token, error) {
-	rows, err := s.db.ReadIn(ctx).Query(ctx, "SELECT body FROM tokens WHERE contract_id = $1 ORDER BY last_updated, pk LIMIT 20", ocpi.Key(contractID))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []ocpi.Token
-	for rows.Next() {
+	return store.QueryAll(ctx, s.db.ReadIn(ctx), func(row store.Row) (ocpi.Token, error) {
 		var body []byte
-		if err := rows.Scan(&body); err != nil {
-			return nil, err
-		}
 		var t ocpi.Token
-		if err := json.Unmarshal(body, &t); err != nil {
-			return nil, err
+		if err := row.Scan(&body); err != nil {
+			return t, err
 		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+		return t, json.Unmarshal(body, &t)
+	}, "SELECT body FROM tokens WHERE contract_id = $1 ORDER BY last_updated, pk LIMIT 20", ocpi.Key(contractID))
 }
 
 // Filter selects tokens in List.
@@ -315,13 +305,9 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if cur == nil {
 			return errUnknown(r)
 		}
-		ocpi.MergePatch(cur.doc, patch)
-		merged, err := ocpi.MarshalObject(cur.doc)
-		if err != nil {
-			return err
-		}
 		var t ocpi.Token
-		if err := ocpi.Decode(merged, &t); err != nil {
+		merged, err := ocpi.ApplyPatch(cur.doc, patch, &t)
+		if err != nil {
 			return err
 		}
 		if err := checkToken(&t, r); err != nil {

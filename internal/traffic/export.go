@@ -3,9 +3,10 @@ package traffic
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -119,12 +120,7 @@ type harTimings struct {
 
 func harHeaders(h http.Header) []harNV {
 	out := []harNV{}
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
 		for _, v := range h[k] {
 			out = append(out, harNV{Name: k, Value: v})
 		}

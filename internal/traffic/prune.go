@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -92,7 +90,7 @@ func (r *Recorder) Schedule(jc *jobs.Client, interval time.Duration) {
 	if interval <= 0 {
 		interval = time.Minute
 	}
-	jobs.AddWorker(jc, &pruneWorker{r: r})
+	jobs.AddWorker(jc, jobs.CountedTask[pruneArgs](r.Prune))
 	jc.Every(interval, pruneArgs{}, "")
 }
 
@@ -100,13 +98,3 @@ type pruneArgs struct{}
 
 // Kind implements river.JobArgs.
 func (pruneArgs) Kind() string { return "traffic_prune" }
-
-type pruneWorker struct {
-	river.WorkerDefaults[pruneArgs]
-	r *Recorder
-}
-
-func (w *pruneWorker) Work(ctx context.Context, _ *river.Job[pruneArgs]) error {
-	_, err := w.r.Prune(ctx)
-	return err
-}

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -152,12 +153,7 @@ func RedactBody(body []byte, contentType string) ([]byte, facts, error) {
 		if err != nil {
 			return nil, f, err
 		}
-		keys := make([]string, 0, len(q))
-		for k := range q {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(q)) {
 			for i, v := range q[k] {
 				switch {
 				case secretKey(k):

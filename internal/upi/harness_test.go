@@ -222,11 +222,11 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	case intake.Args{}.Kind():
 		return workAs(h.ctx, s.webhookWorker(), row)
 	case pollArgs{}.Kind():
-		return workAs(h.ctx, &pollWorker{s: s}, row)
+		return workAs(h.ctx, jobs.Func(s.pollPayment), row)
 	case startArgs{}.Kind():
 		return workAs(h.ctx, &startWorker{s: s}, row)
 	case deadlineArgs{}.Kind():
-		return workAs(h.ctx, &deadlineWorker{s: s}, row)
+		return workAs(h.ctx, jobs.Func(s.checkDeadline), row)
 	case refunds.Args{}.Kind():
 		return workAs(h.ctx, &refundWorker{s: s}, row)
 	case notifyArgs{}.Kind():
@@ -236,7 +236,7 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	case smsreceipt.Args{}.Kind():
 		return workAs(h.ctx, s.texts.Worker(), row)
 	case erasePhonesArgs{}.Kind():
-		return workAs(h.ctx, &erasePhonesWorker{s: s}, row)
+		return workAs(h.ctx, s.erasePhonesWorker(), row)
 	}
 	h.t.Fatalf("no worker for job kind %s", row.Kind)
 	return nil

@@ -1,7 +1,6 @@
 package upi
 
 import (
-	"context"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -13,24 +12,15 @@ import (
 // addWorkers registers the module's job workers.
 func (s *Service) addWorkers(q *jobs.Client) {
 	jobs.AddWorker(q, s.webhookWorker())
-	jobs.AddWorker(q, &pollWorker{s: s})
+	jobs.AddWorker(q, jobs.Func(s.pollPayment))
 	jobs.AddWorker(q, &startWorker{s: s})
-	jobs.AddWorker(q, &deadlineWorker{s: s})
+	jobs.AddWorker(q, jobs.Func(s.checkDeadline))
 	jobs.AddWorker(q, &refundWorker{s: s})
 	jobs.AddWorker(q, &notifyWorker{s: s})
 	jobs.AddWorker(q, s.orderCheckWorker())
 	jobs.AddWorker(q, s.texts.Worker())
-	jobs.AddWorker(q, &erasePhonesWorker{s: s})
+	jobs.AddWorker(q, s.erasePhonesWorker())
 }
-
-// handOff is the worker of a job whose work a sub-package does (the webhook
-// intake, the order book).
-type handOff[T river.JobArgs] struct {
-	river.WorkerDefaults[T]
-	work func(ctx context.Context, args T) error
-}
-
-func (w *handOff[T]) Work(ctx context.Context, job *river.Job[T]) error { return w.work(ctx, job.Args) }
 
 // NextRetry retries a refund the PG did not accept with the module's
 // backoff and the same idempotency key. Retries count on the module's clock,

@@ -246,17 +246,11 @@ type pollArgs struct {
 
 func (pollArgs) Kind() string { return "upi_poll_payment" }
 
-type pollWorker struct {
-	river.WorkerDefaults[pollArgs]
-	s *Service
-}
-
-// Work asks the PG about a pending payment until it is final or the order's
-// payment window closes (EXPIRED). A webhook that arrived meanwhile makes
-// the poll a no-op.
-func (w *pollWorker) Work(ctx context.Context, job *river.Job[pollArgs]) error {
-	s := w.s
-	p, err := s.readPayment(ctx, s.db.Read(), job.Args.PaymentID)
+// pollPayment asks the PG about a pending payment until it is final or the
+// order's payment window closes (EXPIRED). A webhook that arrived meanwhile
+// makes the poll a no-op.
+func (s *Service) pollPayment(ctx context.Context, a pollArgs) error {
+	p, err := s.readPayment(ctx, s.db.Read(), a.PaymentID)
 	if isNotFound(err) {
 		return nil
 	}

@@ -3,6 +3,9 @@ package upi
 import (
 	"context"
 
+	"github.com/riverqueue/river"
+
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/upi/orders"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
@@ -33,8 +36,8 @@ func (s *Service) Order(ctx context.Context, id string) (*orders.Order, error) {
 	return s.orders.Get(ctx, id)
 }
 
-func (s *Service) orderCheckWorker() *handOff[orders.CheckArgs] {
-	return &handOff[orders.CheckArgs]{work: func(ctx context.Context, a orders.CheckArgs) error { return s.orders.Check(ctx, a.OrderID) }}
+func (s *Service) orderCheckWorker() river.Worker[orders.CheckArgs] {
+	return jobs.Func(func(ctx context.Context, a orders.CheckArgs) error { return s.orders.Check(ctx, a.OrderID) })
 }
 
 func (h host) QR(ctx context.Context, ref string) (*qrmap.QRMapping, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -75,17 +76,11 @@ type erasePhonesArgs struct{}
 
 func (erasePhonesArgs) Kind() string { return "upi_erase_phones" }
 
-type erasePhonesWorker struct {
-	river.WorkerDefaults[erasePhonesArgs]
-	s *Service
-}
-
-// Work erases the numbers (and keys and consent) of orders older than the
-// retention, and of their deliveries; the masked destination stays as the
-// record that a message was sent.
-func (w *erasePhonesWorker) Work(ctx context.Context, _ *river.Job[erasePhonesArgs]) error {
-	_, err := w.s.ErasePhones(ctx)
-	return err
+// erasePhonesWorker erases the numbers (and keys and consent) of orders
+// older than the retention, and of their deliveries; the masked destination
+// stays as the record that a message was sent.
+func (s *Service) erasePhonesWorker() river.Worker[erasePhonesArgs] {
+	return jobs.CountedTask[erasePhonesArgs](s.ErasePhones)
 }
 
 // ErasePhones erases the phone numbers captured more than the retention

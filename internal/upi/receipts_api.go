@@ -47,21 +47,11 @@ func (s *Service) PaymentReceipts(ctx context.Context, paymentID string) ([]*Rec
 	if n == 0 {
 		return nil, errNotFound("payment")
 	}
-	rows, err := s.db.Read().Query(ctx, "SELECT id FROM upi_receipts WHERE payment_id = $1 ORDER BY pk", paymentID)
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for rows.Next() {
+	ids, err := store.QueryAll(ctx, s.db.Read(), func(row store.Row) (string, error) {
 		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return id, row.Scan(&id)
+	}, "SELECT id FROM upi_receipts WHERE payment_id = $1 ORDER BY pk", paymentID)
+	if err != nil {
 		return nil, err
 	}
 	out := []*ReceiptRecord{}

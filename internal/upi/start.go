@@ -199,26 +199,20 @@ type deadlineArgs struct {
 
 func (deadlineArgs) Kind() string { return "upi_deadline" }
 
-type deadlineWorker struct {
-	river.WorkerDefaults[deadlineArgs]
-	s *Service
-}
-
-// Work runs a deadline check: no session after START_SESSION refunds the
+// checkDeadline runs a deadline check: no session after START_SESSION refunds the
 // payment; no CDR after the session ended raises cdr.missing; a session
 // charging for too long is flagged. A check whose condition no longer holds
 // does nothing.
-func (w *deadlineWorker) Work(ctx context.Context, job *river.Job[deadlineArgs]) error {
-	s := w.s
+func (s *Service) checkDeadline(ctx context.Context, a deadlineArgs) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		p, err := paymentrow.Lock(ctx, tx, "id = $1", job.Args.PaymentID)
+		p, err := paymentrow.Lock(ctx, tx, "id = $1", a.PaymentID)
 		if errors.Is(err, store.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		switch job.Args.Check {
+		switch a.Check {
 		case checkSession:
 			if p.Status != paymentrow.StatusSessionRequested || p.Session.ID != "" {
 				return nil

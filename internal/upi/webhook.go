@@ -7,6 +7,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/pg"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/upi/intake"
@@ -23,8 +24,8 @@ func (s *Service) ReceiveWebhook(ctx context.Context, h http.Header, body []byte
 	return s.intake.Receive(ctx, h, body)
 }
 
-func (s *Service) webhookWorker() *handOff[intake.Args] {
-	return &handOff[intake.Args]{work: func(ctx context.Context, a intake.Args) error { return s.intake.Work(ctx, a.EventPK) }}
+func (s *Service) webhookWorker() river.Worker[intake.Args] {
+	return jobs.Func(func(ctx context.Context, a intake.Args) error { return s.intake.Work(ctx, a.EventPK) })
 }
 
 // host is the payment module as the webhook intake and the order book see

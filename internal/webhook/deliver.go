@@ -89,15 +89,6 @@ func (dispatchArgs) Kind() string { return "webhook_dispatch" }
 // InsertOpts puts dispatches on the webhooks queue.
 func (dispatchArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: jobs.QueueWebhooks} }
 
-type dispatchWorker struct {
-	river.WorkerDefaults[dispatchArgs]
-	s *Service
-}
-
-func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[dispatchArgs]) error {
-	return w.s.dispatch(ctx, job.Args.SubscriptionIDs)
-}
-
 // dispatch starts a delivery job for each subscription whose lease is free
 // and whose queue has a due head. The row locks make it wait for a sender
 // that is letting go (which looks for a next head under the same lock), so
@@ -316,26 +307,16 @@ type target struct {
 // heads returns up to n of the subscription's pending deliveries, oldest
 // first, with the subscription's current URL and secret.
 func (s *Service) heads(ctx context.Context, subID string, n int) ([]*target, error) {
-	rows, err := s.db.Read().Query(ctx, fmt.Sprintf(`SELECT d.id, d.created_at, d.next_attempt_at, d.attempts, d.event_id, d.event, e.data,
+	return store.QueryAll(ctx, s.db.Read(), func(row store.Row) (*target, error) {
+		var t target
+		return &t, row.Scan(&t.id, &t.createdAt, &t.dueAt, &t.attempts, &t.eventID, &t.event, &t.data, &t.subID, &t.url, &t.secret,
+			&t.platformID, &t.failures, &t.failingSince)
+	}, fmt.Sprintf(`SELECT d.id, d.created_at, d.next_attempt_at, d.attempts, d.event_id, d.event, e.data,
 			s.id, s.url, s.secret, s.platform_id, s.failures, s.failing_since
 		FROM webhook_deliveries d
 		JOIN webhook_events e ON e.id = d.event_id
 		JOIN webhook_subscriptions s ON s.id = d.subscription_id
 		WHERE d.subscription_id = $1 AND d.status = $2 ORDER BY d.id LIMIT %d`, n), subID, StatusPending)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*target
-	for rows.Next() {
-		var t target
-		if err := rows.Scan(&t.id, &t.createdAt, &t.dueAt, &t.attempts, &t.eventID, &t.event, &t.data, &t.subID, &t.url, &t.secret,
-			&t.platformID, &t.failures, &t.failingSince); err != nil {
-			return nil, err
-		}
-		out = append(out, &t)
-	}
-	return out, rows.Err()
 }
 
 // drain sends the subscription's due deliveries in order, in batches,
@@ -654,18 +635,8 @@ func ownerParties(ctx context.Context, q store.Querier, platformID int64) ([]eve
 	if platformID == 0 {
 		return nil, nil
 	}
-	rows, err := q.Query(ctx, "SELECT role, country_code, party_id FROM platform_roles WHERE platform_id = $1", platformID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []event.Party
-	for rows.Next() {
+	return store.QueryAll(ctx, q, func(row store.Row) (event.Party, error) {
 		var p event.Party
-		if err := rows.Scan(&p.Role, &p.CountryCode, &p.PartyID); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		return p, row.Scan(&p.Role, &p.CountryCode, &p.PartyID)
+	}, "SELECT role, country_code, party_id FROM platform_roles WHERE platform_id = $1", platformID)
 }

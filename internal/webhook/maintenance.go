@@ -3,8 +3,6 @@ package webhook
 import (
 	"context"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -15,16 +13,6 @@ type sweepArgs struct{}
 
 // Kind implements river.JobArgs.
 func (sweepArgs) Kind() string { return "webhook_sweep" }
-
-type sweepWorker struct {
-	river.WorkerDefaults[sweepArgs]
-	s *Service
-}
-
-func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
-	_, err := w.s.Sweep(ctx)
-	return err
-}
 
 // Sweep starts a delivery job for every active subscription whose due head
 // has waited for more than a minute with the lease free. It returns how
@@ -59,16 +47,6 @@ type retentionArgs struct{}
 
 // Kind implements river.JobArgs.
 func (retentionArgs) Kind() string { return "webhook_retention" }
-
-type retentionWorker struct {
-	river.WorkerDefaults[retentionArgs]
-	s *Service
-}
-
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[retentionArgs]) error {
-	_, err := w.s.Prune(ctx)
-	return err
-}
 
 // Prune deletes finished deliveries older than the retention period and
 // events no delivery refers to any more, in batches. It returns the number

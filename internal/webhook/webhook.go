@@ -15,6 +15,7 @@
 package webhook
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -121,10 +122,10 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 	}
 	s.client = newHTTPClient(s.cfg.Guard)
 	if jc != nil {
-		jobs.AddWorker(jc, &dispatchWorker{s: s})
+		jobs.AddWorker(jc, jobs.Func(func(ctx context.Context, a dispatchArgs) error { return s.dispatch(ctx, a.SubscriptionIDs) }))
 		jobs.AddWorker(jc, &deliverWorker{s: s})
-		jobs.AddWorker(jc, &sweepWorker{s: s})
-		jobs.AddWorker(jc, &retentionWorker{s: s})
+		jobs.AddWorker(jc, jobs.CountedTask[sweepArgs](s.Sweep))
+		jobs.AddWorker(jc, jobs.CountedTask[retentionArgs](s.Prune))
 	}
 	return s
 }

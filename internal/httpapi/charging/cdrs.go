@@ -20,10 +20,7 @@ func (s *handlers) cdrURL(ref cdr.Ref) string {
 // CDR's URL in Location; a repeat of the same CDR 200 with the same
 // Location.
 func (s *handlers) handleCPOCDRPost(w http.ResponseWriter, r *http.Request) error {
-	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	_, raw, err := kit.CallerAndBody(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}

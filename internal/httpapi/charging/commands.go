@@ -86,10 +86,7 @@ func (s *handlers) handleCPOCommandResult(w http.ResponseWriter, r *http.Request
 }
 
 func (s *handlers) receiveResult(w http.ResponseWriter, r *http.Request, module string) error {
-	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	_, raw, err := kit.CallerAndBody(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}
@@ -144,10 +141,7 @@ func (s *handlers) handleCPOProfileResult(w http.ResponseWriter, r *http.Request
 // /ocpi/2.2.1/cpo/chargingprofiles/{session_id}: a CPO's
 // ActiveChargingProfile update, relayed to the parties that set a profile.
 func (s *handlers) handleCPOActiveProfile(w http.ResponseWriter, r *http.Request) error {
-	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	_, raw, err := kit.CallerAndBody(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}

@@ -84,11 +84,7 @@ func (s *handlers) handleEMSPSessions(w http.ResponseWriter, r *http.Request) er
 // /ocpi/2.2.1/emsp/sessions/{session_id}/charging_preferences: relayed to
 // the session's CPO, its answer passed back.
 func (s *handlers) handleEMSPChargingPreferences(w http.ResponseWriter, r *http.Request) error {
-	from, err := kit.CallerParty(r, party.RoleEMSP)
-	if err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	from, raw, err := kit.CallerAndBody(r, party.RoleEMSP)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,12 @@ func CallerParty(r *http.Request, role party.Role) (party.PartyRef, error) {
 	return p, nil
 }
 
+// CallerAndBody reads what a write in role needs: the caller's party in
+// role (CallerParty, checked first) and then the body.
+func CallerAndBody(r *http.Request, role party.Role) (party.PartyRef, []byte, error) {
+	return RefAndBody(r, func(r *http.Request) (party.PartyRef, error) { return CallerParty(r, role) })
+}
+
 // Owners returns the caller's eMSP parties as token Owners.
 func Owners(r *http.Request) []ocpiclient.Party {
 	var out []ocpiclient.Party
@@ -110,6 +116,16 @@ func AuthorizeRequest(r *http.Request, typeOf func(*http.Request) (string, error
 	}
 	return token.AuthorizeRequest{CPO: AsParty(cpo), CPOParties: CallerParties(r, party.RoleCPO), UID: uid, Type: typ,
 		CorrelationID: CorrelationID(r.Context())}, raw, nil
+}
+
+// CredentialsCaller returns the caller of a credentials GET: a platform;
+// the admin token has no credentials (EMETHOD).
+func CredentialsCaller(r *http.Request) (*party.Caller, error) {
+	c := party.CallerFrom(r.Context())
+	if c.Kind == party.CallerAdmin {
+		return nil, &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
+	}
+	return c, nil
 }
 
 // TokenChange is the change a token write by the calling platform makes.

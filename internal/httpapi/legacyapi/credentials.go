@@ -13,9 +13,9 @@ import (
 // handleLegacyCredentialsGet returns our credentials in the legacy form,
 // with the token the caller used.
 func (s *handlers) handleLegacyCredentialsGet(w http.ResponseWriter, r *http.Request) error {
-	c := party.CallerFrom(r.Context())
-	if c.Kind == party.CallerAdmin {
-		return &ocpi.Error{Code: ocpi.EMETHOD, Message: "the admin token has no credentials; see /admin/parties"}
+	c, err := kit.CredentialsCaller(r)
+	if err != nil {
+		return err
 	}
 	return s.legacyOK(w, s.cfg.Parties.LegacyCredentials(urlRole(r), c.Token))
 }

@@ -29,6 +29,13 @@ func legacyLocationRef(r *http.Request) (location.Ref, error) {
 	return ref, c.Err()
 }
 
+// locationChange is the change a location write by the calling platform
+// makes.
+func locationChange(r *http.Request) location.Change {
+	c := party.CallerFrom(r.Context())
+	return location.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}
+}
+
 // handleLegacyCPOLocationGet serves the hub's copy of a legacy CPO's
 // Location, EVSE or Connector, in its version.
 func (s *handlers) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Request) error {
@@ -70,8 +77,7 @@ func (s *handlers) handleLegacyCPOLocationPut(w http.ResponseWriter, r *http.Req
 		return err
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
-	c := party.CallerFrom(r.Context())
-	res, err := s.cfg.Locations.Put(r.Context(), location.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}, ref, body)
+	res, err := s.cfg.Locations.Put(r.Context(), locationChange(r), ref, body)
 	if err != nil {
 		return err
 	}
@@ -90,13 +96,8 @@ func (s *handlers) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.R
 		return err
 	}
 	s.cfg.LegacyRecorder.Lost(r.Context(), v, location.Module, ref.Level()+" "+ref.String(), loss)
-	c := party.CallerFrom(r.Context())
-	ch := location.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}
-	_, err = s.cfg.Locations.Patch(r.Context(), ch, ref, body)
-	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
-		if body, err = restampBody(body, lu); err != nil {
-			return err
-		}
+	ch := locationChange(r)
+	err = writePatch(raw, body, func(body []byte) error {
 		_, err := s.cfg.Locations.Patch(r.Context(), ch, ref, body)
 		return err
 	})
@@ -149,6 +150,7 @@ func legacyTariffRef(r *http.Request) (tariff.Ref, error) {
 	return ref, c.Err()
 }
 
+// tariffChange is the change a tariff write by the calling platform makes.
 func (s *handlers) tariffChange(r *http.Request) tariff.Change {
 	c := party.CallerFrom(r.Context())
 	return tariff.Change{PlatformID: c.PlatformID, CorrelationID: kit.CorrelationID(r.Context())}

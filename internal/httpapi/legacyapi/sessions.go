@@ -104,13 +104,7 @@ func (s *handlers) handleLegacyCPOSessionPatch(w http.ResponseWriter, r *http.Re
 		return err
 	}
 	ch := session.Change{CorrelationID: kit.CorrelationID(r.Context())}
-	err = s.cfg.Sessions.Patch(r.Context(), ch, ref, body)
-	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
-		if body, err = restampBody(body, lu); err != nil {
-			return err
-		}
-		return s.cfg.Sessions.Patch(r.Context(), ch, ref, body)
-	})
+	err = writePatch(raw, body, func(body []byte) error { return s.cfg.Sessions.Patch(r.Context(), ch, ref, body) })
 	if err != nil {
 		return err
 	}

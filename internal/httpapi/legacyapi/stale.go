@@ -33,6 +33,20 @@ func unstampedStale(sent bool, err error, again func(lastUpdated string) error) 
 	return again(st.Stored.String())
 }
 
+// writePatch writes body, a legacy PATCH converted from raw, with write; a
+// PATCH the hub stamped on arrival that a concurrent write overtook is
+// written once more at the stored last_updated (unstampedStale).
+func writePatch(raw, body []byte, write func(body []byte) error) error {
+	err := write(body)
+	return unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
+		body, err := restampBody(body, lu)
+		if err != nil {
+			return err
+		}
+		return write(body)
+	})
+}
+
 // restampBody sets the last_updated of a JSON object body.
 func restampBody(body []byte, lastUpdated string) ([]byte, error) {
 	o, err := ocpi.ParseObject(body)

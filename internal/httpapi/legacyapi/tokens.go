@@ -97,13 +97,7 @@ func (s *handlers) handleLegacyEMSPTokenPatch(w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
-	err = s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, body)
-	err = unstampedStale(sentLastUpdated(raw), err, func(lu string) error {
-		if body, err = restampBody(body, lu); err != nil {
-			return err
-		}
-		return s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, body)
-	})
+	err = writePatch(raw, body, func(body []byte) error { return s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, body) })
 	if err != nil {
 		return err
 	}
@@ -279,10 +273,7 @@ func (s *handlers) handleLegacyEMSPCommand(w http.ResponseWriter, r *http.Reques
 // CommandResponse) at the response_url the hub gave it, as a 2.2.1
 // CommandResult.
 func (s *handlers) handleLegacyCPOCommandResult(w http.ResponseWriter, r *http.Request) error {
-	if _, err := kit.CallerParty(r, party.RoleCPO); err != nil {
-		return err
-	}
-	raw, err := kit.ReadBody(r)
+	_, raw, err := kit.CallerAndBody(r, party.RoleCPO)
 	if err != nil {
 		return err
 	}

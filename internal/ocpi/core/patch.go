@@ -26,6 +26,18 @@ func MergePatch(dst, patch Object) {
 	}
 }
 
+// ApplyPatch merges patch into doc, a stored document, and decodes the
+// result into v (field types checked): the merged JSON is returned, for
+// Canonical.
+func ApplyPatch(doc, patch Object, v any) ([]byte, error) {
+	MergePatch(doc, patch)
+	merged, err := MarshalObject(doc)
+	if err != nil {
+		return nil, err
+	}
+	return merged, Decode(merged, v)
+}
+
 // PatchIdentity checks that a PATCH body does not change an object's key
 // fields: each present field must equal (as a CiString) the value the URL
 // names.

@@ -61,13 +61,7 @@ func FromCDR(d *ocpi.CDR, loc *ocpi.Location) (CDR, Loss, bool) {
 			loss.Add(f.name, "not in 2.1.1")
 		}
 	}
-	for i := range d.Tariffs {
-		t, sub, ok := FromTariff(&d.Tariffs[i])
-		loss.Merge(index("tariffs", i), sub)
-		if ok {
-			out.Tariffs = append(out.Tariffs, t)
-		}
-	}
+	out.Tariffs = appendFrom(out.Tariffs, "tariffs", d.Tariffs, &loss, FromTariff)
 	out.ChargingPeriods = orEmptyPeriods(fromPeriods(d.ChargingPeriods, &loss))
 	var cl ocpi.CdrLocation
 	if d.CdrLocation != nil {

@@ -53,12 +53,7 @@ func CommandFrom221(command string, body []byte) ([]byte, Loss, bool, error) {
 		if err := json.Unmarshal(body, &s); err != nil {
 			return nil, nil, false, err
 		}
-		out := StartSession{ResponseURL: s.ResponseURL, LocationID: s.LocationID, EVSEUID: s.EVSEUID}
-		if s.Token != nil {
-			t, sub := FromToken(s.Token)
-			loss.Merge("token", sub)
-			out.Token = &t
-		}
+		out := StartSession{ResponseURL: s.ResponseURL, LocationID: s.LocationID, EVSEUID: s.EVSEUID, Token: commandToken(s.Token, &loss)}
 		if s.ConnectorID != "" {
 			loss.Add("connector_id", "not in a 2.1.1 START_SESSION; the CPO picks the connector of the EVSE")
 		}
@@ -77,12 +72,8 @@ func CommandFrom221(command string, body []byte) ([]byte, Loss, bool, error) {
 			loss.Add("reservation_id", "%q is not an integer, as 2.1.1 reservation ids are; not sent", r.ReservationID)
 			return nil, loss, false, nil
 		}
-		out := ReserveNow{ResponseURL: r.ResponseURL, ExpiryDate: NewDateTime(r.ExpiryDate), ReservationID: id, LocationID: r.LocationID, EVSEUID: r.EVSEUID}
-		if r.Token != nil {
-			t, sub := FromToken(r.Token)
-			loss.Merge("token", sub)
-			out.Token = &t
-		}
+		out := ReserveNow{ResponseURL: r.ResponseURL, ExpiryDate: NewDateTime(r.ExpiryDate), ReservationID: id, LocationID: r.LocationID,
+			EVSEUID: r.EVSEUID, Token: commandToken(r.Token, &loss)}
 		if r.AuthorizationReference != "" {
 			loss.Add("authorization_reference", "not in 2.1.1")
 		}
@@ -93,6 +84,17 @@ func CommandFrom221(command string, body []byte) ([]byte, Loss, bool, error) {
 	}
 	loss.Add("command", "%s is not a 2.1.1 command; not sent", command)
 	return nil, loss, false, nil
+}
+
+// commandToken converts the token of a command (nil when it has none), its
+// losses merged under "token".
+func commandToken(t *ocpi.Token, loss *Loss) *Token {
+	if t == nil {
+		return nil
+	}
+	lt, sub := FromToken(t)
+	loss.Merge("token", sub)
+	return &lt
 }
 
 // CommandTo221 converts the body of a 2.1.1 command from an eMSP of cc/pid

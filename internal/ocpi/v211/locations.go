@@ -174,13 +174,7 @@ func FromLocation(l *ocpi.Location) (Location, Loss) {
 	if l.EnergyMix != nil {
 		out.EnergyMix = fromEnergyMix(l.EnergyMix)
 	}
-	for i := range l.EVSEs {
-		e, sub, ok := FromEVSE(&l.EVSEs[i])
-		loss.Merge(index("evses", i), sub)
-		if ok {
-			out.EVSEs = append(out.EVSEs, e)
-		}
-	}
+	out.EVSEs = appendFrom(out.EVSEs, "evses", l.EVSEs, &loss, FromEVSE)
 	return out, loss
 }
 
@@ -201,13 +195,7 @@ func FromEVSE(e *ocpi.EVSE) (EVSE, Loss, bool) {
 			loss.Add("coordinates", "rounded to the 6 decimals of 2.1.1")
 		}
 	}
-	for i := range e.Connectors {
-		k, sub, ok := FromConnector(&e.Connectors[i])
-		loss.Merge(index("connectors", i), sub)
-		if ok {
-			out.Connectors = append(out.Connectors, k)
-		}
-	}
+	out.Connectors = appendFrom(out.Connectors, "connectors", e.Connectors, &loss, FromConnector)
 	if len(out.Connectors) == 0 {
 		loss.Add("", "EVSE %s left out: none of its connectors exists in 2.1.1", e.UID)
 		return out, loss, false

@@ -97,15 +97,7 @@ func locationField(k string, v any, out ocpi.Object, loss *Loss) bool {
 	case "evses":
 		var evses []ocpi.EVSE
 		if decodeInto(v, &evses) == nil {
-			list := []EVSE{}
-			for i := range evses {
-				e, sub, ok := FromEVSE(&evses[i])
-				loss.Merge(index(k, i), sub)
-				if ok {
-					list = append(list, e)
-				}
-			}
-			out[k] = list
+			out[k] = appendFrom([]EVSE{}, k, evses, loss, FromEVSE)
 		}
 	default:
 		out[k] = v
@@ -138,15 +130,7 @@ func evseField(k string, v any, out ocpi.Object, loss *Loss) {
 	case "connectors":
 		var conns []ocpi.Connector
 		if decodeInto(v, &conns) == nil {
-			list := []Connector{}
-			for i := range conns {
-				c, sub, ok := FromConnector(&conns[i])
-				loss.Merge(index(k, i), sub)
-				if ok {
-					list = append(list, c)
-				}
-			}
-			out[k] = list
+			out[k] = appendFrom([]Connector{}, k, conns, loss, FromConnector)
 		}
 	default:
 		out[k] = v

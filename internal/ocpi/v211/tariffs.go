@@ -68,13 +68,7 @@ func FromTariff(t *ocpi.Tariff) (Tariff, Loss, bool) {
 	if t.EnergyMix != nil {
 		out.EnergyMix = fromEnergyMix(t.EnergyMix)
 	}
-	for i, e := range t.Elements {
-		el, sub, ok := fromElement(e)
-		loss.Merge(index("elements", i), sub)
-		if ok {
-			out.Elements = append(out.Elements, el)
-		}
-	}
+	out.Elements = appendFrom(out.Elements, "elements", t.Elements, &loss, fromElement)
 	if len(out.Elements) == 0 {
 		loss.Add("elements", "tariff %s left out: none of its elements exists in 2.1.1", t.ID)
 		return out, loss, false
@@ -82,7 +76,7 @@ func FromTariff(t *ocpi.Tariff) (Tariff, Loss, bool) {
 	return out, loss, true
 }
 
-func fromElement(e ocpi.TariffElement) (TariffElement, Loss, bool) {
+func fromElement(e *ocpi.TariffElement) (TariffElement, Loss, bool) {
 	var loss Loss
 	var out TariffElement
 	for i, p := range e.PriceComponents {

@@ -145,6 +145,20 @@ func stripIndexes(p string) string {
 
 func index(field string, i int) string { return fmt.Sprintf("%s[%d]", field, i) }
 
+// appendFrom appends to dst the 2.1.1 forms from makes of items, merging
+// each one's losses under field[i]; an item without a 2.1.1 form is left
+// out.
+func appendFrom[F, T any](dst []T, field string, items []F, loss *Loss, from func(*F) (T, Loss, bool)) []T {
+	for i := range items {
+		t, sub, ok := from(&items[i])
+		loss.Merge(index(field, i), sub)
+		if ok {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
 // Marshal writes a legacy object (keys in declaration order, HTML not
 // escaped).
 func Marshal(v any) ([]byte, error) { return ocpi.MarshalObject(v) }

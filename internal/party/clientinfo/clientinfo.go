@@ -81,8 +81,8 @@ type Book struct {
 func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clock, logger *slog.Logger, cfg Config) *Book {
 	b := &Book{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg}
 	if jc != nil {
-		jobs.AddWorker(jc, &pushWorker{b: b})
-		jobs.AddWorker(jc, &plannedSweepWorker{b: b})
+		jobs.AddWorker(jc, jobs.Func(b.push))
+		jobs.AddWorker(jc, jobs.CountedTask[PlannedSweepArgs](b.WithdrawPlanned))
 	}
 	return b
 }
@@ -298,13 +298,7 @@ type PushArgs struct {
 // Kind implements river.JobArgs.
 func (PushArgs) Kind() string { return "party_clientinfo_push" }
 
-type pushWorker struct {
-	river.WorkerDefaults[PushArgs]
-	b *Book
-}
-
-func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
-	b, a := w.b, job.Args
+func (b *Book) push(ctx context.Context, a PushArgs) error {
 	t, ok, err := b.cfg.Target(ctx, a.PlatformID)
 	if err != nil || !ok {
 		return err

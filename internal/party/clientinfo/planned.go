@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party/ident"
@@ -63,27 +61,18 @@ func (b *Book) WithdrawPlannedTx(ctx context.Context, tx *store.Tx) ([]ident.Par
 		ref ident.PartyRef
 		lu  int64
 	}
-	var candidates []planned
-	rows, err := tx.Query(ctx, "SELECT role, country_code, party_id, last_updated FROM client_info WHERE status = $1", Planned)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
+	candidates, err := store.QueryAll(ctx, tx, func(row store.Row) (planned, error) {
 		var p planned
 		var role string
-		if err := rows.Scan(&role, &p.ref.CountryCode, &p.ref.PartyID, &p.lu); err != nil {
-			rows.Close()
-			return nil, err
-		}
+		err := row.Scan(&role, &p.ref.CountryCode, &p.ref.PartyID, &p.lu)
 		p.ref.Role = ident.Role(role)
-		candidates = append(candidates, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(candidates) == 0 {
+		return p, err
+	}, "SELECT role, country_code, party_id, last_updated FROM client_info WHERE status = $1", Planned)
+	if err != nil || len(candidates) == 0 {
 		return nil, err
 	}
 	open := map[ident.PartyRef]bool{}
-	rows, err = tx.Query(ctx, "SELECT parties FROM invitations WHERE used_at IS NULL AND expires_at > $1 AND parties IS NOT NULL", now)
+	rows, err := tx.Query(ctx, "SELECT parties FROM invitations WHERE used_at IS NULL AND expires_at > $1 AND parties IS NOT NULL", now)
 	if err != nil {
 		return nil, err
 	}
@@ -141,16 +130,6 @@ type PlannedSweepArgs struct{}
 
 // Kind implements river.JobArgs.
 func (PlannedSweepArgs) Kind() string { return "party_planned_sweep" }
-
-type plannedSweepWorker struct {
-	river.WorkerDefaults[PlannedSweepArgs]
-	b *Book
-}
-
-func (w *plannedSweepWorker) Work(ctx context.Context, job *river.Job[PlannedSweepArgs]) error {
-	_, err := w.b.WithdrawPlanned(ctx)
-	return err
-}
 
 // SchedulePlannedSweep runs WithdrawPlanned every minute (on the leader
 // only).

@@ -45,11 +45,7 @@ type PTP struct {
 
 // Start starts a PTP simulator.
 func Start(name, cc, pid string, logger *slog.Logger, tweak ...func(*sim.Options)) (*PTP, error) {
-	opts := sim.Options{Name: name, Role: "PTP", CountryCode: cc, PartyID: pid, Logger: logger}
-	for _, t := range tweak {
-		t(&opts)
-	}
-	p, err := sim.Start(opts)
+	p, err := sim.StartAs("PTP", name, cc, pid, logger, tweak...)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +242,7 @@ func (t *PTP) Terminal(id string) map[string]any {
 func (t *PTP) Assignments() []map[string]any {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]map[string]any, len(t.assignments))
-	for i, a := range t.assignments {
-		out[i] = simwire.Clone(a)
-	}
-	return out
+	return simwire.CloneList(t.assignments)
 }
 
 // Activations and Deactivations return what CPOs asked through the hub.

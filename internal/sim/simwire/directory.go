@@ -198,6 +198,16 @@ func Clone(m map[string]any) map[string]any {
 	return out
 }
 
+// CloneList returns deep copies of a list of objects, in its order: what a
+// simulator's accessor of received objects returns.
+func CloneList(list []map[string]any) []map[string]any {
+	out := make([]map[string]any, len(list))
+	for i, m := range list {
+		out[i] = Clone(m)
+	}
+	return out
+}
+
 // Clones returns deep copies of m's objects, in no particular order: the
 // list a simulator's sender answers with.
 func Clones(m map[string]map[string]any) []any {

@@ -167,22 +167,13 @@ func Of(p *paymentrow.Payment, pgOrderID, tenant string) *PaymentView {
 // Audit returns the audit trail of a payment and its refunds, oldest
 // first.
 func Audit(ctx context.Context, q store.Querier, paymentID string) ([]AuditEntry, error) {
-	rows, err := q.Query(ctx, "SELECT at, refund_id, from_state, to_state, actor, note FROM upi_audit WHERE payment_id = $1 ORDER BY pk", paymentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
+	return store.QueryAll(ctx, q, func(row store.Row) (AuditEntry, error) {
 		var e AuditEntry
 		var at int64
-		if err := rows.Scan(&at, &e.RefundID, &e.From, &e.To, &e.Actor, &e.Note); err != nil {
-			return nil, err
-		}
+		err := row.Scan(&at, &e.RefundID, &e.From, &e.To, &e.Actor, &e.Note)
 		e.At = ocpi.FromMicros(at)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, err
+	}, "SELECT at, refund_id, from_state, to_state, actor, note FROM upi_audit WHERE payment_id = $1 ORDER BY pk", paymentID)
 }
 
 // OutcomeDay counts the payments created on one day by how they ended (or
