@@ -42,12 +42,7 @@ type Result struct {
 // naming the first field that differs (CDRs are immutable).
 func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, error) {
 	var d ocpi.CDR
-	if err := ocpi.Decode(raw, &d); err != nil {
-		return Result{}, err
-	}
-	c := ocpi.NewCheck("")
-	d.Check(c)
-	if err := c.Err(); err != nil {
+	if err := ocpi.DecodeValid(raw, &d); err != nil {
 		return Result{}, err
 	}
 	r := Ref{ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), d.ID}

@@ -41,12 +41,7 @@ type ProfileUpdate struct {
 // party set a profile on is not found: the CPO should send none.
 func (s *Service) UpdateActiveProfile(ctx context.Context, u ProfileUpdate) error {
 	var p ocpi.ActiveChargingProfile
-	if err := ocpi.Decode(u.Body, &p); err != nil {
-		return err
-	}
-	c := ocpi.NewCheck("")
-	p.Check(c)
-	if err := c.Err(); err != nil {
+	if err := ocpi.DecodeValid(u.Body, &p); err != nil {
 		return err
 	}
 	body, err := ocpi.Canonical(u.Body, &p)

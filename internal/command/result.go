@@ -102,32 +102,24 @@ func decide(cur *Record, result string) (relay, why string) {
 
 // checkResult validates a result body for its module and command.
 func checkResult(module, command string, raw []byte) (string, []byte, error) {
-	check := func(v interface{ Check(*ocpi.Check) }) error {
-		if err := ocpi.Decode(raw, v); err != nil {
-			return err
-		}
-		c := ocpi.NewCheck("")
-		v.Check(c)
-		return c.Err()
-	}
 	var result string
 	var typed any
 	switch {
 	case module == Module:
 		var r ocpi.CommandResult
-		if err := check(&r); err != nil {
+		if err := ocpi.DecodeValid(raw, &r); err != nil {
 			return "", nil, err
 		}
 		result, typed = r.Result, &r
 	case command == ocpi.ProfileGet:
 		var r ocpi.ActiveChargingProfileResult
-		if err := check(&r); err != nil {
+		if err := ocpi.DecodeValid(raw, &r); err != nil {
 			return "", nil, err
 		}
 		result, typed = r.Result, &r
 	default:
 		var r ocpi.ChargingProfileResult
-		if err := check(&r); err != nil {
+		if err := ocpi.DecodeValid(raw, &r); err != nil {
 			return "", nil, err
 		}
 		result, typed = r.Result, &r

@@ -17,18 +17,10 @@ import (
 // parse validates a request and reads its target.
 func (s *Service) parse(req Request) (*target, error) {
 	t := &target{method: http.MethodPost, suffix: "/" + req.Command, request: req.Body}
-	check := func(v interface{ Check(*ocpi.Check) }) error {
-		if err := ocpi.Decode(req.Body, v); err != nil {
-			return err
-		}
-		c := ocpi.NewCheck("")
-		v.Check(c)
-		return c.Err()
-	}
 	switch req.Module + "/" + req.Command {
 	case Module + "/" + ocpi.CommandStartSession:
 		var b ocpi.StartSession
-		if err := check(&b); err != nil {
+		if err := ocpi.DecodeValid(req.Body, &b); err != nil {
 			return nil, err
 		}
 		if err := ownToken(req, b.Token); err != nil {
@@ -37,7 +29,7 @@ func (s *Service) parse(req Request) (*target, error) {
 		t.responseURL, t.locationID, t.evse, t.conn, t.authorizationReference = b.ResponseURL, b.LocationID, b.EVSEUID, b.ConnectorID, b.AuthorizationReference
 	case Module + "/" + ocpi.CommandReserveNow:
 		var b ocpi.ReserveNow
-		if err := check(&b); err != nil {
+		if err := ocpi.DecodeValid(req.Body, &b); err != nil {
 			return nil, err
 		}
 		if err := ownToken(req, b.Token); err != nil {
@@ -46,25 +38,25 @@ func (s *Service) parse(req Request) (*target, error) {
 		t.responseURL, t.locationID, t.evse, t.reservationID, t.authorizationReference = b.ResponseURL, b.LocationID, b.EVSEUID, b.ReservationID, b.AuthorizationReference
 	case Module + "/" + ocpi.CommandUnlockConnector:
 		var b ocpi.UnlockConnector
-		if err := check(&b); err != nil {
+		if err := ocpi.DecodeValid(req.Body, &b); err != nil {
 			return nil, err
 		}
 		t.responseURL, t.locationID, t.evse, t.conn = b.ResponseURL, b.LocationID, b.EVSEUID, b.ConnectorID
 	case Module + "/" + ocpi.CommandStopSession:
 		var b ocpi.StopSession
-		if err := check(&b); err != nil {
+		if err := ocpi.DecodeValid(req.Body, &b); err != nil {
 			return nil, err
 		}
 		t.responseURL, t.sessionID = b.ResponseURL, b.SessionID
 	case Module + "/" + ocpi.CommandCancelReservation:
 		var b ocpi.CancelReservation
-		if err := check(&b); err != nil {
+		if err := ocpi.DecodeValid(req.Body, &b); err != nil {
 			return nil, err
 		}
 		t.responseURL, t.reservationID = b.ResponseURL, b.ReservationID
 	case ProfilesModule + "/" + ocpi.ProfileSet:
 		var b ocpi.SetChargingProfile
-		if err := check(&b); err != nil {
+		if err := ocpi.DecodeValid(req.Body, &b); err != nil {
 			return nil, err
 		}
 		t.method, t.responseURL = http.MethodPut, b.ResponseURL

@@ -119,12 +119,7 @@ func (s *Service) Confirm(ctx context.Context, a Actor, raw []byte) (created boo
 		return false, errNotPayments()
 	}
 	var f ocpi.FinancialAdviceConfirmation
-	if err := ocpi.Decode(raw, &f); err != nil {
-		return false, err
-	}
-	c := ocpi.NewCheck("")
-	f.Check(c)
-	if err := c.Err(); err != nil {
+	if err := ocpi.DecodeValid(raw, &f); err != nil {
 		return false, err
 	}
 	body, err := ocpi.Canonical(raw, &f)

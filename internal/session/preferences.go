@@ -30,12 +30,7 @@ type PreferencesRequest struct {
 // session of another eMSP's token is not found (HTTP 404).
 func (s *Service) SetChargingPreferences(ctx context.Context, req PreferencesRequest) (*hub.Forwarded, error) {
 	var prefs ocpi.ChargingPreferences
-	if err := ocpi.Decode(req.Body, &prefs); err != nil {
-		return nil, err
-	}
-	c := ocpi.NewCheck("")
-	prefs.Check(c)
-	if err := c.Err(); err != nil {
+	if err := ocpi.DecodeValid(req.Body, &prefs); err != nil {
 		return nil, err
 	}
 	st, err := s.FindForOwner(ctx, req.Owners, req.CPO, req.SessionID)

@@ -99,12 +99,7 @@ func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]jso
 // Validate decodes and checks a tariff body against the ref.
 func Validate(r Ref, raw []byte) (*ocpi.Tariff, []byte, error) {
 	var t ocpi.Tariff
-	if err := ocpi.Decode(raw, &t); err != nil {
-		return nil, nil, err
-	}
-	c := ocpi.NewCheck("")
-	t.Check(c)
-	if err := c.Err(); err != nil {
+	if err := ocpi.DecodeValid(raw, &t); err != nil {
 		return nil, nil, err
 	}
 	switch {
