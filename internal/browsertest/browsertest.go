@@ -169,3 +169,27 @@ func (b *Browser) WaitText(sel, want string) string {
 
 // Context returns the browser context for chromedp calls the helpers lack.
 func (b *Browser) Context() context.Context { return b.ctx }
+
+// Click clicks the element sel matches. A live page (main[data-refresh])
+// replaces its content every few seconds; when that happens between finding
+// the element and clicking it, the browser answers that the node is gone,
+// and the click is made again on the element that replaced it.
+func Click(sel string) chromedp.Action[chromedp.Void] {
+	click := chromedp.Click(chromedp.CSS(sel))
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for attempt := 1; ; attempt++ {
+			v, err := click(ctx, t)
+			if err == nil || attempt == 3 || !nodeGone(err) {
+				return v, err
+			}
+		}
+	}
+}
+
+// nodeGone reports the DevTools errors of an element replaced after it was
+// found.
+func nodeGone(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "No node with given id found") || strings.Contains(s, "Could not find node with given id") ||
+		strings.Contains(s, "Node is detached from document")
+}

@@ -69,11 +69,11 @@ func TestChargingPagesInBrowser(t *testing.T) {
 	}
 	checkScreenshot(t, b, "console-sessions", "Energy per day")
 
-	b.Run(chromedp.Click(chromedp.CSS("#sessions tbody a")), chromedp.WaitVisible(chromedp.CSS(".facts")))
+	b.Run(browsertest.Click("#sessions tbody a"), chromedp.WaitVisible(chromedp.CSS(".facts")))
 	checkScreenshot(t, b, "console-session", "Charging periods")
 
 	b.Run(chromedp.Navigate(base+"/cdrs"), chromedp.WaitVisible(chromedp.CSS("#cdrs")))
 	checkScreenshot(t, b, "console-cdrs", "CDR-S-")
-	b.Run(chromedp.Click(chromedp.CSS("#cdrs tbody a")), chromedp.WaitVisible(chromedp.CSS("#costs")))
+	b.Run(browsertest.Click("#cdrs tbody a"), chromedp.WaitVisible(chromedp.CSS("#costs")))
 	checkScreenshot(t, b, "console-cdr", "231.25 INR")
 }

@@ -46,12 +46,12 @@ func TestPaymentsAndWebhooksInBrowser(t *testing.T) {
 	checkScreenshot(t, b, "console-payments", "Payment outcomes per day")
 
 	// The attention tab, then the settled payment's chain.
-	b.Run(chromedp.Click(chromedp.CSS("#tab-attention")), chromedp.WaitVisible(chromedp.CSS(`#payments tr[data-payment="`+stuck.ID+`"]`)))
+	b.Run(browsertest.Click("#tab-attention"), chromedp.WaitVisible(chromedp.CSS(`#payments tr[data-payment="`+stuck.ID+`"]`)))
 	if text := b.Text("#payments"); strings.Contains(text, settled.ID) {
 		t.Errorf("the attention tab lists the settled payment:\n%s", text)
 	}
-	b.Run(chromedp.Click(chromedp.CSS("#tab-all")), chromedp.WaitVisible(chromedp.CSS("#payments")),
-		chromedp.Click(chromedp.CSS(`#payments a[href="/console/payments/`+settled.ID+`"]`)), chromedp.WaitVisible(chromedp.CSS("#chain")))
+	b.Run(browsertest.Click("#tab-all"), chromedp.WaitVisible(chromedp.CSS("#payments")),
+		browsertest.Click(`#payments a[href="/console/payments/`+settled.ID+`"]`), chromedp.WaitVisible(chromedp.CSS("#chain")))
 	chain := b.Text("#chain")
 	for _, want := range []string{"KORA-E1", "START_SESSION", settled.Session.ID, settled.CDR.ID, "Reconciliation", settled.ID + "-EXCESS", "Receipt"} {
 		if !strings.Contains(chain, want) {
@@ -61,23 +61,23 @@ func TestPaymentsAndWebhooksInBrowser(t *testing.T) {
 	checkScreenshot(t, b, "console-payment", "Reconciliation")
 
 	// Webhooks: the subscription, its failed delivery; the receiver is back.
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/webhooks"]`)), chromedp.WaitVisible(chromedp.CSS("#webhooks")))
+	b.Run(browsertest.Click(`nav.side a[href="/console/webhooks"]`), chromedp.WaitVisible(chromedp.CSS("#webhooks")))
 	if text := b.Text("#webhooks"); !strings.Contains(text, rcv.URL()) || !strings.Contains(text, "DISABLED") {
 		t.Errorf("webhooks table: %q", text)
 	}
 	checkScreenshot(t, b, "console-webhooks", "cdr.missing")
 	row := `#deliveries tr[data-delivery="` + strconv.FormatInt(d.ID, 10) + `"]`
-	b.Run(chromedp.Click(chromedp.CSS(`#webhooks a[href="/console/webhooks/`+sub.ID+`"]`)), chromedp.WaitVisible(chromedp.CSS(row)))
+	b.Run(browsertest.Click(`#webhooks a[href="/console/webhooks/`+sub.ID+`"]`), chromedp.WaitVisible(chromedp.CSS(row)))
 	if text := b.Text(row); !strings.Contains(text, "FAILED") || !strings.Contains(text, "HTTP 410") {
 		t.Errorf("failed delivery row: %q", text)
 	}
 	rcv.SetStatus(http.StatusNoContent)
-	b.Run(chromedp.Click(chromedp.CSS("#enable")), chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
+	b.Run(browsertest.Click("#enable"), chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
 	if msg := b.Text(".flash-ok"); !strings.Contains(msg, "active again") {
 		t.Errorf("after enabling: %q", msg)
 	}
 	// The page before the click still shows the flash of enabling.
-	b.Run(chromedp.Click(chromedp.CSS("#replay-" + strconv.FormatInt(d.ID, 10))))
+	b.Run(browsertest.Click("#replay-" + strconv.FormatInt(d.ID, 10)))
 	if msg := b.WaitText(".flash-ok", "is sent again"); !strings.Contains(msg, "is sent again") {
 		t.Errorf("after replay: %q", msg)
 	}

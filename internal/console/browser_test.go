@@ -100,13 +100,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("signed out, /console/parties went to %s", loc)
 	}
 	// A wrong token is refused.
-	b.Run(chromedp.SetValue(chromedp.CSS("#token"), "definitely-not-the-token"), chromedp.Click(chromedp.CSS("#sign-in")),
+	b.Run(chromedp.SetValue(chromedp.CSS("#token"), "definitely-not-the-token"), browsertest.Click("#sign-in"),
 		chromedp.WaitVisible(chromedp.CSS("#login-error")))
 	if msg := b.Text("#login-error"); !strings.Contains(msg, "not the admin token") {
 		t.Errorf("wrong token: %q", msg)
 	}
 	// The admin token signs in, and the page asked for opens.
-	if err := b.Try(chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
+	if err := b.Try(chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), browsertest.Click("#sign-in"),
 		chromedp.WaitVisible(chromedp.CSS("#parties"))); err != nil {
 		t.Fatalf("DEBUG %v at %s: %s", err, browsertest.Get(b, chromedp.Location()), b.Text("body"))
 	}
@@ -116,7 +116,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	checkScreenshot(t, b, "console-parties", "Acme Charging")
 
 	// Overview: the figures say what the data says.
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/"]`)), chromedp.WaitVisible(chromedp.CSS(".cards")))
+	b.Run(browsertest.Click(`nav.side a[href="/console/"]`), chromedp.WaitVisible(chromedp.CSS(".cards")))
 	cards := b.Text(".cards")
 	for _, want := range []string{"Connected platforms\n2", "Failed jobs\n1"} {
 		if !strings.Contains(cards, want) {
@@ -130,7 +130,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// The directory: Acme's locations on the map and in the table; one
 	// location's EVSEs.
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/directory"]`)), chromedp.WaitVisible(chromedp.CSS("#locations")))
+	b.Run(browsertest.Click(`nav.side a[href="/console/directory"]`), chromedp.WaitVisible(chromedp.CSS("#locations")))
 	if n := browsertest.Get(b, chromedp.Evaluate[int](`document.querySelectorAll('.map-points circle').length`)); n != 3 {
 		t.Errorf("directory map points: %d, want 3", n)
 	}
@@ -138,16 +138,16 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Errorf("directory table: %q", text)
 	}
 	checkScreenshot(t, b, "console-directory", "Aerocity")
-	b.Run(chromedp.Click(chromedp.CSS(`.map-points a[href="/console/directory/IN/ACM/DEL01"]`)), chromedp.WaitVisible(chromedp.CSS("#evses")))
+	b.Run(browsertest.Click(`.map-points a[href="/console/directory/IN/ACM/DEL01"]`), chromedp.WaitVisible(chromedp.CSS("#evses")))
 	if text := b.Text("#evses"); !strings.Contains(text, "DEL01-E1") || !strings.Contains(text, "OUTOFORDER") || !strings.Contains(text, "120.0 kW") {
 		t.Errorf("location EVSEs: %q", text)
 	}
 
 	// Suspend Acme from its page, through the confirmation.
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/parties"]`)), chromedp.WaitVisible(chromedp.CSS("#parties")),
-		chromedp.Click(chromedp.CSS(`#parties a[href="/console/parties/`+strconv.FormatInt(acme.ID, 10)+`"]`)),
+	b.Run(browsertest.Click(`nav.side a[href="/console/parties"]`), chromedp.WaitVisible(chromedp.CSS("#parties")),
+		browsertest.Click(`#parties a[href="/console/parties/`+strconv.FormatInt(acme.ID, 10)+`"]`),
 		chromedp.WaitVisible(chromedp.CSS("#endpoints")),
-		chromedp.Click(chromedp.CSS("#suspend")),
+		browsertest.Click("#suspend"),
 		chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
 	if msg := b.Text(".flash-ok"); !strings.Contains(msg, "Acme Charging is suspended") {
 		t.Errorf("after suspend: %q", msg)
@@ -170,7 +170,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// Retry the failed push now that the watcher is back.
 	row := `#jobs tr[data-job="` + strconv.FormatInt(failedJob.ID, 10) + `"]`
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/jobs"]`)), chromedp.WaitVisible(chromedp.CSS(row)))
+	b.Run(browsertest.Click(`nav.side a[href="/console/jobs"]`), chromedp.WaitVisible(chromedp.CSS(row)))
 	if text := b.Text(row); !strings.Contains(text, "Party Clientinfo Push") || !strings.Contains(text, "retryable") || !strings.Contains(text, "503") {
 		t.Errorf("failed job row: %q", text)
 	}
@@ -178,7 +178,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	watcher.SetDown(false)
 	done, stopDone := h.Jobs.Subscribe(river.EventKindJobCompleted)
 	defer stopDone()
-	b.Run(chromedp.Click(chromedp.CSS("#retry-"+strconv.FormatInt(failedJob.ID, 10))), chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
+	b.Run(browsertest.Click("#retry-"+strconv.FormatInt(failedJob.ID, 10)), chromedp.WaitVisible(chromedp.CSS(".flash-ok")))
 	if msg := b.Text(".flash-ok"); !strings.Contains(msg, "will run again") {
 		t.Errorf("after retry: %q", msg)
 	}
@@ -201,16 +201,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	// An invitation created in the console, its token shown once.
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/invitations"]`)), chromedp.WaitVisible(chromedp.CSS("#invite")),
+	b.Run(browsertest.Click(`nav.side a[href="/console/invitations"]`), chromedp.WaitVisible(chromedp.CSS("#invite")),
 		chromedp.SetValue(chromedp.CSS("#inv-name"), "Volt Mobility"), chromedp.SetValue(chromedp.CSS("#inv-parties"), "EMSP/IN/VLT"),
-		chromedp.Click(chromedp.CSS("#create-invitation")), chromedp.WaitVisible(chromedp.CSS("#token-a")))
+		browsertest.Click("#create-invitation"), chromedp.WaitVisible(chromedp.CSS("#token-a")))
 	if tok := b.Text("#token-a"); len(tok) < 20 {
 		t.Errorf("token A on the page: %q", tok)
 	}
 
 	// The component gallery: the map draws every located point with its
 	// status colour; the charts draw their bars and lines.
-	b.Run(chromedp.Click(chromedp.CSS(`nav.side a[href="/console/components"]`)), chromedp.WaitVisible(chromedp.CSS(".map-svg")))
+	b.Run(browsertest.Click(`nav.side a[href="/console/components"]`), chromedp.WaitVisible(chromedp.CSS(".map-svg")))
 	if n := browsertest.Get(b, chromedp.Evaluate[int](`document.querySelectorAll('.map-svg')[0].querySelectorAll('.map-points circle').length`)); n != 9 {
 		t.Errorf("map points drawn: %d, want 9 (one sample has no coordinates)", n)
 	}
@@ -237,7 +237,7 @@ func TestConsoleInBrowser(t *testing.T) {
 // token on the login form it is sent to, and waits for sel on the page.
 func signIn(b *browsertest.Browser, url, sel string) {
 	b.Run(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#token")),
-		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), chromedp.Click(chromedp.CSS("#sign-in")),
+		chromedp.SetValue(chromedp.CSS("#token"), hubtest.AdminToken), browsertest.Click("#sign-in"),
 		chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
