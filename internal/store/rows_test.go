@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// insertDocs adds n rows named prefix0… to the docs table.
+func insertDocs(t *testing.T, db *store.DB, prefix string, n int) {
+	t.Helper()
+	err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+		for i := range n {
+			name := prefix + strconv.Itoa(i)
+			if _, err := tx.Exec(ctx, "INSERT INTO docs (name, grp, last_updated, body) VALUES ($1, $2, $3, $4)",
+				name, prefix, i, `{"name":"`+name+`"}`); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLockRow(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		createDocs(t, db)
+		insertDocs(t, db, "a", 3)
+		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var grp string
+			var lu int64
+			found, err := tx.LockRow(ctx, "docs", "last_updated", "grp, last_updated", "name = $1", []any{"a2"}, &grp, &lu)
+			if err != nil || !found || grp != "a" || lu != 2 {
+				t.Errorf("LockRow(a2) = %v, %v; read %q, %d", found, err, grp, lu)
+			}
+			found, err = tx.LockRow(ctx, "docs", "last_updated", "grp", "name = $1", []any{"zzz"}, &grp)
+			if err != nil || found {
+				t.Errorf("LockRow(missing) = %v, %v; want not found, no error", found, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM docs"); n != 3 {
+			t.Fatalf("%d rows after LockRow, want 3 (a lock writes nothing)", n)
+		}
+	})
+}
+
+func TestDeleteBatches(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		createDocs(t, db)
+		insertDocs(t, db, "old", 7)
+		insertDocs(t, db, "new", 2)
+		const del = "DELETE FROM docs WHERE pk IN (SELECT pk FROM docs WHERE grp = $1 LIMIT 3)"
+		n, err := db.DeleteBatches(ctx, 3, del, "old")
+		if err != nil || n != 7 {
+			t.Fatalf("DeleteBatches = %d, %v; want 7 in three batches", n, err)
+		}
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM docs"); n != 2 {
+			t.Fatalf("%d rows left, want the 2 new ones", n)
+		}
+		if n, err := db.DeleteBatches(ctx, 3, del, "old"); err != nil || n != 0 {
+			t.Fatalf("DeleteBatches of nothing = %d, %v", n, err)
+		}
+
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := db.DeleteBatches(cctx, 3, del, "new"); err == nil {
+			t.Fatal("DeleteBatches on a done context: no error")
+		}
+	})
+}
