@@ -2,29 +2,21 @@ package store_test
 
 import (
 	"context"
-	"strconv"
+	"fmt"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
-// insertDocs adds n rows named prefix0… to the docs table.
-func insertDocs(t *testing.T, db *store.DB, prefix string, n int) {
-	t.Helper()
-	err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
-		for i := range n {
-			name := prefix + strconv.Itoa(i)
-			if _, err := tx.Exec(ctx, "INSERT INTO docs (name, grp, last_updated, body) VALUES ($1, $2, $3, $4)",
-				name, prefix, i, `{"name":"`+name+`"}`); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+// docRows are the INSERTs of n docs named prefix0…, in group prefix, the
+// i-th last updated at i.
+func docRows(prefix string, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf(`INSERT INTO docs (name, grp, last_updated, body) VALUES ('%s%d', '%s', %d, '{}')`, prefix, i, prefix, i))
 	}
+	return out
 }
 
 func TestLockRow(t *testing.T) {
@@ -32,7 +24,7 @@ func TestLockRow(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createDocs(t, db)
-		insertDocs(t, db, "a", 3)
+		storetest.Exec(t, db, docRows("a", 3)...)
 		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 			var grp string
 			var lu int64
@@ -60,8 +52,7 @@ func TestDeleteBatches(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		createDocs(t, db)
-		insertDocs(t, db, "old", 7)
-		insertDocs(t, db, "new", 2)
+		storetest.Exec(t, db, append(docRows("old", 7), docRows("new", 2)...)...)
 		const del = "DELETE FROM docs WHERE pk IN (SELECT pk FROM docs WHERE grp = $1 LIMIT 3)"
 		n, err := db.DeleteBatches(ctx, 3, del, "old")
 		if err != nil || n != 7 {
