@@ -2,14 +2,20 @@ package store
 
 import "context"
 
-// LockRow locks the row of table that where keeps until tx ends and reads
-// columns of it into dest; found is false, with no error, when there is
-// none. The lock is an UPDATE that sets lockColumn to itself: on both
-// engines a concurrent write of the same row waits for tx, which orders the
-// writes of one object (and the outbox rows they enqueue).
-func (tx *Tx) LockRow(ctx context.Context, table, lockColumn, columns, where string, args []any, dest ...any) (found bool, err error) {
+// Lock locks the rows of table that where keeps until tx ends and reports
+// whether there were any. The lock is an UPDATE that sets lockColumn to
+// itself: on both engines a concurrent write of the same rows waits for tx
+// (PostgreSQL takes the row lock, SQLite holds the only writer), which
+// orders the writes of one object (and the outbox rows they enqueue).
+func (tx *Tx) Lock(ctx context.Context, table, lockColumn, where string, args ...any) (found bool, err error) {
 	n, err := tx.Exec(ctx, "UPDATE "+table+" SET "+lockColumn+" = "+lockColumn+" WHERE "+where, args...)
-	if err != nil || n == 0 {
+	return err == nil && n > 0, err
+}
+
+// LockRow is Lock of one row that then reads columns of it into dest;
+// found is false, with no error, when there is none.
+func (tx *Tx) LockRow(ctx context.Context, table, lockColumn, columns, where string, args []any, dest ...any) (found bool, err error) {
+	if found, err := tx.Lock(ctx, table, lockColumn, where, args...); err != nil || !found {
 		return false, err
 	}
 	if err := tx.QueryRow(ctx, "SELECT "+columns+" FROM "+table+" WHERE "+where, args...).Scan(dest...); err != nil {

@@ -19,7 +19,7 @@ func docRows(prefix string, n int) []string {
 	return out
 }
 
-func TestLockRow(t *testing.T) {
+func TestLock(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
@@ -35,6 +35,12 @@ func TestLockRow(t *testing.T) {
 			found, err = tx.LockRow(ctx, "docs", "last_updated", "grp", "name = $1", []any{"zzz"}, &grp)
 			if err != nil || found {
 				t.Errorf("LockRow(missing) = %v, %v; want not found, no error", found, err)
+			}
+			if found, err := tx.Lock(ctx, "docs", "last_updated", "grp = $1", "a"); err != nil || !found {
+				t.Errorf("Lock(group a) = %v, %v; want its rows found", found, err)
+			}
+			if found, err := tx.Lock(ctx, "docs", "last_updated", "grp = $1", "zzz"); err != nil || found {
+				t.Errorf("Lock(missing) = %v, %v; want not found, no error", found, err)
 			}
 			return nil
 		})
