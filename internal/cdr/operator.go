@@ -2,7 +2,6 @@ package cdr
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -28,12 +27,10 @@ type BrowseFilter struct {
 // Browse returns a page of every CDR the hub holds, most recently issued
 // first, and how many the filter keeps.
 func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64, error) {
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
+	f.Limit = store.PageLimit(f.Limit, 50)
 	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var args store.Args
+	arg := args.Add
 	if !f.Party.IsZero() {
 		where = append(where, session.EitherSide(f.Party, arg))
 	}

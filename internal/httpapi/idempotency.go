@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/capture"
 	"github.com/ocpihub/ocpihub/internal/httpapi/route"
 	"github.com/ocpihub/ocpihub/internal/idempotency"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -127,22 +128,19 @@ func (s *Server) serveIdempotent(w http.ResponseWriter, r *http.Request, a route
 		return &ocpi.Error{Code: ocpi.EINVALID, Field: header, Issue: "was used for a different request in the last 24 hours",
 			Message: "this X-Request-ID was already used for a different request (method, path or body) in the last 24 hours; send a fresh X-Request-ID with every new request"}
 	}
-	rec := &capture{ResponseWriter: w}
+	rec := &capture.Writer{ResponseWriter: w, Keep: maxStoredAnswer}
 	if err := fn(rec, r.WithContext(st.Track(ctx, claim))); err != nil {
 		s.writeError(rec, r, err)
 	}
-	status := rec.status
-	if status == 0 {
-		status = http.StatusOK
-	}
+	status := rec.Status()
 	stored := http.Header{}
 	for _, k := range replayedHeaders() {
 		if vs := rec.Header().Values(k); len(vs) > 0 {
 			stored[k] = vs
 		}
 	}
-	answer := idempotency.Response{Status: status, Header: stored, Body: rec.buf.Bytes()}
-	if status >= 500 || rec.overflow {
+	answer := idempotency.Response{Status: status, Header: stored, Body: rec.Body()}
+	if status >= 500 || rec.Truncated() {
 		err = st.Abandon(ctx, claim, answer)
 	} else {
 		err = st.Finish(ctx, claim, answer)
@@ -198,33 +196,3 @@ func readRaw(r *http.Request) ([]byte, error) {
 	}
 	return raw, nil
 }
-
-// capture passes a response through and keeps a copy for storage.
-type capture struct {
-	http.ResponseWriter
-	status   int
-	buf      bytes.Buffer
-	overflow bool
-}
-
-func (c *capture) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-	c.ResponseWriter.WriteHeader(code)
-}
-
-func (c *capture) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	if c.buf.Len()+len(b) > maxStoredAnswer {
-		c.overflow = true
-	} else {
-		c.buf.Write(b)
-	}
-	return c.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }

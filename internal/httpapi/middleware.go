@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ocpihub/ocpihub/internal/capture"
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -59,32 +60,6 @@ func withIDs(next http.Handler) http.Handler {
 	})
 }
 
-// statusWriter remembers the status code for the access log and metrics.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-}
-
-func (sw *statusWriter) WriteHeader(code int) {
-	if sw.status == 0 {
-		sw.status = code
-	}
-	sw.ResponseWriter.WriteHeader(code)
-}
-
-func (sw *statusWriter) Write(b []byte) (int, error) {
-	if sw.status == 0 {
-		sw.status = http.StatusOK
-	}
-	n, err := sw.ResponseWriter.Write(b)
-	sw.bytes += n
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (sw *statusWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }
-
 // observe logs every request and records its metrics, by route pattern (the
 // mux sets r.Pattern on the request it is given, so nothing between here and
 // the mux may clone the request). Panics are recovered inside it, so a crash
@@ -92,17 +67,14 @@ func (sw *statusWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter 
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &capture.Writer{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		elapsed := time.Since(start)
 		route := r.Pattern
 		if route == "" {
 			route = "unmatched"
 		}
-		status := sw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
+		status := sw.Status()
 		s.metrics.observe(route, r.Method, status, elapsed)
 		tracing.NoteRoute(r.Context(), r.Pattern)
 		if s.quietRoute(route) && status < 400 {
@@ -110,7 +82,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		attrs := []any{
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("route", route),
-			slog.Int("status", status), slog.Duration("duration", elapsed), slog.Int("bytes", sw.bytes),
+			slog.Int("status", status), slog.Duration("duration", elapsed), slog.Int("bytes", sw.Written()),
 			slog.String("request_id", RequestID(r.Context())),
 		}
 		if c := party.CallerFrom(r.Context()); c != nil && c.Name != "" {

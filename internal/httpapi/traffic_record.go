@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/ocpihub/ocpihub/internal/capture"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/traffic"
 )
@@ -60,20 +61,16 @@ func (s *Server) recordTraffic(next http.Handler) http.Handler {
 			body = &captureBody{ReadCloser: r.Body}
 			r.Body = body
 		}
-		cw := &captureWriter{ResponseWriter: w}
+		cw := &capture.Writer{ResponseWriter: w, Keep: traffic.CaptureLimit}
 		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), trafficNoteKey{}, note)))
 		if note.skip {
 			return
 		}
-		status := cw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
 		c := &traffic.Capture{At: start, Direction: traffic.In, PlatformID: note.platformID, Partner: note.partner,
-			Method: r.Method, URL: s.kit.SelfURL(r).String(), HTTPStatus: status, Duration: rec.Now().Sub(start),
+			Method: r.Method, URL: s.kit.SelfURL(r).String(), HTTPStatus: cw.Status(), Duration: rec.Now().Sub(start),
 			RequestID: RequestID(r.Context()), CorrelationID: CorrelationID(r.Context()),
 			FromParty: headerParty(r.Header, "OCPI-from"), ToParty: headerParty(r.Header, "OCPI-to"),
-			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.buf.Bytes()}
+			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.Body()}
 		if body != nil {
 			c.RequestBody = body.buf.Bytes()
 		}
@@ -102,30 +99,3 @@ func (b *captureBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// captureWriter copies the answer.
-type captureWriter struct {
-	http.ResponseWriter
-	status int
-	buf    bytes.Buffer
-}
-
-func (c *captureWriter) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-	c.ResponseWriter.WriteHeader(code)
-}
-
-func (c *captureWriter) Write(b []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	if room := traffic.CaptureLimit - c.buf.Len(); room > 0 {
-		c.buf.Write(b[:min(len(b), room)])
-	}
-	return c.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }

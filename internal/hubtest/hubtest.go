@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/capture"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/devgw"
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -417,48 +418,20 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// recorder keeps a copy of the response for the checks.
-type recorder struct {
-	http.ResponseWriter
-	status int
-	buf    bytes.Buffer
-}
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	if r.buf.Len() < 4<<20 {
-		r.buf.Write(b)
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-func (r *recorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
 func checking(t testing.TB, checks []Check, api func() *openapi.Validator) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rec := &recorder{ResponseWriter: w}
+			rec := &capture.Writer{ResponseWriter: w, Keep: 4 << 20}
 			method, path, query := r.Method, r.URL.Path, r.URL.RawQuery
 			next.ServeHTTP(rec, r)
 			if len(checks) == 0 || strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
 				return
 			}
-			ex := Exchange{Method: method, Path: path, Query: query, Status: rec.status, Header: rec.Header().Clone(), Body: rec.buf.Bytes(), API: api()}
+			status := 0 // nothing written: no status to check
+			if rec.Wrote() {
+				status = rec.Status()
+			}
+			ex := Exchange{Method: method, Path: path, Query: query, Status: status, Header: rec.Header().Clone(), Body: rec.Body(), API: api()}
 			for _, c := range checks {
 				c(t, ex)
 			}

@@ -270,20 +270,8 @@ func (s *Store) Abandon(ctx context.Context, claim Claim, resp Response) error {
 
 // Prune deletes expired keys in batches and returns how many.
 func (s *Store) Prune(ctx context.Context) (int64, error) {
-	var total int64
-	now := s.clock.Now().UnixMicro()
-	for {
-		var n int64
-		err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			n, err = tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE id IN (SELECT id FROM idempotency_keys WHERE expires_at <= $1 LIMIT 5000)", now)
-			return err
-		})
-		total += n
-		if err != nil || n < 5000 {
-			return total, err
-		}
-	}
+	return s.db.DeleteBatches(ctx, 5000,
+		"DELETE FROM idempotency_keys WHERE id IN (SELECT id FROM idempotency_keys WHERE expires_at <= $1 LIMIT 5000)", s.clock.Now().UnixMicro())
 }
 
 type pruneArgs struct{}

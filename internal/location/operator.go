@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // Summary is a location as the operator's console lists it: where it is,
@@ -76,8 +77,8 @@ func (s *Service) Summaries(ctx context.Context, f SummaryFilter) ([]Summary, er
 		f.Limit = 100
 	}
 	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var args store.Args
+	arg := args.Add
 	if f.CountryCode != "" {
 		where = append(where, "l.country_code = "+arg(ocpi.Key(f.CountryCode)), "l.party_id = "+arg(ocpi.Key(f.PartyID)))
 	}
@@ -88,10 +89,7 @@ func (s *Service) Summaries(ctx context.Context, f SummaryFilter) ([]Summary, er
 		where = append(where, "l.pk < "+arg(f.Before))
 	}
 	q := "SELECT l.pk, l.country_code, l.party_id, l.id, l.publish, l.lat_e7, l.lon_e7, l.last_updated, l.body FROM locations l"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY l.pk DESC LIMIT " + arg(f.Limit)
+	q += store.Where(where) + " ORDER BY l.pk DESC LIMIT " + arg(f.Limit)
 	rows, err := s.db.Read().Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -123,10 +121,9 @@ func (s *Service) Summaries(ctx context.Context, f SummaryFilter) ([]Summary, er
 		return out, err
 	}
 	keys := make([]string, 0, len(out))
-	var kargs []any
+	var kargs store.Args
 	for _, sm := range out {
-		kargs = append(kargs, sm.Key)
-		keys = append(keys, "$"+strconv.Itoa(len(kargs)))
+		keys = append(keys, kargs.Add(sm.Key))
 	}
 	rows, err = s.db.Read().Query(ctx, "SELECT location_pk, status, COUNT(*) FROM evses WHERE location_pk IN ("+strings.Join(keys, ", ")+") GROUP BY location_pk, status", kargs...)
 	if err != nil {
@@ -205,26 +202,21 @@ type EVSEFilter struct {
 
 func (f EVSEFilter) where(withStatus bool) (string, []any) {
 	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var args store.Args
+	arg := args.Add
 	if f.CountryCode != "" {
 		where = append(where, "l.country_code = "+arg(ocpi.Key(f.CountryCode)), "l.party_id = "+arg(ocpi.Key(f.PartyID)))
 	}
 	if withStatus && f.Status != "" {
 		where = append(where, "e.status = "+arg(f.Status))
 	}
-	if len(where) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(where, " AND "), args
+	return store.Where(where), args
 }
 
 // EVSEs returns a page of the directory's EVSEs, most recently updated
 // first, and how many the filter keeps.
 func (s *Service) EVSEs(ctx context.Context, f EVSEFilter) ([]EVSE, int64, error) {
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
+	f.Limit = store.PageLimit(f.Limit, 50)
 	where, args := f.where(true)
 	const from = " FROM evses e JOIN locations l ON l.pk = e.location_pk"
 	var total int64

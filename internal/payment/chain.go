@@ -135,9 +135,7 @@ func terminalsServing(ctx context.Context, q store.Querier, p *payment) ([]json.
 // Flagged returns the confirmations that need the operator (flagged, not
 // resolved), most recently flagged first, and how many there are.
 func (s *Service) Flagged(ctx context.Context, limit, offset int) ([]*Advice, int64, error) {
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
+	limit = store.PageLimit(limit, 100)
 	q := s.db.ReadIn(ctx)
 	var total int64
 	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM financial_advice WHERE flag <> '' AND resolved_at = 0").Scan(&total); err != nil {

@@ -51,7 +51,7 @@ func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Pu
 			Interface: ocpi.InterfaceSender}, true, nil
 	case len(parts) == 4 && parts[0] == "CPO-FAC":
 		args := []any{parts[1], parts[2], parts[3]}
-		if _, err := tx.Exec(ctx, "UPDATE financial_advice SET last_updated = last_updated WHERE ptp_country_code = $1 AND ptp_party_id = $2 AND id = $3", args...); err != nil {
+		if _, err := tx.Lock(ctx, "financial_advice", "last_updated", "ptp_country_code = $1 AND ptp_party_id = $2 AND id = $3", args...); err != nil {
 			return hub.Push{}, false, err
 		}
 		a, err := scanAdvice(tx.QueryRow(ctx, "SELECT "+adviceColumns+" FROM financial_advice WHERE ptp_country_code = $1 AND ptp_party_id = $2 AND id = $3", args...))

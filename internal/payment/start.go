@@ -64,8 +64,7 @@ func findPayment(ctx context.Context, q store.Querier, ref string) (*payment, bo
 // lockPayment locks and reads a payment inside tx (found false when there
 // is none).
 func lockPayment(ctx context.Context, tx *store.Tx, ref string) (*payment, bool, error) {
-	n, err := tx.Exec(ctx, "UPDATE direct_payments SET updated_at = updated_at WHERE authorization_reference = $1", ocpi.Key(ref))
-	if err != nil || n == 0 {
+	if found, err := tx.Lock(ctx, "direct_payments", "updated_at", "authorization_reference = $1", ocpi.Key(ref)); err != nil || !found {
 		return nil, false, err
 	}
 	return findPayment(ctx, tx, ref)

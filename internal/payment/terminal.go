@@ -53,8 +53,7 @@ func findTerminal(ctx context.Context, q store.Querier, id string) (t *storedTer
 // there is none): a write of the same terminal waits for this
 // transaction, which orders the outbox.
 func lockTerminal(ctx context.Context, tx *store.Tx, id string) (t *storedTerminal, found bool, err error) {
-	n, err := tx.Exec(ctx, "UPDATE terminals SET last_updated = last_updated WHERE terminal_id = $1", ocpi.Key(id))
-	if err != nil || n == 0 {
+	if found, err := tx.Lock(ctx, "terminals", "last_updated", "terminal_id = $1", ocpi.Key(id)); err != nil || !found {
 		return nil, false, err
 	}
 	return findTerminal(ctx, tx, id)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // TerminalFilter selects the terminals of the whole hub for the operator.
@@ -51,9 +52,7 @@ type TerminalSummary struct {
 // forward). more reports that a next page exists. Unlike ListTerminals it
 // is not an OCPI view: no party restriction applies.
 func (s *Service) Terminals(ctx context.Context, f TerminalFilter) (list []*TerminalSummary, more bool, err error) {
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
+	f.Limit = store.PageLimit(f.Limit, 50)
 	var conds []string
 	var args []any
 	if !f.PTP.IsZero() {

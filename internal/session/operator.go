@@ -27,12 +27,10 @@ type BrowseFilter struct {
 // first (ACTIVE and PENDING, then the rest), each group most recently
 // updated first, and how many the filter keeps.
 func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64, error) {
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
+	f.Limit = store.PageLimit(f.Limit, 50)
 	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var args store.Args
+	arg := args.Add
 	if f.Status != "" {
 		where = append(where, "status = "+arg(f.Status))
 	}

@@ -37,14 +37,11 @@ type stored struct {
 // lock locks and reads a session row inside tx (nil when absent): a write
 // of the same session waits for this transaction, which orders the outbox.
 func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
-	n, err := tx.Exec(ctx, "UPDATE sessions SET status = status WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
-	if err != nil || n == 0 {
-		return nil, err
-	}
 	var cur stored
-	if err := tx.QueryRow(ctx, `SELECT pk, body, token_country_code, token_party_id, started_at, stopped_at
-		FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3`, r.args()...).
-		Scan(&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt); err != nil {
+	found, err := tx.LockRow(ctx, "sessions", "status", "pk, body, token_country_code, token_party_id, started_at, stopped_at",
+		"country_code = $1 AND party_id = $2 AND id = $3", r.args(),
+		&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt)
+	if err != nil || !found {
 		return nil, err
 	}
 	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {

@@ -6,6 +6,26 @@ import (
 	"strings"
 )
 
+// Args collects the arguments of a query whose conditions are built one at
+// a time: Add appends a value and returns its placeholder ($1, $2, …), to
+// be written into the condition that uses it.
+type Args []any
+
+// Add appends v to a and returns its placeholder.
+func (a *Args) Add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// PageLimit is the page size of an operator's list asked for limit rows:
+// def when limit is not positive or more than 500.
+func PageLimit(limit, def int) int {
+	if limit <= 0 || limit > 500 {
+		return def
+	}
+	return limit
+}
+
 // Where joins conditions into a WHERE clause ("" for none).
 func Where(conds []string) string {
 	if len(conds) == 0 {

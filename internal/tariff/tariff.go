@@ -267,14 +267,10 @@ func (s *Service) broadcast(ctx context.Context, tx *store.Tx, ch Change, p hub.
 
 // lockTariff locks and reads a tariff row in tx.
 func lockTariff(ctx context.Context, tx *store.Tx, r Ref) ([]byte, bool, error) {
-	args := []any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)}
-	n, err := tx.Exec(ctx, "UPDATE tariffs SET last_updated = last_updated WHERE country_code = $1 AND party_id = $2 AND id = $3", args...)
-	if err != nil || n == 0 {
-		return nil, false, err
-	}
 	var body []byte
-	err = tx.QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3", args...).Scan(&body)
-	return body, err == nil, err
+	found, err := tx.LockRow(ctx, "tariffs", "last_updated", "body", "country_code = $1 AND party_id = $2 AND id = $3",
+		[]any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)}, &body)
+	return body, found, err
 }
 
 // lockKnown is lockTariff of a tariff that must exist: errUnknown when it

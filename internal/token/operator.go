@@ -3,7 +3,6 @@ package token
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -26,12 +25,10 @@ type BrowseFilter struct {
 // Browse returns a page of every token the hub holds (eMSPs' and its own),
 // most recently updated first, and how many the filter keeps.
 func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]ocpi.Token, int64, error) {
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
-	}
+	f.Limit = store.PageLimit(f.Limit, 50)
 	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var args store.Args
+	arg := args.Add
 	if f.CountryCode != "" {
 		where = append(where, "country_code = "+arg(ocpi.Key(f.CountryCode)), "party_id = "+arg(ocpi.Key(f.PartyID)))
 	}

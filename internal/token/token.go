@@ -217,13 +217,10 @@ type stored struct {
 // lock locks and reads a token row inside tx (nil when absent): a write of
 // the same token waits for this transaction, which orders the outbox.
 func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
-	n, err := tx.Exec(ctx, "UPDATE tokens SET valid = valid WHERE country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4", r.args()...)
-	if err != nil || n == 0 {
-		return nil, err
-	}
 	var cur stored
-	if err := tx.QueryRow(ctx, "SELECT pk, body FROM tokens WHERE country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4",
-		r.args()...).Scan(&cur.pk, &cur.body); err != nil {
+	found, err := tx.LockRow(ctx, "tokens", "valid", "pk, body", "country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4",
+		r.args(), &cur.pk, &cur.body)
+	if err != nil || !found {
 		return nil, err
 	}
 	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/ocpihub/ocpihub/internal/capture"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
 
@@ -33,14 +34,12 @@ func (t *Tracer) Handler(next http.Handler) http.Handler {
 		}
 		span.SetString("http.request.method", r.Method)
 		span.SetString("url.path", r.URL.Path)
-		sw := &spanWriter{ResponseWriter: w}
+		var last tail
+		sw := &capture.Writer{ResponseWriter: w, Tee: last.keep}
 		defer func() {
-			status := sw.status
-			if status == 0 {
-				status = http.StatusOK
-			}
+			status := sw.Status()
 			span.SetInt("http.response.status_code", int64(status))
-			if code, ok := sw.ocpiStatus(); ok {
+			if code, ok := last.ocpiStatus(); ok {
 				span.SetInt("ocpi.status_code", code)
 			}
 			span.SetString("ocpi.correlation_id", w.Header().Get("X-Correlation-ID"))
@@ -112,56 +111,32 @@ func (s *Span) attrValue(key string) string {
 	return ""
 }
 
-// spanWriter remembers the answer's status and its last bytes, where an
-// OCPI envelope's status_code is (after the data).
-type spanWriter struct {
-	http.ResponseWriter
-	status int
-	tail   []byte
-}
+// tail keeps the answer's last bytes, where an OCPI envelope's
+// status_code is (after the data).
+type tail []byte
 
 const tailBytes = 512
 
-func (w *spanWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *spanWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
+// keep appends b, keeping the last tailBytes.
+func (t *tail) keep(b []byte) {
 	if len(b) >= tailBytes {
-		w.tail = append(w.tail[:0], b[len(b)-tailBytes:]...)
+		*t = append((*t)[:0], b[len(b)-tailBytes:]...)
 	} else {
-		w.tail = append(w.tail, b...)
-		if len(w.tail) > tailBytes {
-			w.tail = append(w.tail[:0], w.tail[len(w.tail)-tailBytes:]...)
+		*t = append(*t, b...)
+		if len(*t) > tailBytes {
+			*t = append((*t)[:0], (*t)[len(*t)-tailBytes:]...)
 		}
 	}
-	return w.ResponseWriter.Write(b)
 }
-
-// Flush passes a flush on (server-sent streams).
-func (w *spanWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *spanWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ocpiStatus finds the envelope's status_code in the answer's last bytes.
-func (w *spanWriter) ocpiStatus() (int64, bool) {
+func (t tail) ocpiStatus() (int64, bool) {
 	const key = `"status_code":`
-	i := bytes.LastIndex(w.tail, []byte(key))
+	i := bytes.LastIndex(t, []byte(key))
 	if i < 0 {
 		return 0, false
 	}
-	rest := bytes.TrimLeft(w.tail[i+len(key):], " ")
+	rest := bytes.TrimLeft(t[i+len(key):], " ")
 	n := 0
 	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
 		n++

@@ -69,19 +69,8 @@ func (r *Recorder) Prune(ctx context.Context) (int64, error) {
 
 // deleteWhile deletes the rows matching cond (one argument) in batches.
 func (r *Recorder) deleteWhile(ctx context.Context, cond string, v int64) (int64, error) {
-	var total int64
-	for {
-		var n int64
-		err := r.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			n, err = tx.Exec(ctx, "DELETE FROM traffic WHERE id IN (SELECT id FROM traffic WHERE "+cond+" ORDER BY id LIMIT "+strconv.Itoa(pruneBatch)+")", v)
-			return err
-		})
-		total += n
-		if err != nil || n < pruneBatch {
-			return total, err
-		}
-	}
+	return r.db.DeleteBatches(ctx, pruneBatch,
+		"DELETE FROM traffic WHERE id IN (SELECT id FROM traffic WHERE "+cond+" ORDER BY id LIMIT "+strconv.Itoa(pruneBatch)+")", v)
 }
 
 // Schedule registers the prune job on jc and runs it every interval (a

@@ -134,8 +134,8 @@ const summaryColumns = `id, at, direction, platform_id, partner, module, method,
 // oldest first.
 func List(ctx context.Context, q store.Querier, f Filter) ([]Exchange, int64, error) {
 	var conds []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	var args store.Args
+	arg := args.Add
 	if f.PlatformID != 0 {
 		conds = append(conds, "platform_id = "+arg(f.PlatformID))
 	}

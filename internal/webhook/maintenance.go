@@ -53,27 +53,12 @@ func (retentionArgs) Kind() string { return "webhook_retention" }
 // of deliveries deleted.
 func (s *Service) Prune(ctx context.Context) (int64, error) {
 	cutoff := s.now().Add(-s.cfg.Retention).UnixMicro()
-	var total int64
-	for {
-		var n int64
-		err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			n, err = tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN (
-				SELECT id FROM webhook_deliveries WHERE status <> $1 AND updated_at < $2 LIMIT 5000)`, StatusPending, cutoff)
-			return err
-		})
-		if err != nil {
-			return total, err
-		}
-		total += n
-		if n < 5000 {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return total, err
-		}
+	total, err := s.db.DeleteBatches(ctx, 5000, `DELETE FROM webhook_deliveries WHERE id IN (
+		SELECT id FROM webhook_deliveries WHERE status <> $1 AND updated_at < $2 LIMIT 5000)`, StatusPending, cutoff)
+	if err != nil {
+		return total, err
 	}
-	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, `DELETE FROM webhook_events WHERE created_at < $1
 			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, cutoff)
 		return err

@@ -142,11 +142,11 @@ func Scan(row interface{ Scan(...any) error }) (*Payment, error) {
 // PostgreSQL takes the row lock, SQLite holds the only writer). where is
 // "id = $1" or "pg_payment_id = $1".
 func Lock(ctx context.Context, tx *store.Tx, where string, arg any) (*Payment, error) {
-	n, err := tx.Exec(ctx, "UPDATE upi_payments SET status = status WHERE "+where, arg)
+	found, err := tx.Lock(ctx, "upi_payments", "status", where, arg)
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
+	if !found {
 		return nil, store.ErrNoRows
 	}
 	return Scan(tx.QueryRow(ctx, "SELECT "+Columns+" FROM upi_payments WHERE "+where, arg))

@@ -282,8 +282,7 @@ func (s *Machine) noteAttempt(ctx context.Context, refundID string, cause error)
 // once all is refunded), a failed one releases its reservation and flags the
 // payment for the operator.
 func (s *Machine) setStatus(ctx context.Context, tx *store.Tx, refundID, to, pgRefundID, actor, note string) error {
-	n, err := tx.Exec(ctx, "UPDATE upi_refunds SET status = status WHERE refund_id = $1", refundID)
-	if err != nil || n == 0 {
+	if found, err := tx.Lock(ctx, "upi_refunds", "status", "refund_id = $1", refundID); err != nil || !found {
 		return err
 	}
 	r, err := Scan(tx.QueryRow(ctx, "SELECT "+Columns+" FROM upi_refunds WHERE refund_id = $1", refundID))
