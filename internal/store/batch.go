@@ -180,7 +180,37 @@ func (db *DB) runBatch(ctx context.Context, b *batcher, members []*member) []*me
 			}
 		}
 	}
+	// A member chosen as the victim of a deadlock (PostgreSQL: the batch's
+	// members lock rows in arrival order, another transaction may lock the
+	// same rows in another order) was rolled back to its savepoint and its
+	// locks let go; the other transaction went on. Run alone, now, it no
+	// longer closes a cycle: it waits its turn instead of failing a request.
+	for attempt := 1; attempt <= lockConflictRetries; attempt++ {
+		again := false
+		for _, m := range members {
+			if m.err != nil && !m.panicked && IsLockConflict(m.err) {
+				m.err, m.afterCommit, again = nil, nil, true
+				one := []*member{m}
+				db.runShared(ctx, b.background, &one, nil)
+			}
+		}
+		if !again {
+			break
+		}
+	}
 	return members
+}
+
+// lockConflictRetries bounds how often a batch member that lost a deadlock
+// or a serialization conflict runs again alone.
+const lockConflictRetries = 3
+
+// IsLockConflict reports a PostgreSQL deadlock (40P01) or serialization
+// failure (40001): the transaction lost to a concurrent one and may run
+// again.
+func IsLockConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // runShared runs *ms in one transaction and sets each one's outcome, or
