@@ -36,10 +36,12 @@ const (
 	Out Direction = "out"
 )
 
-// Defaults of Config.
+// Defaults of Config. A batch is one write transaction: 128 captures hold
+// SQLite's writer about 2 ms, so a request waits behind at most that (1 024
+// held it 18 ms and set the p99 of status PATCHes and CDR posts).
 const (
 	DefaultBufferSize    = 4096
-	DefaultBatchSize     = 1024
+	DefaultBatchSize     = 128
 	DefaultFlushInterval = time.Second
 	DefaultMaxBodyBytes  = 64 << 10
 	DefaultRetention     = 7 * 24 * time.Hour
