@@ -170,13 +170,15 @@ func (b *batcher) take(members []*member) []*member {
 // returns the members it ran: those it was given and those that queued
 // while the batch waited for the writer gate, which join it.
 func (db *DB) runBatch(ctx context.Context, b *batcher, members []*member) []*member {
-	retry := db.runShared(ctx, b.background, &members, b)
-	if retry {
+	alone := func(m *member) {
+		m.err, m.afterCommit = nil, nil
+		one := []*member{m}
+		db.runShared(ctx, b.background, &one, nil)
+	}
+	if db.runShared(ctx, b.background, &members, b) {
 		for _, m := range members {
 			if m.err == nil && !m.panicked {
-				m.afterCommit = nil
-				one := []*member{m}
-				db.runShared(ctx, b.background, &one, nil)
+				alone(m)
 			}
 		}
 	}
@@ -189,9 +191,8 @@ func (db *DB) runBatch(ctx context.Context, b *batcher, members []*member) []*me
 		again := false
 		for _, m := range members {
 			if m.err != nil && !m.panicked && IsLockConflict(m.err) {
-				m.err, m.afterCommit, again = nil, nil, true
-				one := []*member{m}
-				db.runShared(ctx, b.background, &one, nil)
+				alone(m)
+				again = true
 			}
 		}
 		if !again {
