@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -57,6 +58,51 @@ func TestWrite(t *testing.T) {
 		}
 		if got := count(); hooked != 1 || got != 5 {
 			t.Fatalf("under a commit hook: hook ran %d times, %d rows (want 1, 5)", hooked, got)
+		}
+	})
+}
+
+// TestWriteJoinsBatch: on SQLite, concurrent Writes join the group commit
+// (they wait for the running batch and share the next one's transaction)
+// instead of each taking the writer for a transaction of its own; on
+// PostgreSQL each is sent alone and does not wait for a batch.
+func TestWriteJoinsBatch(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		storetest.Exec(t, db, "CREATE TABLE write_batch_probe (n INTEGER NOT NULL UNIQUE)")
+		release, leading := make(chan struct{}), make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
+				close(leading)
+				<-release
+				_, err := tx.Exec(ctx, "INSERT INTO write_batch_probe (n) VALUES (0)")
+				return err
+			}); err != nil {
+				t.Error(err)
+			}
+		})
+		<-leading
+		const n = 3
+		var written sync.WaitGroup
+		for i := 1; i <= n; i++ {
+			written.Go(func() {
+				if _, err := db.Write(ctx, "INSERT INTO write_batch_probe (n) VALUES ($1)", i); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		if db.Engine() == store.SQLite {
+			waitFor(t, func() bool { return db.BatchQueued() == n })
+		} else {
+			written.Wait()
+		}
+		close(release)
+		wg.Wait()
+		written.Wait()
+		if got := storetest.Count(t, db, "SELECT COUNT(*) FROM write_batch_probe"); got != n+1 {
+			t.Fatalf("%d rows, want %d", got, n+1)
 		}
 	})
 }
