@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -19,4 +20,36 @@ func BenchmarkPrepare(b *testing.B) {
 	for b.Loop() {
 		r.prepare(c)
 	}
+}
+
+// BenchmarkMaySecret measures the check that lets a body without secrets
+// skip redaction, on a directory page of 100 locations: the keys alone, and
+// every fragment looked for in a lower-cased copy (what it replaces).
+func BenchmarkMaySecret(b *testing.B) {
+	page := benchPage()
+	for _, c := range []struct {
+		name string
+		fn   func([]byte) bool
+	}{{"keys", keysMaySecret}, {"lower-cased", maySecretFold}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(page)))
+			for b.Loop() {
+				if c.fn(page) {
+					b.Fatal("the page holds no secret")
+				}
+			}
+		})
+	}
+}
+
+// benchPage is a directory page of 100 locations.
+func benchPage() []byte {
+	loc := `{"country_code":"IN","party_id":"CPO","id":"LOC00001","publish":true,"name":"Koramangala Charging Hub",` +
+		`"address":"80 Feet Road, 4th Block","city":"Bengaluru","postal_code":"560034","country":"IND",` +
+		`"coordinates":{"latitude":"12.934533","longitude":"77.626579"},"parking_type":"ON_STREET","evses":[` +
+		`{"uid":"E1","evse_id":"IN*CPO*E1","status":"AVAILABLE","capabilities":["RFID_READER","REMOTE_START_STOP_CAPABLE"],` +
+		`"connectors":[{"id":"1","standard":"IEC_62196_T2_COMBO","format":"CABLE","power_type":"DC","max_voltage":920,` +
+		`"max_amperage":200,"max_electric_power":150000,"tariff_ids":["T1"],"last_updated":"2026-01-01T00:00:00Z"}],` +
+		`"last_updated":"2026-01-01T00:00:00Z"}],"time_zone":"Asia/Kolkata","last_updated":"2026-01-01T00:00:00Z"}`
+	return []byte(`{"data":[` + strings.Repeat(loc+",", 99) + loc + `],"status_code":1000,"timestamp":"2026-01-01T00:00:00Z"}`)
 }
