@@ -123,7 +123,7 @@ func (r *Recorder) body(b []byte, h http.Header) ([]byte, facts) {
 		return nil, facts{}
 	}
 	cut := len(b) >= CaptureLimit
-	red, f, err := RedactBody(b, h.Get("Content-Type"))
+	red, f, err := redactBody(b, h.Get("Content-Type"), r.cfg.MaxBodyBytes)
 	if err != nil {
 		// A body we cannot parse is not kept: it might hide a secret we
 		// would not find.

@@ -143,6 +143,13 @@ var idKeys = map[string]bool{"id": true, "uid": true, "location_id": true, "evse
 // JSON keeps its key order; form bodies are redacted by key; other bodies
 // are kept as they are.
 func RedactBody(body []byte, contentType string) ([]byte, facts, error) {
+	return redactBody(body, contentType, len(body))
+}
+
+// redactBody is RedactBody for a body of which only the first keep bytes
+// are stored: a JSON body whose keys in those bytes name nothing secret or
+// personal is kept as it is (keysMaySecret).
+func redactBody(body []byte, contentType string, keep int) ([]byte, facts, error) {
 	var f facts
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
@@ -169,7 +176,7 @@ func RedactBody(body []byte, contentType string) ([]byte, facts, error) {
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		return body, f, nil
 	}
-	if valid := gjson.ValidBytes(trimmed); valid && !keysMaySecret(trimmed) || !valid && !maySecretFold(trimmed) {
+	if valid := gjson.ValidBytes(trimmed); valid && !keysMaySecret(trimmed, keep) || !valid && !maySecretFold(trimmed) {
 		// Nothing to redact or mask (most pushes, every directory page):
 		// the body is kept as it is, and only the facts are read, much
 		// faster than the walk.
@@ -302,10 +309,16 @@ var sensitive = [][]byte{[]byte("token"), []byte("secret"), []byte("password"), 
 // followed by a colon closes a key, and the quote before it opens it. On a
 // directory page of 120 KB, looking for each fragment anywhere in a
 // lower-cased copy had been half of what recording the exchange cost.
-func keysMaySecret(b []byte) bool {
+//
+// Only the keys in the first keep bytes are looked at, when no more of the
+// body is stored: a key beyond them is cut off with its value, and one cut
+// in two leaves its value out. An '@' is looked for in the whole body: a
+// value cut before its '@' would otherwise be stored unmasked.
+func keysMaySecret(b []byte, keep int) bool {
 	if bytes.IndexByte(b, '\\') >= 0 || bytes.IndexByte(b, '@') >= 0 {
 		return true
 	}
+	b = b[:min(keep, len(b))]
 	for i := 0; ; {
 		j := bytes.IndexByte(b[i:], ':')
 		if j < 0 {

@@ -46,3 +46,31 @@ func TestStoredBodies(t *testing.T) {
 		t.Errorf("a compressed short body reads back as %q", got)
 	}
 }
+
+// TestStoredPrefix: of a body longer than what is stored, only the stored
+// part's keys decide whether it is redacted; an '@' anywhere still sends it
+// to the walk, so a value cut before its '@' is masked, not stored as it is.
+func TestStoredPrefix(t *testing.T) {
+	const limit = 1 << 10
+	r := New(nil, nil, nil, nil, Config{MaxBodyBytes: limit})
+	json := http.Header{"Content-Type": {"application/json"}}
+	filler := `"name":"` + strings.Repeat("a", limit) + `"`
+	for _, c := range []struct {
+		name, body string
+		raw        bool // stored as the body's first bytes
+		absent     string
+	}{
+		{"secret beyond the cut", `{` + filler + `,"token":"SECRET-VALUE"}`, true, "SECRET-VALUE"},
+		{"secret before the cut", `{"token":"SECRET-VALUE",` + filler + `}`, false, "SECRET-VALUE"},
+		{"e-mail across the cut", `{"note":"` + strings.Repeat("b", limit-20) + `ravi.kumar.longname@example.in"}`, false, "ravi.kumar"},
+	} {
+		stored, _ := r.body([]byte(c.body), json)
+		got := gunzip(stored)
+		if raw := strings.HasPrefix(got, c.body[:limit]); raw != c.raw {
+			t.Errorf("%s: stored as it is %v, want %v", c.name, raw, c.raw)
+		}
+		if strings.Contains(got, c.absent) {
+			t.Errorf("%s: %q is stored", c.name, c.absent)
+		}
+	}
+}
