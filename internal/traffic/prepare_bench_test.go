@@ -53,3 +53,17 @@ func benchPage() []byte {
 		`"last_updated":"2026-01-01T00:00:00Z"}],"time_zone":"Asia/Kolkata","last_updated":"2026-01-01T00:00:00Z"}`
 	return []byte(`{"data":[` + strings.Repeat(loc+",", 99) + loc + `],"status_code":1000,"timestamp":"2026-01-01T00:00:00Z"}`)
 }
+
+// BenchmarkPreparePage measures the writer's work for a directory page's
+// exchange: a GET answered with 100 locations.
+func BenchmarkPreparePage(b *testing.B) {
+	r := New(nil, nil, nil, nil, Config{})
+	c := &Capture{At: time.Now(), Direction: In, Method: "GET", URL: "http://127.0.0.1:1/ocpi/2.2.1/emsp/locations?offset=90000&limit=100",
+		RequestHeader:  http.Header{"Authorization": {"Token abc"}, "X-Request-Id": {"r"}},
+		ResponseHeader: http.Header{"Content-Type": {"application/json"}},
+		ResponseBody:   benchPage()}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.prepare(c)
+	}
+}
