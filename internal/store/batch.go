@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -263,6 +264,11 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 	// A lone member needs no savepoint: its failure rolls the whole
 	// transaction back, which is its alone.
 	shared := len(members) > 1
+	// owed holds the savepoint statements a member's end calls for (release
+	// it, or roll back to it and release it). They are sent with the next
+	// member's SAVEPOINT, in one round trip on PostgreSQL; a release owed at
+	// the commit is not sent at all (the commit releases every savepoint).
+	var owed []string
 	ok := 0
 	for _, m := range members {
 		if err := m.ctx.Err(); err != nil {
@@ -272,37 +278,35 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 			continue
 		}
 		if shared {
-			if err := tx.savepoint(ctx, "SAVEPOINT batch_member"); err != nil {
+			if err := tx.savepoint(ctx, append(owed, "SAVEPOINT batch_member")...); err != nil {
 				fail(fmt.Errorf("savepoint: %w", err))
 				return
 			}
+			owed = owed[:0]
 		}
 		db.runMember(tx, m)
 		if m.err == nil && !m.panicked {
 			ok++
 			if shared {
-				if err := tx.savepoint(ctx, "RELEASE SAVEPOINT batch_member"); err != nil {
-					fail(fmt.Errorf("release savepoint: %w", err))
-					return
-				}
+				owed = append(owed, "RELEASE SAVEPOINT batch_member")
 			}
 			continue
 		}
 		if !shared {
 			return // rolled back by the deferred function
 		}
-		if err := tx.savepoint(ctx, "ROLLBACK TO SAVEPOINT batch_member"); err != nil {
+		owed = append(owed, "ROLLBACK TO SAVEPOINT batch_member", "RELEASE SAVEPOINT batch_member")
+	}
+	if ok == 0 {
+		return
+	}
+	if len(owed) > 1 {
+		// The last member failed: its changes are undone before the commit.
+		if err := tx.savepoint(ctx, owed...); err != nil {
 			// The transaction cannot be trusted any more: nobody commits.
 			fail(fmt.Errorf("rollback to savepoint: %w", err))
 			return
 		}
-		if err := tx.savepoint(ctx, "RELEASE SAVEPOINT batch_member"); err != nil {
-			fail(fmt.Errorf("release savepoint: %w", err))
-			return
-		}
-	}
-	if ok == 0 {
-		return
 	}
 	if tx.pgx != nil {
 		err = tx.pgx.Commit(ctx)
@@ -356,14 +360,20 @@ func (db *DB) runMember(tx *Tx, m *member) {
 	m.err = runCommitHooks(mctx, tx)
 }
 
-// savepoint runs a savepoint statement (not counted as the caller's).
-func (tx *Tx) savepoint(ctx context.Context, stmt string) error {
+// savepoint runs savepoint statements in order (not counted as the
+// caller's): on PostgreSQL in one round trip (a simple query of several
+// statements).
+func (tx *Tx) savepoint(ctx context.Context, stmts ...string) error {
 	if tx.pgx != nil {
-		_, err := tx.pgx.Exec(ctx, stmt)
+		_, err := tx.pgx.Exec(ctx, strings.Join(stmts, "; "))
 		return err
 	}
-	_, err := tx.sql.ExecContext(ctx, stmt)
-	return err
+	for _, stmt := range stmts {
+		if _, err := tx.sql.ExecContext(ctx, stmt); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // InBatchRetryUnique is InBatch, run once more when fn failed on a unique

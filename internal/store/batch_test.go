@@ -102,7 +102,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // TestBatchFailingMemberAlone: a member that fails is undone alone and gets
 // its own error; the members around it commit, and the one after it does
-// not see its write.
+// not see its write; so is a last member that fails, before the commit.
 func TestBatchFailingMemberAlone(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -134,6 +134,14 @@ func TestBatchFailingMemberAlone(t *testing.T) {
 			// transaction: the savepoint must recover it.
 			func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, "a", 4) },
 			func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, "d", 5) },
+			// The last member writes, then aborts the transaction: it is
+			// rolled back to its savepoint before the commit.
+			func(ctx context.Context, tx *store.Tx) error {
+				if err := insertDoc(ctx, tx, "e", 6); err != nil {
+					return err
+				}
+				return insertDoc(ctx, tx, "a", 7)
+			},
 		)
 		if out[0].err != nil || out[2].err != nil || out[4].err != nil {
 			t.Fatalf("neighbours failed: %+v", out)
@@ -141,13 +149,13 @@ func TestBatchFailingMemberAlone(t *testing.T) {
 		if !errors.Is(out[1].err, boom) {
 			t.Errorf("failing member got %v, want its own error", out[1].err)
 		}
-		if !store.IsUniqueViolation(out[3].err) {
-			t.Errorf("duplicate member got %v, want a unique violation", out[3].err)
+		if !store.IsUniqueViolation(out[3].err) || !store.IsUniqueViolation(out[5].err) {
+			t.Errorf("duplicate members got %v and %v, want unique violations", out[3].err, out[5].err)
 		}
 		if sawB {
 			t.Error("the member after a failed one saw its write")
 		}
-		for name, want := range map[string]int64{"a": 1, "b": -1, "c": 3, "d": 5} {
+		for name, want := range map[string]int64{"a": 1, "b": -1, "c": 3, "d": 5, "e": -1} {
 			if got := b.doc(t, name); got != want {
 				t.Errorf("doc %s = %d, want %d", name, got, want)
 			}
