@@ -50,7 +50,8 @@ const (
 // subscription at once when the holder is known to be gone (a restart on
 // the same machine), and the engine's polling takes the lease when it runs
 // out (within leaseFor) otherwise. Nothing acknowledged is lost, and only
-// an attempt whose outcome died with its process is ever sent twice.
+// an attempt whose outcome was never recorded (it died with its process, or
+// recording it failed) is ever sent twice.
 //
 // Backoff is per subscription: the n-th consecutive failed attempt delays
 // the next attempt by Schedule[n] (±10 %); a delivery gives up (FAILED) after
@@ -61,8 +62,25 @@ const (
 const leaseFor = 10 * time.Second
 
 // queue is the webhook deliveries as a delivery.Queue: a receiver is a
-// subscription's number, an item the head of its queue.
+// subscription's number, an item a run of its queue's first deliveries.
 type queue struct{ s *Service }
+
+// A claim leases up to runMax of a subscription's deliveries, the head of
+// its queue and those right behind it, as one item (a run): Send sends them
+// one after the other, stopping at the first failure or after runWindow,
+// and Settle records them in one transaction. A busy subscription then
+// costs two write transactions per run, not per delivery, and still has
+// one delivery in flight at a time.
+const (
+	runMax    = 25
+	runWindow = 10 * time.Second
+)
+
+// run is a claimed run of deliveries, in queue order, under one lease.
+type run struct {
+	token   string
+	targets []*target
+}
 
 // target is a leased delivery with what sending it needs.
 type target struct {
@@ -73,29 +91,38 @@ type target struct {
 	subID, url, secret   string // secret: the stored (sealed) form
 	platformID           int64
 	failures             int
-	token                string // the lease
 }
 
-// result is what Settle records of one attempt.
-type result struct {
-	o outcome
-	// release: the attempt was cut short by a shutdown; it says nothing
-	// about the receiver and does not count.
-	release bool
-}
+// sent is what Settle records of a run: the outcomes of the deliveries
+// sent, in order; those after them were not sent and are given back.
+type sent []outcome
 
 // Label implements delivery.Queue: a receiver is named by its
 // subscription's id.
 func (q queue) Label(receiver int64) string {
-	if id, ok := q.s.subIDs.Load(receiver); ok {
-		return id.(string)
-	}
-	var id string
-	if err := q.s.db.Read().QueryRow(context.Background(), "SELECT subscription_id FROM webhook_receivers WHERE id = $1", receiver).Scan(&id); err != nil {
+	id, err := q.subscription(context.Background(), receiver)
+	if err != nil || id == "" {
 		return "subscription-" + strconv.FormatInt(receiver, 10)
 	}
-	q.s.subIDs.Store(receiver, id)
 	return id
+}
+
+// subscription returns the id of the subscription whose receiver number
+// is receiver ("" when there is none).
+func (q queue) subscription(ctx context.Context, receiver int64) (string, error) {
+	if id, ok := q.s.subIDs.Load(receiver); ok {
+		return id.(string), nil
+	}
+	var id string
+	err := q.s.db.Read().QueryRow(ctx, "SELECT subscription_id FROM webhook_receivers WHERE id = $1", receiver).Scan(&id)
+	if errors.Is(err, store.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	q.s.subIDs.Store(receiver, id)
+	return id, nil
 }
 
 // known lists the receivers of the active subscriptions (their metric
@@ -124,79 +151,114 @@ func (q queue) Due(ctx context.Context) ([]int64, error) {
 		StatusPending, StatusActive, now)
 }
 
+// errRaced undoes a claim that found a delivery of its run taken by
+// another worker meanwhile: a run must not have a gap.
+var errRaced = errors.New("webhook: claim raced")
+
 // Claim implements delivery.Queue: it leases the head of the
-// subscription's queue when it is due and nobody else holds it. It reads on
-// the read pool first (most looks find nothing to do and take no write
-// transaction), leases in one transaction guarded by what it read, so that
-// a head another worker took meanwhile is left to it, and reads what the
-// attempt needs after the commit.
+// subscription's queue, when it is due and nobody else holds it, with the
+// deliveries right behind it (a run). It reads on the read pool first (most
+// looks find nothing to do and take no write transaction), leases in one
+// transaction guarded by what it read, so that deliveries another worker
+// took meanwhile are left to it, and reads what the attempts need after the
+// commit.
 func (q queue) Claim(ctx context.Context, receiver int64, n int) (delivery.Claim, error) {
 	s := q.s
 	now := s.now().UnixMicro()
 	var c delivery.Claim
-	var subID, status string
+	subID, err := q.subscription(ctx, receiver)
+	if err != nil || subID == "" || n <= 0 {
+		return c, err
+	}
+	// One read: the queue's first deliveries with what sending them needs
+	// (a queued event never changes), while the subscription is active.
+	type open struct {
+		t      *target
+		holder string
+		until  int64
+	}
 	r := s.db.Read()
-	err := r.QueryRow(ctx, `SELECT s.id, s.status FROM webhook_receivers r JOIN webhook_subscriptions s ON s.id = r.subscription_id
-		WHERE r.id = $1`, receiver).Scan(&subID, &status)
-	if errors.Is(err, store.ErrNoRows) {
-		return c, nil
-	}
-	if err != nil || status != StatusActive {
+	queued, err := store.QueryAll(ctx, r, func(row store.Row) (o open, err error) {
+		o.t = &target{subID: subID}
+		t := o.t
+		return o, row.Scan(&t.id, &t.dueAt, &o.holder, &o.until, &t.createdAt, &t.attempts, &t.eventID, &t.event, &t.data,
+			&t.url, &t.secret, &t.platformID, &t.failures)
+	}, fmt.Sprintf(`SELECT d.id, d.next_attempt_at, d.lease_token, d.lease_until, d.created_at, d.attempts, d.event_id, d.event, e.data,
+			s.url, s.secret, s.platform_id, s.failures
+		FROM webhook_deliveries d
+		JOIN webhook_subscriptions s ON s.id = d.subscription_id
+		JOIN webhook_events e ON e.id = d.event_id
+		WHERE d.subscription_id = $1 AND d.status = $2 AND s.status = $3 ORDER BY d.id LIMIT %d`, runMax), subID, StatusPending, StatusActive)
+	if err != nil || len(queued) == 0 {
 		return c, err
 	}
-	s.subIDs.Store(receiver, subID)
-	if err := r.QueryRow(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE subscription_id = $1 AND status = $2",
-		subID, StatusPending).Scan(&c.Backlog); err != nil || c.Backlog == 0 || n <= 0 {
-		return c, err
+	c.Backlog = len(queued)
+	if len(queued) == runMax {
+		if err := r.QueryRow(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE subscription_id = $1 AND status = $2",
+			subID, StatusPending).Scan(&c.Backlog); err != nil {
+			return c, err
+		}
 	}
-	var id, dueAt, until int64
-	var holder string
-	err = r.QueryRow(ctx, `SELECT id, next_attempt_at, lease_token, lease_until FROM webhook_deliveries
-		WHERE subscription_id = $1 AND status = $2 ORDER BY id LIMIT 1`, subID, StatusPending).Scan(&id, &dueAt, &holder, &until)
-	if errors.Is(err, store.ErrNoRows) {
-		return c, nil
-	}
-	if err != nil {
-		return c, err
-	}
-	switch {
-	case holder != "" && until > now && !s.cfg.Instance.Gone(instance.Holder(holder)):
+	switch h := queued[0]; {
+	case h.holder != "" && h.until > now && !s.cfg.Instance.Gone(instance.Holder(h.holder)):
 		// In flight elsewhere (or here, in an earlier claim whose outcome
 		// could not be recorded): it is the holder's until the lease runs
 		// out.
-		c.Next = time.UnixMicro(until)
+		c.Next = time.UnixMicro(h.until)
 		return c, nil
-	case holder == "" && dueAt > now:
-		c.Next = time.UnixMicro(dueAt)
+	case h.holder == "" && h.t.dueAt > now:
+		c.Next = time.UnixMicro(h.t.dueAt)
 		return c, nil
+	}
+	// The run: the head and those behind it, up to the first that is not
+	// free. A lease that ran out, or whose holder is gone, is taken over;
+	// the attempt its holder made may have reached the receiver, and is
+	// made again.
+	free := func(o open) bool {
+		if o.holder == "" {
+			return o.t.dueAt <= now
+		}
+		return o.until <= now || s.cfg.Instance.Gone(instance.Holder(o.holder))
+	}
+	type lease struct {
+		holder string
+		until  int64
+	}
+	groups := map[lease][]string{}
+	var targets []*target
+	for _, o := range queued {
+		if !free(o) {
+			break
+		}
+		l := lease{o.holder, o.until}
+		groups[l] = append(groups[l], strconv.FormatInt(o.t.id, 10))
+		targets = append(targets, o.t)
 	}
 	token := s.cfg.Instance.Token(uuid.NewString())
-	var leased int64
 	err = s.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-		// A lease that ran out, or whose holder is gone, is taken over; the
-		// attempt its holder made may have reached the receiver, and is
-		// made again.
-		leased, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
-			WHERE id = $3 AND status = $4 AND lease_token = $5 AND lease_until = $6 AND next_attempt_at = $7`,
-			token, now+leaseFor.Microseconds(), id, StatusPending, holder, until, dueAt)
-		return err
+		for l, group := range groups {
+			n, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
+				WHERE id IN (`+strings.Join(group, ",")+`) AND status = $3 AND lease_token = $4 AND lease_until = $5 AND next_attempt_at <= $6`,
+				token, now+leaseFor.Microseconds(), StatusPending, l.holder, l.until, now)
+			if err != nil {
+				return err
+			}
+			if n != int64(len(group)) {
+				return errRaced
+			}
+		}
+		return nil
 	})
-	if err != nil || leased == 0 {
+	if errors.Is(err, errRaced) {
+		// Look again: the other worker's lease now shows.
+		c.Again = true
+		return c, nil
+	}
+	if err != nil {
 		return c, err
 	}
-	t := &target{token: token}
-	err = r.QueryRow(ctx, `SELECT d.id, d.created_at, d.next_attempt_at, d.attempts, d.event_id, d.event, e.data,
-			s.id, s.url, s.secret, s.platform_id, s.failures
-		FROM webhook_deliveries d
-		JOIN webhook_events e ON e.id = d.event_id
-		JOIN webhook_subscriptions s ON s.id = d.subscription_id
-		WHERE d.id = $1`, id).Scan(&t.id, &t.createdAt, &t.dueAt, &t.attempts, &t.eventID, &t.event, &t.data,
-		&t.subID, &t.url, &t.secret, &t.platformID, &t.failures)
-	if err != nil {
-		// The lease runs out and the head is claimed again.
-		return delivery.Claim{}, err
-	}
-	c.Items = []delivery.Item{{Key: subID, Committed: time.UnixMicro(t.createdAt), Value: t}}
+	// Lag is measured once per run, for its oldest delivery.
+	c.Items = []delivery.Item{{Key: subID, Committed: time.UnixMicro(targets[0].createdAt), Value: &run{token: token, targets: targets}}}
 	return c, nil
 }
 
@@ -205,9 +267,8 @@ func (q queue) Renew(ctx context.Context, receiver int64, items []delivery.Item)
 	s := q.s
 	return s.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		for _, it := range items {
-			t := it.Value.(*target)
-			if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET lease_until = $1 WHERE id = $2 AND lease_token = $3 AND status = $4",
-				s.now().Add(leaseFor).UnixMicro(), t.id, t.token, StatusPending); err != nil {
+			if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET lease_until = $1 WHERE lease_token = $2 AND status = $3",
+				s.now().Add(leaseFor).UnixMicro(), it.Value.(*run).token, StatusPending); err != nil {
 				return err
 			}
 		}
@@ -215,39 +276,59 @@ func (q queue) Renew(ctx context.Context, receiver int64, items []delivery.Item)
 	})
 }
 
-// Send implements delivery.Queue: one attempt, recorded by Settle. A
-// failure asks the engine to come back after the subscription's backoff;
-// a 410 ends the queue (Settle disables the subscription).
+// Send implements delivery.Queue: the run's deliveries one after the
+// other, until one fails or runWindow has passed, recorded by Settle. A
+// failure asks the engine to come back after the subscription's backoff; a
+// 410 ends the queue (Settle disables the subscription).
 func (q queue) Send(ctx context.Context, receiver int64, it delivery.Item) delivery.Result {
 	s := q.s
-	t := it.Value.(*target)
-	o := s.send(ctx, t)
-	switch {
-	case o.ok:
-		return delivery.Result{Outcome: delivery.Delivered, Value: result{o: o}}
-	case ctx.Err() != nil:
-		// Stopping: this attempt says nothing about the receiver.
-		return delivery.Result{Outcome: delivery.Retry, RetryAt: s.now(), Value: result{release: true}}
-	case o.gone:
-		return delivery.Result{Outcome: delivery.Ended, Value: result{o: o}}
+	r := it.Value.(*run)
+	// The window is elapsed wall time (how long this run has been
+	// sending), not the hub's time.
+	start := time.Now()
+	var out sent
+	for _, t := range r.targets {
+		o := s.send(ctx, t)
+		if !o.ok && ctx.Err() != nil {
+			// Stopping: this attempt says nothing about the receiver
+			// and does not count.
+			break
+		}
+		out = append(out, o)
+		if !o.ok || time.Since(start) > runWindow {
+			break
+		}
 	}
-	return delivery.Result{Outcome: delivery.Retry, RetryAt: s.now().Add(s.delay(t.failures + 1)), Value: result{o: o}}
+	if len(out) == 0 {
+		return delivery.Result{Outcome: delivery.Retry, RetryAt: s.now(), Value: out}
+	}
+	switch last := out[len(out)-1]; {
+	case last.ok:
+		return delivery.Result{Outcome: delivery.Delivered, Value: out}
+	case last.gone:
+		return delivery.Result{Outcome: delivery.Ended, Value: out}
+	}
+	failures := r.targets[0].failures
+	if len(out) > 1 {
+		failures = 0 // a success in the run ended the streak
+	}
+	return delivery.Result{Outcome: delivery.Retry, RetryAt: s.now().Add(s.delay(failures + 1)), Value: out}
 }
 
-// Settle implements delivery.Queue: the outcome of an attempt and what
-// follows from it, in one transaction. An outcome whose lease was lost (it
-// ran out, and another worker took the delivery) is the other worker's to
-// record.
+// Settle implements delivery.Queue: the outcomes of a run and what follows
+// from them, in one transaction; the deliveries not sent are given back. An
+// outcome whose lease was lost (it ran out, and another worker took the
+// delivery) is the other worker's to record.
 func (q queue) Settle(ctx context.Context, receiver int64, rs []delivery.Result) error {
 	s := q.s
 	for _, r := range rs {
-		if v := r.Value.(result); !v.release {
-			s.metrics.attempts.WithLabelValues(v.o.result).Inc()
+		for _, o := range r.Value.(sent) {
+			s.metrics.attempts.WithLabelValues(o.result).Inc()
 		}
 	}
 	return s.db.InBatch(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
 		for _, r := range rs {
-			if err := s.settle(ctx, tx, r.Item.Value.(*target), r.Value.(result), r.RetryAt); err != nil {
+			if err := s.settleRun(ctx, tx, r.Item.Value.(*run), r.Value.(sent), r.RetryAt); err != nil {
 				return err
 			}
 		}
@@ -255,21 +336,71 @@ func (q queue) Settle(ctx context.Context, receiver int64, rs []delivery.Result)
 	})
 }
 
-// settle records one attempt of t inside tx; retryAt is when the
-// subscription's next attempt may go after a failure.
-func (s *Service) settle(ctx context.Context, tx *store.Tx, t *target, v result, retryAt time.Time) error {
-	if v.release {
-		_, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET lease_token = '', lease_until = 0 WHERE id = $1 AND lease_token = $2", t.id, t.token)
-		return err
-	}
+// settleRun records a run inside tx in a few statements whatever its
+// length: its deliveries sent with success in one, a failure that ended it
+// (settle), and the deliveries not sent given back in one.
+func (s *Service) settleRun(ctx context.Context, tx *store.Tx, r *run, out sent, retryAt time.Time) error {
 	now := s.now()
 	us := now.UnixMicro()
-	o := v.o
+	ok := 0
+	for ok < len(out) && out[ok].ok {
+		ok++
+	}
+	if ok > 0 {
+		// The answers' codes and latencies differ per delivery: CASE on
+		// the id, with the numbers (ours, not input) written inline.
+		var ids, codes, latencies strings.Builder
+		for i, o := range out[:ok] {
+			t := r.targets[i]
+			if i > 0 {
+				ids.WriteString(",")
+			}
+			fmt.Fprintf(&ids, "%d", t.id)
+			fmt.Fprintf(&codes, " WHEN %d THEN %d", t.id, o.code)
+			fmt.Fprintf(&latencies, " WHEN %d THEN %d", t.id, o.latency.Microseconds())
+			s.metrics.lag.Observe(now.Sub(time.UnixMicro(t.createdAt)).Seconds())
+		}
+		held, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1,
+				response_code = CASE id`+codes.String()+` ELSE response_code END, latency_us = CASE id`+latencies.String()+` ELSE latency_us END,
+				last_error = '', last_attempt_at = $2, delivered_at = $2, updated_at = $2, lease_token = '', lease_until = 0
+			WHERE id IN (`+ids.String()+`) AND lease_token = $3 AND status = $4`, StatusDelivered, us, r.token, StatusPending)
+		if err != nil {
+			return err
+		}
+		if held > 0 {
+			// A success ends the failure streak.
+			if _, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = 0, failing_since = 0 WHERE id = $1 AND (failures <> 0 OR failing_since <> 0)",
+				r.targets[0].subID); err != nil {
+				return err
+			}
+		}
+	}
+	if ok < len(out) {
+		if err := s.settle(ctx, tx, r.targets[ok], r.token, out[ok], retryAt); err != nil {
+			return err
+		}
+	}
+	if len(out) < len(r.targets) {
+		var ids []string
+		for _, t := range r.targets[len(out):] {
+			ids = append(ids, strconv.FormatInt(t.id, 10))
+		}
+		if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET lease_token = '', lease_until = 0 WHERE id IN ("+strings.Join(ids, ",")+") AND lease_token = $1",
+			r.token); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle records a failed attempt of t, leased by token, inside tx;
+// retryAt is when the subscription's next attempt may go.
+func (s *Service) settle(ctx context.Context, tx *store.Tx, t *target, token string, o outcome, retryAt time.Time) error {
+	now := s.now()
+	us := now.UnixMicro()
 	attempts := t.attempts + 1
-	status, errText, delivered, due := StatusPending, o.err, int64(0), t.dueAt
+	status, errText, due := StatusPending, o.err, t.dueAt
 	switch {
-	case o.ok:
-		status, delivered = StatusDelivered, us
 	case o.gone:
 		status = StatusFailed
 	case attempts >= len(s.cfg.Schedule):
@@ -279,16 +410,10 @@ func (s *Service) settle(ctx context.Context, tx *store.Tx, t *target, v result,
 		due = retryAt.UnixMicro()
 	}
 	held, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, response_code = $2, latency_us = $3,
-			last_error = $4, last_attempt_at = $5, delivered_at = $6, updated_at = $5, next_attempt_at = $7, lease_token = '', lease_until = 0
-		WHERE id = $8 AND lease_token = $9 AND status = $10`,
-		status, o.code, o.latency.Microseconds(), errText, us, delivered, due, t.id, t.token, StatusPending)
+			last_error = $4, last_attempt_at = $5, updated_at = $5, next_attempt_at = $6, lease_token = '', lease_until = 0
+		WHERE id = $7 AND lease_token = $8 AND status = $9`,
+		status, o.code, o.latency.Microseconds(), errText, us, due, t.id, token, StatusPending)
 	if err != nil || held == 0 {
-		return err
-	}
-	if o.ok {
-		s.metrics.lag.Observe(now.Sub(time.UnixMicro(t.createdAt)).Seconds())
-		// A success ends the failure streak.
-		_, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = 0, failing_since = 0 WHERE id = $1 AND (failures <> 0 OR failing_since <> 0)", t.subID)
 		return err
 	}
 	// A failure starts a streak or goes on with it.
