@@ -36,11 +36,12 @@ const (
 // deliveries, so a slow or failing subscriber holds up its own queue only.
 // Deliveries to one subscription leave in order, one at a time: the
 // subscription's PENDING deliveries form a queue, every item carries the
-// subscription as its ordering key, and a claim hands out only the queue's
-// head, leased (lease_token, lease_until in the delivery's row) for the
-// attempt. The lease's token names its holder (instance.ID), and the
-// engine renews it every third of leaseFor while the attempt is in flight,
-// so a slow subscriber keeps it.
+// subscription as its ordering key, so the engine has one item of it in
+// flight at most, and an item is a run of the queue (its head and those
+// right behind it, see runMax) leased for sending one after the other
+// (lease_token, lease_until in the deliveries' rows). The lease's token
+// names its holder (instance.ID), and the engine renews it every third of
+// leaseFor while the run is in flight, so a slow subscriber keeps it.
 //
 // Who starts a sender: Emit (and Replay) wake the engine for the
 // subscriptions they queued for, once their transaction committed; the
