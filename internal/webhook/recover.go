@@ -15,8 +15,8 @@ import (
 // (app.App); the engine's polling would find a lease that ran out too, a
 // little later. A live holder's lease is never taken before its deadline.
 func (s *Service) Recover(ctx context.Context) (int, error) {
-	// Leased deliveries are few (one per subscription being delivered to):
-	// the read pool, and an index on the lease.
+	// Leased deliveries are few (a run per subscription being delivered
+	// to): the read pool, and an index on the lease.
 	now := s.now().UnixMicro()
 	rows, err := s.db.Read().Query(ctx, `SELECT r.id, d.lease_token, d.lease_until FROM webhook_deliveries d
 		JOIN webhook_receivers r ON r.subscription_id = d.subscription_id
@@ -24,7 +24,9 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A run leases several deliveries of a subscription under one token.
 	var free []int64
+	seen := map[int64]bool{}
 	for rows.Next() {
 		var receiver, until int64
 		var token string
@@ -32,7 +34,8 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 			rows.Close()
 			return 0, err
 		}
-		if until <= now || s.cfg.Instance.Gone(instance.Holder(token)) {
+		if !seen[receiver] && (until <= now || s.cfg.Instance.Gone(instance.Holder(token))) {
+			seen[receiver] = true
 			free = append(free, receiver)
 		}
 	}

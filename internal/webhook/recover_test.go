@@ -17,8 +17,8 @@ import (
 )
 
 // queueHeld stores n due deliveries (events e-held-1…n) for a subscription
-// as a sender left them when it was killed: the first in flight, leased by
-// token until leaseEnd.
+// as a sender left them when it was killed: the first three, its run (the
+// first in flight), leased by token until leaseEnd.
 func queueHeld(t *testing.T, h *hubtest.Hub, subID string, n int, token string, leaseEnd time.Time) {
 	t.Helper()
 	now := time.Now().UnixMicro()
@@ -29,8 +29,9 @@ func queueHeld(t *testing.T, h *hubtest.Hub, subID string, n int, token string, 
 				id, fmt.Sprintf(`{"seq":%d}`, i), now); err != nil {
 				return err
 			}
+			// The killed sender's run: the first three.
 			token, until := token, leaseEnd.UnixMicro()
-			if i > 1 {
+			if i > 3 {
 				token, until = "", 0
 			}
 			if _, err := q.Exec(ctx, `INSERT INTO webhook_deliveries (subscription_id, event_id, event, status, next_attempt_at, created_at, updated_at,
