@@ -23,7 +23,7 @@ import (
 )
 
 // BenchmarkWebhookFanout emits 1,000 events, each to 20 subscriptions, on a
-// hub with the production job settings (20 webhook workers), and measures
+// hub with the production settings (the delivery engine's defaults), and measures
 // the delivery latency (event committed → request at the receiver) at the
 // healthy receivers. "all-healthy" has 20 healthy receivers; "one-dead" has
 // 19 and one that never answers (every attempt runs into the 15 s timeout).

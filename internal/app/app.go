@@ -269,7 +269,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	// Webhooks first: every domain service writes its events through them.
-	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Guard: a.Guard, Timeout: cfg.WebhookTimeout, Registerer: a.Registry, Box: box})
+	a.Webhooks = webhook.New(a.DB, a.Jobs, a.Clock, a.Logger, webhook.Config{DevMode: cfg.DevMode, Guard: a.Guard, Timeout: cfg.WebhookTimeout, Registerer: a.Registry, Box: box,
+		Instance: a.Instance})
 	a.Events = a.Webhooks
 	if opts.Events != nil {
 		a.Events = tee{a.Webhooks, opts.Events}
@@ -515,6 +516,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.Traffic.Start()
 	a.Tracer.Start()
 	a.Hub.Start(ctx)
+	a.Webhooks.Start(ctx)
 	a.startRecovery()
 	if err := a.recordServedURL(ctx); err != nil {
 		a.Logger.Warn("could not record the public URL for the commands run beside the hub", "error", err)
@@ -547,8 +549,13 @@ func (a *App) Close(ctx context.Context) error {
 	if a.stopRecover != nil {
 		a.stopRecover()
 	}
-	if a.Hub != nil && a.started {
+	if a.started {
+		// Both delivery engines let their attempts in flight finish, side
+		// by side, so shutdown waits for the slower one only.
+		done := make(chan struct{})
+		go func() { defer close(done); a.Webhooks.Stop() }()
 		a.Hub.Stop()
+		<-done
 	}
 	if a.Jobs != nil && a.started {
 		sctx, cancel := context.WithTimeout(ctx, a.shutdownTimeout())

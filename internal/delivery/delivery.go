@@ -1,5 +1,5 @@
 // Package delivery is the engine that sends queued work to receivers: hub
-// pushes to OCPI partners today, outgoing webhooks next. It owns what every
+// pushes to OCPI partners and outgoing webhooks. It owns what every
 // such queue needs and nothing of what is sent:
 //
 //   - one worker per receiver, started when the receiver has work and ended

@@ -42,7 +42,7 @@ import (
 const (
 	QueueDefault  = river.QueueDefault
 	QueuePush     = "push"     // pushes and relays to OCPI partners
-	QueueWebhooks = "webhooks" // outgoing webhook deliveries
+	QueueWebhooks = "webhooks" // webhook jobs queued before the delivery engine sent webhooks
 	QueueMoney    = "money"    // payments, refunds, reconciliation
 )
 
@@ -114,7 +114,7 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 	if !cfg.InsertOnly {
 		qs := cfg.Queues
 		if qs == nil {
-			qs = map[string]int{QueueDefault: 10, QueuePush: 20, QueueWebhooks: 20, QueueMoney: 5}
+			qs = map[string]int{QueueDefault: 10, QueuePush: 20, QueueWebhooks: 1, QueueMoney: 5}
 		}
 		for name, n := range qs {
 			queues[name] = river.QueueConfig{MaxWorkers: n}

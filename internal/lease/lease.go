@@ -1,6 +1,6 @@
 // Package lease keeps a worker's lease on a queue alive while it works: the
-// delivery engine (hub pushes) and the webhook senders both hold leases that
-// a slow delivery would otherwise outlive.
+// delivery engine (hub pushes, webhooks) holds leases that a slow delivery
+// would otherwise outlive.
 package lease
 
 import (

@@ -38,7 +38,7 @@ const markerKey = "sandbox_reset_at"
 func keptTables() []string {
 	return []string{
 		"settings", "platforms", "platform_roles", "invitations", "client_info",
-		"webhook_subscriptions", "webhook_subscription_events", "rate_limit_counters",
+		"webhook_subscriptions", "webhook_subscription_events", "webhook_receivers", "rate_limit_counters",
 	}
 }
 

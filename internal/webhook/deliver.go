@@ -12,9 +12,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/riverqueue/river"
+	"github.com/google/uuid"
 
+	"github.com/ocpihub/ocpihub/internal/delivery"
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -28,27 +30,29 @@ const (
 	StatusFailed    = "FAILED"
 )
 
+// Deliveries run on the delivery engine (internal/delivery), the one hub
+// pushes run on: a subscription is one of the engine's receivers (its number
+// in webhook_receivers) and the engine's one worker per receiver sends its
+// deliveries, so a slow or failing subscriber holds up its own queue only.
 // Deliveries to one subscription leave in order, one at a time: the
-// subscription's PENDING deliveries form a queue, and only its head is ever
-// sent. One job at a time holds the subscription's lease (lease_owner,
-// lease_until, taken and given back under the row lock) and drains the
-// queue: it reads the next deliveries, sends them one after the other
-// (stopping at the first failure), records the batch in one transaction and
-// goes on while deliveries are waiting. A busy subscription is drained by one
-// worker without a job per event, and a slow or failing subscriber holds up
-// its own queue only.
+// subscription's PENDING deliveries form a queue, every item carries the
+// subscription as its ordering key, so the engine has one item of it in
+// flight at most, and an item is a run of the queue (its head and those
+// right behind it, see runMax) leased for sending one after the other
+// (lease_token, lease_until in the deliveries' rows). The lease's token
+// names its holder (instance.ID), and the engine renews it every third of
+// leaseFor while the run is in flight, so a slow subscriber keeps it.
 //
-// Who starts a sender: Emit (and Replay) store, with their deliveries, one
-// dispatch job. The dispatcher locks the subscriptions' rows and starts a
-// delivery job for each one that has no sender and a due head. A sender
-// looks for a next delivery under the same row lock before it lets go, so a
-// delivery is either seen by the sender or finds the lease free when its
-// dispatcher runs. A failed attempt gives the lease back and schedules a job
-// for the head's next attempt; the subscription's later deliveries wait
-// behind it. A sender that dies (a killed process) leaves its lease to run
-// out within leaseFor; Recover, every few seconds in every process, then
-// frees it and starts a new sender. A sweep every minute starts a job for any
-// due head nobody picked up (a lost job), so a queue never stalls for good.
+// Who starts a sender: Emit (and Replay) wake the engine for the
+// subscriptions they queued for, once their transaction committed; the
+// engine's polling finds deliveries queued by another process and heads
+// due again after a retry. A sender that dies (a killed process) leaves its
+// lease behind: Recover, every few seconds in every process, wakes the
+// subscription at once when the holder is known to be gone (a restart on
+// the same machine), and the engine's polling takes the lease when it runs
+// out (within leaseFor) otherwise. Nothing acknowledged is lost, and only
+// an attempt whose outcome was never recorded (it died with its process, or
+// recording it failed) is ever sent twice.
 //
 // Backoff is per subscription: the n-th consecutive failed attempt delays
 // the next attempt by Schedule[n] (±10 %); a delivery gives up (FAILED) after
@@ -56,243 +60,30 @@ const (
 // backoff. An HTTP 410, or failing without a success for DisableAfter,
 // disables the subscription, fails its pending deliveries (they can be
 // replayed) and emits webhook.disabled to its owner.
+const leaseFor = 10 * time.Second
+
+// queue is the webhook deliveries as a delivery.Queue: a receiver is a
+// subscription's number, an item a run of its queue's first deliveries.
+type queue struct{ s *Service }
+
+// A claim leases up to runMax of a subscription's deliveries, the head of
+// its queue and those right behind it, as one item (a run): Send sends them
+// one after the other, stopping at the first failure or after runWindow,
+// and Settle records them in one transaction. A busy subscription then
+// costs two write transactions per run, not per delivery, and still has
+// one delivery in flight at a time.
 const (
-	// leaseFor is how long a lease lasts without renewal: short, so the
-	// queue of a killed sender is taken again within seconds (Recover). The
-	// sender renews it after every batch and, while it works, every
-	// leaseFor/3 (keepLease), so a slow subscriber keeps it.
-	leaseFor    = 10 * time.Second
-	batchSize   = 25
-	batchWindow = 10 * time.Second
-	// drainMax and drainBudget bound one job's drain before it hands over
-	// to a new job.
-	drainMax    = 500
-	drainBudget = 20 * time.Second
-	// stallAfter is how long a due head may wait before the sweep starts a
-	// job for it.
-	stallAfter = time.Minute
-	// linger is how long a sender whose queue ran empty waits for more
-	// before it lets go, looking every lingerPoll.
-	linger     = 250 * time.Millisecond
-	lingerPoll = 20 * time.Millisecond
+	runMax    = 25
+	runWindow = 10 * time.Second
 )
 
-// dispatchArgs is the job stored with new deliveries: start a sender for
-// each of these subscriptions that has none.
-type dispatchArgs struct {
-	SubscriptionIDs []string `json:"subscription_ids"`
+// run is a claimed run of deliveries, in queue order, under one lease.
+type run struct {
+	token   string
+	targets []*target
 }
 
-// Kind implements river.JobArgs.
-func (dispatchArgs) Kind() string { return "webhook_dispatch" }
-
-// InsertOpts puts dispatches on the webhooks queue.
-func (dispatchArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: jobs.QueueWebhooks} }
-
-// dispatch starts a delivery job for each subscription whose lease is free
-// and whose queue has a due head. The row locks make it wait for a sender
-// that is letting go (which looks for a next head under the same lock), so
-// no delivery is left without a sender.
-func (s *Service) dispatch(ctx context.Context, subs []string) error {
-	if len(subs) == 0 {
-		return nil
-	}
-	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		now := s.now().UnixMicro()
-		args := []any{StatusActive}
-		ph := make([]string, len(subs))
-		for i, id := range subs {
-			args = append(args, id)
-			ph[i] = "$" + strconv.Itoa(len(args))
-		}
-		// Lock the rows in id order, so that dispatchers never deadlock
-		// each other. On SQLite the write transaction is the lock; on
-		// PostgreSQL FOR NO KEY UPDATE conflicts with a sender's update of
-		// the row and not with the key-share locks that inserting
-		// deliveries takes.
-		query := `SELECT id, lease_until FROM webhook_subscriptions WHERE status = $1 AND id IN (` + strings.Join(ph, ", ") + `) ORDER BY id`
-		if tx.Engine() == store.Postgres {
-			query += " FOR NO KEY UPDATE"
-		}
-		rows, err := tx.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		var free []any
-		for rows.Next() {
-			var id string
-			var until int64
-			if err := rows.Scan(&id, &until); err != nil {
-				rows.Close()
-				return err
-			}
-			if until <= now {
-				free = append(free, id)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(free) == 0 {
-			return err
-		}
-		ph = ph[:0]
-		for i := range free {
-			ph = append(ph, "$"+strconv.Itoa(i+3))
-		}
-		rows, err = tx.Query(ctx, `SELECT d.subscription_id, d.id FROM webhook_deliveries d
-			JOIN (SELECT subscription_id, MIN(id) AS id FROM webhook_deliveries
-				WHERE status = $1 AND subscription_id IN (`+strings.Join(ph, ", ")+`) GROUP BY subscription_id) h ON h.id = d.id
-			WHERE d.next_attempt_at <= $2`, append([]any{StatusPending, now}, free...)...)
-		if err != nil {
-			return err
-		}
-		params, err := deliverJobs(rows)
-		if err != nil {
-			return err
-		}
-		return s.jobs.InsertManyTx(ctx, tx, params)
-	})
-}
-
-// deliverJobs reads rows of (subscription_id, delivery id) queue heads as
-// the delivery jobs that start their senders, and closes rows.
-func deliverJobs(rows store.Rows) ([]river.InsertManyParams, error) {
-	return store.Collect(rows, func(r store.Row) (p river.InsertManyParams, err error) {
-		var a deliverArgs
-		err = r.Scan(&a.SubscriptionID, &a.DeliveryID)
-		return river.InsertManyParams{Args: a}, err
-	})
-}
-
-// deliverArgs is the job of a sender: drain the subscription's queue,
-// starting with its head (DeliveryID, when the job was made).
-type deliverArgs struct {
-	SubscriptionID string `json:"subscription_id"`
-	DeliveryID     int64  `json:"delivery_id"`
-}
-
-// Kind implements river.JobArgs.
-func (deliverArgs) Kind() string { return "webhook_deliver" }
-
-// InsertOpts puts deliveries on the webhooks queue.
-func (deliverArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: jobs.QueueWebhooks} }
-
-type deliverWorker struct {
-	river.WorkerDefaults[deliverArgs]
-	s *Service
-}
-
-// Timeout leaves room for a full drain and one last batch.
-func (w *deliverWorker) Timeout(*river.Job[deliverArgs]) time.Duration {
-	return drainBudget + batchWindow + 2*w.s.cfg.Timeout + 30*time.Second
-}
-
-func (w *deliverWorker) Work(ctx context.Context, job *river.Job[deliverArgs]) error {
-	return w.s.work(ctx, job.ID, job.Args)
-}
-
-func (s *Service) work(ctx context.Context, jobID int64, a deliverArgs) error {
-	due, err := s.headDue(ctx, jobID, a)
-	if err != nil || !due {
-		return err
-	}
-	leased, err := s.lease(ctx, jobID, a.SubscriptionID)
-	if err != nil || !leased {
-		return err
-	}
-	stop := s.keepLease(ctx, jobID, a.SubscriptionID)
-	defer stop()
-	return s.drain(ctx, jobID, a.SubscriptionID)
-}
-
-// headDue reads, without locking, whether the job has work: its
-// subscription is active and not leased by another job, and the queue's
-// head is due. Jobs are only made when that held under the row lock (by the
-// dispatcher, a sender letting go, the sweep), so a job finding another
-// sender can leave its work to it.
-func (s *Service) headDue(ctx context.Context, jobID int64, a deliverArgs) (bool, error) {
-	now := s.now().UnixMicro()
-	q := s.db.Read()
-	var status string
-	var owner, until int64
-	err := q.QueryRow(ctx, "SELECT status, lease_owner, lease_until FROM webhook_subscriptions WHERE id = $1", a.SubscriptionID).Scan(&status, &owner, &until)
-	if errors.Is(err, store.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if status != StatusActive || (until > now && owner != jobID) {
-		return false, nil
-	}
-	_, at, ok, err := nextHead(ctx, q, a.SubscriptionID)
-	return ok && at <= now, err
-}
-
-// nextHead returns the oldest pending delivery of a subscription and when
-// it is due.
-func nextHead(ctx context.Context, q store.Querier, subID string) (id, dueAt int64, ok bool, err error) {
-	err = q.QueryRow(ctx, "SELECT id, next_attempt_at FROM webhook_deliveries WHERE subscription_id = $1 AND status = $2 ORDER BY id LIMIT 1",
-		subID, StatusPending).Scan(&id, &dueAt)
-	if errors.Is(err, store.ErrNoRows) {
-		return 0, 0, false, nil
-	}
-	return id, dueAt, err == nil, err
-}
-
-// lease makes the job the subscription's sender if the lease is free (or
-// already its own) and the head is due.
-func (s *Service) lease(ctx context.Context, jobID int64, subID string) (bool, error) {
-	leased := false
-	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		now := s.now().UnixMicro()
-		n, err := tx.Exec(ctx, `UPDATE webhook_subscriptions SET lease_owner = $1, lease_until = $2
-			WHERE id = $3 AND status = $4 AND (lease_until <= $5 OR lease_owner = $1)`,
-			jobID, now+leaseFor.Microseconds(), subID, StatusActive, now)
-		if err != nil || n == 0 {
-			return err
-		}
-		_, at, ok, err := nextHead(ctx, tx, subID)
-		if err != nil {
-			return err
-		}
-		if !ok || at > now {
-			return release(ctx, tx, subID, jobID)
-		}
-		leased = true
-		return nil
-	})
-	return leased, err
-}
-
-// letGo gives the lease back unless, seen under the row lock, a due head
-// is waiting; then it keeps the lease and says to go on.
-func (s *Service) letGo(ctx context.Context, jobID int64, subID string) (keep bool, err error) {
-	err = s.db.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		now := s.now().UnixMicro()
-		held, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4",
-			now+leaseFor.Microseconds(), subID, jobID, StatusActive)
-		if err != nil || held == 0 {
-			return err
-		}
-		_, at, ok, err := nextHead(ctx, tx, subID)
-		if err != nil {
-			return err
-		}
-		if ok && at <= now {
-			keep = true
-			return nil
-		}
-		return release(ctx, tx, subID, jobID)
-	})
-	return keep, err
-}
-
-func release(ctx context.Context, tx *store.Tx, subID string, jobID int64) error {
-	_, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_owner = 0, lease_until = 0 WHERE id = $1 AND lease_owner = $2", subID, jobID)
-	return err
-}
-
-// target is a pending delivery with what sending it needs.
+// target is a leased delivery with what sending it needs.
 type target struct {
 	id, createdAt, dueAt int64
 	attempts             int
@@ -301,88 +92,363 @@ type target struct {
 	subID, url, secret   string // secret: the stored (sealed) form
 	platformID           int64
 	failures             int
-	failingSince         int64
 }
 
-// heads returns up to n of the subscription's pending deliveries, oldest
-// first, with the subscription's current URL and secret.
-func (s *Service) heads(ctx context.Context, subID string, n int) ([]*target, error) {
-	return store.QueryAll(ctx, s.db.Read(), func(row store.Row) (*target, error) {
-		var t target
-		return &t, row.Scan(&t.id, &t.createdAt, &t.dueAt, &t.attempts, &t.eventID, &t.event, &t.data, &t.subID, &t.url, &t.secret,
-			&t.platformID, &t.failures, &t.failingSince)
-	}, fmt.Sprintf(`SELECT d.id, d.created_at, d.next_attempt_at, d.attempts, d.event_id, d.event, e.data,
-			s.id, s.url, s.secret, s.platform_id, s.failures, s.failing_since
+// sent is what Settle records of a run: the outcomes of the deliveries
+// sent, in order; those after them were not sent and are given back.
+type sent []outcome
+
+// Label implements delivery.Queue: a receiver is named by its
+// subscription's id.
+func (q queue) Label(receiver int64) string {
+	id, err := q.subscription(context.Background(), receiver)
+	if err != nil || id == "" {
+		return "subscription-" + strconv.FormatInt(receiver, 10)
+	}
+	return id
+}
+
+// subscription returns the id of the subscription whose receiver number
+// is receiver ("" when there is none).
+func (q queue) subscription(ctx context.Context, receiver int64) (string, error) {
+	if id, ok := q.s.subIDs.Load(receiver); ok {
+		return id.(string), nil
+	}
+	var id string
+	err := q.s.db.Read().QueryRow(ctx, "SELECT subscription_id FROM webhook_receivers WHERE id = $1", receiver).Scan(&id)
+	if errors.Is(err, store.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	q.s.subIDs.Store(receiver, id)
+	return id, nil
+}
+
+// known lists the receivers of the active subscriptions (their metric
+// series exist before their first delivery).
+func (q queue) known(ctx context.Context) ([]int64, error) {
+	return store.QueryAll(ctx, q.s.db.Read(), func(r store.Row) (int64, error) {
+		var n int64
+		var id string
+		err := r.Scan(&n, &id)
+		if err == nil {
+			q.s.subIDs.Store(n, id)
+		}
+		return n, err
+	}, `SELECT r.id, s.id FROM webhook_receivers r JOIN webhook_subscriptions s ON s.id = r.subscription_id WHERE s.status = $1`, StatusActive)
+}
+
+// Due implements delivery.Queue: the active subscriptions whose head is due
+// and not leased, or leased by a holder whose lease ran out.
+func (q queue) Due(ctx context.Context) ([]int64, error) {
+	now := q.s.now().UnixMicro()
+	return store.QueryAll(ctx, q.s.db.Read(), func(r store.Row) (n int64, err error) { return n, r.Scan(&n) },
+		`SELECT r.id FROM webhook_subscriptions s
+		JOIN webhook_receivers r ON r.subscription_id = s.id
+		JOIN webhook_deliveries d ON d.id = (SELECT MIN(id) FROM webhook_deliveries WHERE subscription_id = s.id AND status = $1)
+		WHERE s.status = $2 AND ((d.lease_token = '' AND d.next_attempt_at <= $3) OR (d.lease_token <> '' AND d.lease_until <= $3))`,
+		StatusPending, StatusActive, now)
+}
+
+// errRaced undoes a claim that found a delivery of its run taken by
+// another worker meanwhile: a run must not have a gap.
+var errRaced = errors.New("webhook: claim raced")
+
+// Claim implements delivery.Queue: it leases the head of the
+// subscription's queue, when it is due and nobody else holds it, with the
+// deliveries right behind it (a run). It reads on the read pool first (most
+// looks find nothing to do and take no write transaction), leases in one
+// transaction guarded by what it read, so that deliveries another worker
+// took meanwhile are left to it, and reads what the attempts need after the
+// commit.
+func (q queue) Claim(ctx context.Context, receiver int64, n int) (delivery.Claim, error) {
+	s := q.s
+	now := s.now().UnixMicro()
+	var c delivery.Claim
+	subID, err := q.subscription(ctx, receiver)
+	if err != nil || subID == "" || n <= 0 {
+		return c, err
+	}
+	// One read: the queue's first deliveries with what sending them needs
+	// (a queued event never changes), while the subscription is active.
+	type open struct {
+		t      *target
+		holder string
+		until  int64
+	}
+	r := s.db.Read()
+	queued, err := store.QueryAll(ctx, r, func(row store.Row) (o open, err error) {
+		o.t = &target{subID: subID}
+		t := o.t
+		return o, row.Scan(&t.id, &t.dueAt, &o.holder, &o.until, &t.createdAt, &t.attempts, &t.eventID, &t.event, &t.data,
+			&t.url, &t.secret, &t.platformID, &t.failures)
+	}, fmt.Sprintf(`SELECT d.id, d.next_attempt_at, d.lease_token, d.lease_until, d.created_at, d.attempts, d.event_id, d.event, e.data,
+			s.url, s.secret, s.platform_id, s.failures
 		FROM webhook_deliveries d
-		JOIN webhook_events e ON e.id = d.event_id
 		JOIN webhook_subscriptions s ON s.id = d.subscription_id
-		WHERE d.subscription_id = $1 AND d.status = $2 ORDER BY d.id LIMIT %d`, n), subID, StatusPending)
+		JOIN webhook_events e ON e.id = d.event_id
+		WHERE d.subscription_id = $1 AND d.status = $2 AND s.status = $3 ORDER BY d.id LIMIT %d`, runMax), subID, StatusPending, StatusActive)
+	if err != nil || len(queued) == 0 {
+		return c, err
+	}
+	c.Backlog = len(queued)
+	if len(queued) == runMax {
+		if err := r.QueryRow(ctx, "SELECT COUNT(*) FROM webhook_deliveries WHERE subscription_id = $1 AND status = $2",
+			subID, StatusPending).Scan(&c.Backlog); err != nil {
+			return c, err
+		}
+	}
+	switch h := queued[0]; {
+	case h.holder != "" && h.until > now && !s.cfg.Instance.Gone(instance.Holder(h.holder)):
+		// In flight elsewhere (or here, in an earlier claim whose outcome
+		// could not be recorded): it is the holder's until the lease runs
+		// out.
+		c.Next = time.UnixMicro(h.until)
+		return c, nil
+	case h.holder == "" && h.t.dueAt > now:
+		c.Next = time.UnixMicro(h.t.dueAt)
+		return c, nil
+	}
+	// The run: the head and those behind it, up to the first that is not
+	// free. A lease that ran out, or whose holder is gone, is taken over;
+	// the attempt its holder made may have reached the receiver, and is
+	// made again.
+	free := func(o open) bool {
+		if o.holder == "" {
+			return o.t.dueAt <= now
+		}
+		return o.until <= now || s.cfg.Instance.Gone(instance.Holder(o.holder))
+	}
+	type lease struct {
+		holder string
+		until  int64
+	}
+	groups := map[lease][]string{}
+	var targets []*target
+	for _, o := range queued {
+		if !free(o) {
+			break
+		}
+		l := lease{o.holder, o.until}
+		groups[l] = append(groups[l], strconv.FormatInt(o.t.id, 10))
+		targets = append(targets, o.t)
+	}
+	token := s.cfg.Instance.Token(uuid.NewString())
+	err = s.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
+		for l, group := range groups {
+			n, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET lease_token = $1, lease_until = $2
+				WHERE id IN (`+strings.Join(group, ",")+`) AND status = $3 AND lease_token = $4 AND lease_until = $5 AND next_attempt_at <= $6`,
+				token, now+leaseFor.Microseconds(), StatusPending, l.holder, l.until, now)
+			if err != nil {
+				return err
+			}
+			if n != int64(len(group)) {
+				return errRaced
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errRaced) {
+		// Look again: the other worker's lease now shows.
+		c.Again = true
+		return c, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	// Lag is measured once per run, for its oldest delivery.
+	c.Items = []delivery.Item{{Key: subID, Committed: time.UnixMicro(targets[0].createdAt), Value: &run{token: token, targets: targets}}}
+	return c, nil
 }
 
-// drain sends the subscription's due deliveries in order, in batches,
-// while the job holds the lease.
-func (s *Service) drain(ctx context.Context, jobID int64, subID string) error {
-	// The drain's budget, linger and batch window are elapsed wall time
-	// (how long this attempt has run), not the hub's time: time.Now.
-	started := time.Now()
-	var idleSince time.Time
-	for sent := 0; ; {
-		batch, err := s.heads(ctx, subID, batchSize)
+// Renew implements delivery.Queue.
+func (q queue) Renew(ctx context.Context, receiver int64, items []delivery.Item) error {
+	s := q.s
+	return s.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
+		for _, it := range items {
+			if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET lease_until = $1 WHERE lease_token = $2 AND status = $3",
+				s.now().Add(leaseFor).UnixMicro(), it.Value.(*run).token, StatusPending); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Send implements delivery.Queue: the run's deliveries one after the
+// other, until one fails or runWindow has passed, recorded by Settle. A
+// failure asks the engine to come back after the subscription's backoff; a
+// 410 ends the queue (Settle disables the subscription).
+func (q queue) Send(ctx context.Context, receiver int64, it delivery.Item) delivery.Result {
+	s := q.s
+	r := it.Value.(*run)
+	// The window is elapsed wall time (how long this run has been
+	// sending), not the hub's time.
+	start := time.Now()
+	var out sent
+	for _, t := range r.targets {
+		o := s.send(ctx, t)
+		if !o.ok && ctx.Err() != nil {
+			// Stopping: this attempt says nothing about the receiver
+			// and does not count.
+			break
+		}
+		out = append(out, o)
+		if !o.ok || time.Since(start) > runWindow {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return delivery.Result{Outcome: delivery.Retry, RetryAt: s.now(), Value: out}
+	}
+	switch last := out[len(out)-1]; {
+	case last.ok:
+		return delivery.Result{Outcome: delivery.Delivered, Value: out}
+	case last.gone:
+		return delivery.Result{Outcome: delivery.Ended, Value: out}
+	}
+	failures := r.targets[0].failures
+	if len(out) > 1 {
+		failures = 0 // a success in the run ended the streak
+	}
+	return delivery.Result{Outcome: delivery.Retry, RetryAt: s.now().Add(s.delay(failures + 1)), Value: out}
+}
+
+// Settle implements delivery.Queue: the outcomes of a run and what follows
+// from them, in one transaction; the deliveries not sent are given back. An
+// outcome whose lease was lost (it ran out, and another worker took the
+// delivery) is the other worker's to record.
+func (q queue) Settle(ctx context.Context, receiver int64, rs []delivery.Result) error {
+	s := q.s
+	for _, r := range rs {
+		for _, o := range r.Value.(sent) {
+			s.metrics.attempts.WithLabelValues(o.result).Inc()
+		}
+	}
+	return s.db.InBatch(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		for _, r := range rs {
+			if err := s.settleRun(ctx, tx, r.Item.Value.(*run), r.Value.(sent), r.RetryAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// settleRun records a run inside tx in a few statements whatever its
+// length: its deliveries sent with success in one, a failure that ended it
+// (settle), and the deliveries not sent given back in one.
+func (s *Service) settleRun(ctx context.Context, tx *store.Tx, r *run, out sent, retryAt time.Time) error {
+	now := s.now()
+	us := now.UnixMicro()
+	ok := 0
+	for ok < len(out) && out[ok].ok {
+		ok++
+	}
+	if ok > 0 {
+		// The answers' codes and latencies differ per delivery: CASE on
+		// the id, with the numbers (ours, not input) written inline.
+		var ids, codes, latencies strings.Builder
+		for i, o := range out[:ok] {
+			t := r.targets[i]
+			if i > 0 {
+				ids.WriteString(",")
+			}
+			fmt.Fprintf(&ids, "%d", t.id)
+			fmt.Fprintf(&codes, " WHEN %d THEN %d", t.id, o.code)
+			fmt.Fprintf(&latencies, " WHEN %d THEN %d", t.id, o.latency.Microseconds())
+			s.metrics.lag.Observe(now.Sub(time.UnixMicro(t.createdAt)).Seconds())
+		}
+		held, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1,
+				response_code = CASE id`+codes.String()+` ELSE response_code END, latency_us = CASE id`+latencies.String()+` ELSE latency_us END,
+				last_error = '', last_attempt_at = $2, delivered_at = $2, updated_at = $2, lease_token = '', lease_until = 0
+			WHERE id IN (`+ids.String()+`) AND lease_token = $3 AND status = $4`, StatusDelivered, us, r.token, StatusPending)
 		if err != nil {
 			return err
 		}
-		if len(batch) == 0 && time.Since(started) < drainBudget {
-			// The queue ran empty: stay a moment, so that under a steady
-			// stream of events the sender keeps its lease instead of a job
-			// per event starting anew.
-			if idleSince.IsZero() {
-				idleSince = time.Now()
-			}
-			if time.Since(idleSince) < linger {
-				select {
-				case <-time.After(lingerPoll):
-					continue
-				case <-ctx.Done():
-					// The job runs again and, as the lease owner, resumes.
-					return ctx.Err()
-				}
-			}
-		}
-		idleSince = time.Time{}
-		if len(batch) == 0 || batch[0].dueAt > s.now().UnixMicro() {
-			// Nothing due as read without a lock: look again under the row
-			// lock before letting go, or a delivery stored meanwhile, whose
-			// dispatcher saw this job's lease, would be left behind.
-			again, err := s.letGo(ctx, jobID, subID)
-			if err != nil || !again {
+		if held > 0 {
+			// A success ends the failure streak.
+			if _, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = 0, failing_since = 0 WHERE id = $1 AND (failures <> 0 OR failing_since <> 0)",
+				r.targets[0].subID); err != nil {
 				return err
 			}
-			continue
-		}
-		var results []outcome
-		window := time.Now()
-		for _, t := range batch {
-			o := s.send(ctx, t)
-			if ctx.Err() != nil {
-				// Shutting down: this attempt says nothing about the
-				// receiver. Keep what was sent; the job runs again and, as
-				// the lease owner, resumes at once.
-				break
-			}
-			results = append(results, o)
-			if !o.ok || time.Since(window) > batchWindow {
-				break
-			}
-		}
-		sent += len(results)
-		if len(results) == 0 {
-			return ctx.Err()
-		}
-		more, err := s.record(ctx, jobID, batch[:len(results)], results, sent < drainMax && time.Since(started) < drainBudget)
-		if err != nil || !more {
-			return errors.Join(err, ctx.Err())
 		}
 	}
+	if ok < len(out) {
+		if err := s.settle(ctx, tx, r.targets[ok], r.token, out[ok], retryAt); err != nil {
+			return err
+		}
+	}
+	if len(out) < len(r.targets) {
+		var ids []string
+		for _, t := range r.targets[len(out):] {
+			ids = append(ids, strconv.FormatInt(t.id, 10))
+		}
+		if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET lease_token = '', lease_until = 0 WHERE id IN ("+strings.Join(ids, ",")+") AND lease_token = $1",
+			r.token); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle records a failed attempt of t, leased by token, inside tx;
+// retryAt is when the subscription's next attempt may go.
+func (s *Service) settle(ctx context.Context, tx *store.Tx, t *target, token string, o outcome, retryAt time.Time) error {
+	now := s.now()
+	us := now.UnixMicro()
+	attempts := t.attempts + 1
+	status, errText, due := StatusPending, o.err, t.dueAt
+	switch {
+	case o.gone:
+		status = StatusFailed
+	case attempts >= len(s.cfg.Schedule):
+		status = StatusFailed
+		errText += fmt.Sprintf(" (gave up after %d attempts)", attempts)
+	default:
+		due = retryAt.UnixMicro()
+	}
+	held, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, response_code = $2, latency_us = $3,
+			last_error = $4, last_attempt_at = $5, updated_at = $5, next_attempt_at = $6, lease_token = '', lease_until = 0
+		WHERE id = $7 AND lease_token = $8 AND status = $9`,
+		status, o.code, o.latency.Microseconds(), errText, us, due, t.id, token, StatusPending)
+	if err != nil || held == 0 {
+		return err
+	}
+	// A failure starts a streak or goes on with it.
+	var subStatus string
+	var failures int
+	var failingSince int64
+	if err := tx.QueryRow(ctx, "SELECT status, failures, failing_since FROM webhook_subscriptions WHERE id = $1", t.subID).
+		Scan(&subStatus, &failures, &failingSince); err != nil || subStatus != StatusActive {
+		return err
+	}
+	failures++
+	if failingSince == 0 {
+		failingSince, failures = us, 1
+	}
+	sub := &Subscription{ID: t.subID, URL: t.url, PlatformID: t.platformID}
+	if o.gone {
+		return s.disable(ctx, tx, sub, "the receiver answered HTTP 410 Gone", now, true)
+	}
+	if us-failingSince >= s.cfg.DisableAfter.Microseconds() {
+		return s.disable(ctx, tx, sub, fmt.Sprintf("every delivery failed for %s (since %s); last error: %s",
+			s.cfg.DisableAfter, ocpi.FromMicros(failingSince), clip(o.err, 200)), now, true)
+	}
+	if _, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = $1, failing_since = $2 WHERE id = $3", failures, failingSince, t.subID); err != nil {
+		return err
+	}
+	if status == StatusPending {
+		return nil
+	}
+	// The delivery gave up: the next one waits its turn at the current
+	// backoff.
+	_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = (
+		SELECT MIN(id) FROM webhook_deliveries WHERE subscription_id = $2 AND status = $3) AND next_attempt_at < $1`,
+		retryAt.UnixMicro(), t.subID, StatusPending)
+	return err
 }
 
 // outcome is what one attempt got.
@@ -481,102 +547,6 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// record stores the outcomes of a batch (all successes but maybe the last)
-// and decides what comes next, in one transaction under the subscription's
-// row lock. more says the job should go on sending (it still holds the
-// lease).
-func (s *Service) record(ctx context.Context, jobID int64, batch []*target, results []outcome, mayContinue bool) (more bool, err error) {
-	for _, o := range results {
-		s.metrics.attempts.WithLabelValues(o.result).Inc()
-	}
-	ctx = context.WithoutCancel(ctx)
-	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		more = false
-		now := s.now()
-		us := now.UnixMicro()
-		last, lastOut := batch[len(results)-1], results[len(results)-1]
-		// Renew the lease (and, after a success, end the failure streak)
-		// if it is still ours.
-		renew := "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4"
-		if results[0].ok {
-			renew = "UPDATE webhook_subscriptions SET lease_until = $1, failures = 0, failing_since = 0 WHERE id = $2 AND lease_owner = $3 AND status = $4"
-		}
-		held, err := tx.Exec(ctx, renew, us+leaseFor.Microseconds(), last.subID, jobID, StatusActive)
-		if err != nil {
-			return err
-		}
-		for i, o := range results {
-			t := batch[i]
-			attempts := t.attempts + 1
-			status, errText, delivered := StatusPending, o.err, int64(0)
-			switch {
-			case o.ok:
-				status, delivered = StatusDelivered, us
-				s.metrics.lag.Observe(now.Sub(time.UnixMicro(t.createdAt)).Seconds())
-			case o.gone:
-				status = StatusFailed
-			case attempts >= len(s.cfg.Schedule):
-				status = StatusFailed
-				errText += fmt.Sprintf(" (gave up after %d attempts)", attempts)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, response_code = $2, latency_us = $3,
-					last_error = $4, last_attempt_at = $5, delivered_at = $6, updated_at = $5 WHERE id = $7 AND status = $8`,
-				status, o.code, o.latency.Microseconds(), errText, us, delivered, t.id, StatusPending); err != nil {
-				return err
-			}
-		}
-		if held == 0 {
-			// The lease ran out during the batch and another job took over:
-			// it owns what comes next.
-			return nil
-		}
-		if lastOut.ok {
-			next, at, ok, err := nextHead(ctx, tx, last.subID)
-			if err != nil {
-				return err
-			}
-			if ok && at <= us && mayContinue {
-				more = true
-				return nil
-			}
-			if err := release(ctx, tx, last.subID, jobID); err != nil {
-				return err
-			}
-			if ok {
-				return s.enqueue(ctx, tx, last.subID, next, time.UnixMicro(at))
-			}
-			return nil
-		}
-		// The batch ended with a failure: a streak starts or goes on.
-		failingSince, failures := us, 1
-		if len(results) == 1 && last.failingSince > 0 {
-			failingSince, failures = last.failingSince, last.failures+1
-		}
-		sub := &Subscription{ID: last.subID, URL: last.url, PlatformID: last.platformID}
-		if lastOut.gone {
-			return s.disable(ctx, tx, sub, "the receiver answered HTTP 410 Gone", now, true)
-		}
-		if us-failingSince >= s.cfg.DisableAfter.Microseconds() {
-			return s.disable(ctx, tx, sub, fmt.Sprintf("every delivery failed for %s (since %s); last error: %s",
-				s.cfg.DisableAfter, ocpi.FromMicros(failingSince), clip(lastOut.err, 200)), now, true)
-		}
-		if _, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET failures = $1, failing_since = $2, lease_owner = 0, lease_until = 0 WHERE id = $3",
-			failures, failingSince, last.subID); err != nil {
-			return err
-		}
-		at := now.Add(s.delay(failures))
-		next, _, ok, err := nextHead(ctx, tx, last.subID)
-		if err != nil || !ok {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = $2", at.UnixMicro(), next); err != nil {
-			return err
-		}
-		return s.enqueue(ctx, tx, last.subID, next, at)
-	})
-	return more, err
-}
-
 // delay is the wait after the n-th consecutive failure.
 func (s *Service) delay(failures int) time.Duration {
 	d := s.cfg.Schedule[min(failures, len(s.cfg.Schedule)-1)]
@@ -586,26 +556,18 @@ func (s *Service) delay(failures int) time.Duration {
 	return jobs.Jitter(d, 0.1)
 }
 
-// enqueue adds a job for a subscription's head, to run at at.
-func (s *Service) enqueue(ctx context.Context, tx *store.Tx, subID string, deliveryID int64, at time.Time) error {
-	opts := &river.InsertOpts{}
-	if at.After(s.now()) {
-		opts.ScheduledAt = at
-	}
-	_, err := s.jobs.InsertTx(ctx, tx, deliverArgs{SubscriptionID: subID, DeliveryID: deliveryID}, opts)
-	return err
-}
-
 // disable turns a subscription off, fails its pending deliveries and, when
 // notify is set, tells its owner with a webhook.disabled event.
 func (s *Service) disable(ctx context.Context, tx *store.Tx, sub *Subscription, reason string, now time.Time, notify bool) error {
 	us := now.UnixMicro()
-	if _, err := tx.Exec(ctx, `UPDATE webhook_subscriptions SET status = $1, disabled_reason = $2, lease_owner = 0, lease_until = 0,
-		updated_at = $3 WHERE id = $4`, StatusDisabled, clip(reason, 500), us, sub.ID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE webhook_subscriptions SET status = $1, disabled_reason = $2, updated_at = $3 WHERE id = $4`,
+		StatusDisabled, clip(reason, 500), us, sub.ID); err != nil {
 		return err
 	}
 	note := clip("not sent: the subscription was disabled ("+reason+")", 500)
-	if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, last_error = $2, updated_at = $3
+	// A delivery in flight is failed too: its sender's outcome finds the
+	// lease gone and is not recorded.
+	if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, last_error = $2, updated_at = $3, lease_token = '', lease_until = 0
 		WHERE subscription_id = $4 AND status = $5`, StatusFailed, note, us, sub.ID, StatusPending); err != nil {
 		return err
 	}

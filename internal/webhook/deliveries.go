@@ -188,9 +188,11 @@ func (s *Service) Replay(ctx context.Context, owner Owner, subID string, id int6
 			VALUES ($1, $2, $3, $4, $5, $6, $6, $6) RETURNING id`, subID, orig.EventID, orig.Event, StatusPending, orig.ID, now).Scan(&newID); err != nil {
 			return err
 		}
-		if _, err := s.jobs.InsertTx(ctx, tx, dispatchArgs{SubscriptionIDs: []string{subID}}, nil); err != nil {
+		var receiver int64
+		if err := tx.QueryRow(ctx, "SELECT id FROM webhook_receivers WHERE subscription_id = $1", subID).Scan(&receiver); err != nil {
 			return err
 		}
+		s.wake(tx, []int64{receiver})
 		out, err = findDelivery(ctx, tx, subID, newID, now)
 		return err
 	})

@@ -12,13 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river/rivertype"
-
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
-	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/webhook"
 )
@@ -269,12 +266,6 @@ func TestFailingForFiveDaysDisables(t *testing.T) {
 		}
 
 		clk.Add(2 * time.Hour)
-		ids := retryJobs(t, h)
-		for _, id := range ids {
-			if _, err := h.Jobs.Retry(t.Context(), id); err != nil {
-				t.Fatal(err)
-			}
-		}
 		hubtest.WaitWebhooks(t, bad, 3)
 		d := hubtest.WaitWebhooks(t, opR, 1)[0]
 		var data webhook.DisabledData
@@ -288,20 +279,6 @@ func TestFailingForFiveDaysDisables(t *testing.T) {
 			t.Fatalf("after five days: %s", r.raw)
 		}
 	})
-}
-
-// retryJobs returns the delivery jobs waiting for a later time.
-func retryJobs(t *testing.T, h *hubtest.Hub) []int64 {
-	t.Helper()
-	list, err := h.Jobs.List(t.Context(), jobs.ListParams{Kinds: []string{"webhook_deliver"}, States: []rivertype.JobState{rivertype.JobStateScheduled, rivertype.JobStateAvailable}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []int64
-	for _, j := range list {
-		ids = append(ids, j.ID)
-	}
-	return ids
 }
 
 // TestOrderPerSubscription: one subscription's deliveries arrive in the
@@ -341,15 +318,13 @@ func TestOrderPerSubscription(t *testing.T) {
 			t.Fatalf("healthy subscriber got %v", got)
 		}
 		hubtest.WaitWebhooks(t, flaky, 3)
-		// Every job of the flaky subscription has run: only its retry waits.
-		eventually(t, 10*time.Second, "delivery jobs to settle", func() bool {
-			list, err := h.Jobs.List(t.Context(), jobs.ListParams{Kinds: []string{"webhook_deliver", "webhook_dispatch"},
-				States: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStateRunning}})
-			list = slices.DeleteFunc(list, func(j *rivertype.JobRow) bool {
-				return j.State == rivertype.JobStateAvailable && j.ScheduledAt.After(clk.Now())
-			})
-			return err == nil && len(list) == 0
+		// The failure is recorded: only its retry waits, and the engine
+		// has had a look (its poll) past it.
+		eventually(t, 10*time.Second, "the failure recorded", func() bool {
+			d := deliveries(t, h, subF.ID)[2]
+			return d.Attempts == 1 && d.NextAttemptAt != nil
 		})
+		time.Sleep(1500 * time.Millisecond)
 		if got := seqs(flaky.Deliveries()); !slices.Equal(got, []int{1, 2, 3}) {
 			t.Fatalf("deliveries went past a failed one: %v", got)
 		}
@@ -454,9 +429,10 @@ func TestReplayAndDeliveryLog(t *testing.T) {
 	})
 }
 
-// TestSweepRestartsAStalledQueue: a due delivery whose job was lost is
-// picked up by the sweep.
-func TestSweepRestartsAStalledQueue(t *testing.T) {
+// TestPollingFindsAnUnannouncedDelivery: a due delivery nobody woke the
+// engine for (queued by another process, or whose wake-up was lost) is
+// found by the engine's polling.
+func TestPollingFindsAnUnannouncedDelivery(t *testing.T) {
 	t.Parallel()
 	hubtest.Each(t, func(t *testing.T, h *hubtest.Hub) {
 		rcv := hubtest.StartWebhookReceiver(t)
@@ -473,10 +449,6 @@ func TestSweepRestartsAStalledQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := h.Webhooks.Sweep(t.Context())
-		if err != nil || n != 1 {
-			t.Fatalf("sweep started %d jobs (%v)", n, err)
-		}
 		d := hubtest.WaitWebhooks(t, rcv, 1)[0]
 		if d.Header.Get("webhook-id") != "e-lost" {
 			t.Fatalf("delivered %s", d.Body)
@@ -484,9 +456,6 @@ func TestSweepRestartsAStalledQueue(t *testing.T) {
 		eventually(t, 10*time.Second, "the lost delivery delivered", func() bool {
 			return deliveries(t, h, sub.ID)[0].Status == webhook.StatusDelivered
 		})
-		if n, err := h.Webhooks.Sweep(t.Context()); err != nil || n != 0 {
-			t.Fatalf("second sweep started %d jobs (%v)", n, err)
-		}
 	})
 }
 

@@ -18,7 +18,9 @@ var _ event.Emitter = (*Service)(nil)
 
 // Emit implements event.Emitter: inside tx, it finds the active
 // subscriptions that receive e and stores the event, a PENDING delivery per
-// subscription and one job that sets their delivery going. An event nobody
+// subscription, and wakes the delivery engine for those subscriptions once
+// tx has committed (another process's engine finds them by polling). An
+// event nobody
 // subscribed to leaves no trace. An unknown event name is a programming
 // error.
 func (s *Service) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
@@ -46,28 +48,33 @@ func (s *Service) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
 	var sb strings.Builder
 	sb.WriteString("INSERT INTO webhook_deliveries (subscription_id, event_id, event, status, next_attempt_at, created_at, updated_at) VALUES ")
 	args := []any{id, e.Name, StatusPending, now}
+	receivers := make([]int64, len(subs))
 	for i, sub := range subs {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		args = append(args, sub)
+		args = append(args, sub.id)
+		receivers[i] = sub.receiver
 		fmt.Fprintf(&sb, "($%d, $1, $2, $3, $4, $4, $4)", len(args))
 	}
 	if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
 		return fmt.Errorf("webhook: store deliveries: %w", err)
 	}
-	// One job for the event, whatever the number of subscribers: it starts
-	// a sender for each subscription that has none (deliver.go).
-	if _, err := s.jobs.InsertTx(ctx, tx, dispatchArgs{SubscriptionIDs: subs}, nil); err != nil {
-		return fmt.Errorf("webhook: enqueue the dispatch: %w", err)
-	}
+	s.wake(tx, receivers)
 	return nil
 }
 
-// matching returns the ids of the active subscriptions that receive e: the
+// subscriber is a subscription that receives an event: its id and its
+// receiver number in the delivery engine.
+type subscriber struct {
+	id       string
+	receiver int64
+}
+
+// matching returns the active subscriptions that receive e: the
 // operator's (platform 0) that name the event, and those of connected
 // platforms when e is public or names one of the platform's parties.
-func matching(ctx context.Context, q store.Querier, e event.Event) ([]string, error) {
+func matching(ctx context.Context, q store.Querier, e event.Event) ([]subscriber, error) {
 	args := []any{e.Name, StatusActive, e.Public}
 	var parties []string
 	for _, p := range e.Parties {
@@ -83,8 +90,9 @@ func matching(ctx context.Context, q store.Querier, e event.Event) ([]string, er
 	if len(parties) > 0 {
 		partyCond = "EXISTS (SELECT 1 FROM platform_roles r WHERE r.platform_id = s.platform_id AND (" + strings.Join(parties, " OR ") + "))"
 	}
-	rows, err := q.Query(ctx, `SELECT s.id FROM webhook_subscriptions s
+	rows, err := q.Query(ctx, `SELECT s.id, r.id FROM webhook_subscriptions s
 		JOIN webhook_subscription_events e ON e.subscription_id = s.id AND e.event = $1
+		JOIN webhook_receivers r ON r.subscription_id = s.id
 		WHERE s.status = $2 AND (s.platform_id = 0 OR (
 			EXISTS (SELECT 1 FROM platforms p WHERE p.id = s.platform_id AND p.status = 'CONNECTED')
 			AND ($3 OR `+partyCond+`)))
@@ -92,11 +100,8 @@ func matching(ctx context.Context, q store.Querier, e event.Event) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	return store.Collect(rows, scanID)
-}
-
-// scanID reads a row of one subscription id.
-func scanID(r store.Row) (id string, err error) {
-	err = r.Scan(&id)
-	return id, err
+	return store.Collect(rows, func(r store.Row) (sub subscriber, err error) {
+		err = r.Scan(&sub.id, &sub.receiver)
+		return sub, err
+	})
 }

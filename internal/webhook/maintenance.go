@@ -3,44 +3,9 @@ package webhook
 import (
 	"context"
 
+	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
-
-// sweepArgs is the periodic job that starts a job for every due queue head
-// that nobody has picked up for stallAfter: the safety net under the
-// hand-over between delivery jobs.
-type sweepArgs struct{}
-
-// Kind implements river.JobArgs.
-func (sweepArgs) Kind() string { return "webhook_sweep" }
-
-// Sweep starts a delivery job for every active subscription whose due head
-// has waited for more than a minute with the lease free. It returns how
-// many it started.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
-	n := 0
-	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		now := s.now().UnixMicro()
-		rows, err := tx.Query(ctx, `SELECT d.subscription_id, d.id FROM webhook_deliveries d
-			JOIN (SELECT subscription_id, MIN(id) AS id FROM webhook_deliveries WHERE status = $1 GROUP BY subscription_id) h ON h.id = d.id
-			JOIN webhook_subscriptions s ON s.id = d.subscription_id
-			WHERE s.status = $2 AND s.lease_until <= $3 AND d.next_attempt_at <= $4`,
-			StatusPending, StatusActive, now, now-stallAfter.Microseconds())
-		if err != nil {
-			return err
-		}
-		params, err := deliverJobs(rows)
-		if err != nil {
-			return err
-		}
-		n = len(params)
-		return s.jobs.InsertManyTx(ctx, tx, params)
-	})
-	if n > 0 {
-		s.logger.WarnContext(ctx, "restarted stalled webhook queues", "subscriptions", n)
-	}
-	return n, err
-}
 
 // retentionArgs is the periodic cleanup of old deliveries and events.
 type retentionArgs struct{}
@@ -64,4 +29,31 @@ func (s *Service) Prune(ctx context.Context) (int64, error) {
 		return err
 	})
 	return total, err
+}
+
+// Jobs of the kinds below were how deliveries were set going before the
+// delivery engine ran them. A hub upgraded with some still queued works
+// them as a nudge to the engine, which finds the deliveries by itself, so
+// they end quietly instead of failing as unknown kinds.
+type (
+	retiredDispatch struct{}
+	retiredDeliver  struct{}
+	retiredSweep    struct{}
+)
+
+// Kind implements river.JobArgs.
+func (retiredDispatch) Kind() string { return "webhook_dispatch" }
+
+// Kind implements river.JobArgs.
+func (retiredDeliver) Kind() string { return "webhook_deliver" }
+
+// Kind implements river.JobArgs.
+func (retiredSweep) Kind() string { return "webhook_sweep" }
+
+// addRetired registers the retired kinds' workers on jc.
+func addRetired(jc *jobs.Client, s *Service) {
+	poll := func(context.Context) error { s.engine.Poll(); return nil }
+	jobs.AddWorker(jc, jobs.Task[retiredDispatch](poll))
+	jobs.AddWorker(jc, jobs.Task[retiredDeliver](poll))
+	jobs.AddWorker(jc, jobs.Task[retiredSweep](poll))
 }

@@ -3,91 +3,51 @@ package webhook
 import (
 	"context"
 
-	"github.com/riverqueue/river"
-
-	"github.com/ocpihub/ocpihub/internal/lease"
-	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/instance"
 )
 
-// keepLease renews the job's lease on the subscription every third of
-// leaseFor while it drains, so a batch slower than the lease keeps it.
-// Renewing stops by itself once the lease was given back (the update
-// matches no row); stop ends it and waits.
-func (s *Service) keepLease(ctx context.Context, jobID int64, subID string) (stop func()) {
-	return lease.Keep(ctx, leaseFor/3, func(ctx context.Context) error {
-		return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			_, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND status = $4",
-				s.now().Add(leaseFor).UnixMicro(), subID, jobID, StatusActive)
-			return err
-		})
-	}, func(ctx context.Context, err error) {
-		s.logger.WarnContext(ctx, "could not renew a webhook lease", "subscription", subID, "error", err)
-	})
-}
-
-// Recover frees the leases that ran out without being given back (their
-// sender died: a killed process) and starts a delivery job for each of
-// those subscriptions whose head is due. It returns how many it started.
-// Every hub process runs it every few seconds (app.App), so a killed
-// sender's queue moves again within seconds of its lease running out;
-// Sweep remains the slower net for due heads that lost their job.
+// Recover wakes the delivery of every subscription whose delivery in flight
+// was left leased by a holder that stopped: its lease ran out, or its
+// holder is known to be gone (instance.ID.Gone: a killed process seen from
+// its restart on the same machine, whose lease is taken at once instead of
+// when it runs out). The claim takes the lease over. It returns how many
+// subscriptions it woke. Every hub process runs it every few seconds
+// (app.App); the engine's polling would find a lease that ran out too, a
+// little later. A live holder's lease is never taken before its deadline.
 func (s *Service) Recover(ctx context.Context) (int, error) {
-	// Look on the read pool first: most runs find nothing, and a write
-	// transaction every few seconds would contend with real work for
-	// SQLite's one writer.
-	var lapsed bool
-	if err := s.db.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions
-		WHERE status = $1 AND lease_owner <> 0 AND lease_until <= $2)`, StatusActive, s.now().UnixMicro()).Scan(&lapsed); err != nil || !lapsed {
+	// Leased deliveries are few (a run per subscription being delivered
+	// to): the read pool, and an index on the lease.
+	now := s.now().UnixMicro()
+	rows, err := s.db.Read().Query(ctx, `SELECT r.id, d.lease_token, d.lease_until FROM webhook_deliveries d
+		JOIN webhook_receivers r ON r.subscription_id = d.subscription_id
+		WHERE d.lease_token <> '' AND d.status = $1`, StatusPending)
+	if err != nil {
 		return 0, err
 	}
-	n := 0
-	err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		now := s.now().UnixMicro()
-		rows, err := tx.Query(ctx, `SELECT id, lease_owner FROM webhook_subscriptions
-			WHERE status = $1 AND lease_owner <> 0 AND lease_until <= $2 ORDER BY id`, StatusActive, now)
-		if err != nil {
-			return err
+	// A run leases several deliveries of a subscription under one token.
+	var free []int64
+	seen := map[int64]bool{}
+	for rows.Next() {
+		var receiver, until int64
+		var token string
+		if err := rows.Scan(&receiver, &token, &until); err != nil {
+			rows.Close()
+			return 0, err
 		}
-		type lapsed struct {
-			id    string
-			owner int64
+		if !seen[receiver] && (until <= now || s.cfg.Instance.Gone(instance.Holder(token))) {
+			seen[receiver] = true
+			free = append(free, receiver)
 		}
-		var subs []lapsed
-		for rows.Next() {
-			var l lapsed
-			if err := rows.Scan(&l.id, &l.owner); err != nil {
-				rows.Close()
-				return err
-			}
-			subs = append(subs, l)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		var params []river.InsertManyParams
-		for _, l := range subs {
-			freed, err := tx.Exec(ctx, "UPDATE webhook_subscriptions SET lease_owner = 0, lease_until = 0 WHERE id = $1 AND lease_owner = $2 AND lease_until <= $3",
-				l.id, l.owner, now)
-			if err != nil {
-				return err
-			}
-			if freed == 0 {
-				continue
-			}
-			head, at, ok, err := nextHead(ctx, tx, l.id)
-			if err != nil {
-				return err
-			}
-			if ok && at <= now {
-				params = append(params, river.InsertManyParams{Args: deliverArgs{SubscriptionID: l.id, DeliveryID: head}})
-			}
-		}
-		n = len(params)
-		return s.jobs.InsertManyTx(ctx, tx, params)
-	})
-	if n > 0 {
-		s.logger.WarnContext(ctx, "restarted webhook queues whose sender died", "subscriptions", n)
 	}
-	return n, err
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, r := range free {
+		s.engine.Wake(r)
+	}
+	if len(free) > 0 {
+		s.logger.WarnContext(ctx, "restarted webhook queues whose sender stopped", "subscriptions", len(free))
+	}
+	return len(free), nil
 }

@@ -211,6 +211,10 @@ func (s *Service) Create(ctx context.Context, owner Owner, in Input) (*Subscript
 			VALUES ($1, $2, $3, $4, $5, $6, $6)`, sub.ID, owner.PlatformID, sub.URL, s.cfg.Box.Seal(secret), status, now); err != nil {
 			return err
 		}
+		// Its number as a receiver of the delivery engine.
+		if _, err := tx.Exec(ctx, "INSERT INTO webhook_receivers (subscription_id) VALUES ($1)", sub.ID); err != nil {
+			return err
+		}
 		return setEvents(ctx, tx, sub.ID, events)
 	})
 	if err != nil {
@@ -411,6 +415,6 @@ func setEvents(ctx context.Context, tx *store.Tx, id string, events []string) er
 // enable turns a disabled subscription on again with a clean slate.
 func enable(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 	_, err := tx.Exec(ctx, `UPDATE webhook_subscriptions SET status = $1, disabled_reason = '', failures = 0, failing_since = 0,
-		lease_owner = 0, lease_until = 0, updated_at = $2 WHERE id = $3`, StatusActive, now.UnixMicro(), id)
+		updated_at = $2 WHERE id = $3`, StatusActive, now.UnixMicro(), id)
 	return err
 }

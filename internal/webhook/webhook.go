@@ -1,12 +1,13 @@
 // Package webhook is ocpihub's outgoing webhooks: subscriptions, the event
-// Emitter every domain service writes events through, signed delivery by
-// jobs, the delivery log and replay, and Verify for receivers.
+// Emitter every domain service writes events through, signed delivery on
+// the delivery engine (internal/delivery), the delivery log and replay, and
+// Verify for receivers.
 //
-// An event is stored, with a delivery row per matching subscription and one
-// job that sets them going, in the transaction of its cause (Emit), so it
-// exists exactly when its cause committed, and is delivered at least once.
-// Deliveries to a subscription leave in order, one at a time (deliver.go); a
-// slow or failing subscriber holds up only its own queue.
+// An event is stored, with a delivery row per matching subscription, in the
+// transaction of its cause (Emit), so it exists exactly when its cause
+// committed, and is delivered at least once. Deliveries to a subscription
+// leave in order, one at a time (deliver.go); a slow or failing subscriber
+// holds up only its own queue.
 //
 // Who receives what (the contract of internal/event): subscriptions of the
 // operator get every event; a partner platform's subscriptions get Public
@@ -18,11 +19,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/delivery"
+	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/sealbox"
@@ -78,6 +82,13 @@ type Config struct {
 	// marked plain). The hub reads them back to sign, so they cannot be
 	// hashed; SealStored seals those stored in clear.
 	Box *sealbox.Box
+	// Instance names this process in the leases it takes on deliveries
+	// (instance.New() when empty).
+	Instance instance.ID
+	// Poll is how often the delivery engine looks for deliveries it was
+	// not woken for: queued by another process, or due again after a
+	// retry (delivery.DefaultPoll).
+	Poll time.Duration
 }
 
 // Service manages subscriptions, records events and delivers them.
@@ -91,9 +102,14 @@ type Service struct {
 	// client sends deliveries through cfg.Guard (a partner must not make
 	// the hub call into its network).
 	client *http.Client
+	// engine sends the deliveries (Start); subIDs caches the subscription
+	// id of each receiver number, which never changes.
+	engine *delivery.Engine
+	subIDs sync.Map
 }
 
-// New returns a Service and registers its workers on jc.
+// New returns a Service and registers its maintenance job on jc. Start runs
+// its deliveries.
 func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cfg Config) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -116,26 +132,49 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 	if cfg.Retention <= 0 {
 		cfg.Retention = DefaultRetention
 	}
+	if cfg.Instance == "" {
+		cfg.Instance = instance.New()
+	}
 	s := &Service{db: db, jobs: jc, clock: clk, logger: logger, cfg: cfg, metrics: newMetrics(cfg.Registerer)}
 	if s.cfg.Guard == nil {
 		s.cfg.Guard = netguard.New()
 	}
 	s.client = newHTTPClient(s.cfg.Guard)
+	q := queue{s: s}
+	s.engine = delivery.New(q, delivery.Config{Name: "webhooks", Poll: cfg.Poll, Renew: leaseFor / 3, Now: clk.Now,
+		Background: store.Background, Known: q.known}, logger, cfg.Registerer)
 	if jc != nil {
-		jobs.AddWorker(jc, jobs.Func(func(ctx context.Context, a dispatchArgs) error { return s.dispatch(ctx, a.SubscriptionIDs) }))
-		jobs.AddWorker(jc, &deliverWorker{s: s})
-		jobs.AddWorker(jc, jobs.CountedTask[sweepArgs](s.Sweep))
 		jobs.AddWorker(jc, jobs.CountedTask[retentionArgs](s.Prune))
+		addRetired(jc, s)
 	}
 	return s
 }
 
-// Schedule adds the periodic maintenance jobs: the sweep that restarts
-// stalled queues (every minute) and the retention cleanup (hourly). Call it
-// once, before the job client starts, on hubs that work jobs.
+// Schedule adds the periodic retention cleanup (hourly). Call it once,
+// before the job client starts, on hubs that work jobs.
 func (s *Service) Schedule() {
-	s.jobs.Every(time.Minute, sweepArgs{}, "")
 	s.jobs.Every(time.Hour, retentionArgs{}, "")
+}
+
+// Start runs delivery in this process until Stop. Every serving process
+// runs it: the engine's workers share the deliveries through their leases.
+func (s *Service) Start(ctx context.Context) { s.engine.Start(ctx) }
+
+// Stop ends delivery in this process: attempts in flight finish and are
+// recorded (or, cut short, left leased for the next holder).
+func (s *Service) Stop() { s.engine.Stop() }
+
+// wake tells the engine, once tx has committed, that these receivers have
+// new deliveries.
+func (s *Service) wake(tx *store.Tx, receivers []int64) {
+	if len(receivers) == 0 {
+		return
+	}
+	tx.AfterCommit(func() {
+		for _, r := range receivers {
+			s.engine.Wake(r)
+		}
+	})
 }
 
 func (s *Service) now() time.Time { return s.clock.Now() }
