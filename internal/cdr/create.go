@@ -70,7 +70,7 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		route = 0
 	}
 	price := s.priceCDR(ctx, &d)
-	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InShared(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var oldBody []byte
 		var oldHash string
 		err := tx.QueryRow(ctx, "SELECT body_hash, body FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...).

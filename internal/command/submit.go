@@ -108,7 +108,7 @@ func (s *Service) Submit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		fr.Body = forwarded
 	}
-	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InShared(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := s.insert(ctx, tx, req, t, id, cpo, StateForwarding, forwarded, s.deadlineAfter(s.cfg.DefaultTimeout)); err != nil {
 			return err
 		}

@@ -133,7 +133,7 @@ func (s *Service) Confirm(ctx context.Context, a Actor, raw []byte) (created boo
 			return false, ocpi.Invalid("total_costs", "the amount incl. VAT ("+incl+") is less than the amount excl. VAT ("+excl+")")
 		}
 	}
-	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		created = false
 		var old []byte
 		err := tx.QueryRow(ctx, "SELECT body FROM financial_advice WHERE ptp_country_code = $1 AND ptp_party_id = $2 AND id = $3",

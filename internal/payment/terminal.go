@@ -176,7 +176,7 @@ func terminalID(urlID string, obj ocpi.Object) (string, error) {
 // writeByPTP runs a PTP's write of terminal id: build returns the new
 // document from the stored terminal (nil when absent).
 func (s *Service) writeByPTP(ctx context.Context, a Actor, ptp Party, id string, build func(cur *storedTerminal) (ocpi.Object, error)) (created bool, err error) {
-	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		created = false
 		cur, found, err := lockTerminal(ctx, tx, id)
 		if err != nil {

@@ -67,7 +67,7 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 		return false, false, err
 	}
 	evseID := s.evseID(ctx, r, &sess)
-	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
 			return err
@@ -111,7 +111,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "id": r.ID}); err != nil {
 		return err
 	}
-	return s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
 			return err

@@ -403,3 +403,31 @@ func removeMember(ms []*member, m *member) []*member {
 	}
 	return ms
 }
+
+// InShared runs fn in a write transaction that concurrent callers share
+// where sharing is cheaper. On SQLite it is InBatch: the single writer runs
+// transactions one at a time anyway, and concurrent writes that share one
+// pay for one BEGIN, one commit and one turn at the writer gate, and write
+// the pages they touch in common (the last page of a table they all
+// append to) once. On PostgreSQL it is InTx: a write of many statements
+// (a CDR: its row, its event, its price, its push) in a shared batch would
+// make the members after it wait for each of its round trips, while
+// transactions of their own run side by side on the pool and the server
+// flushes their commits together. Writes of a few statements (a status
+// PATCH) use InBatch on both engines.
+func (db *DB) InShared(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	if db.pool != nil {
+		return db.InTx(ctx, fn)
+	}
+	return db.InBatch(ctx, fn)
+}
+
+// InSharedRetryUnique is InShared, run once more when fn failed on a unique
+// violation (see InTxRetryUnique).
+func (db *DB) InSharedRetryUnique(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
+	err := db.InShared(ctx, fn)
+	if err != nil && IsUniqueViolation(err) {
+		err = db.InShared(ctx, fn)
+	}
+	return err
+}

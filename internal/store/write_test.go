@@ -62,47 +62,65 @@ func TestWrite(t *testing.T) {
 	})
 }
 
-// TestWriteJoinsBatch: on SQLite, concurrent Writes join the group commit
-// (they wait for the running batch and share the next one's transaction)
-// instead of each taking the writer for a transaction of its own; on
-// PostgreSQL each is sent alone and does not wait for a batch.
+// TestWriteJoinsBatch: on SQLite, concurrent Writes and InShared writes
+// join the group commit (they wait for the running batch and share the next
+// one's transaction) instead of each taking the writer for a transaction of
+// its own; on PostgreSQL each runs on its own and does not wait for a batch.
 func TestWriteJoinsBatch(t *testing.T) {
 	t.Parallel()
+	writes := map[string]func(ctx context.Context, db *store.DB, n int) error{
+		"Write": func(ctx context.Context, db *store.DB, n int) error {
+			_, err := db.Write(ctx, "INSERT INTO write_batch_probe (n) VALUES ($1)", n)
+			return err
+		},
+		"InShared": func(ctx context.Context, db *store.DB, n int) error {
+			return db.InShared(ctx, func(ctx context.Context, tx *store.Tx) error {
+				_, err := tx.Exec(ctx, "INSERT INTO write_batch_probe (n) VALUES ($1)", n)
+				return err
+			})
+		},
+	}
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		storetest.Exec(t, db, "CREATE TABLE write_batch_probe (n INTEGER NOT NULL UNIQUE)")
-		release, leading := make(chan struct{}), make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			if err := db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-				close(leading)
-				<-release
-				_, err := tx.Exec(ctx, "INSERT INTO write_batch_probe (n) VALUES (0)")
-				return err
-			}); err != nil {
-				t.Error(err)
-			}
-		})
-		<-leading
 		const n = 3
-		var written sync.WaitGroup
-		for i := 1; i <= n; i++ {
-			written.Go(func() {
-				if _, err := db.Write(ctx, "INSERT INTO write_batch_probe (n) VALUES ($1)", i); err != nil {
+		next := 0
+		for _, name := range []string{"Write", "InShared"} {
+			release, leading := make(chan struct{}), make(chan struct{})
+			var wg sync.WaitGroup
+			lead := next
+			wg.Go(func() {
+				if err := db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
+					close(leading)
+					<-release
+					_, err := tx.Exec(ctx, "INSERT INTO write_batch_probe (n) VALUES ($1)", lead)
+					return err
+				}); err != nil {
 					t.Error(err)
 				}
 			})
-		}
-		if db.Engine() == store.SQLite {
-			waitFor(t, func() bool { return db.BatchQueued() == n })
-		} else {
+			<-leading
+			var written sync.WaitGroup
+			for i := 1; i <= n; i++ {
+				v := next + i
+				written.Go(func() {
+					if err := writes[name](ctx, db, v); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			next += n + 1
+			if db.Engine() == store.SQLite {
+				waitFor(t, func() bool { return db.BatchQueued() == n })
+			} else {
+				written.Wait()
+			}
+			close(release)
+			wg.Wait()
 			written.Wait()
-		}
-		close(release)
-		wg.Wait()
-		written.Wait()
-		if got := storetest.Count(t, db, "SELECT COUNT(*) FROM write_batch_probe"); got != n+1 {
-			t.Fatalf("%d rows, want %d", got, n+1)
+			if got := storetest.Count(t, db, "SELECT COUNT(*) FROM write_batch_probe"); got != next {
+				t.Fatalf("%s: %d rows, want %d", name, got, next)
+			}
 		}
 	})
 }

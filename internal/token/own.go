@@ -17,7 +17,7 @@ import (
 // ad-hoc tokens are authorized in real time), last_updated now.
 func (s *Service) Issue(ctx context.Context, t ocpi.Token) (*ocpi.Token, error) {
 	var out *ocpi.Token
-	err := s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		out, err = s.IssueTx(ctx, tx, t)
 		return err

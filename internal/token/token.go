@@ -244,7 +244,7 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 	if err != nil {
 		return false, false, err
 	}
-	err = s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		created, changed, err = s.put(ctx, tx, ch, r, &t, body)
 		return err
@@ -294,7 +294,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "uid": r.UID, "type": r.typ()}); err != nil {
 		return err
 	}
-	return s.db.InTxRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
 			return err
