@@ -101,13 +101,7 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 		defer cancelWait()
 		err := until(wait, all("BLOCKED"))
 		took := time.Since(restart)
-		verdict := fmt.Sprintf("every receiver has the latest state within %.2fs of the restart (bound %v)", took.Seconds(), convergeWithin)
-		if err != nil {
-			verdict = fmt.Sprintf("receivers still lacked the latest state %.2fs after the restart (bound %v)", took.Seconds(), convergeWithin)
-		}
-		t.Logf("%s: %s", engine, verdict)
-		fmt.Printf("crashtest %s: %s\n", engine, verdict)
-		if err != nil || took > convergeWithin {
+		if _, ok := converged(t, engine, took, err, "every receiver has the latest state", "receivers still lacked the latest state"); !ok {
 			var got []string
 			for _, e := range emsps {
 				got = append(got, status(e))
@@ -134,6 +128,20 @@ func TestBroadcastSurvivesSIGKILL(t *testing.T) {
 }
 
 // until polls cond every 20 ms until it holds or ctx ends.
+// converged logs and prints how long after the restart the receivers had
+// what they should (has), or, when err is set, that they still lacked it
+// (lacks), and reports whether they had it within convergeWithin.
+func converged(t *testing.T, engine store.Engine, took time.Duration, err error, has, lacks string) (verdict string, ok bool) {
+	t.Helper()
+	verdict = fmt.Sprintf("%s within %.2fs of the restart (bound %v)", has, took.Seconds(), convergeWithin)
+	if err != nil {
+		verdict = fmt.Sprintf("%s %.2fs after the restart (bound %v)", lacks, took.Seconds(), convergeWithin)
+	}
+	t.Logf("%s: %s", engine, verdict)
+	fmt.Printf("crashtest %s: %s\n", engine, verdict)
+	return verdict, err == nil && took <= convergeWithin
+}
+
 func until(ctx context.Context, cond func() bool) error {
 	return hubtest.Until(ctx, 20*time.Millisecond, cond)
 }

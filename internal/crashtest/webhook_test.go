@@ -3,7 +3,6 @@ package crashtest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -62,13 +61,7 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 		defer cancelWait()
 		_, err := rcv.WaitFor(wait, 4)
 		took := time.Since(restart)
-		verdict := fmt.Sprintf("the webhook receiver has every event within %.2fs of the restart (bound %v)", took.Seconds(), convergeWithin)
-		if err != nil {
-			verdict = fmt.Sprintf("the webhook receiver still lacked events %.2fs after the restart (bound %v)", took.Seconds(), convergeWithin)
-		}
-		t.Logf("%s: %s", engine, verdict)
-		fmt.Printf("crashtest %s: %s\n", engine, verdict)
-		if err != nil || took > convergeWithin {
+		if verdict, ok := converged(t, engine, took, err, "the webhook receiver has every event", "the webhook receiver still lacked events"); !ok {
 			t.Fatalf("%s", verdict)
 		}
 		// Once the log shows every delivery done, nothing more comes.
