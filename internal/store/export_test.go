@@ -86,3 +86,12 @@ func (db *DB) GateWaiting() (fg, bg int) {
 	defer db.gate.mu.Unlock()
 	return len(db.gate.fg), len(db.gate.bg)
 }
+
+// CheckpointRuns returns how many background checkpoints copied pages
+// (0 on PostgreSQL).
+func (db *DB) CheckpointRuns() int64 {
+	if db.ckpt == nil {
+		return 0
+	}
+	return db.ckpt.runs.Load()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -299,19 +300,51 @@ func TestManyParameters(t *testing.T) {
 }
 
 // TestSQLiteConnectionSettings: the writer keeps its sub-journals in
-// memory; PostgreSQL has no such setting.
+// memory and leaves checkpoints to the background; PostgreSQL has no such
+// settings.
 func TestSQLiteConnectionSettings(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		if db.Engine() != store.SQLite {
 			return
 		}
-		var tempStore int64
+		var tempStore, autoCheckpoint int64
 		if err := db.SQLDB().QueryRowContext(context.Background(), "PRAGMA temp_store").Scan(&tempStore); err != nil {
 			t.Fatal(err)
 		}
-		if tempStore != 2 {
-			t.Fatalf("temp_store %d, want 2 (memory)", tempStore)
+		if err := db.SQLDB().QueryRowContext(context.Background(), "PRAGMA wal_autocheckpoint").Scan(&autoCheckpoint); err != nil {
+			t.Fatal(err)
+		}
+		if tempStore != 2 || autoCheckpoint != 0 {
+			t.Fatalf("temp_store %d (want 2, memory), wal_autocheckpoint %d (want 0: checkpoints run in the background)", tempStore, autoCheckpoint)
+		}
+	})
+}
+
+// TestBackgroundCheckpoint: on SQLite, what the writer commits is copied
+// into the database file by the background checkpoint, the writer's own
+// automatic checkpoint being off; the written rows read back.
+func TestBackgroundCheckpoint(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		if db.Engine() != store.SQLite {
+			return
+		}
+		ctx := context.Background()
+		storetest.Exec(t, db, "CREATE TABLE ckpt_probe (n INTEGER PRIMARY KEY, pad TEXT NOT NULL)")
+		before := db.CheckpointRuns()
+		pad := strings.Repeat("x", 4000)
+		for i := range 50 {
+			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				_, err := tx.Exec(ctx, "INSERT INTO ckpt_probe (n, pad) VALUES ($1, $2)", i, pad)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, func() bool { return db.CheckpointRuns() > before })
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM ckpt_probe"); n != 50 {
+			t.Fatalf("%d rows after the checkpoint, want 50", n)
 		}
 	})
 }

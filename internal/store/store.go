@@ -70,6 +70,9 @@ type DB struct {
 	// violations counts pooled connections requested inside a write
 	// transaction (txguard.go).
 	violations atomic.Int64
+	// ckpt copies SQLite's WAL into the database file in the background
+	// (checkpoint.go); nil on PostgreSQL.
+	ckpt *checkpointer
 }
 
 // Options tune Open.
@@ -163,7 +166,7 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	// secure_delete(FAST) zeroes the bytes of deleted and overwritten rows
 	// inside their pages, so replaced secrets (a partner token sealed after a
 	// key was configured) do not linger in the file.
-	wc, err := newCachingConnector(base + "&_pragma=journal_mode(WAL)&_pragma=secure_delete(FAST)&_txlock=immediate")
+	wc, err := newCachingConnector(base + "&_pragma=journal_mode(WAL)&_pragma=secure_delete(FAST)&_pragma=wal_autocheckpoint(0)&_txlock=immediate")
 	if err != nil {
 		return err
 	}
@@ -185,7 +188,10 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	read.SetMaxIdleConns(opts.MaxConns)
 	db.read = read
 	db.writeStmts, db.readStmts = wc.counters, rc.counters
-	return read.PingContext(ctx)
+	if err := read.PingContext(ctx); err != nil {
+		return err
+	}
+	return db.startCheckpoints(ctx, base)
 }
 
 func (db *DB) openPostgres(ctx context.Context, dsn string, opts Options) error {
@@ -267,6 +273,9 @@ func (db *DB) Scrub(ctx context.Context, tables ...string) error {
 // Close closes every pool.
 func (db *DB) Close() error {
 	var errs []error
+	if db.ckpt != nil {
+		db.ckpt.stop()
+	}
 	if db.write != nil {
 		errs = append(errs, db.write.Close())
 	}
