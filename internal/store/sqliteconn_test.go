@@ -299,31 +299,10 @@ func TestManyParameters(t *testing.T) {
 	})
 }
 
-// TestSQLiteConnectionSettings: the writer keeps its sub-journals in
-// memory and leaves checkpoints to the background; PostgreSQL has no such
-// settings.
-func TestSQLiteConnectionSettings(t *testing.T) {
-	t.Parallel()
-	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		if db.Engine() != store.SQLite {
-			return
-		}
-		var tempStore, autoCheckpoint int64
-		if err := db.SQLDB().QueryRowContext(context.Background(), "PRAGMA temp_store").Scan(&tempStore); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.SQLDB().QueryRowContext(context.Background(), "PRAGMA wal_autocheckpoint").Scan(&autoCheckpoint); err != nil {
-			t.Fatal(err)
-		}
-		if tempStore != 2 || autoCheckpoint != 0 {
-			t.Fatalf("temp_store %d (want 2, memory), wal_autocheckpoint %d (want 0: checkpoints run in the background)", tempStore, autoCheckpoint)
-		}
-	})
-}
-
-// TestBackgroundCheckpoint: on SQLite, what the writer commits is copied
-// into the database file by the background checkpoint, the writer's own
-// automatic checkpoint being off; the written rows read back.
+// TestBackgroundCheckpoint: on SQLite, the writer keeps its sub-journals
+// in memory and its automatic checkpoint is off; what it commits is copied
+// into the database file by the background checkpoint, and the written rows
+// read back. PostgreSQL has none of this.
 func TestBackgroundCheckpoint(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -331,6 +310,16 @@ func TestBackgroundCheckpoint(t *testing.T) {
 			return
 		}
 		ctx := context.Background()
+		var tempStore, autoCheckpoint int64
+		if err := db.SQLDB().QueryRowContext(ctx, "PRAGMA temp_store").Scan(&tempStore); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SQLDB().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&autoCheckpoint); err != nil {
+			t.Fatal(err)
+		}
+		if tempStore != 2 || autoCheckpoint != 0 {
+			t.Fatalf("temp_store %d (want 2, memory), wal_autocheckpoint %d (want 0: checkpoints run in the background)", tempStore, autoCheckpoint)
+		}
 		storetest.Exec(t, db, "CREATE TABLE ckpt_probe (n INTEGER PRIMARY KEY, pad TEXT NOT NULL)")
 		before := db.CheckpointRuns()
 		pad := strings.Repeat("x", 4000)
