@@ -332,7 +332,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*App, error) {
 	a.Legacy = legacy.NewRecorder(a.Logger, a.Registry)
 	hc := hub.Config{MaxAttempts: cfg.PushMaxAttempts, ForwardTimeout: cfg.ForwardTimeout, Instance: a.Instance,
 		NoInitialLoad: cfg.NoInitialLoad, LoadBatch: cfg.InitialLoadBatch, LoadPace: cfg.InitialLoadPace, LoadDelay: cfg.InitialLoadDelay,
-		Poll: cfg.PushPoll, Tracer: a.Tracer}
+		Poll: cfg.PushPoll, Tracer: a.Tracer, CollapseAfter: cfg.PushCollapseAfter}
 	if base := cfg.PushBackoff; base > 0 {
 		hc.Backoff = func(attempt int) time.Duration { return min(base<<min(attempt-1, 20), time.Hour) }
 	}

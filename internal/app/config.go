@@ -105,6 +105,10 @@ type Config struct {
 	// (doubling). Zero: 10 attempts, the jobs backoff from 2 s.
 	PushMaxAttempts int
 	PushBackoff     time.Duration
+	// PushCollapseAfter: a push that has waited this long for a receiver
+	// that is behind is dropped when a later one of the same thing covers
+	// it (hub.Config.CollapseAfter; zero: 1 s, negative: never).
+	PushCollapseAfter time.Duration
 	// PushPoll is how often delivery looks for work nobody woke it for:
 	// another replica's changes, a wake lost in a crash (zero: the
 	// expansion of changes every 250 ms, the delivery engine every

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/cdr"
+	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/jobs"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/pg"
@@ -121,6 +123,14 @@ func settings(cfg *app.Config) []setting {
 		}, cfg.WebhookTimeout.String()},
 		{"job-timeout", "OCPIHUB_JOB_TIMEOUT", "how long one attempt of a background job may run (pushes, refunds, command relays; a full sync has 30m)", duration(&cfg.JobTimeout), jobs.DefaultJobTimeout.String()},
 		{"job-rescue-after", "OCPIHUB_JOB_RESCUE_AFTER", "how long a job may stay running before it is taken for one whose process died and is run again (default: job timeout + 30s; a restart on the same machine re-arms its dead predecessor's jobs at once)", duration(&cfg.JobRescueAfter), ""},
+		{"push-collapse-after", "OCPIHUB_PUSH_COLLAPSE_AFTER", "how long a push may wait for a receiver that is behind before a later push rewriting the same fields takes its place (EVSE statuses, token changes; 0: never, every state is sent)", func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration such as 1s, or 0")
+			}
+			cfg.PushCollapseAfter = cmp.Or(d, -1)
+			return nil
+		}, hub.DefaultCollapseAfter.String()},
 		{"sync-interval", "OCPIHUB_SYNC_INTERVAL", "how often CPOs' locations and tariffs, and peer hubs' tokens, sessions and CDRs too, are pulled since the last pull (0 disables)", func(v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 {

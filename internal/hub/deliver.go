@@ -104,7 +104,12 @@ type head struct {
 	holder              string
 	leaseUntil, retryAt int64
 	createdAt           int64
+	path, fields        string
 	open                int
+	// rows are the object's open rows in id order, this one first.
+	rows []*head
+	// passed are the rows before this one that collapseFront passed over.
+	passed []*head
 }
 
 // Claim implements delivery.Queue. It reads the receiver's open rows on the
@@ -115,7 +120,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	h := q.h
 	now := h.now()
 	var c delivery.Claim
-	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, state, lease_token, lease_until, retry_at, created_at
+	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, state, lease_token, lease_until, retry_at, created_at, path, fields
 		FROM hub_push WHERE platform_id = $1 AND state IN ('pending', 'leased') ORDER BY id LIMIT $2`, platformID, claimLook)
 	if err != nil {
 		return c, err
@@ -123,8 +128,8 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	heads := map[string]*head{}
 	var order []*head
 	for rows.Next() {
-		var r head
-		if err := rows.Scan(&r.id, &r.module, &r.key, &r.state, &r.holder, &r.leaseUntil, &r.retryAt, &r.createdAt); err != nil {
+		r := &head{}
+		if err := rows.Scan(&r.id, &r.module, &r.key, &r.state, &r.holder, &r.leaseUntil, &r.retryAt, &r.createdAt, &r.path, &r.fields); err != nil {
 			rows.Close()
 			return c, err
 		}
@@ -132,17 +137,21 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 		k := r.module + "\x00" + r.key
 		if hd, ok := heads[k]; ok {
 			hd.open++
+			hd.rows = append(hd.rows, r)
 			continue
 		}
 		r.open = 1
-		heads[k] = &r
-		order = append(order, &r)
+		r.rows = []*head{r}
+		heads[k] = r
+		order = append(order, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return c, err
 	}
 	var take, coalesce []*head
+	// drop: the rows collapseFront passes over, superseded by the claim.
+	var drop []int64
 	var next int64
 	wait := func(at int64) {
 		if next == 0 || at < next {
@@ -163,7 +172,17 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 			continue
 		}
 		if len(take) < n {
-			take = append(take, hd)
+			// A receiver that is behind gets the latest of several pushes
+			// of the same thing: the ones a later push covers are dropped
+			// in the claim's transaction, and the first that must go is
+			// taken in their place.
+			i := h.collapseFront(hd.rows, now)
+			for _, r := range hd.rows[:i] {
+				drop = append(drop, r.id)
+			}
+			front := hd.rows[i]
+			front.open, front.passed = hd.open-i, hd.rows[:i]
+			take = append(take, front)
 		}
 	}
 	if next > 0 {
@@ -183,6 +202,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	}
 	token := h.cfg.Instance.Token(uuid.NewString())
 	var leased []string
+	var gone map[int64]bool
 	err = h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
 		leased = leased[:0]
 		c.Again = false
@@ -196,8 +216,17 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 		if len(take) == 0 {
 			return nil
 		}
+		var err error
+		if gone, err = h.supersedeRows(ctx, tx, drop, now); err != nil {
+			return err
+		}
 		var pending []string
 		for _, hd := range take {
+			if !allIn(hd.passed, gone) {
+				// Another claim took a row before this one meanwhile: the
+				// object is its until that row is settled.
+				continue
+			}
 			if hd.state == statePending {
 				pending = append(pending, strconv.FormatInt(hd.id, 10))
 				continue
@@ -227,6 +256,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	if err != nil {
 		return delivery.Claim{}, err
 	}
+	h.countSuperseded(platformID, p, take, gone)
 	if len(leased) == 0 {
 		return c, nil
 	}
@@ -279,6 +309,9 @@ const (
 	outcomeDropped   = "dropped"
 	outcomeOffline   = "offline"
 	outcomeSkipped   = "skipped"
+	// outcomeSuperseded: not sent, a later push to the receiver covered it
+	// (collapseFront).
+	outcomeSuperseded = "superseded"
 )
 
 // Send implements delivery.Queue: one attempt of one leased row. It writes

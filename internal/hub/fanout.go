@@ -22,7 +22,7 @@ const fanoutPoll = 250 * time.Millisecond
 
 // pushColumns are the columns of a hub_push insert, in its order.
 const pushColumns = `platform_id, module, object_key, method, path, body, full_object, state, correlation_id, created_at, updated_at,
-	to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent`
+	to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent, fields`
 
 // change is a hub_change record being expanded.
 type change struct {
@@ -33,6 +33,8 @@ type change struct {
 	created  int64
 	// traceparent names the span whose transaction recorded the change.
 	traceparent string
+	// fields is what the push rewrites (collapseFields).
+	fields string
 }
 
 // outRow is a hub_push row an expansion inserts.
@@ -179,6 +181,7 @@ func loadChanges(ctx context.Context, tx *store.Tx) ([]*change, error) {
 		if body != nil {
 			c.p.Body = []byte(*body)
 		}
+		c.fields = collapseFields(c.p)
 		for _, r := range strings.Split(audience, ",") {
 			if r != "" {
 				c.audience = append(c.audience, party.Role(r))
@@ -231,7 +234,7 @@ func (h *Hub) insertPushes(ctx context.Context, tx *store.Tx, rows []outRow) err
 			body = string(c.p.Body)
 		}
 		args := []any{c.p.Module, c.p.ObjectKey, c.p.Method, c.p.Path, body, c.p.Full, c.p.CorrelationID, c.created, now,
-			c.p.From.CountryCode, c.p.From.PartyID, iface(c.p), c.traceparent}
+			c.p.From.CountryCode, c.p.From.PartyID, iface(c.p), c.traceparent, c.fields}
 		var q strings.Builder
 		q.WriteString("INSERT INTO hub_push (" + pushColumns + ") VALUES ")
 		for i, r := range chunk {
@@ -240,7 +243,7 @@ func (h *Hub) insertPushes(ctx context.Context, tx *store.Tx, rows []outRow) err
 			}
 			args = append(args, r.platformID, r.state, r.to.CountryCode, r.to.PartyID)
 			k := len(args)
-			fmt.Fprintf(&q, "($%d, $1, $2, $3, $4, $5, $6, $%d, $7, $8, $9, $%d, $%d, $10, $11, $12, $13)", k-3, k-2, k-1, k)
+			fmt.Fprintf(&q, "($%d, $1, $2, $3, $4, $5, $6, $%d, $7, $8, $9, $%d, $%d, $10, $11, $12, $13, $14)", k-3, k-2, k-1, k)
 		}
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return fmt.Errorf("enqueue pushes: %w", err)

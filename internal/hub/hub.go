@@ -84,6 +84,11 @@ type Config struct {
 	// DefaultCoalesceRows, DefaultCoalesceAge).
 	CoalesceRows int
 	CoalesceAge  time.Duration
+	// CollapseAfter: a queued push that has waited this long is dropped
+	// (superseded) when a later queued push of the same object to the same
+	// receiver rewrites everything it would change (see collapseFront).
+	// Zero: DefaultCollapseAfter; negative: never, every state is sent.
+	CollapseAfter time.Duration
 }
 
 // Hub routes OCPI objects between parties.
@@ -207,6 +212,9 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	}
 	if cfg.CoalesceAge <= 0 {
 		cfg.CoalesceAge = DefaultCoalesceAge
+	}
+	if cfg.CollapseAfter == 0 {
+		cfg.CollapseAfter = DefaultCollapseAfter
 	}
 	h := &Hub{db: db, jobs: jc, parties: parties, route: routing.New(parties), client: client, clock: clk, logger: logger, cfg: cfg,
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},

@@ -51,14 +51,23 @@ func location(id, status, lu string) map[string]any {
 
 func evseStatus(e *sim.EMSP, id string) string { return e.EVSEStatus("NL", "CP1", id, "E1") }
 
-var fast = hubtest.Configure(false, func(c *app.Config) {
-	c.PushMaxAttempts = 3
-	c.ForwardTimeout = 400 * time.Millisecond
-})
+var fast = fastWith(nil)
+
+// fastWith is fast, then edit.
+func fastWith(edit func(*app.Config)) func(*hubtest.Options) {
+	return hubtest.Configure(false, func(c *app.Config) {
+		c.PushMaxAttempts = 3
+		c.ForwardTimeout = 400 * time.Millisecond
+		if edit != nil {
+			edit(c)
+		}
+	})
+}
 
 // TestOneObjectIsDeliveredSerially: every PATCH of one location inserts a
 // job, and many workers run them, yet a slow receiver sees the object's
-// pushes one at a time and in commit order.
+// pushes one at a time and in commit order. With the collapse off, it
+// gets every one of them however far behind it falls.
 func TestOneObjectIsDeliveredSerially(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		if err := b.cpo.PutLocation(b.ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
@@ -89,7 +98,7 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		if n := b.emsp.MaxInFlight(); n != 1 {
 			t.Errorf("%d pushes of one object were in flight at once, want 1", n)
 		}
-	})
+	}, fastWith(func(c *app.Config) { c.PushCollapseAfter = -1 }))
 }
 
 // TestOneChangeTravelsOnWakes: with every poll and the recovery an hour

@@ -119,10 +119,11 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 		body = string(p.Body)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
-		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16)`,
+		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent, fields)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,
-		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p), tracing.FromContext(ctx).TraceParent()); err != nil {
+		p.To.CountryCode, p.To.PartyID, p.From.CountryCode, p.From.PartyID, iface(p), tracing.FromContext(ctx).TraceParent(),
+		collapseFields(p)); err != nil {
 		return fmt.Errorf("enqueue push: %w", err)
 	}
 	tx.AfterCommit(func() { h.engine.Wake(platformID) })
