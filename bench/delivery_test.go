@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -32,6 +33,9 @@ import (
 //     clients can send them, then the time until every eMSP has every
 //     EVSE's final state: changes fully delivered to all 10 per second.
 //
+//   - delivery-lag-slow-receiver: delivery-lag with one eMSP that answers
+//     slower than the changes come, with the collapse on and off.
+//
 //     go test -run '^$' -bench Delivery -benchtime 1x ./bench/
 func BenchmarkDelivery(b *testing.B) {
 	engines(b, func(b *testing.B, engine store.Engine) {
@@ -45,6 +49,23 @@ func BenchmarkDelivery(b *testing.B) {
 			emsps := seedDelivery(b, h)
 			deliveryBacklog(b, h, emsps, envInt("DELIVERY_BACKLOG", 3000))
 		})
+		// One of the 10 eMSPs answers each push after DELIVERY_SLOW_MS
+		// (default 50): with 8 pushes in flight it takes at most 160 a
+		// second of the 300 offered, so it falls behind. "collapse" is the
+		// default configuration (a push that waited a second is passed
+		// over for a later one that covers it); "every-state" sends it
+		// every state (--push-collapse-after=0).
+		for _, mode := range []struct {
+			name  string
+			after time.Duration
+		}{{"lag-slow-receiver/collapse", 0}, {"lag-slow-receiver/every-state", -1}} {
+			b.Run(mode.name, func(b *testing.B) {
+				h := startHubWith(b, engine, func(c *app.Config) { c.PushCollapseAfter = mode.after })
+				emsps := seedDelivery(b, h)
+				emsps[0].SetDelay(time.Duration(envInt("DELIVERY_SLOW_MS", 50)) * time.Millisecond)
+				deliveryLag(b, h, emsps, envInt("DELIVERY_RATE", 300), envInt("DELIVERY_SECONDS", 10))
+			})
+		}
 	})
 }
 
