@@ -405,22 +405,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		if n != 1 {
 			return &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered"}
 		}
-		old, err := platformRoles(ctx, tx, caller.PlatformID)
-		if err != nil {
-			return err
-		}
-		if err := s.replaceRoles(ctx, tx, caller.PlatformID, in.Roles); err != nil {
-			return err
-		}
-		if gone := removedRefs(old, in.Roles); len(gone) > 0 {
-			if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, gone, clientinfo.Suspended); err != nil {
-				return err
-			}
-		}
-		if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
-			return err
-		}
-		return s.connected(ctx, tx, caller.PlatformID, before)
+		return s.rolesChanged(ctx, tx, caller.PlatformID, in.Roles, ClientConnected, before)
 	})
 	if err != nil {
 		return nil, err
@@ -525,6 +510,29 @@ func (s *Service) registered(ctx context.Context, tx *store.Tx, id int64, roles 
 		return err
 	}
 	return s.connected(ctx, tx, id, nil)
+}
+
+// rolesChanged replaces the parties of a platform already registered,
+// inside tx: the parties it no longer has are SUSPENDED in HubClientInfo,
+// the ones it has take connection, and the ConnectedFuncs run with its
+// endpoints before the change.
+func (s *Service) rolesChanged(ctx context.Context, tx *store.Tx, id int64, roles []ocpi.CredentialsRole, connection string, before []ocpi.Endpoint) error {
+	old, err := platformRoles(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.replaceRoles(ctx, tx, id, roles); err != nil {
+		return err
+	}
+	if gone := removedRefs(old, roles); len(gone) > 0 {
+		if err := s.ClientInfoChanged(ctx, tx, id, gone, clientinfo.Suspended); err != nil {
+			return err
+		}
+	}
+	if err := s.ClientInfoChanged(ctx, tx, id, refsOf(roles), connection); err != nil {
+		return err
+	}
+	return s.connected(ctx, tx, id, before)
 }
 
 // replaceRoles stores a platform's parties (country code and party id in upper
