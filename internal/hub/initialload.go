@@ -150,13 +150,10 @@ type InitialLoadArgs struct {
 // Kind implements river.JobArgs.
 func (InitialLoadArgs) Kind() string { return "hub_initial_load" }
 
-type initialLoadWorker struct {
-	river.WorkerDefaults[InitialLoadArgs]
-	h *Hub
-}
-
-func (w *initialLoadWorker) Work(ctx context.Context, job *river.Job[InitialLoadArgs]) error {
-	more, wait, err := w.h.LoadStep(ctx, job.Args.PlatformID)
+// initialLoadJob is the work of an InitialLoadArgs job: one step, then a
+// snooze until the next.
+func (h *Hub) initialLoadJob(ctx context.Context, a InitialLoadArgs) error {
+	more, wait, err := h.LoadStep(ctx, a.PlatformID)
 	if err != nil || !more {
 		return err
 	}

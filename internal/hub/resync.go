@@ -96,15 +96,11 @@ type ResyncArgs struct {
 // Kind implements river.JobArgs.
 func (ResyncArgs) Kind() string { return "hub_resync" }
 
-type resyncWorker struct {
-	river.WorkerDefaults[ResyncArgs]
-	h *Hub
-}
-
-func (w *resyncWorker) Work(ctx context.Context, job *river.Job[ResyncArgs]) error {
-	n, err := w.h.Resync(ctx, job.Args.PlatformID)
+// resyncJob is the work of a ResyncArgs job.
+func (h *Hub) resyncJob(ctx context.Context, a ResyncArgs) error {
+	n, err := h.Resync(ctx, a.PlatformID)
 	if n > 0 {
-		w.h.logger.InfoContext(ctx, "resyncing a receiver", "platform_id", job.Args.PlatformID, "objects", n)
+		h.logger.InfoContext(ctx, "resyncing a receiver", "platform_id", a.PlatformID, "objects", n)
 	}
 	return err
 }
@@ -117,13 +113,8 @@ type CleanupArgs struct{}
 // Kind implements river.JobArgs.
 func (CleanupArgs) Kind() string { return "hub_cleanup" }
 
-type cleanupWorker struct {
-	river.WorkerDefaults[CleanupArgs]
-	h *Hub
-}
-
-func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) error {
-	h := w.h
+// cleanup is the work of a CleanupArgs job.
+func (h *Hub) cleanup(ctx context.Context) error {
 	horizon := h.clock.Now().Add(-h.cfg.Keep).UnixMicro()
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, `DELETE FROM hub_push WHERE state IN ('delivered', 'rejected', 'superseded', 'failed', 'skipped') AND updated_at < $1`, horizon)
