@@ -135,27 +135,15 @@ func terminalsServing(ctx context.Context, q store.Querier, p *payment) ([]json.
 // Flagged returns the confirmations that need the operator (flagged, not
 // resolved), most recently flagged first, and how many there are.
 func (s *Service) Flagged(ctx context.Context, limit, offset int) ([]*Advice, int64, error) {
-	limit = store.PageLimit(limit, 100)
-	q := s.db.ReadIn(ctx)
-	var total int64
-	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM financial_advice WHERE flag <> '' AND resolved_at = 0").Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := q.Query(ctx, "SELECT "+adviceColumns+` FROM financial_advice WHERE flag <> '' AND resolved_at = 0
-		ORDER BY flagged_at DESC, pk DESC LIMIT $1 OFFSET $2`, limit, max(offset, 0))
+	out, total, err := store.CountedPage(ctx, s.db.ReadIn(ctx), adviceColumns, "financial_advice", " WHERE flag <> '' AND resolved_at = 0",
+		"flagged_at DESC, pk DESC", store.PageLimit(limit, 100), offset, nil, scanAdvice)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []*Advice{}
-	for rows.Next() {
-		a, err := scanAdvice(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, a)
+	if out == nil {
+		out = []*Advice{}
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // Resolve marks a flagged confirmation as dealt with by the operator; it
