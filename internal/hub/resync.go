@@ -52,22 +52,12 @@ func (h *Hub) Resync(ctx context.Context, platformID int64) (int, error) {
 	total := 0
 	for {
 		type mark struct{ module, key string }
-		var marks []mark
-		rows, err := h.db.Read().Query(ctx, `SELECT module, object_key FROM hub_resync WHERE platform_id = $1
+		marks, err := store.QueryAll(ctx, h.db.Read(), func(r store.Row) (m mark, err error) {
+			err = r.Scan(&m.module, &m.key)
+			return m, err
+		}, `SELECT module, object_key FROM hub_resync WHERE platform_id = $1
 			ORDER BY module, object_key LIMIT 200`, platformID)
 		if err != nil {
-			return total, err
-		}
-		for rows.Next() {
-			var m mark
-			if err := rows.Scan(&m.module, &m.key); err != nil {
-				rows.Close()
-				return total, err
-			}
-			marks = append(marks, m)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return total, err
 		}
 		if len(marks) == 0 {
