@@ -88,12 +88,9 @@ func errNotPayments() error {
 // of the URL ("" for POST on the collection, the id is in the body). created
 // reports a new terminal.
 func (s *Service) PostTerminal(ctx context.Context, a Actor, urlID string, raw []byte) (created bool, err error) {
-	ptp, ok := a.party(party.RolePTP)
-	if !ok {
-		if a.has(party.RoleCPO) {
-			return false, errCPOCreates()
-		}
-		return false, errNotPayments()
+	ptp, err := a.actingAs(party.RolePTP, errCPOCreates)
+	if err != nil {
+		return false, err
 	}
 	obj, err := decodeTerminal(raw)
 	if err != nil {
