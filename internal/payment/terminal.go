@@ -248,16 +248,15 @@ func canonicalTerminal(doc ocpi.Object, requireID bool) (*ocpi.Terminal, []byte,
 		return nil, nil, err
 	}
 	var t ocpi.Terminal
-	if err := ocpi.Decode(raw, &t); err != nil {
+	body, err := ocpi.DecodeChecked(raw, &t, func() error {
+		c := ocpi.NewCheck("")
+		t.Check(c, requireID)
+		return c.Err()
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	c := ocpi.NewCheck("")
-	t.Check(c, requireID)
-	if err := c.Err(); err != nil {
-		return nil, nil, err
-	}
-	body, err := ocpi.Canonical(raw, &t)
-	return &t, body, err
+	return &t, body, nil
 }
 
 // saveTerminal writes a terminal row and its targets.
