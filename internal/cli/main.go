@@ -104,27 +104,25 @@ func (p Program) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	version := func(_ context.Context, e env, args []string) error { return cmdVersion(e.stdout, args) }
+	common := map[string]func(ctx context.Context, e env, args []string) error{
+		"serve":       cmdServe,
+		"migrate":     cmdMigrate,
+		"party":       cmdParty,
+		"qr":          cmdQR,
+		"payment":     cmdPayment,
+		"sync":        cmdSync,
+		"tariff":      cmdTariff,
+		"admin-token": cmdAdminToken,
+		"version":     version,
+		"--version":   version,
+		"-version":    version,
+	}
 	var err error
-	switch args[0] {
-	case "serve":
-		err = cmdServe(ctx, e, args[1:])
-	case "migrate":
-		err = cmdMigrate(ctx, e, args[1:])
-	case "party":
-		err = cmdParty(ctx, e, args[1:])
-	case "qr":
-		err = cmdQR(ctx, e, args[1:])
-	case "payment":
-		err = cmdPayment(ctx, e, args[1:])
-	case "sync":
-		err = cmdSync(ctx, e, args[1:])
-	case "tariff":
-		err = cmdTariff(ctx, e, args[1:])
-	case "admin-token":
-		err = cmdAdminToken(ctx, e, args[1:])
-	case "version", "--version", "-version":
-		err = cmdVersion(stdout, args[1:])
-	case "help", "-h", "--help":
+	switch run := common[args[0]]; {
+	case run != nil:
+		err = run(ctx, e, args[1:])
+	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:

@@ -57,24 +57,18 @@ func (s *Service) UpdateActiveProfile(ctx context.Context, u ProfileUpdate) erro
 		if cp.Role != party.RoleCPO {
 			continue
 		}
-		rows, err := s.db.Read().Query(ctx, `SELECT platform_id, country_code, party_id FROM profile_setters
+		cpo := ocpiclient.Party{CountryCode: ocpi.Key(cp.CountryCode), PartyID: ocpi.Key(cp.PartyID)}
+		set, err := store.QueryAll(ctx, s.db.Read(), func(r store.Row) (setter, error) {
+			st := setter{cpo: cpo}
+			err := r.Scan(&st.platform, &st.to.CountryCode, &st.to.PartyID)
+			return st, err
+		}, `SELECT platform_id, country_code, party_id FROM profile_setters
 			WHERE cpo_country_code = $1 AND cpo_party_id = $2 AND session_id = $3 ORDER BY platform_id`,
-			ocpi.Key(cp.CountryCode), ocpi.Key(cp.PartyID), ocpi.Key(u.SessionID))
+			cpo.CountryCode, cpo.PartyID, ocpi.Key(u.SessionID))
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			st := setter{cpo: ocpiclient.Party{CountryCode: ocpi.Key(cp.CountryCode), PartyID: ocpi.Key(cp.PartyID)}}
-			if err := rows.Scan(&st.platform, &st.to.CountryCode, &st.to.PartyID); err != nil {
-				rows.Close()
-				return err
-			}
-			setters = append(setters, st)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+		setters = append(setters, set...)
 	}
 	if len(setters) == 0 {
 		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no party set a charging profile on session " + u.SessionID +

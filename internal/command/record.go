@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -75,7 +73,7 @@ const recordColumns = `id, module, command, state, requester_platform_id, reques
 	request, forwarded, response_http, response_status, response, response_result, timeout_seconds, deadline, result, error,
 	correlation_id, created_at, updated_at`
 
-func scanRecord(row interface{ Scan(...any) error }) (*Record, error) {
+func scanRecord(row store.Row) (*Record, error) {
 	var r Record
 	var request, forwarded, response []byte
 	var httpStatus, status, timeout int
@@ -156,11 +154,10 @@ type ListFilter struct {
 
 // List returns commands, newest first, and how many match.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]*Record, int64, error) {
-	var conds []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, cond+" = $"+strconv.Itoa(len(args)))
+	var where []string
+	var args store.Args
+	add := func(col string, v any) {
+		where = append(where, col+" = "+args.Add(v))
 	}
 	if f.State != "" {
 		add("state", f.State)
@@ -177,31 +174,17 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]*Record, int64, err
 	if f.AuthorizationReference != "" {
 		add("authorization_reference", f.AuthorizationReference)
 	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
-	var total int64
-	if err := s.db.Read().QueryRow(ctx, "SELECT COUNT(*) FROM commands"+where, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
 	limit := f.Limit
 	if limit <= 0 || limit > 100 {
 		limit = 50
 	}
-	rows, err := s.db.Read().Query(ctx, "SELECT "+recordColumns+" FROM commands"+where+
-		" ORDER BY created_at DESC, id DESC LIMIT "+strconv.Itoa(limit)+" OFFSET "+strconv.Itoa(max(f.Offset, 0)), args...)
+	out, total, err := store.CountedPage(ctx, s.db.Read(), recordColumns, "commands", store.Where(where), "created_at DESC, id DESC",
+		limit, f.Offset, args, scanRecord)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []*Record{}
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, r)
+	if out == nil {
+		out = []*Record{}
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }

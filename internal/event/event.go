@@ -10,6 +10,7 @@ package event
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -56,12 +57,7 @@ func Names() []string {
 
 // Known reports whether name is an event name.
 func Known(name string) bool {
-	for _, n := range Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Names(), name)
 }
 
 // Party names a party an event concerns: country code and party id as

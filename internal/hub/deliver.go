@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/delivery"
 	"github.com/ocpihub/ocpihub/internal/instance"
@@ -34,15 +33,11 @@ const (
 	DefaultCoalesceAge  = 30 * time.Second
 )
 
-type pushWorker struct {
-	river.WorkerDefaults[PushArgs]
-	h *Hub
-}
-
-// Work only wakes the delivery of the job's platform: delivery runs in
-// process (the delivery engine), jobs of this kind are left from before.
-func (w *pushWorker) Work(ctx context.Context, job *river.Job[PushArgs]) error {
-	w.h.engine.Wake(job.Args.PlatformID)
+// pushJob only wakes the delivery of a PushArgs job's platform: delivery
+// runs in process (the delivery engine), jobs of this kind are left from
+// before.
+func (h *Hub) pushJob(_ context.Context, a PushArgs) error {
+	h.engine.Wake(a.PlatformID)
 	return nil
 }
 

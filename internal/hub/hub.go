@@ -223,11 +223,11 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3, Poll: cfg.Poll,
 		Now: clk.Now, Background: store.Background, Known: h.receiverIDs}, logger, reg)
 	if jc != nil {
-		jobs.AddWorker(jc, &pushWorker{h: h})
-		jobs.AddWorker(jc, &dispatchWorker{h: h})
-		jobs.AddWorker(jc, &resyncWorker{h: h})
-		jobs.AddWorker(jc, &cleanupWorker{h: h})
-		jobs.AddWorker(jc, &initialLoadWorker{h: h})
+		jobs.AddWorker(jc, jobs.Func(h.pushJob))
+		jobs.AddWorker(jc, jobs.Func(h.dispatchJob))
+		jobs.AddWorker(jc, jobs.Func(h.resyncJob))
+		jobs.AddWorker(jc, jobs.Task[CleanupArgs](h.cleanup))
+		jobs.AddWorker(jc, jobs.Func(h.initialLoadJob))
 	}
 	if reg != nil {
 		reg.MustRegister(&pushCollector{h: h})

@@ -42,22 +42,18 @@ type Lister interface {
 // ListObjects runs a Lister's query: q selects (pk, country_code, party_id,
 // id) rows after the cursor $1, at most $2 of them, in pk order.
 func ListObjects(ctx context.Context, tx *store.Tx, q string, after int64, limit int) ([]Listed, error) {
-	rows, err := tx.Query(ctx, q, after, limit)
-	if err != nil {
-		return nil, err
+	return store.QueryAll(ctx, tx, scanListed, q, after, limit)
+}
+
+// scanListed reads a row of a Lister's query.
+func scanListed(r store.Row) (Listed, error) {
+	var l Listed
+	var id string
+	if err := r.Scan(&l.Seq, &l.CountryCode, &l.PartyID, &id); err != nil {
+		return l, err
 	}
-	defer rows.Close()
-	var out []Listed
-	for rows.Next() {
-		var l Listed
-		var id string
-		if err := rows.Scan(&l.Seq, &l.CountryCode, &l.PartyID, &id); err != nil {
-			return nil, err
-		}
-		l.Key = ObjectKey(l.CountryCode, l.PartyID, id)
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	l.Key = ObjectKey(l.CountryCode, l.PartyID, id)
+	return l, nil
 }
 
 // Listed is one object of a Lister.
@@ -150,13 +146,10 @@ type InitialLoadArgs struct {
 // Kind implements river.JobArgs.
 func (InitialLoadArgs) Kind() string { return "hub_initial_load" }
 
-type initialLoadWorker struct {
-	river.WorkerDefaults[InitialLoadArgs]
-	h *Hub
-}
-
-func (w *initialLoadWorker) Work(ctx context.Context, job *river.Job[InitialLoadArgs]) error {
-	more, wait, err := w.h.LoadStep(ctx, job.Args.PlatformID)
+// initialLoadJob is the work of an InitialLoadArgs job: one step, then a
+// snooze until the next.
+func (h *Hub) initialLoadJob(ctx context.Context, a InitialLoadArgs) error {
+	more, wait, err := h.LoadStep(ctx, a.PlatformID)
 	if err != nil || !more {
 		return err
 	}
@@ -172,22 +165,13 @@ type LoadProgress struct {
 
 // InitialLoads lists a platform's initial loads.
 func (h *Hub) InitialLoads(ctx context.Context, platformID int64) ([]LoadProgress, error) {
-	rows, err := h.db.Read().Query(ctx, "SELECT module, sent, done_at FROM hub_initial_load WHERE platform_id = $1 ORDER BY module", platformID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []LoadProgress
-	for rows.Next() {
+	return store.QueryAll(ctx, h.db.Read(), func(r store.Row) (LoadProgress, error) {
 		var p LoadProgress
 		var done int64
-		if err := rows.Scan(&p.Module, &p.Sent, &done); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&p.Module, &p.Sent, &done)
 		p.Done = done != 0
-		out = append(out, p)
-	}
-	return out, rows.Err()
+		return p, err
+	}, "SELECT module, sent, done_at FROM hub_initial_load WHERE platform_id = $1 ORDER BY module", platformID)
 }
 
 // LoadStep sends the next batch of a platform's unfinished initial load, in

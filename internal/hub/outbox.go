@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/riverqueue/river"
-
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -83,14 +81,10 @@ type DispatchArgs struct {
 // Kind implements river.JobArgs.
 func (DispatchArgs) Kind() string { return "hub_dispatch" }
 
-type dispatchWorker struct {
-	river.WorkerDefaults[DispatchArgs]
-	h *Hub
-}
-
-func (w *dispatchWorker) Work(ctx context.Context, job *river.Job[DispatchArgs]) error {
-	for _, id := range job.Args.PlatformIDs {
-		w.h.engine.Wake(id)
+// dispatchJob only wakes the delivery of a DispatchArgs job's platforms.
+func (h *Hub) dispatchJob(_ context.Context, a DispatchArgs) error {
+	for _, id := range a.PlatformIDs {
+		h.engine.Wake(id)
 	}
 	return nil
 }

@@ -87,25 +87,15 @@ func (h *Hub) Recover(ctx context.Context) (int, error) {
 		// Due heads nobody touched for StallAfter. Bumping updated_at
 		// spaces the re-arms of one queue by StallAfter.
 		cut := now - StallAfter.Microseconds()
-		rows, err = tx.Query(ctx, `SELECT p.id, p.platform_id, p.module, p.object_key FROM hub_push p
+		stalled, err := store.QueryAll(ctx, tx, func(row store.Row) (r held, err error) {
+			err = row.Scan(&r.id, &r.a.PlatformID, &r.a.Module, &r.a.ObjectKey)
+			return r, err
+		}, `SELECT p.id, p.platform_id, p.module, p.object_key FROM hub_push p
 			WHERE p.state = 'pending' AND p.updated_at <= $1 AND p.retry_at <= $1
 			AND NOT EXISTS (SELECT 1 FROM hub_push q WHERE q.platform_id = p.platform_id AND q.module = p.module
 				AND q.object_key = p.object_key AND q.state IN ('pending', 'leased') AND q.id < p.id)
 			ORDER BY p.id LIMIT $2`, cut, recoverBatch)
 		if err != nil {
-			return err
-		}
-		var stalled []held
-		for rows.Next() {
-			var r held
-			if err := rows.Scan(&r.id, &r.a.PlatformID, &r.a.Module, &r.a.ObjectKey); err != nil {
-				rows.Close()
-				return err
-			}
-			stalled = append(stalled, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, r := range stalled {

@@ -52,22 +52,12 @@ func (h *Hub) Resync(ctx context.Context, platformID int64) (int, error) {
 	total := 0
 	for {
 		type mark struct{ module, key string }
-		var marks []mark
-		rows, err := h.db.Read().Query(ctx, `SELECT module, object_key FROM hub_resync WHERE platform_id = $1
+		marks, err := store.QueryAll(ctx, h.db.Read(), func(r store.Row) (m mark, err error) {
+			err = r.Scan(&m.module, &m.key)
+			return m, err
+		}, `SELECT module, object_key FROM hub_resync WHERE platform_id = $1
 			ORDER BY module, object_key LIMIT 200`, platformID)
 		if err != nil {
-			return total, err
-		}
-		for rows.Next() {
-			var m mark
-			if err := rows.Scan(&m.module, &m.key); err != nil {
-				rows.Close()
-				return total, err
-			}
-			marks = append(marks, m)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return total, err
 		}
 		if len(marks) == 0 {
@@ -96,15 +86,11 @@ type ResyncArgs struct {
 // Kind implements river.JobArgs.
 func (ResyncArgs) Kind() string { return "hub_resync" }
 
-type resyncWorker struct {
-	river.WorkerDefaults[ResyncArgs]
-	h *Hub
-}
-
-func (w *resyncWorker) Work(ctx context.Context, job *river.Job[ResyncArgs]) error {
-	n, err := w.h.Resync(ctx, job.Args.PlatformID)
+// resyncJob is the work of a ResyncArgs job.
+func (h *Hub) resyncJob(ctx context.Context, a ResyncArgs) error {
+	n, err := h.Resync(ctx, a.PlatformID)
 	if n > 0 {
-		w.h.logger.InfoContext(ctx, "resyncing a receiver", "platform_id", job.Args.PlatformID, "objects", n)
+		h.logger.InfoContext(ctx, "resyncing a receiver", "platform_id", a.PlatformID, "objects", n)
 	}
 	return err
 }
@@ -117,13 +103,8 @@ type CleanupArgs struct{}
 // Kind implements river.JobArgs.
 func (CleanupArgs) Kind() string { return "hub_cleanup" }
 
-type cleanupWorker struct {
-	river.WorkerDefaults[CleanupArgs]
-	h *Hub
-}
-
-func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) error {
-	h := w.h
+// cleanup is the work of a CleanupArgs job.
+func (h *Hub) cleanup(ctx context.Context) error {
 	horizon := h.clock.Now().Add(-h.cfg.Keep).UnixMicro()
 	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.Exec(ctx, `DELETE FROM hub_push WHERE state IN ('delivered', 'rejected', 'superseded', 'failed', 'skipped') AND updated_at < $1`, horizon)

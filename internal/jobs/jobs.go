@@ -16,6 +16,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -122,11 +123,11 @@ func New(db *store.DB, cfg Config) (*Client, error) {
 	}
 	rc := &river.Config{
 		FetchCooldown:        min(cfg.PollInterval, 50*time.Millisecond),
-		FetchPollInterval:    cmpOr(cfg.PollInterval, 100*time.Millisecond),
+		FetchPollInterval:    cmp.Or(cfg.PollInterval, 100*time.Millisecond),
 		ID:                   string(cfg.Instance),
 		JobTimeout:           jobTimeout,
 		Logger:               slog.New(shutdownFilter{quietRiver(cfg.Logger).Handler(), c.stopping}),
-		MaxAttempts:          cmpOr(cfg.MaxAttempts, 25),
+		MaxAttempts:          cmp.Or(cfg.MaxAttempts, 25),
 		RescueStuckJobsAfter: rescue,
 		RetryPolicy:          Backoff{Time: cfg.Time},
 		Schema:               db.Schema(),
@@ -165,14 +166,6 @@ type backgroundWork struct{ river.MiddlewareDefaults }
 
 func (*backgroundWork) Work(ctx context.Context, _ *rivertype.JobRow, doInner func(context.Context) error) error {
 	return doInner(store.Background(ctx))
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Migrate creates or updates River's tables. It runs after store migrations
@@ -339,7 +332,7 @@ type ListParams struct {
 
 // List returns jobs, newest first.
 func (c *Client) List(ctx context.Context, p ListParams) ([]*rivertype.JobRow, error) {
-	params := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(cmpOr(p.Limit, 100))
+	params := river.NewJobListParams().OrderBy(river.JobListOrderByID, river.SortOrderDesc).First(cmp.Or(p.Limit, 100))
 	if p.After > 0 {
 		last, err := c.Get(ctx, p.After)
 		if err != nil {

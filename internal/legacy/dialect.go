@@ -120,11 +120,7 @@ func (d *Dialect) patch(body []byte, fn func(ocpi.Object) (ocpi.Object, v211.Los
 		return converted{}, err
 	}
 	out, loss, ok := fn(p)
-	if !ok {
-		return converted{loss: loss}, nil
-	}
-	b, err := v211.Encode(d.version, module, level, out)
-	return converted{body: b, loss: loss, ok: err == nil}, err
+	return d.encode(module, level, out, loss, ok)
 }
 
 // token converts a token push to a CPO (2.1.1 token URLs have no ?type=;
@@ -154,8 +150,7 @@ func (d *Dialect) token(m *hub.Message) (converted, error) {
 			return converted{}, err
 		}
 		lt, loss := v211.FromToken(&t)
-		b, err := v211.Encode(d.version, "tokens", "", lt)
-		return converted{body: b, loss: loss, ok: err == nil}, err
+		return d.encode("tokens", "", lt, loss, true)
 	case m.Method == http.MethodPatch && m.Body != nil:
 		return d.patch(m.Body, v211.TokenPatchFrom221, "tokens", "")
 	}
@@ -201,11 +196,7 @@ func (d *Dialect) session(ctx context.Context, m *hub.Message) (converted, error
 		return converted{}, err
 	}
 	ls, loss, ok := v211.FromSession(&s, loc)
-	if !ok {
-		return converted{loss: loss}, nil
-	}
-	b, err := v211.Encode(d.version, "sessions", "", ls)
-	return converted{body: b, loss: loss, ok: err == nil}, err
+	return d.encode("sessions", "", ls, loss, ok)
 }
 
 // cdr converts a CDR push to an eMSP, with its location from the directory.
@@ -223,10 +214,16 @@ func (d *Dialect) cdr(ctx context.Context, body []byte) (converted, error) {
 		}
 	}
 	lc, loss, ok := v211.FromCDR(&c, loc)
+	return d.encode("cdrs", "", lc, loss, ok)
+}
+
+// encode writes a converted object v of module (at level, for a PATCH) in
+// the partner's version; ok false (v has no legacy form) sends nothing.
+func (d *Dialect) encode(module, level string, v any, loss v211.Loss, ok bool) (converted, error) {
 	if !ok {
 		return converted{loss: loss}, nil
 	}
-	b, err := v211.Encode(d.version, "cdrs", "", lc)
+	b, err := v211.Encode(d.version, module, level, v)
 	return converted{body: b, loss: loss, ok: err == nil}, err
 }
 

@@ -82,6 +82,24 @@ func (cur *stored) parse() (*stored, error) {
 	return cur, nil
 }
 
+// decodeItem decodes raw, a full EVSE or connector, into v and checks it:
+// its id (field, read by id) must be the one the URL names in param (want).
+// It returns the item's canonical form.
+func decodeItem(raw []byte, v ocpi.Checkable, field string, id func() string, param, want string) (ocpi.Object, error) {
+	if err := ocpi.DecodeValid(raw, v); err != nil {
+		return nil, err
+	}
+	if !ocpi.EqualCI(id(), want) {
+		return nil, ocpi.Invalid(field, "must equal the "+param+" of the URL ("+want+")")
+	}
+	canon, err := ocpi.Canonical(raw, v)
+	if err != nil {
+		return nil, err
+	}
+	item, _ := ocpi.ParseObject(canon)
+	return item, nil
+}
+
 // Put creates or replaces the Location, EVSE or Connector the ref names with
 // raw (a full object). An EVSE or connector is created inside its location,
 // which must exist.
@@ -89,6 +107,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 	var res Result
 	level := r.Level()
 	var item ocpi.Object // the EVSE or connector, canonical
+	var err error
 	switch level {
 	case "location":
 		var loc ocpi.Location
@@ -100,32 +119,16 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		}
 	case "evse":
 		var e ocpi.EVSE
-		if err := ocpi.DecodeValid(raw, &e); err != nil {
+		if item, err = decodeItem(raw, &e, "uid", func() string { return e.UID }, "evse_uid", r.EVSEUID); err != nil {
 			return res, err
 		}
-		if !ocpi.EqualCI(e.UID, r.EVSEUID) {
-			return res, ocpi.Invalid("uid", "must equal the evse_uid of the URL ("+r.EVSEUID+")")
-		}
-		canon, err := ocpi.Canonical(raw, &e)
-		if err != nil {
-			return res, err
-		}
-		item, _ = ocpi.ParseObject(canon)
 	case "connector":
 		var k ocpi.Connector
-		if err := ocpi.DecodeValid(raw, &k); err != nil {
+		if item, err = decodeItem(raw, &k, "id", func() string { return k.ID }, "connector_id", r.ConnectorID); err != nil {
 			return res, err
 		}
-		if !ocpi.EqualCI(k.ID, r.ConnectorID) {
-			return res, ocpi.Invalid("id", "must equal the connector_id of the URL ("+r.ConnectorID+")")
-		}
-		canon, err := ocpi.Canonical(raw, &k)
-		if err != nil {
-			return res, err
-		}
-		item, _ = ocpi.ParseObject(canon)
 	}
-	err := s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {

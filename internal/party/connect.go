@@ -265,22 +265,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 			s.logger.WarnContext(ctx, "rotated tokens but kept the platform's roles: its new roles conflict", "platform_id", id, "error", err)
 			return nil
 		}
-		old, err := platformRoles(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if err := s.replaceRoles(ctx, tx, id, theirs.Roles); err != nil {
-			return err
-		}
-		if gone := removedRefs(old, theirs.Roles); len(gone) > 0 {
-			if err := s.ClientInfoChanged(ctx, tx, id, gone, clientinfo.Suspended); err != nil {
-				return err
-			}
-		}
-		if err := s.ClientInfoChanged(ctx, tx, id, refsOf(theirs.Roles), p.Connection); err != nil {
-			return err
-		}
-		return s.connected(ctx, tx, id, before)
+		return s.rolesChanged(ctx, tx, id, theirs.Roles, p.Connection, before)
 	})
 	if err != nil {
 		return nil, err

@@ -76,16 +76,7 @@ func (s *Service) registerBack(ctx context.Context, caller *Caller, version stri
 	if err := checkCredentials(in); err != nil {
 		return nil, err
 	}
-	if err := s.checkVersionRoles(version, in.Roles); err != nil {
-		return nil, err
-	}
-	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
-		return nil, err
-	}
-	if err := s.checkRoleConflicts(ctx, s.db.Read(), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
-		return nil, err
-	}
-	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)
+	d, err := s.admit(ctx, s.db.Read(), caller.PlatformID, version, in, caller.TokenBase64)
 	if err != nil {
 		return nil, err
 	}

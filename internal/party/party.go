@@ -332,12 +332,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 // that represents it.
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
 	q := s.db.ReadIn(ctx)
-	query := "SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2"
-	args := []any{ocpi.Key(cc), ocpi.Key(pid)}
-	if role != "" {
-		query += " AND role = $3"
-		args = append(args, string(role))
-	}
+	query, args := withRole("SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2", "role", role, cc, pid)
 	var id int64
 	err := q.QueryRow(ctx, query+" LIMIT 1", args...).Scan(&id)
 	if errors.Is(err, store.ErrNoRows) {

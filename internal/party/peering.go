@@ -111,16 +111,22 @@ func withRepresented(ctx context.Context, q store.Querier, id int64, roles []Hos
 // peerFor returns the peer hub that represents cc/pid in role (any role
 // when role is empty), or store.ErrNoRows.
 func peerFor(ctx context.Context, q store.Querier, role Role, cc, pid string) (int64, error) {
-	query := `SELECT pp.platform_id FROM peer_parties pp JOIN platforms p ON p.id = pp.platform_id
-		WHERE pp.country_code = $1 AND pp.party_id = $2 AND p.status <> 'UNREGISTERED' AND ` + representedWhere
-	args := []any{ocpi.Key(cc), ocpi.Key(pid)}
-	if role != "" {
-		query += " AND pp.role = $3"
-		args = append(args, string(role))
-	}
+	query, args := withRole(`SELECT pp.platform_id FROM peer_parties pp JOIN platforms p ON p.id = pp.platform_id
+		WHERE pp.country_code = $1 AND pp.party_id = $2 AND p.status <> 'UNREGISTERED' AND `+representedWhere, "pp.role", role, cc, pid)
 	var id int64
 	err := q.QueryRow(ctx, query+" ORDER BY pp.created_at, pp.platform_id LIMIT 1", args...).Scan(&id)
 	return id, err
+}
+
+// withRole returns query, whose $1 and $2 are cc and pid, and its
+// arguments, with the condition that column is role when role is not empty.
+func withRole(query, column string, role Role, cc, pid string) (string, []any) {
+	args := []any{ocpi.Key(cc), ocpi.Key(pid)}
+	if role != "" {
+		query += " AND " + column + " = $3"
+		args = append(args, string(role))
+	}
+	return query, args
 }
 
 // IsPeerHub reports whether the platform is another roaming hub (its own

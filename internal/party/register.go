@@ -296,17 +296,7 @@ func (s *Service) Register(ctx context.Context, caller *Caller, version string, 
 	if err := checkInvited(caller.Invited, in.Roles); err != nil {
 		return nil, err
 	}
-	if err := s.checkVersionRoles(version, in.Roles); err != nil {
-		return nil, err
-	}
-	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
-		return nil, err
-	}
-	// Fail fast, before calling the partner; the transaction checks again.
-	if err := s.checkRoleConflicts(ctx, s.db.ReadIn(ctx), 0, "roles", refsOf(in.Roles)); err != nil {
-		return nil, err
-	}
-	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)
+	d, err := s.admit(ctx, s.db.ReadIn(ctx), 0, version, in, caller.TokenBase64)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +345,24 @@ func checkInvited(invited []PartyRef, roles []ocpi.CredentialsRole) error {
 	return nil
 }
 
+// admit checks the roles of the credentials in a partner sent in version
+// (allowed in that version, not another platform's: self is the partner's
+// platform, 0 for a new one) and reads its versions and endpoints: what a
+// registration or an update does before its transaction. The role check
+// fails fast, before the partner is called; the transaction checks again.
+func (s *Service) admit(ctx context.Context, q store.Querier, self int64, version string, in ocpi.Credentials, base64First bool) (*discovered, error) {
+	if err := s.checkVersionRoles(version, in.Roles); err != nil {
+		return nil, err
+	}
+	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
+		return nil, err
+	}
+	if err := s.checkRoleConflicts(ctx, q, self, "roles", refsOf(in.Roles)); err != nil {
+		return nil, err
+	}
+	return s.discover(ctx, in.URL, in.Token, version, rolesOf(in), base64First)
+}
+
 // Update is a registered partner's credentials PUT: new token B, and maybe a
 // new versions URL or version. Its versions and details are read again, a new
 // token C is issued, and the old B and C stop working in the same transaction
@@ -368,16 +376,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 	if err := checkCredentials(in); err != nil {
 		return nil, err
 	}
-	if err := s.checkVersionRoles(version, in.Roles); err != nil {
-		return nil, err
-	}
-	if err := checkLegacyRole(version, rolesOf(in)); err != nil {
-		return nil, err
-	}
-	if err := s.checkRoleConflicts(ctx, s.db.ReadIn(ctx), caller.PlatformID, "roles", refsOf(in.Roles)); err != nil {
-		return nil, err
-	}
-	d, err := s.discover(ctx, in.URL, in.Token, version, rolesOf(in), caller.TokenBase64)
+	d, err := s.admit(ctx, s.db.ReadIn(ctx), caller.PlatformID, version, in, caller.TokenBase64)
 	if err != nil {
 		return nil, err
 	}
@@ -405,22 +404,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		if n != 1 {
 			return &ocpi.Error{Code: ocpi.EMETHOD, Message: "not registered"}
 		}
-		old, err := platformRoles(ctx, tx, caller.PlatformID)
-		if err != nil {
-			return err
-		}
-		if err := s.replaceRoles(ctx, tx, caller.PlatformID, in.Roles); err != nil {
-			return err
-		}
-		if gone := removedRefs(old, in.Roles); len(gone) > 0 {
-			if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, gone, clientinfo.Suspended); err != nil {
-				return err
-			}
-		}
-		if err := s.ClientInfoChanged(ctx, tx, caller.PlatformID, refsOf(in.Roles), ClientConnected); err != nil {
-			return err
-		}
-		return s.connected(ctx, tx, caller.PlatformID, before)
+		return s.rolesChanged(ctx, tx, caller.PlatformID, in.Roles, ClientConnected, before)
 	})
 	if err != nil {
 		return nil, err
@@ -525,6 +509,29 @@ func (s *Service) registered(ctx context.Context, tx *store.Tx, id int64, roles 
 		return err
 	}
 	return s.connected(ctx, tx, id, nil)
+}
+
+// rolesChanged replaces the parties of a platform already registered,
+// inside tx: the parties it no longer has are SUSPENDED in HubClientInfo,
+// the ones it has take connection, and the ConnectedFuncs run with its
+// endpoints before the change.
+func (s *Service) rolesChanged(ctx context.Context, tx *store.Tx, id int64, roles []ocpi.CredentialsRole, connection string, before []ocpi.Endpoint) error {
+	old, err := platformRoles(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.replaceRoles(ctx, tx, id, roles); err != nil {
+		return err
+	}
+	if gone := removedRefs(old, roles); len(gone) > 0 {
+		if err := s.ClientInfoChanged(ctx, tx, id, gone, clientinfo.Suspended); err != nil {
+			return err
+		}
+	}
+	if err := s.ClientInfoChanged(ctx, tx, id, refsOf(roles), connection); err != nil {
+		return err
+	}
+	return s.connected(ctx, tx, id, before)
 }
 
 // replaceRoles stores a platform's parties (country code and party id in upper

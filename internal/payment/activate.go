@@ -17,13 +17,12 @@ import (
 // answer is returned as it came; the PTP then creates the terminal with its
 // new terminal_id.
 func (s *Service) Activate(ctx context.Context, a Actor, raw []byte) (*hub.Forwarded, error) {
-	cpo, ok := a.party(party.RoleCPO)
-	if !ok {
-		if a.has(party.RolePTP) {
-			return nil, &ocpi.Error{Code: ocpi.EMETHOD, StatusCode: ocpi.StatusInvalidParams,
-				Message: "activation is a CPO's request to a PTP; a PTP creates the activated terminal with POST payments/terminals"}
-		}
-		return nil, errNotPayments()
+	cpo, err := a.actingAs(party.RoleCPO, func() error {
+		return &ocpi.Error{Code: ocpi.EMETHOD, StatusCode: ocpi.StatusInvalidParams,
+			Message: "activation is a CPO's request to a PTP; a PTP creates the activated terminal with POST payments/terminals"}
+	})
+	if err != nil {
+		return nil, err
 	}
 	var t ocpi.Terminal
 	if err := ocpi.Decode(raw, &t); err != nil {

@@ -110,13 +110,12 @@ func scanAdvice(row store.Row) (*Advice, error) {
 // links it to its payment, flags what needs the operator and forwards it to
 // the CPO. created is false for a repeat of a stored one.
 func (s *Service) Confirm(ctx context.Context, a Actor, raw []byte) (created bool, err error) {
-	ptp, ok := a.party(party.RolePTP)
-	if !ok {
-		if a.has(party.RoleCPO) {
-			return false, &ocpi.Error{Code: ocpi.EMETHOD, StatusCode: ocpi.StatusInvalidParams,
-				Message: "financial advice confirmations are sent by the PTP that captured the payment; a CPO reads them with GET"}
-		}
-		return false, errNotPayments()
+	ptp, err := a.actingAs(party.RolePTP, func() error {
+		return &ocpi.Error{Code: ocpi.EMETHOD, StatusCode: ocpi.StatusInvalidParams,
+			Message: "financial advice confirmations are sent by the PTP that captured the payment; a CPO reads them with GET"}
+	})
+	if err != nil {
+		return false, err
 	}
 	var f ocpi.FinancialAdviceConfirmation
 	if err := ocpi.DecodeValid(raw, &f); err != nil {

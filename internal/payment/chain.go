@@ -44,22 +44,11 @@ func (s *Service) Chain(ctx context.Context, ref string) (*Chain, error) {
 		return nil, err
 	}
 	ch := &Chain{AuthorizationReference: ref, Terminals: []json.RawMessage{}, Confirmations: []*Advice{}}
-	rows, err := q.Query(ctx, "SELECT "+adviceColumns+" FROM financial_advice WHERE authorization_reference = $1 ORDER BY pk", ocpi.Key(ref))
+	advice, err := store.QueryAll(ctx, q, scanAdvice, "SELECT "+adviceColumns+" FROM financial_advice WHERE authorization_reference = $1 ORDER BY pk", ocpi.Key(ref))
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		a, err := scanAdvice(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ch.Confirmations = append(ch.Confirmations, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
+	ch.Confirmations = append(ch.Confirmations, advice...)
 	if !found {
 		if len(ch.Confirmations) == 0 {
 			return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "no payment or confirmation has authorization_reference " + printable(ref)}
@@ -114,48 +103,32 @@ func terminalsServing(ctx context.Context, q store.Querier, p *payment) ([]json.
 	if p.location == "" {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT DISTINCT t.pk, t.body FROM terminals t JOIN terminal_targets g ON g.terminal_pk = t.pk
+	bodies, err := store.QueryAll(ctx, q, func(r store.Row) (json.RawMessage, error) {
+		var pk int64
+		var b []byte
+		err := r.Scan(&pk, &b)
+		return b, err
+	}, `SELECT DISTINCT t.pk, t.body FROM terminals t JOIN terminal_targets g ON g.terminal_pk = t.pk
 		WHERE t.ptp_country_code = $1 AND t.ptp_party_id = $2 AND g.location_id = $3 AND (g.evse_uid = '' OR g.evse_uid = $4)
 		ORDER BY t.pk`, p.ptp.CountryCode, p.ptp.PartyID, p.location, p.evse)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var pk int64
-		var b []byte
-		if err := rows.Scan(&pk, &b); err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return append(out, bodies...), nil
 }
 
 // Flagged returns the confirmations that need the operator (flagged, not
 // resolved), most recently flagged first, and how many there are.
 func (s *Service) Flagged(ctx context.Context, limit, offset int) ([]*Advice, int64, error) {
-	limit = store.PageLimit(limit, 100)
-	q := s.db.ReadIn(ctx)
-	var total int64
-	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM financial_advice WHERE flag <> '' AND resolved_at = 0").Scan(&total); err != nil {
-		return nil, 0, err
-	}
-	rows, err := q.Query(ctx, "SELECT "+adviceColumns+` FROM financial_advice WHERE flag <> '' AND resolved_at = 0
-		ORDER BY flagged_at DESC, pk DESC LIMIT $1 OFFSET $2`, limit, max(offset, 0))
+	out, total, err := store.CountedPage(ctx, s.db.ReadIn(ctx), adviceColumns, "financial_advice", " WHERE flag <> '' AND resolved_at = 0",
+		"flagged_at DESC, pk DESC", store.PageLimit(limit, 100), offset, nil, scanAdvice)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []*Advice{}
-	for rows.Next() {
-		a, err := scanAdvice(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, a)
+	if out == nil {
+		out = []*Advice{}
 	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 // Resolve marks a flagged confirmation as dealt with by the operator; it

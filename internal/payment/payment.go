@@ -154,6 +154,24 @@ func (a Actor) party(role party.Role) (Party, bool) {
 	return Party{CountryCode: ocpi.Key(first.CountryCode), PartyID: ocpi.Key(first.PartyID)}, true
 }
 
+// actingAs returns the party the actor acts for in role. An actor without
+// that role is refused: by wrong, when it plays the module's other role (a
+// CPO asking what only a PTP does, or the reverse) and wrong is set, else as
+// a party that is neither (errNotPayments).
+func (a Actor) actingAs(role party.Role, wrong func() error) (Party, error) {
+	if p, ok := a.party(role); ok {
+		return p, nil
+	}
+	other := party.RoleCPO
+	if role == party.RoleCPO {
+		other = party.RolePTP
+	}
+	if wrong != nil && a.has(other) {
+		return Party{}, wrong()
+	}
+	return Party{}, errNotPayments()
+}
+
 // parties returns the actor's parties in role.
 func (a Actor) parties(role party.Role) []Party {
 	var out []Party

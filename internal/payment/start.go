@@ -81,9 +81,9 @@ func errReused(ref string) error {
 // the command could not reach a CPO (so the PTP may retry it). The command's
 // answer is submit's business.
 func (s *Service) StartSession(ctx context.Context, a Actor, raw []byte, submit SubmitFunc) error {
-	ptp, ok := a.party(party.RolePTP)
-	if !ok {
-		return errNotPayments()
+	ptp, err := a.actingAs(party.RolePTP, nil)
+	if err != nil {
+		return err
 	}
 	obj, err := ocpi.ParseObject(raw)
 	if err != nil {

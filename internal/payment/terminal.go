@@ -88,12 +88,9 @@ func errNotPayments() error {
 // of the URL ("" for POST on the collection, the id is in the body). created
 // reports a new terminal.
 func (s *Service) PostTerminal(ctx context.Context, a Actor, urlID string, raw []byte) (created bool, err error) {
-	ptp, ok := a.party(party.RolePTP)
-	if !ok {
-		if a.has(party.RoleCPO) {
-			return false, errCPOCreates()
-		}
-		return false, errNotPayments()
+	ptp, err := a.actingAs(party.RolePTP, errCPOCreates)
+	if err != nil {
+		return false, err
 	}
 	obj, err := decodeTerminal(raw)
 	if err != nil {
@@ -251,16 +248,15 @@ func canonicalTerminal(doc ocpi.Object, requireID bool) (*ocpi.Terminal, []byte,
 		return nil, nil, err
 	}
 	var t ocpi.Terminal
-	if err := ocpi.Decode(raw, &t); err != nil {
+	body, err := ocpi.DecodeChecked(raw, &t, func() error {
+		c := ocpi.NewCheck("")
+		t.Check(c, requireID)
+		return c.Err()
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	c := ocpi.NewCheck("")
-	t.Check(c, requireID)
-	if err := c.Err(); err != nil {
-		return nil, nil, err
-	}
-	body, err := ocpi.Canonical(raw, &t)
-	return &t, body, err
+	return &t, body, nil
 }
 
 // saveTerminal writes a terminal row and its targets.

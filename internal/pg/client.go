@@ -143,12 +143,8 @@ func (c *Client) CreateUPIQR(ctx context.Context, req QRRequest) (*QR, error) {
 	if err := checkAmount(op, req.Amount); err != nil {
 		return nil, err
 	}
-	n := copyNotes(req.Notes)
-	if n == nil {
-		n = map[string]string{}
-	}
-	n["order_id"] = req.OrderID
-	if err := checkNotes(op, n); err != nil {
+	n, err := notesWith(op, req.Notes, "order_id", req.OrderID)
+	if err != nil {
 		return nil, err
 	}
 	body := map[string]any{
@@ -210,12 +206,8 @@ func (c *Client) Refund(ctx context.Context, req RefundRequest) (*Refund, error)
 	if req.RefundID == "" {
 		return nil, invalid(op, "refund_id", "required: it is the idempotency key")
 	}
-	n := copyNotes(req.Notes)
-	if n == nil {
-		n = map[string]string{}
-	}
-	n["refund_id"] = req.RefundID
-	if err := checkNotes(op, n); err != nil {
+	n, err := notesWith(op, req.Notes, "refund_id", req.RefundID)
+	if err != nil {
 		return nil, err
 	}
 	body := map[string]any{"amount": req.Paise, "speed": "normal", "notes": n}
@@ -394,6 +386,17 @@ func checkAmount(op string, a Amount) error {
 		return invalid(op, "currency", "want a three-letter ISO 4217 code")
 	}
 	return nil
+}
+
+// notesWith returns a copy of notes with key set to value, checked against
+// the PG's limits (checkNotes).
+func notesWith(op string, notes map[string]string, key, value string) (map[string]string, error) {
+	n := copyNotes(notes)
+	if n == nil {
+		n = map[string]string{}
+	}
+	n[key] = value
+	return n, checkNotes(op, n)
 }
 
 // checkNotes applies the PG's limits: 15 pairs, values up to 256 characters.

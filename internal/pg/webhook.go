@@ -137,12 +137,7 @@ func (v *Verifier) VerifyRazorpay(h http.Header, body []byte) (*Event, error) {
 		return nil, fmt.Errorf("%w: X-Razorpay-Signature does not match the body", ErrSignature)
 	}
 	ev, err := parseRazorpay(body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	ev.ID = h.Get("X-Razorpay-Event-Id")
-	finish(ev, body)
-	return ev, nil
+	return finished(ev, err, h.Get("X-Razorpay-Event-Id"), body)
 }
 
 // VerifyCashfree verifies and parses a Cashfree webhook.
@@ -164,12 +159,7 @@ func (v *Verifier) VerifyCashfree(h http.Header, body []byte) (*Event, error) {
 		return nil, err
 	}
 	ev, err := parseCashfree(body)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	ev.ID = h.Get("X-Idempotency-Key")
-	finish(ev, body)
-	return ev, nil
+	return finished(ev, err, h.Get("X-Idempotency-Key"), body)
 }
 
 // CashfreeTimestampWindow is how far a Cashfree webhook's
@@ -253,11 +243,7 @@ func (v *Verifier) VerifyFlat(body []byte) (*Event, error) {
 		return nil, fmt.Errorf("%w: the signature does not match order_id|pg_payment_id", ErrSignature)
 	}
 	ev, err := f.event()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	finish(ev, body)
-	return ev, nil
+	return finished(ev, err, "", body)
 }
 
 // matches reports whether sig is the HMAC-SHA256 of msg under an accepted
@@ -277,12 +263,21 @@ func (v *Verifier) matches(sig, msg []byte) bool {
 	return ok
 }
 
-// finish fills what every form shares: the raw body and a content-derived
-// id when the PG sent none.
-func finish(ev *Event, body []byte) {
+// finished completes the parse (ev, err) of a verified body: a body that
+// did not parse is ErrMalformed; an event gets what every form shares, the
+// raw body and an id: id (the PG's, from a header), else the one the form
+// derives, else one derived from the content.
+func finished(ev *Event, err error, id string, body []byte) (*Event, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
 	ev.Raw = body
+	if id != "" {
+		ev.ID = id
+	}
 	if ev.ID == "" {
 		sum := sha256.Sum256(body)
 		ev.ID = "sha256:" + hex.EncodeToString(sum[:])
 	}
+	return ev, nil
 }

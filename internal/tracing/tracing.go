@@ -30,6 +30,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -89,13 +90,13 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.ServiceName = cmpOr(c.ServiceName, DefaultServiceName)
-	c.QueueSize = cmpOr(c.QueueSize, DefaultQueueSize)
-	c.BatchSize = cmpOr(c.BatchSize, DefaultBatchSize)
-	c.FlushInterval = cmpOr(c.FlushInterval, DefaultFlushInterval)
-	c.Timeout = cmpOr(c.Timeout, DefaultTimeout)
-	c.MaxRetries = cmpOr(c.MaxRetries, DefaultMaxRetries)
-	c.RetryBackoff = cmpOr(c.RetryBackoff, DefaultRetryBackoff)
+	c.ServiceName = cmp.Or(c.ServiceName, DefaultServiceName)
+	c.QueueSize = cmp.Or(c.QueueSize, DefaultQueueSize)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.FlushInterval = cmp.Or(c.FlushInterval, DefaultFlushInterval)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxRetries = cmp.Or(c.MaxRetries, DefaultMaxRetries)
+	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
 	if c.SampleRatio <= 0 || c.SampleRatio > 1 {
 		c.SampleRatio = 1
 	}
@@ -103,14 +104,6 @@ func (c Config) withDefaults() Config {
 		c.HTTP = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	return c
-}
-
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // ParseHeaders reads headers written as OTEL_EXPORTER_OTLP_HEADERS writes

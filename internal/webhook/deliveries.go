@@ -121,19 +121,12 @@ func (s *Service) Deliveries(ctx context.Context, owner Owner, subID string, f D
 	if err != nil {
 		return nil, page, err
 	}
-	defer rows.Close()
 	now := s.now().UnixMicro()
-	out := []*Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows, now)
-		if err != nil {
-			return nil, page, err
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	got, err := store.Collect(rows, func(r store.Row) (*Delivery, error) { return scanDelivery(r, now) })
+	if err != nil {
 		return nil, page, err
 	}
+	out := append([]*Delivery{}, got...)
 	if len(out) > 0 {
 		page.Last = &ocpi.Cursor{Offset: req.Offset + len(out), Key: out[len(out)-1].ID}
 	}

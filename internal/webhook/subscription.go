@@ -64,7 +64,7 @@ type Input struct {
 
 const subscriptionColumns = "id, platform_id, url, secret, status, disabled_reason, failures, failing_since, created_at, updated_at"
 
-func scanSubscription(row interface{ Scan(...any) error }) (*Subscription, error) {
+func scanSubscription(row store.Row) (*Subscription, error) {
 	var sub Subscription
 	var failingSince, created, updated int64
 	if err := row.Scan(&sub.ID, &sub.PlatformID, &sub.URL, &sub.secret, &sub.Status, &sub.DisabledReason,
@@ -149,30 +149,16 @@ func (s *Service) List(ctx context.Context, owner Owner, platformID int64, req o
 	if owner.All && platformID != 0 {
 		cond, args = "platform_id = $1", []any{platformID}
 	}
-	var page ocpi.Page
 	q := s.db.Read()
-	if err := q.QueryRow(ctx, "SELECT COUNT(*) FROM webhook_subscriptions WHERE "+cond, args...).Scan(&page.Total); err != nil {
-		return nil, page, err
-	}
-	rows, err := q.Query(ctx, fmt.Sprintf("SELECT %s FROM webhook_subscriptions WHERE %s ORDER BY created_at, id LIMIT %d OFFSET %d",
-		subscriptionColumns, cond, req.Limit, req.Offset), args...)
+	out, total, err := store.CountedPage(ctx, q, subscriptionColumns, "webhook_subscriptions", " WHERE "+cond, "created_at, id",
+		req.Limit, req.Offset, args, scanSubscription)
 	if err != nil {
-		return nil, page, err
+		return nil, ocpi.Page{}, err
 	}
-	out := []*Subscription{}
-	for rows.Next() {
-		sub, err := scanSubscription(rows)
-		if err != nil {
-			rows.Close()
-			return nil, page, err
-		}
-		out = append(out, sub)
+	if out == nil {
+		out = []*Subscription{}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, page, err
-	}
-	return out, page, loadEvents(ctx, q, out)
+	return out, ocpi.Page{Total: total}, loadEvents(ctx, q, out)
 }
 
 // Create adds a subscription for owner. Without a secret one is generated;

@@ -311,17 +311,11 @@ func ListPage[T any](ctx context.Context, q store.Querier, l store.List, scan fu
 	if err != nil {
 		return nil, page, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, page, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
+	got, err := store.Collect(rows, func(r store.Row) (T, error) { return scan(r) })
+	if err != nil {
 		return nil, page, err
 	}
+	out = append(out, got...)
 	if len(out) > 0 {
 		lu, pk := key(out[len(out)-1])
 		page.Last = &ocpi.Cursor{Offset: l.Offset + len(out), LastUpdated: lu, Key: pk}

@@ -61,7 +61,7 @@ type Delivery struct {
 const deliveryColumns = `id, receipt_id, payment_id, channel, destination, status, attempts, provider_id, last_error, reported_at,
 	created_at, updated_at, phone, phone_key`
 
-func scanDelivery(row interface{ Scan(...any) error }) (*Delivery, error) {
+func scanDelivery(row store.Row) (*Delivery, error) {
 	var d Delivery
 	var reported, created, updated int64
 	if err := row.Scan(&d.ID, &d.ReceiptID, &d.PaymentID, &d.Channel, &d.Destination, &d.Status, &d.Attempts, &d.ProviderID,
@@ -248,20 +248,11 @@ func (s *Sender) delivery(ctx context.Context, q store.Querier, id string) (*Del
 
 // Deliveries returns the deliveries of a receipt, oldest first.
 func (s *Sender) Deliveries(ctx context.Context, receiptID string) ([]*Delivery, error) {
-	rows, err := s.db.Read().Query(ctx, "SELECT "+deliveryColumns+" FROM upi_receipt_deliveries WHERE receipt_id = $1 ORDER BY pk", receiptID)
-	if err != nil {
-		return nil, err
+	out, err := store.QueryAll(ctx, s.db.Read(), scanDelivery, "SELECT "+deliveryColumns+" FROM upi_receipt_deliveries WHERE receipt_id = $1 ORDER BY pk", receiptID)
+	if out == nil && err == nil {
+		out = []*Delivery{}
 	}
-	defer rows.Close()
-	out := []*Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return out, err
 }
 
 // ErrForgedReport answers a delivery report that fails authentication.
