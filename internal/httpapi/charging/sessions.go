@@ -23,46 +23,26 @@ func sessionRef(r *http.Request) (session.Ref, error) {
 	return ref, nil
 }
 
+// sessionChange is the change a session write by the calling platform
+// makes.
+func sessionChange(r *http.Request) session.Change {
+	return session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}
+}
+
 // handleCPOSessionPut serves PUT /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
 func (s *handlers) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
-	ref, raw, err := kit.RefAndBody(r, sessionRef)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}, ref, raw)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.Stored(w, created)
+	return putObject(s.Kit, w, r, sessionRef, sessionChange(r), s.cfg.Sessions.Put)
 }
 
 // handleCPOSessionPatch serves PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
 func (s *handlers) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, raw, err := kit.RefAndBody(r, sessionRef)
-	if err != nil {
-		return err
-	}
-	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}, ref, raw); err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.OK(w, nil)
+	return patchObject(s.Kit, w, r, sessionRef, sessionChange(r), s.cfg.Sessions.Patch)
 }
 
 // handleCPOSessionGet serves GET /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}:
 // the CPO checks the hub's copy.
 func (s *handlers) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
-	ref, err := sessionRef(r)
-	if err != nil {
-		return err
-	}
-	body, err := s.cfg.Sessions.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.OK(w, body)
+	return getObject(s.Kit, w, r, sessionRef, s.cfg.Sessions.Get)
 }
 
 // handleEMSPSessions serves GET /ocpi/2.2.1/emsp/sessions: an eMSP pulls
