@@ -7,6 +7,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 )
 
 // handleCredentialsGet returns our credentials, with the token the caller
@@ -61,18 +62,13 @@ func (s *Server) handleCredentialsDelete(w http.ResponseWriter, r *http.Request)
 // handleHubClientInfo is the HubClientInfo sender: every party reachable
 // through the hub and its connection status, paged.
 func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), kit.SenderOf(r), req)
-	if err != nil {
-		return err
-	}
-	for i := range items {
-		items[i].Role = string(party.RoleFor(kit.VersionOf(r), party.Role(items[i].Role)))
-	}
-	return s.kit.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.kit, w, r, func(req ocpi.PageRequest) ([]clientinfo.ClientInfo, ocpi.Page, error) {
+		items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), kit.SenderOf(r), req)
+		for i := range items {
+			items[i].Role = string(party.RoleFor(kit.VersionOf(r), party.Role(items[i].Role)))
+		}
+		return items, page, err
+	})
 }
 
 // handleUnsupportedVersion answers a credentials POST or PUT on a version we

@@ -60,16 +60,9 @@ func webhookPage[T any](s *handlers, w http.ResponseWriter, r *http.Request, lis
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	req, err := ocpi.ParsePageRequest(q, ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := list(wh, q, req)
-	if err != nil {
-		return err
-	}
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]T, ocpi.Page, error) {
+		return list(wh, r.URL.Query(), req)
+	})
 }
 
 // handleWebhookList serves the subscriptions of an owner, paged.

@@ -2,6 +2,7 @@ package charging
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -30,15 +31,9 @@ func (s *handlers) paymentsActor(r *http.Request) payment.Actor {
 // caller may see (a PTP its own, a CPO its own and the unclaimed ones),
 // paged, with date_from and date_to.
 func (s *handlers) handlePaymentTerminals(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Payments.ListTerminals(r.Context(), s.paymentsActor(r), req)
-	if err != nil {
-		return err
-	}
-	return s.PageRaw(w, r, req, items, page)
+	return s.ListPageRaw(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Payments.ListTerminals(r.Context(), s.paymentsActor(r), req)
+	})
 }
 
 // handlePaymentTerminalPost serves POST payments/terminals[/{terminal_id}]:
@@ -107,15 +102,9 @@ func (s *handlers) handlePaymentDeactivate(w http.ResponseWriter, r *http.Reques
 // a PTP's own confirmations, or those of a CPO's payments, paged, with prices
 // in the shape of the URL's version.
 func (s *handlers) handlePaymentAdviceList(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Payments.ListAdvice(r.Context(), s.paymentsActor(r), req)
-	if err != nil {
-		return err
-	}
-	return s.PageRaw(w, r, req, items, page)
+	return s.ListPageRaw(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Payments.ListAdvice(r.Context(), s.paymentsActor(r), req)
+	})
 }
 
 // handlePaymentAdvicePost serves POST payments/financial-advice-confirmations:
@@ -188,11 +177,7 @@ func (s *handlers) startPayment(w http.ResponseWriter, r *http.Request, req comm
 // handleAdminPayment serves GET /admin/payments/{authorization_reference}:
 // the payment's chain, terminal → command → session → CDR → confirmations.
 func (s *handlers) handleAdminPayment(w http.ResponseWriter, r *http.Request) error {
-	ch, err := s.cfg.Payments.Chain(r.Context(), r.PathValue("authorization_reference"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, ch)
+	return kit.ByPath(s.Kit, w, r, "authorization_reference", s.cfg.Payments.Chain)
 }
 
 // handleAdminFlagged serves GET /admin/financial-advice/flagged: the

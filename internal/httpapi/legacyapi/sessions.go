@@ -173,8 +173,8 @@ func (s *handlers) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Reque
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.Sessions.List(ctx, session.Filter{Owners: kit.Owners(r)}, req)
+	list := func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Sessions.List(r.Context(), session.Filter{Owners: kit.Owners(r)}, req)
 	}
 	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		return s.sessionOut(r, it)
@@ -268,8 +268,8 @@ func (s *handlers) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) 
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.CDRs.List(ctx, cdr.Filter{Owners: kit.Owners(r)}, req)
+	list := func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.CDRs.List(r.Context(), cdr.Filter{Owners: kit.Owners(r)}, req)
 	}
 	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var d ocpi.CDR

@@ -20,19 +20,11 @@ func (s *handlers) handleSMSReports(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *handlers) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {
-	rc, err := s.cfg.UPI.ReceiptRecord(r.Context(), r.PathValue("receipt_id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, rc)
+	return kit.ByPath(s.Kit, w, r, "receipt_id", s.cfg.UPI.ReceiptRecord)
 }
 
 func (s *handlers) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.cfg.UPI.PaymentReceipts(r.Context(), r.PathValue("payment_id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, rs)
+	return kit.ByPath(s.Kit, w, r, "payment_id", s.cfg.UPI.PaymentReceipts)
 }
 
 func (s *handlers) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
