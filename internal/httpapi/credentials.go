@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -26,25 +27,24 @@ func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) er
 
 // handleCredentialsPost registers a partner (token A).
 func (s *Server) handleCredentialsPost(w http.ResponseWriter, r *http.Request) error {
-	var in ocpi.Credentials
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	out, err := s.cfg.Parties.Register(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
-	if err != nil {
-		return err
-	}
-	return s.kit.OK(w, out)
+	return s.credentialsWrite(w, r, s.cfg.Parties.Register)
 }
 
 // handleCredentialsPut updates a registration (new token B, new endpoints or
 // version) and issues a new token C.
 func (s *Server) handleCredentialsPut(w http.ResponseWriter, r *http.Request) error {
+	return s.credentialsWrite(w, r, s.cfg.Parties.Update)
+}
+
+// credentialsWrite hands the caller's credentials to write (a registration
+// or its update) and answers with ours.
+func (s *Server) credentialsWrite(w http.ResponseWriter, r *http.Request,
+	write func(context.Context, *party.Caller, string, ocpi.Credentials) (*ocpi.Credentials, error)) error {
 	var in ocpi.Credentials
 	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
-	out, err := s.cfg.Parties.Update(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
+	out, err := write(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
 	if err != nil {
 		return err
 	}
