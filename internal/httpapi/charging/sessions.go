@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/session"
 )
@@ -48,15 +49,22 @@ func (s *handlers) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) e
 // handleEMSPSessions serves GET /ocpi/2.2.1/emsp/sessions: an eMSP pulls
 // the sessions of its own tokens (of one CPO, with OCPI-to-*).
 func (s *handlers) handleEMSPSessions(w http.ResponseWriter, r *http.Request) error {
+	return s.ownTokensPage(w, r, func(owners []ocpiclient.Party, cpo ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Sessions.List(r.Context(), session.Filter{Owners: owners, CPO: cpo}, req)
+	})
+}
+
+// ownTokensPage answers an eMSP's pull of what its own tokens made
+// (sessions, CDRs): list gives a page of the owners' objects, of the CPO
+// OCPI-to-* names (zero: of every CPO).
+func (s *handlers) ownTokensPage(w http.ResponseWriter, r *http.Request,
+	list func(owners []ocpiclient.Party, cpo ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error)) error {
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
 	return kit.SenderPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		f := session.Filter{Owners: kit.Owners(r)}
-		if to, ok := s.AddressedElsewhere(r); ok {
-			f.CPO = to
-		}
-		return s.cfg.Sessions.List(r.Context(), f, req)
+		cpo, _ := s.AddressedElsewhere(r)
+		return list(kit.Owners(r), cpo, req)
 	})
 }
 
