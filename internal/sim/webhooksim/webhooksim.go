@@ -27,7 +27,7 @@ type Receiver struct {
 
 	mu         sync.Mutex
 	deliveries []Delivery
-	notify     chan struct{}
+	arrived    simwire.Signal
 	respond    func(n int) int
 	delay      time.Duration
 	hold       chan struct{}
@@ -52,7 +52,7 @@ func Start() (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{listener: l, notify: make(chan struct{}), respond: func(int) int { return http.StatusNoContent }, clock: clock.Real{}}
+	r := &Receiver{listener: l, respond: func(int) int { return http.StatusNoContent }, clock: clock.Real{}}
 	r.server = simwire.Serve(l, http.HandlerFunc(r.serve))
 	return r, nil
 }
@@ -101,9 +101,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	d.Status = r.respond(n)
 	delay, hold := r.delay, r.hold
 	r.deliveries = append(r.deliveries, d)
-	close(r.notify)
-	r.notify = make(chan struct{})
 	r.mu.Unlock()
+	r.arrived.Notify()
 	if d.Status == 0 {
 		<-req.Context().Done()
 		return
@@ -134,19 +133,17 @@ func (r *Receiver) Deliveries() []Delivery {
 
 // WaitFor waits until at least n requests arrived, or ctx ends.
 func (r *Receiver) WaitFor(ctx context.Context, n int) ([]Delivery, error) {
-	for {
+	got := 0
+	err := r.arrived.Wait(ctx, func() bool {
 		r.mu.Lock()
-		ch, got := r.notify, len(r.deliveries)
-		r.mu.Unlock()
-		if got >= n {
-			return r.Deliveries(), nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return r.Deliveries(), errors.Join(ctx.Err(), fmt.Errorf("webhook receiver got %d requests, want %d", got, n))
-		}
+		defer r.mu.Unlock()
+		got = len(r.deliveries)
+		return got >= n
+	})
+	if err != nil {
+		return r.Deliveries(), errors.Join(err, fmt.Errorf("webhook receiver got %d requests, want %d", got, n))
 	}
+	return r.Deliveries(), nil
 }
 
 // Close stops the receiver.
