@@ -39,15 +39,9 @@ func (s *handlers) handlePaymentTerminals(w http.ResponseWriter, r *http.Request
 // handlePaymentTerminalPost serves POST payments/terminals[/{terminal_id}]:
 // a PTP creates (or replaces) a terminal.
 func (s *handlers) handlePaymentTerminalPost(w http.ResponseWriter, r *http.Request) error {
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Payments.PostTerminal(r.Context(), s.paymentsActor(r), r.PathValue("terminal_id"), raw)
-	if err != nil {
-		return err
-	}
-	return s.Stored(w, created)
+	return s.paymentsStore(w, r, func(ctx context.Context, a payment.Actor, raw []byte) (bool, error) {
+		return s.cfg.Payments.PostTerminal(ctx, a, r.PathValue("terminal_id"), raw)
+	})
 }
 
 // handlePaymentTerminal serves GET, PUT and PATCH of
@@ -62,15 +56,9 @@ func (s *handlers) handlePaymentTerminal(w http.ResponseWriter, r *http.Request)
 		}
 		return s.OK(w, body)
 	}
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Payments.UpdateTerminal(r.Context(), s.paymentsActor(r), id, r.Method, raw)
-	if err != nil {
-		return err
-	}
-	return s.Stored(w, created)
+	return s.paymentsStore(w, r, func(ctx context.Context, a payment.Actor, raw []byte) (bool, error) {
+		return s.cfg.Payments.UpdateTerminal(ctx, a, id, r.Method, raw)
+	})
 }
 
 // handlePaymentActivate serves POST payments/terminals/activate: a CPO asks
@@ -110,11 +98,18 @@ func (s *handlers) handlePaymentAdviceList(w http.ResponseWriter, r *http.Reques
 // handlePaymentAdvicePost serves POST payments/financial-advice-confirmations:
 // a PTP confirms what it captured.
 func (s *handlers) handlePaymentAdvicePost(w http.ResponseWriter, r *http.Request) error {
+	return s.paymentsStore(w, r, s.cfg.Payments.Confirm)
+}
+
+// paymentsStore hands the request's body to write, on behalf of the caller,
+// and answers 201 when write created the object, 200 when it replaced or
+// changed it.
+func (s *handlers) paymentsStore(w http.ResponseWriter, r *http.Request, write func(context.Context, payment.Actor, []byte) (bool, error)) error {
 	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Payments.Confirm(r.Context(), s.paymentsActor(r), raw)
+	created, err := write(r.Context(), s.paymentsActor(r), raw)
 	if err != nil {
 		return err
 	}
