@@ -32,7 +32,7 @@ type AuthorizeBehavior struct {
 	Silent bool
 }
 
-// Result is a command result the eMSP simulator received at a
+// Result is a command result a simulator (the eMSP, the PTP) received at a
 // response_url it gave.
 type Result struct {
 	Command string
@@ -47,7 +47,7 @@ type emspState struct {
 	tokens      map[string]map[string]any
 	sessions    map[string]map[string]any
 	cdrs        []map[string]any
-	results     []Result
+	results     ResultLog
 	profiles    []Result
 	onAuthorize func(uid, typ string, body map[string]any) AuthorizeBehavior
 	refs        int
@@ -59,7 +59,7 @@ func (e *EMSP) handleSessionModules() {
 	e.st = &emspState{tokens: map[string]map[string]any{}, sessions: map[string]map[string]any{}}
 	e.Handle("sessions", "RECEIVER", "/emsp/sessions", e.handleSession)
 	e.Handle("cdrs", "RECEIVER", "/emsp/cdrs", e.handleCDR)
-	e.Handle("commands", "SENDER", "/emsp/commands", e.handleCommandResult)
+	e.Handle("commands", "SENDER", "/emsp/commands", e.st.results.Receive(e.Platform, "/emsp/commands"))
 	e.Handle("chargingprofiles", "SENDER", "/emsp/chargingprofiles", e.handleProfileCallback)
 }
 
@@ -310,31 +310,9 @@ func (e *EMSP) SendCommand(ctx context.Context, command string, body map[string]
 	return uid, resp, err
 }
 
-// handleCommandResult records a CommandResult posted to a response_url.
-func (e *EMSP) handleCommandResult(w http.ResponseWriter, r *http.Request) {
-	res, read := e.ReadResult(w, r, "/emsp/commands")
-	if !read {
-		return
-	}
-	e.st.mu.Lock()
-	e.st.results = append(e.st.results, res)
-	e.st.mu.Unlock()
-	e.OK(w, nil)
-}
-
 // Results returns the command results received for a response_url uid
 // ("" for all).
-func (e *EMSP) Results(uid string) []Result {
-	e.st.mu.Lock()
-	defer e.st.mu.Unlock()
-	var out []Result
-	for _, r := range e.st.results {
-		if uid == "" || r.UID == uid {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (e *EMSP) Results(uid string) []Result { return e.st.results.For(uid) }
 
 // WaitResult waits until a result for uid has arrived and returns its
 // result value.

@@ -39,7 +39,7 @@ type PTP struct {
 	deactivated []string
 	sessions    map[string]map[string]any
 	cdrs        []map[string]any
-	results     []sim.Result
+	results     sim.ResultLog
 	seq         int
 }
 
@@ -53,7 +53,7 @@ func Start(name, cc, pid string, logger *slog.Logger, tweak ...func(*sim.Options
 	p.Handle("payments", "SENDER", "/ptp/payments", t.handlePayments)
 	p.Handle("sessions", "RECEIVER", "/ptp/sessions", t.handleSession)
 	p.Handle("cdrs", "RECEIVER", "/ptp/cdrs", t.handleCDR)
-	p.Handle("commands", "SENDER", "/ptp/commands", t.handleResult)
+	p.Handle("commands", "SENDER", "/ptp/commands", t.results.Receive(p, "/ptp/commands"))
 	return t, nil
 }
 
@@ -164,19 +164,6 @@ func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 	t.mu.Unlock()
 	w.Header().Set("Location", fmt.Sprintf("%s/ocpi/%s/ptp/cdrs/%d", t.URL(), t.HubVersion(), n))
 	t.Reply(w, http.StatusCreated, 1000, nil)
-}
-
-// handleResult records a CommandResult posted to one of the PTP's
-// response_urls (/{command}/{uid}).
-func (t *PTP) handleResult(w http.ResponseWriter, r *http.Request) {
-	res, read := t.ReadResult(w, r, "/ptp/commands")
-	if !read {
-		return
-	}
-	t.mu.Lock()
-	t.results = append(t.results, res)
-	t.mu.Unlock()
-	t.OK(w, nil)
 }
 
 // payments calls the hub's payments endpoint of an interface role (the hub
@@ -294,14 +281,4 @@ func byReference(objs iter.Seq[map[string]any], ref string) map[string]any {
 }
 
 // Results returns the command results received for a response_url uid.
-func (t *PTP) Results(uid string) []sim.Result {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []sim.Result
-	for _, r := range t.results {
-		if uid == "" || r.UID == uid {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (t *PTP) Results(uid string) []sim.Result { return t.results.For(uid) }
