@@ -113,8 +113,8 @@ type Platform struct {
 	changed simwire.Signal
 	// Down makes the platform answer 503 to everything (an outage).
 	down bool
-	// Unreachable handlers fail the request like a dead server.
-	hold chan struct{}
+	// silent holds every module request unanswered (SetSilent).
+	silent simwire.Gate
 	// delay slows every module answer (a slow partner); inFlight and
 	// maxInFlight measure how many module requests overlap.
 	delay                 time.Duration
@@ -249,10 +249,7 @@ func (p *Platform) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	p.mu.Lock()
-	if p.hold != nil {
-		close(p.hold)
-		p.hold = nil
-	}
+	p.silent.Shut(false)
 	for _, h := range p.holds {
 		close(h.release)
 	}
@@ -290,13 +287,7 @@ func (p *Platform) MaxInFlight() int {
 func (p *Platform) SetSilent(silent bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if silent && p.hold == nil {
-		p.hold = make(chan struct{})
-	}
-	if !silent && p.hold != nil {
-		close(p.hold)
-		p.hold = nil
-	}
+	p.silent.Shut(silent)
 }
 
 // Hold makes the platform hold every request that matches, unanswered, until
@@ -331,7 +322,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		idx := len(p.requests)
 		p.requests = append(p.requests, req)
 		p.changed.Notify()
-		down, hold := p.down, p.hold
+		down, hold := p.down, p.silent.Held()
 		var held []chan struct{}
 		for _, h := range p.holds {
 			if h.match(req) {
@@ -363,12 +354,8 @@ func (p *Platform) record(next http.Handler) http.Handler {
 			handled()
 			return
 		}
-		if hold != nil && !strings.HasSuffix(r.URL.Path, "/versions") {
-			select {
-			case <-hold:
-			case <-r.Context().Done():
-				return
-			}
+		if !strings.HasSuffix(r.URL.Path, "/versions") && !simwire.Pass(r.Context(), hold) {
+			return
 		}
 		p.mu.Lock()
 		p.inFlight++

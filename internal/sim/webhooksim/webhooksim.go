@@ -30,7 +30,7 @@ type Receiver struct {
 	arrived    simwire.Signal
 	respond    func(n int) int
 	delay      time.Duration
-	hold       chan struct{}
+	hang       simwire.Gate
 	// clock stamps deliveries (the real clock: the receiver stands for a
 	// partner's server, outside the hub's injected time).
 	clock clock.Clock
@@ -83,13 +83,7 @@ func (r *Receiver) SetDelay(d time.Duration) {
 func (r *Receiver) SetHang(hang bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if hang && r.hold == nil {
-		r.hold = make(chan struct{})
-	}
-	if !hang && r.hold != nil {
-		close(r.hold)
-		r.hold = nil
-	}
+	r.hang.Shut(hang)
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -99,7 +93,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	n := len(r.deliveries) + 1
 	d.Status = r.respond(n)
-	delay, hold := r.delay, r.hold
+	delay, hold := r.delay, r.hang.Held()
 	r.deliveries = append(r.deliveries, d)
 	r.mu.Unlock()
 	r.arrived.Notify()
@@ -107,12 +101,8 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		<-req.Context().Done()
 		return
 	}
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-req.Context().Done():
-			return
-		}
+	if !simwire.Pass(req.Context(), hold) {
+		return
 	}
 	if delay > 0 {
 		select {
