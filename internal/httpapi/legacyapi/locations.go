@@ -42,15 +42,16 @@ func (s *handlers) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
+	return s.legacyLocationAnswer(w, r, ref)
+}
+
+// legacyLocationAnswer answers with the stored object ref names, converted
+// for the caller's version.
+func (s *handlers) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref) error {
 	body, err := s.cfg.Locations.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	return s.legacyLocationAnswer(w, r, ref, body)
-}
-
-// legacyLocationAnswer converts a stored object for the caller's version.
-func (s *handlers) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref, body []byte) error {
 	v := Version(r.URL.Path)
 	out, loss, ok, err := v211.LocationOut(v, ref.Level(), body)
 	if err != nil {
@@ -130,11 +131,7 @@ func (s *handlers) handleLegacyEMSPLocation(w http.ResponseWriter, r *http.Reque
 	if ref.CountryCode, ref.PartyID, err = s.cfg.Locations.Lookup(r.Context(), ref.LocationID); err != nil {
 		return err
 	}
-	body, err := s.cfg.Locations.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	return s.legacyLocationAnswer(w, r, ref, body)
+	return s.legacyLocationAnswer(w, r, ref)
 }
 
 // legacyTariffRef reads a legacy CPO's tariff URL.
