@@ -126,6 +126,22 @@ func ByPath[T any](k *Kit, w http.ResponseWriter, r *http.Request, name string, 
 	return k.OK(w, v)
 }
 
+// ActOn answers a request about one thing named by the path segment name
+// that carries a body: act gets the thing's name and the decoded body, and
+// answer writes what act returns.
+func ActOn[In, Out any](w http.ResponseWriter, r *http.Request, name string, act func(context.Context, string, In) (Out, error),
+	answer func(http.ResponseWriter, any) error) error {
+	var in In
+	if err := Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := act(r.Context(), r.PathValue(name), in)
+	if err != nil {
+		return err
+	}
+	return answer(w, out)
+}
+
 // PathID reads the {id} path segment: a positive integer.
 func PathID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
-	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // handleSMSReports takes the SMS provider's delivery reports.
@@ -28,13 +27,5 @@ func (s *handlers) handlePaymentReceipts(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *handlers) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
-	var in upi.ResendRequest
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	out, err := s.cfg.UPI.Resend(r.Context(), r.PathValue("receipt_id"), in)
-	if err != nil {
-		return err
-	}
-	return s.Created(w, out)
+	return kit.ActOn(w, r, "receipt_id", s.cfg.UPI.Resend, s.Created)
 }

@@ -187,13 +187,5 @@ func (s *handlers) handlePaymentGet(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *handlers) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
-	var in upi.Resolution
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	p, err := s.cfg.UPI.Resolve(r.Context(), r.PathValue("payment_id"), in)
-	if err != nil {
-		return err
-	}
-	return s.OK(w, p)
+	return kit.ActOn(w, r, "payment_id", s.cfg.UPI.Resolve, s.OK)
 }
