@@ -222,13 +222,22 @@ func (c *Console) handleLogin(w http.ResponseWriter, r *http.Request) {
 		c.loginPage(w, r, http.StatusUnauthorized, next, "That is not the admin token.")
 		return
 	}
-	if err := c.startSession(w, r); err != nil {
-		c.logger.ErrorContext(r.Context(), "console session could not start", "error", err)
-		c.renderError(w, r, http.StatusInternalServerError, "The session could not be started.")
+	if !c.beginSession(w, r) {
 		return
 	}
 	c.logger.InfoContext(r.Context(), "console sign-in", "client", ip)
 	c.redirect(w, r, next)
+}
+
+// beginSession starts the operator's session after a sign-in; when it
+// cannot, it answers 500 and reports false.
+func (c *Console) beginSession(w http.ResponseWriter, r *http.Request) bool {
+	if err := c.startSession(w, r); err != nil {
+		c.logger.ErrorContext(r.Context(), "console session could not start", "error", err)
+		c.renderError(w, r, http.StatusInternalServerError, "The session could not be started.")
+		return false
+	}
+	return true
 }
 
 // handleLogout ends the session (CSRF-checked: a link elsewhere cannot sign
@@ -319,9 +328,7 @@ func (c *Console) loginWithCode(w http.ResponseWriter, r *http.Request, code, ne
 		c.loginPage(w, r, http.StatusUnauthorized, next, "That sign-in link has expired or was used already; sign in with the admin token.")
 		return
 	}
-	if err := c.startSession(w, r); err != nil {
-		c.logger.ErrorContext(r.Context(), "console session could not start", "error", err)
-		c.renderError(w, r, http.StatusInternalServerError, "The session could not be started.")
+	if !c.beginSession(w, r) {
 		return
 	}
 	c.redirect(w, r, next)

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/party/clientinfo"
 )
 
 // handleCredentialsGet returns our credentials, with the token the caller
@@ -25,25 +27,24 @@ func (s *Server) handleCredentialsGet(w http.ResponseWriter, r *http.Request) er
 
 // handleCredentialsPost registers a partner (token A).
 func (s *Server) handleCredentialsPost(w http.ResponseWriter, r *http.Request) error {
-	var in ocpi.Credentials
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	out, err := s.cfg.Parties.Register(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
-	if err != nil {
-		return err
-	}
-	return s.kit.OK(w, out)
+	return s.credentialsWrite(w, r, s.cfg.Parties.Register)
 }
 
 // handleCredentialsPut updates a registration (new token B, new endpoints or
 // version) and issues a new token C.
 func (s *Server) handleCredentialsPut(w http.ResponseWriter, r *http.Request) error {
+	return s.credentialsWrite(w, r, s.cfg.Parties.Update)
+}
+
+// credentialsWrite hands the caller's credentials to write (a registration
+// or its update) and answers with ours.
+func (s *Server) credentialsWrite(w http.ResponseWriter, r *http.Request,
+	write func(context.Context, *party.Caller, string, ocpi.Credentials) (*ocpi.Credentials, error)) error {
 	var in ocpi.Credentials
 	if err := kit.Decode(r, &in); err != nil {
 		return err
 	}
-	out, err := s.cfg.Parties.Update(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
+	out, err := write(r.Context(), party.CallerFrom(r.Context()), kit.VersionOf(r), in)
 	if err != nil {
 		return err
 	}
@@ -61,18 +62,13 @@ func (s *Server) handleCredentialsDelete(w http.ResponseWriter, r *http.Request)
 // handleHubClientInfo is the HubClientInfo sender: every party reachable
 // through the hub and its connection status, paged.
 func (s *Server) handleHubClientInfo(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), kit.SenderOf(r), req)
-	if err != nil {
-		return err
-	}
-	for i := range items {
-		items[i].Role = string(party.RoleFor(kit.VersionOf(r), party.Role(items[i].Role)))
-	}
-	return s.kit.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.kit, w, r, func(req ocpi.PageRequest) ([]clientinfo.ClientInfo, ocpi.Page, error) {
+		items, page, err := s.cfg.Parties.ListClientInfo(r.Context(), kit.SenderOf(r), req)
+		for i := range items {
+			items[i].Role = string(party.RoleFor(kit.VersionOf(r), party.Role(items[i].Role)))
+		}
+		return items, page, err
+	})
 }
 
 // handleUnsupportedVersion answers a credentials POST or PUT on a version we

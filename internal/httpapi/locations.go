@@ -151,6 +151,16 @@ func (s *Server) directoryFilter(r *http.Request) (cc, pid string) {
 	return "", ""
 }
 
+// directoryOwner is the CPO of the directory's object id: the one OCPI-to-*
+// names, else the one lookup finds (the id must then be unique across
+// CPOs).
+func (s *Server) directoryOwner(r *http.Request, id string, lookup func(context.Context, string) (cc, pid string, err error)) (cc, pid string, err error) {
+	if cc, pid = s.directoryFilter(r); cc != "" {
+		return cc, pid, nil
+	}
+	return lookup(r.Context(), id)
+}
+
 // handleEMSPLocations is the locations SENDER for eMSPs: the merged
 // directory of every CPO (GET ALL via hub), paged.
 func (s *Server) handleEMSPLocations(w http.ResponseWriter, r *http.Request) error {
@@ -173,11 +183,8 @@ func (s *Server) handleEMSPLocation(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	ref.CountryCode, ref.PartyID = s.directoryFilter(r)
-	if ref.CountryCode == "" {
-		if ref.CountryCode, ref.PartyID, err = s.cfg.Locations.Lookup(r.Context(), ref.LocationID); err != nil {
-			return err
-		}
+	if ref.CountryCode, ref.PartyID, err = s.directoryOwner(r, ref.LocationID, s.cfg.Locations.Lookup); err != nil {
+		return err
 	}
 	body, err := s.cfg.Locations.Get(r.Context(), ref)
 	if err != nil {

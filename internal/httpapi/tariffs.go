@@ -107,12 +107,9 @@ func (s *Server) handleEMSPTariff(w http.ResponseWriter, r *http.Request) error 
 	if err := c.Err(); err != nil {
 		return err
 	}
-	ref.CountryCode, ref.PartyID = s.directoryFilter(r)
 	var err error
-	if ref.CountryCode == "" {
-		if ref.CountryCode, ref.PartyID, err = s.cfg.Tariffs.Lookup(r.Context(), ref.ID); err != nil {
-			return err
-		}
+	if ref.CountryCode, ref.PartyID, err = s.directoryOwner(r, ref.ID, s.cfg.Tariffs.Lookup); err != nil {
+		return err
 	}
 	body, err := s.cfg.Tariffs.Get(r.Context(), ref)
 	if err != nil {

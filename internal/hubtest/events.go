@@ -5,28 +5,28 @@ import (
 	"sync"
 
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // Recorder is an event.Emitter that keeps the events of committed
 // transactions, for tests.
 type Recorder struct {
-	mu     sync.Mutex
-	events []event.Event
-	notify chan struct{}
+	mu      sync.Mutex
+	events  []event.Event
+	changed simwire.Signal
 }
 
 // NewRecorder returns an empty Recorder.
-func NewRecorder() *Recorder { return &Recorder{notify: make(chan struct{})} }
+func NewRecorder() *Recorder { return &Recorder{} }
 
 // Emit implements event.Emitter: the event is kept once tx commits.
 func (r *Recorder) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
 	tx.AfterCommit(func() {
 		r.mu.Lock()
 		r.events = append(r.events, e)
-		close(r.notify)
-		r.notify = make(chan struct{})
 		r.mu.Unlock()
+		r.changed.Notify()
 	})
 	return nil
 }
@@ -47,17 +47,9 @@ func (r *Recorder) Events(name string) []event.Event {
 // Wait waits until at least n events named name were recorded, or ctx ends;
 // it returns them.
 func (r *Recorder) Wait(ctx context.Context, name string, n int) ([]event.Event, error) {
-	for {
-		r.mu.Lock()
-		ch := r.notify
-		r.mu.Unlock()
-		if got := r.Events(name); len(got) >= n {
-			return got, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return r.Events(name), ctx.Err()
-		}
+	var got []event.Event
+	if err := r.changed.Wait(ctx, func() bool { got = r.Events(name); return len(got) >= n }); err != nil {
+		return r.Events(name), err
 	}
+	return got, nil
 }

@@ -53,23 +53,17 @@ func Tables(ctx context.Context, q store.Querier) ([]string, error) {
 	if q.Engine() == store.Postgres {
 		query = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
 	}
-	rows, err := q.Query(ctx, query)
+	names, err := store.QueryAll(ctx, q, func(row store.Row) (string, error) {
+		var name string
+		err := row.Scan(&name)
+		return name, err
+	}, query)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		if !kept(name) {
-			out = append(out, name)
-		}
-	}
+	out := slices.DeleteFunc(names, kept)
 	slices.Sort(out)
-	return out, rows.Err()
+	return out, nil
 }
 
 // reset empties the tables in tx: one TRUNCATE on PostgreSQL, DELETEs with

@@ -32,7 +32,7 @@ type AuthorizeBehavior struct {
 	Silent bool
 }
 
-// Result is a command result the eMSP simulator received at a
+// Result is a command result a simulator (the eMSP, the PTP) received at a
 // response_url it gave.
 type Result struct {
 	Command string
@@ -45,9 +45,9 @@ type Result struct {
 type emspState struct {
 	mu          sync.Mutex
 	tokens      map[string]map[string]any
-	sessions    map[string]map[string]any
+	sessions    SessionBook
 	cdrs        []map[string]any
-	results     []Result
+	results     ResultLog
 	profiles    []Result
 	onAuthorize func(uid, typ string, body map[string]any) AuthorizeBehavior
 	refs        int
@@ -56,10 +56,10 @@ type emspState struct {
 // handleSessionModules adds the modules an eMSP offers for sessions, CDRs,
 // command results and charging profiles.
 func (e *EMSP) handleSessionModules() {
-	e.st = &emspState{tokens: map[string]map[string]any{}, sessions: map[string]map[string]any{}}
-	e.Handle("sessions", "RECEIVER", "/emsp/sessions", e.handleSession)
+	e.st = &emspState{tokens: map[string]map[string]any{}}
+	e.Handle("sessions", "RECEIVER", "/emsp/sessions", e.st.sessions.Receive(e.Platform, "/emsp/sessions", simwire.PatchSession))
 	e.Handle("cdrs", "RECEIVER", "/emsp/cdrs", e.handleCDR)
-	e.Handle("commands", "SENDER", "/emsp/commands", e.handleCommandResult)
+	e.Handle("commands", "SENDER", "/emsp/commands", e.st.results.Receive(e.Platform, "/emsp/commands"))
 	e.Handle("chargingprofiles", "SENDER", "/emsp/chargingprofiles", e.handleProfileCallback)
 }
 
@@ -201,58 +201,11 @@ func (e *EMSP) authorize(w http.ResponseWriter, r *http.Request, uid string) {
 	e.OK(w, info)
 }
 
-// handleSession is the eMSP's sessions receiver: PUT, PATCH (appending
-// charging_periods) and GET of /{cc}/{pid}/{id}.
-func (e *EMSP) handleSession(w http.ResponseWriter, r *http.Request) {
-	seg := simwire.Segments(r.URL.Path, "/emsp/sessions")
-	if len(seg) != 3 {
-		e.Reply(w, http.StatusNotFound, 2000, nil)
-		return
-	}
-	key := strings.ToUpper(strings.Join(seg, "/"))
-	e.st.mu.Lock()
-	defer e.st.mu.Unlock()
-	switch r.Method {
-	case http.MethodGet:
-		if s, found := e.st.sessions[key]; found {
-			e.OK(w, s)
-			return
-		}
-		e.Reply(w, http.StatusNotFound, 2000, nil)
-	case http.MethodPut, http.MethodPatch:
-		obj, read := e.ReadObject(w, r)
-		if !read {
-			return
-		}
-		if r.Method == http.MethodPatch {
-			cur, found := e.st.sessions[key]
-			if !found {
-				e.Reply(w, http.StatusNotFound, 2000, nil)
-				return
-			}
-			simwire.PatchSession(cur, obj)
-			obj = cur
-		}
-		e.st.sessions[key] = obj
-		e.OK(w, nil)
-	default:
-		e.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
-	}
-}
-
 // Session returns the eMSP's copy of a session (nil if none).
-func (e *EMSP) Session(cc, pid, id string) map[string]any {
-	e.st.mu.Lock()
-	defer e.st.mu.Unlock()
-	return simwire.Clone(e.st.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
-}
+func (e *EMSP) Session(cc, pid, id string) map[string]any { return e.st.sessions.Session(cc, pid, id) }
 
 // Sessions returns how many sessions the eMSP holds.
-func (e *EMSP) Sessions() int {
-	e.st.mu.Lock()
-	defer e.st.mu.Unlock()
-	return len(e.st.sessions)
-}
+func (e *EMSP) Sessions() int { return e.st.sessions.Len() }
 
 // handleCDR is the eMSP's CDRs receiver: POST stores a CDR and answers with
 // its URL in Location; GET of that URL returns it.
@@ -310,31 +263,9 @@ func (e *EMSP) SendCommand(ctx context.Context, command string, body map[string]
 	return uid, resp, err
 }
 
-// handleCommandResult records a CommandResult posted to a response_url.
-func (e *EMSP) handleCommandResult(w http.ResponseWriter, r *http.Request) {
-	res, read := e.ReadResult(w, r, "/emsp/commands")
-	if !read {
-		return
-	}
-	e.st.mu.Lock()
-	e.st.results = append(e.st.results, res)
-	e.st.mu.Unlock()
-	e.OK(w, nil)
-}
-
 // Results returns the command results received for a response_url uid
 // ("" for all).
-func (e *EMSP) Results(uid string) []Result {
-	e.st.mu.Lock()
-	defer e.st.mu.Unlock()
-	var out []Result
-	for _, r := range e.st.results {
-		if uid == "" || r.UID == uid {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (e *EMSP) Results(uid string) []Result { return e.st.results.For(uid) }
 
 // WaitResult waits until a result for uid has arrived and returns its
 // result value.

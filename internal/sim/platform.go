@@ -108,11 +108,13 @@ type Platform struct {
 	hubEndpoints []ocpi.Endpoint
 	endpoints    []endpoint
 	requests     []Request
-	notify       chan struct{}
+	// changed wakes Until and the waits for requests when one arrives,
+	// is answered or is abandoned.
+	changed simwire.Signal
 	// Down makes the platform answer 503 to everything (an outage).
 	down bool
-	// Unreachable handlers fail the request like a dead server.
-	hold chan struct{}
+	// silent holds every module request unanswered (SetSilent).
+	silent simwire.Gate
 	// delay slows every module answer (a slow partner); inFlight and
 	// maxInFlight measure how many module requests overlap.
 	delay                 time.Duration
@@ -162,7 +164,7 @@ func Start(opts Options) (*Platform, error) {
 		return nil, err
 	}
 	p := &Platform{opts: opts, listener: l, mux: http.NewServeMux(), client: ocpiclient.New(opts.Logger), logger: opts.Logger,
-		notify: make(chan struct{}), clientInfo: map[string]ClientInfo{}, raw: opts.RawTokens || onlyLegacy(opts.Versions)}
+		clientInfo: map[string]ClientInfo{}, raw: opts.RawTokens || onlyLegacy(opts.Versions)}
 	p.client.BackoffBase = 20 * time.Millisecond
 	p.mux.HandleFunc("GET /ocpi/versions", p.guard(p.handleVersions, true))
 	for _, v := range opts.Versions {
@@ -247,10 +249,7 @@ func (p *Platform) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	p.mu.Lock()
-	if p.hold != nil {
-		close(p.hold)
-		p.hold = nil
-	}
+	p.silent.Shut(false)
 	for _, h := range p.holds {
 		close(h.release)
 	}
@@ -288,13 +287,7 @@ func (p *Platform) MaxInFlight() int {
 func (p *Platform) SetSilent(silent bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if silent && p.hold == nil {
-		p.hold = make(chan struct{})
-	}
-	if !silent && p.hold != nil {
-		close(p.hold)
-		p.hold = nil
-	}
+	p.silent.Shut(silent)
 }
 
 // Hold makes the platform hold every request that matches, unanswered, until
@@ -328,9 +321,8 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		req.Down = p.down
 		idx := len(p.requests)
 		p.requests = append(p.requests, req)
-		close(p.notify)
-		p.notify = make(chan struct{})
-		down, hold := p.down, p.hold
+		p.changed.Notify()
+		down, hold := p.down, p.silent.Held()
 		var held []chan struct{}
 		for _, h := range p.holds {
 			if h.match(req) {
@@ -344,8 +336,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 			case <-r.Context().Done():
 				p.mu.Lock()
 				p.requests[idx].Abandoned = true
-				close(p.notify)
-				p.notify = make(chan struct{})
+				p.changed.Notify()
 				p.mu.Unlock()
 				return
 			}
@@ -355,8 +346,7 @@ func (p *Platform) record(next http.Handler) http.Handler {
 		handled := func() {
 			p.mu.Lock()
 			p.requests[idx].Handled = true
-			close(p.notify)
-			p.notify = make(chan struct{})
+			p.changed.Notify()
 			p.mu.Unlock()
 		}
 		if down {
@@ -364,12 +354,8 @@ func (p *Platform) record(next http.Handler) http.Handler {
 			handled()
 			return
 		}
-		if hold != nil && !strings.HasSuffix(r.URL.Path, "/versions") {
-			select {
-			case <-hold:
-			case <-r.Context().Done():
-				return
-			}
+		if !strings.HasSuffix(r.URL.Path, "/versions") && !simwire.Pass(r.Context(), hold) {
+			return
 		}
 		p.mu.Lock()
 		p.inFlight++
@@ -392,19 +378,10 @@ func (p *Platform) record(next http.Handler) http.Handler {
 // platform handles, or until ctx ends. cond may call the platform's
 // accessors (it runs without the platform's lock).
 func (p *Platform) Until(ctx context.Context, cond func() bool) error {
-	for {
-		p.mu.Lock()
-		ch := p.notify
-		p.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("%s: condition not met: %w", p.opts.Name, ctx.Err())
-		}
+	if err := p.changed.Wait(ctx, cond); err != nil {
+		return fmt.Errorf("%s: condition not met: %w", p.opts.Name, err)
 	}
+	return nil
 }
 
 // guard checks the Authorization header: the token we issued to the hub (or,
@@ -800,19 +777,11 @@ func (p *Platform) WaitFor(ctx context.Context, n int, match func(Request) bool)
 // WaitArrived waits until at least n matching requests have arrived,
 // answered or not (a test holding them with Hold needs this), or ctx ends.
 func (p *Platform) WaitArrived(ctx context.Context, n int, match func(Request) bool) ([]Request, error) {
-	for {
-		p.mu.Lock()
-		ch := p.notify
-		p.mu.Unlock()
-		if got := p.Requests(match); len(got) >= n {
-			return got, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return p.Requests(match), errors.Join(ctx.Err(), fmt.Errorf("%s received %d matching requests, want %d", p.opts.Name, len(p.Requests(match)), n))
-		}
+	var got []Request
+	if err := p.changed.Wait(ctx, func() bool { got = p.Requests(match); return len(got) >= n }); err != nil {
+		return p.Requests(match), errors.Join(err, fmt.Errorf("%s received %d matching requests, want %d", p.opts.Name, len(p.Requests(match)), n))
 	}
+	return got, nil
 }
 
 // PathHas matches requests with method whose path contains part.

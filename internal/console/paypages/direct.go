@@ -50,16 +50,15 @@ func (c *pages) directPages() ([]ui.Page, []ui.Action) {
 			{
 				Path: "/direct-payments", Title: "Direct Payment", Section: "Payments", Nav: "Direct Payment", Template: "direct", Refresh: 30,
 				Load: func(r *http.Request) (any, error) {
-					_, total, err := c.cfg.Payments.Flagged(r.Context(), 1, 0)
+					list, pager, err := ui.CountedPage(r, 50, func() (int, error) {
+						_, total, err := c.cfg.Payments.Flagged(r.Context(), 1, 0)
+						return int(total), err
+					}, func(offset, limit int) ([]*payment.Advice, error) {
+						list, _, err := c.cfg.Payments.Flagged(r.Context(), limit, offset)
+						return list, err
+					})
 					if err != nil {
 						return nil, err
-					}
-					lo, hi, pager := ui.OffsetPager(r, int(total), 50)
-					var list []*payment.Advice
-					if hi > lo {
-						if list, _, err = c.cfg.Payments.Flagged(r.Context(), hi-lo, lo); err != nil {
-							return nil, err
-						}
 					}
 					return directView{Flagged: list, Pager: pager}, nil
 				},

@@ -190,21 +190,17 @@ func (c *pages) loadRefunds(r *http.Request) (any, error) {
 // OCPI order of the admin API) so that page 1 shows the newest: it counts,
 // then fetches the page's slice from the end and reverses it.
 func newestFirst[T any](r *http.Request, size int, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, ui.Pager, error) {
-	_, page, err := list(ocpi.PageRequest{Limit: 0})
-	if err != nil {
-		return nil, ui.Pager{}, err
-	}
-	total := int(page.Total)
-	lo, hi, pager := ui.OffsetPager(r, total, size)
-	if hi <= lo {
-		return nil, pager, nil
-	}
-	items, _, err := list(ocpi.PageRequest{Offset: total - hi, Limit: hi - lo})
-	if err != nil {
-		return nil, ui.Pager{}, err
-	}
+	var total int
+	items, pager, err := ui.CountedPage(r, size, func() (int, error) {
+		_, page, err := list(ocpi.PageRequest{Limit: 0})
+		total = int(page.Total)
+		return total, err
+	}, func(offset, limit int) ([]T, error) {
+		items, _, err := list(ocpi.PageRequest{Offset: total - offset - limit, Limit: limit})
+		return items, err
+	})
 	slices.Reverse(items)
-	return items, pager, nil
+	return items, pager, err
 }
 
 // chain lays a payment out as the links from the sticker to the receipt,

@@ -54,6 +54,25 @@ func OffsetPager(r *http.Request, total, size int) (lo, hi int, p Pager) {
 	return lo, hi, p
 }
 
+// CountedPage pages a list that the store counts and pages itself: count
+// gives the total, fetch the rows [offset, offset+limit) of the page the
+// request's "page" parameter selects (an empty page fetches nothing).
+func CountedPage[T any](r *http.Request, size int, count func() (int, error), fetch func(offset, limit int) ([]T, error)) ([]T, Pager, error) {
+	total, err := count()
+	if err != nil {
+		return nil, Pager{}, err
+	}
+	lo, hi, p := OffsetPager(r, total, size)
+	if hi <= lo {
+		return nil, p, nil
+	}
+	items, err := fetch(lo, hi-lo)
+	if err != nil {
+		return nil, Pager{}, err
+	}
+	return items, p, nil
+}
+
 // KeysetPager is the pager of a keyset-paged list: "after" is the last key
 // of the previous page; more tells whether a next page exists (fetch one
 // extra row to know). shown is the number of rows on this page.

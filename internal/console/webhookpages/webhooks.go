@@ -62,12 +62,13 @@ func (c *pages) webhookPages() ([]ui.Page, []ui.Action) {
 			{
 				Path: "/webhooks", Title: "Webhooks", Section: "Integrations", Nav: "Webhooks", Template: "webhooks", Refresh: 30,
 				Load: func(r *http.Request) (any, error) {
-					_, page, err := c.cfg.Webhooks.List(r.Context(), everyOwner, 0, ocpi.PageRequest{Limit: 0})
-					if err != nil {
-						return nil, err
-					}
-					lo, hi, pager := ui.OffsetPager(r, int(page.Total), 50)
-					list, _, err := c.cfg.Webhooks.List(r.Context(), everyOwner, 0, ocpi.PageRequest{Offset: lo, Limit: hi - lo})
+					list, pager, err := ui.CountedPage(r, 50, func() (int, error) {
+						_, page, err := c.cfg.Webhooks.List(r.Context(), everyOwner, 0, ocpi.PageRequest{Limit: 0})
+						return int(page.Total), err
+					}, func(offset, limit int) ([]*webhook.Subscription, error) {
+						list, _, err := c.cfg.Webhooks.List(r.Context(), everyOwner, 0, ocpi.PageRequest{Offset: offset, Limit: limit})
+						return list, err
+					})
 					if err != nil {
 						return nil, err
 					}

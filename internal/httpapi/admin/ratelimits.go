@@ -16,6 +16,19 @@ type rateLimitsBody struct {
 	Defaults  ratelimit.Limits   `json:"defaults"`
 }
 
+// rateLimitsParty reads the party of a rate limits route: its platform id,
+// or 404 when the hub runs without rate limits.
+func (s *handlers) rateLimitsParty(r *http.Request) (int64, error) {
+	id, err := kit.PathID(r)
+	if err != nil {
+		return 0, err
+	}
+	if s.cfg.RateLimiter == nil {
+		return 0, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "rate limits are off"}
+	}
+	return id, nil
+}
+
 func (s *handlers) rateLimitsOf(r *http.Request, id int64) (rateLimitsBody, error) {
 	l := s.cfg.RateLimiter
 	o, err := l.Override(r.Context(), id)
@@ -27,12 +40,9 @@ func (s *handlers) rateLimitsOf(r *http.Request, id int64) (rateLimitsBody, erro
 
 // handleAdminRateLimits shows a party's rate limits.
 func (s *handlers) handleAdminRateLimits(w http.ResponseWriter, r *http.Request) error {
-	id, err := kit.PathID(r)
+	id, err := s.rateLimitsParty(r)
 	if err != nil {
 		return err
-	}
-	if s.cfg.RateLimiter == nil {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "rate limits are off"}
 	}
 	out, err := s.rateLimitsOf(r, id)
 	if err != nil {
@@ -45,12 +55,9 @@ func (s *handlers) handleAdminRateLimits(w http.ResponseWriter, r *http.Request)
 // {"per_minute": 500}; fields left out take the hub's defaults, 0 lifts the
 // limit of a window, {} returns to the defaults.
 func (s *handlers) handleAdminSetRateLimits(w http.ResponseWriter, r *http.Request) error {
-	id, err := kit.PathID(r)
+	id, err := s.rateLimitsParty(r)
 	if err != nil {
 		return err
-	}
-	if s.cfg.RateLimiter == nil {
-		return &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "rate limits are off"}
 	}
 	var o ratelimit.Override
 	if err := kit.Decode(r, &o); err != nil {

@@ -60,16 +60,9 @@ func webhookPage[T any](s *handlers, w http.ResponseWriter, r *http.Request, lis
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	req, err := ocpi.ParsePageRequest(q, ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := list(wh, q, req)
-	if err != nil {
-		return err
-	}
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]T, ocpi.Page, error) {
+		return list(wh, r.URL.Query(), req)
+	})
 }
 
 // handleWebhookList serves the subscriptions of an owner, paged.
@@ -91,7 +84,7 @@ func (s *handlers) handleWebhookList(owner func(*http.Request) webhook.Owner) ro
 // handleWebhookGet serves one subscription.
 func (s *handlers) handleWebhookGet(owner func(*http.Request) webhook.Owner) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		return s.withWebhooks(w, func(wh *webhook.Service) (any, error) {
+		return s.withWebhooks(w, s.OK, func(wh *webhook.Service) (any, error) {
 			return wh.Find(r.Context(), owner(r), r.PathValue("id"))
 		})
 	}
@@ -100,7 +93,7 @@ func (s *handlers) handleWebhookGet(owner func(*http.Request) webhook.Owner) rou
 // handleWebhookUpdate serves PUT (replace url and events) and PATCH (change
 // the fields sent).
 func (s *handlers) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) error {
-	return s.withWebhooks(w, func(wh *webhook.Service) (any, error) {
+	return s.withWebhooks(w, s.OK, func(wh *webhook.Service) (any, error) {
 		var in webhook.Input
 		if err := kit.Decode(r, &in); err != nil {
 			return nil, err
@@ -114,14 +107,14 @@ func (s *handlers) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) e
 
 // handleWebhookDelete removes a subscription and its delivery log.
 func (s *handlers) handleWebhookDelete(w http.ResponseWriter, r *http.Request) error {
-	return s.withWebhooks(w, func(wh *webhook.Service) (any, error) {
+	return s.withWebhooks(w, s.OK, func(wh *webhook.Service) (any, error) {
 		return nil, wh.Delete(r.Context(), webhookOwner(r), r.PathValue("id"))
 	})
 }
 
-// withWebhooks serves a call on one subscription: do acts on it and gives
-// the answer's data.
-func (s *handlers) withWebhooks(w http.ResponseWriter, do func(wh *webhook.Service) (any, error)) error {
+// withWebhooks serves a call on one subscription or delivery: do acts on
+// it and gives the data answer writes.
+func (s *handlers) withWebhooks(w http.ResponseWriter, answer func(http.ResponseWriter, any) error, do func(wh *webhook.Service) (any, error)) error {
 	wh, err := s.webhooks()
 	if err != nil {
 		return err
@@ -130,7 +123,7 @@ func (s *handlers) withWebhooks(w http.ResponseWriter, do func(wh *webhook.Servi
 	if err != nil {
 		return err
 	}
-	return s.OK(w, data)
+	return answer(w, data)
 }
 
 // handleWebhookDeliveries serves a subscription's delivery log, newest
@@ -169,18 +162,12 @@ func (s *handlers) onDelivery(owner func(*http.Request) webhook.Owner,
 	act func(*webhook.Service, context.Context, webhook.Owner, string, int64) (*webhook.Delivery, error),
 	answer func(http.ResponseWriter, any) error) route.Func {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		wh, err := s.webhooks()
-		if err != nil {
-			return err
-		}
-		id, err := deliveryID(r)
-		if err != nil {
-			return err
-		}
-		d, err := act(wh, r.Context(), owner(r), r.PathValue("id"), id)
-		if err != nil {
-			return err
-		}
-		return answer(w, d)
+		return s.withWebhooks(w, answer, func(wh *webhook.Service) (any, error) {
+			id, err := deliveryID(r)
+			if err != nil {
+				return nil, err
+			}
+			return act(wh, r.Context(), owner(r), r.PathValue("id"), id)
+		})
 	}
 }

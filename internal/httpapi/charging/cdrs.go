@@ -8,6 +8,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 )
 
@@ -51,14 +52,7 @@ func (s *handlers) handleCPOCDRGet(w http.ResponseWriter, r *http.Request) error
 // handleEMSPCDRs serves GET /ocpi/2.2.1/emsp/cdrs: an eMSP pulls the CDRs
 // of its own tokens.
 func (s *handlers) handleEMSPCDRs(w http.ResponseWriter, r *http.Request) error {
-	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
-		return err
-	}
-	return kit.SenderPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		f := cdr.Filter{Owners: kit.Owners(r)}
-		if to, ok := s.AddressedElsewhere(r); ok {
-			f.CPO = to
-		}
-		return s.cfg.CDRs.List(r.Context(), f, req)
+	return s.ownTokensPage(w, r, func(owners []ocpiclient.Party, cpo ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.CDRs.List(r.Context(), cdr.Filter{Owners: owners, CPO: cpo}, req)
 	})
 }

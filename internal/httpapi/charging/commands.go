@@ -187,9 +187,5 @@ func (s *handlers) handleAdminCommands(w http.ResponseWriter, r *http.Request) e
 // handleAdminCommand serves GET /admin/commands/{id}: one command with its
 // request, forwarded body, CPO answer and every result with its relay.
 func (s *handlers) handleAdminCommand(w http.ResponseWriter, r *http.Request) error {
-	rec, err := s.cfg.Commands.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, rec)
+	return kit.ByPath(s.Kit, w, r, "id", s.cfg.Commands.Get)
 }

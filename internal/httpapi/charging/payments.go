@@ -2,6 +2,7 @@ package charging
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 
@@ -30,29 +31,17 @@ func (s *handlers) paymentsActor(r *http.Request) payment.Actor {
 // caller may see (a PTP its own, a CPO its own and the unclaimed ones),
 // paged, with date_from and date_to.
 func (s *handlers) handlePaymentTerminals(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Payments.ListTerminals(r.Context(), s.paymentsActor(r), req)
-	if err != nil {
-		return err
-	}
-	return s.PageRaw(w, r, req, items, page)
+	return s.ListPageRaw(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Payments.ListTerminals(r.Context(), s.paymentsActor(r), req)
+	})
 }
 
 // handlePaymentTerminalPost serves POST payments/terminals[/{terminal_id}]:
 // a PTP creates (or replaces) a terminal.
 func (s *handlers) handlePaymentTerminalPost(w http.ResponseWriter, r *http.Request) error {
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Payments.PostTerminal(r.Context(), s.paymentsActor(r), r.PathValue("terminal_id"), raw)
-	if err != nil {
-		return err
-	}
-	return s.Stored(w, created)
+	return s.paymentsStore(w, r, func(ctx context.Context, a payment.Actor, raw []byte) (bool, error) {
+		return s.cfg.Payments.PostTerminal(ctx, a, r.PathValue("terminal_id"), raw)
+	})
 }
 
 // handlePaymentTerminal serves GET, PUT and PATCH of
@@ -67,15 +56,9 @@ func (s *handlers) handlePaymentTerminal(w http.ResponseWriter, r *http.Request)
 		}
 		return s.OK(w, body)
 	}
-	raw, err := kit.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Payments.UpdateTerminal(r.Context(), s.paymentsActor(r), id, r.Method, raw)
-	if err != nil {
-		return err
-	}
-	return s.Stored(w, created)
+	return s.paymentsStore(w, r, func(ctx context.Context, a payment.Actor, raw []byte) (bool, error) {
+		return s.cfg.Payments.UpdateTerminal(ctx, a, id, r.Method, raw)
+	})
 }
 
 // handlePaymentActivate serves POST payments/terminals/activate: a CPO asks
@@ -107,25 +90,26 @@ func (s *handlers) handlePaymentDeactivate(w http.ResponseWriter, r *http.Reques
 // a PTP's own confirmations, or those of a CPO's payments, paged, with prices
 // in the shape of the URL's version.
 func (s *handlers) handlePaymentAdviceList(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.Payments.ListAdvice(r.Context(), s.paymentsActor(r), req)
-	if err != nil {
-		return err
-	}
-	return s.PageRaw(w, r, req, items, page)
+	return s.ListPageRaw(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Payments.ListAdvice(r.Context(), s.paymentsActor(r), req)
+	})
 }
 
 // handlePaymentAdvicePost serves POST payments/financial-advice-confirmations:
 // a PTP confirms what it captured.
 func (s *handlers) handlePaymentAdvicePost(w http.ResponseWriter, r *http.Request) error {
+	return s.paymentsStore(w, r, s.cfg.Payments.Confirm)
+}
+
+// paymentsStore hands the request's body to write, on behalf of the caller,
+// and answers 201 when write created the object, 200 when it replaced or
+// changed it.
+func (s *handlers) paymentsStore(w http.ResponseWriter, r *http.Request, write func(context.Context, payment.Actor, []byte) (bool, error)) error {
 	raw, err := kit.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	created, err := s.cfg.Payments.Confirm(r.Context(), s.paymentsActor(r), raw)
+	created, err := write(r.Context(), s.paymentsActor(r), raw)
 	if err != nil {
 		return err
 	}
@@ -188,11 +172,7 @@ func (s *handlers) startPayment(w http.ResponseWriter, r *http.Request, req comm
 // handleAdminPayment serves GET /admin/payments/{authorization_reference}:
 // the payment's chain, terminal → command → session → CDR → confirmations.
 func (s *handlers) handleAdminPayment(w http.ResponseWriter, r *http.Request) error {
-	ch, err := s.cfg.Payments.Chain(r.Context(), r.PathValue("authorization_reference"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, ch)
+	return kit.ByPath(s.Kit, w, r, "authorization_reference", s.cfg.Payments.Chain)
 }
 
 // handleAdminFlagged serves GET /admin/financial-advice/flagged: the

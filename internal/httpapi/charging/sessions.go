@@ -6,6 +6,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/session"
 )
@@ -23,60 +24,47 @@ func sessionRef(r *http.Request) (session.Ref, error) {
 	return ref, nil
 }
 
+// sessionChange is the change a session write by the calling platform
+// makes.
+func sessionChange(r *http.Request) session.Change {
+	return session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}
+}
+
 // handleCPOSessionPut serves PUT /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
 func (s *handlers) handleCPOSessionPut(w http.ResponseWriter, r *http.Request) error {
-	ref, raw, err := kit.RefAndBody(r, sessionRef)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Sessions.Put(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}, ref, raw)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.Stored(w, created)
+	return putObject(s.Kit, w, r, sessionRef, sessionChange(r), s.cfg.Sessions.Put)
 }
 
 // handleCPOSessionPatch serves PATCH /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}.
 func (s *handlers) handleCPOSessionPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, raw, err := kit.RefAndBody(r, sessionRef)
-	if err != nil {
-		return err
-	}
-	if err := s.cfg.Sessions.Patch(r.Context(), session.Change{CorrelationID: kit.CorrelationID(r.Context()), Sender: kit.SenderOf(r)}, ref, raw); err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.OK(w, nil)
+	return patchObject(s.Kit, w, r, sessionRef, sessionChange(r), s.cfg.Sessions.Patch)
 }
 
 // handleCPOSessionGet serves GET /ocpi/2.2.1/cpo/sessions/{cc}/{pid}/{id}:
 // the CPO checks the hub's copy.
 func (s *handlers) handleCPOSessionGet(w http.ResponseWriter, r *http.Request) error {
-	ref, err := sessionRef(r)
-	if err != nil {
-		return err
-	}
-	body, err := s.cfg.Sessions.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.OK(w, body)
+	return getObject(s.Kit, w, r, sessionRef, s.cfg.Sessions.Get)
 }
 
 // handleEMSPSessions serves GET /ocpi/2.2.1/emsp/sessions: an eMSP pulls
 // the sessions of its own tokens (of one CPO, with OCPI-to-*).
 func (s *handlers) handleEMSPSessions(w http.ResponseWriter, r *http.Request) error {
+	return s.ownTokensPage(w, r, func(owners []ocpiclient.Party, cpo ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Sessions.List(r.Context(), session.Filter{Owners: owners, CPO: cpo}, req)
+	})
+}
+
+// ownTokensPage answers an eMSP's pull of what its own tokens made
+// (sessions, CDRs): list gives a page of the owners' objects, of the CPO
+// OCPI-to-* names (zero: of every CPO).
+func (s *handlers) ownTokensPage(w http.ResponseWriter, r *http.Request,
+	list func(owners []ocpiclient.Party, cpo ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error)) error {
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
 	return kit.SenderPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		f := session.Filter{Owners: kit.Owners(r)}
-		if to, ok := s.AddressedElsewhere(r); ok {
-			f.CPO = to
-		}
-		return s.cfg.Sessions.List(r.Context(), f, req)
+		cpo, _ := s.AddressedElsewhere(r)
+		return list(kit.Owners(r), cpo, req)
 	})
 }
 

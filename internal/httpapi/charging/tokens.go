@@ -41,44 +41,18 @@ func tokenRef(r *http.Request) (token.Ref, error) {
 
 // handleEMSPTokenPut serves PUT /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
 func (s *handlers) handleEMSPTokenPut(w http.ResponseWriter, r *http.Request) error {
-	ref, raw, err := kit.RefAndBody(r, tokenRef)
-	if err != nil {
-		return err
-	}
-	created, err := s.cfg.Tokens.Put(r.Context(), kit.TokenChange(r), ref, raw)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.Stored(w, created)
+	return putObject(s.Kit, w, r, tokenRef, kit.TokenChange(r), s.cfg.Tokens.Put)
 }
 
 // handleEMSPTokenPatch serves PATCH /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}.
 func (s *handlers) handleEMSPTokenPatch(w http.ResponseWriter, r *http.Request) error {
-	ref, raw, err := kit.RefAndBody(r, tokenRef)
-	if err != nil {
-		return err
-	}
-	if err := s.cfg.Tokens.Patch(r.Context(), kit.TokenChange(r), ref, raw); err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.OK(w, nil)
+	return patchObject(s.Kit, w, r, tokenRef, kit.TokenChange(r), s.cfg.Tokens.Patch)
 }
 
 // handleEMSPTokenGet serves GET /ocpi/2.2.1/emsp/tokens/{cc}/{pid}/{uid}:
 // the eMSP checks the hub's copy.
 func (s *handlers) handleEMSPTokenGet(w http.ResponseWriter, r *http.Request) error {
-	ref, err := tokenRef(r)
-	if err != nil {
-		return err
-	}
-	body, err := s.cfg.Tokens.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	s.SetHubRouting(w, r)
-	return s.OK(w, body)
+	return getObject(s.Kit, w, r, tokenRef, s.cfg.Tokens.Get)
 }
 
 // handleCPOTokens serves GET /ocpi/2.2.1/cpo/tokens: a CPO pulls the tokens

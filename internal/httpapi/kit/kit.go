@@ -68,24 +68,9 @@ func (k *Kit) Page(w http.ResponseWriter, r *http.Request, req ocpi.PageRequest,
 	return k.OK(w, items)
 }
 
-// SenderPage answers a sender's GET ALL the hub serves itself: the page the
-// request's query asks for, of what list gives, marked as the hub's answer.
-func SenderPage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) error {
-	return servePage(k, w, r, list, func(req ocpi.PageRequest, items []T, page ocpi.Page) error {
-		return k.Page(w, r, req, items, len(items), page)
-	})
-}
-
-// DirectoryPage is SenderPage for the directory's stored documents, written
-// as they are (PageRaw).
-func (k *Kit) DirectoryPage(w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error)) error {
-	return servePage(k, w, r, list, func(req ocpi.PageRequest, items []json.RawMessage, page ocpi.Page) error {
-		return k.PageRaw(w, r, req, items, page)
-	})
-}
-
-func servePage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error),
-	write func(ocpi.PageRequest, []T, ocpi.Page) error) error {
+// ServePage serves one page of a list: the page the request's query asks
+// for, of what list gives, written by write.
+func ServePage[T any](r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error), write func(ocpi.PageRequest, []T, ocpi.Page) error) error {
 	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
 	if err != nil {
 		return err
@@ -94,8 +79,67 @@ func servePage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(
 	if err != nil {
 		return err
 	}
-	k.SetHubRouting(w, r)
 	return write(req, items, page)
+}
+
+// ListPage answers a paged list: the page the request's query asks for, of
+// what list gives.
+func ListPage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) error {
+	return ServePage(r, list, func(req ocpi.PageRequest, items []T, page ocpi.Page) error {
+		return k.Page(w, r, req, items, len(items), page)
+	})
+}
+
+// ListPageRaw is ListPage for stored documents, written as they are
+// (PageRaw).
+func (k *Kit) ListPageRaw(w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error)) error {
+	return ServePage(r, list, func(req ocpi.PageRequest, items []json.RawMessage, page ocpi.Page) error {
+		return k.PageRaw(w, r, req, items, page)
+	})
+}
+
+// SenderPage answers a sender's GET ALL the hub serves itself: ListPage,
+// marked as the hub's answer.
+func SenderPage[T any](k *Kit, w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) error {
+	return ServePage(r, list, func(req ocpi.PageRequest, items []T, page ocpi.Page) error {
+		k.SetHubRouting(w, r)
+		return k.Page(w, r, req, items, len(items), page)
+	})
+}
+
+// DirectoryPage is SenderPage for the directory's stored documents, written
+// as they are (PageRaw).
+func (k *Kit) DirectoryPage(w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error)) error {
+	return ServePage(r, list, func(req ocpi.PageRequest, items []json.RawMessage, page ocpi.Page) error {
+		k.SetHubRouting(w, r)
+		return k.PageRaw(w, r, req, items, page)
+	})
+}
+
+// ByPath answers a request for one thing named by the path segment name:
+// what get returns for it, in a 1000 envelope.
+func ByPath[T any](k *Kit, w http.ResponseWriter, r *http.Request, name string, get func(context.Context, string) (T, error)) error {
+	v, err := get(r.Context(), r.PathValue(name))
+	if err != nil {
+		return err
+	}
+	return k.OK(w, v)
+}
+
+// ActOn answers a request about one thing named by the path segment name
+// that carries a body: act gets the thing's name and the decoded body, and
+// answer writes what act returns.
+func ActOn[In, Out any](w http.ResponseWriter, r *http.Request, name string, act func(context.Context, string, In) (Out, error),
+	answer func(http.ResponseWriter, any) error) error {
+	var in In
+	if err := Decode(r, &in); err != nil {
+		return err
+	}
+	out, err := act(r.Context(), r.PathValue(name), in)
+	if err != nil {
+		return err
+	}
+	return answer(w, out)
 }
 
 // PathID reads the {id} path segment: a positive integer.

@@ -1,7 +1,6 @@
 package legacyapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -43,15 +42,16 @@ func (s *handlers) handleLegacyCPOLocationGet(w http.ResponseWriter, r *http.Req
 	if err != nil {
 		return err
 	}
+	return s.legacyLocationAnswer(w, r, ref)
+}
+
+// legacyLocationAnswer answers with the stored object ref names, converted
+// for the caller's version.
+func (s *handlers) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref) error {
 	body, err := s.cfg.Locations.Get(r.Context(), ref)
 	if err != nil {
 		return err
 	}
-	return s.legacyLocationAnswer(w, r, ref, body)
-}
-
-// legacyLocationAnswer converts a stored object for the caller's version.
-func (s *handlers) legacyLocationAnswer(w http.ResponseWriter, r *http.Request, ref location.Ref, body []byte) error {
 	v := Version(r.URL.Path)
 	out, loss, ok, err := v211.LocationOut(v, ref.Level(), body)
 	if err != nil {
@@ -112,8 +112,8 @@ func (s *handlers) handleLegacyCPOLocationPatch(w http.ResponseWriter, r *http.R
 // cannot express are left out of the page (X-Total-Count still counts
 // them: the directory is not filtered before paging).
 func (s *handlers) handleLegacyEMSPLocations(w http.ResponseWriter, r *http.Request) error {
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.Locations.List(ctx, location.Filter{}, req)
+	list := func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Locations.List(r.Context(), location.Filter{}, req)
 	}
 	return s.legacyDirectory(w, r, location.Module, "directory location", list, func(v string, it []byte) ([]byte, v211.Loss, bool, error) {
 		return v211.LocationOut(v, v211.LevelLocation, it)
@@ -131,11 +131,7 @@ func (s *handlers) handleLegacyEMSPLocation(w http.ResponseWriter, r *http.Reque
 	if ref.CountryCode, ref.PartyID, err = s.cfg.Locations.Lookup(r.Context(), ref.LocationID); err != nil {
 		return err
 	}
-	body, err := s.cfg.Locations.Get(r.Context(), ref)
-	if err != nil {
-		return err
-	}
-	return s.legacyLocationAnswer(w, r, ref, body)
+	return s.legacyLocationAnswer(w, r, ref)
 }
 
 // legacyTariffRef reads a legacy CPO's tariff URL.
@@ -237,8 +233,8 @@ func (s *handlers) handleLegacyCPOTariffDelete(w http.ResponseWriter, r *http.Re
 
 // handleLegacyEMSPTariffs is the tariffs sender for legacy eMSPs.
 func (s *handlers) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Request) error {
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.Tariffs.List(ctx, tariff.Filter{}, req)
+	list := func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Tariffs.List(r.Context(), tariff.Filter{}, req)
 	}
 	return s.legacyDirectory(w, r, tariff.Module, "directory tariff", list, v211.TariffOut)
 }
@@ -246,7 +242,7 @@ func (s *handlers) handleLegacyEMSPTariffs(w http.ResponseWriter, r *http.Reques
 // legacyDirectory is legacySender for a directory module (locations,
 // tariffs): each object is converted for the caller's version, and what the
 // conversion drops is recorded as lost for module.
-func (s *handlers) legacyDirectory(w http.ResponseWriter, r *http.Request, module, what string, list func(context.Context, ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
+func (s *handlers) legacyDirectory(w http.ResponseWriter, r *http.Request, module, what string, list func(ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
 	convert func(v string, body []byte) ([]byte, v211.Loss, bool, error)) error {
 	v := Version(r.URL.Path)
 	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
@@ -262,27 +258,21 @@ func (s *handlers) legacyDirectory(w http.ResponseWriter, r *http.Request, modul
 // legacySender answers a legacy sender's GET: a page of the stored objects
 // list gives, each converted by out (which leaves out those it answers
 // false for; they still count as read).
-func (s *handlers) legacySender(w http.ResponseWriter, r *http.Request, list func(context.Context, ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
+func (s *handlers) legacySender(w http.ResponseWriter, r *http.Request, list func(ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
 	out func(json.RawMessage) ([]byte, bool, error)) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := list(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	converted := make([]json.RawMessage, 0, len(items))
-	for _, it := range items {
-		b, ok, err := out(it)
-		if err != nil {
-			return err
+	return kit.ServePage(r, list, func(req ocpi.PageRequest, items []json.RawMessage, page ocpi.Page) error {
+		converted := make([]json.RawMessage, 0, len(items))
+		for _, it := range items {
+			b, ok, err := out(it)
+			if err != nil {
+				return err
+			}
+			if ok {
+				converted = append(converted, b)
+			}
 		}
-		if ok {
-			converted = append(converted, b)
-		}
-	}
-	return s.legacyPage(w, r, req, converted, len(items), page)
+		return s.legacyPage(w, r, req, converted, len(items), page)
+	})
 }
 
 // legacyPage writes a page of converted objects with the paging headers and

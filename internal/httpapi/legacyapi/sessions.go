@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpi/v211"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/session"
 )
@@ -170,15 +171,22 @@ func (s *handlers) sessionOut(r *http.Request, raw []byte) ([]byte, bool, error)
 // handleLegacyEMSPSessions is the sessions sender for legacy eMSPs: the
 // sessions of their tokens, converted.
 func (s *handlers) handleLegacyEMSPSessions(w http.ResponseWriter, r *http.Request) error {
+	list := func(owners []ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Sessions.List(r.Context(), session.Filter{Owners: owners}, req)
+	}
+	return s.legacyOwnTokens(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
+		return s.sessionOut(r, it)
+	})
+}
+
+// legacyOwnTokens is legacySender for a legacy eMSP's pull of what its own
+// tokens made (sessions, CDRs): list gives a page of the owners' objects.
+func (s *handlers) legacyOwnTokens(w http.ResponseWriter, r *http.Request, list func(owners []ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error),
+	out func(json.RawMessage) ([]byte, bool, error)) error {
 	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
 		return err
 	}
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.Sessions.List(ctx, session.Filter{Owners: kit.Owners(r)}, req)
-	}
-	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
-		return s.sessionOut(r, it)
-	})
+	return s.legacySender(w, r, func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) { return list(kit.Owners(r), req) }, out)
 }
 
 // handleLegacyCPOCDRPost stores a legacy CPO's CDR: 201 with its URL at the
@@ -265,13 +273,10 @@ func (s *handlers) cdrOut(r *http.Request, d *ocpi.CDR) ([]byte, bool, error) {
 
 // handleLegacyEMSPCDRs is the CDRs sender for legacy eMSPs.
 func (s *handlers) handleLegacyEMSPCDRs(w http.ResponseWriter, r *http.Request) error {
-	if _, err := kit.CallerParty(r, party.RoleEMSP); err != nil {
-		return err
+	list := func(owners []ocpiclient.Party, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.CDRs.List(r.Context(), cdr.Filter{Owners: owners}, req)
 	}
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.CDRs.List(ctx, cdr.Filter{Owners: kit.Owners(r)}, req)
-	}
-	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
+	return s.legacyOwnTokens(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var d ocpi.CDR
 		if err := json.Unmarshal(it, &d); err != nil {
 			return nil, false, err

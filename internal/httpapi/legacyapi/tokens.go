@@ -2,7 +2,6 @@ package legacyapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -135,8 +134,8 @@ func (s *handlers) handleLegacyCPOTokens(w http.ResponseWriter, r *http.Request)
 		return err
 	}
 	v := Version(r.URL.Path)
-	list := func(ctx context.Context, req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
-		return s.cfg.Tokens.List(ctx, token.Filter{}, req)
+	list := func(req ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
+		return s.cfg.Tokens.List(r.Context(), token.Filter{}, req)
 	}
 	return s.legacySender(w, r, list, func(it json.RawMessage) ([]byte, bool, error) {
 		var t ocpi.Token

@@ -271,13 +271,19 @@ func (s *Server) pageConnectorJSON(w http.ResponseWriter, r *http.Request) {
 	pageJSON(w, map[string]any{"status": status, "available": l.Refusal == "", "refusal": l.Refusal})
 }
 
-func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) {
+// orderStatus reads the order the path names and its status, for the
+// status page and its poll.
+func (s *Server) orderStatus(r *http.Request) (*orders.Order, *upi.OrderStatus, error) {
 	o, err := s.cfg.UPI.Order(r.Context(), r.PathValue("order_id"))
 	if err != nil {
-		s.pageError(w, r, err)
-		return
+		return nil, nil, err
 	}
 	st, err := s.cfg.UPI.OrderStatus(r.Context(), o)
+	return o, st, err
+}
+
+func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) {
+	o, st, err := s.orderStatus(r)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -300,12 +306,7 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request) {
 
 // pageStatusJSON is what the status page polls.
 func (s *Server) pageStatusJSON(w http.ResponseWriter, r *http.Request) {
-	o, err := s.cfg.UPI.Order(r.Context(), r.PathValue("order_id"))
-	if err != nil {
-		s.pageJSONError(w, r, err)
-		return
-	}
-	st, err := s.cfg.UPI.OrderStatus(r.Context(), o)
+	_, st, err := s.orderStatus(r)
 	if err != nil {
 		s.pageJSONError(w, r, err)
 		return

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
-	"github.com/ocpihub/ocpihub/internal/upi"
 )
 
 // handleSMSReports takes the SMS provider's delivery reports.
@@ -20,29 +19,13 @@ func (s *handlers) handleSMSReports(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *handlers) handleReceiptGet(w http.ResponseWriter, r *http.Request) error {
-	rc, err := s.cfg.UPI.ReceiptRecord(r.Context(), r.PathValue("receipt_id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, rc)
+	return kit.ByPath(s.Kit, w, r, "receipt_id", s.cfg.UPI.ReceiptRecord)
 }
 
 func (s *handlers) handlePaymentReceipts(w http.ResponseWriter, r *http.Request) error {
-	rs, err := s.cfg.UPI.PaymentReceipts(r.Context(), r.PathValue("payment_id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, rs)
+	return kit.ByPath(s.Kit, w, r, "payment_id", s.cfg.UPI.PaymentReceipts)
 }
 
 func (s *handlers) handleReceiptResend(w http.ResponseWriter, r *http.Request) error {
-	var in upi.ResendRequest
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	out, err := s.cfg.UPI.Resend(r.Context(), r.PathValue("receipt_id"), in)
-	if err != nil {
-		return err
-	}
-	return s.Created(w, out)
+	return kit.ActOn(w, r, "receipt_id", s.cfg.UPI.Resend, s.Created)
 }

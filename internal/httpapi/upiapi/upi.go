@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/upi/intake"
 	"github.com/ocpihub/ocpihub/internal/upi/paymentrow"
+	"github.com/ocpihub/ocpihub/internal/upi/paymentview"
 	"github.com/ocpihub/ocpihub/internal/upi/printer"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 	"github.com/ocpihub/ocpihub/internal/upi/refunds"
@@ -45,35 +46,21 @@ func (s *handlers) handleQRCreate(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *handlers) handleQRList(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	f := qrmap.QRFilter{Status: strings.ToUpper(r.URL.Query().Get("status")), LocationID: r.URL.Query().Get("location_id")}
-	if f.Status != "" && f.Status != qrmap.Active && f.Status != qrmap.Disabled {
-		return ocpi.Invalid("status", "must be ACTIVE or DISABLED")
-	}
-	items, page, err := s.cfg.UPI.ListQR(r.Context(), f, req)
-	if err != nil {
-		return err
-	}
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]*qrmap.QRMapping, ocpi.Page, error) {
+		f := qrmap.QRFilter{Status: strings.ToUpper(r.URL.Query().Get("status")), LocationID: r.URL.Query().Get("location_id")}
+		if f.Status != "" && f.Status != qrmap.Active && f.Status != qrmap.Disabled {
+			return nil, ocpi.Page{}, ocpi.Invalid("status", "must be ACTIVE or DISABLED")
+		}
+		return s.cfg.UPI.ListQR(r.Context(), f, req)
+	})
 }
 
 func (s *handlers) handleQRGet(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.cfg.UPI.QR(r.Context(), r.PathValue("qr_ref"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, m)
+	return kit.ByPath(s.Kit, w, r, "qr_ref", s.cfg.UPI.QR)
 }
 
 func (s *handlers) handleQRDisable(w http.ResponseWriter, r *http.Request) error {
-	m, err := s.cfg.UPI.DisableQR(r.Context(), r.PathValue("qr_ref"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, m)
+	return kit.ByPath(s.Kit, w, r, "qr_ref", s.cfg.UPI.DisableQR)
 }
 
 // handleQRSticker serves the printable sticker of a mapping as PNG, SVG or
@@ -154,28 +141,18 @@ type errString string
 func (e errString) Error() string { return string(e) }
 
 func (s *handlers) handleRefundList(w http.ResponseWriter, r *http.Request) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	f := refunds.Filter{Status: strings.ToUpper(q.Get("status")), PaymentID: q.Get("payment_id")}
-	if f.Status != "" && !slices.Contains([]string{refunds.Queued, refunds.Pending, refunds.Processed, refunds.Failed}, f.Status) {
-		return ocpi.Invalid("status", "must be QUEUED, PENDING, PROCESSED or FAILED")
-	}
-	items, page, err := s.cfg.UPI.ListRefunds(r.Context(), f, req)
-	if err != nil {
-		return err
-	}
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]*refunds.Refund, ocpi.Page, error) {
+		q := r.URL.Query()
+		f := refunds.Filter{Status: strings.ToUpper(q.Get("status")), PaymentID: q.Get("payment_id")}
+		if f.Status != "" && !slices.Contains([]string{refunds.Queued, refunds.Pending, refunds.Processed, refunds.Failed}, f.Status) {
+			return nil, ocpi.Page{}, ocpi.Invalid("status", "must be QUEUED, PENDING, PROCESSED or FAILED")
+		}
+		return s.cfg.UPI.ListRefunds(r.Context(), f, req)
+	})
 }
 
 func (s *handlers) handleRefundGet(w http.ResponseWriter, r *http.Request) error {
-	ref, err := s.cfg.UPI.Refund(r.Context(), r.PathValue("refund_id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, ref)
+	return kit.ByPath(s.Kit, w, r, "refund_id", s.cfg.UPI.Refund)
 }
 
 func (s *handlers) handlePaymentList(w http.ResponseWriter, r *http.Request) error {
@@ -200,33 +177,15 @@ func (s *handlers) handlePaymentAttention(w http.ResponseWriter, r *http.Request
 }
 
 func (s *handlers) paymentList(w http.ResponseWriter, r *http.Request, f upi.PaymentFilter) error {
-	req, err := ocpi.ParsePageRequest(r.URL.Query(), ocpi.MaxLimit)
-	if err != nil {
-		return err
-	}
-	items, page, err := s.cfg.UPI.ListPayments(r.Context(), f, req)
-	if err != nil {
-		return err
-	}
-	return s.Page(w, r, req, items, len(items), page)
+	return kit.ListPage(s.Kit, w, r, func(req ocpi.PageRequest) ([]*paymentview.PaymentView, ocpi.Page, error) {
+		return s.cfg.UPI.ListPayments(r.Context(), f, req)
+	})
 }
 
 func (s *handlers) handlePaymentGet(w http.ResponseWriter, r *http.Request) error {
-	p, err := s.cfg.UPI.Payment(r.Context(), r.PathValue("payment_id"))
-	if err != nil {
-		return err
-	}
-	return s.OK(w, p)
+	return kit.ByPath(s.Kit, w, r, "payment_id", s.cfg.UPI.Payment)
 }
 
 func (s *handlers) handlePaymentResolve(w http.ResponseWriter, r *http.Request) error {
-	var in upi.Resolution
-	if err := kit.Decode(r, &in); err != nil {
-		return err
-	}
-	p, err := s.cfg.UPI.Resolve(r.Context(), r.PathValue("payment_id"), in)
-	if err != nil {
-		return err
-	}
-	return s.OK(w, p)
+	return kit.ActOn(w, r, "payment_id", s.cfg.UPI.Resolve, s.OK)
 }

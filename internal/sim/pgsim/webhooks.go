@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/sim/simwire"
 )
 
 // Form is the shape of the webhooks the simulator sends.
@@ -74,11 +76,11 @@ type hookState struct {
 	copies     int
 	concurrent bool
 	deliveries []Delivery
-	notify     chan struct{}
+	delivered  simwire.Signal
 }
 
 func (h *hookState) init(o Options) {
-	h.url, h.secret, h.form, h.copies, h.notify = o.WebhookURL, o.WebhookSecret, o.Form, 1, make(chan struct{})
+	h.url, h.secret, h.form, h.copies = o.WebhookURL, o.WebhookSecret, o.Form, 1
 }
 
 // SetWebhook changes where webhooks go and their form.
@@ -158,19 +160,11 @@ func (s *Server) Deliveries() []Delivery {
 // WaitDeliveries waits until at least n delivery attempts were made, or ctx
 // ends.
 func (s *Server) WaitDeliveries(ctx context.Context, n int) ([]Delivery, error) {
-	for {
-		s.hooks.mu.Lock()
-		ch, got := s.hooks.notify, slices.Clone(s.hooks.deliveries)
-		s.hooks.mu.Unlock()
-		if len(got) >= n {
-			return got, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return got, fmt.Errorf("pgsim: %d webhook deliveries, want %d: %w", len(got), n, ctx.Err())
-		}
+	var got []Delivery
+	if err := s.hooks.delivered.Wait(ctx, func() bool { got = s.Deliveries(); return len(got) >= n }); err != nil {
+		return got, fmt.Errorf("pgsim: %d webhook deliveries, want %d: %w", len(got), n, err)
 	}
+	return got, nil
 }
 
 // change is a state change that may cause a webhook: a Razorpay event name
@@ -252,9 +246,8 @@ func (s *Server) send(ctx context.Context, w Webhook, copyNo int) {
 	}
 	s.hooks.mu.Lock()
 	s.hooks.deliveries = append(s.hooks.deliveries, d)
-	close(s.hooks.notify)
-	s.hooks.notify = make(chan struct{})
 	s.hooks.mu.Unlock()
+	s.hooks.delivered.Notify()
 }
 
 // build renders a change in a form and signs it; ok is false when the form

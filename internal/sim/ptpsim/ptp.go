@@ -37,9 +37,9 @@ type PTP struct {
 	assignments []map[string]any
 	activations []map[string]any
 	deactivated []string
-	sessions    map[string]map[string]any
+	sessions    sim.SessionBook
 	cdrs        []map[string]any
-	results     []sim.Result
+	results     sim.ResultLog
 	seq         int
 }
 
@@ -49,11 +49,11 @@ func Start(name, cc, pid string, logger *slog.Logger, tweak ...func(*sim.Options
 	if err != nil {
 		return nil, err
 	}
-	t := &PTP{Platform: p, terminals: map[string]map[string]any{}, sessions: map[string]map[string]any{}}
+	t := &PTP{Platform: p, terminals: map[string]map[string]any{}}
 	p.Handle("payments", "SENDER", "/ptp/payments", t.handlePayments)
-	p.Handle("sessions", "RECEIVER", "/ptp/sessions", t.handleSession)
+	p.Handle("sessions", "RECEIVER", "/ptp/sessions", t.sessions.Receive(p, "/ptp/sessions", maps.Copy))
 	p.Handle("cdrs", "RECEIVER", "/ptp/cdrs", t.handleCDR)
-	p.Handle("commands", "SENDER", "/ptp/commands", t.handleResult)
+	p.Handle("commands", "SENDER", "/ptp/commands", t.results.Receive(p, "/ptp/commands"))
 	return t, nil
 }
 
@@ -109,45 +109,6 @@ func (t *PTP) handlePayments(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// handleSession is the PTP's sessions receiver: PUT, PATCH and GET of
-// /{cc}/{pid}/{id}.
-func (t *PTP) handleSession(w http.ResponseWriter, r *http.Request) {
-	seg := simwire.Segments(r.URL.Path, "/ptp/sessions")
-	if len(seg) != 3 {
-		t.Reply(w, http.StatusNotFound, 2000, nil)
-		return
-	}
-	key := strings.ToUpper(strings.Join(seg, "/"))
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	switch r.Method {
-	case http.MethodGet:
-		if s, ok := t.sessions[key]; ok {
-			t.OK(w, s)
-			return
-		}
-		t.Reply(w, http.StatusNotFound, 2000, nil)
-	case http.MethodPut, http.MethodPatch:
-		obj, read := t.ReadObject(w, r)
-		if !read {
-			return
-		}
-		if cur, ok := t.sessions[key]; ok && r.Method == http.MethodPatch {
-			for k, v := range obj {
-				cur[k] = v
-			}
-			obj = cur
-		} else if !ok && r.Method == http.MethodPatch {
-			t.Reply(w, http.StatusNotFound, 2000, nil)
-			return
-		}
-		t.sessions[key] = obj
-		t.OK(w, nil)
-	default:
-		t.Reply(w, http.StatusMethodNotAllowed, 2000, nil)
-	}
-}
-
 // handleCDR is the PTP's CDRs receiver.
 func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -164,19 +125,6 @@ func (t *PTP) handleCDR(w http.ResponseWriter, r *http.Request) {
 	t.mu.Unlock()
 	w.Header().Set("Location", fmt.Sprintf("%s/ocpi/%s/ptp/cdrs/%d", t.URL(), t.HubVersion(), n))
 	t.Reply(w, http.StatusCreated, 1000, nil)
-}
-
-// handleResult records a CommandResult posted to one of the PTP's
-// response_urls (/{command}/{uid}).
-func (t *PTP) handleResult(w http.ResponseWriter, r *http.Request) {
-	res, read := t.ReadResult(w, r, "/ptp/commands")
-	if !read {
-		return
-	}
-	t.mu.Lock()
-	t.results = append(t.results, res)
-	t.mu.Unlock()
-	t.OK(w, nil)
 }
 
 // payments calls the hub's payments endpoint of an interface role (the hub
@@ -260,18 +208,12 @@ func (t *PTP) Deactivations() []string {
 }
 
 // Session returns the PTP's copy of a session pushed to it.
-func (t *PTP) Session(cc, pid, id string) map[string]any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return simwire.Clone(t.sessions[strings.ToUpper(cc+"/"+pid+"/"+id)])
-}
+func (t *PTP) Session(cc, pid, id string) map[string]any { return t.sessions.Session(cc, pid, id) }
 
 // SessionByReference returns the PTP's copy of the session carrying an
 // authorization_reference (nil if none yet).
 func (t *PTP) SessionByReference(ref string) map[string]any {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return byReference(maps.Values(t.sessions), ref)
+	return t.sessions.Find(func(sessions iter.Seq[map[string]any]) map[string]any { return byReference(sessions, ref) })
 }
 
 // CDRByReference returns the CDR carrying an authorization_reference (nil
@@ -294,14 +236,4 @@ func byReference(objs iter.Seq[map[string]any], ref string) map[string]any {
 }
 
 // Results returns the command results received for a response_url uid.
-func (t *PTP) Results(uid string) []sim.Result {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []sim.Result
-	for _, r := range t.results {
-		if uid == "" || r.UID == uid {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (t *PTP) Results(uid string) []sim.Result { return t.results.For(uid) }

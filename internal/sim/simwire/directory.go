@@ -53,43 +53,42 @@ func (d *Directory) Apply(method string, seg []string, body []byte) bool {
 	if !ok {
 		return false
 	}
+	// The EVSE, then the connector, the path names: a PUT of the last level
+	// named is done there; a level that does not exist fails the rest.
 	target := loc
 	if len(seg) >= 4 {
-		evses, _ := loc["evses"].([]any)
-		evse := FindObj(evses, "uid", seg[3])
-		if len(seg) == 4 && method == http.MethodPut {
-			if evse == nil {
-				loc["evses"] = append(evses, obj)
-			} else {
-				ReplaceObj(evses, "uid", seg[3], obj)
-			}
-			return true
+		put := len(seg) == 4 && method == http.MethodPut
+		if target = member(loc, "evses", "uid", seg[3], obj, put); put || target == nil {
+			return put
 		}
-		if evse == nil {
-			return false
-		}
-		target = evse
 		if len(seg) == 5 {
-			conns, _ := evse["connectors"].([]any)
-			conn := FindObj(conns, "id", seg[4])
-			if method == http.MethodPut {
-				if conn == nil {
-					evse["connectors"] = append(conns, obj)
-				} else {
-					ReplaceObj(conns, "id", seg[4], obj)
-				}
-				return true
+			put = method == http.MethodPut
+			if target = member(target, "connectors", "id", seg[4], obj, put); put || target == nil {
+				return put
 			}
-			if conn == nil {
-				return false
-			}
-			target = conn
 		}
 	}
 	for k, v := range obj {
 		target[k] = v
 	}
 	return true
+}
+
+// member returns the element of parent's list field whose key is id (nil
+// when there is none); with put, obj takes its place, or joins the list,
+// and is returned.
+func member(parent map[string]any, field, key, id string, obj map[string]any, put bool) map[string]any {
+	list, _ := parent[field].([]any)
+	found := FindObj(list, key, id)
+	if !put {
+		return found
+	}
+	if found == nil {
+		parent[field] = append(list, obj)
+	} else {
+		ReplaceObj(list, key, id, obj)
+	}
+	return obj
 }
 
 // Get returns a copy of the object, nil when there is none.

@@ -27,10 +27,10 @@ type Receiver struct {
 
 	mu         sync.Mutex
 	deliveries []Delivery
-	notify     chan struct{}
+	arrived    simwire.Signal
 	respond    func(n int) int
 	delay      time.Duration
-	hold       chan struct{}
+	hang       simwire.Gate
 	// clock stamps deliveries (the real clock: the receiver stands for a
 	// partner's server, outside the hub's injected time).
 	clock clock.Clock
@@ -52,7 +52,7 @@ func Start() (*Receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Receiver{listener: l, notify: make(chan struct{}), respond: func(int) int { return http.StatusNoContent }, clock: clock.Real{}}
+	r := &Receiver{listener: l, respond: func(int) int { return http.StatusNoContent }, clock: clock.Real{}}
 	r.server = simwire.Serve(l, http.HandlerFunc(r.serve))
 	return r, nil
 }
@@ -83,13 +83,7 @@ func (r *Receiver) SetDelay(d time.Duration) {
 func (r *Receiver) SetHang(hang bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if hang && r.hold == nil {
-		r.hold = make(chan struct{})
-	}
-	if !hang && r.hold != nil {
-		close(r.hold)
-		r.hold = nil
-	}
+	r.hang.Shut(hang)
 }
 
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
@@ -99,21 +93,16 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	n := len(r.deliveries) + 1
 	d.Status = r.respond(n)
-	delay, hold := r.delay, r.hold
+	delay, hold := r.delay, r.hang.Held()
 	r.deliveries = append(r.deliveries, d)
-	close(r.notify)
-	r.notify = make(chan struct{})
 	r.mu.Unlock()
+	r.arrived.Notify()
 	if d.Status == 0 {
 		<-req.Context().Done()
 		return
 	}
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-req.Context().Done():
-			return
-		}
+	if !simwire.Pass(req.Context(), hold) {
+		return
 	}
 	if delay > 0 {
 		select {
@@ -134,19 +123,17 @@ func (r *Receiver) Deliveries() []Delivery {
 
 // WaitFor waits until at least n requests arrived, or ctx ends.
 func (r *Receiver) WaitFor(ctx context.Context, n int) ([]Delivery, error) {
-	for {
+	got := 0
+	err := r.arrived.Wait(ctx, func() bool {
 		r.mu.Lock()
-		ch, got := r.notify, len(r.deliveries)
-		r.mu.Unlock()
-		if got >= n {
-			return r.Deliveries(), nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return r.Deliveries(), errors.Join(ctx.Err(), fmt.Errorf("webhook receiver got %d requests, want %d", got, n))
-		}
+		defer r.mu.Unlock()
+		got = len(r.deliveries)
+		return got >= n
+	})
+	if err != nil {
+		return r.Deliveries(), errors.Join(err, fmt.Errorf("webhook receiver got %d requests, want %d", got, n))
 	}
+	return r.Deliveries(), nil
 }
 
 // Close stops the receiver.
