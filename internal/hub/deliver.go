@@ -100,6 +100,7 @@ type head struct {
 	leaseUntil, retryAt int64
 	createdAt           int64
 	path, fields        string
+	attempts            int
 	open                int
 	// rows are the object's open rows in id order, this one first.
 	rows []*head
@@ -115,7 +116,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	h := q.h
 	now := h.now()
 	var c delivery.Claim
-	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, state, lease_token, lease_until, retry_at, created_at, path, fields
+	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, state, lease_token, lease_until, retry_at, created_at, path, fields, attempts
 		FROM hub_push WHERE platform_id = $1 AND state IN ('pending', 'leased') ORDER BY id LIMIT $2`, platformID, claimLook)
 	if err != nil {
 		return c, err
@@ -124,7 +125,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	var order []*head
 	for rows.Next() {
 		r := &head{}
-		if err := rows.Scan(&r.id, &r.module, &r.key, &r.state, &r.holder, &r.leaseUntil, &r.retryAt, &r.createdAt, &r.path, &r.fields); err != nil {
+		if err := rows.Scan(&r.id, &r.module, &r.key, &r.state, &r.holder, &r.leaseUntil, &r.retryAt, &r.createdAt, &r.path, &r.fields, &r.attempts); err != nil {
 			rows.Close()
 			return c, err
 		}
