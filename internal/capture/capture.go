@@ -21,11 +21,22 @@ type Writer struct {
 	Keep int
 	// Tee is given each chunk of the body as it is written.
 	Tee func([]byte)
+	// Buf, when set, is where the kept body is written (a buffer the caller
+	// reuses, such as one from a pool); when nil the Writer keeps its own.
+	Buf *bytes.Buffer
 
 	status  int
 	written int
 	body    bytes.Buffer
 	cut     bool
+}
+
+// kept is the buffer the body is kept in.
+func (w *Writer) kept() *bytes.Buffer {
+	if w.Buf != nil {
+		return w.Buf
+	}
+	return &w.body
 }
 
 // WriteHeader remembers the first code and passes it on.
@@ -41,13 +52,14 @@ func (w *Writer) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	if room := w.Keep - w.body.Len(); room < len(b) {
+	kept := w.kept()
+	if room := w.Keep - kept.Len(); room < len(b) {
 		w.cut = true
 		if room > 0 {
-			w.body.Write(b[:room])
+			kept.Write(b[:room])
 		}
 	} else {
-		w.body.Write(b)
+		kept.Write(b)
 	}
 	if w.Tee != nil {
 		w.Tee(b)
@@ -82,7 +94,7 @@ func (w *Writer) Status() int {
 func (w *Writer) Written() int { return w.written }
 
 // Body is the start of the body, at most Keep bytes.
-func (w *Writer) Body() []byte { return w.body.Bytes() }
+func (w *Writer) Body() []byte { return w.kept().Bytes() }
 
 // Truncated reports whether the body was longer than Keep.
 func (w *Writer) Truncated() bool { return w.cut }

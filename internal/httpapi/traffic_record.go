@@ -56,21 +56,26 @@ func (s *Server) recordTraffic(next http.Handler) http.Handler {
 		}
 		note := &trafficNote{}
 		start := rec.Now()
+		// The bodies are copied into the recorder's pooled buffers, which it
+		// recycles once the exchange is prepared.
+		c := &traffic.Capture{Buffers: []*bytes.Buffer{traffic.Buffer()}}
 		var body *captureBody
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &captureBody{ReadCloser: r.Body}
+			body = &captureBody{ReadCloser: r.Body, buf: traffic.Buffer()}
+			c.Buffers = append(c.Buffers, body.buf)
 			r.Body = body
 		}
-		cw := &capture.Writer{ResponseWriter: w, Keep: traffic.CaptureLimit}
+		cw := &capture.Writer{ResponseWriter: w, Keep: traffic.CaptureLimit, Buf: c.Buffers[0]}
 		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), trafficNoteKey{}, note)))
 		if note.skip {
+			c.Recycle()
 			return
 		}
-		c := &traffic.Capture{At: start, Direction: traffic.In, PlatformID: note.platformID, Partner: note.partner,
+		*c = traffic.Capture{At: start, Direction: traffic.In, PlatformID: note.platformID, Partner: note.partner,
 			Method: r.Method, URL: s.kit.SelfURL(r).String(), HTTPStatus: cw.Status(), Duration: rec.Now().Sub(start),
 			RequestID: RequestID(r.Context()), CorrelationID: CorrelationID(r.Context()),
 			FromParty: headerParty(r.Header, "OCPI-from"), ToParty: headerParty(r.Header, "OCPI-to"),
-			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.Body()}
+			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.Body(), Buffers: c.Buffers}
 		if body != nil {
 			c.RequestBody = body.buf.Bytes()
 		}
@@ -89,7 +94,7 @@ func headerParty(h http.Header, prefix string) string {
 // captureBody copies what the handler reads of a request body.
 type captureBody struct {
 	io.ReadCloser
-	buf bytes.Buffer
+	buf *bytes.Buffer
 }
 
 func (b *captureBody) Read(p []byte) (int, error) {

@@ -2,13 +2,14 @@ package traffic
 
 import (
 	"bytes"
-	"compress/gzip"
 	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // row is a capture ready to store.
@@ -133,20 +134,27 @@ func (r *Recorder) body(b []byte, h http.Header) ([]byte, facts) {
 		}
 		red = []byte(note + "]")
 	}
+	var more []byte
 	if len(red) > r.cfg.MaxBodyBytes {
-		red = append(red[:r.cfg.MaxBodyBytes:r.cfg.MaxBodyBytes], []byte("…[cut]")...)
+		// Cut; the cut part is compressed from where it stands, not copied
+		// first (a directory page's 64 KB).
+		red, more = red[:r.cfg.MaxBodyBytes], []byte("…[cut]")
 	}
-	if len(red) < compressFrom && !bytes.HasPrefix(red, gzipMagic) {
-		return bytes.Clone(red), f // not the capture's bytes
+	if len(red)+len(more) < compressFrom && !bytes.HasPrefix(red, gzipMagic) {
+		return append(bytes.Clone(red), more...), f // not the capture's bytes
 	}
 	var buf bytes.Buffer
+	buf.Grow(len(red) / 8) // about what a JSON body compresses to
 	// A compressor holds about a megabyte of tables: one per writer, reused.
+	// klauspost's gzip at its fastest level writes the same format as the
+	// standard library's in half the time on a directory page.
 	if r.zw == nil {
 		r.zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	} else {
 		r.zw.Reset(&buf)
 	}
 	r.zw.Write(red)
+	r.zw.Write(more)
 	r.zw.Close()
 	return buf.Bytes(), f
 }
