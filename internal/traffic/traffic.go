@@ -213,12 +213,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait(ctx, done)
 }
 
 // Close stores what is buffered and stops the writer.
@@ -228,8 +223,13 @@ func (r *Recorder) Close(ctx context.Context) error {
 	}
 	r.start.Do(func() { close(r.done) })
 	r.stop.Do(func() { close(r.quit) })
+	return wait(ctx, r.done)
+}
+
+// wait waits until done is closed or ctx ends.
+func wait(ctx context.Context, done <-chan struct{}) error {
 	select {
-	case <-r.done:
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -247,14 +247,17 @@ func (r *Recorder) run() {
 			batch = batch[:0]
 		}
 	}
+	add := func(c *Capture) {
+		batch = append(batch, c)
+		if len(batch) >= r.cfg.BatchSize {
+			write()
+		}
+	}
 	drain := func() {
 		for {
 			select {
 			case c := <-r.ch:
-				batch = append(batch, c)
-				if len(batch) >= r.cfg.BatchSize {
-					write()
-				}
+				add(c)
 			default:
 				write()
 				return
@@ -264,10 +267,7 @@ func (r *Recorder) run() {
 	for {
 		select {
 		case c := <-r.ch:
-			batch = append(batch, c)
-			if len(batch) >= r.cfg.BatchSize {
-				write()
-			}
+			add(c)
 		case <-tick.C:
 			write()
 		case done := <-r.flushCh:
