@@ -101,7 +101,7 @@ func New(db *store.DB, h *hub.Hub, parties *party.Service, sessions *session.Ser
 		reg.MustRegister(s.mismatch, s.priceChecks)
 	}
 	if h != nil {
-		h.Register(Module, source{s})
+		h.Register(Module, hub.PartySource(s.current))
 		h.OnDelivered(Module, s.delivered)
 	}
 	return s
@@ -234,17 +234,10 @@ func hash(body []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// source gives the hub a CDR to post again (after an outage): the CDR as
+// current gives the hub a CDR to post again (after an outage): the CDR as
 // stored, to the eMSP that owns its token.
-type source struct{ s *Service }
-
-// Current implements hub.Source.
-func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
-	parts := hub.SplitKey(key)
-	if len(parts) != 3 {
-		return hub.Push{}, false, nil
-	}
-	r := Ref{parts[0], parts[1], parts[2]}
+func (s *Service) current(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (hub.Push, bool, error) {
+	r := Ref{countryCode, partyID, id}
 	var body []byte
 	var owner ocpiclient.Party
 	err := tx.QueryRow(ctx, "SELECT body, token_country_code, token_party_id FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3",

@@ -90,7 +90,7 @@ func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, events
 	}
 	s := &Service{db: db, hub: h, parties: parties, dir: dir, events: events, clock: clk, logger: logger}
 	if h != nil {
-		h.Register(Module, source{s})
+		h.Register(Module, hub.PartySource(s.current))
 	}
 	return s
 }
@@ -258,17 +258,10 @@ func ownerWhere(owners []ocpiclient.Party) ([]string, []any) {
 	return []string{"(" + strings.Join(conds, " OR ") + ")"}, args
 }
 
-// source gives the hub the current state of a session for resyncs: a PUT
+// current gives the hub the current state of a session for resyncs: a PUT
 // to the eMSP that owns its token.
-type source struct{ s *Service }
-
-// Current implements hub.Source.
-func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
-	parts := hub.SplitKey(key)
-	if len(parts) != 3 {
-		return hub.Push{}, false, nil
-	}
-	r := Ref{parts[0], parts[1], parts[2]}
+func (s *Service) current(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (hub.Push, bool, error) {
+	r := Ref{countryCode, partyID, id}
 	cur, err := lock(ctx, tx, r)
 	if err != nil || cur == nil {
 		return hub.Push{}, false, err
