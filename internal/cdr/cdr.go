@@ -34,8 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -197,34 +195,15 @@ func (s *Service) query(ctx context.Context, where string, args ...any) ([]*Stor
 	return store.QueryAll(ctx, s.db.ReadIn(ctx), scanStored, "SELECT "+storedColumns+" FROM cdrs WHERE "+where+" ORDER BY pk DESC LIMIT 100", args...)
 }
 
-// Filter selects CDRs in List.
-type Filter struct {
-	// Owners are the token owners (eMSP parties) whose CDRs are listed; an
-	// empty list lists nothing.
-	Owners []ocpiclient.Party
-	// CPO restricts the list to one CPO (OCPI-to-*), when not zero.
-	CPO ocpiclient.Party
-}
+// Filter selects CDRs in List: the Owners' CDRs (an empty list lists
+// nothing), of one CPO when CPO is not zero.
+type Filter = session.Filter
 
 // List returns a page of the CDRs of the owners' tokens, ordered by
 // last_updated, then by row.
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 	l := store.List{Table: "cdrs", Columns: "pk, last_updated, body"}.WithPage(p)
-	if len(f.Owners) == 0 {
-		l.Where = []string{"1 = 0"}
-	} else {
-		var conds []string
-		for _, o := range f.Owners {
-			l.Args = append(l.Args, ocpi.Key(o.CountryCode), ocpi.Key(o.PartyID))
-			conds = append(conds, "(token_country_code = $"+strconv.Itoa(len(l.Args)-1)+" AND token_party_id = $"+strconv.Itoa(len(l.Args))+")")
-		}
-		l.Where = []string{"(" + strings.Join(conds, " OR ") + ")"}
-	}
-	if !f.CPO.IsZero() {
-		n := len(l.Args)
-		l.Where = append(l.Where, "country_code = $"+strconv.Itoa(n+1), "party_id = $"+strconv.Itoa(n+2))
-		l.Args = append(l.Args, ocpi.Key(f.CPO.CountryCode), ocpi.Key(f.CPO.PartyID))
-	}
+	l.Where, l.Args = f.Where()
 	return store.Documents(ctx, s.db.Read(), l)
 }
 

@@ -222,7 +222,8 @@ func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
 	return st.Body, nil
 }
 
-// Filter selects sessions in List.
+// Filter selects sessions in List, and CDRs in cdr's (cdr.Filter): both
+// tables name the CPO's party and the token's owner in the same columns.
 type Filter struct {
 	// Owners are the token owners (eMSP parties) whose sessions are listed;
 	// an empty list lists nothing.
@@ -235,16 +236,24 @@ type Filter struct {
 // last_updated, then by row.
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 	l := store.List{Table: "sessions", Columns: "pk, last_updated, body"}.WithPage(p)
-	l.Where, l.Args = ownerWhere(f.Owners)
-	if !f.CPO.IsZero() {
-		n := len(l.Args)
-		l.Where = append(l.Where, "country_code = $"+strconv.Itoa(n+1), "party_id = $"+strconv.Itoa(n+2))
-		l.Args = append(l.Args, ocpi.Key(f.CPO.CountryCode), ocpi.Key(f.CPO.PartyID))
-	}
+	l.Where, l.Args = f.Where()
 	return store.Documents(ctx, s.db.Read(), l)
 }
 
-// ownerWhere restricts a list to the sessions of some token owners.
+// Where returns the filter's conditions, for a store.List of sessions or
+// CDRs, with their arguments numbered from $1.
+func (f Filter) Where() ([]string, []any) {
+	where, args := ownerWhere(f.Owners)
+	if !f.CPO.IsZero() {
+		n := len(args)
+		where = append(where, "country_code = $"+strconv.Itoa(n+1), "party_id = $"+strconv.Itoa(n+2))
+		args = append(args, ocpi.Key(f.CPO.CountryCode), ocpi.Key(f.CPO.PartyID))
+	}
+	return where, args
+}
+
+// ownerWhere restricts a list to the sessions (or CDRs) of some token
+// owners.
 func ownerWhere(owners []ocpiclient.Party) ([]string, []any) {
 	if len(owners) == 0 {
 		return []string{"1 = 0"}, nil
