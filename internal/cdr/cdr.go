@@ -75,9 +75,7 @@ type Service struct {
 // remembers the URL each eMSP stores a CDR at.
 func New(db *store.DB, h *hub.Hub, parties *party.Service, sessions *session.Service, events event.Emitter, clk clock.Clock,
 	logger *slog.Logger, reg prometheus.Registerer) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
+	events = event.OrDiscard(events)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -54,12 +54,8 @@ type Service struct {
 
 // New returns a Service and registers it as the hub's source of locations.
 func New(db *store.DB, h *hub.Hub, events event.Emitter, clk clock.Clock, logger *slog.Logger) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	events = event.OrDiscard(events)
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -41,9 +41,7 @@ type Service struct {
 
 // New returns a Service and registers it as the hub's source of tariffs.
 func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Service {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

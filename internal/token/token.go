@@ -84,9 +84,7 @@ type Service struct {
 // New returns a Service and registers it as the hub's source of tokens.
 func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, events event.Emitter, clk clock.Clock,
 	logger *slog.Logger, cfg Config) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
+	events = event.OrDiscard(events)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -149,9 +149,7 @@ type Recorder struct {
 // New returns a Recorder storing into db. Call Start to run its writer and
 // Close to stop it. reg may be nil.
 func New(db *store.DB, clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer, cfg Config) *Recorder {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
