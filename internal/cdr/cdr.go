@@ -34,8 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -77,9 +75,7 @@ type Service struct {
 // remembers the URL each eMSP stores a CDR at.
 func New(db *store.DB, h *hub.Hub, parties *party.Service, sessions *session.Service, events event.Emitter, clk clock.Clock,
 	logger *slog.Logger, reg prometheus.Registerer) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
+	events = event.OrDiscard(events)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -101,7 +97,7 @@ func New(db *store.DB, h *hub.Hub, parties *party.Service, sessions *session.Ser
 		reg.MustRegister(s.mismatch, s.priceChecks)
 	}
 	if h != nil {
-		h.Register(Module, source{s})
+		h.Register(Module, hub.PartySource(s.current))
 		h.OnDelivered(Module, s.delivered)
 	}
 	return s
@@ -197,34 +193,15 @@ func (s *Service) query(ctx context.Context, where string, args ...any) ([]*Stor
 	return store.QueryAll(ctx, s.db.ReadIn(ctx), scanStored, "SELECT "+storedColumns+" FROM cdrs WHERE "+where+" ORDER BY pk DESC LIMIT 100", args...)
 }
 
-// Filter selects CDRs in List.
-type Filter struct {
-	// Owners are the token owners (eMSP parties) whose CDRs are listed; an
-	// empty list lists nothing.
-	Owners []ocpiclient.Party
-	// CPO restricts the list to one CPO (OCPI-to-*), when not zero.
-	CPO ocpiclient.Party
-}
+// Filter selects CDRs in List: the Owners' CDRs (an empty list lists
+// nothing), of one CPO when CPO is not zero.
+type Filter = session.Filter
 
 // List returns a page of the CDRs of the owners' tokens, ordered by
 // last_updated, then by row.
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 	l := store.List{Table: "cdrs", Columns: "pk, last_updated, body"}.WithPage(p)
-	if len(f.Owners) == 0 {
-		l.Where = []string{"1 = 0"}
-	} else {
-		var conds []string
-		for _, o := range f.Owners {
-			l.Args = append(l.Args, ocpi.Key(o.CountryCode), ocpi.Key(o.PartyID))
-			conds = append(conds, "(token_country_code = $"+strconv.Itoa(len(l.Args)-1)+" AND token_party_id = $"+strconv.Itoa(len(l.Args))+")")
-		}
-		l.Where = []string{"(" + strings.Join(conds, " OR ") + ")"}
-	}
-	if !f.CPO.IsZero() {
-		n := len(l.Args)
-		l.Where = append(l.Where, "country_code = $"+strconv.Itoa(n+1), "party_id = $"+strconv.Itoa(n+2))
-		l.Args = append(l.Args, ocpi.Key(f.CPO.CountryCode), ocpi.Key(f.CPO.PartyID))
-	}
+	l.Where, l.Args = f.Where()
 	return store.Documents(ctx, s.db.Read(), l)
 }
 
@@ -234,17 +211,10 @@ func hash(body []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// source gives the hub a CDR to post again (after an outage): the CDR as
+// current gives the hub a CDR to post again (after an outage): the CDR as
 // stored, to the eMSP that owns its token.
-type source struct{ s *Service }
-
-// Current implements hub.Source.
-func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
-	parts := hub.SplitKey(key)
-	if len(parts) != 3 {
-		return hub.Push{}, false, nil
-	}
-	r := Ref{parts[0], parts[1], parts[2]}
+func (s *Service) current(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (hub.Push, bool, error) {
+	r := Ref{countryCode, partyID, id}
 	var body []byte
 	var owner ocpiclient.Party
 	err := tx.QueryRow(ctx, "SELECT body, token_country_code, token_party_id FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3",

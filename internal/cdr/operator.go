@@ -28,21 +28,19 @@ type BrowseFilter struct {
 // first, and how many the filter keeps.
 func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64, error) {
 	f.Limit = store.PageLimit(f.Limit, 50)
-	var where []string
-	var args store.Args
-	arg := args.Add
+	var w store.Conds
 	if !f.Party.IsZero() {
-		where = append(where, session.EitherSide(f.Party, arg))
+		w.And(session.EitherSide(f.Party, w.Arg))
 	}
 	if !f.From.IsZero() {
-		where = append(where, "last_updated >= "+arg(f.From.UnixMicro()))
+		w.And("last_updated >= " + w.Arg(f.From.UnixMicro()))
 	}
 	if !f.To.IsZero() {
-		where = append(where, "last_updated < "+arg(f.To.UnixMicro()))
+		w.And("last_updated < " + w.Arg(f.To.UnixMicro()))
 	}
 	if f.PriceStatus != "" {
-		where = append(where, "price_status = "+arg(f.PriceStatus))
+		w.And("price_status = " + w.Arg(f.PriceStatus))
 	}
-	return store.CountedPage(ctx, s.db.Read(), storedColumns, "cdrs", store.Where(where), "last_updated DESC, pk DESC",
-		f.Limit, f.Offset, args, scanStored)
+	return store.CountedPage(ctx, s.db.Read(), storedColumns, "cdrs", w.Where(), "last_updated DESC, pk DESC",
+		f.Limit, f.Offset, w.Args(), scanStored)
 }

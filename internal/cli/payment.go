@@ -60,11 +60,8 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 	if sub == "list" {
 		need = ""
 	}
-	id, err := parseSubcommand(fs, rest, need)
+	id, err := parseSubcommand(fs, rest, need, apply)
 	if err != nil {
-		return err
-	}
-	if err := apply(); err != nil {
 		return err
 	}
 	var paise int64
@@ -78,47 +75,42 @@ func cmdPayment(ctx context.Context, e env, args []string) error {
 			*refundID = "op-" + strings.ToLower(id) + "-" + strings.ReplaceAll(pg.FormatRupees(p), ".", "")
 		}
 	}
-	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
-	if err != nil {
-		return err
-	}
-	defer a.Close(context.Background())
-	u := a.UPI
-
-	switch sub {
-	case "list":
-		f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
-		return printAll(e, *asJSON, "payments", func(page ocpi.PageRequest) ([]*paymentview.PaymentView, ocpi.Page, error) {
-			return u.ListPayments(ctx, f, page)
-		}, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED", func(w io.Writer, p *paymentview.PaymentView) {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
-				p.Attention, ago(p.LastUpdated.Time, e.clock.Now()))
-		})
-	case "show":
-		p, err := u.Payment(ctx, id)
-		if err != nil {
-			return err
+	return withUPI(ctx, *cfg, func(u *upi.Service) error {
+		switch sub {
+		case "list":
+			f := upi.PaymentFilter{Status: strings.ToUpper(*status), Attention: *attention}
+			return printAll(e, *asJSON, "payments", func(page ocpi.PageRequest) ([]*paymentview.PaymentView, ocpi.Page, error) {
+				return u.ListPayments(ctx, f, page)
+			}, "ID\tSTATUS\tAMOUNT\tCAPTURED\tCOST\tREFUNDED\tQR\tATTENTION\tUPDATED", func(w io.Writer, p *paymentview.PaymentView) {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Status, p.Amount, p.Captured, p.Cost, p.Refunded, p.QRRef,
+					p.Attention, ago(p.LastUpdated.Time, e.clock.Now()))
+			})
+		case "show":
+			p, err := u.Payment(ctx, id)
+			if err != nil {
+				return err
+			}
+			return printPayment(e, *asJSON, p)
+		case "resolve":
+			p, err := u.Resolve(ctx, id, upi.Resolution{Note: *note, SettleOn: *settleOn})
+			if err != nil {
+				return err
+			}
+			return printPayment(e, *asJSON, p)
+		case "refund":
+			r, isNew, err := u.CreateRefund(ctx, refunds.RefundRequest{RefundID: *refundID, PaymentID: id, Paise: paise, Reason: *reason})
+			if err != nil {
+				return err
+			}
+			head := "Refund queued: the running hub sends it to the payment gateway.\n"
+			if !isNew {
+				head = "This refund exists already (same refund id); nothing new was sent.\n"
+			}
+			return print(e, *asJSON, r, fmt.Sprintf("%s  refund_id: %s\n  payment:   %s\n  amount:    %s %s\n  status:    %s\n",
+				head, r.RefundID, r.PaymentID, r.Amount, r.Currency, r.Status))
 		}
-		return printPayment(e, *asJSON, p)
-	case "resolve":
-		p, err := u.Resolve(ctx, id, upi.Resolution{Note: *note, SettleOn: *settleOn})
-		if err != nil {
-			return err
-		}
-		return printPayment(e, *asJSON, p)
-	case "refund":
-		r, isNew, err := u.CreateRefund(ctx, refunds.RefundRequest{RefundID: *refundID, PaymentID: id, Paise: paise, Reason: *reason})
-		if err != nil {
-			return err
-		}
-		head := "Refund queued: the running hub sends it to the payment gateway.\n"
-		if !isNew {
-			head = "This refund exists already (same refund id); nothing new was sent.\n"
-		}
-		return print(e, *asJSON, r, fmt.Sprintf("%s  refund_id: %s\n  payment:   %s\n  amount:    %s %s\n  status:    %s\n",
-			head, r.RefundID, r.PaymentID, r.Amount, r.Currency, r.Status))
-	}
-	return nil
+		return nil
+	})
 }
 
 func printPayment(e env, asJSON bool, p *paymentview.PaymentView) error {
@@ -202,16 +194,34 @@ func printAll[T any](e env, asJSON bool, key string, list func(ocpi.PageRequest)
 
 // parseSubcommand parses a subcommand's flags and, when it takes a
 // positional argument (need is the usage message when it is missing; ""
-// when it takes none), that argument and the flags after it.
-func parseSubcommand(fs *flag.FlagSet, rest []string, need string) (string, error) {
-	if err := parseFlags(fs, rest); err != nil || need == "" {
+// when it takes none), that argument and the flags after it; then it
+// applies the configuration the flags set (apply, from newFlagSet).
+func parseSubcommand(fs *flag.FlagSet, rest []string, need string, apply func() error) (string, error) {
+	if err := parseFlags(fs, rest); err != nil {
 		return "", err
 	}
-	if fs.NArg() == 0 {
-		return "", usageError{need}
+	arg := ""
+	if need != "" {
+		if fs.NArg() == 0 {
+			return "", usageError{need}
+		}
+		arg = fs.Arg(0)
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return "", err
+		}
 	}
-	arg := fs.Arg(0)
-	return arg, parseFlags(fs, fs.Args()[1:])
+	return arg, apply()
+}
+
+// withUPI runs fn on the UPI service of a hub assembled for a one-shot
+// command (it inserts jobs and runs no workers), then closes the hub.
+func withUPI(ctx context.Context, cfg app.Config, fn func(u *upi.Service) error) error {
+	a, err := app.New(ctx, cfg, app.Options{InsertOnly: true})
+	if err != nil {
+		return err
+	}
+	defer a.Close(context.Background())
+	return fn(a.UPI)
 }
 
 func allPages[T any](list func(ocpi.PageRequest) ([]T, ocpi.Page, error)) ([]T, error) {

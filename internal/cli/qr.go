@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/upi"
 	"github.com/ocpihub/ocpihub/internal/upi/qrmap"
 )
 
@@ -57,73 +57,65 @@ func cmdQR(ctx context.Context, e env, args []string) error {
 	if sub == "show" || sub == "disable" || sub == "render" {
 		need = "qr " + sub + " needs a QR reference (see ocpihub qr list)"
 	}
-	ref, err := parseSubcommand(fs, rest, need)
+	ref, err := parseSubcommand(fs, rest, need, apply)
 	if err != nil {
-		return err
-	}
-	if err := apply(); err != nil {
 		return err
 	}
 	if sub == "create" && (in.LocationID == "" || in.EVSEUID == "" || in.ConnectorID == "") {
 		return usageError{"qr create needs --location, --evse and --connector"}
 	}
-	a, err := app.New(ctx, *cfg, app.Options{InsertOnly: true})
-	if err != nil {
-		return err
-	}
-	defer a.Close(context.Background())
-	u := a.UPI
-
-	switch sub {
-	case "create":
-		m, err := u.CreateQR(ctx, in)
-		if err != nil {
-			return err
+	return withUPI(ctx, *cfg, func(u *upi.Service) error {
+		switch sub {
+		case "create":
+			m, err := u.CreateQR(ctx, in)
+			if err != nil {
+				return err
+			}
+			return printQR(e, *asJSON, m, "QR mapping created. Print its sticker with: ocpihub qr render "+m.QRRef+"\n")
+		case "list":
+			f := qrmap.QRFilter{Status: qrmap.Active}
+			if *all {
+				f.Status = ""
+			}
+			return printAll(e, *asJSON, "qr_mappings", func(page ocpi.PageRequest) ([]*qrmap.QRMapping, ocpi.Page, error) {
+				return u.ListQR(ctx, f, page)
+			}, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL", func(w io.Writer, m *qrmap.QRMapping) {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
+			})
+		case "show":
+			m, err := u.QR(ctx, ref)
+			if err != nil {
+				return err
+			}
+			return printQR(e, *asJSON, m, "")
+		case "disable":
+			m, err := u.DisableQR(ctx, ref)
+			if err != nil {
+				return err
+			}
+			return printQR(e, *asJSON, m, "Disabled: the sticker takes no more payments.\n")
+		case "render":
+			f := strings.ToLower(*format)
+			b, err := u.Sticker(ctx, ref, f)
+			if err != nil {
+				return err
+			}
+			path := *out
+			if path == "" {
+				path = "qr-" + ref + "." + f
+			}
+			if path == "-" {
+				_, err = e.stdout.Write(b)
+				return err
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				return err
+			}
+			return print(e, *asJSON, map[string]any{"file": path, "format": f, "bytes": len(b)},
+				fmt.Sprintf("Sticker written to %s (%s).\n", path, humanBytes(len(b))))
 		}
-		return printQR(e, *asJSON, m, "QR mapping created. Print its sticker with: ocpihub qr render "+m.QRRef+"\n")
-	case "list":
-		f := qrmap.QRFilter{Status: qrmap.Active}
-		if *all {
-			f.Status = ""
-		}
-		return printAll(e, *asJSON, "qr_mappings", func(page ocpi.PageRequest) ([]*qrmap.QRMapping, ocpi.Page, error) {
-			return u.ListQR(ctx, f, page)
-		}, "QR REF\tTENANT\tLOCATION\tEVSE\tCONNECTOR\tSTATUS\tURL", func(w io.Writer, m *qrmap.QRMapping) {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.QRRef, m.TenantID, m.LocationID, m.EVSEUID, m.ConnectorID, m.Status, m.URL)
-		})
-	case "show":
-		m, err := u.QR(ctx, ref)
-		if err != nil {
-			return err
-		}
-		return printQR(e, *asJSON, m, "")
-	case "disable":
-		m, err := u.DisableQR(ctx, ref)
-		if err != nil {
-			return err
-		}
-		return printQR(e, *asJSON, m, "Disabled: the sticker takes no more payments.\n")
-	case "render":
-		f := strings.ToLower(*format)
-		b, err := u.Sticker(ctx, ref, f)
-		if err != nil {
-			return err
-		}
-		path := *out
-		if path == "" {
-			path = "qr-" + ref + "." + f
-		}
-		if path == "-" {
-			_, err = e.stdout.Write(b)
-			return err
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return err
-		}
-		return print(e, *asJSON, map[string]any{"file": path, "format": f, "bytes": len(b)},
-			fmt.Sprintf("Sticker written to %s (%s).\n", path, humanBytes(len(b))))
-	}
-	return nil
+		return nil
+	})
 }
 
 func printQR(e env, asJSON bool, m *qrmap.QRMapping, prefix string) error {

@@ -18,6 +18,15 @@ type Real struct{}
 // Now returns the current time in UTC.
 func (Real) Now() time.Time { return time.Now().UTC() }
 
+// OrReal returns c, or Real when c is nil: what a component given no clock
+// tells the time with.
+func OrReal(c Clock) Clock {
+	if c == nil {
+		return Real{}
+	}
+	return c
+}
+
 // Fake is a clock that only moves when told to. It is safe for concurrent use.
 // It also satisfies River's time generator, so the job queue shares it.
 type Fake struct {

@@ -165,9 +165,7 @@ type Deps struct {
 // New returns a Service and registers its workers on d.Jobs.
 func New(d Deps, cfg Config) *Service {
 	events, logger, jc := d.Events, d.Logger, d.Jobs
-	if events == nil {
-		events = event.Discard{}
-	}
+	events = event.OrDiscard(events)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

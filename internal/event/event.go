@@ -94,3 +94,12 @@ type Discard struct{}
 
 // Emit implements Emitter.
 func (Discard) Emit(context.Context, *store.Tx, Event) error { return nil }
+
+// OrDiscard returns e, or Discard when e is nil: what a service given no
+// emitter records its events with.
+func OrDiscard(e Emitter) Emitter {
+	if e == nil {
+		return Discard{}
+	}
+	return e
+}

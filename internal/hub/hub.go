@@ -127,6 +127,20 @@ type Source interface {
 	Current(ctx context.Context, tx *store.Tx, objectKey string) (p Push, ok bool, err error)
 }
 
+// PartySource is a Source of objects keyed by their party and id
+// (ObjectKey(countryCode, partyID, id)): locations, tariffs, sessions and
+// CDRs. A key of another shape has nothing to send.
+type PartySource func(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (p Push, ok bool, err error)
+
+// Current implements Source.
+func (f PartySource) Current(ctx context.Context, tx *store.Tx, objectKey string) (Push, bool, error) {
+	parts := SplitKey(objectKey)
+	if len(parts) != 3 {
+		return Push{}, false, nil
+	}
+	return f(ctx, tx, parts[0], parts[1], parts[2])
+}
+
 // Push is one change to deliver to a receiver.
 type Push struct {
 	// Module is the OCPI module identifier (locations, tariffs, tokens…); the

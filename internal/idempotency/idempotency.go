@@ -127,9 +127,7 @@ type Store struct {
 // signing secret in the answer to a webhook subscription), and a replay must
 // give it back. A nil box (or one without a key) marks them plain.
 func New(db *store.DB, jc *jobs.Client, clk clock.Clock, box *sealbox.Box) *Store {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	s := &Store{db: db, clock: clk, box: box}
 	if jc != nil {
 		jobs.AddWorker(jc, jobs.CountedTask[pruneArgs](s.Prune))

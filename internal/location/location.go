@@ -54,18 +54,14 @@ type Service struct {
 
 // New returns a Service and registers it as the hub's source of locations.
 func New(db *store.DB, h *hub.Hub, events event.Emitter, clk clock.Clock, logger *slog.Logger) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	events = event.OrDiscard(events)
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{db: db, hub: h, events: events, clock: clk, logger: logger, positions: &store.Positions{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
-		h.Register(Module, source{s})
+		h.Register(Module, source{s.current})
 		h.Adapt(Module, adaptPublished)
 	}
 	return s
@@ -209,19 +205,17 @@ func (s *Service) Lookup(ctx context.Context, locationID string) (cc, pid string
 		Message: fmt.Sprintf("location %s exists at several CPOs (%s, …); send OCPI-to-country-code and OCPI-to-party-id", locationID, strings.Join(names, ", "))}
 }
 
-// source is the hub's view of locations: the current body as a full PUT.
-type source struct{ s *Service }
+// source is the hub's view of locations: the current one and the list of
+// an initial load.
+type source struct{ hub.PartySource }
 
-func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
-	parts := hub.SplitKey(key)
-	if len(parts) != 3 {
-		return hub.Push{}, false, nil
-	}
-	cur, err := lockLocation(ctx, tx, Ref{CountryCode: parts[0], PartyID: parts[1], LocationID: parts[2]})
+// current gives the hub the current body of a location as a full PUT.
+func (s *Service) current(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (hub.Push, bool, error) {
+	cur, err := lockLocation(ctx, tx, Ref{CountryCode: countryCode, PartyID: partyID, LocationID: id})
 	if err != nil || cur == nil {
 		return hub.Push{}, false, err
 	}
-	r := Ref{CountryCode: parts[0], PartyID: parts[1], LocationID: cur.id}
+	r := Ref{CountryCode: countryCode, PartyID: partyID, LocationID: cur.id}
 	return hub.Push{Method: "PUT", Path: r.path(), Body: cur.body}, true, nil
 }
 

@@ -76,21 +76,19 @@ func (s *Service) Summaries(ctx context.Context, f SummaryFilter) ([]Summary, er
 	if f.Limit <= 0 {
 		f.Limit = 100
 	}
-	var where []string
-	var args store.Args
-	arg := args.Add
+	var w store.Conds
 	if f.CountryCode != "" {
-		where = append(where, "l.country_code = "+arg(ocpi.Key(f.CountryCode)), "l.party_id = "+arg(ocpi.Key(f.PartyID)))
+		w.And("l.country_code = "+w.Arg(ocpi.Key(f.CountryCode)), "l.party_id = "+w.Arg(ocpi.Key(f.PartyID)))
 	}
 	if f.EVSEStatus != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM evses e WHERE e.location_pk = l.pk AND e.status = "+arg(f.EVSEStatus)+")")
+		w.And("EXISTS (SELECT 1 FROM evses e WHERE e.location_pk = l.pk AND e.status = " + w.Arg(f.EVSEStatus) + ")")
 	}
 	if f.Before > 0 {
-		where = append(where, "l.pk < "+arg(f.Before))
+		w.And("l.pk < " + w.Arg(f.Before))
 	}
 	q := "SELECT l.pk, l.country_code, l.party_id, l.id, l.publish, l.lat_e7, l.lon_e7, l.last_updated, l.body FROM locations l"
-	q += store.Where(where) + " ORDER BY l.pk DESC LIMIT " + arg(f.Limit)
-	rows, err := s.db.Read().Query(ctx, q, args...)
+	q += w.Where() + " ORDER BY l.pk DESC LIMIT " + w.Arg(f.Limit)
+	rows, err := s.db.Read().Query(ctx, q, w.Args()...)
 	if err != nil {
 		return nil, err
 	}
@@ -201,16 +199,14 @@ type EVSEFilter struct {
 }
 
 func (f EVSEFilter) where(withStatus bool) (string, []any) {
-	var where []string
-	var args store.Args
-	arg := args.Add
+	var w store.Conds
 	if f.CountryCode != "" {
-		where = append(where, "l.country_code = "+arg(ocpi.Key(f.CountryCode)), "l.party_id = "+arg(ocpi.Key(f.PartyID)))
+		w.And("l.country_code = "+w.Arg(ocpi.Key(f.CountryCode)), "l.party_id = "+w.Arg(ocpi.Key(f.PartyID)))
 	}
 	if withStatus && f.Status != "" {
-		where = append(where, "e.status = "+arg(f.Status))
+		w.And("e.status = " + w.Arg(f.Status))
 	}
-	return store.Where(where), args
+	return w.Where(), w.Args()
 }
 
 // EVSEs returns a page of the directory's EVSEs, most recently updated

@@ -166,6 +166,10 @@ func ApplyPatch(doc, patch Object, v any) ([]byte, error) { return core.ApplyPat
 
 func PatchIdentity(patch Object, key map[string]string) error { return core.PatchIdentity(patch, key) }
 
+func ParsePatch(raw []byte, partial any, lastUpdated *DateTime) (Object, error) {
+	return core.ParsePatch(raw, partial, lastUpdated)
+}
+
 func CheckFresh(module, object string, stored, sent DateTime) error {
 	return core.CheckFresh(module, object, stored, sent)
 }

@@ -221,12 +221,8 @@ type Service struct {
 // checked against payments only).
 func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, records Records, events event.Emitter,
 	clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	events = event.OrDiscard(events)
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

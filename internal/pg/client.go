@@ -382,7 +382,7 @@ func checkAmount(op string, a Amount) error {
 	if a.Paise <= 0 {
 		return invalid(op, "amount", "must be positive")
 	}
-	if !validCurrency(a.Currency) {
+	if !ValidCurrency(a.Currency) {
 		return invalid(op, "currency", "want a three-letter ISO 4217 code")
 	}
 	return nil

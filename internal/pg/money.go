@@ -26,7 +26,7 @@ func INR(paise int64) Amount { return Amount{Paise: paise, Currency: CurrencyINR
 // ParseAmount reads a decimal amount in major units ("150", "150.5",
 // "150.50") of currency, exactly.
 func ParseAmount(decimal, currency string) (Amount, error) {
-	if !validCurrency(currency) {
+	if !ValidCurrency(currency) {
 		return Amount{}, fmt.Errorf("currency %q: want a three-letter ISO 4217 code", currency)
 	}
 	p, err := ParseRupees(decimal)
@@ -172,7 +172,9 @@ func allDigits(s string) bool {
 	return true
 }
 
-func validCurrency(c string) bool {
+// ValidCurrency reports whether c looks like an ISO 4217 code: three
+// upper-case letters.
+func ValidCurrency(c string) bool {
 	if len(c) != 3 {
 		return false
 	}

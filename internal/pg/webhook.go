@@ -99,9 +99,7 @@ type Verifier struct {
 // NewVerifier returns a verifier for the configured secrets; clk decides
 // when the rotation window ends (nil: the real clock).
 func NewVerifier(cfg WebhookConfig, clk clock.Clock) *Verifier {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	v := &Verifier{previousUntil: cfg.PreviousUntil, clock: clk}
 	for _, s := range cfg.Secrets {
 		if s != "" {

@@ -191,7 +191,7 @@ func parseCashfree(body []byte) (*Event, error) {
 		if cur == "" {
 			cur = b.Data.Order.OrderCurrency
 		}
-		if !validCurrency(cur) {
+		if !ValidCurrency(cur) {
 			return nil, fmt.Errorf("payment_currency %q", cur)
 		}
 		ev.Kind, ev.PaymentID, ev.OrderID, ev.Status = EventPayment, string(p.CFPaymentID), b.Data.Order.OrderID, st
@@ -213,7 +213,7 @@ func parseCashfree(body []byte) (*Event, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown refund_status %q", r.RefundStatus)
 		}
-		if r.CFRefundID == "" || r.CFPaymentID == "" || !r.RefundAmount.Set || !validCurrency(r.RefundCurrency) {
+		if r.CFRefundID == "" || r.CFPaymentID == "" || !r.RefundAmount.Set || !ValidCurrency(r.RefundCurrency) {
 			return nil, errors.New("refund webhook without cf_refund_id, cf_payment_id, refund_amount or refund_currency")
 		}
 		ev.Kind, ev.PaymentID, ev.OrderID = EventRefund, string(r.CFPaymentID), r.OrderID
@@ -274,7 +274,7 @@ func (f flatBody) event() (*Event, error) {
 	if cur == "" {
 		cur = CurrencyINR
 	}
-	if !validCurrency(cur) {
+	if !ValidCurrency(cur) {
 		return nil, fmt.Errorf("currency %q", cur)
 	}
 	return &Event{

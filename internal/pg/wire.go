@@ -151,7 +151,7 @@ func copyNotes(n map[string]string) map[string]string {
 }
 
 func (o rzpOrder) domain() (*Order, error) {
-	if o.ID == "" || o.Amount <= 0 || !validCurrency(o.Currency) {
+	if o.ID == "" || o.Amount <= 0 || !ValidCurrency(o.Currency) {
 		return nil, fmt.Errorf("order without id, amount or currency")
 	}
 	return &Order{
@@ -181,7 +181,7 @@ func paymentStatus(s string) (PaymentStatus, bool) {
 
 func (p rzpPayment) domain() (*Payment, error) {
 	st, ok := paymentStatus(p.Status)
-	if p.ID == "" || !ok || p.Amount < 0 || !validCurrency(p.Currency) {
+	if p.ID == "" || !ok || p.Amount < 0 || !ValidCurrency(p.Currency) {
 		return nil, fmt.Errorf("payment %q: missing id, amount or currency, or unknown status %q", p.ID, p.Status)
 	}
 	vpa := p.VPA
@@ -210,7 +210,7 @@ func refundStatus(s string) (RefundStatus, bool) {
 
 func (r rzpRefund) domain() (*Refund, error) {
 	st, ok := refundStatus(r.Status)
-	if r.ID == "" || !ok || r.Amount <= 0 || !validCurrency(r.Currency) {
+	if r.ID == "" || !ok || r.Amount <= 0 || !ValidCurrency(r.Currency) {
 		return nil, fmt.Errorf("refund %q: missing id, amount or currency, or unknown status %q", r.ID, r.Status)
 	}
 	rid := r.Notes["refund_id"]

@@ -160,9 +160,7 @@ const overrideTTL = 10 * time.Second
 // New returns a Limiter: shared counters on PostgreSQL, in-process counters
 // on SQLite. defaults are the limits of every token without an override.
 func New(db *store.DB, clk clock.Clock, defaults Limits) *Limiter {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	l := &Limiter{db: db, clock: clk, defaults: defaults, cache: map[int64]cachedLimits{}}
 	if db != nil && db.Engine() == store.Postgres {
 		l.counter = &postgresCounter{db: db}

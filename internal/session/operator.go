@@ -28,18 +28,16 @@ type BrowseFilter struct {
 // updated first, and how many the filter keeps.
 func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]*Stored, int64, error) {
 	f.Limit = store.PageLimit(f.Limit, 50)
-	var where []string
-	var args store.Args
-	arg := args.Add
+	var w store.Conds
 	if f.Status != "" {
-		where = append(where, "status = "+arg(f.Status))
+		w.And("status = " + w.Arg(f.Status))
 	}
 	if !f.Party.IsZero() {
-		where = append(where, EitherSide(f.Party, arg))
+		w.And(EitherSide(f.Party, w.Arg))
 	}
-	return store.CountedPage(ctx, s.db.Read(), storedColumns, "sessions", store.Where(where),
+	return store.CountedPage(ctx, s.db.Read(), storedColumns, "sessions", w.Where(),
 		"CASE WHEN status IN ('ACTIVE', 'PENDING') THEN 0 ELSE 1 END, last_updated DESC, pk DESC",
-		f.Limit, f.Offset, args, scanStored)
+		f.Limit, f.Offset, w.Args(), scanStored)
 }
 
 // Day is one day of Daily: the sessions that started that day and the

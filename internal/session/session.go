@@ -82,15 +82,13 @@ type Service struct {
 
 // New returns a Service and registers it as the hub's source of sessions.
 func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, events event.Emitter, clk clock.Clock, logger *slog.Logger) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
+	events = event.OrDiscard(events)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{db: db, hub: h, parties: parties, dir: dir, events: events, clock: clk, logger: logger}
 	if h != nil {
-		h.Register(Module, source{s})
+		h.Register(Module, hub.PartySource(s.current))
 	}
 	return s
 }
@@ -222,7 +220,8 @@ func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
 	return st.Body, nil
 }
 
-// Filter selects sessions in List.
+// Filter selects sessions in List, and CDRs in cdr's (cdr.Filter): both
+// tables name the CPO's party and the token's owner in the same columns.
 type Filter struct {
 	// Owners are the token owners (eMSP parties) whose sessions are listed;
 	// an empty list lists nothing.
@@ -235,16 +234,24 @@ type Filter struct {
 // last_updated, then by row.
 func (s *Service) List(ctx context.Context, f Filter, p ocpi.PageRequest) ([]json.RawMessage, ocpi.Page, error) {
 	l := store.List{Table: "sessions", Columns: "pk, last_updated, body"}.WithPage(p)
-	l.Where, l.Args = ownerWhere(f.Owners)
-	if !f.CPO.IsZero() {
-		n := len(l.Args)
-		l.Where = append(l.Where, "country_code = $"+strconv.Itoa(n+1), "party_id = $"+strconv.Itoa(n+2))
-		l.Args = append(l.Args, ocpi.Key(f.CPO.CountryCode), ocpi.Key(f.CPO.PartyID))
-	}
+	l.Where, l.Args = f.Where()
 	return store.Documents(ctx, s.db.Read(), l)
 }
 
-// ownerWhere restricts a list to the sessions of some token owners.
+// Where returns the filter's conditions, for a store.List of sessions or
+// CDRs, with their arguments numbered from $1.
+func (f Filter) Where() ([]string, []any) {
+	where, args := ownerWhere(f.Owners)
+	if !f.CPO.IsZero() {
+		n := len(args)
+		where = append(where, "country_code = $"+strconv.Itoa(n+1), "party_id = $"+strconv.Itoa(n+2))
+		args = append(args, ocpi.Key(f.CPO.CountryCode), ocpi.Key(f.CPO.PartyID))
+	}
+	return where, args
+}
+
+// ownerWhere restricts a list to the sessions (or CDRs) of some token
+// owners.
 func ownerWhere(owners []ocpiclient.Party) ([]string, []any) {
 	if len(owners) == 0 {
 		return []string{"1 = 0"}, nil
@@ -258,17 +265,10 @@ func ownerWhere(owners []ocpiclient.Party) ([]string, []any) {
 	return []string{"(" + strings.Join(conds, " OR ") + ")"}, args
 }
 
-// source gives the hub the current state of a session for resyncs: a PUT
+// current gives the hub the current state of a session for resyncs: a PUT
 // to the eMSP that owns its token.
-type source struct{ s *Service }
-
-// Current implements hub.Source.
-func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
-	parts := hub.SplitKey(key)
-	if len(parts) != 3 {
-		return hub.Push{}, false, nil
-	}
-	r := Ref{parts[0], parts[1], parts[2]}
+func (s *Service) current(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (hub.Push, bool, error) {
+	r := Ref{countryCode, partyID, id}
 	cur, err := lock(ctx, tx, r)
 	if err != nil || cur == nil {
 		return hub.Push{}, false, err

@@ -89,19 +89,13 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 // Patch applies a partial Session to a stored one: charging_periods are
 // appended, other fields merged. It must carry last_updated.
 func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error {
-	patch, err := ocpi.ParseObject(raw)
-	if err != nil {
-		return ocpi.Invalid("body", "must be a JSON object")
-	}
 	var partial struct {
 		LastUpdated     ocpi.DateTime         `json:"last_updated"`
 		ChargingPeriods []ocpi.ChargingPeriod `json:"charging_periods"`
 	}
-	if err := ocpi.Decode(raw, &partial); err != nil {
+	patch, err := ocpi.ParsePatch(raw, &partial, &partial.LastUpdated)
+	if err != nil {
 		return err
-	}
-	if partial.LastUpdated.IsZero() {
-		return ocpi.Invalid("last_updated", "is required in a PATCH")
 	}
 	c := ocpi.NewCheck("")
 	c.ChargingPeriods("charging_periods", partial.ChargingPeriods, nil)

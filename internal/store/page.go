@@ -17,6 +17,25 @@ func (a *Args) Add(v any) string {
 	return "$" + strconv.Itoa(len(*a))
 }
 
+// Conds is a WHERE clause built a condition at a time, with the
+// arguments its placeholders number.
+type Conds struct {
+	conds []string
+	args  Args
+}
+
+// Arg adds v to the arguments and returns its placeholder.
+func (c *Conds) Arg(v any) string { return c.args.Add(v) }
+
+// And adds conditions, joined with AND.
+func (c *Conds) And(conds ...string) { c.conds = append(c.conds, conds...) }
+
+// Where returns the WHERE clause of the conditions ("" for none).
+func (c *Conds) Where() string { return Where(c.conds) }
+
+// Args returns the arguments.
+func (c *Conds) Args() []any { return c.args }
+
 // PageLimit is the page size of an operator's list asked for limit rows:
 // def when limit is not positive or more than 500.
 func PageLimit(limit, def int) int {

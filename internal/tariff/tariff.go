@@ -41,15 +41,13 @@ type Service struct {
 
 // New returns a Service and registers it as the hub's source of tariffs.
 func New(db *store.DB, h *hub.Hub, clk clock.Clock, logger *slog.Logger) *Service {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Service{db: db, hub: h, clock: clk, logger: logger, totals: &store.Totals{TTL: 5 * time.Second, Now: clk.Now}}
 	if h != nil {
-		h.Register(Module, source{s})
+		h.Register(Module, source{s.current})
 	}
 	return s
 }
@@ -283,15 +281,13 @@ func lockKnown(ctx context.Context, tx *store.Tx, r Ref) ([]byte, error) {
 	return old, err
 }
 
-// source gives the hub the current tariff (a PUT) or its deletion.
-type source struct{ s *Service }
+// source is the hub's view of tariffs: the current one and the list of an
+// initial load.
+type source struct{ hub.PartySource }
 
-func (src source) Current(ctx context.Context, tx *store.Tx, key string) (hub.Push, bool, error) {
-	parts := hub.SplitKey(key)
-	if len(parts) != 3 {
-		return hub.Push{}, false, nil
-	}
-	r := Ref{parts[0], parts[1], parts[2]}
+// current gives the hub the current tariff (a PUT) or its deletion.
+func (s *Service) current(ctx context.Context, tx *store.Tx, countryCode, partyID, id string) (hub.Push, bool, error) {
+	r := Ref{countryCode, partyID, id}
 	body, found, err := lockTariff(ctx, tx, r)
 	if err != nil {
 		return hub.Push{}, false, err

@@ -26,26 +26,24 @@ type BrowseFilter struct {
 // most recently updated first, and how many the filter keeps.
 func (s *Service) Browse(ctx context.Context, f BrowseFilter) ([]ocpi.Token, int64, error) {
 	f.Limit = store.PageLimit(f.Limit, 50)
-	var where []string
-	var args store.Args
-	arg := args.Add
+	var w store.Conds
 	if f.CountryCode != "" {
-		where = append(where, "country_code = "+arg(ocpi.Key(f.CountryCode)), "party_id = "+arg(ocpi.Key(f.PartyID)))
+		w.And("country_code = "+w.Arg(ocpi.Key(f.CountryCode)), "party_id = "+w.Arg(ocpi.Key(f.PartyID)))
 	}
 	switch f.Valid {
 	case "true", "false":
-		where = append(where, "valid = "+arg(f.Valid == "true"))
+		w.And("valid = " + w.Arg(f.Valid == "true"))
 	}
 	if f.Whitelist != "" {
-		where = append(where, "whitelist = "+arg(f.Whitelist))
+		w.And("whitelist = " + w.Arg(f.Whitelist))
 	}
 	if f.UID != "" {
 		// A prefix match with LIKE's wildcards taken literally.
 		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(ocpi.Key(f.UID))
-		where = append(where, "uid LIKE "+arg(esc+"%")+` ESCAPE '\'`)
+		w.And("uid LIKE " + w.Arg(esc+"%") + ` ESCAPE '\'`)
 	}
-	return store.CountedPage(ctx, s.db.Read(), "body", "tokens", store.Where(where), "last_updated DESC, pk DESC",
-		f.Limit, f.Offset, args, func(r store.Row) (ocpi.Token, error) {
+	return store.CountedPage(ctx, s.db.Read(), "body", "tokens", w.Where(), "last_updated DESC, pk DESC",
+		f.Limit, f.Offset, w.Args(), func(r store.Row) (ocpi.Token, error) {
 			var body []byte
 			var t ocpi.Token
 			if err := r.Scan(&body); err != nil {

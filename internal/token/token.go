@@ -84,9 +84,7 @@ type Service struct {
 // New returns a Service and registers it as the hub's source of tokens.
 func New(db *store.DB, h *hub.Hub, parties *party.Service, dir Directory, events event.Emitter, clk clock.Clock,
 	logger *slog.Logger, cfg Config) *Service {
-	if events == nil {
-		events = event.Discard{}
-	}
+	events = event.OrDiscard(events)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -278,18 +276,12 @@ func (s *Service) put(ctx context.Context, tx *store.Tx, ch Change, r Ref, t *oc
 // Patch applies a partial Token (which must carry last_updated) to a stored
 // token.
 func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error {
-	patch, err := ocpi.ParseObject(raw)
-	if err != nil {
-		return ocpi.Invalid("body", "must be a JSON object")
-	}
 	var partial struct {
 		LastUpdated ocpi.DateTime `json:"last_updated"`
 	}
-	if err := ocpi.Decode(raw, &partial); err != nil {
+	patch, err := ocpi.ParsePatch(raw, &partial, &partial.LastUpdated)
+	if err != nil {
 		return err
-	}
-	if partial.LastUpdated.IsZero() {
-		return ocpi.Invalid("last_updated", "is required in a PATCH")
 	}
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "uid": r.UID, "type": r.typ()}); err != nil {
 		return err

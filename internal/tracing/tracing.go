@@ -155,9 +155,7 @@ type Tracer struct {
 // New returns a Tracer exporting to cfg.Endpoint; call Start to run its
 // exporter and Close to flush it. reg may be nil.
 func New(cfg Config, clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer) *Tracer {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

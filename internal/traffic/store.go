@@ -133,43 +133,41 @@ const summaryColumns = `id, at, direction, platform_id, partner, module, method,
 // when this is the last): Before of a list newest first, After of one
 // oldest first.
 func List(ctx context.Context, q store.Querier, f Filter) ([]Exchange, int64, error) {
-	var conds []string
-	var args store.Args
-	arg := args.Add
+	var w store.Conds
 	if f.PlatformID != 0 {
-		conds = append(conds, "platform_id = "+arg(f.PlatformID))
+		w.And("platform_id = " + w.Arg(f.PlatformID))
 	}
 	if f.Partner != "" {
-		conds = append(conds, "partner = "+arg(f.Partner))
+		w.And("partner = " + w.Arg(f.Partner))
 	}
 	if f.Module != "" {
-		conds = append(conds, "module = "+arg(f.Module))
+		w.And("module = " + w.Arg(f.Module))
 	}
 	if f.Direction != "" {
-		conds = append(conds, "direction = "+arg(string(f.Direction)))
+		w.And("direction = " + w.Arg(string(f.Direction)))
 	}
 	if f.CorrelationID != "" {
-		conds = append(conds, "correlation_id = "+arg(f.CorrelationID))
+		w.And("correlation_id = " + w.Arg(f.CorrelationID))
 	}
 	if f.ObjectID != "" {
 		esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(f.ObjectID)
-		conds = append(conds, "object_ids LIKE "+arg("%|"+esc+"|%")+` ESCAPE '\'`)
+		w.And("object_ids LIKE " + w.Arg("%|"+esc+"|%") + ` ESCAPE '\'`)
 	}
 	if !f.From.IsZero() {
-		conds = append(conds, "at >= "+arg(f.From.UnixMicro()))
+		w.And("at >= " + w.Arg(f.From.UnixMicro()))
 	}
 	if !f.To.IsZero() {
-		conds = append(conds, "at < "+arg(f.To.UnixMicro()))
+		w.And("at < " + w.Arg(f.To.UnixMicro()))
 	}
 	switch c := f.StatusClass; {
 	case c == "failed":
-		conds = append(conds, "http_status = 0")
+		w.And("http_status = 0")
 	case len(c) == 3:
 		lo := int(c[0]-'0') * 100
-		conds = append(conds, "http_status >= "+arg(lo)+" AND http_status < "+arg(lo+100))
+		w.And("http_status >= " + w.Arg(lo) + " AND http_status < " + w.Arg(lo+100))
 	case len(c) == 4:
 		lo := int(c[0]-'0') * 1000
-		conds = append(conds, "status_code >= "+arg(lo)+" AND status_code < "+arg(lo+1000))
+		w.And("status_code >= " + w.Arg(lo) + " AND status_code < " + w.Arg(lo+1000))
 	}
 	order := "id DESC"
 	if f.Oldest {
@@ -177,11 +175,11 @@ func List(ctx context.Context, q store.Querier, f Filter) ([]Exchange, int64, er
 		// sent, after the pushes it caused may have been.
 		order = "at ASC, id ASC"
 		if f.After > 0 {
-			a := arg(f.After)
-			conds = append(conds, "(at > (SELECT at FROM traffic WHERE id = "+a+") OR (at = (SELECT at FROM traffic WHERE id = "+a+") AND id > "+a+"))")
+			a := w.Arg(f.After)
+			w.And("(at > (SELECT at FROM traffic WHERE id = " + a + ") OR (at = (SELECT at FROM traffic WHERE id = " + a + ") AND id > " + a + "))")
 		}
 	} else if f.Before > 0 {
-		conds = append(conds, "id < "+arg(f.Before))
+		w.And("id < " + w.Arg(f.Before))
 	}
 	limit := f.Limit
 	switch {
@@ -194,7 +192,7 @@ func List(ctx context.Context, q store.Querier, f Filter) ([]Exchange, int64, er
 	if f.Bodies {
 		cols += ", request_header, response_header, request_body, response_body"
 	}
-	rows, err := q.Query(ctx, "SELECT "+cols+" FROM traffic"+store.Where(conds)+" ORDER BY "+order+" LIMIT "+strconv.Itoa(limit+1), args...)
+	rows, err := q.Query(ctx, "SELECT "+cols+" FROM traffic"+w.Where()+" ORDER BY "+order+" LIMIT "+strconv.Itoa(limit+1), w.Args()...)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -181,9 +181,7 @@ type Recorder struct {
 // New returns a Recorder storing into db. Call Start to run its writer and
 // Close to stop it. reg may be nil.
 func New(db *store.DB, clk clock.Clock, logger *slog.Logger, reg prometheus.Registerer, cfg Config) *Recorder {
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -247,12 +245,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait(ctx, done)
 }
 
 // Close stores what is buffered and stops the writer.
@@ -262,8 +255,13 @@ func (r *Recorder) Close(ctx context.Context) error {
 	}
 	r.start.Do(func() { close(r.done) })
 	r.stop.Do(func() { close(r.quit) })
+	return wait(ctx, r.done)
+}
+
+// wait waits until done is closed or ctx ends.
+func wait(ctx context.Context, done <-chan struct{}) error {
 	select {
-	case <-r.done:
+	case <-done:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -279,18 +277,17 @@ func (r *Recorder) run() {
 	// page becomes about 10 KB) instead of up to 128 whole bodies, and the
 	// buffers go back to the pool at once.
 	batch := make([]row, 0, r.cfg.BatchSize)
-	add := func(c *Capture) {
-		batch = append(batch, r.prepare(c))
-		c.Recycle() // a row holds none of the capture's bytes
-		if len(batch) >= r.cfg.BatchSize {
-			r.write(batch)
-			batch = batch[:0]
-		}
-	}
 	write := func() {
 		if len(batch) > 0 {
 			r.write(batch)
 			batch = batch[:0]
+		}
+	}
+	add := func(c *Capture) {
+		batch = append(batch, r.prepare(c))
+		c.Recycle() // a row holds none of the capture's bytes
+		if len(batch) >= r.cfg.BatchSize {
+			write()
 		}
 	}
 	drain := func() {

@@ -114,9 +114,7 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if clk == nil {
-		clk = clock.Real{}
-	}
+	clk = clock.OrReal(clk)
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}

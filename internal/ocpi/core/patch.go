@@ -26,6 +26,24 @@ func MergePatch(dst, patch Object) {
 	}
 }
 
+// ParsePatch reads the body of a PATCH: the object to merge, and its typed
+// fields decoded into partial, a pointer to a struct of the fields a
+// module reads. lastUpdated points at partial's last_updated field, which
+// a PATCH must carry.
+func ParsePatch(raw []byte, partial any, lastUpdated *DateTime) (Object, error) {
+	patch, err := ParseObject(raw)
+	if err != nil {
+		return nil, Invalid("body", "must be a JSON object")
+	}
+	if err := Decode(raw, partial); err != nil {
+		return nil, err
+	}
+	if lastUpdated.IsZero() {
+		return nil, Invalid("last_updated", "is required in a PATCH")
+	}
+	return patch, nil
+}
+
 // ApplyPatch merges patch into doc, a stored document, and decodes the
 // result into v (field types checked): the merged JSON is returned, for
 // Canonical.

@@ -147,18 +147,6 @@ func checkNotes(n map[string]string) error {
 	return nil
 }
 
-func validCurrency(c string) bool {
-	if len(c) != 3 {
-		return false
-	}
-	for i := 0; i < 3; i++ {
-		if c[i] < 'A' || c[i] > 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
 // notesJSON renders notes as the PG does: an empty array when there are
 // none.
 func notesJSON(n map[string]string) any {

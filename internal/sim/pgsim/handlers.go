@@ -3,6 +3,8 @@ package pgsim
 import (
 	"net/http"
 	"net/url"
+
+	"github.com/ocpihub/ocpihub/internal/pg"
 )
 
 // minAmount is the PG's smallest order and refund: ₹1.00.
@@ -24,7 +26,7 @@ func (s *Server) createOrder(r *http.Request) (any, error) {
 		return nil, badRequest("amount", "The amount field is required")
 	case *in.Amount < minAmount:
 		return nil, badRequest("amount", "The amount must be at least INR 1.00")
-	case !validCurrency(in.Currency):
+	case !pg.ValidCurrency(in.Currency):
 		return nil, badRequest("currency", "The currency must be a three-letter code")
 	case len(in.Receipt) > 40:
 		return nil, badRequest("receipt", "The receipt may have at most 40 characters")
