@@ -1,6 +1,8 @@
 package traffic
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,16 +44,45 @@ func BenchmarkMaySecret(b *testing.B) {
 	}
 }
 
-// benchPage is a directory page of 100 locations.
+// benchPage is a directory page of 100 locations, each with its own ids,
+// names, coordinates, one to four EVSEs and times, as a real page has (one
+// location repeated a hundred times compresses for almost nothing, and
+// understated gzip's share fivefold).
 func benchPage() []byte {
-	loc := `{"country_code":"IN","party_id":"CPO","id":"LOC00001","publish":true,"name":"Koramangala Charging Hub",` +
-		`"address":"80 Feet Road, 4th Block","city":"Bengaluru","postal_code":"560034","country":"IND",` +
-		`"coordinates":{"latitude":"12.934533","longitude":"77.626579"},"parking_type":"ON_STREET","evses":[` +
-		`{"uid":"E1","evse_id":"IN*CPO*E1","status":"AVAILABLE","capabilities":["RFID_READER","REMOTE_START_STOP_CAPABLE"],` +
-		`"connectors":[{"id":"1","standard":"IEC_62196_T2_COMBO","format":"CABLE","power_type":"DC","max_voltage":920,` +
-		`"max_amperage":200,"max_electric_power":150000,"tariff_ids":["T1"],"last_updated":"2026-01-01T00:00:00Z"}],` +
-		`"last_updated":"2026-01-01T00:00:00Z"}],"time_zone":"Asia/Kolkata","last_updated":"2026-01-01T00:00:00Z"}`
-	return []byte(`{"data":[` + strings.Repeat(loc+",", 99) + loc + `],"status_code":1000,"timestamp":"2026-01-01T00:00:00Z"}`)
+	rng := rand.New(rand.NewPCG(1, 2))
+	areas := []string{"Koramangala", "Indiranagar", "Whitefield", "Andheri", "Powai", "Saket"}
+	standards := []string{"IEC_62196_T2", "IEC_62196_T2_COMBO", "CHADEMO"}
+	statuses := []string{"AVAILABLE", "CHARGING", "OUTOFORDER", "BLOCKED"}
+	at := func() string {
+		return time.Date(2026, time.Month(1+rng.IntN(9)), 1+rng.IntN(28), rng.IntN(24), rng.IntN(60), rng.IntN(60),
+			rng.IntN(1000)*1e6, time.UTC).Format("2006-01-02T15:04:05.000Z")
+	}
+	var b strings.Builder
+	b.WriteString(`{"data":[`)
+	for i := range 100 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"country_code":"IN","party_id":"CPO","id":"LOC%06d","publish":true,"name":"Charging Hub %d %s",`+
+			`"address":"%d Ring Road","city":"Bengaluru","postal_code":"%06d","country":"IND",`+
+			`"coordinates":{"latitude":"%.6f","longitude":"%.6f"},"parking_type":"ON_STREET","evses":[`,
+			rng.IntN(1e6), rng.IntN(1e5), areas[rng.IntN(len(areas))], 1+rng.IntN(300), 100000+rng.IntN(900000),
+			8+22*rng.Float64(), 70+20*rng.Float64())
+		for e := range 1 + rng.IntN(4) {
+			if e > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"uid":"EVSE%06d%d","evse_id":"IN*CPO*E%06d%d","status":"%s",`+
+				`"capabilities":["RFID_READER","REMOTE_START_STOP_CAPABLE"],"connectors":[{"id":"1","standard":"%s",`+
+				`"format":"CABLE","power_type":"DC","max_voltage":920,"max_amperage":%d,"max_electric_power":%d,`+
+				`"tariff_ids":["T%d"],"last_updated":"%s"}],"last_updated":"%s"}`,
+				i, e, i, e, statuses[rng.IntN(len(statuses))], standards[rng.IntN(len(standards))], 30+rng.IntN(370),
+				7000+rng.IntN(343000), 1+rng.IntN(50), at(), at())
+		}
+		fmt.Fprintf(&b, `],"time_zone":"Asia/Kolkata","last_updated":"%s"}`, at())
+	}
+	b.WriteString(`],"status_code":1000,"timestamp":"2026-01-01T00:00:00Z"}`)
+	return []byte(b.String())
 }
 
 // BenchmarkPreparePage measures the writer's work for a directory page's
