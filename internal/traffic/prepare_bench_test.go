@@ -98,3 +98,24 @@ func BenchmarkPreparePage(b *testing.B) {
 		r.prepare(c)
 	}
 }
+
+// BenchmarkRedactCDR measures the redaction walk on a CDR as a CPO posts it:
+// its cdr_token key sends every CDR, session and token body to the walk.
+func BenchmarkRedactCDR(b *testing.B) {
+	body := []byte(`{"country_code":"NL","party_id":"BCP","id":"BCDR-1","session_id":"BS-1",` +
+		`"start_date_time":"2026-03-01T10:00:00Z","end_date_time":"2026-03-01T11:00:00Z","auth_method":"COMMAND",` +
+		`"cdr_token":{"country_code":"DE","party_id":"BEM","uid":"NEVER-B","type":"RFID","contract_id":"C-NEVER-B"},` +
+		`"cdr_location":{"id":"BLOC","address":"Bench Road 1","city":"Pune","country":"IND",` +
+		`"coordinates":{"latitude":"18.00001","longitude":"73.85670"},"evse_uid":"E1","evse_id":"IN*BCP*E1",` +
+		`"connector_id":"1","connector_standard":"IEC_62196_T2","connector_format":"SOCKET","connector_power_type":"AC_3_PHASE"},` +
+		`"currency":"INR","charging_periods":[{"start_date_time":"2026-03-01T10:00:00Z","dimensions":[` +
+		`{"type":"ENERGY","volume":12.5},{"type":"TIME","volume":1}]}],` +
+		`"total_cost":{"excl_vat":231.25,"incl_vat":272.88},"total_energy":12.5,"total_time":1,"last_updated":"2026-03-01T11:00:00Z"}`)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := redactBody(body, "application/json", DefaultMaxBodyBytes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"mime"
 	"net/http"
@@ -177,7 +176,8 @@ func redactBody(body []byte, contentType string, keep int) ([]byte, facts, error
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		return body, f, nil
 	}
-	if valid := gjson.ValidBytes(trimmed); valid && !keysMaySecret(trimmed, keep) || !valid && !maySecretFold(trimmed) {
+	valid := gjson.ValidBytes(trimmed)
+	if valid && !keysMaySecret(trimmed, keep) || !valid && !maySecretFold(trimmed) {
 		// Nothing to redact or mask (most pushes, every directory page):
 		// the body is kept as it is, and only the facts are read, much
 		// faster than the walk.
@@ -186,111 +186,83 @@ func redactBody(body []byte, contentType string, keep int) ([]byte, facts, error
 		}
 		return body, scanValidFacts(trimmed), nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	var out bytes.Buffer
-	w := walker{dec: dec, out: &out, f: &f}
-	if err := w.value("", 0, ""); err != nil {
-		return nil, f, err
+	if !valid {
+		// A fragment may be in it, and its keys cannot be told from its
+		// values: not kept (the caller notes why).
+		return nil, f, errors.New("not valid JSON")
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, f, errors.New("trailing data after the JSON body")
-	}
+	out := bytes.NewBuffer(make([]byte, 0, len(trimmed)+16))
+	w := walker{out: out, f: &f}
+	w.value(gjson.Parse(bodyView(trimmed)), "", 0, "")
 	return out.Bytes(), f, nil
 }
 
+// walker copies a valid JSON body, redacting and masking as it goes. What
+// it does not change it copies as written (keys, numbers, strings with
+// their escapes; only the white space between tokens goes), so it needs no
+// decoding of what it keeps: on a CDR, whose cdr_token key sends it here,
+// the walk over encoding/json's tokens it replaces cost 41 µs and 687
+// allocations.
 type walker struct {
-	dec *json.Decoder
 	out *bytes.Buffer
 	f   *facts
 }
 
-// value copies one JSON value; key is the key it is under, depth its
-// nesting, parent the key of the object that holds it.
-func (w *walker) value(key string, depth int, parent string) error {
-	t, err := w.dec.Token()
-	if err != nil {
-		return err
-	}
-	switch v := t.(type) {
-	case json.Delim:
-		switch v {
-		case '{':
-			w.out.WriteByte('{')
-			first := true
-			for w.dec.More() {
-				kt, err := w.dec.Token()
-				if err != nil {
-					return err
-				}
-				k, _ := kt.(string)
-				if !first {
-					w.out.WriteByte(',')
-				}
-				first = false
-				kb, _ := json.Marshal(k)
-				w.out.Write(kb)
-				w.out.WriteByte(':')
-				if err := w.value(k, depth+1, key); err != nil {
-					return err
-				}
+// value copies one JSON value; key is the key it is under (decoded),
+// depth its nesting, parent the key of the object that holds it.
+func (w *walker) value(v gjson.Result, key string, depth int, parent string) {
+	switch {
+	case v.IsObject():
+		w.out.WriteByte('{')
+		first := true
+		v.ForEach(func(k, e gjson.Result) bool {
+			if !first {
+				w.out.WriteByte(',')
 			}
-			if _, err := w.dec.Token(); err != nil {
-				return err
+			first = false
+			w.out.WriteString(k.Raw)
+			w.out.WriteByte(':')
+			w.value(e, k.Str, depth+1, key)
+			return true
+		})
+		w.out.WriteByte('}')
+	case v.IsArray():
+		w.out.WriteByte('[')
+		first := true
+		v.ForEach(func(_, e gjson.Result) bool {
+			if !first {
+				w.out.WriteByte(',')
 			}
-			w.out.WriteByte('}')
-		case '[':
-			w.out.WriteByte('[')
-			first := true
-			for w.dec.More() {
-				if !first {
-					w.out.WriteByte(',')
-				}
-				first = false
-				// Elements are under the array's key: a list of e-mails is
-				// masked like one.
-				if err := w.value(key, depth+1, parent); err != nil {
-					return err
-				}
-			}
-			if _, err := w.dec.Token(); err != nil {
-				return err
-			}
-			w.out.WriteByte(']')
-		}
-	case string:
-		s := v
-		switch {
+			first = false
+			// Elements are under the array's key: a list of e-mails is
+			// masked like one.
+			w.value(e, key, depth+1, parent)
+			return true
+		})
+		w.out.WriteByte(']')
+	case v.Type == gjson.String:
+		switch s := v.Str; {
 		case secretKey(key):
-			s = Redacted
-		case personalKey(key) || looksLikeEmail(v):
-			s = Mask(v)
+			w.out.WriteString(`"` + Redacted + `"`)
+		case personalKey(key) || looksLikeEmail(s):
+			b, _ := json.Marshal(Mask(s))
+			w.out.Write(b)
 		default:
 			// Object ids: top-level fields of a request body, and those of an
 			// answer's data object.
-			if idKeys[key] && (depth == 1 || (depth == 2 && parent == "data")) && len(v) <= 64 {
-				w.f.objectIDs = append(w.f.objectIDs, v)
+			if idKeys[key] && (depth == 1 || (depth == 2 && parent == "data")) && len(s) <= 64 {
+				w.f.objectIDs = append(w.f.objectIDs, strings.Clone(s)) // not a view of the body
 			}
+			w.out.WriteString(v.Raw)
 		}
-		b, _ := json.Marshal(s)
-		w.out.Write(b)
-	case json.Number:
-		if key == "status_code" && depth == 1 {
-			if n, err := v.Int64(); err == nil {
+	default:
+		if key == "status_code" && depth == 1 && v.Type == gjson.Number {
+			if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
 				w.f.statusCode = int(n)
 			}
 		}
-		w.out.WriteString(v.String())
-	case bool:
-		if v {
-			w.out.WriteString("true")
-		} else {
-			w.out.WriteString("false")
-		}
-	case nil:
-		w.out.WriteString("null")
+		w.out.WriteString(v.Raw)
 	}
-	return nil
 }
 
 // sensitive are the fragments without which a JSON body holds nothing to
