@@ -208,38 +208,36 @@ type walker struct {
 	f   *facts
 }
 
+// list copies an object's members or an array's elements, each through
+// one, between open and close.
+func (w *walker) list(v gjson.Result, open, close byte, one func(k, e gjson.Result)) {
+	w.out.WriteByte(open)
+	first := true
+	v.ForEach(func(k, e gjson.Result) bool {
+		if !first {
+			w.out.WriteByte(',')
+		}
+		first = false
+		one(k, e)
+		return true
+	})
+	w.out.WriteByte(close)
+}
+
 // value copies one JSON value; key is the key it is under (decoded),
 // depth its nesting, parent the key of the object that holds it.
 func (w *walker) value(v gjson.Result, key string, depth int, parent string) {
 	switch {
 	case v.IsObject():
-		w.out.WriteByte('{')
-		first := true
-		v.ForEach(func(k, e gjson.Result) bool {
-			if !first {
-				w.out.WriteByte(',')
-			}
-			first = false
+		w.list(v, '{', '}', func(k, e gjson.Result) {
 			w.out.WriteString(k.Raw)
 			w.out.WriteByte(':')
 			w.value(e, k.Str, depth+1, key)
-			return true
 		})
-		w.out.WriteByte('}')
 	case v.IsArray():
-		w.out.WriteByte('[')
-		first := true
-		v.ForEach(func(_, e gjson.Result) bool {
-			if !first {
-				w.out.WriteByte(',')
-			}
-			first = false
-			// Elements are under the array's key: a list of e-mails is
-			// masked like one.
-			w.value(e, key, depth+1, parent)
-			return true
-		})
-		w.out.WriteByte(']')
+		// Elements are under the array's key: a list of e-mails is masked
+		// like one.
+		w.list(v, '[', ']', func(_, e gjson.Result) { w.value(e, key, depth+1, parent) })
 	case v.Type == gjson.String:
 		switch s := v.Str; {
 		case secretKey(key):
