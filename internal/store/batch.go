@@ -204,15 +204,22 @@ func (db *DB) runBatch(ctx context.Context, b *batcher, members []*member) []*me
 }
 
 // lockConflictRetries bounds how often a batch member that lost a deadlock
-// or a serialization conflict runs again alone.
+// or a serialization conflict, or gave up waiting for a lock, runs again
+// alone.
 const lockConflictRetries = 3
 
-// IsLockConflict reports a PostgreSQL deadlock (40P01) or serialization
-// failure (40001): the transaction lost to a concurrent one and may run
-// again.
+// batchLockTimeout is how long a member of a shared PostgreSQL batch waits
+// for a row lock before it gives up its place (it runs again alone, where
+// it waits as long as it takes). A batch commits within milliseconds, so a
+// wait longer than this is for another batch or a long transaction.
+const batchLockTimeout = "50ms"
+
+// IsLockConflict reports a PostgreSQL deadlock (40P01), serialization
+// failure (40001) or lock wait given up (55P03, the batch's lock timeout):
+// the transaction lost to a concurrent one and may run again.
 func IsLockConflict(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001" || pgErr.Code == "55P03")
 }
 
 // runShared runs *ms in one transaction and sets each one's outcome, or
@@ -261,14 +268,24 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 			}
 		}
 	}()
-	// A lone member needs no savepoint: its failure rolls the whole
-	// transaction back, which is its alone.
-	shared := len(members) > 1
 	// owed holds the savepoint statements a member's end calls for (release
 	// it, or roll back to it and release it). They are sent with the next
 	// member's SAVEPOINT, in one round trip on PostgreSQL; a release owed at
 	// the commit is not sent at all (the commit releases every savepoint).
 	var owed []string
+	// A lone member needs no savepoint: its failure rolls the whole
+	// transaction back, which is its alone.
+	shared := len(members) > 1
+	if shared && tx.pgx != nil {
+		// A member that waits for a row lock gives up after a moment: it is
+		// rolled back to its savepoint and runs again alone once the batch
+		// has committed (IsLockConflict), rather than holding the batch and
+		// every lock its members took. Two batches that lock the same
+		// locations in opposite orders (status PATCHes in arrival order, a
+		// settlement's resyncs in its own) otherwise stall until the
+		// server's deadlock detection, a second later, fails one of them.
+		owed = append(owed, "SET LOCAL lock_timeout = '"+batchLockTimeout+"'")
+	}
 	ok := 0
 	for _, m := range members {
 		if err := m.ctx.Err(); err != nil {

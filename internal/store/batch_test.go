@@ -571,3 +571,77 @@ func TestBatchDeadlockVictimRunsAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchMemberBlockedByALockDoesNotHoldUpItsBatch: on PostgreSQL a
+// member that waits for a row lock another transaction holds gives up its
+// place after a short lock timeout: the batch commits the members beside it
+// at once, and the blocked member runs again alone, waiting its turn like a
+// transaction of its own. Before, the whole batch waited with it, holding
+// its members' locks; two batches that locked the same locations in
+// opposite orders (status PATCHes beside a settlement's resync) stalled
+// until PostgreSQL's deadlock detection broke the cycle a second later.
+// SQLite has no row locks (one writer at a time): both members commit.
+func TestBatchMemberBlockedByALockDoesNotHoldUpItsBatch(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setupBatch(t, db)
+		ctx := context.Background()
+		for i, name := range []string{"r1", "r2"} {
+			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, name, i) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bump := func(ctx context.Context, tx *store.Tx, name string) error {
+			_, err := tx.Exec(ctx, "UPDATE docs SET last_updated = last_updated + 10 WHERE name = $1", name)
+			return err
+		}
+		pg := db.Engine() == store.Postgres
+		holds, checked := make(chan struct{}), make(chan struct{})
+		xDone := make(chan error, 1)
+		if pg {
+			go func() {
+				xDone <- db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+					if err := bump(ctx, tx, "r2"); err != nil {
+						return err
+					}
+					close(holds)
+					<-checked // r2 stays locked until the batch beside it was seen committed
+					return nil
+				})
+			}()
+			<-holds
+		}
+		outc := make(chan []outcome, 1)
+		go func() {
+			outc <- b.together(t, nil,
+				func(ctx context.Context, tx *store.Tx) error { return bump(ctx, tx, "r1") },
+				func(ctx context.Context, tx *store.Tx) error { return bump(ctx, tx, "r2") })
+		}()
+		if pg {
+			// r1's member committed while r2 is still locked.
+			deadline := time.Now().Add(10 * time.Second)
+			for b.doc(t, "r1") != 10 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if b.doc(t, "r1") != 10 {
+				t.Error("r1's member did not commit while another transaction held r2: the batch waited with its blocked member")
+			}
+			close(checked)
+			if err := <-xDone; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, o := range <-outc {
+			if o.err != nil || o.panicked != nil {
+				t.Errorf("member %d: %v %v, want it to commit", i, o.err, o.panicked)
+			}
+		}
+		want2 := int64(11)
+		if pg {
+			want2 = 21 // the other transaction's bump and the member's
+		}
+		if got1, got2 := b.doc(t, "r1"), b.doc(t, "r2"); got1 != 10 || got2 != want2 {
+			t.Errorf("r1 = %d, r2 = %d, want 10 and %d: every committed write once", got1, got2, want2)
+		}
+	})
+}
