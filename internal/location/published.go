@@ -75,17 +75,29 @@ func FitPublished(body []byte) []byte {
 // third of a page's CPU). A key that appears twice, or a string that is too
 // long, is left to the decoding path, which has the last word.
 func fitsPublished(body []byte) bool {
-	if bytes.Count(body, []byte(`"address"`)) > 1 || bytes.Count(body, []byte(`"state"`)) > 1 {
-		return false
-	}
-	rs := gjson.GetManyBytes(body, "address", "state")
-	for i, n := range [2]int{PublishedAddressMax, PublishedStateMax} {
-		if rs[i].Type == gjson.String && utf8.RuneCountInString(rs[i].Str) > n {
+	for _, f := range publishedFields {
+		// Most locations have no state: counting its quoted key spares
+		// the scan of the whole document that looking it up would be.
+		switch bytes.Count(body, f.quoted) {
+		case 0:
+		case 1:
+			if r := gjson.GetBytes(body, f.key); r.Type == gjson.String && utf8.RuneCountInString(r.Str) > f.max {
+				return false
+			}
+		default:
 			return false
 		}
 	}
 	return true
 }
+
+// publishedFields are the fields fitsPublished checks: key, key in quotes,
+// published length.
+var publishedFields = [...]struct {
+	key    string
+	quoted []byte
+	max    int
+}{{"address", []byte(`"address"`), PublishedAddressMax}, {"state", []byte(`"state"`), PublishedStateMax}}
 
 // adaptPublished is the hub adapter that gives receivers of 2.2 and later
 // the published lengths (the legacy dialect makes its own cut).
