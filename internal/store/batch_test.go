@@ -26,6 +26,25 @@ func setupBatch(t *testing.T, db *store.DB) *batchBundle {
 	return &batchBundle{db: db}
 }
 
+// setupTwoDocs is setupBatch with the docs r1 (0) and r2 (1), for the
+// tests of row locks.
+func setupTwoDocs(t *testing.T, db *store.DB) *batchBundle {
+	t.Helper()
+	b := setupBatch(t, db)
+	for i, name := range []string{"r1", "r2"} {
+		if err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, name, i) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// bump adds 10 to the last_updated of the doc named name.
+func bump(ctx context.Context, tx *store.Tx, name string) error {
+	_, err := tx.Exec(ctx, "UPDATE docs SET last_updated = last_updated + 10 WHERE name = $1", name)
+	return err
+}
+
 // insertDoc writes a doc named name with value v in body.
 func insertDoc(ctx context.Context, tx *store.Tx, name string, v int) error {
 	_, err := tx.Exec(ctx, "INSERT INTO docs (name, grp, last_updated, body) VALUES ($1, 'g', $2, $3)", name, v, fmt.Sprintf(`{"v":%d}`, v))
@@ -507,17 +526,8 @@ func TestBackgroundBatch(t *testing.T) {
 func TestBatchDeadlockVictimRunsAgain(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		b := setupBatch(t, db)
+		b := setupTwoDocs(t, db)
 		ctx := context.Background()
-		for i, name := range []string{"r1", "r2"} {
-			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, name, i) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		bump := func(ctx context.Context, tx *store.Tx, name string) error {
-			_, err := tx.Exec(ctx, "UPDATE docs SET last_updated = last_updated + 10 WHERE name = $1", name)
-			return err
-		}
 		pg := db.Engine() == store.Postgres
 		xHolds, bStarted := make(chan struct{}), make(chan struct{})
 		xDone := make(chan error, 1)
@@ -584,17 +594,8 @@ func TestBatchDeadlockVictimRunsAgain(t *testing.T) {
 func TestBatchMemberBlockedByALockDoesNotHoldUpItsBatch(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
-		b := setupBatch(t, db)
+		b := setupTwoDocs(t, db)
 		ctx := context.Background()
-		for i, name := range []string{"r1", "r2"} {
-			if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, name, i) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-		bump := func(ctx context.Context, tx *store.Tx, name string) error {
-			_, err := tx.Exec(ctx, "UPDATE docs SET last_updated = last_updated + 10 WHERE name = $1", name)
-			return err
-		}
 		pg := db.Engine() == store.Postgres
 		holds, checked := make(chan struct{}), make(chan struct{})
 		xDone := make(chan error, 1)
