@@ -58,24 +58,24 @@ func (s *Server) recordTraffic(next http.Handler) http.Handler {
 		start := rec.Now()
 		// The bodies are copied into the recorder's pooled buffers, which it
 		// recycles once the exchange is prepared.
-		c := &traffic.Capture{Buffers: []*bytes.Buffer{traffic.Buffer()}}
+		bufs := []*bytes.Buffer{traffic.Buffer()}
 		var body *captureBody
 		if r.Body != nil && r.Body != http.NoBody {
 			body = &captureBody{ReadCloser: r.Body, buf: traffic.Buffer()}
-			c.Buffers = append(c.Buffers, body.buf)
+			bufs = append(bufs, body.buf)
 			r.Body = body
 		}
-		cw := &capture.Writer{ResponseWriter: w, Keep: traffic.CaptureLimit, Buf: c.Buffers[0]}
+		cw := &capture.Writer{ResponseWriter: w, Keep: traffic.CaptureLimit, Buf: bufs[0]}
 		next.ServeHTTP(cw, r.WithContext(context.WithValue(r.Context(), trafficNoteKey{}, note)))
 		if note.skip {
-			c.Recycle()
+			traffic.Return(bufs)
 			return
 		}
-		*c = traffic.Capture{At: start, Direction: traffic.In, PlatformID: note.platformID, Partner: note.partner,
+		c := &traffic.Capture{At: start, Direction: traffic.In, PlatformID: note.platformID, Partner: note.partner,
 			Method: r.Method, URL: s.kit.SelfURL(r).String(), HTTPStatus: cw.Status(), Duration: rec.Now().Sub(start),
 			RequestID: RequestID(r.Context()), CorrelationID: CorrelationID(r.Context()),
 			FromParty: headerParty(r.Header, "OCPI-from"), ToParty: headerParty(r.Header, "OCPI-to"),
-			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.Body(), Buffers: c.Buffers}
+			RequestHeader: r.Header.Clone(), ResponseHeader: w.Header().Clone(), ResponseBody: cw.Body(), Buffers: bufs}
 		if body != nil {
 			c.RequestBody = body.buf.Bytes()
 		}

@@ -20,7 +20,7 @@ import (
 // are reused while earlier exchanges wait in the batch), of sizes on both
 // sides of what is compressed and of what is cut. Every stored exchange
 // has its own bodies and ids, none a neighbour's; a dropped or skipped
-// capture's buffers go back too (Recycle on a capture never recorded).
+// capture's buffers go back too (Return, for an exchange the edge skips).
 func TestPooledBodiesAreStoredAsSent(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
@@ -43,9 +43,9 @@ func TestPooledBodiesAreStoredAsSent(t *testing.T) {
 					c.RequestBody, c.ResponseBody, c.Buffers = req.Bytes(), resp.Bytes(), []*bytes.Buffer{req, resp}
 					b.rec.Record(c)
 					// A capture the edge skips returns its buffers at once.
-					skipped := &traffic.Capture{Buffers: []*bytes.Buffer{traffic.Buffer()}}
-					skipped.Buffers[0].WriteString("never stored")
-					skipped.Recycle()
+					skipped := traffic.Buffer()
+					skipped.WriteString("never stored")
+					traffic.Return([]*bytes.Buffer{skipped})
 				}
 			})
 		}

@@ -142,14 +142,20 @@ func Buffer() *bytes.Buffer {
 	return b
 }
 
-// Recycle returns the capture's buffers to the pool; its bodies must not be
-// read after it.
-func (c *Capture) Recycle() {
-	for _, b := range c.Buffers {
+// Return gives buffers taken with Buffer back to the pool (an edge's
+// buffers for an exchange it does not record); nothing may read them after.
+func Return(bufs []*bytes.Buffer) {
+	for _, b := range bufs {
 		if b.Cap() <= CaptureLimit+bytes.MinRead {
 			bodies.Put(b)
 		}
 	}
+}
+
+// Recycle returns the capture's buffers to the pool; its bodies must not be
+// read after it.
+func (c *Capture) Recycle() {
+	Return(c.Buffers)
 	c.Buffers, c.RequestBody, c.ResponseBody = nil, nil, nil
 }
 
