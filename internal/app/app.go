@@ -517,6 +517,7 @@ func (a *App) Start(ctx context.Context) error {
 	a.Tracer.Start()
 	a.Hub.Start(ctx)
 	a.Webhooks.Start(ctx)
+	a.Commands.Start(ctx)
 	a.startRecovery()
 	if err := a.recordServedURL(ctx); err != nil {
 		a.Logger.Warn("could not record the public URL for the commands run beside the hub", "error", err)
@@ -555,6 +556,7 @@ func (a *App) Close(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() { defer close(done); a.Webhooks.Stop() }()
 		a.Hub.Stop()
+		a.Commands.Stop()
 		<-done
 	}
 	if a.Jobs != nil && a.started {

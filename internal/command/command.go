@@ -10,7 +10,7 @@
 //     session the eMSP does not have: UNKNOWN_SESSION), or of the
 //     reservation (CANCEL_RESERVATION). OCPI-to-* names the CPO outright.
 //  2. The command is stored with a new id, the requester's response_url and
-//     the request, with a timeout job, before the CPO is called.
+//     the request, and its deadline, before the CPO is called.
 //  3. It is forwarded to the CPO's RECEIVER with the hub's own response_url,
 //     {public}/ocpi/2.2.1/cpo/{module}/{command}/{id} (the hub rewrites
 //     response_url: the CPO never needs to reach the requester, and the hub
@@ -22,7 +22,8 @@
 //     the requester's response_url (or in-process hook) by a job enqueued in
 //     the same transaction, retried with backoff until delivered or given up.
 //  5. No result by the CPO's timeout plus a margin: the requester gets a
-//     CommandResult TIMEOUT, by the same relay. A result that comes after
+//     CommandResult TIMEOUT, by the same relay (a periodic sweep closes
+//     the commands past their deadline, Start). A result that comes after
 //     that is recorded and not relayed; so is a repeat of a result already
 //     relayed. Only a reservation's later CANCELED_RESERVATION is relayed
 //     after its first result.
@@ -40,8 +41,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/riverqueue/river"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -143,6 +142,8 @@ type Service struct {
 
 	mu    sync.RWMutex
 	hooks map[string]Hook
+	// stopSweep ends the deadline sweep (Start), nil when none runs.
+	stopSweep func()
 	// NewIDFunc makes command ids; tests may replace it.
 	NewIDFunc func() string
 }
@@ -222,15 +223,6 @@ func (s *Service) now() int64 { return s.clock.Now().UnixMicro() }
 func (s *Service) deadlineAfter(timeout time.Duration) int64 {
 	timeout = min(max(timeout, 0), s.cfg.MaxTimeout)
 	return s.clock.Now().Add(timeout + s.cfg.TimeoutMargin).UnixMicro()
-}
-
-// scheduleTimeout enqueues, inside tx, the job that times a command out at
-// deadline (microseconds).
-func (s *Service) scheduleTimeout(ctx context.Context, tx *store.Tx, id string, deadline int64) error {
-	_, err := s.jobs.InsertTx(ctx, tx, TimeoutArgs{CommandID: id}, &river.InsertOpts{
-		Queue: jobs.QueueDefault, ScheduledAt: time.UnixMicro(deadline), MaxAttempts: 1_000,
-	})
-	return err
 }
 
 // lockCommand locks a command row inside tx and returns its state and

@@ -1,7 +1,9 @@
 package command_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -429,4 +431,49 @@ func TestReservation(t *testing.T) {
 			t.Errorf("another eMSP's cancel: %s", resp.Body)
 		}
 	})
+}
+
+// TestTimeoutSweep: storing a command writes no job; the periodic sweep of
+// deadlines times out every open command past its own, more than one of
+// its pages, after a restart as well, and leaves the others open.
+func TestTimeoutSweep(t *testing.T) {
+	each(t, func(t *testing.T, b *bundle) {
+		timeout := map[string]int{"AUTH-LONG": 600}
+		b.CPO.OnCommand(func(cmd string, body map[string]any) sim.CommandBehavior {
+			ref, _ := body["authorization_reference"].(string)
+			return sim.CommandBehavior{Timeout: cmp.Or(timeout[ref], 10), NoResult: true}
+		})
+		const n = 130 // more than one page of the sweep (100)
+		uids := make([]string, n)
+		for i := range n {
+			uid, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody(fmt.Sprintf("AUTH-%d", i)), nil)
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+			uids[i] = uid
+		}
+		_, resp, err := b.EMSP.SendCommand(b.Ctx, "START_SESSION", b.startBody("AUTH-LONG"), nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		long, _ := b.commandID(t, n)
+		var jobs int
+		if err := b.H.DB.Read().QueryRow(b.Ctx, "SELECT COUNT(*) FROM river_job WHERE kind = 'command_timeout'").Scan(&jobs); err != nil || jobs != 0 {
+			t.Fatalf("%d command jobs stored with %d commands (%v), want none", jobs, n+1, err)
+		}
+
+		// The hub is down past the deadlines (10 s + the 5 s margin).
+		b.H.Restart(t)
+		b.clock.Add(16 * time.Second)
+		for i, uid := range uids {
+			if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "TIMEOUT" {
+				t.Fatalf("command %d: result %q %v, want TIMEOUT", i, res, err)
+			}
+		}
+		for i := range n {
+			id, _ := b.commandID(t, i)
+			if rec := b.record(t, id); rec.State != command.StateTimeout || len(rec.Results) != 1 {
+				t.Fatalf("command %d: %+v", i, rec)
+			}
+		}
+		if rec := b.record(t, long); rec.State != command.StateAccepted {
+			t.Errorf("the command with a 600 s timeout: %+v", rec)
+		}
+	}, options(true))
 }

@@ -108,14 +108,11 @@ func (s *Service) Submit(ctx context.Context, req Request) (*Outcome, error) {
 		}
 		fr.Body = forwarded
 	}
+	// The deadline until the CPO's answer sets one: the sweep
+	// (sweepTimeouts) closes a command the hub lost track of, a crash
+	// between here and the answer included.
 	err = s.db.InShared(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := s.insert(ctx, tx, req, t, id, cpo, StateForwarding, forwarded, s.deadlineAfter(s.cfg.DefaultTimeout)); err != nil {
-			return err
-		}
-		// One timeout job per command, due at the earliest deadline the
-		// CPO's answer can set (a timeout of 0); it waits for the actual
-		// deadline from there, so the answer needs no second job.
-		return s.scheduleTimeout(ctx, tx, id, s.deadlineAfter(0))
+		return s.insert(ctx, tx, req, t, id, cpo, StateForwarding, forwarded, s.deadlineAfter(s.cfg.DefaultTimeout))
 	})
 	if err != nil {
 		return nil, err
