@@ -33,7 +33,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
@@ -240,7 +242,7 @@ func scanPlatform(row store.Row) (*Platform, error) {
 		return nil, err
 	}
 	p.Status = Status(status)
-	if err := json.Unmarshal(endpoints, &p.Endpoints); err != nil {
+	if p.Endpoints, err = decodeEndpoints(endpoints); err != nil {
 		return nil, fmt.Errorf("platform %d endpoints: %w", p.ID, err)
 	}
 	if lastSeen > 0 {
@@ -249,6 +251,42 @@ func scanPlatform(row store.Row) (*Platform, error) {
 	}
 	p.CreatedAt, p.UpdatedAt = ocpi.FromMicros(created), ocpi.FromMicros(updated)
 	return &p, nil
+}
+
+// decodedEndpoints keeps endpoints documents decoded, by their exact text:
+// every forwarded request reads its platform's row, and decoding the
+// document was a third of that read. Keyed by the text, an entry is never
+// stale; the map is emptied when it holds more documents than a hub has
+// partners.
+var decodedEndpoints = struct {
+	sync.Mutex
+	m map[string][]ocpi.Endpoint
+}{m: map[string][]ocpi.Endpoint{}}
+
+// maxDecodedEndpoints bounds decodedEndpoints.
+const maxDecodedEndpoints = 4096
+
+// decodeEndpoints decodes a platform's endpoints column. The slice is
+// shared by every platform read with the same text: read it, never write
+// into it (its capacity is its length, so an append copies).
+func decodeEndpoints(raw []byte) ([]ocpi.Endpoint, error) {
+	decodedEndpoints.Lock()
+	eps, ok := decodedEndpoints.m[string(raw)]
+	decodedEndpoints.Unlock()
+	if ok {
+		return eps, nil
+	}
+	if err := json.Unmarshal(raw, &eps); err != nil {
+		return nil, err
+	}
+	eps = slices.Clip(eps)
+	decodedEndpoints.Lock()
+	if len(decodedEndpoints.m) >= maxDecodedEndpoints {
+		clear(decodedEndpoints.m)
+	}
+	decodedEndpoints.m[string(raw)] = eps
+	decodedEndpoints.Unlock()
+	return eps, nil
 }
 
 // Find returns a platform by id, with its roles.
@@ -332,13 +370,17 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 // that represents it.
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
 	q := s.db.ReadIn(ctx)
+	// The platform row with the lookup of its id: one round trip.
 	query, args := withRole("SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2", "role", role, cc, pid)
-	var id int64
-	err := q.QueryRow(ctx, query+" LIMIT 1", args...).Scan(&id)
-	if errors.Is(err, store.ErrNoRows) {
-		// A party behind a peer hub is reached through it (peering.go).
-		id, err = peerFor(ctx, q, role, cc, pid)
+	p, err := scanPlatform(q.QueryRow(ctx, "SELECT "+platformColumns+" FROM platforms WHERE id = ("+query+" LIMIT 1)", args...))
+	if err == nil {
+		return p, p.loadRoles(ctx, q)
 	}
+	if !errors.Is(err, store.ErrNoRows) {
+		return nil, err
+	}
+	// A party behind a peer hub is reached through it (peering.go).
+	id, err := peerFor(ctx, q, role, cc, pid)
 	if err != nil {
 		if errors.Is(err, store.ErrNoRows) {
 			return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("no platform hosts %s/%s", cc, pid)}
