@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/ocpihub/ocpihub/internal/lease"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -39,24 +40,12 @@ func (s *Service) Start(ctx context.Context) {
 	if s.stopSweep != nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(store.Background(context.WithoutCancel(ctx)))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(timeoutSweepEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			if err := s.sweepTimeouts(ctx); err != nil && ctx.Err() == nil {
-				s.logger.WarnContext(ctx, "could not time out the commands past their deadline; trying again in a second", "error", err)
-			}
+	// The loop that keeps a delivery's lease: fn every interval until stop.
+	s.stopSweep = lease.Keep(store.Background(ctx), timeoutSweepEvery, s.sweepTimeouts, func(ctx context.Context, err error) {
+		if ctx.Err() == nil { // not the sweep interrupted by Stop
+			s.logger.WarnContext(ctx, "could not time out the commands past their deadline; trying again in a second", "error", err)
 		}
-	}()
-	s.stopSweep = func() { cancel(); <-done }
+	})
 }
 
 // Stop ends the sweep; a timeout it was writing finishes first.
