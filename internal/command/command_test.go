@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // TestStartStopSessionThroughTheHub is the whole path: START_SESSION
@@ -460,6 +461,11 @@ func TestTimeoutSweep(t *testing.T) {
 
 		// The hub is down past the deadlines (10 s + the 5 s margin).
 		b.H.Restart(t)
+		if b.H.Engine == store.Postgres {
+			// A second replica on the same database sweeps as well: each
+			// command still times out once.
+			hubtest.Start(t, store.Postgres, options(true), func(o *hubtest.Options) { o.DBURL, o.Clock = b.H.DBURL, b.clock })
+		}
 		b.clock.Add(16 * time.Second)
 		for i, uid := range uids {
 			if res, err := b.EMSP.WaitResult(b.Ctx, uid); err != nil || res != "TIMEOUT" {
@@ -470,6 +476,21 @@ func TestTimeoutSweep(t *testing.T) {
 			id, _ := b.commandID(t, i)
 			if rec := b.record(t, id); rec.State != command.StateTimeout || len(rec.Results) != 1 {
 				t.Fatalf("command %d: %+v", i, rec)
+			}
+		}
+		b.clock.Add(time.Minute) // relay retries, if any were queued twice, come due
+		hubtest.Eventually(t, b.Ctx, "every TIMEOUT relayed", func() bool {
+			for i := range n {
+				id, _ := b.commandID(t, i)
+				if b.record(t, id).Results[0].Relay != command.RelayDelivered {
+					return false
+				}
+			}
+			return true
+		})
+		for i, uid := range uids {
+			if got := len(b.EMSP.Results(uid)); got != 1 {
+				t.Errorf("command %d: the eMSP got %d results, want one TIMEOUT", i, got)
 			}
 		}
 		if rec := b.record(t, long); rec.State != command.StateAccepted {
