@@ -78,7 +78,7 @@ func envInt(name string, def int) int {
 
 // seedDelivery registers 10 eMSPs, publishes the 100 locations and waits
 // until every eMSP has them.
-func seedDelivery(b *testing.B, h *benchHub) []*sim.EMSP {
+func seedDelivery(b testing.TB, h *benchHub) []*sim.EMSP {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -107,7 +107,7 @@ func BenchmarkDirectory1M(b *testing.B) {
 
 // linkAt returns the Link path of the page after the one query asks for, as
 // a client paging through the directory holds it.
-func (h *benchHub) linkAt(b *testing.B, query string) string {
+func (h *benchHub) linkAt(b testing.TB, query string) string {
 	b.Helper()
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, h.PublicURL()+"/ocpi/2.2.1/emsp/locations?"+query, nil)
 	req.Header.Set("Authorization", ocpi.EncodeToken(h.cpoToken, true))

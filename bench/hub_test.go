@@ -32,7 +32,7 @@ var scenarios = []scenario{
 	},
 	{
 		name: "hubclientinfo-page",
-		seed: func(b *testing.B, h *benchHub) { seedClientInfo(b, h, 300) },
+		seed: func(b testing.TB, h *benchHub) { seedClientInfo(b, h, 300) },
 		target: func(h *benchHub) Target {
 			return h.get("/ocpi/2.2.1/hubclientinfo?offset=100&limit=50", h.cpoToken)
 		},
@@ -41,7 +41,7 @@ var scenarios = []scenario{
 
 type scenario struct {
 	name   string
-	seed   func(b *testing.B, h *benchHub)
+	seed   func(b testing.TB, h *benchHub)
 	target func(h *benchHub) Target
 	// seedLast runs seed after every other scenario's: it publishes objects
 	// that every receiver, whichever seed registered it, must already have
@@ -202,14 +202,15 @@ func engines(b *testing.B, fn func(b *testing.B, engine store.Engine)) {
 	}
 }
 
-func startHub(b *testing.B, engine store.Engine) *benchHub {
+func startHub(b testing.TB, engine store.Engine) *benchHub {
 	b.Helper()
 	return startHubWith(b, engine, nil)
 }
 
 // startApp starts a hub with cfg, one job worker per queue and no
-// response checks, closed when the benchmark ends.
-func startApp(b *testing.B, cfg app.Config) *app.App {
+// response checks, closed when the benchmark ends. mw, when given, wraps
+// the hub and the no-op handler (a test's instrumentation).
+func startApp(b testing.TB, cfg app.Config, mw ...func(http.Handler) http.Handler) *app.App {
 	b.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -219,7 +220,13 @@ func startApp(b *testing.B, cfg app.Config) *app.App {
 		Logger:     hubtest.Logger(),
 		Listener:   l,
 		JobsConfig: &jobs.Config{PollInterval: time.Second, Queues: map[string]int{jobs.QueueDefault: 1, jobs.QueuePush: 1, jobs.QueueWebhooks: 1, jobs.QueueMoney: 1}},
-		Middleware: noopMiddleware,
+		Middleware: func(next http.Handler) http.Handler {
+			h := noopMiddleware(next)
+			for _, m := range mw {
+				h = m(h)
+			}
+			return h
+		},
 		Simulators: devgw.Simulators(), // the PG simulator of dev mode, for the hubs that run with DevMode
 	})
 	if err != nil {
@@ -236,8 +243,9 @@ func startApp(b *testing.B, cfg app.Config) *app.App {
 	return a
 }
 
-// startHubWith is startHub with configure changing the configuration.
-func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)) *benchHub {
+// startHubWith is startHub with configure changing the configuration, and
+// mw wrapping the hub as in startApp.
+func startHubWith(b testing.TB, engine store.Engine, configure func(*app.Config), mw ...func(http.Handler) http.Handler) *benchHub {
 	b.Helper()
 	cfg := app.Defaults()
 	cfg.DB = storetest.URL(b, engine)
@@ -253,7 +261,7 @@ func startHubWith(b *testing.B, engine store.Engine, configure func(*app.Config)
 	if configure != nil {
 		configure(&cfg)
 	}
-	a := startApp(b, cfg)
+	a := startApp(b, cfg, mw...)
 	cpo := hubtest.AddTo(b, a, sim.StartCPO, "Bench CPO", "NL", "BCP")
 	return &benchHub{App: a, client: NewClient(workers()), cpoToken: cpo.Token(), cpo: cpo}
 }
@@ -268,7 +276,7 @@ func (h *benchHub) get(path, token string) Target {
 func (h *benchHub) noop() Target { return Get("noop", h.PublicURL()+"/bench/noop", nil) }
 
 // seedClientInfo adds n parties to HubClientInfo.
-func seedClientInfo(b *testing.B, h *benchHub, n int) {
+func seedClientInfo(b testing.TB, h *benchHub, n int) {
 	b.Helper()
 	now := time.Now().UnixMicro()
 	hubtest.SeedClientInfo(b, h.DB, n, "DE", func(i int) (string, int64) { return fmt.Sprintf("%03d", i), now + int64(i) })

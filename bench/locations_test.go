@@ -62,7 +62,7 @@ func evse(uid string, lu time.Time) map[string]any {
 // seedStatusPatch registers 10 eMSPs with locations receivers, publishes
 // the locations whose EVSEs the scenario patches and waits until every eMSP
 // has them (seedDelivery).
-func seedStatusPatch(b *testing.B, h *benchHub) { seedDelivery(b, h) }
+func seedStatusPatch(b testing.TB, h *benchHub) { seedDelivery(b, h) }
 
 // statusSeq numbers the status PATCHes across targets (the probe's and every
 // run's), so each PATCH is later than every one before it. A counter per
@@ -110,7 +110,7 @@ func verifyPushed(b *testing.B, h *benchHub, since time.Time, n int) {
 // seedDirectory fills the directory to 100 000 locations straight into the
 // tables (through the service it would take minutes) and finds the Link URL
 // of the page at offset 90 000.
-func seedDirectory(b *testing.B, h *benchHub) {
+func seedDirectory(b testing.TB, h *benchHub) {
 	ctx := context.Background()
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	const batch = 500
@@ -164,14 +164,14 @@ func (h *benchHub) do(ctx context.Context, method, path string, body []byte) (in
 
 // addEMSP starts an eMSP simulator (country DE) and registers it with the
 // hub; it is closed when the benchmark ends.
-func addEMSP(b *testing.B, h *benchHub, name, partyID string) *sim.EMSP {
+func addEMSP(b testing.TB, h *benchHub, name, partyID string) *sim.EMSP {
 	b.Helper()
 	return hubtest.AddTo(b, h.App, sim.StartEMSP, name, "DE", partyID)
 }
 
 // addReceivers registers the broadcastTo eMSPs every location change is
 // pushed to.
-func addReceivers(b *testing.B, h *benchHub) []*sim.EMSP {
+func addReceivers(b testing.TB, h *benchHub) []*sim.EMSP {
 	b.Helper()
 	emsps := make([]*sim.EMSP, broadcastTo)
 	for i := range emsps {

@@ -32,7 +32,7 @@ func init() {
 
 // seedPayments registers a PTP and its 300 terminals, and checks that the
 // scenarios are answered with OCPI 1000.
-func seedPayments(b *testing.B, h *benchHub) {
+func seedPayments(b testing.TB, h *benchHub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := hubtest.AddTo(b, h.App, ptpsim.Start, "Bench PTP", "NL", "BPT")

@@ -31,8 +31,8 @@ import (
 //   - cdr-ingest: the CPO posts a new CDR (validation, canonical form,
 //     stored, cdr.created, queued for the eMSP).
 func init() {
-	// cdr-ingest runs first and command-relay last: the commands' timeout
-	// jobs (due 30 s later, then their TIMEOUT relays) would otherwise load
+	// cdr-ingest runs first and command-relay last: the commands'
+	// timeouts (30 s later, then their TIMEOUT relays) would otherwise load
 	// the database during the scenarios that follow.
 	scenarios = append(scenarios,
 		scenario{name: "cdr-ingest", seed: seedSessions, target: cdrTarget},
@@ -56,7 +56,7 @@ var authorizeBody = func() []byte { return []byte(`{"location_id":"BLOC","evse_u
 // seedSessions publishes the location BLOC, issues ocpihub's own token
 // APP-B, registers an eMSP with its NEVER token NEVER-B, and checks that
 // every scenario's request is answered with OCPI 1000.
-func seedSessions(b *testing.B, h *benchHub) {
+func seedSessions(b testing.TB, h *benchHub) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if status, err := h.do(ctx, http.MethodPut, "/ocpi/2.2.1/cpo/locations/NL/BCP/BLOC",

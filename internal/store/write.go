@@ -45,6 +45,7 @@ func (db *DB) Write(ctx context.Context, query string, args ...any) (n int64, er
 		return 0, fmt.Errorf("write: %w", err)
 	}
 	defer release()
+	countStmt(ctx)
 	tag, err := db.pool.Exec(ctx, query, args...)
 	return tag.RowsAffected(), err
 }

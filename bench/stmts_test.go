@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// maxStmts bounds the statements one request of each scenario runs through
+// the store (store.CountStmts: its reads and its write transaction or
+// batch member; not begin, savepoints and commit, nor the work it queues
+// for delivery). They are today's counts, on both engines: lower one when
+// its path gets cheaper, and never raise one without saying why in the
+// commit. A scenario added to the benchmarks needs its bound here.
+var maxStmts = map[string]int{
+	// Every authenticated request: the authentication guard's row and the
+	// caller's platform and roles.
+	"versions":           2,
+	"hubclientinfo-page": 4,
+	// The location read and written, its EVSE row, the one change for the
+	// broadcast, the webhook subscribers' lookup.
+	"evse-status-patch": 7,
+	"advice-ingest":     8,
+	"terminals-page":    4,
+	// The session, the receiving platform and its roles, the location and
+	// tariff the cost engine prices with, the duplicate check, the CDR, the
+	// webhook subscribers, the push (an UPDATE superseding older pushes
+	// and the INSERT) and the owner check.
+	"cdr-ingest": 13,
+	// The location and the token read, the authorization written.
+	"authorize-own": 5,
+	// authorize-own's, and the eMSP's platform and roles to forward to.
+	"authorize-forwarded": 7,
+	// The location's owner, the EVSE and connector checked, the command
+	// stored, the CPO's platform and roles, its answer recorded.
+	"command-relay": 8,
+}
+
+// probeHeader names a request TestStatementsPerRequest counts.
+const probeHeader = "X-Bench-Probe"
+
+// notTheHub are the scenarios whose requests do not go to the hub.
+var notTheHub = []string{"command-direct"}
+
+// TestStatementsPerRequest sends each benchmark scenario's request to a hub
+// seeded as BenchmarkHub seeds it (the directory scenarios, which need
+// 100 000 locations, aside) and holds its statements to maxStmts: the
+// write path's cost cannot creep back unnoticed.
+func TestStatementsPerRequest(t *testing.T) {
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		// A probe's statements, by its probeHeader; a large answer can
+		// reach the client before the handler has returned, so the test
+		// waits for its count.
+		var mu sync.Mutex
+		counted := map[string]int64{}
+		count := func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				probe := r.Header.Get(probeHeader)
+				if probe == "" {
+					next.ServeHTTP(w, r)
+					return
+				}
+				ctx, n := store.CountStmts(r.Context())
+				next.ServeHTTP(w, r.WithContext(ctx))
+				mu.Lock()
+				counted[probe] = n.N()
+				mu.Unlock()
+			})
+		}
+		h := startHubWith(t, engine, func(c *app.Config) { c.NoInitialLoad = true }, count)
+		skip := func(s scenario) bool { return strings.HasPrefix(s.name, "directory") }
+		for _, last := range []bool{false, true} {
+			for _, s := range scenarios {
+				if s.seed != nil && s.seedLast == last && !skip(s) {
+					s.seed(t, h)
+				}
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, s := range scenarios {
+			if skip(s) || slices.Contains(notTheHub, s.name) {
+				continue
+			}
+			target := s.target(h)
+			var most int64 = -1
+			for i := range 3 {
+				req, err := target.NewRequest(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				key := fmt.Sprintf("%s %d", s.name, i)
+				req.Header.Set(probeHeader, key)
+				resp, err := h.client.Do(req)
+				if err != nil {
+					t.Fatalf("%s: %v", s.name, err)
+				}
+				resp.Body.Close()
+				if want := max(target.WantStatus, http.StatusOK); resp.StatusCode != want {
+					t.Fatalf("%s: HTTP %d, want %d", s.name, resp.StatusCode, want)
+				}
+				var n int64
+				hubtest.Eventually(t, ctx, s.name+": its statements counted", func() bool {
+					mu.Lock()
+					defer mu.Unlock()
+					var ok bool
+					n, ok = counted[key]
+					return ok
+				})
+				most = max(most, n)
+			}
+			bound, ok := maxStmts[s.name]
+			switch {
+			case !ok:
+				t.Errorf("%s: %d statements a request; give the scenario its bound in maxStmts", s.name, most)
+			case most > int64(bound):
+				t.Errorf("%s: %d statements a request, more than its bound %d", s.name, most, bound)
+			default:
+				t.Logf("%s: %d statements a request (bound %d)", s.name, most, bound)
+			}
+		}
+	})
+}
