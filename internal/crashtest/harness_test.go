@@ -91,13 +91,19 @@ type hubProc struct {
 // simulator).
 func startHub(t *testing.T, engine store.Engine, env ...string) *hubProc {
 	t.Helper()
+	return startHubOn(t, storetest.URL(t, engine), env...)
+}
+
+// startHubOn is startHub on the database at db.
+func startHubOn(t *testing.T, db string, env ...string) *hubProc {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close()
-	h := &hubProc{t: t, bin: binary(t), db: storetest.URL(t, engine), addr: addr, secret: rand.Text() + rand.Text(), logs: &logsink.Buffer{}, env: env}
+	h := &hubProc{t: t, bin: binary(t), db: db, addr: addr, secret: rand.Text() + rand.Text(), logs: &logsink.Buffer{}, env: env}
 	t.Cleanup(func() {
 		h.stop()
 		if t.Failed() {

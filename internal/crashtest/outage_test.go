@@ -1,0 +1,279 @@
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	neturl "net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// outageFor is how long the database is away in TestBroadcastSurvivesDatabaseOutage.
+const outageFor = 10 * time.Second
+
+// TestBroadcastSurvivesDatabaseOutage takes PostgreSQL away from a running
+// hub for outageFor, in the middle of a stream of EVSE status PATCHes to
+// three eMSPs: every connection the hub has is cut and new ones are
+// refused, then the database is back. The hub must stay up, refuse what
+// it cannot store (and acknowledge nothing it did not store), take PATCHes
+// again once the database is back without a restart, and every eMSP must
+// converge to the CPO's latest state, each having received the states in
+// order. SQLite is embedded in the process: it cannot go away without it.
+func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
+	binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db := storetest.URL(t, store.Postgres)
+	u, err := neturl.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startProxy(t, u.Host)
+	u.Host = proxy.addr()
+	// The stream is 20 PATCHes a second for 18 s: more than the default
+	// limits of a minute and an hour.
+	h := startHubOn(t, u.String(), "OCPIHUB_RATE_LIMIT_PER_MINUTE=0", "OCPIHUB_RATE_LIMIT_PER_HOUR=0", "OCPIHUB_RATE_LIMIT_PER_SECOND=0")
+
+	cpo := hubtest.StartSim(t, sim.StartCPO, "Outage CPO", "IN", "CPX")
+	var emsps []*sim.EMSP
+	for i := range 3 {
+		emsps = append(emsps, hubtest.StartSim(t, sim.StartEMSP, fmt.Sprintf("Outage eMSP %d", i+1), "IN", fmt.Sprintf("EM%d", i+1)))
+	}
+	h.register(ctx, cpo.Platform)
+	for _, e := range emsps {
+		h.register(ctx, e.Platform)
+	}
+	if err := cpo.PutLocation(ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
+		t.Fatal(err)
+	}
+	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "OUTOFORDER"}
+	// A refusal must tell the CPO to try again later: HTTP 5xx or an OCPI
+	// 3xxx server error, never a 2xxx that blames its request.
+	var wrongRefusal string
+	patch := func(i int) error {
+		resp, err := cpo.Push(ctx, "locations", http.MethodPatch,
+			map[string]any{"status": statuses[i%len(statuses)], "last_updated": hubtest.Stamp(i)}, nil, "L1", "E1")
+		if err != nil {
+			return err
+		}
+		if resp.HTTPStatus == http.StatusOK && resp.Envelope != nil && resp.Envelope.StatusCode == 1000 {
+			return nil
+		}
+		if resp.HTTPStatus < 500 && (resp.Envelope == nil || resp.Envelope.StatusCode/1000 != 3) && wrongRefusal == "" {
+			wrongRefusal = fmt.Sprintf("HTTP %d %s", resp.HTTPStatus, resp.Body)
+		}
+		return fmt.Errorf("HTTP %d: %s", resp.HTTPStatus, resp.Body)
+	}
+
+	// The stream: a PATCH every 50 ms; the database goes away after 3 s
+	// and comes back outageFor later; the stream goes on 5 s more.
+	var acked, refused, refusedDuring, ackedDuring int
+	start := time.Now()
+	var cut, back, firstAfter time.Time
+	i := 1
+	for ; time.Since(start) < 3*time.Second+outageFor+5*time.Second; i++ {
+		if cut.IsZero() && time.Since(start) > 3*time.Second {
+			cut = time.Now()
+			proxy.cut()
+		}
+		if !cut.IsZero() && back.IsZero() && time.Since(cut) > outageFor {
+			proxy.restore()
+			back = time.Now()
+		}
+		sent := time.Now()
+		away := !cut.IsZero() && back.IsZero() && sent.Sub(cut) > 100*time.Millisecond
+		if err := patch(i); err != nil {
+			refused++
+			if away {
+				if refusedDuring == 0 {
+					t.Logf("the first refusal while the database was away: %v", err)
+				}
+				refusedDuring++
+			}
+		} else {
+			acked++
+			if away {
+				ackedDuring++ // stored nowhere: a lie
+			}
+			if !back.IsZero() && firstAfter.IsZero() {
+				firstAfter = time.Now()
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if refusedDuring == 0 {
+		t.Fatalf("no PATCH was refused while the database was away (%d acknowledged): the outage was not felt", acked)
+	}
+	if wrongRefusal != "" {
+		t.Errorf("a PATCH refused for the outage was answered as the CPO's fault: %s", wrongRefusal)
+	}
+	if ackedDuring > 0 {
+		t.Errorf("%d PATCHes were acknowledged while the database was away", ackedDuring)
+	}
+	if firstAfter.IsZero() {
+		t.Fatalf("no PATCH was acknowledged in the 5 s after the database came back")
+	}
+	select {
+	case <-h.exited:
+		t.Fatalf("the hub exited during the outage: %v", h.cmd.ProcessState)
+	default:
+	}
+
+	// The CPO's latest state, sent until it is acknowledged.
+	final := i
+	var err2 error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err2 = patch(final); err2 == nil {
+			break
+		}
+	}
+	if err2 != nil {
+		t.Fatalf("the hub did not take a PATCH again within 30 s of the database's return: %v", err2)
+	}
+	finalAt := time.Now()
+	want := statuses[final%len(statuses)]
+	wait, cancelWait := context.WithTimeout(ctx, 2*convergeWithin)
+	defer cancelWait()
+	err = until(wait, func() bool {
+		for _, e := range emsps {
+			if e.EVSEStatus("IN", "CPX", "L1", "E1") != want {
+				return false
+			}
+		}
+		return true
+	})
+	verdict := fmt.Sprintf("database away %v: %d PATCHes refused meanwhile, none acknowledged; PATCHes taken again %.2fs after its return "+
+		"(%d acknowledged in all); every receiver has the CPO's latest state %.2fs after it was sent",
+		outageFor, refusedDuring, firstAfter.Sub(back).Seconds(), acked, time.Since(finalAt).Seconds())
+	t.Log(verdict)
+	fmt.Printf("crashtest postgres: %s\n", verdict)
+	if err != nil {
+		var got []string
+		for _, e := range emsps {
+			got = append(got, e.EVSEStatus("IN", "CPX", "L1", "E1"))
+		}
+		t.Fatalf("receivers show %v, want %s everywhere: %v", got, want, err)
+	}
+	// Each eMSP got the states in order: no older one after a newer.
+	for _, e := range emsps {
+		last := ""
+		for _, r := range e.Requests(sim.PathHas(http.MethodPatch, "/L1/E1")) {
+			if !r.Handled {
+				continue
+			}
+			var body struct {
+				LastUpdated string `json:"last_updated"`
+			}
+			_ = json.Unmarshal(r.Body, &body)
+			if body.LastUpdated < last {
+				t.Errorf("%s got %s after %s", e.Name(), body.LastUpdated, last)
+			}
+			last = body.LastUpdated
+		}
+	}
+}
+
+// proxy is a TCP relay to the database that the test can cut: every
+// relayed connection closed, new ones refused, until it is restored.
+type proxy struct {
+	t      *testing.T
+	target string
+	l      net.Listener
+
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]bool
+}
+
+func startProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, target: target, l: l, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { l.Close(); p.cut() })
+	go p.serve()
+	return p
+}
+
+func (p *proxy) addr() string { return p.l.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.l.Accept()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		go p.relay(c)
+	}
+}
+
+func (p *proxy) relay(c net.Conn) {
+	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		c.Close()
+		return
+	}
+	p.mu.Unlock()
+	d, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		c.Close()
+		d.Close()
+		return
+	}
+	p.conns[c], p.conns[d] = true, true
+	p.mu.Unlock()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(d, c)
+	go pipe(c, d)
+	<-done
+	c.Close()
+	d.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	delete(p.conns, d)
+	p.mu.Unlock()
+}
+
+// cut closes every relayed connection and refuses new ones.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// restore lets connections through again.
+func (p *proxy) restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
