@@ -58,8 +58,8 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "OUTOFORDER"}
-	// A refusal must tell the CPO to try again later: HTTP 5xx or an OCPI
-	// 3xxx server error, never a 2xxx that blames its request.
+	// A refusal must tell the CPO to try again later: HTTP 500 with OCPI
+	// 3000, never a 2xxx that blames its request.
 	var wrongRefusal string
 	patch := func(i int) error {
 		resp, err := cpo.Push(ctx, "locations", http.MethodPatch,
@@ -70,7 +70,7 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 		if resp.HTTPStatus == http.StatusOK && resp.Envelope != nil && resp.Envelope.StatusCode == 1000 {
 			return nil
 		}
-		if resp.HTTPStatus < 500 && (resp.Envelope == nil || resp.Envelope.StatusCode/1000 != 3) && wrongRefusal == "" {
+		if (resp.HTTPStatus != http.StatusInternalServerError || resp.Envelope == nil || resp.Envelope.StatusCode != 3000) && wrongRefusal == "" {
 			wrongRefusal = fmt.Sprintf("HTTP %d %s", resp.HTTPStatus, resp.Body)
 		}
 		return fmt.Errorf("HTTP %d: %s", resp.HTTPStatus, resp.Body)
