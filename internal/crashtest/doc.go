@@ -6,6 +6,11 @@
 // every receiver converges to the latest state, and the time from the
 // restart to convergence is printed and bounded.
 //
+// The outage tests (outage_test.go) take PostgreSQL away from a running
+// binary instead: its connections go through a TCP relay the test cuts for
+// ten seconds, and the hub must stay up, acknowledge nothing it could not
+// store, and carry on by itself when the database is back.
+//
 // The package holds no product code; everything is in its tests, so
 // `go test ./...` (and CI) runs it.
 package crashtest

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
@@ -276,4 +277,70 @@ func (p *proxy) restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.down = false
+}
+
+// TestUPISurvivesDatabaseOutage takes PostgreSQL away from a running hub
+// for outageFor as a driver's ₹500 is captured: the payment gateway's
+// webhook is refused and the gateway retries it once the database is
+// back. The capture must then be recorded, the session started and ended,
+// the excess refunded, and every rupee accounted for (audit), with the
+// hub never restarted.
+func TestUPISurvivesDatabaseOutage(t *testing.T) {
+	binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db := storetest.URL(t, store.Postgres)
+	u, err := neturl.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startProxy(t, u.Host)
+	u.Host = proxy.addr()
+	f := startUPIOn(t, ctx, u.String(), db)
+
+	po := f.order("500")
+	proxy.cut()
+	p1, err := f.pg.Pay(ctx, po.ID, pgsim.Captured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := until(ctx, func() bool {
+		for _, d := range f.pg.Deliveries() {
+			if d.Webhook.PaymentID == p1.ID && d.Status != http.StatusOK {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("the capture's webhook never reached the hub: %v", err)
+	}
+	for _, d := range f.pg.Deliveries() {
+		if d.Webhook.PaymentID == p1.ID && d.Status == http.StatusOK {
+			t.Fatalf("the hub acknowledged a webhook while its database was away: %+v", d)
+		}
+	}
+	time.Sleep(outageFor)
+	proxy.restore()
+	back := time.Now()
+	n := f.redeliverFailed()
+	_, took := f.waitPayment(p1.ID, "charging", back, resumeWithin, func(m money) bool { return m.status == "CHARGING" })
+	reportAfter(t, store.Postgres, fmt.Sprintf("a capture refused while the database was away (the PG retried %d webhook) started its session", n),
+		"the database came back", took)
+
+	sid := f.session(p1.ID)
+	if err := until(ctx, func() bool { return sid != "" && f.cpo.Session(sid) != nil }); err != nil {
+		t.Fatalf("session of %s: %v", p1.ID, err)
+	}
+	if err := f.cpo.StopSession(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	f.waitPayment(p1.ID, "settled with its excess refunded", time.Now(), time.Minute, func(m money) bool {
+		return m.status == "SETTLED" && m.reserved == m.refunded
+	})
+	f.audit(store.Postgres, po.ID, map[string]int64{p1.ID: 272_88})
+	select {
+	case <-f.h.exited:
+		t.Fatalf("the hub exited: %v", f.h.cmd.ProcessState)
+	default:
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
 // resumeWithin bounds the time from a restart to the moment the money
@@ -41,13 +42,22 @@ const (
 
 func startUPI(t *testing.T, ctx context.Context, engine store.Engine) *upiFixture {
 	t.Helper()
+	db := storetest.URL(t, engine)
+	return startUPIOn(t, ctx, db, db)
+}
+
+// startUPIOn is startUPI with the hub on the database at db, which the
+// test reads at audit (the same database, not through a relay the test
+// may cut).
+func startUPIOn(t *testing.T, ctx context.Context, db, audit string) *upiFixture {
+	t.Helper()
 	pg, err := pgsim.Start(pgsim.Options{Logger: hubtest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pg.Close)
 	cpo := hubtest.StartSim(t, sim.StartCPO, "Crash CPO", "IN", "CPX")
-	h := startHub(t, engine, "OCPIHUB_PG_BASE_URL="+pg.URL(), "OCPIHUB_PG_KEY_ID="+pg.KeyID(), "OCPIHUB_PG_KEY_SECRET="+pg.KeySecret(),
+	h := startHubOn(t, db, "OCPIHUB_PG_BASE_URL="+pg.URL(), "OCPIHUB_PG_KEY_ID="+pg.KeyID(), "OCPIHUB_PG_KEY_SECRET="+pg.KeySecret(),
 		"OCPIHUB_PG_WEBHOOK_SECRET="+pgsim.DefaultWebhookSecret)
 	pg.SetWebhook(h.URL()+"/ocpi/2.2.1/payments/upi/webhook", pgsim.FormRazorpay)
 	h.register(ctx, cpo.Platform)
@@ -64,7 +74,7 @@ func startUPI(t *testing.T, ctx context.Context, engine store.Engine) *upiFixtur
 	}
 	f.admin(http.MethodPost, "/ocpi/2.2.1/payments/upi/qr", map[string]any{"qr_ref": crashQR, "location_id": crashLoc, "evse_uid": "E1", "connector_id": "1"})
 	// The test reads the hub's database beside it, as an auditor would.
-	if f.db, err = store.Open(ctx, h.db, store.Options{Logger: hubtest.Logger()}); err != nil {
+	if f.db, err = store.Open(ctx, audit, store.Options{Logger: hubtest.Logger()}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.db.Close() })
@@ -390,7 +400,14 @@ func (f *upiFixture) audit(engine store.Engine, pgOrderID string, cost map[strin
 // resumeWithin.
 func report(t *testing.T, engine store.Engine, what string, took time.Duration) {
 	t.Helper()
-	line := fmt.Sprintf("%s %.2fs after restart", what, took.Seconds())
+	reportAfter(t, engine, what, "restart", took)
+}
+
+// reportAfter is report for work resumed after something else than a
+// restart.
+func reportAfter(t *testing.T, engine store.Engine, what, after string, took time.Duration) {
+	t.Helper()
+	line := fmt.Sprintf("%s %.2fs after %s", what, took.Seconds(), after)
 	t.Logf("%s: %s", engine, line)
 	fmt.Printf("crashtest %s: %s\n", engine, line)
 	if took > resumeWithin {
