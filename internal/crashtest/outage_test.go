@@ -35,16 +35,10 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 	binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := storetest.URL(t, store.Postgres)
-	u, err := neturl.Parse(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := startProxy(t, u.Host)
-	u.Host = proxy.addr()
+	proxy, relayed, _ := relayedDB(t)
 	// The stream is 20 PATCHes a second for 18 s: more than the default
 	// limits of a minute and an hour.
-	h := startHubOn(t, u.String(), "OCPIHUB_RATE_LIMIT_PER_MINUTE=0", "OCPIHUB_RATE_LIMIT_PER_HOUR=0", "OCPIHUB_RATE_LIMIT_PER_SECOND=0")
+	h := startHubOn(t, relayed, "OCPIHUB_RATE_LIMIT_PER_MINUTE=0", "OCPIHUB_RATE_LIMIT_PER_HOUR=0", "OCPIHUB_RATE_LIMIT_PER_SECOND=0")
 
 	cpo := hubtest.StartSim(t, sim.StartCPO, "Outage CPO", "IN", "CPX")
 	var emsps []*sim.EMSP
@@ -146,7 +140,7 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 	want := statuses[final%len(statuses)]
 	wait, cancelWait := context.WithTimeout(ctx, 2*convergeWithin)
 	defer cancelWait()
-	err = until(wait, func() bool {
+	err := until(wait, func() bool {
 		for _, e := range emsps {
 			if e.EVSEStatus("IN", "CPX", "L1", "E1") != want {
 				return false
@@ -183,6 +177,20 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 			last = body.LastUpdated
 		}
 	}
+}
+
+// relayedDB returns a fresh PostgreSQL database's URL as the hub reaches it,
+// through a relay the test can cut, and as it is (for the test's own reads).
+func relayedDB(t *testing.T) (p *proxy, relayed, direct string) {
+	t.Helper()
+	direct = storetest.URL(t, store.Postgres)
+	u, err := neturl.Parse(direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = startProxy(t, u.Host)
+	u.Host = p.addr()
+	return p, u.String(), direct
 }
 
 // proxy is a TCP relay to the database that the test can cut: every
@@ -289,14 +297,8 @@ func TestUPISurvivesDatabaseOutage(t *testing.T) {
 	binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db := storetest.URL(t, store.Postgres)
-	u, err := neturl.Parse(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := startProxy(t, u.Host)
-	u.Host = proxy.addr()
-	f := startUPIOn(t, ctx, u.String(), db)
+	proxy, relayed, direct := relayedDB(t)
+	f := startUPIOn(t, ctx, relayed, direct)
 
 	po := f.order("500")
 	proxy.cut()
@@ -304,16 +306,7 @@ func TestUPISurvivesDatabaseOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := until(ctx, func() bool {
-		for _, d := range f.pg.Deliveries() {
-			if d.Webhook.PaymentID == p1.ID && d.Status != http.StatusOK {
-				return true
-			}
-		}
-		return false
-	}); err != nil {
-		t.Fatalf("the capture's webhook never reached the hub: %v", err)
-	}
+	f.webhookRefused(p1.ID, "the capture's")
 	for _, d := range f.pg.Deliveries() {
 		if d.Webhook.PaymentID == p1.ID && d.Status == http.StatusOK {
 			t.Fatalf("the hub acknowledged a webhook while its database was away: %+v", d)

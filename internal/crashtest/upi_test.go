@@ -156,6 +156,22 @@ func (f *upiFixture) session(pgPaymentID string) string {
 	return id
 }
 
+// webhookRefused waits until the PG has tried a webhook of a payment and
+// the hub did not take it (what names the webhook in the failure).
+func (f *upiFixture) webhookRefused(pgPaymentID, what string) {
+	f.t.Helper()
+	if err := until(f.ctx, func() bool {
+		for _, d := range f.pg.Deliveries() {
+			if d.Webhook.PaymentID == pgPaymentID && d.Status != http.StatusOK {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		f.t.Fatalf("%s webhook was never tried: %v", what, err)
+	}
+}
+
 // redeliverFailed sends again, once each, the PG's webhooks that found
 // the hub dead: the PG retries them.
 func (f *upiFixture) redeliverFailed() int {
@@ -248,16 +264,7 @@ func TestUPISurvivesSIGKILL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := until(ctx, func() bool {
-			for _, d := range f.pg.Deliveries() {
-				if d.Webhook.PaymentID == p2.ID && d.Status != http.StatusOK {
-					return true
-				}
-			}
-			return false
-		}); err != nil {
-			t.Fatalf("the second payment's webhook was never tried: %v", err)
-		}
+		f.webhookRefused(p2.ID, "the second payment's")
 		restart = time.Now()
 		f.h.start()
 		n := f.redeliverFailed()
