@@ -48,7 +48,9 @@ func (s *Service) Start(ctx context.Context) {
 	})
 }
 
-// Stop ends the sweep; a timeout it was writing finishes first.
+// Stop ends the sweep and waits for it. A timeout it was writing is
+// rolled back and written by the next sweep, after a restart or on
+// another replica.
 func (s *Service) Stop() {
 	s.mu.Lock()
 	stop := s.stopSweep
@@ -65,8 +67,10 @@ func (s *Service) Stop() {
 // the query, or another replica's sweep, wins or finds nothing to do.
 func (s *Service) sweepTimeouts(ctx context.Context) error {
 	for {
-		rows, err := s.db.Read().Query(ctx, `SELECT id FROM commands WHERE state IN ($1, $2, $3) AND deadline <= $4
-			ORDER BY deadline LIMIT $5`, StateForwarding, StateAccepted, StateUnconfirmed, s.now(), timeoutSweepPage)
+		// The states are written out, as in the partial index's condition:
+		// bound parameters cannot prove a row is in that index.
+		rows, err := s.db.Read().Query(ctx, `SELECT id FROM commands WHERE state IN ('`+StateForwarding+`', '`+StateAccepted+`', '`+
+			StateUnconfirmed+`') AND deadline <= $1 ORDER BY deadline LIMIT $2`, s.now(), timeoutSweepPage)
 		if err != nil {
 			return err
 		}
