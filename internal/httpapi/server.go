@@ -261,8 +261,13 @@ func (s *Server) authenticate(r *http.Request, a route.Access) (*party.Caller, e
 		return nil, &ocpi.Error{Code: ocpi.EUNAUTHORIZED, Message: "unknown token"}
 	}
 	c, err := s.cfg.Auth.Authenticate(r.Context(), tokens)
-	if err != nil {
+	if ocpi.ErrorCode(err) == ocpi.EUNAUTHORIZED {
 		return nil, unknownToken{err}
+	}
+	if err != nil {
+		// The registry could not be read (its database away): a server
+		// error, which the guard does not count as a guess.
+		return nil, err
 	}
 	// Suspended and unregistered platforms never get this far: Authenticate
 	// refuses their tokens on every route.
