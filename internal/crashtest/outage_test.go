@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/sim/pgsim"
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -335,5 +336,90 @@ func TestUPISurvivesDatabaseOutage(t *testing.T) {
 	case <-f.h.exited:
 		t.Fatalf("the hub exited: %v", f.h.cmd.ProcessState)
 	default:
+	}
+}
+
+// TestCommandsSurviveDatabaseOutage takes PostgreSQL away between a
+// START_SESSION the hub relayed and the CPO's result. While it is away, a
+// new command is refused and never reaches the CPO (a command is stored
+// before it is forwarded), and the CPO's result is refused so that the CPO
+// sends it again. Once the database is back the result is taken and the
+// eMSP gets it exactly once, and commands are relayed again.
+func TestCommandsSurviveDatabaseOutage(t *testing.T) {
+	binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	proxy, relayed, _ := relayedDB(t)
+	h := startHubOn(t, relayed)
+	cpo := hubtest.StartSim(t, sim.StartCPO, "Outage CPO", "IN", "CPX")
+	emsp := hubtest.StartSim(t, sim.StartEMSP, "Outage eMSP", "IN", "EM1")
+	h.register(ctx, cpo.Platform)
+	h.register(ctx, emsp.Platform)
+	cpo.OnCommand(func(string, map[string]any) sim.CommandBehavior { return sim.CommandBehavior{NoResult: true} })
+	if err := cpo.PutLocation(ctx, "L1", location("L1", "AVAILABLE", hubtest.Stamp(0))); err != nil {
+		t.Fatal(err)
+	}
+	tok := emsp.NewToken("TOK-OUT", "RFID", "ALWAYS")
+	if _, err := emsp.PutToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	start := func(ref string) (string, *ocpiclient.Response) {
+		uid, resp, err := emsp.SendCommand(ctx, "START_SESSION", map[string]any{"token": tok, "location_id": "L1", "evse_uid": "E1",
+			"connector_id": "1", "authorization_reference": ref}, nil)
+		if resp == nil {
+			t.Fatal(err)
+		}
+		return uid, resp
+	}
+	uid, resp := start("AUTH-1")
+	if resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+		t.Fatalf("START_SESSION before the outage: HTTP %d %s", resp.HTTPStatus, resp.Body)
+	}
+	cmds := cpo.Commands()
+	if len(cmds) != 1 {
+		t.Fatalf("the CPO got %d commands, want 1", len(cmds))
+	}
+	ours, _ := cmds[0].Body["response_url"].(string)
+
+	proxy.cut()
+	_, resp = start("AUTH-2")
+	if resp.HTTPStatus != http.StatusInternalServerError || resp.Envelope == nil || resp.Envelope.StatusCode != 3000 {
+		t.Errorf("START_SESSION while the database is away: HTTP %d %s, want 500 with OCPI 3000", resp.HTTPStatus, resp.Body)
+	}
+	if n := len(cpo.Commands()); n != 1 {
+		t.Errorf("a command the hub could not store reached the CPO (%d commands)", n)
+	}
+	resp, err := cpo.Raw(ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+	if resp == nil {
+		t.Fatal(err)
+	}
+	if resp.HTTPStatus != http.StatusInternalServerError {
+		t.Errorf("the CPO's result while the database is away: HTTP %d %s, want 500 so that it is sent again", resp.HTTPStatus, resp.Body)
+	}
+	time.Sleep(outageFor)
+	proxy.restore()
+	back := time.Now()
+
+	// The CPO sends its result again, as a CPO does after a 500.
+	var again *ocpiclient.Response
+	if err := until(ctx, func() bool {
+		again, err = cpo.Raw(ctx, http.MethodPost, ours, map[string]any{"result": "ACCEPTED"}, nil)
+		return err == nil && again.HTTPStatus == http.StatusOK
+	}); err != nil {
+		t.Fatalf("the CPO's result was not taken after the database came back: %v", err)
+	}
+	if res, err := emsp.WaitResult(ctx, uid); err != nil || res != "ACCEPTED" {
+		t.Fatalf("the eMSP's result: %q %v", res, err)
+	}
+	reportAfter(t, store.Postgres, "the CPO's result, refused while the database was away, relayed", "the database came back", time.Since(back))
+	if _, resp = start("AUTH-3"); resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+		t.Errorf("START_SESSION after the outage: HTTP %d %s", resp.HTTPStatus, resp.Body)
+	}
+	time.Sleep(time.Second) // a second relay of the result, were there one, would have come by now
+	if n := len(emsp.Results(uid)); n != 1 {
+		t.Errorf("the eMSP got %d results, want 1", n)
+	}
+	if n := len(cpo.Commands()); n != 2 {
+		t.Errorf("the CPO got %d commands, want 2 (before and after the outage)", n)
 	}
 }
