@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/app"
+	"github.com/ocpihub/ocpihub/internal/authguard"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -23,27 +24,28 @@ import (
 // its path gets cheaper, and never raise one without saying why in the
 // commit. A scenario added to the benchmarks needs its bound here.
 var maxStmts = map[string]int{
-	// Every authenticated request: the authentication guard's row and the
-	// caller's platform and roles.
-	"versions":           2,
-	"hubclientinfo-page": 4,
+	// Every authenticated request: the caller's platform and roles (the
+	// authentication guard's row is read once a second per client,
+	// authguard.Seen, and the probes are sent right after another request).
+	"versions":           1,
+	"hubclientinfo-page": 3,
 	// The location read and written, its EVSE row, the one change for the
 	// broadcast, the webhook subscribers' lookup.
-	"evse-status-patch": 7,
-	"advice-ingest":     8,
-	"terminals-page":    4,
+	"evse-status-patch": 6,
+	"advice-ingest":     7,
+	"terminals-page":    3,
 	// The session, the receiving platform and its roles, the location and
 	// tariff the cost engine prices with, the duplicate check, the CDR, the
 	// webhook subscribers, the push (an UPDATE superseding older pushes
 	// and the INSERT) and the owner check.
-	"cdr-ingest": 13,
+	"cdr-ingest": 12,
 	// The location and the token read, the authorization written.
-	"authorize-own": 5,
+	"authorize-own": 4,
 	// authorize-own's, and the eMSP's platform and roles to forward to.
-	"authorize-forwarded": 7,
+	"authorize-forwarded": 6,
 	// The location's owner, the EVSE and connector checked, the command
 	// stored, the CPO's platform and roles, its answer recorded.
-	"command-relay": 8,
+	"command-relay": 7,
 }
 
 // probeHeader names a request TestStatementsPerRequest counts.
@@ -88,26 +90,52 @@ func TestStatementsPerRequest(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
+		// Each probe follows a versions request from the same client, so
+		// the authentication guard answers from what it read for that
+		// request (authguard.Seen): a probe's count holds no guard read.
+		// A pair that took longer than half of Seen is sent again.
+		var warm scenario
+		for _, s := range scenarios {
+			if s.name == "versions" {
+				warm = s
+			}
+		}
+		send := func(s scenario, key string) {
+			target := s.target(h)
+			req, err := target.NewRequest(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if key != "" {
+				req.Header.Set(probeHeader, key)
+			}
+			resp, err := h.client.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			resp.Body.Close()
+			if want := max(target.WantStatus, http.StatusOK); resp.StatusCode != want {
+				t.Fatalf("%s: HTTP %d, want %d", s.name, resp.StatusCode, want)
+			}
+		}
 		for _, s := range scenarios {
 			if skip(s) || slices.Contains(notTheHub, s.name) {
 				continue
 			}
-			target := s.target(h)
 			var most int64 = -1
 			for i := range 3 {
-				req, err := target.NewRequest(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				key := fmt.Sprintf("%s %d", s.name, i)
-				req.Header.Set(probeHeader, key)
-				resp, err := h.client.Do(req)
-				if err != nil {
-					t.Fatalf("%s: %v", s.name, err)
-				}
-				resp.Body.Close()
-				if want := max(target.WantStatus, http.StatusOK); resp.StatusCode != want {
-					t.Fatalf("%s: HTTP %d, want %d", s.name, resp.StatusCode, want)
+				key := ""
+				for try := 0; ; try++ {
+					if try == 5 {
+						t.Fatalf("%s: five probes in a row took more than %v after their versions request", s.name, authguard.Seen/2)
+					}
+					start := time.Now()
+					send(warm, "")
+					key = fmt.Sprintf("%s %d %d", s.name, i, try)
+					send(s, key)
+					if time.Since(start) < authguard.Seen/2 {
+						break
+					}
 				}
 				var n int64
 				hubtest.Eventually(t, ctx, s.name+": its statements counted", func() bool {

@@ -99,3 +99,102 @@ func TestGuard(t *testing.T) {
 		}
 	})
 }
+
+// TestGuardRemembersASecond: a replica reads a client's counter at most once
+// a Seen; its own failures are remembered as counted, so they block at
+// once; a budget exhausted on another replica blocks here after at most one
+// more failure or a Seen.
+func TestGuardRemembersASecond(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		clk := clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+		a := authguard.New(db, clk, 3, 5*time.Minute)
+		b := authguard.New(db, clk, 3, 5*time.Minute)
+		blocked := func(g *authguard.Guard, client string) (bool, int64) {
+			t.Helper()
+			ctx, n := store.CountStmts(context.Background())
+			_, blocked, err := g.Blocked(ctx, client)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return blocked, n.N()
+		}
+		fail := func(g *authguard.Guard, client string) {
+			t.Helper()
+			if err := g.Fail(context.Background(), client); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const x, y = "203.0.113.9", "203.0.113.10"
+		if got, reads := blocked(b, x); got || reads != 1 {
+			t.Fatalf("first look at a client: blocked %v after %d reads, want false after 1", got, reads)
+		}
+		if got, reads := blocked(b, x); got || reads != 0 {
+			t.Fatalf("second look within a second: blocked %v after %d reads, want false after 0", got, reads)
+		}
+		// Replica a counts the whole budget: it blocks at once, without
+		// reading.
+		for range 3 {
+			fail(a, x)
+		}
+		if got, reads := blocked(a, x); !got || reads != 0 {
+			t.Fatalf("after its own 3 failures replica a: blocked %v after %d reads, want true after 0", got, reads)
+		}
+		// Replica b read the client before that: within the second it still
+		// lets the client try, and the first failure it counts blocks.
+		if got, _ := blocked(b, x); got {
+			t.Fatal("replica b saw the other replica's failures before its second was up")
+		}
+		fail(b, x)
+		if got, reads := blocked(b, x); !got || reads != 0 {
+			t.Fatalf("after one more failure on replica b: blocked %v after %d reads, want true after 0", got, reads)
+		}
+		// Without a failure of its own, a replica sees another's count once
+		// its second is up.
+		if got, _ := blocked(b, y); got {
+			t.Fatal("a client that never failed is blocked")
+		}
+		for range 3 {
+			fail(a, y)
+		}
+		clk.Add(authguard.Seen)
+		if got, reads := blocked(b, y); !got || reads != 1 {
+			t.Fatalf("a second after replica a blocked a client, replica b: blocked %v after %d reads, want true after 1", got, reads)
+		}
+		// The window's end lifts the block without a read.
+		clk.Add(5 * time.Minute)
+		if got, _ := blocked(b, y); got {
+			t.Error("still blocked after the window")
+		}
+	})
+}
+
+// TestGuardForgetsUnderAFlood: a flood of new client addresses keeps a
+// bounded memory and each new client is still read.
+func TestGuardForgetsUnderAFlood(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		clk := clock.NewFake(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+		g := authguard.New(db, clk, 3, 5*time.Minute)
+		for range 3 {
+			if err := g.Fail(ctx, "203.0.113.9"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 25_000 {
+			if i%5000 == 0 {
+				clk.Add(authguard.Seen)
+			}
+			if _, _, err := g.Blocked(ctx, fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := g.Remembered(); n > 10_000 {
+			t.Errorf("%d clients remembered, want at most 10 000", n)
+		}
+		if _, blocked, err := g.Blocked(ctx, "203.0.113.9"); err != nil || !blocked {
+			t.Errorf("the blocked client was forgotten as blocked: %v, %v", blocked, err)
+		}
+	})
+}
