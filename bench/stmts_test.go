@@ -43,9 +43,9 @@ var maxStmts = map[string]int{
 	"authorize-own": 4,
 	// authorize-own's, and the eMSP's platform and roles to forward to.
 	"authorize-forwarded": 6,
-	// The location's owner, the EVSE and connector checked, the command
-	// stored, the CPO's platform and roles, its answer recorded.
-	"command-relay": 7,
+	// The location's owner with its EVSE and connector (one read), the
+	// command stored, the CPO's platform and roles, its answer recorded.
+	"command-relay": 6,
 }
 
 // probeHeader names a request TestStatementsPerRequest counts.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/cdr"
@@ -40,41 +39,21 @@ type directory struct{ l *location.Service }
 
 // CheckLocation implements token.Directory and command.Directory.
 func (d directory) CheckLocation(ctx context.Context, cc, pid, locationID, evseUID, connectorID string) error {
-	_, err := d.l.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID, EVSEUID: evseUID, ConnectorID: connectorID})
-	return err
+	return d.l.Check(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID, EVSEUID: evseUID, ConnectorID: connectorID})
 }
 
 // CheckEVSEs implements token.EVSEDirectory: one read of the location, its
-// EVSE uids decoded once (CiString: compared without case).
+// EVSE uids compared where they lie (CiString: without case).
 func (d directory) CheckEVSEs(ctx context.Context, cc, pid, locationID string, evseUIDs []string) (int, error) {
-	raw, err := d.l.Get(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID})
-	if err != nil {
-		return -1, err
-	}
-	if len(evseUIDs) == 0 {
-		return -1, nil
-	}
-	var loc struct {
-		EVSEs []struct {
-			UID string `json:"uid"`
-		} `json:"evses"`
-	}
-	if err := json.Unmarshal(raw, &loc); err != nil {
-		return -1, err
-	}
-next:
-	for i, uid := range evseUIDs {
-		for _, e := range loc.EVSEs {
-			if strings.EqualFold(e.UID, uid) {
-				continue next
-			}
-		}
-		return i, nil
-	}
-	return -1, nil
+	return d.l.HasEVSEs(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID}, evseUIDs)
 }
 
-// LocationOwner implements command.Directory.
+// Locate implements command.Directory.
+func (d directory) Locate(ctx context.Context, locationID, evseUID, connectorID string) (string, string, bool, error) {
+	return d.l.Locate(ctx, locationID, evseUID, connectorID)
+}
+
+// LocationOwner implements payment.Directory.
 func (d directory) LocationOwner(ctx context.Context, locationID string) (string, string, error) {
 	return d.l.Lookup(ctx, locationID)
 }

@@ -80,9 +80,10 @@ const (
 
 // Directory finds locations in the hub's directory.
 type Directory interface {
-	// LocationOwner returns the CPO publishing a location id (EUNKNOWNLOCATION
-	// when none, EINVALID when several).
-	LocationOwner(ctx context.Context, locationID string) (countryCode, partyID string, err error)
+	// Locate returns the CPO publishing a location id (EUNKNOWNLOCATION when
+	// none, EINVALID when several) and whether its location holds the EVSE
+	// and connector named ("" = not checked).
+	Locate(ctx context.Context, locationID, evseUID, connectorID string) (countryCode, partyID string, holds bool, err error)
 	// CheckLocation is nil when the location of the CPO exists with the EVSE
 	// and connector named ("" = not checked), EUNKNOWNLOCATION otherwise.
 	CheckLocation(ctx context.Context, countryCode, partyID, locationID, evseUID, connectorID string) error

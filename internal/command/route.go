@@ -176,23 +176,14 @@ func (s *Service) routeLocation(ctx context.Context, req Request, t *target, to 
 		return rejected(http.StatusOK, ocpi.StatusUnknownLocation, ocpi.CommandRejected, msg,
 			&ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: msg, Field: field, Issue: "is not in the hub's location directory"})
 	}
-	if cpo.IsZero() {
-		cc, pid, err := s.dir.LocationOwner(ctx, t.locationID)
-		if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
-			return cpo, unknown("location_id", "location "+t.locationID), nil
-		}
-		if err != nil {
-			return cpo, nil, err
-		}
-		cpo = ocpiclient.Party{CountryCode: cc, PartyID: pid}
-	}
 	steps := []struct{ field, evse, conn, what string }{
 		{"location_id", "", "", "location " + t.locationID},
 		{"evse_uid", t.evse, "", "EVSE " + t.evse + " of location " + t.locationID},
 		{"connector_id", t.evse, t.conn, "connector " + t.conn + " of EVSE " + t.evse},
 	}
 	// The deepest object named implies its parents: one lookup when all is
-	// well; the levels are checked one by one only to name what is unknown.
+	// well (with the owner's, when OCPI-to names none); the levels are
+	// checked one by one only to name what is unknown.
 	deepest := 0
 	if t.evse != "" {
 		deepest = 1
@@ -200,9 +191,23 @@ func (s *Service) routeLocation(ctx context.Context, req Request, t *target, to 
 			deepest = 2
 		}
 	}
-	err := s.dir.CheckLocation(ctx, cpo.CountryCode, cpo.PartyID, t.locationID, steps[deepest].evse, steps[deepest].conn)
-	if err == nil || ocpi.ErrorCode(err) != ocpi.EUNKNOWNLOCATION {
-		return cpo, nil, err
+	if cpo.IsZero() {
+		cc, pid, holds, err := s.dir.Locate(ctx, t.locationID, steps[deepest].evse, steps[deepest].conn)
+		if ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION {
+			return cpo, unknown("location_id", "location "+t.locationID), nil
+		}
+		if err != nil {
+			return cpo, nil, err
+		}
+		cpo = ocpiclient.Party{CountryCode: cc, PartyID: pid}
+		if holds {
+			return cpo, nil, nil
+		}
+	} else {
+		err := s.dir.CheckLocation(ctx, cpo.CountryCode, cpo.PartyID, t.locationID, steps[deepest].evse, steps[deepest].conn)
+		if err == nil || ocpi.ErrorCode(err) != ocpi.EUNKNOWNLOCATION {
+			return cpo, nil, err
+		}
 	}
 	for i, st := range steps[:deepest+1] {
 		if (i == 1 && t.evse == "") || (i == 2 && t.conn == "") {

@@ -25,7 +25,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -200,9 +199,7 @@ func (s *Service) Lookup(ctx context.Context, locationID string) (cc, pid string
 	for i, o := range owners {
 		names[i] = o.CountryCode + "/" + o.PartyID
 	}
-	return "", "", &ocpi.Error{Code: ocpi.EINVALID, Field: "location_id",
-		Issue:   "is used by several CPOs; name the owner with OCPI-to-country-code and OCPI-to-party-id",
-		Message: fmt.Sprintf("location %s exists at several CPOs (%s, …); send OCPI-to-country-code and OCPI-to-party-id", locationID, strings.Join(names, ", "))}
+	return "", "", ambiguous(locationID, names)
 }
 
 // source is the hub's view of locations: the current one and the list of
