@@ -232,16 +232,6 @@ func DecodeNumbers(b []byte, v any) error {
 	return dec.Decode(v)
 }
 
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // Object is a JSON object kept generic, for merging PATCH bodies into stored
 // documents without losing fields the typed model does not know.
 type Object = map[string]any
