@@ -36,9 +36,9 @@ var maxStmts = map[string]int{
 	"terminals-page":    3,
 	// The session, the receiving platform and its roles, the location and
 	// tariff the cost engine prices with, the duplicate check, the CDR, the
-	// webhook subscribers, the push (an UPDATE superseding older pushes
-	// and the INSERT) and the owner check.
-	"cdr-ingest": 12,
+	// webhook subscribers, the push (a new CDR's first: nothing to
+	// supersede) and the owner check.
+	"cdr-ingest": 11,
 	// The location and the token read, the authorization written.
 	"authorize-own": 4,
 	// authorize-own's, and the eMSP's platform and roles to forward to.

@@ -110,7 +110,7 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		}
 		if route != 0 {
 			if err := s.hub.Enqueue(ctx, tx, route, hub.Push{Module: Module, ObjectKey: r.key(), Method: http.MethodPost, Body: body,
-				Full: true, To: owner, From: ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID},
+				Full: true, First: true, To: owner, From: ocpiclient.Party{CountryCode: r.CountryCode, PartyID: r.PartyID},
 				CorrelationID: ch.CorrelationID}); err != nil {
 				return err
 			}

@@ -159,6 +159,11 @@ type Push struct {
 	// object, or DELETE): it supersedes earlier undelivered pushes of the
 	// same object to the same receiver.
 	Full bool
+	// First marks the first push of an object that did not exist before the
+	// change that queued it (a new CDR: CDRs are stored once and never
+	// deleted), so no earlier push of it can be waiting: a Full push skips
+	// its supersede.
+	First bool
 	// CorrelationID continues the request chain that caused the push.
 	CorrelationID string
 	// To and From address a push that is not a broadcast (OCPI-to and

@@ -101,7 +101,7 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 // collapses into the latest state).
 func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Push) error {
 	now := h.now()
-	if p.Full {
+	if p.Full && !p.First {
 		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
 			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state IN ('pending', 'leased') AND state = 'pending'`,
 			stateSuperseded, now, platformID, p.Module, p.ObjectKey); err != nil {
