@@ -92,3 +92,26 @@ func explain(t *testing.T, db *store.DB, query string) queryPlan {
 	}
 	return p
 }
+
+// TestPushHistoryIndex: the retention sweep deletes finished pushes through
+// hub_push_done, the partial index that holds only them, and a receiver's
+// open pushes are read through hub_push_queue (migration 1120 dropped the
+// index of every push by state, which each lease and settlement wrote to).
+func TestPushHistoryIndex(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		if _, err := db.Write(ctx, `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3000)
+			INSERT INTO hub_push (platform_id, module, object_key, method, path, state, created_at, updated_at)
+			SELECT n % 10, 'locations', 'NL/CP1/L' || n, 'PUT', '/x', CASE WHEN n % 100 = 0 THEN 'pending' ELSE 'delivered' END, n, n FROM g`); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []struct{ query, index string }{
+			{"DELETE FROM hub_push WHERE state IN ('delivered', 'rejected', 'superseded', 'failed', 'skipped') AND updated_at < 100", "hub_push_done"},
+			{"SELECT id FROM hub_push WHERE platform_id = 3 AND state IN ('pending', 'leased') ORDER BY id LIMIT 4096", "hub_push_queue"},
+		} {
+			if plan := explain(t, db, q.query); !strings.Contains(plan.text, q.index) {
+				t.Errorf("%s\n%s does not use %s:\n%s", q.query, db.Engine(), q.index, plan.text)
+			}
+		}
+	})
+}
