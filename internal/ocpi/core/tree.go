@@ -202,23 +202,8 @@ func (p *treeParser) string() (any, bool) {
 				return nil, false
 			}
 			switch e := p.b[p.i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-				p.i += 2
-			case 'b':
-				out = append(out, '\b')
-				p.i += 2
-			case 'f':
-				out = append(out, '\f')
-				p.i += 2
-			case 'n':
-				out = append(out, '\n')
-				p.i += 2
-			case 'r':
-				out = append(out, '\r')
-				p.i += 2
-			case 't':
-				out = append(out, '\t')
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				out = append(out, unescaped[e])
 				p.i += 2
 			case 'u':
 				r, ok := p.hex4(p.i + 2)
@@ -255,6 +240,9 @@ func (p *treeParser) string() (any, bool) {
 	}
 	return nil, false
 }
+
+// unescaped are the characters JSON's one-letter escapes stand for.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // escapedRune reads a \uXXXX escape at i.
 func (p *treeParser) escapedRune(i int) (rune, bool) {
