@@ -104,18 +104,8 @@ func (p *treeParser) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return m, true
-		default:
-			return nil, false
+		if done, ok := p.after('}'); !ok || done {
+			return m, ok
 		}
 	}
 }
@@ -135,20 +125,28 @@ func (p *treeParser) array(depth int) (any, bool) {
 			return nil, false
 		}
 		l = append(l, v)
-		p.space()
-		if p.i >= len(p.b) {
-			return nil, false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return l, true
-		default:
-			return nil, false
+		if done, ok := p.after(']'); !ok || done {
+			return l, ok
 		}
 	}
+}
+
+// after reads what follows a member of an object or list: a comma (another
+// member comes) or the closing bracket (done); anything else is not JSON.
+func (p *treeParser) after(closing byte) (done, ok bool) {
+	p.space()
+	if p.i >= len(p.b) {
+		return false, false
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return false, true
+	case closing:
+		p.i++
+		return true, true
+	}
+	return false, false
 }
 
 func (p *treeParser) number() (any, bool) {
