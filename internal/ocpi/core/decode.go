@@ -227,18 +227,25 @@ func matchKey(m map[string]any, k string) (string, bool) {
 
 // DecodeNumbers decodes JSON keeping numbers as json.Number (no float64 on the way).
 //
-// A document parseTree decodes exactly (valid JSON, decoded into *any or
-// into *Object when it is an object) is decoded by it: the same tree, in a
-// third of the time; anything else goes to encoding/json, which decides
-// and words the error.
+// A document parseTree decodes exactly (valid JSON, decoded into an empty
+// *any, or into a nil *Object when it is an object) is decoded by it: the
+// same tree, in a third of the time. Anything else goes to encoding/json,
+// which decides and words the error (and merges into a map that is not
+// empty).
 func DecodeNumbers(b []byte, v any) error {
 	switch out := v.(type) {
 	case *any:
+		if *out != nil {
+			break
+		}
 		if t, ok := parseTree(b); ok {
 			*out = t
 			return nil
 		}
 	case *Object:
+		if *out != nil {
+			break
+		}
 		if t, ok := parseTree(b); ok {
 			if m, isObject := t.(map[string]any); isObject {
 				*out = m

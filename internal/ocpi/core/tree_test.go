@@ -151,6 +151,11 @@ func TestDecodeNumbersFallsBack(t *testing.T) {
 	if err := DecodeNumbers([]byte(`{"a":01}`), &v); err == nil {
 		t.Error("a number with a leading zero was accepted")
 	}
+	// Into a map that holds keys already, encoding/json merges.
+	o = Object{"kept": true}
+	if err := DecodeNumbers([]byte(`{"a":1}`), &o); err != nil || !reflect.DeepEqual(o, Object{"kept": true, "a": json.Number("1")}) {
+		t.Errorf("into a map that is not empty: %#v, %v", o, err)
+	}
 }
 
 // FuzzTreeDecoding: on any input, parseTree agrees with encoding/json or
