@@ -77,6 +77,12 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 		if hubtest.ErrorField(resp) != "location_id" {
 			t.Errorf("unknown location: %s", resp.Body)
 		}
+		// Both unknown: the location is named, on both engines (PostgreSQL
+		// reads the two at once).
+		resp = hubtest.MustStatus(t, b.authorize(t, "NOBODY", "RFID", map[string]any{"location_id": "LOC9"}, nil), nil, http.StatusOK, 2003)
+		if hubtest.ErrorField(resp) != "location_id" {
+			t.Errorf("unknown token at an unknown location: %s", resp.Body)
+		}
 		resp = hubtest.MustStatus(t, b.authorize(t, "APP-1", "APP_USER", map[string]any{"location_id": "LOC1", "evse_uids": []any{"E1", "E7"}}, nil), nil, http.StatusOK, 2003)
 		if hubtest.ErrorField(resp) != "evse_uids[1]" {
 			t.Errorf("unknown EVSE: %s", resp.Body)
