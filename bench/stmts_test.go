@@ -25,8 +25,9 @@ import (
 // commit. A scenario added to the benchmarks needs its bound here.
 var maxStmts = map[string]int{
 	// Every authenticated request: the caller's platform and roles (the
-	// authentication guard's row is read once a second per client,
-	// authguard.Seen, and the probes are sent right after another request).
+	// authentication guard's row of a client is read once a second,
+	// authguard.Seen, and a platform's rate limits once in ten seconds; each
+	// probe follows another request with its token, so neither is counted).
 	"versions":           1,
 	"hubclientinfo-page": 3,
 	// The location read and written, its EVSE row, the one change for the
@@ -90,66 +91,72 @@ func TestStatementsPerRequest(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		// Each probe follows a versions request from the same client, so
-		// the authentication guard answers from what it read for that
-		// request (authguard.Seen): a probe's count holds no guard read.
-		// A pair that took longer than half of Seen is sent again.
-		var warm scenario
-		for _, s := range scenarios {
-			if s.name == "versions" {
-				warm = s
+		// Each probe follows a versions request with the same token, so the
+		// caches a request may refresh are warm for it: the authentication
+		// guard's counter of the client (read once a second,
+		// authguard.Seen) and the rate limits of the platform (read once in
+		// ten seconds). A pair that took longer than half of Seen is sent
+		// again, and so is a probe over its bound: a cache that ran out
+		// between the two requests refreshes once, a path that runs more
+		// statements does so every time.
+		do := func(name string, req *http.Request, want int) {
+			resp, err := h.client.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Fatalf("%s: HTTP %d, want %d", name, resp.StatusCode, want)
 			}
 		}
-		send := func(s scenario, key string) {
+		// probe sends the pair and returns the probe's count, or false when
+		// the pair was too slow to count.
+		probe := func(s scenario, key string) (int64, bool) {
 			target := s.target(h)
 			req, err := target.NewRequest(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if key != "" {
-				req.Header.Set(probeHeader, key)
-			}
-			resp, err := h.client.Do(req)
+			req.Header.Set(probeHeader, key)
+			warm, err := http.NewRequestWithContext(ctx, http.MethodGet, h.PublicURL()+"/ocpi/versions", nil)
 			if err != nil {
-				t.Fatalf("%s: %v", s.name, err)
+				t.Fatal(err)
 			}
-			resp.Body.Close()
-			if want := max(target.WantStatus, http.StatusOK); resp.StatusCode != want {
-				t.Fatalf("%s: HTTP %d, want %d", s.name, resp.StatusCode, want)
-			}
+			warm.Header.Set("Authorization", req.Header.Get("Authorization"))
+			start := time.Now()
+			do("versions before "+s.name, warm, http.StatusOK)
+			do(s.name, req, max(target.WantStatus, http.StatusOK))
+			quick := time.Since(start) < authguard.Seen/2
+			var n int64
+			hubtest.Eventually(t, ctx, s.name+": its statements counted", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				var ok bool
+				n, ok = counted[key]
+				return ok
+			})
+			return n, quick
 		}
 		for _, s := range scenarios {
 			if skip(s) || slices.Contains(notTheHub, s.name) {
 				continue
 			}
+			bound, bounded := maxStmts[s.name]
 			var most int64 = -1
 			for i := range 3 {
-				key := ""
-				for try := 0; ; try++ {
-					if try == 5 {
-						t.Fatalf("%s: five probes in a row took more than %v after their versions request", s.name, authguard.Seen/2)
-					}
-					start := time.Now()
-					send(warm, "")
-					key = fmt.Sprintf("%s %d %d", s.name, i, try)
-					send(s, key)
-					if time.Since(start) < authguard.Seen/2 {
-						break
+				least := int64(-1)
+				for try := 0; try < 5 && (least < 0 || bounded && least > int64(bound)); try++ {
+					if n, quick := probe(s, fmt.Sprintf("%s %d %d", s.name, i, try)); quick && (least < 0 || n < least) {
+						least = n
 					}
 				}
-				var n int64
-				hubtest.Eventually(t, ctx, s.name+": its statements counted", func() bool {
-					mu.Lock()
-					defer mu.Unlock()
-					var ok bool
-					n, ok = counted[key]
-					return ok
-				})
-				most = max(most, n)
+				if least < 0 {
+					t.Fatalf("%s: five probes in a row took more than %v with their versions request", s.name, authguard.Seen/2)
+				}
+				most = max(most, least)
 			}
-			bound, ok := maxStmts[s.name]
 			switch {
-			case !ok:
+			case !bounded:
 				t.Errorf("%s: %d statements a request; give the scenario its bound in maxStmts", s.name, most)
 			case most > int64(bound):
 				t.Errorf("%s: %d statements a request, more than its bound %d", s.name, most, bound)
