@@ -2,14 +2,12 @@ package location
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
-	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // Locate finds the CPO publishing a location id, as Lookup does, and reports
@@ -48,12 +46,7 @@ func (s *Service) Locate(ctx context.Context, locationID, evseUID, connectorID s
 // connector (those r names), EUNKNOWNLOCATION otherwise: one read, the
 // body searched where it lies.
 func (s *Service) Check(ctx context.Context, r Ref) error {
-	var body []byte
-	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
-		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)).Scan(&body)
-	if errors.Is(err, store.ErrNoRows) {
-		return errUnknown(r)
-	}
+	body, err := s.storedBody(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -67,12 +60,7 @@ func (s *Service) Check(ctx context.Context, r Ref) error {
 // of (CiString), -1 when it has them all, or EUNKNOWNLOCATION when the
 // location r names does not exist.
 func (s *Service) HasEVSEs(ctx context.Context, r Ref, uids []string) (int, error) {
-	var body []byte
-	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
-		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)).Scan(&body)
-	if errors.Is(err, store.ErrNoRows) {
-		return -1, errUnknown(r)
-	}
+	body, err := s.storedBody(ctx, r)
 	if err != nil {
 		return -1, err
 	}

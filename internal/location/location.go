@@ -129,18 +129,24 @@ func errUnknown(r Ref) error {
 
 // Get returns the stored Location, EVSE or Connector the ref names.
 func (s *Service) Get(ctx context.Context, r Ref) (json.RawMessage, error) {
+	body, err := s.storedBody(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return pick(body, r)
+}
+
+// storedBody reads the stored body of the location r names
+// (EUNKNOWNLOCATION when there is none). ReadIn: the session service looks
+// EVSE ids up inside its write transaction.
+func (s *Service) storedBody(ctx context.Context, r Ref) ([]byte, error) {
 	var body []byte
-	// ReadIn: the session service looks EVSE ids up here inside its write
-	// transaction.
 	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
 		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID)).Scan(&body)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, errUnknown(r)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return pick(body, r)
+	return body, err
 }
 
 // pick extracts the EVSE or connector a ref names from a location body.
