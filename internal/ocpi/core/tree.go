@@ -103,7 +103,7 @@ func (p *treeParser) object(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		m[k.(string)] = v
+		m[k] = v
 		if done, ok := p.after('}'); !ok || done {
 			return m, ok
 		}
@@ -169,7 +169,7 @@ func (p *treeParser) number() (any, bool) {
 // string reads a quoted string as encoding/json unquotes it: escapes
 // decoded, a surrogate pair joined, a lone surrogate and every byte that is
 // not UTF-8 replaced by U+FFFD. A control character is invalid JSON.
-func (p *treeParser) string() (any, bool) {
+func (p *treeParser) string() (string, bool) {
 	p.i++ // "
 	start := p.i
 	// The common case: no escapes, all ASCII or valid UTF-8.
@@ -194,10 +194,10 @@ func (p *treeParser) string() (any, bool) {
 			p.i++
 			return string(out), true
 		case c < 0x20:
-			return nil, false
+			return "", false
 		case c == '\\':
 			if p.i+1 >= len(p.b) {
-				return nil, false
+				return "", false
 			}
 			switch e := p.b[p.i+1]; e {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -206,7 +206,7 @@ func (p *treeParser) string() (any, bool) {
 			case 'u':
 				r, ok := p.hex4(p.i + 2)
 				if !ok {
-					return nil, false
+					return "", false
 				}
 				p.i += 6
 				if utf16.IsSurrogate(r) {
@@ -221,7 +221,7 @@ func (p *treeParser) string() (any, bool) {
 				}
 				out = utf8.AppendRune(out, r)
 			default:
-				return nil, false
+				return "", false
 			}
 		case c < utf8.RuneSelf:
 			out = append(out, c)
@@ -236,7 +236,7 @@ func (p *treeParser) string() (any, bool) {
 			p.i += size
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 // unescaped are the characters JSON's one-letter escapes stand for.
