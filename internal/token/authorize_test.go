@@ -8,6 +8,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
 	"github.com/ocpihub/ocpihub/internal/token"
 )
 
@@ -77,11 +78,14 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 		if hubtest.ErrorField(resp) != "location_id" {
 			t.Errorf("unknown location: %s", resp.Body)
 		}
-		// Both unknown: the location is named, on both engines (PostgreSQL
-		// reads the two at once).
+		// Both unknown: the location is named, and nothing is recorded.
+		before := storetest.Count(t, b.h.DB, "SELECT COUNT(*) FROM token_authorizations")
 		resp = hubtest.MustStatus(t, b.authorize(t, "NOBODY", "RFID", map[string]any{"location_id": "LOC9"}, nil), nil, http.StatusOK, 2003)
 		if hubtest.ErrorField(resp) != "location_id" {
 			t.Errorf("unknown token at an unknown location: %s", resp.Body)
+		}
+		if after := storetest.Count(t, b.h.DB, "SELECT COUNT(*) FROM token_authorizations"); after != before {
+			t.Errorf("a refused authorization was recorded: %d records, %d before", after, before)
 		}
 		resp = hubtest.MustStatus(t, b.authorize(t, "APP-1", "APP_USER", map[string]any{"location_id": "LOC1", "evse_uids": []any{"E1", "E7"}}, nil), nil, http.StatusOK, 2003)
 		if hubtest.ErrorField(resp) != "evse_uids[1]" {
