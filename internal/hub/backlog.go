@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/instance"
 )
 
 // Backlog is what waits to be delivered, as the database holds it: every
@@ -22,11 +24,14 @@ type ReceiverBacklog struct {
 	PlatformID int64  `json:"platform_id"`
 	Name       string `json:"name"`
 	Connection string `json:"connection"` // CONNECTED or OFFLINE
-	// Open counts pending and leased pushes; Leased those in flight;
-	// Retrying the pending ones waiting for a retry after a failed attempt.
+	// Open counts the pushes not yet delivered (those in flight too);
+	// Retrying the ones waiting for a retry after a failed attempt.
 	Open     int64 `json:"open"`
-	Leased   int64 `json:"leased"`
 	Retrying int64 `json:"retrying"`
+	// Holder names the process delivering to the receiver while its lease
+	// lasts (internal/instance: boot id, PID namespace, PID, nonce); empty
+	// when no process holds it.
+	Holder string `json:"holder,omitempty"`
 	// OldestOpen is when the oldest open push was queued, and OldestAgeMS
 	// its age in milliseconds (absent when nothing is open).
 	OldestOpen  *time.Time `json:"oldest_open,omitempty"`
@@ -46,14 +51,14 @@ func (h *Hub) Backlog(ctx context.Context) (Backlog, error) {
 	}
 	now := h.clock.Now()
 	rows, err := q.Query(ctx, `SELECT p.id, p.name, p.connection,
-		COALESCE(o.open, 0), COALESCE(o.leased, 0), COALESCE(o.retrying, 0), COALESCE(o.oldest, 0), COALESCE(r.marked, 0)
+		COALESCE(o.open, 0), COALESCE(o.retrying, 0), COALESCE(o.oldest, 0), COALESCE(r.marked, 0), COALESCE(l.lease_token, '')
 		FROM platforms p
 		LEFT JOIN (SELECT platform_id, COUNT(*) AS open,
-				SUM(CASE WHEN state = 'leased' THEN 1 ELSE 0 END) AS leased,
 				SUM(CASE WHEN state = 'pending' AND retry_at > $1 THEN 1 ELSE 0 END) AS retrying,
 				MIN(created_at) AS oldest
 			FROM hub_push WHERE state IN ('pending', 'leased') GROUP BY platform_id) o ON o.platform_id = p.id
 		LEFT JOIN (SELECT platform_id, COUNT(*) AS marked FROM hub_resync GROUP BY platform_id) r ON r.platform_id = p.id
+		LEFT JOIN hub_receiver_lease l ON l.platform_id = p.id AND l.lease_until > $1
 		WHERE o.open IS NOT NULL OR r.marked IS NOT NULL
 		ORDER BY CASE WHEN o.oldest IS NULL THEN 1 ELSE 0 END, o.oldest, p.id`, now.UnixMicro())
 	if err != nil {
@@ -64,9 +69,11 @@ func (h *Hub) Backlog(ctx context.Context) (Backlog, error) {
 	for rows.Next() {
 		var r ReceiverBacklog
 		var oldest int64
-		if err := rows.Scan(&r.PlatformID, &r.Name, &r.Connection, &r.Open, &r.Leased, &r.Retrying, &oldest, &r.ResyncMarked); err != nil {
+		var token string
+		if err := rows.Scan(&r.PlatformID, &r.Name, &r.Connection, &r.Open, &r.Retrying, &oldest, &r.ResyncMarked, &token); err != nil {
 			return b, err
 		}
+		r.Holder = string(instance.Holder(token))
 		if r.Open > 0 {
 			t := time.UnixMicro(oldest).UTC()
 			r.OldestOpen = &t

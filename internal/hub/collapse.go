@@ -77,16 +77,17 @@ func covers(later, earlier string) bool {
 // pending, were never attempted, have waited at least CollapseAfter, and
 // are each covered by a later open row of the same path, so the receiver
 // ends in the same state without them, and never sees an older state after
-// a newer one. A row that was attempted is never passed over: the receiver
-// may have applied it (a holder killed mid-push), and it is sent again,
-// in order, before what follows it; so is a leased one.
+// a newer one. A row whose attempt failed is never passed over: it is sent
+// again, in order, before what follows it. (An attempt whose holder was
+// killed mid-push was never counted; passing over it is still safe, since a
+// later row covers whatever the receiver may have applied.)
 func (h *Hub) collapseFront(rows []*head, now int64) int {
 	if h.cfg.CollapseAfter < 0 {
 		return 0
 	}
 	cutoff := now - h.cfg.CollapseAfter.Microseconds()
 	for i, r := range rows {
-		if r.state != statePending || r.attempts > 0 || r.fields == "" || r.createdAt > cutoff || !coveredLater(r, rows[i+1:]) {
+		if r.attempts > 0 || r.fields == "" || r.createdAt > cutoff || !coveredLater(r, rows[i+1:]) {
 			return i
 		}
 	}

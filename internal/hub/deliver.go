@@ -2,16 +2,14 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ocpihub/ocpihub/internal/delivery"
-	"github.com/ocpihub/ocpihub/internal/instance"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -45,12 +43,11 @@ func (h *Hub) pushJob(_ context.Context, a PushArgs) error {
 // a receiver's (module, object) queues in hub_push.
 type pushQueue struct{ h *Hub }
 
-// claimed is one leased row, as the engine carries it.
+// claimed is one claimed row, as the engine carries it.
 type claimed struct {
 	row      pushRow
 	module   string
 	key      string
-	token    string
 	platform *party.Platform
 	findErr  error
 }
@@ -85,38 +82,49 @@ func (q pushQueue) Label(id int64) string {
 	return "platform-" + strconv.FormatInt(id, 10)
 }
 
-// Due implements delivery.Queue.
+// Due implements delivery.Queue: the receivers with a push due now, whoever
+// holds them (a claim finds a live holder's lease and waits for it).
 func (q pushQueue) Due(ctx context.Context) ([]int64, error) {
-	now := q.h.now()
 	return store.QueryAll(ctx, q.h.db.Read(), scanPlatformID, `SELECT DISTINCT platform_id FROM hub_push
-		WHERE state IN ('pending', 'leased') AND ((state = 'pending' AND retry_at <= $1) OR (state = 'leased' AND lease_until <= $1))`, now)
+		WHERE state IN ('pending', 'leased') AND state = 'pending' AND retry_at <= $1`, q.h.now())
 }
 
 // head is an open row as a claim first reads it.
 type head struct {
-	id                  int64
-	module, key, state  string
-	holder              string
-	leaseUntil, retryAt int64
-	createdAt           int64
-	path, fields        string
-	attempts            int
-	open                int
+	id           int64
+	module, key  string
+	retryAt      int64
+	createdAt    int64
+	path, fields string
+	attempts     int
+	open         int
 	// rows are the object's open rows in id order, this one first.
 	rows []*head
 	// passed are the rows before this one that collapseFront passed over.
 	passed []*head
 }
 
-// Claim implements delivery.Queue. It reads the receiver's open rows on the
-// read pool first (most looks find nothing due, and take no write
-// transaction), then leases the due heads in one transaction, guarded so
-// that a row another worker took meanwhile is left to it.
+// Claim implements delivery.Queue. The receiver is this process' while it
+// holds the receiver's lease (lease.go): the claim reads the receiver's open
+// rows on the read pool and takes the due head of each object's queue. It
+// writes only when it must: to take or extend the lease, to pass over the
+// pushes a later one covers (collapseFront), or to coalesce an object that
+// is far behind; most claims of a busy receiver write nothing.
 func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery.Claim, error) {
 	h := q.h
 	now := h.now()
 	var c delivery.Claim
-	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, state, lease_token, lease_until, retry_at, created_at, path, fields, attempts
+	plan, busy, err := h.planLease(ctx, platformID, now)
+	if err != nil {
+		return c, err
+	}
+	if busy > 0 {
+		// Another live process delivers to this receiver: its lease is
+		// respected until it runs out.
+		c.Next = time.UnixMicro(busy)
+		return c, nil
+	}
+	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, retry_at, created_at, path, fields, attempts
 		FROM hub_push WHERE platform_id = $1 AND state IN ('pending', 'leased') ORDER BY id LIMIT $2`, platformID, claimLook)
 	if err != nil {
 		return c, err
@@ -125,7 +133,7 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	var order []*head
 	for rows.Next() {
 		r := &head{}
-		if err := rows.Scan(&r.id, &r.module, &r.key, &r.state, &r.holder, &r.leaseUntil, &r.retryAt, &r.createdAt, &r.path, &r.fields, &r.attempts); err != nil {
+		if err := rows.Scan(&r.id, &r.module, &r.key, &r.retryAt, &r.createdAt, &r.path, &r.fields, &r.attempts); err != nil {
 			rows.Close()
 			return c, err
 		}
@@ -149,21 +157,14 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	// drop: the rows collapseFront passes over, superseded by the claim.
 	var drop []int64
 	var next int64
-	wait := func(at int64) {
-		if next == 0 || at < next {
-			next = at
-		}
-	}
 	for _, hd := range order {
-		switch {
-		case hd.state == stateLeased && hd.leaseUntil > now && !h.cfg.Instance.Gone(instance.Holder(hd.holder)):
-			wait(hd.leaseUntil)
-			continue
-		case hd.state == statePending && hd.retryAt > now:
-			wait(hd.retryAt)
+		if hd.retryAt > now {
+			if next == 0 || hd.retryAt < next {
+				next = hd.retryAt
+			}
 			continue
 		}
-		if hd.state == statePending && hd.open >= h.cfg.CoalesceRows && now-hd.createdAt >= h.cfg.CoalesceAge.Microseconds() && h.sources[hd.module] != nil {
+		if hd.open >= h.cfg.CoalesceRows && now-hd.createdAt >= h.cfg.CoalesceAge.Microseconds() && h.sources[hd.module] != nil {
 			coalesce = append(coalesce, hd)
 			continue
 		}
@@ -196,104 +197,79 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 		}
 		findErr = nil
 	}
-	token := h.cfg.Instance.Token(uuid.NewString())
-	var leased []string
+	until := now + h.cfg.Lease.Microseconds()
 	var gone map[int64]bool
-	err = h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-		leased = leased[:0]
-		c.Again = false
-		for _, hd := range coalesce {
-			// The object's current state replaces its queued pushes.
-			if err := h.resyncObject(ctx, tx, platformID, hd.module, hd.key); err != nil {
+	if plan.write || len(drop) > 0 || len(coalesce) > 0 {
+		err = h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
+			c.Again = false
+			if err := h.takeLease(ctx, tx, platformID, plan, until); err != nil {
 				return err
 			}
-			c.Again = true
-		}
-		if len(take) == 0 {
-			return nil
-		}
-		var err error
-		if gone, err = h.supersedeRows(ctx, tx, drop, now); err != nil {
+			for _, hd := range coalesce {
+				// The object's current state replaces its queued pushes.
+				if err := h.resyncObject(ctx, tx, platformID, hd.module, hd.key); err != nil {
+					return err
+				}
+				c.Again = true
+			}
+			var err error
+			gone, err = h.supersedeRows(ctx, tx, drop, now)
 			return err
+		})
+		if errors.Is(err, errLeaseTaken) {
+			h.leases.drop(platformID)
+			return delivery.Claim{Backlog: c.Backlog, Next: time.UnixMicro(now).Add(time.Second)}, nil
 		}
-		var pending []string
-		for _, hd := range take {
-			if !allIn(hd.passed, gone) {
-				// Another claim took a row before this one meanwhile: the
-				// object is its until that row is settled.
-				continue
-			}
-			if hd.state == statePending {
-				pending = append(pending, strconv.FormatInt(hd.id, 10))
-				continue
-			}
-			// A lease that ran out, or whose holder is gone. The attempt
-			// the holder made stays counted: the receiver may have got it.
-			n, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
-				WHERE id = $5 AND state = 'leased' AND lease_token = $6 AND lease_until = $7`,
-				stateLeased, token, now+h.cfg.Lease.Microseconds(), now, hd.id, hd.holder, hd.leaseUntil)
-			if err != nil {
-				return err
-			}
-			if n == 1 {
-				leased = append(leased, strconv.FormatInt(hd.id, 10))
-			}
+		if err != nil {
+			return delivery.Claim{}, err
 		}
-		if len(pending) == 0 {
-			return nil
+		if plan.write {
+			h.leases.set(platformID, until)
 		}
-		ids, err := store.QueryAll(ctx, tx, func(r store.Row) (id string, err error) { return id, r.Scan(&id) },
-			`UPDATE hub_push SET state = $1, lease_token = $2, lease_until = $3, attempts = attempts + 1, updated_at = $4
-			WHERE id IN (`+strings.Join(pending, ",")+`) AND state = 'pending' AND retry_at <= $4 RETURNING id`,
-			stateLeased, token, now+h.cfg.Lease.Microseconds(), now)
-		leased = append(leased, ids...)
-		return err
-	})
-	if err != nil {
-		return delivery.Claim{}, err
+	}
+	var ids []string
+	for _, hd := range take {
+		if !allIn(hd.passed, gone) {
+			// A row before this one left the queue another way meanwhile
+			// (superseded by a full push): the next claim looks again.
+			continue
+		}
+		ids = append(ids, strconv.FormatInt(hd.id, 10))
 	}
 	h.countSuperseded(platformID, p, take, gone)
-	if len(leased) == 0 {
+	if len(ids) == 0 {
 		return c, nil
 	}
-	// What a push carries never changes once it is queued, and the rows are
-	// this claim's now: they are read after the commit, on the read pool,
-	// not while the writer is held.
+	// What a push carries never changes once it is queued. A row that left
+	// the queue since it was read (superseded by a full push) is not sent.
 	items, err := store.QueryAll(ctx, h.db.Read(), func(r store.Row) (delivery.Item, error) {
-		cl := &claimed{token: token, platform: p, findErr: findErr}
+		cl := &claimed{platform: p, findErr: findErr}
 		row := &cl.row
 		var body *string
 		if err := r.Scan(&row.id, &cl.module, &cl.key, &row.method, &row.path, &body, &row.full, &row.attempts, &row.correlationID, &row.createdAt,
 			&row.to.CountryCode, &row.to.PartyID, &row.from.CountryCode, &row.from.PartyID, &row.iface, &row.traceparent); err != nil {
 			return delivery.Item{}, err
 		}
+		// attempts numbers the attempt about to be made; Settle records it.
+		row.attempts++
 		if body != nil {
 			row.body = []byte(*body)
 		}
 		return delivery.Item{Key: cl.module + "/" + cl.key, Committed: time.UnixMicro(row.createdAt), Value: cl}, nil
 	}, `SELECT id, module, object_key, method, path, body, full_object, attempts, correlation_id, created_at,
 		to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent
-		FROM hub_push WHERE id IN (`+strings.Join(leased, ",")+`) ORDER BY id`)
+		FROM hub_push WHERE id IN (`+strings.Join(ids, ",")+`) AND state = 'pending' ORDER BY id`)
 	if err != nil {
-		// The leases run out and the rows are claimed again.
 		return delivery.Claim{}, err
 	}
 	c.Items = items
 	return c, nil
 }
 
-// Renew implements delivery.Queue.
-func (q pushQueue) Renew(ctx context.Context, platformID int64, items []delivery.Item) error {
-	h := q.h
-	if len(items) == 0 {
-		return nil
-	}
-	token := items[0].Value.(*claimed).token
-	return h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE hub_push SET lease_until = $1 WHERE platform_id = $2 AND lease_token = $3 AND state = $4 AND state IN ('pending', 'leased')",
-			h.now()+h.cfg.Lease.Microseconds(), platformID, token, stateLeased)
-		return err
-	})
+// Renew implements delivery.Queue: it extends the receiver's lease while a
+// batch is in flight.
+func (q pushQueue) Renew(ctx context.Context, platformID int64, _ []delivery.Item) error {
+	return q.h.renewLease(ctx, platformID)
 }
 
 // outcome of one delivery attempt.
@@ -427,7 +403,10 @@ func (q pushQueue) Send(ctx context.Context, platformID int64, it delivery.Item)
 }
 
 // Settle implements delivery.Queue: the outcomes of a batch in one
-// transaction, then what follows their commit (resyncs, OnDelivered).
+// transaction, then what follows their commit (resyncs, OnDelivered). Each
+// attempt made is counted on its row. Only open rows change: one that left
+// the queue while it was in flight (a full push superseded it) keeps that
+// end.
 func (q pushQueue) Settle(ctx context.Context, platformID int64, rs []delivery.Result) error {
 	h := q.h
 	ctx = context.WithoutCancel(ctx)
@@ -437,31 +416,33 @@ func (q pushQueue) Settle(ctx context.Context, platformID int64, rs []delivery.R
 		marks, gaveUp, delivered = false, false, delivered[:0]
 		now := h.now()
 		var done []string
-		var token string
 		for _, r := range rs {
 			cl := r.Item.Value.(*claimed)
 			s := r.Value.(settle)
-			token = cl.token
 			var err error
 			switch s.kind {
 			case settleDelivered:
 				done = append(done, strconv.FormatInt(cl.row.id, 10))
 				delivered = append(delivered, r)
 			case settleEnd:
-				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = $2, updated_at = $3 WHERE id = $4 AND lease_token = $5`,
-					s.state, truncate(s.msg, 500), now, cl.row.id, cl.token)
+				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, attempts = attempts + 1, last_error = $2, updated_at = $3
+					WHERE id = $4 AND state = 'pending'`, s.state, truncate(s.msg, 500), now, cl.row.id)
 				if err == nil && s.resync {
 					err = h.resyncObject(ctx, tx, platformID, cl.module, cl.key)
 				}
-			case settleClose, settleGiveUp:
+			case settleGiveUp:
+				if _, err = tx.Exec(ctx, "UPDATE hub_push SET attempts = attempts + 1 WHERE id = $1", cl.row.id); err != nil {
+					break
+				}
+				gaveUp = true
+				fallthrough
+			case settleClose:
 				err = h.closeQueue(ctx, tx, platformID, cl.module, cl.key, s.msg, s.resync || s.kind == settleGiveUp)
-				gaveUp = gaveUp || s.kind == settleGiveUp
 			case settleRetry:
-				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, retry_at = $2, last_error = $3, updated_at = $4
-					WHERE id = $5 AND lease_token = $6`, statePending, now+s.delay.Microseconds(), truncate(s.msg, 500), now, cl.row.id, cl.token)
+				_, err = tx.Exec(ctx, `UPDATE hub_push SET attempts = attempts + 1, retry_at = $1, last_error = $2, updated_at = $3
+					WHERE id = $4 AND state = 'pending'`, now+s.delay.Microseconds(), truncate(s.msg, 500), now, cl.row.id)
 			case settleRelease:
-				_, err = tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, attempts = attempts - 1 WHERE id = $2 AND lease_token = $3`,
-					statePending, cl.row.id, cl.token)
+				// Not an attempt: the row stays as it was.
 			}
 			if err != nil {
 				return err
@@ -470,8 +451,8 @@ func (q pushQueue) Settle(ctx context.Context, platformID int64, rs []delivery.R
 		if len(done) == 0 {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = '', updated_at = $2
-			WHERE id IN (`+strings.Join(done, ",")+`) AND lease_token = $3`, stateDelivered, now, token); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, attempts = attempts + 1, last_error = '', updated_at = $2
+			WHERE id IN (`+strings.Join(done, ",")+`) AND state = 'pending'`, stateDelivered, now); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM hub_resync WHERE platform_id = $1)", platformID).Scan(&marks)
@@ -521,7 +502,7 @@ func (h *Hub) resyncIfAnswering(ctx context.Context, platformID int64) {
 // platform without delivering it; with resync the object is marked for a
 // full push when the platform is back.
 func (h *Hub) closeQueue(ctx context.Context, tx *store.Tx, platformID int64, module, key, msg string, resync bool) error {
-	if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', last_error = $2, updated_at = $3
+	if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, last_error = $2, updated_at = $3
 		WHERE platform_id = $4 AND module = $5 AND object_key = $6 AND state IN ('pending', 'leased')`,
 		stateFailed, truncate(msg, 500), h.now(), platformID, module, key); err != nil {
 		return err

@@ -39,11 +39,11 @@ type Config struct {
 	// Backoff is the delay before retry number attempt (default
 	// jobs.BackoffDelay: 2 s doubling, capped at an hour, with jitter).
 	Backoff func(attempt int) time.Duration
-	// Lease is how long a worker holds the head of a queue without
+	// Lease is how long a process holds a receiver (lease.go) without
 	// renewing it (default DefaultLease). The holder renews it every third
 	// of it while a delivery is in flight, so a slow receiver keeps its
-	// lease and a killed worker's row is free again soon after (or at once,
-	// when Instance can tell its holder is gone: see Recover).
+	// holder and a killed process's receivers are free again soon after (or
+	// at once, when Instance can tell its holder is gone).
 	Lease time.Duration
 	// Instance names this process in the leases it takes (default
 	// instance.New()).
@@ -115,7 +115,9 @@ type Hub struct {
 	table      *routing.Table
 	engine     *delivery.Engine
 	fanoutWake chan struct{}
-	stop       func()
+	// leases are the receivers this process delivers to (lease.go).
+	leases *receiverLeases
+	stop   func()
 }
 
 // Source gives the current state of an object as the Push that replaces it
@@ -238,7 +240,7 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 	h := &Hub{db: db, jobs: jc, parties: parties, route: routing.New(parties), client: client, clock: clk, logger: logger, cfg: cfg,
 		metrics: newMetrics(reg), sources: map[string]Source{}, dialects: map[string]Dialect{},
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{},
-		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1)}
+		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1), leases: newReceiverLeases(cfg.Instance)}
 	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3, Poll: cfg.Poll,
 		Now: clk.Now, Background: store.Background, Known: h.receiverIDs}, logger, reg)
 	if jc != nil {
@@ -274,11 +276,13 @@ func (h *Hub) Start(ctx context.Context) {
 	go func() { defer close(done); h.fanoutLoop(ctx) }()
 	h.engine.Start(ctx)
 	h.wakeFanout()
-	h.stop = func() { cancel(); <-done; h.engine.Stop() }
+	h.stop = func() { cancel(); <-done; h.engine.Stop(); h.releaseLeases(ctx) }
 }
 
-// Stop ends delivery in this process; what is in flight is settled or,
-// when cancelled, left leased for the next holder.
+// Stop ends delivery in this process: what is in flight is settled (an
+// attempt cancelled after delivery.StopGrace does not count), then the
+// receivers' leases are handed back so that another replica, or this
+// process restarted, takes them at once.
 func (h *Hub) Stop() {
 	if h.stop != nil {
 		h.stop()

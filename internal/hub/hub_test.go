@@ -127,21 +127,21 @@ func TestOneChangeTravelsOnWakes(t *testing.T) {
 	}))
 }
 
-// TestCrashedLeaseIsTakenAgain: a row leased by a worker that died (its
-// lease expired) is delivered by the next job.
+// TestCrashedLeaseIsTakenAgain: a receiver whose lease a worker that died
+// left behind (run out long ago) gets its push from the next claim. The
+// attempt the dead worker may have made was never recorded: the push is
+// sent again and its one recorded attempt is the one that delivered it.
 func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		platformID := b.em1(t)
 		body, _ := json.Marshal(location("L9", "CHARGING", hubtest.Stamp(1)))
 		err := b.h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
-			// Seed the receiver with the location, then a row as a crashed
-			// worker leaves it: leased, lease long expired.
-			if err := b.h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
-				Method: http.MethodPut, Path: "/NL/CP1/L9", Body: body, Full: true}); err != nil {
+			b.h.Hub.ForgetLeases()
+			if err := holdReceiver(ctx, tx, platformID, "dead-worker", time.UnixMicro(1)); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, "UPDATE hub_push SET state = 'leased', lease_token = 'dead-worker', lease_until = 1, attempts = 1")
-			return err
+			return b.h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L9"),
+				Method: http.MethodPut, Path: "/NL/CP1/L9", Body: body, Full: true})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -162,8 +162,11 @@ func TestCrashedLeaseIsTakenAgain(t *testing.T) {
 				t.Fatal("the rescued row is never marked delivered")
 			}
 		}
-		if len(rows) != 1 || rows[0].Attempts != 2 {
+		if len(rows) != 1 || rows[0].Attempts != 1 {
 			t.Errorf("outbox after the rescue: %+v", rows)
+		}
+		if token, _ := leaseOf(t, b.h, b.ctx, platformID); token == "dead-worker" {
+			t.Error("the dead worker still holds the receiver")
 		}
 	})
 }

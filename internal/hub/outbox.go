@@ -17,7 +17,6 @@ import (
 // Push states.
 const (
 	statePending    = "pending"
-	stateLeased     = "leased"
 	stateDelivered  = "delivered"
 	stateRejected   = "rejected"
 	stateSuperseded = "superseded"

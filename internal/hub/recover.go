@@ -8,139 +8,122 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
-// DefaultLease is how long a push lease lasts without renewal: short, so a
-// killed worker's queue is free again within seconds, and renewed while a
-// delivery is in flight, so a slow receiver's delivery keeps it.
+// DefaultLease is how long a receiver's lease lasts without renewal: short,
+// so a killed process's receivers are free again within seconds, and
+// renewed while a delivery is in flight, so a slow receiver's delivery
+// keeps it.
 const DefaultLease = 10 * time.Second
 
-// StallAfter is how long a due, unleased queue head may wait before
-// Recover starts a job for it (a job that was lost: a dispatch that died
-// with its process before it fanned out). Queues that are only busy get at
-// most one extra job per StallAfter; a job that finds the head leased exits.
+// StallAfter is how long a due queue head may wait untouched before
+// Recover wakes its receiver (a wake that was lost: an expansion that died
+// with its process).
 const StallAfter = 5 * time.Second
 
 // recoverBatch bounds the queues one Recover call re-arms.
 const recoverBatch = 500
 
-// Recover re-arms the push queues nobody is working: it frees heads whose
-// lease expired or whose holder is known to be gone (instance.ID.Gone: a
-// killed process seen from its restart on the same machine) and starts a
-// delivery job for them, and starts a job for due heads that waited
-// unleased for StallAfter. It returns how many queues it re-armed. Every
-// hub process runs it every few seconds (app.App); it is safe to run
-// concurrently on several replicas: a live replica's lease is never taken
-// before its deadline, and an extra job finds the head leased and exits.
+// Recover wakes the receivers nobody is delivering to: those with due
+// pushes whose lease ran out or whose holder is known to be gone
+// (instance.ID.Gone: a killed process seen from its restart on the same
+// machine) — the claim then takes the lease — and those whose due queue
+// head waited untouched for StallAfter while no process held the receiver.
+// It returns how many receivers and
+// queues it re-armed. Every hub process runs it every few seconds
+// (app.App); it is safe on several replicas at once: a live replica's lease
+// is never taken before its end.
 func (h *Hub) Recover(ctx context.Context) (int, error) {
 	now := h.now()
 	// Look on the read pool first: most runs find nothing, and a write
 	// transaction every few seconds would contend with real work for
 	// SQLite's one writer.
-	if work, err := h.recoverable(ctx, h.db.Read(), now); err != nil || !work {
+	free, err := h.freeReceivers(ctx, now)
+	if err != nil {
 		return 0, err
 	}
-	var params []PushArgs
-	arm := func(a PushArgs) { params = append(params, a) }
-	err := h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		// Leased rows are few (one per queue being delivered); the state
-		// terms let both engines use the history index.
-		rows, err := tx.Query(ctx, `SELECT id, platform_id, module, object_key, lease_token, lease_until FROM hub_push
-			WHERE state = 'leased' ORDER BY id`)
-		if err != nil {
-			return err
-		}
-		type held struct {
-			id    int64
-			a     PushArgs
-			token string
-		}
-		var free []held
-		for rows.Next() {
-			var r held
-			var until int64
-			if err := rows.Scan(&r.id, &r.a.PlatformID, &r.a.Module, &r.a.ObjectKey, &r.token, &until); err != nil {
-				rows.Close()
-				return err
-			}
-			if until <= now || h.cfg.Instance.Gone(instance.Holder(r.token)) {
-				free = append(free, r)
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, r := range free {
-			if len(params) >= recoverBatch {
-				break
-			}
-			// The attempt the dead holder made stays counted: the
-			// receiver may have got it.
-			n, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, lease_token = '', lease_until = 0, updated_at = $2
-				WHERE id = $3 AND state = $4 AND lease_token = $5`, statePending, now, r.id, stateLeased, r.token)
+	stalled, err := h.stalled(ctx, h.db.Read(), now)
+	if err != nil {
+		return 0, err
+	}
+	var wake []int64
+	if stalled {
+		err = h.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			wake = wake[:0]
+			// Due heads nobody touched for StallAfter. Bumping updated_at
+			// spaces the re-arms of one queue by StallAfter.
+			cut := now - StallAfter.Microseconds()
+			heads, err := store.QueryAll(ctx, tx, func(row store.Row) (h [2]int64, err error) {
+				err = row.Scan(&h[0], &h[1])
+				return h, err
+			}, `SELECT p.id, p.platform_id FROM hub_push p
+				WHERE p.state = 'pending' AND p.updated_at <= $1 AND p.retry_at <= $1
+				AND NOT EXISTS (SELECT 1 FROM hub_push q WHERE q.platform_id = p.platform_id AND q.module = p.module
+					AND q.object_key = p.object_key AND q.state IN ('pending', 'leased') AND q.id < p.id)
+				AND NOT EXISTS (SELECT 1 FROM hub_receiver_lease l WHERE l.platform_id = p.platform_id AND l.lease_until > $2)
+				ORDER BY p.id LIMIT $3`, cut, now, recoverBatch)
 			if err != nil {
 				return err
 			}
-			if n == 1 {
-				arm(r.a)
+			for _, r := range heads {
+				if _, err := tx.Exec(ctx, "UPDATE hub_push SET updated_at = $1 WHERE id = $2 AND state = $3", now, r[0], statePending); err != nil {
+					return err
+				}
+				wake = append(wake, r[1])
 			}
-		}
-		// Due heads nobody touched for StallAfter. Bumping updated_at
-		// spaces the re-arms of one queue by StallAfter.
-		cut := now - StallAfter.Microseconds()
-		stalled, err := store.QueryAll(ctx, tx, func(row store.Row) (r held, err error) {
-			err = row.Scan(&r.id, &r.a.PlatformID, &r.a.Module, &r.a.ObjectKey)
-			return r, err
-		}, `SELECT p.id, p.platform_id, p.module, p.object_key FROM hub_push p
-			WHERE p.state = 'pending' AND p.updated_at <= $1 AND p.retry_at <= $1
-			AND NOT EXISTS (SELECT 1 FROM hub_push q WHERE q.platform_id = p.platform_id AND q.module = p.module
-				AND q.object_key = p.object_key AND q.state IN ('pending', 'leased') AND q.id < p.id)
-			ORDER BY p.id LIMIT $2`, cut, recoverBatch)
+			return nil
+		})
 		if err != nil {
-			return err
+			return 0, err
 		}
-		for _, r := range stalled {
-			if _, err := tx.Exec(ctx, "UPDATE hub_push SET updated_at = $1 WHERE id = $2 AND state = $3", now, r.id, statePending); err != nil {
-				return err
-			}
-			arm(r.a)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
 	}
-	for _, a := range params {
-		h.engine.Wake(a.PlatformID)
+	for _, id := range free {
+		h.engine.Wake(id)
 	}
-	if len(params) > 0 {
-		h.logger.WarnContext(ctx, "restarted push queues nobody was working", "queues", len(params))
+	for _, id := range wake {
+		h.engine.Wake(id)
 	}
-	return len(params), nil
+	n := len(free) + len(wake)
+	if n > 0 {
+		h.logger.WarnContext(ctx, "restarted push queues nobody was working", "receivers", len(free), "queues", len(wake))
+	}
+	return n, nil
 }
 
-// recoverable reports whether Recover has anything to do.
-func (h *Hub) recoverable(ctx context.Context, q store.Querier, now int64) (bool, error) {
-	rows, err := q.Query(ctx, "SELECT lease_token, lease_until FROM hub_push WHERE state = 'leased'")
+// freeReceivers lists the receivers with a push due whose lease, held by
+// another process, ran out or whose holder is gone. This process' own
+// receivers are its engine's: it wakes them itself, or finds them at its
+// poll.
+func (h *Hub) freeReceivers(ctx context.Context, now int64) ([]int64, error) {
+	type lease struct {
+		platformID int64
+		token      string
+		until      int64
+	}
+	leases, err := store.QueryAll(ctx, h.db.Read(), func(r store.Row) (l lease, err error) {
+		err = r.Scan(&l.platformID, &l.token, &l.until)
+		return l, err
+	}, `SELECT l.platform_id, l.lease_token, l.lease_until FROM hub_receiver_lease l
+		WHERE EXISTS (SELECT 1 FROM hub_push p WHERE p.platform_id = l.platform_id AND p.state IN ('pending', 'leased')
+			AND p.state = 'pending' AND p.retry_at <= $1)`, now)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	found := false
-	for rows.Next() && !found {
-		var token string
-		var until int64
-		if err := rows.Scan(&token, &until); err != nil {
-			rows.Close()
-			return false, err
+	var free []int64
+	for _, l := range leases {
+		if len(free) < recoverBatch && l.token != h.leases.token && (l.until <= now || h.cfg.Instance.Gone(instance.Holder(l.token))) {
+			free = append(free, l.platformID)
 		}
-		found = until <= now || h.cfg.Instance.Gone(instance.Holder(token))
 	}
-	rows.Close()
-	if found || rows.Err() != nil {
-		return found, rows.Err()
-	}
+	return free, nil
+}
+
+// stalled reports whether a due queue head waited untouched for StallAfter
+// at a receiver no process holds (a holder's own poll finds its work).
+func (h *Hub) stalled(ctx context.Context, q store.Querier, now int64) (bool, error) {
+	var found bool
 	cut := now - StallAfter.Microseconds()
-	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM hub_push p WHERE p.state = 'pending' AND p.updated_at <= $1 AND p.retry_at <= $1
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM hub_push p WHERE p.state = 'pending' AND p.updated_at <= $1 AND p.retry_at <= $1
 		AND NOT EXISTS (SELECT 1 FROM hub_push q WHERE q.platform_id = p.platform_id AND q.module = p.module
-			AND q.object_key = p.object_key AND q.state IN ('pending', 'leased') AND q.id < p.id))`, cut).Scan(&found)
+			AND q.object_key = p.object_key AND q.state IN ('pending', 'leased') AND q.id < p.id)
+		AND NOT EXISTS (SELECT 1 FROM hub_receiver_lease l WHERE l.platform_id = p.platform_id AND l.lease_until > $2))`, cut, now).Scan(&found)
 	return found, err
 }

@@ -1,0 +1,90 @@
+package hub_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/instance"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// TestClaimWritesNoPush: a push row is written when it is queued and when
+// its outcome is recorded, and not in between. A claim by the process that
+// holds the receiver writes no push, and writes the receiver's lease only
+// to take it or once a third of it has gone; Stop hands the lease back.
+// Before, every claim leased each push it took (a row write with its index
+// entries, 64 per claim), and each renewal rewrote them again.
+func TestClaimWritesNoPush(t *testing.T) {
+	eachFake(t, func(t *testing.T, b *bundle, clk *clock.Fake) {
+		seedL1(t, b)
+		platformID := b.em1(t)
+		b.h.Hub.Stop() // this test claims by hand
+		if token, until := leaseOf(t, b.h, b.ctx, platformID); until != 0 {
+			t.Errorf("after Stop the receiver's lease is %s's until %d: not handed back", token, until)
+		}
+		err := b.h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
+			for i := range 3 {
+				id := fmt.Sprintf("L%d", 10+i)
+				body, _ := json.Marshal(location(id, "AVAILABLE", hubtest.Stamp(1)))
+				if err := b.h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", id),
+					Method: http.MethodPut, Path: "/NL/CP1/" + id, Body: body, Full: true}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pushes := func() string {
+			rows, err := store.QueryAll(b.ctx, b.h.DB.Read(), func(r store.Row) (string, error) {
+				var id, attempts, retryAt, updatedAt int64
+				var state string
+				err := r.Scan(&id, &state, &attempts, &retryAt, &updatedAt)
+				return fmt.Sprint(id, state, attempts, retryAt, updatedAt), err
+			}, "SELECT id, state, attempts, retry_at, updated_at FROM hub_push WHERE platform_id = $1 ORDER BY id", platformID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Join(rows, "; ")
+		}
+		claim := func(step string) {
+			t.Helper()
+			before := pushes()
+			c, err := b.h.Hub.Claim(b.ctx, platformID, 64)
+			if err != nil || len(c.Items) != 3 {
+				t.Fatalf("%s: claimed %d pushes (%v), want the 3 queued", step, len(c.Items), err)
+			}
+			if after := pushes(); after != before {
+				t.Fatalf("%s: the claim wrote pushes:\n before %s\n after  %s", step, before, after)
+			}
+		}
+		me := string(b.h.App.Instance)
+		lease := func(step string, want time.Time) {
+			t.Helper()
+			token, until := leaseOf(t, b.h, b.ctx, platformID)
+			if string(instance.Holder(token)) != me || until != want.UnixMicro() {
+				t.Fatalf("%s: the lease is %s's until %v, want this process' until %v", step, token, time.UnixMicro(until), want)
+			}
+		}
+		taken := clk.Now()
+		claim("first claim")
+		lease("first claim", taken.Add(hub.DefaultLease))
+		// Nothing was settled, so the same pushes are claimed again; within
+		// the lease's first third the lease is not written either.
+		clk.Add(hub.DefaultLease / 4)
+		claim("a claim in the lease's first third")
+		lease("a claim in the lease's first third", taken.Add(hub.DefaultLease))
+		clk.Add(hub.DefaultLease / 4)
+		claim("a claim past the lease's first third")
+		lease("a claim past the lease's first third", clk.Now().Add(hub.DefaultLease))
+	})
+}
