@@ -71,15 +71,27 @@ const (
 	settleRelease // our error: the attempt does not count
 )
 
-// Label implements delivery.Queue.
+// Label implements delivery.Queue: the receiving party of the platform,
+// as the last claim that found work for it saw it (a worker starts with
+// its receiver's label, and workers start and end with the traffic).
 func (q pushQueue) Label(id int64) string {
+	if l, ok := q.h.labels.Load(id); ok {
+		return l.(string)
+	}
 	if q.h.parties != nil {
 		if p, err := q.h.parties.Find(context.Background(), id); err == nil {
-			to := receivingParty(p)
-			return party.Notation(to.CountryCode, to.PartyID)
+			return q.h.label(p)
 		}
 	}
 	return "platform-" + strconv.FormatInt(id, 10)
+}
+
+// label names p in metrics and remembers it for Label.
+func (h *Hub) label(p *party.Platform) string {
+	to := receivingParty(p)
+	l := party.Notation(to.CountryCode, to.PartyID)
+	h.labels.Store(p.ID, l)
+	return l
 }
 
 // Due implements delivery.Queue: the receivers with a push due now, whoever
@@ -196,6 +208,9 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 			return c, findErr
 		}
 		findErr = nil
+		if p != nil {
+			h.label(p)
+		}
 	}
 	until := now + h.cfg.Lease.Microseconds()
 	var gone map[int64]bool

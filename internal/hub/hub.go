@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -117,6 +118,8 @@ type Hub struct {
 	fanoutWake chan struct{}
 	// leases are the receivers this process delivers to (lease.go).
 	leases *receiverLeases
+	// labels name receivers in metrics, by platform id (pushQueue.Label).
+	labels sync.Map
 	stop   func()
 }
 
