@@ -56,7 +56,7 @@ func (h *Hub) Broadcast(ctx context.Context, tx *store.Tx, sender int64, audienc
 	for i, r := range audience {
 		roles[i] = string(r)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO hub_change (sender, audience, module, object_key, method, path, body, full_object, correlation_id,
+	if err := tx.ExecLater(ctx, `INSERT INTO hub_change (sender, audience, module, object_key, method, path, body, full_object, correlation_id,
 		to_country_code, to_party_id, from_country_code, from_party_id, iface, created_at, traceparent)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		sender, strings.Join(roles, ","), p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, p.CorrelationID,
@@ -101,7 +101,7 @@ func (h *Hub) receivers(ctx context.Context, q store.Querier, sender int64, audi
 func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Push) error {
 	now := h.now()
 	if p.Full && !p.First {
-		if _, err := tx.Exec(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
+		if err := tx.ExecLater(ctx, `UPDATE hub_push SET state = $1, updated_at = $2
 			WHERE platform_id = $3 AND module = $4 AND object_key = $5 AND state IN ('pending', 'leased') AND state = 'pending'`,
 			stateSuperseded, now, platformID, p.Module, p.ObjectKey); err != nil {
 			return fmt.Errorf("supersede pushes: %w", err)
@@ -111,7 +111,7 @@ func (h *Hub) Enqueue(ctx context.Context, tx *store.Tx, platformID int64, p Pus
 	if p.Body != nil {
 		body = string(p.Body)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
+	if err := tx.ExecLater(ctx, `INSERT INTO hub_push (platform_id, module, object_key, method, path, body, full_object, state,
 		correlation_id, created_at, updated_at, to_country_code, to_party_id, from_country_code, from_party_id, iface, traceparent, fields)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		platformID, p.Module, p.ObjectKey, p.Method, p.Path, body, p.Full, statePending, p.CorrelationID, now,

@@ -118,11 +118,13 @@ func (s *Service) applyStatus(ctx context.Context, tx *store.Tx, ch Change, r Re
 		}
 		s.listed(tx, &stored{lu: was.Micros()}, pk, &ocpi.Location{LastUpdated: docTime})
 	}
-	if _, err := tx.Exec(ctx, "UPDATE locations SET last_updated = $1, body = $2 WHERE pk = $3", docTime.Micros(), string(out), pk); err != nil {
+	// The row is locked and found: the two updates need no answer, and
+	// travel with the change record and the webhook lookup (ExecLater).
+	if err := tx.ExecLater(ctx, "UPDATE locations SET last_updated = $1, body = $2 WHERE pk = $3", docTime.Micros(), string(out), pk); err != nil {
 		return false, err
 	}
 	uid := evse.Get("uid").Str
-	if _, err := tx.Exec(ctx, "UPDATE evses SET status = $1, last_updated = $2 WHERE location_pk = $3 AND uid = $4",
+	if err := tx.ExecLater(ctx, "UPDATE evses SET status = $1, last_updated = $2 WHERE location_pk = $3 AND uid = $4",
 		p.status, evseTime.Micros(), pk, ocpi.Key(uid)); err != nil {
 		return false, err
 	}

@@ -367,6 +367,9 @@ func (db *DB) runMember(tx *Tx, m *member) {
 		}
 		if m.err == nil && !m.panicked {
 			m.afterCommit = append(m.afterCommit, tx.afterCommit[mark:]...)
+		} else {
+			// Rolled back to its savepoint: what it queued is not sent.
+			tx.dropLater()
 		}
 		tx.afterCommit = tx.afterCommit[:mark]
 	}()
@@ -374,13 +377,21 @@ func (db *DB) runMember(tx *Tx, m *member) {
 	if m.err = m.fn(mctx, tx); m.err != nil {
 		return
 	}
-	m.err = runCommitHooks(mctx, tx)
+	if m.err = runCommitHooks(mctx, tx); m.err != nil {
+		return
+	}
+	// The member's queued statements (ExecLater) are sent before it counts
+	// as done, so an error they cause is its own.
+	m.err = tx.flushLater(mctx)
 }
 
 // savepoint runs savepoint statements in order (not counted as the
 // caller's): on PostgreSQL in one round trip (a simple query of several
 // statements).
 func (tx *Tx) savepoint(ctx context.Context, stmts ...string) error {
+	if err := tx.flushLater(ctx); err != nil {
+		return err
+	}
 	if tx.pgx != nil {
 		_, err := tx.pgx.Exec(ctx, strings.Join(stmts, "; "))
 		return err

@@ -44,9 +44,18 @@ type Tx struct {
 	sql         *sql.Tx
 	pgx         pgx.Tx
 	afterCommit []func()
+	// later are statements ExecLater queued (PostgreSQL): they travel with
+	// the transaction's next statement.
+	later []laterStmt
 	// ended is set once the transaction committed or rolled back: a context
 	// that outlives it no longer holds it.
 	ended atomic.Bool
+}
+
+// laterStmt is a statement ExecLater queued.
+type laterStmt struct {
+	query string
+	args  []any
 }
 
 // SQLTx returns the underlying database/sql transaction (SQLite), for River.
@@ -65,10 +74,81 @@ func (tx *Tx) DB() *DB { return tx.db }
 // when it rolls back): a place for in-process notifications.
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
 
+// ExecLater runs a statement whose outcome the caller does not look at
+// (no row count) as part of the transaction. On PostgreSQL it is queued and
+// sent with the transaction's next statement, in one round trip with it
+// (a pipeline), or at the end of the batch member or transaction that
+// queued it: an error it causes is returned there and fails that member or
+// transaction as if the statement had failed at once. Statements keep their
+// order. On SQLite, where a statement is a function call, it runs at once.
+//
+// A write of several statements whose results it does not need (an EVSE
+// status PATCH: the location, its EVSE row, the change record) so costs one
+// round trip instead of one each.
+func (tx *Tx) ExecLater(ctx context.Context, query string, args ...any) error {
+	if tx.pgx == nil {
+		_, err := tx.Exec(ctx, query, args...)
+		return err
+	}
+	countStmt(ctx)
+	tx.later = append(tx.later, laterStmt{query: query, args: args})
+	return nil
+}
+
+// sendLater sends the queued statements followed by query (when not
+// empty) in one round trip, and reads the queued statements' outcomes;
+// the caller reads query's result from the returned BatchResults and
+// closes them.
+func (tx *Tx) sendLater(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	for _, l := range tx.later {
+		b.Queue(l.query, l.args...)
+	}
+	n := len(tx.later)
+	tx.later = tx.later[:0]
+	if query != "" {
+		b.Queue(query, args...)
+	}
+	br := tx.pgx.SendBatch(ctx, b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// flushLater sends the statements ExecLater queued, if any.
+func (tx *Tx) flushLater(ctx context.Context) error {
+	if len(tx.later) == 0 {
+		return nil
+	}
+	br, err := tx.sendLater(ctx, "", nil)
+	if err != nil {
+		return err
+	}
+	return br.Close()
+}
+
+// dropLater forgets queued statements of a member that is rolled back.
+func (tx *Tx) dropLater() { tx.later = tx.later[:0] }
+
 // Exec implements Querier.
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	countStmt(ctx)
 	if tx.pgx != nil {
+		if len(tx.later) > 0 {
+			br, err := tx.sendLater(ctx, query, args)
+			if err != nil {
+				return 0, err
+			}
+			tag, err := br.Exec()
+			if cerr := br.Close(); err == nil {
+				err = cerr
+			}
+			return tag.RowsAffected(), err
+		}
 		tag, err := tx.pgx.Exec(ctx, query, args...)
 		return tag.RowsAffected(), err
 	}
@@ -83,6 +163,18 @@ func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
 	countStmt(ctx)
 	if tx.pgx != nil {
+		if len(tx.later) > 0 {
+			br, err := tx.sendLater(ctx, query, args)
+			if err != nil {
+				return nil, err
+			}
+			rows, err := br.Query()
+			if err != nil {
+				_ = br.Close()
+				return nil, err
+			}
+			return batchRows{pgxRows{rows}, br}, nil
+		}
 		rows, err := tx.pgx.Query(ctx, query, args...)
 		if err != nil {
 			return nil, err
@@ -96,6 +188,13 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
 	countStmt(ctx)
 	if tx.pgx != nil {
+		if len(tx.later) > 0 {
+			br, err := tx.sendLater(ctx, query, args)
+			if err != nil {
+				return errRow{err}
+			}
+			return batchRow{pgxRow{br.QueryRow()}, br}
+		}
 		return pgxRow{tx.pgx.QueryRow(ctx, query, args...)}
 	}
 	return tx.sql.QueryRowContext(ctx, query, args...)
@@ -163,6 +262,9 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 		return err
 	}
 	if err := runCommitHooks(tctx, tx); err != nil {
+		return err
+	}
+	if err := tx.flushLater(tctx); err != nil {
 		return err
 	}
 	if tx.pgx != nil {
@@ -278,6 +380,35 @@ func (r pgxRows) Close() error {
 }
 
 type pgxRow struct{ row pgx.Row }
+
+// batchRows and batchRow are the result of a statement sent with queued
+// ones (ExecLater): closing them, or scanning the row, ends the round trip.
+type batchRows struct {
+	pgxRows
+	br pgx.BatchResults
+}
+
+func (r batchRows) Close() error {
+	r.pgxRows.Close()
+	return r.br.Close()
+}
+
+type batchRow struct {
+	row pgxRow
+	br  pgx.BatchResults
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 func (r pgxRow) Scan(dest ...any) error {
 	err := r.row.Scan(dest...)

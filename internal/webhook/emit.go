@@ -42,7 +42,7 @@ func (s *Service) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
 	}
 	now := s.now().UnixMicro()
 	id := uuid.NewString()
-	if _, err := tx.Exec(ctx, "INSERT INTO webhook_events (id, name, data, created_at) VALUES ($1, $2, $3, $4)", id, e.Name, string(data), now); err != nil {
+	if err := tx.ExecLater(ctx, "INSERT INTO webhook_events (id, name, data, created_at) VALUES ($1, $2, $3, $4)", id, e.Name, string(data), now); err != nil {
 		return fmt.Errorf("webhook: store event: %w", err)
 	}
 	var sb strings.Builder
@@ -57,7 +57,7 @@ func (s *Service) Emit(ctx context.Context, tx *store.Tx, e event.Event) error {
 		receivers[i] = sub.receiver
 		fmt.Fprintf(&sb, "($%d, $1, $2, $3, $4, $4, $4)", len(args))
 	}
-	if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+	if err := tx.ExecLater(ctx, sb.String(), args...); err != nil {
 		return fmt.Errorf("webhook: store deliveries: %w", err)
 	}
 	s.wake(tx, receivers)

@@ -1,0 +1,129 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// insertLater queues the write of a doc named name with value v.
+func insertLater(ctx context.Context, tx *store.Tx, name string, v int) error {
+	return tx.ExecLater(ctx, "INSERT INTO docs (name, grp, last_updated, body) VALUES ($1, 'g', $2, $3)", name, v, fmt.Sprintf(`{"v":%d}`, v))
+}
+
+// TestExecLater: statements queued with ExecLater run in order, before the
+// transaction's next statement (which sees them, whichever way it is run),
+// and at the end of a member or transaction that queued them last; one that
+// fails fails its own member, whose neighbours commit, or its own
+// transaction, which then commits nothing.
+func TestExecLater(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setupBatch(t, db)
+		ctx := context.Background()
+		count := func(ctx context.Context, tx *store.Tx) (n int, err error) {
+			err = tx.QueryRow(ctx, "SELECT COUNT(*) FROM docs WHERE grp = 'g'").Scan(&n)
+			return n, err
+		}
+		var seen []int
+		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if err := insertLater(ctx, tx, "x1", 1); err != nil {
+				return err
+			}
+			// In order: the second sees the first's row.
+			if err := tx.ExecLater(ctx, "UPDATE docs SET last_updated = last_updated + 10 WHERE name = 'x1'"); err != nil {
+				return err
+			}
+			n, err := count(ctx, tx) // QueryRow
+			if err != nil {
+				return err
+			}
+			seen = append(seen, n)
+			if err := insertLater(ctx, tx, "x2", 2); err != nil {
+				return err
+			}
+			names, err := store.QueryAll(ctx, tx, func(r store.Row) (s string, err error) { return s, r.Scan(&s) },
+				"SELECT name FROM docs WHERE grp = 'g' ORDER BY name") // Query
+			if err != nil {
+				return err
+			}
+			seen = append(seen, len(names))
+			if err := insertLater(ctx, tx, "x3", 3); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "UPDATE docs SET last_updated = last_updated + 100 WHERE name = 'x3'"); err != nil { // Exec
+				return err
+			}
+			// Queued last: sent before the commit.
+			return insertLater(ctx, tx, "x4", 4)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(seen) != "[1 2]" {
+			t.Errorf("the next statements saw %v rows, want [1 2]", seen)
+		}
+		for name, want := range map[string]int64{"x1": 11, "x2": 2, "x3": 103, "x4": 4} {
+			if got := b.doc(t, name); got != want {
+				t.Errorf("doc %s = %d, want %d", name, got, want)
+			}
+		}
+
+		// A queued statement that fails fails its transaction at the end,
+		// and nothing of it commits.
+		err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if err := insertLater(ctx, tx, "y1", 1); err != nil {
+				return err
+			}
+			return insertLater(ctx, tx, "x1", 5) // a duplicate
+		})
+		if !store.IsUniqueViolation(err) {
+			t.Errorf("a transaction whose queued statement failed returned %v, want the unique violation", err)
+		}
+		if got := b.doc(t, "y1"); got != -1 {
+			t.Errorf("the failed transaction left y1 = %d", got)
+		}
+
+		// In a batch: the member whose queued statement fails gets the
+		// error and is undone; the one whose queued statement fails at its
+		// next statement too; their neighbours commit and do not see them.
+		var sawZ2 int
+		out := b.together(t, nil,
+			func(ctx context.Context, tx *store.Tx) error { return insertLater(ctx, tx, "z1", 1) },
+			func(ctx context.Context, tx *store.Tx) error {
+				if err := insertLater(ctx, tx, "z2", 2); err != nil {
+					return err
+				}
+				return insertLater(ctx, tx, "x2", 6) // a duplicate, sent at the member's end
+			},
+			func(ctx context.Context, tx *store.Tx) error {
+				if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM docs WHERE name = 'z2'").Scan(&sawZ2); err != nil {
+					return err
+				}
+				if err := insertLater(ctx, tx, "x3", 7); err != nil { // a duplicate, sent with the next statement
+					return err
+				}
+				_, err := count(ctx, tx)
+				return err
+			},
+			func(ctx context.Context, tx *store.Tx) error { return insertLater(ctx, tx, "z4", 4) },
+		)
+		if out[0].err != nil || out[3].err != nil {
+			t.Fatalf("neighbours failed: %+v", out)
+		}
+		if !store.IsUniqueViolation(out[1].err) || !store.IsUniqueViolation(out[2].err) {
+			t.Errorf("members whose queued statement failed got %v and %v, want unique violations", out[1].err, out[2].err)
+		}
+		if sawZ2 != 0 {
+			t.Error("the member after a failed one saw its queued write")
+		}
+		for name, want := range map[string]int64{"z1": 1, "z2": -1, "z4": 4} {
+			if got := b.doc(t, name); got != want {
+				t.Errorf("doc %s = %d, want %d", name, got, want)
+			}
+		}
+	})
+}
