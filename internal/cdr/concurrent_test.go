@@ -57,3 +57,56 @@ func TestConcurrentCDRs(t *testing.T) {
 		}
 	})
 }
+
+// TestSameCDRPostedAtOnce: one CDR posted by 8 clients at once (a CPO
+// retrying over several connections) is stored once and pushed to its
+// eMSP once; every POST is answered with success, one of them as the
+// creation. The losers of the race to insert it hit the key (on PostgreSQL
+// when their insert is sent, with the transaction's next statement) and
+// answer as repeats.
+func TestSameCDRPostedAtOnce(t *testing.T) {
+	each(t, func(t *testing.T, b *bundle) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		base, _ := b.CPO.HubEndpoint("cdrs", "RECEIVER")
+		body := cdrJSON("CSAME", "SSAME", "10.00")
+		const n = 8
+		var wg sync.WaitGroup
+		statuses := make(chan int, n)
+		for range n {
+			wg.Go(func() {
+				resp, err := b.CPO.Raw(ctx, http.MethodPost, base, body, nil)
+				if resp == nil {
+					t.Errorf("POST: %v", err)
+					return
+				}
+				statuses <- resp.HTTPStatus
+			})
+		}
+		wg.Wait()
+		close(statuses)
+		created := 0
+		for s := range statuses {
+			switch s {
+			case http.StatusCreated:
+				created++
+			case http.StatusOK:
+			default:
+				t.Errorf("a POST of the same CDR was answered HTTP %d", s)
+			}
+		}
+		if created != 1 {
+			t.Errorf("%d of %d POSTs created the CDR, want 1", created, n)
+		}
+		var stored, pushes int
+		if err := b.H.DB.Read().QueryRow(ctx, "SELECT COUNT(*) FROM cdrs WHERE id = 'CSAME'").Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.H.DB.Read().QueryRow(ctx, "SELECT COUNT(*) FROM hub_push WHERE module = 'cdrs'").Scan(&pushes); err != nil {
+			t.Fatal(err)
+		}
+		if stored != 1 || pushes != 1 {
+			t.Errorf("stored %d CDRs and queued %d pushes, want 1 and 1", stored, pushes)
+		}
+	})
+}

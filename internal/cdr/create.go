@@ -90,7 +90,10 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		}
 		res.Created = true
 		costCheck := s.compareCost(ctx, r, &d, sess)
-		if _, err := tx.Exec(ctx, `INSERT INTO cdrs (country_code, party_id, id, token_country_code, token_party_id, session_id,
+		// Sent with the next statement (ExecLater); a concurrent POST of
+		// the same CDR fails this write there, with the same unique
+		// violation.
+		if err := tx.ExecLater(ctx, `INSERT INTO cdrs (country_code, party_id, id, token_country_code, token_party_id, session_id,
 			session_known, authorization_reference, credit, credit_reference_id, body_hash, cost_check, created_at, last_updated, body,
 			price_status, hub_total_cost, cost_difference, price_note)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
