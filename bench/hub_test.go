@@ -52,6 +52,10 @@ type scenario struct {
 	// turn into no-ops (a repeated id, an older last_updated) fails instead
 	// of reporting a rate.
 	verify func(b *testing.B, h *benchHub, since time.Time, n int)
+	// paused stops delivery (expansion and sending) while the scenario is
+	// measured and starts it again before verify: the request path alone,
+	// without the CPU its deliveries take beside it.
+	paused bool
 }
 
 // BenchmarkHub measures every scenario on both engines. Each sub-benchmark
@@ -81,7 +85,13 @@ func BenchmarkHub(b *testing.B) {
 			b.Run(s.name, func(b *testing.B) {
 				drain(b, h)
 				since := time.Now()
+				if s.paused {
+					h.Hub.Stop()
+				}
 				measure(b, h, s.target(h))
+				if s.paused {
+					h.Hub.Start(context.Background())
+				}
 				if s.verify != nil {
 					drain(b, h)
 					s.verify(b, h, since, b.N)

@@ -21,13 +21,17 @@ import (
 //
 //   - evse-status-patch: the CPO PATCHes EVSE statuses round-robin over 100
 //     locations while 10 eMSPs receive the broadcast: each PATCH stores the
-//     location and enqueues 10 pushes and their jobs in its transaction.
+//     location and records its change, which is expanded into 10 pushes and
+//     delivered while the PATCHes run; evse-status-patch-ingest is the same
+//     with delivery paused while it is measured (the request path alone),
+//     its changes expanded and delivered after.
 //   - directory-deep: an eMSP follows the directory's Link 90 000 locations
 //     deep into a 100 000-location directory (keyset cursor);
 //     directory-deep-offset asks for the same page by offset alone.
 func init() {
 	scenarios = append(scenarios,
 		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget, seedLast: true, verify: verifyPushed},
+		scenario{name: "evse-status-patch-ingest", target: statusPatchTarget, verify: verifyPushed, paused: true},
 		scenario{name: "directory-deep", seed: seedDirectory, target: func(h *benchHub) Target {
 			return h.get(h.deepPage, h.cpoToken)
 		}},

@@ -33,6 +33,8 @@ var maxStmts = map[string]int{
 	// The location read and written, its EVSE row, the one change for the
 	// broadcast, the webhook subscribers' lookup.
 	"evse-status-patch": 6,
+	// The same request, measured with delivery paused.
+	"evse-status-patch-ingest": 6,
 	"advice-ingest":     7,
 	"terminals-page":    3,
 	// The session, the receiving platform and its roles, the location and

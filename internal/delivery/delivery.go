@@ -221,6 +221,10 @@ func (e *Engine) Stop() {
 		<-done
 	}
 	cancelSend()
+	// Stopped: Start may run it again.
+	e.mu.Lock()
+	e.ctx, e.cancel, e.sends, e.cancelSend = nil, nil, nil, nil
+	e.mu.Unlock()
 }
 
 // Wake tells the engine that receiver has new work. It never blocks; before
