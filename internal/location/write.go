@@ -128,7 +128,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 			return res, err
 		}
 	}
-	err = s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockLocation(ctx, tx, r)
 		if err != nil {
@@ -232,7 +232,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) (Resu
 	if err := patchKeepsIdentity(r, patch); err != nil {
 		return res, err
 	}
-	err = s.db.InBatchRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
 		cur, err := lockRow(ctx, tx, r)
 		if err != nil {

@@ -441,8 +441,10 @@ func removeMember(ms []*member, m *member) []*member {
 // (a CDR: its row, its event, its price, its push) in a shared batch would
 // make the members after it wait for each of its round trips, while
 // transactions of their own run side by side on the pool and the server
-// flushes their commits together. Writes of a few statements (a status
-// PATCH) use InBatch on both engines.
+// flushes their commits together. So does a write of a few statements: an
+// EVSE status PATCH (three round trips with ExecLater) ran 20–25 % faster
+// in transactions of its own than in shared batches, whose members wait for
+// each other's round trips one after another on one connection.
 func (db *DB) InShared(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) error {
 	if db.pool != nil {
 		return db.InTx(ctx, fn)
