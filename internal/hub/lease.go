@@ -25,7 +25,10 @@ import (
 // to a process that can tell it is gone (instance.ID.Gone: a restart on the
 // same machine). An idle holder keeps its lease until it runs out and picks
 // up, at its next poll, what another replica queued meanwhile. Stop hands
-// the leases back.
+// the leases back. A holder that lost its lease (its renewals failed for a
+// whole lease, and another process took the receiver) may still record the
+// outcomes of what it had sent: an outcome changes only a push that is still
+// open, so none is closed twice.
 
 // receiverLeases is what this process holds.
 type receiverLeases struct {

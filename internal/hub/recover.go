@@ -25,12 +25,12 @@ const recoverBatch = 500
 // Recover wakes the receivers nobody is delivering to: those with due
 // pushes whose lease ran out or whose holder is known to be gone
 // (instance.ID.Gone: a killed process seen from its restart on the same
-// machine) — the claim then takes the lease — and those whose due queue
+// machine), whose claim then takes the lease, and those whose due queue
 // head waited untouched for StallAfter while no process held the receiver.
-// It returns how many receivers and
-// queues it re-armed. Every hub process runs it every few seconds
-// (app.App); it is safe on several replicas at once: a live replica's lease
-// is never taken before its end.
+// It returns how many receivers and queues it re-armed. Every hub process
+// runs it every few seconds (app.App); it is safe on several replicas at
+// once: it writes no lease, and a claim never takes a live one before its
+// end.
 func (h *Hub) Recover(ctx context.Context) (int, error) {
 	now := h.now()
 	// Look on the read pool first: most runs find nothing, and a write
