@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/app"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hub"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/instance"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -87,4 +89,55 @@ func TestClaimWritesNoPush(t *testing.T) {
 		claim("a claim past the lease's first third")
 		lease("a claim past the lease's first third", clk.Now().Add(hub.DefaultLease))
 	})
+}
+
+// TestTwoReplicasDeliverInOrder: two hubs on one PostgreSQL database (the
+// deployment with several replicas; a SQLite hub is one process) take a
+// CPO's PATCHes of one EVSE alternately, each change expanded and woken on
+// the replica that took it. One process at a time holds the receiver, so
+// the eMSP gets every state once, in commit order, one at a time, and ends
+// with the last; a replica that finds the other holding the receiver leaves
+// the pushes to it.
+func TestTwoReplicasDeliverInOrder(t *testing.T) {
+	t.Parallel()
+	noCollapse := fastWith(func(c *app.Config) { c.PushCollapseAfter = -1 })
+	h1 := hubtest.Start(t, store.Postgres, noCollapse)
+	b := setup(t, h1)
+	h2 := hubtest.Start(t, store.Postgres, noCollapse, func(o *hubtest.Options) { o.DBURL = h1.DBURL })
+	seedL1(t, b)
+	b.emsp.SetDelay(2 * time.Millisecond)
+	const n = 40
+	var want []string
+	for i := 1; i <= n; i++ {
+		st := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}[i%4]
+		body, _ := json.Marshal(map[string]any{"status": st, "last_updated": hubtest.Stamp(i)})
+		via := h1
+		if i%2 == 0 {
+			via = h2
+		}
+		if resp := via.Do(t, http.MethodPatch, "/ocpi/2.2.1/cpo/locations/NL/CP1/L1/E1", b.cpo.Token(), body, nil); resp.HTTPStatus != http.StatusOK {
+			t.Fatalf("PATCH %d: HTTP %d %s", i, resp.HTTPStatus, resp.Body)
+		}
+		want = append(want, st+"@"+hubtest.Stamp(i))
+	}
+	patch := sim.PathHas(http.MethodPatch, "/L1/E1")
+	if err := b.emsp.Until(b.ctx, func() bool { return len(b.emsp.Requests(patch)) >= n }); err != nil {
+		t.Fatalf("the eMSP got %d of %d PATCHes: %v", len(b.emsp.Requests(patch)), n, err)
+	}
+	var got []string
+	for _, r := range b.emsp.Requests(patch) {
+		var body map[string]any
+		_ = json.Unmarshal(r.Body, &body)
+		got = append(got, fmt.Sprintf("%v@%v", body["status"], body["last_updated"]))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the eMSP got, in this order:\n %v\nwant\n %v", got, want)
+	}
+	if m := b.emsp.MaxInFlight(); m != 1 {
+		t.Errorf("%d pushes of one object were in flight at once, want 1", m)
+	}
+	last := strings.Split(want[n-1], "@")[0]
+	if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == last }); err != nil {
+		t.Errorf("the eMSP ends with %s, want %s", evseStatus(b.emsp, "L1"), last)
+	}
 }
