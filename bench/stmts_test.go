@@ -35,8 +35,8 @@ var maxStmts = map[string]int{
 	"evse-status-patch": 6,
 	// The same request, measured with delivery paused.
 	"evse-status-patch-ingest": 6,
-	"advice-ingest":     7,
-	"terminals-page":    3,
+	"advice-ingest":            7,
+	"terminals-page":           3,
 	// The session, the receiving platform and its roles, the location and
 	// tariff the cost engine prices with, the duplicate check, the CDR, the
 	// webhook subscribers, the push (a new CDR's first: nothing to
