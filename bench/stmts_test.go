@@ -37,18 +37,20 @@ var maxStmts = map[string]int{
 	"evse-status-patch-ingest": 6,
 	"advice-ingest":            7,
 	"terminals-page":           3,
-	// The session, the receiving platform and its roles, the location and
-	// tariff the cost engine prices with, the duplicate check, the CDR, the
-	// webhook subscribers, the push (a new CDR's first: nothing to
-	// supersede) and the owner check.
-	"cdr-ingest": 11,
+	// The session, the receiving platform with its roles (one read), the
+	// location and tariff the cost engine prices with, the duplicate check,
+	// the CDR, the webhook subscribers, the push (a new CDR's first: nothing
+	// to supersede) and the owner check.
+	"cdr-ingest": 10,
 	// The location and the token read, the authorization written.
 	"authorize-own": 4,
-	// authorize-own's, and the eMSP's platform and roles to forward to.
-	"authorize-forwarded": 6,
+	// authorize-own's, and the eMSP's platform with its roles (one read) to
+	// forward to.
+	"authorize-forwarded": 5,
 	// The location's owner with its EVSE and connector (one read), the
-	// command stored, the CPO's platform and roles, its answer recorded.
-	"command-relay": 6,
+	// command stored, the CPO's platform with its roles (one read), its
+	// answer recorded.
+	"command-relay": 5,
 }
 
 // probeHeader names a request TestStatementsPerRequest counts.

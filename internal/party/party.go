@@ -231,13 +231,28 @@ func (p *Platform) Refs() []PartyRef {
 const platformColumns = `id, name, status, connection, version, versions_url, endpoints, token_out, token_base64,
 	sandbox, initiated_by_us, last_seen_at, last_error, created_at, updated_at`
 
-func scanPlatform(row store.Row) (*Platform, error) {
+// platformWithRoles selects platformColumns of platforms p with the
+// parties of each (one row per party, NULLs for a platform without any),
+// for a platform and its parties in one round trip.
+var platformWithRoles = func() string {
+	cols := strings.Split(platformColumns, ",")
+	for i, c := range cols {
+		cols[i] = "p." + strings.TrimSpace(c)
+	}
+	return "SELECT " + strings.Join(cols, ", ") + `, r.role, r.country_code, r.party_id, r.business_details
+		FROM platforms p LEFT JOIN platform_roles r ON r.platform_id = p.id`
+}()
+
+func scanPlatform(row store.Row) (*Platform, error) { return scanPlatformAnd(row) }
+
+// scanPlatformAnd scans platformColumns and then extra.
+func scanPlatformAnd(row store.Row, extra ...any) (*Platform, error) {
 	var p Platform
 	var endpoints []byte
 	var lastSeen, created, updated int64
 	var status string
-	err := row.Scan(&p.ID, &p.Name, &status, &p.Connection, &p.Version, &p.VersionsURL, &endpoints, &p.tokenOut,
-		&p.TokenBase64, &p.Sandbox, &p.InitiatedByUs, &lastSeen, &p.LastError, &created, &updated)
+	err := row.Scan(append([]any{&p.ID, &p.Name, &status, &p.Connection, &p.Version, &p.VersionsURL, &endpoints, &p.tokenOut,
+		&p.TokenBase64, &p.Sandbox, &p.InitiatedByUs, &lastSeen, &p.LastError, &created, &updated}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -294,17 +309,58 @@ func (s *Service) Find(ctx context.Context, id int64) (*Platform, error) {
 	return findPlatform(ctx, s.db.ReadIn(ctx), id)
 }
 
+// findPlatform reads a platform and the parties it hosts in one query (and,
+// for a peer hub, those it represents in a second).
 func findPlatform(ctx context.Context, q store.Querier, id int64) (*Platform, error) {
-	p, err := scanPlatform(q.QueryRow(ctx, "SELECT "+platformColumns+" FROM platforms WHERE id = $1", id))
+	p, err := readPlatform(ctx, q, platformWithRoles+" WHERE p.id = $1 ORDER BY r.role, r.country_code, r.party_id", id)
 	if errors.Is(err, store.ErrNoRows) {
 		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: fmt.Sprintf("platform %d not found", id)}
 	}
+	return p, err
+}
+
+// readPlatform reads the rows of one platform selected with
+// platformWithRoles, in role order: the platform and its parties.
+// store.ErrNoRows when there are none.
+func readPlatform(ctx context.Context, q store.Querier, query string, args ...any) (*Platform, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.loadRoles(ctx, q); err != nil {
+	var p *Platform
+	for rows.Next() {
+		var role, cc, pid *string
+		var bd []byte
+		cur, err := scanPlatformAnd(rows, &role, &cc, &pid, &bd)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if p == nil {
+			p = cur
+		}
+		if role == nil {
+			continue // a platform that hosts no party yet
+		}
+		var r HostedParty
+		r.Role, r.CountryCode, r.PartyID = Role(*role), *cc, *pid
+		if err := json.Unmarshal(bd, &r.BusinessDetails); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		p.Roles = append(p.Roles, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	if p == nil {
+		return nil, store.ErrNoRows
+	}
+	if p.Roles, err = withRepresented(ctx, q, p.ID, p.Roles); err != nil {
+		return nil, err
+	}
+	p.annotate()
 	return p, nil
 }
 
@@ -372,9 +428,9 @@ func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*
 	q := s.db.ReadIn(ctx)
 	// The platform row with the lookup of its id: one round trip.
 	query, args := withRole("SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2", "role", role, cc, pid)
-	p, err := scanPlatform(q.QueryRow(ctx, "SELECT "+platformColumns+" FROM platforms WHERE id = ("+query+" LIMIT 1)", args...))
+	p, err := readPlatform(ctx, q, platformWithRoles+" WHERE p.id = ("+query+" LIMIT 1) ORDER BY r.role, r.country_code, r.party_id", args...)
 	if err == nil {
-		return p, p.loadRoles(ctx, q)
+		return p, nil
 	}
 	if !errors.Is(err, store.ErrNoRows) {
 		return nil, err
