@@ -107,6 +107,13 @@ type Queue interface {
 	Label(receiver int64) string
 }
 
+// Releaser is a Queue that holds a receiver while its worker runs (a lease
+// of the receiver rather than of each item): the worker calls Release as it
+// ends, after Config.Linger without work.
+type Releaser interface {
+	Release(ctx context.Context, receiver int64)
+}
+
 // Config tunes an Engine. Zero values mean the defaults.
 type Config struct {
 	// Name labels the engine's metrics (hub, webhooks).
@@ -119,6 +126,10 @@ type Config struct {
 	Poll time.Duration
 	// Renew is how often leases in flight are renewed.
 	Renew time.Duration
+	// Linger is how long a worker that found nothing to do waits for more
+	// before it ends (and, for a Releaser, releases its receiver); zero: it
+	// ends at once.
+	Linger time.Duration
 	// Now is the clock the Queue's times are in (retries, commits).
 	Now func() time.Time
 	// Background marks the contexts of the engine's store work, so its
@@ -342,18 +353,41 @@ func (e *Engine) run(receiver int64, w *worker) {
 
 // idle waits for a wake or for next; it returns false when the worker
 // should end (nothing waits and nothing woke it, or the engine stops).
+// With nothing waiting it lingers for Linger first, and a Releaser's
+// receiver is released as the worker ends: a wake that came meanwhile
+// keeps the worker (its next claim holds the receiver again).
 func (e *Engine) idle(ctx context.Context, receiver int64, w *worker, next time.Time) bool {
 	e.mu.Lock()
 	if w.again {
 		e.mu.Unlock()
 		return true
 	}
-	if next.IsZero() {
+	if next.IsZero() && e.cfg.Linger <= 0 {
 		delete(e.workers, receiver)
 		e.mu.Unlock()
 		return false
 	}
 	e.mu.Unlock()
+	if next.IsZero() {
+		t := time.NewTimer(e.cfg.Linger)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+			return true
+		case <-t.C:
+			if r, ok := e.q.(Releaser); ok {
+				r.Release(ctx, receiver)
+			}
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if w.again && ctx.Err() == nil {
+			return true
+		}
+		delete(e.workers, receiver)
+		return false
+	}
 	// Next is in the Queue's clock; a fake clock in tests does not move
 	// by itself, so the wait is bounded by Poll and claims again.
 	d := min(max(next.Sub(e.cfg.Now()), 0), e.cfg.Poll)

@@ -199,3 +199,59 @@ func TestDownReceiverDoesNotSlowOthers(t *testing.T) {
 		t.Errorf("delivered %d and %d, want 10 each", len(q.got[1]), len(q.got[2]))
 	}
 }
+
+// releasingQueue is a memQueue that holds its receivers: it records each
+// Release, and whether a claim came while the receiver was released.
+type releasingQueue struct {
+	*memQueue
+	released []int64
+}
+
+func (q *releasingQueue) Release(_ context.Context, r int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.released = append(q.released, r)
+}
+
+func (q *releasingQueue) releases() []int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]int64(nil), q.released...)
+}
+
+// TestLingerThenRelease: a worker with nothing to do waits Linger for more
+// work (a wake meanwhile keeps it, with no release) and then, ending,
+// releases its receiver once.
+func TestLingerThenRelease(t *testing.T) {
+	q := &releasingQueue{memQueue: newMemQueue()}
+	// A long linger: the second item must come within it even on a loaded
+	// machine.
+	e := delivery.New(q, delivery.Config{Name: "t", Poll: time.Hour, Linger: 2 * time.Second}, nil, nil)
+	e.Start(context.Background())
+	defer e.Stop()
+	q.add(1, "a", 1)
+	e.Wake(1)
+	waitDone(t, q.memQueue)
+	// Within the linger more work arrives: the same worker takes it.
+	q.add(1, "a", 2)
+	e.Wake(1)
+	waitDone(t, q.memQueue)
+	if r := q.releases(); len(r) != 0 {
+		t.Fatalf("released %v while work kept coming", r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Busy(1) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle worker never ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := q.releases(); len(r) != 1 || r[0] != 1 {
+		t.Errorf("released %v as the worker ended, want [1]", r)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if got := q.got[1]; fmt.Sprint(got) != "[a#1 a#2]" {
+		t.Errorf("delivered %v", got)
+	}
+}

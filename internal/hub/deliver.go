@@ -132,8 +132,9 @@ func (q pushQueue) Claim(ctx context.Context, platformID int64, n int) (delivery
 	}
 	if busy > 0 {
 		// Another live process delivers to this receiver: its lease is
-		// respected until it runs out.
-		c.Next = time.UnixMicro(busy)
+		// respected until it ends or the holder hands it back (look again
+		// after ReleaseAfter).
+		c.Next = time.UnixMicro(min(busy, now+ReleaseAfter.Microseconds()))
 		return c, nil
 	}
 	rows, err := h.db.Read().Query(ctx, `SELECT id, module, object_key, retry_at, created_at, path, fields, attempts

@@ -245,7 +245,8 @@ func New(db *store.DB, jc *jobs.Client, parties *party.Service, client *ocpiclie
 		delivered: map[string][]func(ctx context.Context, d Delivery){}, adapters: map[string][]AdaptFunc{},
 		table: routing.NewTable(db), fanoutWake: make(chan struct{}, 1), leases: newReceiverLeases(cfg.Instance)}
 	h.engine = delivery.New(pushQueue{h: h}, delivery.Config{Name: "hub", Window: cfg.Window, Renew: cfg.Lease / 3, Poll: cfg.Poll,
-		Now: clk.Now, Background: store.Background, Known: h.receiverIDs}, logger, reg)
+		Linger: ReleaseAfter,
+		Now:    clk.Now, Background: store.Background, Known: h.receiverIDs}, logger, reg)
 	if jc != nil {
 		jobs.AddWorker(jc, jobs.Func(h.pushJob))
 		jobs.AddWorker(jc, jobs.Func(h.dispatchJob))

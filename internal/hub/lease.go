@@ -23,12 +23,23 @@ import (
 // a batch is in flight, so a slow receiver keeps its holder; a holder that
 // stops renewing (killed, or stopped) loses it when it runs out, or at once
 // to a process that can tell it is gone (instance.ID.Gone: a restart on the
-// same machine). An idle holder keeps its lease until it runs out and picks
-// up, at its next poll, what another replica queued meanwhile. Stop hands
-// the leases back. A holder that lost its lease (its renewals failed for a
-// whole lease, and another process took the receiver) may still record the
-// outcomes of what it had sent: an outcome changes only a push that is still
-// open, so none is closed twice.
+// same machine). A holder whose worker found nothing to do for ReleaseAfter
+// hands the receiver back (one write), so a change that another replica
+// takes reaches the receiver through that replica at its next claim (a
+// replica that finds the receiver held looks again within ReleaseAfter);
+// Stop hands every lease back.
+//
+// A holder that lost its lease (its renewals failed for a whole lease, and
+// another process took the receiver) may still record the outcomes of what
+// it had sent: an outcome changes only a push that is still open, so none
+// is closed twice.
+
+// ReleaseAfter is how long a receiver's worker waits for more work before it
+// ends and hands the receiver back; a replica that finds a receiver held by
+// another live process looks again after as long (or when the lease ends).
+// At a steady stream of changes the worker never waits that long and the
+// lease is written only every third of it.
+const ReleaseAfter = 250 * time.Millisecond
 
 // receiverLeases is what this process holds.
 type receiverLeases struct {
@@ -142,6 +153,24 @@ func (h *Hub) renewLease(ctx context.Context, platformID int64) error {
 	}
 	h.leases.set(platformID, until)
 	return nil
+}
+
+// Release implements delivery.Releaser: the receiver's worker ends, and
+// another replica may take the receiver at once.
+func (q pushQueue) Release(ctx context.Context, platformID int64) {
+	h := q.h
+	if _, ok := h.leases.get(platformID); !ok {
+		return
+	}
+	h.leases.drop(platformID)
+	err := h.db.InBatch(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE hub_receiver_lease SET lease_until = 0 WHERE platform_id = $1 AND lease_token = $2",
+			platformID, h.leases.token)
+		return err
+	})
+	if err != nil {
+		h.logger.WarnContext(ctx, "could not hand a receiver back; its lease runs out by itself", "platform_id", platformID, "error", err)
+	}
 }
 
 // releaseLeases hands back every lease this process holds (Stop): another

@@ -141,3 +141,29 @@ func TestTwoReplicasDeliverInOrder(t *testing.T) {
 		t.Errorf("the eMSP ends with %s, want %s", evseStatus(b.emsp, "L1"), last)
 	}
 }
+
+// TestIdleHolderHandsTheReceiverBack: once a receiver's worker has had
+// nothing to do for ReleaseAfter, its process hands the receiver back
+// (another replica need not wait for the lease to run out), and the next
+// change takes it again.
+func TestIdleHolderHandsTheReceiverBack(t *testing.T) {
+	each(t, func(t *testing.T, b *bundle) {
+		seedL1(t, b)
+		platformID := b.em1(t)
+		released := func() bool {
+			_, until := leaseOf(t, b.h, b.ctx, platformID)
+			return until == 0
+		}
+		hubtest.Eventually(t, b.ctx, "the idle receiver handed back", released)
+		if err := b.cpo.PatchEVSE(b.ctx, "L1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.emsp.Until(b.ctx, func() bool { return evseStatus(b.emsp, "L1") == "CHARGING" }); err != nil {
+			t.Fatal(err)
+		}
+		if token, _ := leaseOf(t, b.h, b.ctx, platformID); string(instance.Holder(token)) != string(b.h.App.Instance) {
+			t.Errorf("the receiver was delivered to under %q's lease, want this process'", token)
+		}
+		hubtest.Eventually(t, b.ctx, "the receiver handed back again", released)
+	})
+}
