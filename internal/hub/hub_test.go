@@ -86,13 +86,7 @@ func TestOneObjectIsDeliveredSerially(t *testing.T) {
 		if err := b.emsp.Until(b.ctx, func() bool { return len(b.emsp.Requests(sim.PathHas(http.MethodPatch, "/L1/E1"))) == len(want) }); err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, r := range b.emsp.Requests(sim.PathHas(http.MethodPatch, "/L1/E1")) {
-			var body map[string]any
-			_ = json.Unmarshal(r.Body, &body)
-			got = append(got, fmt.Sprintf("%v@%v", body["status"], body["last_updated"]))
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := stampedPatches(b.emsp); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("order:\n got %v\nwant %v", got, want)
 		}
 		if n := b.emsp.MaxInFlight(); n != 1 {

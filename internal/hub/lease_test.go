@@ -124,13 +124,7 @@ func TestTwoReplicasDeliverInOrder(t *testing.T) {
 	if err := b.emsp.Until(b.ctx, func() bool { return len(b.emsp.Requests(patch)) >= n }); err != nil {
 		t.Fatalf("the eMSP got %d of %d PATCHes: %v", len(b.emsp.Requests(patch)), n, err)
 	}
-	var got []string
-	for _, r := range b.emsp.Requests(patch) {
-		var body map[string]any
-		_ = json.Unmarshal(r.Body, &body)
-		got = append(got, fmt.Sprintf("%v@%v", body["status"], body["last_updated"]))
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := stampedPatches(b.emsp); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the eMSP got, in this order:\n %v\nwant\n %v", got, want)
 	}
 	if m := b.emsp.MaxInFlight(); m != 1 {

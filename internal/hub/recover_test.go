@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -116,6 +117,18 @@ func patches(e *sim.EMSP) []string {
 		var body map[string]any
 		_ = json.Unmarshal(r.Body, &body)
 		out = append(out, body["status"].(string))
+	}
+	return out
+}
+
+// stampedPatches returns the EVSE states the receiver got by PATCH, in
+// order, each as status@last_updated.
+func stampedPatches(e *sim.EMSP) []string {
+	var out []string
+	for _, r := range e.Requests(sim.PathHas(http.MethodPatch, "/L1/E1")) {
+		var body map[string]any
+		_ = json.Unmarshal(r.Body, &body)
+		out = append(out, fmt.Sprintf("%v@%v", body["status"], body["last_updated"]))
 	}
 	return out
 }
