@@ -137,13 +137,8 @@ func (h *Hub) takeLease(ctx context.Context, tx *store.Tx, platformID int64, p l
 // flight.
 func (h *Hub) renewLease(ctx context.Context, platformID int64) error {
 	until := h.now() + h.cfg.Lease.Microseconds()
-	var n int64
-	err := h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		n, err = tx.Exec(ctx, "UPDATE hub_receiver_lease SET lease_until = $1 WHERE platform_id = $2 AND lease_token = $3",
-			until, platformID, h.leases.token)
-		return err
-	})
+	n, err := h.db.Write(ctx, "UPDATE hub_receiver_lease SET lease_until = $1 WHERE platform_id = $2 AND lease_token = $3",
+		until, platformID, h.leases.token)
 	if err != nil {
 		return err
 	}
@@ -158,18 +153,9 @@ func (h *Hub) renewLease(ctx context.Context, platformID int64) error {
 // Release implements delivery.Releaser: the receiver's worker ends, and
 // another replica may take the receiver at once.
 func (q pushQueue) Release(ctx context.Context, platformID int64) {
-	h := q.h
-	if _, ok := h.leases.get(platformID); !ok {
-		return
-	}
-	h.leases.drop(platformID)
-	err := h.db.InBatch(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE hub_receiver_lease SET lease_until = 0 WHERE platform_id = $1 AND lease_token = $2",
-			platformID, h.leases.token)
-		return err
-	})
-	if err != nil {
-		h.logger.WarnContext(ctx, "could not hand a receiver back; its lease runs out by itself", "platform_id", platformID, "error", err)
+	if _, ok := q.h.leases.get(platformID); ok {
+		q.h.leases.drop(platformID)
+		q.h.handBack(context.WithoutCancel(ctx), platformID)
 	}
 }
 
@@ -180,16 +166,18 @@ func (h *Hub) releaseLeases(ctx context.Context) {
 	n := len(h.leases.until)
 	clear(h.leases.until)
 	h.leases.mu.Unlock()
-	if n == 0 {
-		return
+	if n > 0 {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		h.handBack(ctx, 0)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err := h.db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE hub_receiver_lease SET lease_until = 0 WHERE lease_token = $1", h.leases.token)
-		return err
-	})
-	if err != nil {
-		h.logger.WarnContext(ctx, "could not hand back the receivers' leases; they run out by themselves", "error", err)
+}
+
+// handBack ends this process' lease of platformID (of every receiver when
+// 0) in the database.
+func (h *Hub) handBack(ctx context.Context, platformID int64) {
+	if _, err := h.db.Write(ctx, "UPDATE hub_receiver_lease SET lease_until = 0 WHERE lease_token = $1 AND (platform_id = $2 OR $2 = 0)",
+		h.leases.token, platformID); err != nil {
+		h.logger.WarnContext(ctx, "could not hand receivers back; their leases run out by themselves", "platform_id", platformID, "error", err)
 	}
 }
