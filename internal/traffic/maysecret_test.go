@@ -107,9 +107,9 @@ func TestKeysMaySecret(t *testing.T) {
 		if err := json.Unmarshal(b, &v); err != nil {
 			t.Fatalf("the generator made invalid JSON %q: %v", b, err)
 		}
-		may := keysMaySecret(b, len(b))
+		may := scanMaySecret(b, len(b))
 		if !may && wouldRedact(v, "") {
-			t.Fatalf("keysMaySecret(%q) = false, but the walk redacts or masks something in it", b)
+			t.Fatalf("scanBody(%q) may hold no secret, but the walk redacts or masks something in it", b)
 		}
 		if !may {
 			passed++

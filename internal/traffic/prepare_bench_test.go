@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"github.com/tidwall/gjson"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -25,14 +26,25 @@ func BenchmarkPrepare(b *testing.B) {
 }
 
 // BenchmarkMaySecret measures the check that lets a body without secrets
-// skip redaction, on a directory page of 100 locations: the keys alone, and
-// every fragment looked for in a lower-cased copy (what it replaces).
+// skip redaction, on a directory page of 100 locations: the one pass that
+// also validates it and reads its facts (scanBody), the three it replaced,
+// and every fragment looked for in a lower-cased copy (what keys-only
+// checking replaced before that).
 func BenchmarkMaySecret(b *testing.B) {
 	page := benchPage()
 	for _, c := range []struct {
 		name string
 		fn   func([]byte) bool
-	}{{"keys", func(b []byte) bool { return keysMaySecret(b, len(b)) }}, {"lower-cased", maySecretFold}} {
+	}{
+		{"scan", func(b []byte) bool {
+			var sc scanned
+			return !scanBody(b, len(b), &sc) || sc.maySecret
+		}},
+		{"three-passes", func(b []byte) bool {
+			return !gjson.ValidBytes(b) || refKeysMaySecret(b, len(b)) || refScanValidFacts(b).statusCode != 1000
+		}},
+		{"lower-cased", maySecretFold},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(page)))
 			for b.Loop() {

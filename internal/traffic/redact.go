@@ -148,7 +148,7 @@ func RedactBody(body []byte, contentType string) ([]byte, facts, error) {
 
 // redactBody is RedactBody for a body of which only the first keep bytes
 // are stored: a JSON body whose keys in those bytes name nothing secret or
-// personal is kept as it is (keysMaySecret).
+// personal is kept as it is (scanBody).
 func redactBody(body []byte, contentType string, keep int) ([]byte, facts, error) {
 	var f facts
 	trimmed := bytes.TrimSpace(body)
@@ -176,15 +176,16 @@ func redactBody(body []byte, contentType string, keep int) ([]byte, facts, error
 	if trimmed[0] != '{' && trimmed[0] != '[' {
 		return body, f, nil
 	}
-	valid := gjson.ValidBytes(trimmed)
-	if valid && !keysMaySecret(trimmed, keep) || !valid && !maySecretFold(trimmed) {
+	var sc scanned
+	valid := scanBody(trimmed, keep, &sc)
+	if valid && !sc.maySecret || !valid && !maySecretFold(trimmed) {
 		// Nothing to redact or mask (most pushes, every directory page):
 		// the body is kept as it is, and only the facts are read, much
 		// faster than the walk.
 		if !valid {
 			return body, f, nil
 		}
-		return body, scanValidFacts(trimmed), nil
+		return body, sc.facts(), nil
 	}
 	if !valid {
 		// A fragment may be in it, and its keys cannot be told from its
@@ -270,46 +271,6 @@ var sensitive = [][]byte{[]byte("token"), []byte("secret"), []byte("password"), 
 	[]byte("signature"), []byte("email"), []byte("e_mail"), []byte("phone"), []byte("mobile"), []byte("vpa"),
 	[]byte("contact"), []byte("msisdn"), []byte("@")}
 
-// keysMaySecret reports whether a valid JSON body may hold something the
-// walk would redact or mask; a false answer is certain. The walk redacts
-// and masks by key (secretKey, personalKey) and masks values with an '@'
-// (looksLikeEmail), so only keys are looked at for the fragments of
-// sensitive, matched case-insensitively, with '@' and escapes (which could
-// spell either) anywhere. It finds the keys without parsing: with no
-// backslash in the body no string holds a quote, so every quote that is
-// followed by a colon closes a key, and the quote before it opens it. On a
-// directory page of 120 KB, looking for each fragment anywhere in a
-// lower-cased copy had been half of what recording the exchange cost.
-//
-// Only the keys in the first keep bytes are looked at, when no more of the
-// body is stored: a key beyond them is cut off with its value, and one cut
-// in two leaves its value out. An '@' is looked for in the whole body: a
-// value cut before its '@' would otherwise be stored unmasked.
-func keysMaySecret(b []byte, keep int) bool {
-	if bytes.IndexByte(b, '\\') >= 0 || bytes.IndexByte(b, '@') >= 0 {
-		return true
-	}
-	b = b[:min(keep, len(b))]
-	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], ':')
-		if j < 0 {
-			return false
-		}
-		colon := i + j
-		i = colon + 1
-		end := colon - 1
-		for end >= 0 && (b[end] == ' ' || b[end] == '\t' || b[end] == '\n' || b[end] == '\r') {
-			end--
-		}
-		if end < 0 || b[end] != '"' {
-			continue // a colon inside a value
-		}
-		if keyMaySecret(b[bytes.LastIndexByte(b[:end], '"')+1 : end]) {
-			return true
-		}
-	}
-}
-
 // keyMaySecret reports whether a key holds a fragment of sensitive, as
 // strings.ToLower would find it.
 func keyMaySecret(k []byte) bool {
@@ -378,85 +339,14 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// factKeys are the keys scanFacts reads ids from, in the order it lists
+// factKeys are the keys a scan reads ids from, in the order it lists
 // them.
 var factKeys = [...]string{"id", "uid", "location_id", "evse_uid", "session_id", "authorization_reference", "terminal_id",
 	"tariff_id", "cdr_id", "command_id", "payment_id", "order_id"}
 
 // bodyView is b seen as a string, without copying it, for gjson's
-// string-only walks. It is only read while b is unchanged: the recorder
-// prepares a capture before its buffers go back to the pool, and nothing
-// the walk returns keeps a part of the view (idsOf copies what it keeps).
+// string-only walks and the scan's keys and ids. It is only read while b
+// is unchanged: the recorder prepares a capture before its buffers go back
+// to the pool, and nothing kept holds a part of the view (the walk and the
+// facts copy the ids they keep).
 func bodyView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// scanFacts reads the facts of a body that needs no redaction: its
-// top-level ids, the envelope's status_code and its data's ids. It walks the
-// top-level keys once without decoding the values it skips (a directory
-// page's data is a hundred locations; decoding it was a quarter of the
-// page's CPU), and reads keys as encoding/json would: case-insensitively,
-// the last of a repeated key, nothing of a body that is not valid JSON (a
-// status_code that is not a whole number is left out).
-func scanFacts(b []byte) facts {
-	if !gjson.ValidBytes(b) {
-		return facts{}
-	}
-	return scanValidFacts(b)
-}
-
-// scanValidFacts is scanFacts for a body known to be valid JSON. It reads
-// the body through a string view (bodyView) instead of gjson.ParseBytes'
-// copy: on a directory page the copy, a large allocation per exchange, cost
-// more than the scan. The ids it keeps are copied (idsOf).
-func scanValidFacts(b []byte) facts {
-	var f facts
-	if b[0] != '{' {
-		return f
-	}
-	var data gjson.Result
-	f.objectIDs = idsOf(gjson.Parse(bodyView(b)), func(key string, v gjson.Result) {
-		switch key {
-		case "status_code":
-			f.statusCode = 0
-			if v.Type == gjson.Number {
-				if n, err := strconv.ParseInt(v.Raw, 10, 64); err == nil {
-					f.statusCode = int(n)
-				}
-			}
-		case "data":
-			data = v
-		}
-	})
-	if data.IsObject() {
-		f.objectIDs = append(f.objectIDs, idsOf(data, nil)...)
-	}
-	return f
-}
-
-// idsOf lists the string ids under factKeys of the object o, passing every
-// other key to other.
-func idsOf(o gjson.Result, other func(key string, v gjson.Result)) []string {
-	var ids [len(factKeys)]string
-	o.ForEach(func(k, v gjson.Result) bool {
-		key := strings.ToLower(k.Str)
-		for i, fk := range factKeys {
-			if key == fk {
-				ids[i] = ""
-				if v.Type == gjson.String {
-					ids[i] = strings.Clone(v.Str) // not a view of the body
-				}
-				return true
-			}
-		}
-		if other != nil {
-			other(key, v)
-		}
-		return true
-	})
-	var out []string
-	for _, s := range ids {
-		if s != "" && len(s) <= 64 {
-			out = append(out, s)
-		}
-	}
-	return out
-}
