@@ -2,12 +2,13 @@ package traffic
 
 import (
 	"fmt"
-	"github.com/tidwall/gjson"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // BenchmarkPrepare measures the writer's work per exchange: redaction,

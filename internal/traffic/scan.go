@@ -20,8 +20,9 @@ type scanned struct {
 }
 
 // scanBody reads a body once and tells whether it is valid JSON (RFC 8259
-// as gjson.ValidBytes and encoding/json tell it: any byte from 0x20 in a
-// string, white space around the value); whether it may hold a secret; and
+// as gjson.ValidBytes tells it, and encoding/json below its nesting limit
+// of 10 000: any byte from 0x20 in a string, white space around the
+// value); whether it may hold a secret; and
 // the facts (sc.facts). It replaced three passes (validity, keys, facts): on
 // a directory page of 120 KB they were three quarters of recording the
 // exchange, and the facts' pass skipped the page's data array the way the

@@ -238,6 +238,15 @@ func TestScanBodyAsThreePasses(t *testing.T) {
 			}
 		}
 	}
+	// Deeper than encoding/json's limit, the scan answers as gjson does, on
+	// a stack of its own.
+	for _, deep := range []string{strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000),
+		strings.Repeat(`{"a":`, 100_000) + "1" + strings.Repeat("}", 99_999)} {
+		var sc scanned
+		if got, want := scanBody([]byte(deep), len(deep), &sc), gjson.ValidBytes([]byte(deep)); got != want {
+			t.Errorf("a body %d bytes deep: scanBody %v, gjson %v", len(deep), got, want)
+		}
+	}
 	if valid < 5000 || broken < 5000 {
 		t.Fatalf("%d valid and %d broken bodies: the generator does not reach both", valid, broken)
 	}
