@@ -24,33 +24,35 @@ import (
 // its path gets cheaper, and never raise one without saying why in the
 // commit. A scenario added to the benchmarks needs its bound here.
 var maxStmts = map[string]int{
-	// Every authenticated request: the caller's platform and roles (the
-	// authentication guard's row of a client is read once a second,
-	// authguard.Seen, and a platform's rate limits once in ten seconds; each
-	// probe follows another request with its token, so neither is counted).
-	"versions":           1,
-	"hubclientinfo-page": 3,
+	// Every authenticated request reads nothing to know its caller: a
+	// token's platform with its roles is read once a second per replica
+	// (party/callers.go), the authentication guard's row of a client once a
+	// second (authguard.Seen) and a platform's rate limits once in ten
+	// seconds; each probe follows another request with its token, so none is
+	// counted.
+	"versions":           0,
+	"hubclientinfo-page": 2,
 	// The location read and written, its EVSE row, the one change for the
 	// broadcast, the webhook subscribers' lookup.
-	"evse-status-patch": 6,
+	"evse-status-patch": 5,
 	// The same request, measured with delivery paused.
-	"evse-status-patch-ingest": 6,
-	"advice-ingest":            7,
-	"terminals-page":           3,
+	"evse-status-patch-ingest": 5,
+	"advice-ingest":            6,
+	"terminals-page":           2,
 	// The session, the receiving platform with its roles (one read), the
 	// location and tariff the cost engine prices with, the duplicate check,
 	// the CDR, the webhook subscribers, the push (a new CDR's first: nothing
 	// to supersede) and the owner check.
-	"cdr-ingest": 10,
+	"cdr-ingest": 9,
 	// The location and the token read, the authorization written.
-	"authorize-own": 4,
+	"authorize-own": 3,
 	// authorize-own's, and the eMSP's platform with its roles (one read) to
 	// forward to.
-	"authorize-forwarded": 5,
+	"authorize-forwarded": 4,
 	// The location's owner with its EVSE and connector (one read), the
 	// command stored, the CPO's platform with its roles (one read), its
 	// answer recorded.
-	"command-relay": 5,
+	"command-relay": 4,
 }
 
 // probeHeader names a request TestStatementsPerRequest counts.
@@ -96,10 +98,10 @@ func TestStatementsPerRequest(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		// Each probe follows a versions request with the same token, so the
-		// caches a request may refresh are warm for it: the authentication
-		// guard's counter of the client (read once a second,
-		// authguard.Seen) and the rate limits of the platform (read once in
-		// ten seconds). A pair that took longer than half of Seen is sent
+		// caches a request may refresh are warm for it: the token's platform
+		// (read once a second, party/callers.go), the authentication guard's
+		// counter of the client (once a second, authguard.Seen) and the rate
+		// limits of the platform (once in ten seconds). A pair that took longer than half of Seen is sent
 		// again, and so is a probe over its bound: a cache that ran out
 		// between the two requests refreshes once, a path that runs more
 		// statements does so every time.

@@ -123,6 +123,17 @@ func (s *Service) Authenticate(ctx context.Context, tokens []string) (*Caller, e
 }
 
 func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error) {
+	// Inside a transaction the caller is read through it: it may have
+	// changed the platform.
+	cache := store.HeldTx(ctx) == nil
+	now := s.clock.Now()
+	if cache {
+		if c, ok := s.callers.get(h, now); ok {
+			s.touch(ctx, c.PlatformID)
+			return c, nil
+		}
+	}
+	gen := s.callers.generation()
 	rows, err := s.db.ReadIn(ctx).Query(ctx, `SELECT p.id, p.name, p.status, p.version, p.sandbox, r.role, r.country_code, r.party_id
 		FROM platforms p LEFT JOIN platform_roles r ON r.platform_id = p.id
 		WHERE p.token_in_hash = $1 OR p.token_next_hash = $1`, h)
@@ -168,9 +179,17 @@ func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error)
 	case StatusUnregistered:
 		return nil, unauthorized("the platform is unregistered")
 	}
+	if cache {
+		s.callers.put(h, c, gen, now)
+	}
 	s.touch(ctx, c.PlatformID)
 	return c, nil
 }
+
+// forgetCallers drops the remembered callers: a write that changes what a
+// caller is (its status, tokens, version, name, roles, a peer hub's
+// represented parties) registers it to run once it has committed.
+func (s *Service) forgetCallers() { s.callers.forget() }
 
 // touch records that a platform was heard from (for the liveness check), at
 // most once a minute per platform.

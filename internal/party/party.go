@@ -123,6 +123,8 @@ type Service struct {
 	// touched throttles last_seen_at writes: at most one per platform per
 	// minute.
 	touched *touchCache
+	// callers remembers the platforms' tokens for a second (callers.go).
+	callers *callerCache
 	// ReconnectFuncs run when a platform that was OFFLINE answers again (the
 	// directory resyncs it). Set them while wiring, before Start.
 	ReconnectFuncs []func(ctx context.Context, platformID int64)
@@ -161,7 +163,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 		return nil, err
 	}
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
-		NewTokenFunc: newToken, touched: newTouchCache()}
+		NewTokenFunc: newToken, touched: newTouchCache(), callers: newCallerCache()}
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
 	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {

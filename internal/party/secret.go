@@ -40,7 +40,7 @@ func newTouchCache() *touchCache { return &touchCache{last: map[int64]time.Time{
 func (c *touchCache) due(id int64, now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t, ok := c.last[id]; ok && now.Sub(t) < time.Minute && now.After(t) {
+	if t, ok := c.last[id]; ok && now.Sub(t) < time.Minute && !now.Before(t) {
 		return false
 	}
 	c.last[id] = now

@@ -1,0 +1,108 @@
+package party_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/clock"
+	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/store"
+)
+
+// authenticate resolves token on h and counts the statements it took.
+func authenticate(t *testing.T, h *hubtest.Hub, token string) (*party.Caller, int64, error) {
+	t.Helper()
+	c, n := store.CountStmts(ctx(t))
+	caller, err := h.Parties.Authenticate(c, []string{token})
+	return caller, n.N(), err
+}
+
+// TestCallerRememberedForASecond: a replica reads a platform's token once a
+// second; its own changes (suspending, resuming, rotating the token,
+// unregistering) hold from the next request on, through the API as well.
+func TestCallerRememberedForASecond(t *testing.T) {
+	t.Parallel()
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		cpo, pl := addAcme(t, h)
+		if _, _, err := authenticate(t, h, cpo.Token()); err != nil {
+			t.Fatal(err)
+		}
+		c, n, err := authenticate(t, h, cpo.Token())
+		if err != nil || n != 0 || c.PlatformID != pl.ID || !c.Owns(party.RoleCPO, "NL", "ACM") || c.Token != cpo.Token() {
+			t.Fatalf("again within the second: %+v after %d statements, %v; want the platform from memory", c, n, err)
+		}
+		// What a request does with its caller stays its own.
+		c.Roles, c.Name = nil, "changed"
+		if c, _, _ := authenticate(t, h, cpo.Token()); len(c.Roles) == 0 || c.Name == "changed" {
+			t.Fatalf("a caller changed by its request changed the remembered one: %+v", c)
+		}
+		clk.Add(time.Second)
+		if _, n, err := authenticate(t, h, cpo.Token()); err != nil || n == 0 {
+			t.Fatalf("a second later: %d statements, %v; want the platform read again", n, err)
+		}
+
+		if err := h.Parties.Suspend(ctx(t), pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := authenticate(t, h, cpo.Token()); ocpi.ErrorCode(err) != ocpi.EUNAUTHORIZED {
+			t.Fatalf("right after the suspension: %v, want EUNAUTHORIZED", err)
+		}
+		st, code := call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", cpo.Token(), true, nil)
+		wantStatus(t, "suspended", st, code, http.StatusUnauthorized, ocpi.StatusClientError)
+		if err := h.Parties.Resume(ctx(t), pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		st, code = call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", cpo.Token(), true, nil)
+		wantStatus(t, "resumed", st, code, http.StatusOK, ocpi.StatusSuccess)
+
+		old := cpo.Token()
+		if _, err := h.Parties.Rotate(ctx(t), pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		if cpo.Token() == old {
+			t.Fatal("the CPO kept its token through the rotation")
+		}
+		st, code = call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", old, true, nil)
+		wantStatus(t, "the token rotated away", st, code, http.StatusUnauthorized, ocpi.StatusClientError)
+		st, code = call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", cpo.Token(), true, nil)
+		wantStatus(t, "the new token", st, code, http.StatusOK, ocpi.StatusSuccess)
+
+		if err := cpo.Unregister(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		st, code = call(t, h, http.MethodGet, "/ocpi/2.2.1/hubclientinfo", cpo.Token(), true, nil)
+		wantStatus(t, "unregistered", st, code, http.StatusUnauthorized, ocpi.StatusClientError)
+	})
+}
+
+// TestOtherReplicaRefusesASuspendedPlatformWithinASecond: two replicas on
+// one PostgreSQL database. The replica that suspends a platform refuses it
+// at once; the other, which had read it, serves it from memory until its
+// second is up, then refuses it too.
+func TestOtherReplicaRefusesASuspendedPlatformWithinASecond(t *testing.T) {
+	t.Parallel()
+	start := time.Now().Truncate(time.Second)
+	clkA, clkB := clock.NewFake(start), clock.NewFake(start)
+	a := hubtest.Start(t, store.Postgres, func(o *hubtest.Options) { o.Clock = clkA })
+	b := hubtest.Start(t, store.Postgres, func(o *hubtest.Options) { o.Clock, o.DBURL = clkB, a.DBURL })
+	cpo, pl := addAcme(t, a)
+	if _, _, err := authenticate(t, b, cpo.Token()); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Parties.Suspend(ctx(t), pl.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := authenticate(t, a, cpo.Token()); ocpi.ErrorCode(err) != ocpi.EUNAUTHORIZED {
+		t.Fatalf("the suspending replica: %v, want EUNAUTHORIZED", err)
+	}
+	if _, n, err := authenticate(t, b, cpo.Token()); err != nil || n != 0 {
+		t.Fatalf("the other replica within its second: %d statements, %v; want the platform from memory", n, err)
+	}
+	clkB.Add(time.Second)
+	if _, _, err := authenticate(t, b, cpo.Token()); ocpi.ErrorCode(err) != ocpi.EUNAUTHORIZED {
+		t.Fatalf("the other replica a second later: %v, want EUNAUTHORIZED", err)
+	}
+}
