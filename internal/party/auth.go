@@ -179,7 +179,10 @@ func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error)
 	case StatusUnregistered:
 		return nil, unauthorized("the platform is unregistered")
 	}
-	if cache {
+	if cache && c.Status == StatusConnected {
+		// A PENDING platform is between two steps of its registration:
+		// remembered, it would be refused for a second after another
+		// process (the CLI, another replica) connected it.
 		s.callers.put(h, c, gen, now)
 	}
 	s.touch(ctx, c.PlatformID)

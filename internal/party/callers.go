@@ -6,14 +6,16 @@ import (
 	"time"
 )
 
-// callerTTL is how long a replica answers a platform's token from what it
-// read. Its own changes to what a caller is (a status, a token rotated or
-// withdrawn, roles, a peer hub's represented parties) it sees at once:
-// every write that changes one forgets every remembered caller once it has
-// committed. Another replica's it sees within callerTTL, as the
+// callerTTL is how long a replica answers a connected platform's token
+// from what it read. Its own changes to what a caller is (a status, a token
+// rotated or withdrawn, roles, a peer hub's represented parties) it sees at
+// once: every write that changes one forgets every remembered caller once
+// it has committed. Another process's (another replica's, the CLI's, which
+// writes to the database directly) it sees within callerTTL, as the
 // authentication guard sees another replica's failures within a second
 // (authguard): a platform suspended there may be served here for up to a
-// second more.
+// second more, and one added a party there may be refused that party here
+// for as long. A platform still PENDING is not remembered.
 //
 // Without it every authenticated request read the platform and its roles
 // by the token's hash first: a round trip on PostgreSQL (nearly all of what
