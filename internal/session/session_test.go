@@ -266,8 +266,8 @@ func TestSessionValidation(t *testing.T) {
 		if n := len(b.EMSP.Requests(sim.PathHas("", "/emsp/sessions/"))); n != 1 {
 			t.Errorf("eMSP got %d session requests, want the one valid PUT", n)
 		}
-		if n := len(b.Events.Events(event.SessionStarted)); n != 1 {
-			t.Errorf("%d session.started events, want 1", n)
+		if evs, err := b.Events.Wait(b.Ctx, event.SessionStarted, 1); err != nil || len(evs) != 1 {
+			t.Errorf("%d session.started events (%v), want 1", len(evs), err)
 		}
 	})
 }

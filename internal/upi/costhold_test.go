@@ -110,8 +110,8 @@ func TestCostMismatchHold(t *testing.T) {
 		if n := b.rows(t, "upi_receipts"); n != 1 {
 			t.Errorf("%d receipts", n)
 		}
-		if n := len(b.events.Events(event.ReceiptIssued)); n != 1 {
-			t.Errorf("%d receipt.issued events", n)
+		if evs, err := b.events.Wait(b.ctx, event.ReceiptIssued, 1); err != nil || len(evs) != 1 {
+			t.Errorf("%d receipt.issued events (%v)", len(evs), err)
 		}
 
 		// The same decision later changes nothing; another one is refused.

@@ -46,8 +46,10 @@ func TestRefundPGFailures(t *testing.T) {
 			if r := p.Refunds[0]; r.Attempts != 3 || r.Status != refunds.Processed || r.LastError != "" {
 				t.Errorf("refund %+v", r)
 			}
-			if n := len(b.events.Events(event.RefundProcessed)); n != 1 {
-				t.Errorf("%d refund.processed events", n)
+			// Events are kept once their transaction commits, just after
+			// the state the wait above saw: waited for, then counted.
+			if evs, err := b.events.Wait(b.ctx, event.RefundProcessed, 1); err != nil || len(evs) != 1 {
+				t.Errorf("%d refund.processed events (%v)", len(evs), err)
 			}
 		})
 	})

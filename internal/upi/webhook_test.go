@@ -122,8 +122,8 @@ func TestConcurrentWebhooks(t *testing.T) {
 		if n, p := b.rows(t, "upi_webhook_events"), b.rows(t, "upi_payments"); n != 1 || p != 1 {
 			t.Errorf("%d events and %d payments stored, want 1 and 1", n, p)
 		}
-		if n := len(b.events.Events(event.PaymentCaptured)); n != 1 {
-			t.Errorf("%d payment.captured events", n)
+		if evs, err := b.events.Wait(b.ctx, event.PaymentCaptured, 1); err != nil || len(evs) != 1 {
+			t.Errorf("%d payment.captured events (%v)", len(evs), err)
 		}
 	})
 }
