@@ -83,16 +83,7 @@ func TestScanFactsAsDecoding(t *testing.T) {
 	keys := append(slices.Clone(factKeys[:]), "status_code", "data", "other", "Id", "STATUS_CODE")
 	values := []string{`"v1"`, `"v2"`, `7`, `null`, `true`, `[]`, `{"id":"nested"}`, `1000`, `"` + strings.Repeat("x", 64) + `"`}
 	for range 500 {
-		var sb strings.Builder
-		sb.WriteByte('{')
-		for i := range rng.IntN(8) {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			fmt.Fprintf(&sb, "%q:%s", keys[rng.IntN(len(keys))], values[rng.IntN(len(values))])
-		}
-		sb.WriteByte('}')
-		bodies = append(bodies, sb.String())
+		bodies = append(bodies, randomObject(rng, keys, values))
 	}
 	for _, b := range bodies {
 		got, want := scanFacts([]byte(b)), decodedFacts([]byte(b))
@@ -100,6 +91,21 @@ func TestScanFactsAsDecoding(t *testing.T) {
 			t.Errorf("%.120s:\n got %+v\nwant %+v", b, got, want)
 		}
 	}
+}
+
+// randomObject is a JSON object of up to seven members, their keys drawn
+// from keys and their values from values (written as they stand).
+func randomObject(rng *rand.Rand, keys, values []string) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i := range rng.IntN(8) {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, "%q:%s", keys[rng.IntN(len(keys))], values[rng.IntN(len(values))])
+	}
+	sb.WriteByte('}')
+	return sb.String()
 }
 
 // BenchmarkScanFacts reads the facts of a directory page of 100 locations.

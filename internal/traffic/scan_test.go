@@ -213,16 +213,7 @@ func TestScanBodyAsThreePasses(t *testing.T) {
 	values := []string{`"v1"`, `"v2"`, `7`, `-3`, `1.0`, `null`, `true`, `[]`, `{"id":"nested","status_code":5}`, `1000`,
 		`"` + strings.Repeat("x", 65) + `"`, `{"uid":"in data?","order_id":"o"}`}
 	for range 2000 {
-		var sb strings.Builder
-		sb.WriteByte('{')
-		for i := range rng.IntN(8) {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(strconv.Quote(keys[rng.IntN(len(keys))]) + ":" + values[rng.IntN(len(values))])
-		}
-		sb.WriteByte('}')
-		bodies = append(bodies, sb.String())
+		bodies = append(bodies, randomObject(rng, keys, values))
 	}
 	var valid, broken int
 	for _, s := range bodies {
