@@ -1,0 +1,44 @@
+package party
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCallerCacheRace: a caller read before a forgetting and put after it
+// is not remembered (the write that forgot may have changed it); one read
+// after it is. Remembered callers are copies both ways, and last callerTTL.
+func TestCallerCacheRace(t *testing.T) {
+	cc := newCallerCache()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := &Caller{Kind: CallerPlatform, PlatformID: 7, Status: StatusConnected, Roles: []PartyRef{{Role: RoleCPO, CountryCode: "NL", PartyID: "ACM"}},
+		Token: "secret"}
+
+	before := cc.generation()
+	cc.forget() // a write committed while the read ran
+	cc.put("h", c, before, at)
+	if _, ok := cc.get("h", at); ok {
+		t.Fatal("a caller read before a forgetting was remembered after it")
+	}
+
+	cc.put("h", c, cc.generation(), at)
+	c.Roles[0].PartyID, c.Name = "XXX", "changed" // the request's own copy
+	got, ok := cc.get("h", at.Add(callerTTL-time.Nanosecond))
+	if !ok || got.Roles[0].PartyID != "ACM" || got.Name != "" || got.Token != "" {
+		t.Fatalf("remembered %+v (%v), want the caller as read, without its token", got, ok)
+	}
+	got.Roles[0].PartyID = "YYY"
+	if again, _ := cc.get("h", at); again.Roles[0].PartyID != "ACM" {
+		t.Fatal("a caller changed by a request changed the remembered one")
+	}
+	if _, ok := cc.get("h", at.Add(callerTTL)); ok {
+		t.Fatal("remembered past callerTTL")
+	}
+	if _, ok := cc.get("h", at.Add(-time.Second)); ok {
+		t.Fatal("remembered before it was read (a clock set back)")
+	}
+	cc.forget()
+	if _, ok := cc.get("h", at); ok {
+		t.Fatal("remembered after a forgetting")
+	}
+}
