@@ -39,20 +39,20 @@ var maxStmts = map[string]int{
 	"evse-status-patch-ingest": 5,
 	"advice-ingest":            6,
 	"terminals-page":           2,
-	// The session, the receiving platform with its roles (one read), the
-	// location and tariff the cost engine prices with, the duplicate check,
-	// the CDR, the webhook subscribers, the push (a new CDR's first: nothing
-	// to supersede) and the owner check.
-	"cdr-ingest": 9,
+	// The session, the location and tariff the cost engine prices with, the
+	// duplicate check, the CDR, the webhook subscribers, the push (a new
+	// CDR's first: nothing to supersede) and the owner check. The receiving
+	// eMSP's platform is read once a second (party.FindByParty).
+	"cdr-ingest": 8,
 	// The location and the token read, the authorization written.
 	"authorize-own": 3,
-	// authorize-own's, and the eMSP's platform with its roles (one read) to
-	// forward to.
-	"authorize-forwarded": 4,
+	// authorize-own's; the eMSP's platform it is forwarded to is read once a
+	// second.
+	"authorize-forwarded": 3,
 	// The location's owner with its EVSE and connector (one read), the
-	// command stored, the CPO's platform with its roles (one read), its
-	// answer recorded.
-	"command-relay": 4,
+	// command stored, its answer recorded; the CPO's platform is read once a
+	// second.
+	"command-relay": 3,
 }
 
 // probeHeader names a request TestStatementsPerRequest counts.
@@ -101,10 +101,12 @@ func TestStatementsPerRequest(t *testing.T) {
 		// caches a request may refresh are warm for it: the token's platform
 		// (read once a second, party/callers.go), the authentication guard's
 		// counter of the client (once a second, authguard.Seen) and the rate
-		// limits of the platform (once in ten seconds). A pair that took longer than half of Seen is sent
-		// again, and so is a probe over its bound: a cache that ran out
-		// between the two requests refreshes once, a path that runs more
-		// statements does so every time.
+		// limits of the platform (once in ten seconds). The platform a
+		// request is routed to (once a second, party.FindByParty) is warm
+		// from the scenario's previous probe. A pair that took longer than
+		// half of Seen is sent again, and so is a probe over its bound: a
+		// cache that ran out between the two requests refreshes once, a path
+		// that runs more statements does so every time.
 		do := func(name string, req *http.Request, want int) {
 			resp, err := h.client.Do(req)
 			if err != nil {

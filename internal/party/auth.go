@@ -189,10 +189,14 @@ func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error)
 	return c, nil
 }
 
-// forgetCallers drops the remembered callers: a write that changes what a
-// caller is (its status, tokens, version, name, roles, a peer hub's
-// represented parties) registers it to run once it has committed.
-func (s *Service) forgetCallers() { s.callers.forget() }
+// forgetCallers drops the remembered callers and hosting platforms: a
+// write that changes what a caller or a platform is (its status, tokens,
+// version, name, roles, endpoints, connection, a peer hub's represented
+// parties) registers it to run once it has committed.
+func (s *Service) forgetCallers() {
+	s.callers.forget()
+	s.hosts.forget()
+}
 
 // touch records that a platform was heard from (for the liveness check), at
 // most once a minute per platform.

@@ -6,88 +6,119 @@ import (
 	"time"
 )
 
-// callerTTL is how long a replica answers a connected platform's token
-// from what it read. Its own changes to what a caller is (a status, a token
-// rotated or withdrawn, roles, a peer hub's represented parties) it sees at
-// once: every write that changes one forgets every remembered caller once
-// it has committed. Another process's (another replica's, the CLI's, which
-// writes to the database directly) it sees within callerTTL, as the
-// authentication guard sees another replica's failures within a second
-// (authguard): a platform suspended there may be served here for up to a
-// second more, and one added a party there may be refused that party here
-// for as long. A platform still PENDING is not remembered.
+// callerTTL is how long a replica answers a connected platform's token, and
+// which connected platform hosts a party, from what it read. Its own changes
+// to what a caller or a platform is (a status, a token rotated or withdrawn,
+// roles, endpoints, the connection hubclientinfo reports, a peer hub's
+// represented parties) it sees at once: every write that changes one forgets
+// everything remembered once it has committed. Another process's (another
+// replica's, the CLI's, which writes to the database directly) it sees within
+// callerTTL, as the authentication guard sees another replica's failures
+// within a second (authguard): a platform suspended there may be served here
+// for up to a second more, and one added a party there may be refused that
+// party here for as long. A platform still PENDING is not remembered.
 //
 // Without it every authenticated request read the platform and its roles
 // by the token's hash first: a round trip on PostgreSQL (nearly all of what
 // a versions request costs with one client), on SQLite 8 % of an
-// authorize-own's CPU.
+// authorize-own's CPU; and every request forwarded to a party, and every CDR
+// routed to its eMSP, read the party's platform (10 % of a CDR's handling).
 const callerTTL = time.Second
 
-// callerCacheMax bounds the remembered callers: past it the cache starts
-// again. Only tokens that authenticated a platform are remembered, so its
-// size is the number of platforms (two tokens each at most, during a
-// rotation), not something a stranger with made-up tokens can grow.
+// callerCacheMax bounds what is remembered: past it the cache starts again.
+// Only what a read found connected is remembered (a token that authenticated
+// a platform, a party a platform hosts), so its size is the number of
+// platforms and their parties, not something a stranger with made-up tokens
+// or party ids can grow.
 const callerCacheMax = 10_000
 
-// callerCache remembers the platform callers by the hash of their token.
-type callerCache struct {
+// memo remembers values read from the database by key, for callerTTL, as
+// copies both ways: what a request does with its copy stays its own.
+type memo[V any] struct {
 	mu sync.Mutex
-	// gen counts the forgetting: a caller read by a read that began before
+	// gen counts the forgetting: a value read by a read that began before
 	// the latest one is not put.
 	gen     uint64
-	callers map[string]cachedCaller
+	entries map[string]memoEntry[V]
+	// keep is the copy put (what is remembered), give the copy returned.
+	keep, give func(V) V
 }
 
-type cachedCaller struct {
-	c  Caller
+type memoEntry[V any] struct {
+	v  V
 	at time.Time
 }
 
-func newCallerCache() *callerCache { return &callerCache{callers: map[string]cachedCaller{}} }
+func newMemo[V any](keep, give func(V) V) *memo[V] {
+	return &memo[V]{entries: map[string]memoEntry[V]{}, keep: keep, give: give}
+}
+
+// callerCache remembers the platform callers by the hash of their token,
+// without the token.
+type callerCache = memo[Caller]
+
+func newCallerCache() *callerCache {
+	return newMemo(func(c Caller) Caller {
+		c.Roles = slices.Clone(c.Roles)
+		c.Token, c.TokenBase64 = "", false
+		return c
+	}, func(c Caller) Caller {
+		c.Roles = slices.Clone(c.Roles)
+		return c
+	})
+}
+
+// hostCache remembers the connected platform hosting a party, by role and
+// party (FindByParty).
+type hostCache = memo[Platform]
+
+func newHostCache() *hostCache {
+	clone := func(p Platform) Platform {
+		p.Endpoints, p.Roles, p.Warnings = slices.Clone(p.Endpoints), slices.Clone(p.Roles), slices.Clone(p.Warnings)
+		return p
+	}
+	return newMemo(clone, clone)
+}
 
 // generation is the cache's generation before a read that may put its
 // result.
-func (cc *callerCache) generation() uint64 {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	return cc.gen
+func (m *memo[V]) generation() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gen
 }
 
-// get returns a copy of the caller remembered for hash, read within
-// callerTTL of now (and since the last forgetting, which drops them all).
-func (cc *callerCache) get(hash string, now time.Time) (*Caller, bool) {
-	cc.mu.Lock()
-	e, ok := cc.callers[hash]
-	cc.mu.Unlock()
+// get returns a copy of the value remembered for key, read within callerTTL
+// of now (and since the last forgetting, which drops them all).
+func (m *memo[V]) get(key string, now time.Time) (*V, bool) {
+	m.mu.Lock()
+	e, ok := m.entries[key]
+	m.mu.Unlock()
 	if !ok || now.Sub(e.at) >= callerTTL || now.Before(e.at) {
 		return nil, false
 	}
-	c := e.c
-	c.Roles = slices.Clone(e.c.Roles)
-	return &c, true
+	v := m.give(e.v)
+	return &v, true
 }
 
-// put remembers a copy of c, read at now by a read that began in
-// generation gen; a forgetting since then leaves it out.
-func (cc *callerCache) put(hash string, c *Caller, gen uint64, now time.Time) {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	if gen != cc.gen {
+// put remembers a copy of v, read at now by a read that began in generation
+// gen; a forgetting since then leaves it out.
+func (m *memo[V]) put(key string, v *V, gen uint64, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if gen != m.gen {
 		return
 	}
-	if len(cc.callers) >= callerCacheMax {
-		clear(cc.callers)
+	if len(m.entries) >= callerCacheMax {
+		clear(m.entries)
 	}
-	e := cachedCaller{c: *c, at: now}
-	e.c.Roles = slices.Clone(c.Roles)
-	e.c.Token, e.c.TokenBase64 = "", false
-	cc.callers[hash] = e
+	m.entries[key] = memoEntry[V]{v: m.keep(*v), at: now}
 }
 
-// forget drops every remembered caller.
-func (cc *callerCache) forget() {
-	cc.mu.Lock()
-	defer cc.mu.Unlock()
-	cc.gen++
-	clear(cc.callers)
+// forget drops everything remembered.
+func (m *memo[V]) forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	clear(m.entries)
 }

@@ -1,6 +1,8 @@
 package party_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
+	"github.com/ocpihub/ocpihub/internal/routing"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -105,4 +108,95 @@ func TestOtherReplicaRefusesASuspendedPlatformWithinASecond(t *testing.T) {
 	if _, _, err := authenticate(t, b, cpo.Token()); ocpi.ErrorCode(err) != ocpi.EUNAUTHORIZED {
 		t.Fatalf("the other replica a second later: %v, want EUNAUTHORIZED", err)
 	}
+}
+
+// findHost finds the platform hosting cc/pid as a CPO on h and counts the
+// statements it took.
+func findHost(t *testing.T, h *hubtest.Hub, c context.Context, cc, pid string) (*party.Platform, int64) {
+	t.Helper()
+	c, n := store.CountStmts(c)
+	p, err := h.Parties.FindByParty(c, party.RoleCPO, cc, pid)
+	if err != nil {
+		t.Fatalf("platform of %s/%s: %v", cc, pid, err)
+	}
+	return p, n.N()
+}
+
+// TestHostRememberedForASecond: the platform hosting a party (what every
+// forwarded request, command and CDR is routed by) is read once a second;
+// the replica's own changes to it (its connection found down, a
+// suspension) hold at once, and a transaction reads through what it
+// changed.
+func TestHostRememberedForASecond(t *testing.T) {
+	t.Parallel()
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		cpo, pl := addAcme(t, h)
+		clk.Add(6 * time.Minute) // silent long enough for the liveness check below
+		findHost(t, h, ctx(t), "NL", "ACM")
+		p, n := findHost(t, h, ctx(t), "NL", "ACM")
+		if n != 0 || p.ID != pl.ID || len(p.Endpoints) == 0 || len(p.Roles) == 0 {
+			t.Fatalf("again within the second: %+v after %d statements; want the platform from memory", p, n)
+		}
+		// What a request does with its platform stays its own.
+		p.Endpoints[0].URL, p.Roles, p.Name = "http://elsewhere.invalid", nil, "changed"
+		if p, _ := findHost(t, h, ctx(t), "NL", "ACM"); p.Endpoints[0].URL == "http://elsewhere.invalid" || len(p.Roles) == 0 || p.Name == "changed" {
+			t.Fatalf("a platform changed by its request changed the remembered one: %+v", p)
+		}
+
+		// The liveness check finds the CPO down: OFFLINE here at once.
+		cpo.SetDown(true)
+		if err := h.Parties.CheckLiveness(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if p, n := findHost(t, h, ctx(t), "NL", "ACM"); p.Connection != party.ClientOffline || n == 0 {
+			t.Fatalf("after the failed liveness check: %s after %d statements; want OFFLINE, read again", p.Connection, n)
+		}
+		_, err := routing.New(h.Parties).Address(ctx(t), party.RoleCPO, routing.Party{CountryCode: "NL", PartyID: "ACM"}, "commands", ocpi.InterfaceReceiver)
+		if ocpi.ErrorCode(err) != ocpi.ENOTCONNECTED {
+			t.Fatalf("a command to the OFFLINE CPO: %v, want ENOTCONNECTED", err)
+		}
+		cpo.SetDown(false)
+		if err := h.Parties.CheckLiveness(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := findHost(t, h, ctx(t), "NL", "ACM"); p.Connection != party.ClientConnected {
+			t.Fatalf("after the good liveness check: %s, want CONNECTED", p.Connection)
+		}
+
+		// A transaction reads through what it changed; rolled back, the
+		// remembered platform stands.
+		findHost(t, h, ctx(t), "NL", "ACM")
+		rollback := errors.New("rolled back")
+		err = h.DB.InTx(ctx(t), func(c context.Context, tx *store.Tx) error {
+			if _, err := tx.Exec(c, "UPDATE platforms SET name = 'Renamed' WHERE id = $1", pl.ID); err != nil {
+				return err
+			}
+			if p, _ := findHost(t, h, c, "NL", "ACM"); p.Name != "Renamed" {
+				t.Errorf("inside the transaction that renamed it: %q", p.Name)
+			}
+			return rollback
+		})
+		if !errors.Is(err, rollback) {
+			t.Fatal(err)
+		}
+		if p, n := findHost(t, h, ctx(t), "NL", "ACM"); p.Name != pl.Name || n != 0 {
+			t.Fatalf("after the rollback: %q after %d statements; want %q from memory", p.Name, n, pl.Name)
+		}
+
+		// Suspended: at once; a second later read again.
+		if err := h.Parties.Suspend(ctx(t), pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := findHost(t, h, ctx(t), "NL", "ACM"); p.Status != party.StatusSuspended {
+			t.Fatalf("right after the suspension: %s", p.Status)
+		}
+		if err := h.Parties.Resume(ctx(t), pl.ID); err != nil {
+			t.Fatal(err)
+		}
+		findHost(t, h, ctx(t), "NL", "ACM")
+		clk.Add(time.Second)
+		if _, n := findHost(t, h, ctx(t), "NL", "ACM"); n == 0 {
+			t.Fatal("a second later: no statement; want the platform read again")
+		}
+	})
 }

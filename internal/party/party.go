@@ -125,6 +125,8 @@ type Service struct {
 	touched *touchCache
 	// callers remembers the platforms' tokens for a second (callers.go).
 	callers *callerCache
+	// hosts remembers FindByParty's connected platforms (callers.go).
+	hosts *hostCache
 	// ReconnectFuncs run when a platform that was OFFLINE answers again (the
 	// directory resyncs it). Set them while wiring, before Start.
 	ReconnectFuncs []func(ctx context.Context, platformID int64)
@@ -163,7 +165,7 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 		return nil, err
 	}
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
-		NewTokenFunc: newToken, touched: newTouchCache(), callers: newCallerCache()}
+		NewTokenFunc: newToken, touched: newTouchCache(), callers: newCallerCache(), hosts: newHostCache()}
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
 	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {
@@ -426,7 +428,28 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 // FindByParty returns the connected platform hosting cc/pid in role (any
 // role when role is empty): the party's own platform, else the peer hub
 // that represents it.
+//
+// A CONNECTED platform found is remembered for callerTTL, outside a
+// transaction (which may have changed it), as callers are (callers.go).
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
+	cache := store.HeldTx(ctx) == nil
+	key := string(role) + "/" + cc + "/" + pid
+	now := s.clock.Now()
+	if cache {
+		if p, ok := s.hosts.get(key, now); ok {
+			return p, nil
+		}
+	}
+	gen := s.hosts.generation()
+	p, err := s.findByParty(ctx, role, cc, pid)
+	if err == nil && cache && p.Status == StatusConnected {
+		s.hosts.put(key, p, gen, now)
+	}
+	return p, err
+}
+
+// findByParty is FindByParty's read.
+func (s *Service) findByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
 	q := s.db.ReadIn(ctx)
 	// The platform row with the lookup of its id: one round trip.
 	query, args := withRole("SELECT platform_id FROM platform_roles WHERE country_code = $1 AND party_id = $2", "role", role, cc, pid)
