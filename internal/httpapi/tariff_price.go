@@ -49,7 +49,7 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 	}
 	tz, from := time.UTC, "default"
 	if req.TimeZone != "" {
-		z, err := time.LoadLocation(req.TimeZone)
+		z, err := tariff.LoadZone(req.TimeZone)
 		if err != nil {
 			return ocpi.Invalid("time_zone", "is not a time zone name")
 		}
@@ -61,7 +61,7 @@ func (s *Server) handleAdminTariffPrice(w http.ResponseWriter, r *http.Request) 
 			return err
 		}
 		if loc != nil && loc.TimeZone != "" {
-			if z, err := time.LoadLocation(loc.TimeZone); err == nil {
+			if z, err := tariff.LoadZone(loc.TimeZone); err == nil {
 				tz, from = z, "location"
 			}
 		}

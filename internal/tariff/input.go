@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
@@ -35,11 +36,31 @@ func ForSession(s *ocpi.Session, ts []ocpi.Tariff, tz *time.Location, now time.T
 // one this machine does not know.
 func Zone(name string) *time.Location {
 	if name != "" {
-		if z, err := time.LoadLocation(name); err == nil {
+		if z, err := LoadZone(name); err == nil {
 			return z
 		}
 	}
 	return time.UTC
+}
+
+// zones are the time zones loaded so far, by name. time.LoadLocation reads
+// and parses the zone's file at every call (5 % of a CDR's handling, which
+// prices the CDR in its location's zone); a zone loaded once is kept. Only
+// names that load are kept, so the map holds at most the machine's zone
+// database (about 600 names), whatever names partners send.
+var zones sync.Map // string → *time.Location
+
+// LoadZone is time.LoadLocation, remembered.
+func LoadZone(name string) (*time.Location, error) {
+	if z, ok := zones.Load(name); ok {
+		return z.(*time.Location), nil
+	}
+	z, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, z)
+	return z, nil
 }
 
 // DecodeTariff reads a tariff in the 2.2.1 shape, or in the 2.1.1 one (no
