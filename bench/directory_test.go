@@ -86,7 +86,9 @@ func BenchmarkDirectory1M(b *testing.B) {
 				stream := h.patchStream(b, patchRate())
 				cfg := Config{Workers: workers(), Requests: b.N, Client: h.client}
 				b.ResetTimer()
+				stop := profileWindow(b)
 				base, res, err := Compare(context.Background(), cfg, h.noop(), h.get(s.path, h.cpoToken), 4)
+				stop()
 				b.StopTimer()
 				sent, failed, elapsed := stream.stop()
 				if err != nil {

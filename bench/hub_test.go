@@ -135,7 +135,9 @@ func drain(b *testing.B, h *benchHub) {
 func measure(b *testing.B, h *benchHub, t Target) {
 	cfg := Config{Workers: workers(), Requests: b.N, Client: h.client}
 	b.ResetTimer()
+	stop := profileWindow(b)
 	base, res, err := Compare(context.Background(), cfg, h.noop(), t, 4)
+	stop()
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
