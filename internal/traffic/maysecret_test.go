@@ -213,3 +213,52 @@ func TestWalkRedactsAsDecoded(t *testing.T) {
 		t.Fatalf("only %d bodies had something to redact: the generator does not reach the walk", changed)
 	}
 }
+
+// TestKeyMaySecretAsLowerCased: the key check answers as looking for every
+// fragment longer than a byte in the lower-cased key does, on keys built of fragments, their
+// near misses, their halves in every case and other letters.
+func TestKeyMaySecretAsLowerCased(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var parts []string
+	for _, s := range sensitive {
+		f := string(s)
+		parts = append(parts, f, strings.ToUpper(f), f[:len(f)/2], f[len(f)/2:], f[:len(f)-1])
+	}
+	parts = append(parts, "_", "country", "code", "party", "id", "o", "ken", "\u212a", "ü", "Co", "PA")
+	var yes, no int
+	for range 200000 {
+		var sb strings.Builder
+		for range 1 + rng.IntN(4) {
+			sb.WriteString(parts[rng.IntN(len(parts))])
+		}
+		k := []byte(sb.String())
+		lower := bytes.ToLower(k)
+		// '@' the scan looks for in the whole body; a key with letters
+		// beyond ASCII is checked as a body that is not JSON is, '@'
+		// included.
+		want := bytes.ContainsRune(k, '@') && !isASCII(k)
+		for _, s := range sensitive {
+			want = want || len(s) > 1 && bytes.Contains(lower, s)
+		}
+		if got := keyMaySecret(k); got != want {
+			t.Fatalf("keyMaySecret(%q) = %v, want %v", k, got, want)
+		}
+		if want {
+			yes++
+		} else {
+			no++
+		}
+	}
+	if yes < 10000 || no < 10000 {
+		t.Fatalf("%d keys with a fragment, %d without: the generator does not reach both", yes, no)
+	}
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

@@ -271,8 +271,9 @@ var sensitive = [][]byte{[]byte("token"), []byte("secret"), []byte("password"), 
 	[]byte("signature"), []byte("email"), []byte("e_mail"), []byte("phone"), []byte("mobile"), []byte("vpa"),
 	[]byte("contact"), []byte("msisdn"), []byte("@")}
 
-// keyMaySecret reports whether a key holds a fragment of sensitive, as
-// strings.ToLower would find it.
+// keyMaySecret reports whether a key holds a fragment of sensitive longer
+// than a byte, as strings.ToLower would find it ('@' the scan looks for in
+// the whole body).
 func keyMaySecret(k []byte) bool {
 	for i, c := range k {
 		switch {
@@ -280,8 +281,8 @@ func keyMaySecret(k []byte) bool {
 			// Unicode lower-casing maps a few other letters to ASCII ones
 			// (the Kelvin sign to 'k').
 			return maySecretFold(k)
-		case i+1 < len(k) && fragmentStart[lowerASCII(c)][lowerASCII(k[i+1]&0x7f)]:
-			for _, s := range sensitive {
+		case i+1 < len(k):
+			for _, s := range fragmentsFrom[fragmentStart[lowerASCII(c)][lowerASCII(k[i+1]&0x7f)]] {
 				if hasLowerPrefix(k[i:], s) {
 					return true
 				}
@@ -307,15 +308,28 @@ func maySecretFold(b []byte) bool {
 	return false
 }
 
-// fragmentStart marks the first two letters of every fragment of sensitive
-// longer than one byte: only where they stand is a fragment compared.
-var fragmentStart = func() (t [utf8.RuneSelf][utf8.RuneSelf]bool) {
+// fragmentStart numbers the first two letters of the fragments of
+// sensitive longer than one byte (0: no fragment begins with them), and
+// fragmentsFrom lists the fragments under each number: only where two such
+// letters stand is a fragment compared, and only those that begin with
+// them. A location's keys meet the first letters of a fragment often
+// ("co" in country_code, coordinates and connectors, "pa" in party_id);
+// comparing every fragment there made the scan of a directory page a tenth
+// slower (BenchmarkMaySecret: 181 against 163 µs).
+var fragmentStart, fragmentsFrom = func() (t [utf8.RuneSelf][utf8.RuneSelf]uint8, from [][][]byte) {
+	from = [][][]byte{nil}
 	for _, s := range sensitive {
-		if len(s) > 1 {
-			t[s[0]][s[1]] = true
+		if len(s) < 2 {
+			continue
 		}
+		if t[s[0]][s[1]] == 0 {
+			t[s[0]][s[1]] = uint8(len(from))
+			from = append(from, nil)
+		}
+		n := t[s[0]][s[1]]
+		from[n] = append(from[n], s)
 	}
-	return t
+	return t, from
 }()
 
 // hasLowerPrefix reports whether b begins with p once its ASCII letters are
