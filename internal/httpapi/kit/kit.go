@@ -15,8 +15,10 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hub"
@@ -315,6 +317,13 @@ func LogAttrs(r *http.Request) []any {
 	return []any{slog.String("request_id", RequestID(r.Context())), slog.String("correlation_id", CorrelationID(r.Context()))}
 }
 
+// pageBufs are the buffers pages are written from: a directory page is
+// about 120 KB, allocated (and zeroed) for each page before, and Write
+// keeps none of it. A buffer that grew past maxPooledPage is let go.
+var pageBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledPage = 1 << 20
+
 // PageRaw writes a paged list of stored JSON documents. The documents come
 // from our own database as valid JSON, so the envelope is written around
 // them as they are instead of re-encoding (and re-validating) each one: the
@@ -325,7 +334,14 @@ func (k *Kit) PageRaw(w http.ResponseWriter, r *http.Request, req ocpi.PageReque
 	for _, it := range items {
 		n += len(it) + 1
 	}
-	b := make([]byte, 0, n)
+	bp := pageBufs.Get().(*[]byte)
+	b := slices.Grow((*bp)[:0], n)
+	defer func() {
+		if cap(b) <= maxPooledPage {
+			*bp = b
+			pageBufs.Put(bp)
+		}
+	}()
 	b = append(b, `{"data":[`...)
 	for i, it := range items {
 		if i > 0 {
