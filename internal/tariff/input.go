@@ -46,20 +46,34 @@ func Zone(name string) *time.Location {
 // zones are the time zones loaded so far, by name. time.LoadLocation reads
 // and parses the zone's file at every call (5 % of a CDR's handling, which
 // prices the CDR in its location's zone); a zone loaded once is kept. Only
-// names that load are kept, so the map holds at most the machine's zone
-// database (about 600 names), whatever names partners send.
-var zones sync.Map // string → *time.Location
+// names that load are kept, and at most maxZones of them: the zone
+// database has about 600 names, but a file path spelled another way
+// ("Asia//Kolkata") loads too, so the names partners send are not bounded.
+// Past maxZones a new name is loaded at each call.
+var zones = struct {
+	sync.RWMutex
+	m map[string]*time.Location
+}{m: map[string]*time.Location{}}
+
+const maxZones = 1024
 
 // LoadZone is time.LoadLocation, remembered.
 func LoadZone(name string) (*time.Location, error) {
-	if z, ok := zones.Load(name); ok {
-		return z.(*time.Location), nil
+	zones.RLock()
+	z, ok := zones.m[name]
+	zones.RUnlock()
+	if ok {
+		return z, nil
 	}
 	z, err := time.LoadLocation(name)
 	if err != nil {
 		return nil, err
 	}
-	zones.Store(name, z)
+	zones.Lock()
+	if len(zones.m) < maxZones {
+		zones.m[name] = z
+	}
+	zones.Unlock()
 	return z, nil
 }
 
