@@ -35,8 +35,9 @@ type stored struct {
 	lu   int64  // the last_updated column: the row's place in the directory
 	id   string // as the body spells it
 	body []byte
-	// canon is body in the canonical form (PostgreSQL renders JSONB with
-	// its own spacing): what a new body is compared with.
+	// canon is body in the canonical form (a body stored on PostgreSQL
+	// before migration 1140 has JSONB's spacing): what a new body is
+	// compared with.
 	canon []byte
 	doc   ocpi.Object
 }

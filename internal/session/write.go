@@ -28,7 +28,7 @@ type stored struct {
 	pk                   int64
 	id                   string // as the body spells it
 	body                 []byte
-	canon                []byte // body in the canonical form (PostgreSQL's JSONB has its own): what a new body is compared with
+	canon                []byte // body in the canonical form (a body stored on PostgreSQL before migration 1140 has JSONB's): what a new body is compared with
 	doc                  ocpi.Object
 	owner                ocpiclient.Party
 	startedAt, stoppedAt int64

@@ -95,3 +95,6 @@ func (db *DB) CheckpointRuns() int64 {
 	}
 	return db.ckpt.runs.Load()
 }
+
+// MigrationsFor returns our migrations as rendered for engine.
+func MigrationsFor(engine Engine) (fs.FS, error) { return migrationsFor(engine) }

@@ -28,7 +28,9 @@ import (
 // A file is shared by both engines unless its name ends in .sqlite.sql or
 // .postgres.sql. Shared files spell engine-specific types as tokens:
 //
-//	{{json}}   JSONB on PostgreSQL, TEXT on SQLite (document bodies)
+//	{{json}}   JSONB on PostgreSQL, TEXT on SQLite (document bodies; the
+//	           directory's, sessions' and CDRs' are TEXT on PostgreSQL too
+//	           since 1140_document_bodies_text.postgres.sql)
 //	{{id}}     an auto-increment BIGINT primary key
 //	{{bytes}}  BYTEA on PostgreSQL, BLOB on SQLite
 //

@@ -6,7 +6,8 @@
 // both ($N placeholders, ON CONFLICT, RETURNING, CAST) and run it through a
 // Querier: a *Tx for writes, DB.Read for reads. Timestamps are stored as BIGINT
 // microseconds since the Unix epoch and documents as JSON text (JSONB on
-// PostgreSQL), so a query means the same on both engines.
+// PostgreSQL, but for the bodies read and written most, which are TEXT there
+// too: migration 1140), so a query means the same on both engines.
 package store
 
 import (

@@ -323,8 +323,8 @@ func (s *Service) Lookup(ctx context.Context, id string) (cc, pid string, err er
 		Message: "tariff " + id + " exists at several CPOs (" + first + ", …); send OCPI-to-country-code and OCPI-to-party-id"}
 }
 
-// sameJSON compares a stored body (PostgreSQL renders JSONB with its own
-// spacing and key order) with a canonical one.
+// sameJSON compares a stored body (one stored on PostgreSQL before
+// migration 1140 has JSONB's spacing and key order) with a canonical one.
 func sameJSON(stored, canon []byte) bool {
 	o, err := ocpi.ParseObject(stored)
 	if err != nil {
