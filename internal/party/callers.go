@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// callerTTL is how long a replica answers a connected platform's token, and
+// rememberTTL is how long a replica answers a connected platform's token, and
 // which connected platform hosts a party, from what it read. Its own changes
 // to what a caller or a platform is (a status, a token rotated or withdrawn,
 // roles, endpoints, the connection hubclientinfo reports, a peer hub's
 // represented parties) it sees at once: every write that changes one forgets
 // everything remembered once it has committed. Another process's (another
 // replica's, the CLI's, which writes to the database directly) it sees within
-// callerTTL, as the authentication guard sees another replica's failures
+// rememberTTL, as the authentication guard sees another replica's failures
 // within a second (authguard): a platform suspended there may be served here
 // for up to a second more, and one added a party there may be refused that
 // party here for as long. A platform still PENDING is not remembered.
@@ -23,16 +23,16 @@ import (
 // a versions request costs with one client), on SQLite 8 % of an
 // authorize-own's CPU; and every request forwarded to a party, and every CDR
 // routed to its eMSP, read the party's platform (10 % of a CDR's handling).
-const callerTTL = time.Second
+const rememberTTL = time.Second
 
-// callerCacheMax bounds what is remembered: past it the cache starts again.
+// rememberMax bounds what is remembered: past it the cache starts again.
 // Only what a read found connected is remembered (a token that authenticated
 // a platform, a party a platform hosts), so its size is the number of
 // platforms and their parties, not something a stranger with made-up tokens
 // or party ids can grow.
-const callerCacheMax = 10_000
+const rememberMax = 10_000
 
-// memo remembers values read from the database by key, for callerTTL, as
+// memo remembers values read from the database by key, for rememberTTL, as
 // copies both ways: what a request does with its copy stays its own.
 type memo[V any] struct {
 	mu sync.Mutex
@@ -88,13 +88,13 @@ func (m *memo[V]) generation() uint64 {
 	return m.gen
 }
 
-// get returns a copy of the value remembered for key, read within callerTTL
+// get returns a copy of the value remembered for key, read within rememberTTL
 // of now (and since the last forgetting, which drops them all).
 func (m *memo[V]) get(key string, now time.Time) (*V, bool) {
 	m.mu.Lock()
 	e, ok := m.entries[key]
 	m.mu.Unlock()
-	if !ok || now.Sub(e.at) >= callerTTL || now.Before(e.at) {
+	if !ok || now.Sub(e.at) >= rememberTTL || now.Before(e.at) {
 		return nil, false
 	}
 	v := m.give(e.v)
@@ -109,7 +109,7 @@ func (m *memo[V]) put(key string, v *V, gen uint64, now time.Time) {
 	if gen != m.gen {
 		return
 	}
-	if len(m.entries) >= callerCacheMax {
+	if len(m.entries) >= rememberMax {
 		clear(m.entries)
 	}
 	m.entries[key] = memoEntry[V]{v: m.keep(*v), at: now}

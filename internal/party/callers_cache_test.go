@@ -9,7 +9,7 @@ import (
 
 // TestCallerCacheRace: a caller read before a forgetting and put after it
 // is not remembered (the write that forgot may have changed it); one read
-// after it is. Remembered callers are copies both ways, and last callerTTL.
+// after it is. Remembered callers are copies both ways, and last rememberTTL.
 func TestCallerCacheRace(t *testing.T) {
 	cc := newCallerCache()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -25,7 +25,7 @@ func TestCallerCacheRace(t *testing.T) {
 
 	cc.put("h", c, cc.generation(), at)
 	c.Roles[0].PartyID, c.Name = "XXX", "changed" // the request's own copy
-	got, ok := cc.get("h", at.Add(callerTTL-time.Nanosecond))
+	got, ok := cc.get("h", at.Add(rememberTTL-time.Nanosecond))
 	if !ok || got.Roles[0].PartyID != "ACM" || got.Name != "" || got.Token != "" {
 		t.Fatalf("remembered %+v (%v), want the caller as read, without its token", got, ok)
 	}
@@ -33,8 +33,8 @@ func TestCallerCacheRace(t *testing.T) {
 	if again, _ := cc.get("h", at); again.Roles[0].PartyID != "ACM" {
 		t.Fatal("a caller changed by a request changed the remembered one")
 	}
-	if _, ok := cc.get("h", at.Add(callerTTL)); ok {
-		t.Fatal("remembered past callerTTL")
+	if _, ok := cc.get("h", at.Add(rememberTTL)); ok {
+		t.Fatal("remembered past rememberTTL")
 	}
 	if _, ok := cc.get("h", at.Add(-time.Second)); ok {
 		t.Fatal("remembered before it was read (a clock set back)")
@@ -70,7 +70,7 @@ func TestHostCacheCopies(t *testing.T) {
 	if again, _ := hc.get("CPO/NL/ACM", at); again.Endpoints[0].URL != "http://cpo.example/commands" || again.Roles[0].PartyID != "ACM" || again.Warnings[0] != "w" {
 		t.Fatal("a platform changed by a request changed the remembered one")
 	}
-	if _, ok := hc.get("CPO/NL/ACM", at.Add(callerTTL)); ok {
-		t.Fatal("remembered past callerTTL")
+	if _, ok := hc.get("CPO/NL/ACM", at.Add(rememberTTL)); ok {
+		t.Fatal("remembered past rememberTTL")
 	}
 }

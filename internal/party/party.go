@@ -429,7 +429,7 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 // role when role is empty): the party's own platform, else the peer hub
 // that represents it.
 //
-// A CONNECTED platform found is remembered for callerTTL, outside a
+// A CONNECTED platform found is remembered for rememberTTL, outside a
 // transaction (which may have changed it), as callers are (callers.go).
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
 	cache := store.HeldTx(ctx) == nil
