@@ -252,3 +252,124 @@ func FuzzScanBody(f *testing.F) {
 		checkScanAsPasses(t, b)
 	})
 }
+
+// TestScanSkipsWhatIsNotStored holds the scan of a body of which keep
+// bytes are stored to the scan of every byte (scanned.whole), on the bodies
+// of TestScanBodyAsThreePasses, envelopes whose facts stand after a long
+// data, and each of them broken, at keeps from 0 to past the end: a valid
+// body is valid either way, with the same answer on secrets and the same
+// facts; a body the skipping scan takes as valid has the same answer on
+// secrets, so the bytes stored are checked alike; and nothing valid becomes
+// invalid. It counts that skipping was reached, on valid and broken bodies.
+func TestScanSkipsWhatIsNotStored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	keys := append(slices.Clone(factKeys[:]), "status_code", "data", "other", "token", "Id")
+	values := []string{`"v1"`, `7`, `null`, `[]`, `1000`, `{"id":"nested","status_code":5}`,
+		`{"uid":"in data","evses":[{"uid":"E1","connectors":[{"id":"1"}]},{"uid":"E2"}],"order_id":"o"}`,
+		`[{"id":"a","x":[1,2,{"y":"z"}]},{"id":"b"}]`, `"` + strings.Repeat("x", 90) + `"`}
+	bodies := []string{string(benchPage()),
+		`{"data":{"evses":[` + strings.Repeat(`{"uid":"E","connectors":[{"id":"1"}]},`, 50) + `{}],"id":"LOC1","token":"t"},"status_code":1000}`,
+		`{"data":[` + strings.Repeat(`{"id":"x","tariff_ids":["a","b"]},`, 60) + `{}],"status_code":2001,"id":"after"}`}
+	for range 2000 {
+		bodies = append(bodies, randomBody(rng, 0), randomObject(rng, keys, values))
+	}
+	var skippedValid, skippedBroken int
+	for _, s := range bodies {
+		b := []byte(s)
+		for k := range 4 {
+			if k > 0 {
+				b = mutate(rng, b)
+			}
+			for _, keep := range []int{0, 1, len(b) / 5, len(b) / 2, len(b) - 7, len(b) - 1, len(b), len(b) + 1} {
+				whole := scanned{whole: true}
+				wantValid := scanBody(b, keep, &whole)
+				var sc scanned
+				valid := scanBody(b, keep, &sc)
+				switch {
+				case wantValid && !valid:
+					t.Fatalf("scanBody(%q, keep %d): invalid, valid read whole", b, keep)
+				case valid && sc.maySecret != whole.maySecret:
+					t.Fatalf("scanBody(%q, keep %d) maySecret = %v, read whole %v", b, keep, sc.maySecret, whole.maySecret)
+				case wantValid:
+					if got, want := sc.facts(), whole.facts(); got.statusCode != want.statusCode || !slices.Equal(got.objectIDs, want.objectIDs) {
+						t.Fatalf("scanBody(%q, keep %d) facts %+v, read whole %+v", b, keep, got, want)
+					}
+				}
+				if valid && keep < len(b) && !sc.maySecret {
+					if wantValid {
+						skippedValid++
+					} else {
+						skippedBroken++
+					}
+				}
+			}
+		}
+	}
+	if skippedValid < 1000 || skippedBroken < 100 {
+		t.Fatalf("skipping reached %d valid and %d broken bodies: the generator does not reach both", skippedValid, skippedBroken)
+	}
+	t.Logf("skipping reached %d valid and %d broken bodies", skippedValid, skippedBroken)
+}
+
+// TestPageRecordedFromWhatIsStored: a directory page longer than what is
+// stored is recorded as before when it is valid, with its status_code read
+// after the data; a fragment of a sensitive key in the part not stored
+// changes nothing; one in the part stored sends it to the walk; and a page
+// broken only inside the data after the stored part is stored cut, as a
+// valid one is (a whole scan stored it too, or noted it unparseable when a
+// fragment stood anywhere in it).
+func TestPageRecordedFromWhatIsStored(t *testing.T) {
+	page := benchPage()
+	keep := len(page) / 2
+	tail := bytes.LastIndex(page, []byte(`"status_code"`))
+	withTail := func(s string) []byte { return append(bytes.Clone(page[:tail]), s...) }
+	// A colon doubled in a location past the stored part: the skipped data.
+	at := keep + bytes.Index(page[keep:], []byte(`"uid":`)) + len(`"uid":`)
+	broken := func(b []byte) []byte { return append(append(bytes.Clone(b[:at]), ':'), b[at:]...) }
+	for _, c := range []struct {
+		name string
+		body []byte
+		same bool // stored as it is
+	}{
+		{"valid", page, true},
+		{"a token key after the stored part", withTail(`"token":"abc","status_code":1000}`), true},
+		{"broken after the stored part", broken(page), true},
+		{"broken, with a token key, after the stored part", broken(withTail(`"token":"abc","status_code":1000}`)), true},
+		{"a token key in the stored part", append([]byte(`{"token":"abc",`), page[1:]...), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			red, f, err := redactBody(c.body, "application/json", keep)
+			if err != nil {
+				t.Fatalf("redactBody: %v", err)
+			}
+			if same := bytes.Equal(red, c.body); same != c.same {
+				t.Fatalf("stored as it is: %v, want %v", same, c.same)
+			}
+			if !c.same && bytes.Contains(red, []byte("abc")) {
+				t.Fatalf("the token is stored: %.80s", red)
+			}
+			if f.statusCode != 1000 {
+				t.Fatalf("status_code %d, want 1000", f.statusCode)
+			}
+		})
+	}
+}
+
+// TestCleanKeysOnlyByteForByte: a key is taken as clean from the scan's
+// memory only when equal to one found clean, never from a slot another key
+// with the same length and ends holds.
+func TestCleanKeysOnlyByteForByte(t *testing.T) {
+	var c cleanKeys
+	for _, k := range []string{`"tokan"`, `"tokan"`, `"token"`, `"toKen"`, `"tokan"`, `""`, `"api_kez"`, `"api_key"`} {
+		want := !keyMaySecret([]byte(k[1 : len(k)-1]))
+		if got := c.check([]byte(k)); got != want {
+			t.Fatalf("check(%s) = %v, want %v", k, got, want)
+		}
+	}
+	var sc scanned
+	body := []byte(`{"tokan":1,"token":2}`)
+	scanBody(body, len(body), &sc)
+	if !sc.maySecret {
+		t.Fatal("a token key after a clean key of the same length and ends was taken as clean")
+	}
+}
