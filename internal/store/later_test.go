@@ -127,3 +127,55 @@ func TestExecLater(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitsCountRoundTrips: a statement queued with ExecLater is counted as
+// a statement, and as a wait only on SQLite, where it runs at once; on
+// PostgreSQL it travels with the next statement, or alone at the end of the
+// transaction or batch member, counted once.
+func TestWaitsCountRoundTrips(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		setupBatch(t, db)
+		for _, c := range []struct {
+			name       string
+			batch      bool
+			fn         func(ctx context.Context, tx *store.Tx) error
+			n, pgWaits int64
+		}{
+			{"two queued, then a statement", false, func(ctx context.Context, tx *store.Tx) error {
+				insertLater(ctx, tx, "w1", 1)
+				insertLater(ctx, tx, "w2", 2)
+				_, err := tx.Exec(ctx, "UPDATE docs SET last_updated = 5 WHERE name = 'w1'")
+				return err
+			}, 3, 1},
+			{"two queued last", false, func(ctx context.Context, tx *store.Tx) error {
+				var n int
+				if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM docs").Scan(&n); err != nil {
+					return err
+				}
+				insertLater(ctx, tx, "w3", 3)
+				return insertLater(ctx, tx, "w4", 4)
+			}, 3, 2},
+			{"a batch member's two queued", true, func(ctx context.Context, tx *store.Tx) error {
+				insertLater(ctx, tx, "w5", 5)
+				return insertLater(ctx, tx, "w6", 6)
+			}, 2, 1},
+		} {
+			ctx, count := store.CountStmts(context.Background())
+			run := db.InTx
+			if c.batch {
+				run = db.InBatch
+			}
+			if err := run(ctx, c.fn); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			wantWaits := c.n
+			if db.Engine() == store.Postgres {
+				wantWaits = c.pgWaits
+			}
+			if count.N() != c.n || count.Waits() != wantWaits {
+				t.Errorf("%s: %d statements and %d waits, want %d and %d", c.name, count.N(), count.Waits(), c.n, wantWaits)
+			}
+		}
+	})
+}

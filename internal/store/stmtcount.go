@@ -8,10 +8,18 @@ import (
 type stmtCountKey struct{}
 
 // StmtCount counts the statements run under a context (CountStmts).
-type StmtCount struct{ n atomic.Int64 }
+type StmtCount struct{ n, waits atomic.Int64 }
 
 // N returns the number of statements counted so far.
 func (c *StmtCount) N() int64 { return c.n.Load() }
+
+// Waits returns how many times the caller waited for the database to answer
+// its statements: once a statement, except that on PostgreSQL the
+// statements a transaction queues (Tx.ExecLater) count none of their own and
+// travel with its next statement, or in one more round trip at the end of
+// the batch member or transaction when none follows. On SQLite, where a
+// statement is a function call, it is N.
+func (c *StmtCount) Waits() int64 { return c.waits.Load() }
 
 // CountStmts returns a ctx under which every statement a Querier runs (a
 // transaction's Exec, Query and QueryRow, and those of DB.Read) is counted
@@ -23,9 +31,24 @@ func CountStmts(ctx context.Context) (context.Context, *StmtCount) {
 	return context.WithValue(ctx, stmtCountKey{}, c), c
 }
 
-// countStmt counts one statement run under ctx.
+// countStmt counts one statement run under ctx, and the wait for it.
 func countStmt(ctx context.Context) {
 	if c, _ := ctx.Value(stmtCountKey{}).(*StmtCount); c != nil {
 		c.n.Add(1)
+		c.waits.Add(1)
+	}
+}
+
+// countQueued counts one statement queued under ctx, sent later.
+func countQueued(ctx context.Context) {
+	if c, _ := ctx.Value(stmtCountKey{}).(*StmtCount); c != nil {
+		c.n.Add(1)
+	}
+}
+
+// countWait counts one wait for queued statements sent alone.
+func countWait(ctx context.Context) {
+	if c, _ := ctx.Value(stmtCountKey{}).(*StmtCount); c != nil {
+		c.waits.Add(1)
 	}
 }

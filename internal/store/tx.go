@@ -90,7 +90,7 @@ func (tx *Tx) ExecLater(ctx context.Context, query string, args ...any) error {
 		_, err := tx.Exec(ctx, query, args...)
 		return err
 	}
-	countStmt(ctx)
+	countQueued(ctx)
 	tx.later = append(tx.later, laterStmt{query: query, args: args})
 	return nil
 }
@@ -124,6 +124,7 @@ func (tx *Tx) flushLater(ctx context.Context) error {
 	if len(tx.later) == 0 {
 		return nil
 	}
+	countWait(ctx)
 	br, err := tx.sendLater(ctx, "", nil)
 	if err != nil {
 		return err
