@@ -193,6 +193,7 @@ func (s *Service) Create(ctx context.Context, owner Owner, in Input) (*Subscript
 		if n >= s.cfg.MaxSubscriptions {
 			return &ocpi.Error{Code: ocpi.EINVALID, Message: fmt.Sprintf("you have %d webhook subscriptions, the most allowed; delete one or add events to an existing one", n)}
 		}
+		s.forgetSubscribed(tx)
 		if _, err := tx.Exec(ctx, `INSERT INTO webhook_subscriptions (id, platform_id, url, secret, status, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $6)`, sub.ID, owner.PlatformID, sub.URL, s.cfg.Box.Seal(secret), status, now); err != nil {
 			return err
@@ -245,6 +246,7 @@ func (s *Service) update(ctx context.Context, owner Owner, id string, in Input, 
 		if in.Secret != nil {
 			sub.secret = s.cfg.Box.Seal(*in.Secret)
 		}
+		s.forgetSubscribed(tx)
 		if in.Events != nil {
 			sub.Events = events
 			if err := setEvents(ctx, tx, sub.ID, events); err != nil {

@@ -106,6 +106,9 @@ type Service struct {
 	// id of each receiver number, which never changes.
 	engine *delivery.Engine
 	subIDs sync.Map
+	// subscribed is what this process knows of the events subscriptions
+	// name (Emit on PostgreSQL).
+	subscribed subscribed
 }
 
 // New returns a Service and registers its maintenance job on jc. Start runs
