@@ -646,3 +646,53 @@ func TestBatchMemberBlockedByALockDoesNotHoldUpItsBatch(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchMembersThatSendNothing: members that fail or succeed before
+// their first statement, between others that write, fail after writing or
+// queue statements (ExecLater), each get their own outcome, and a member
+// that failed after writing is undone whatever follows it, a member that
+// sends nothing included.
+func TestBatchMembersThatSendNothing(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		b := setupBatch(t, db)
+		boom := errors.New("boom")
+		nothing := func(err error) func(ctx context.Context, tx *store.Tx) error {
+			return func(ctx context.Context, tx *store.Tx) error { return err }
+		}
+		failAfter := func(name string, v int) func(ctx context.Context, tx *store.Tx) error {
+			return func(ctx context.Context, tx *store.Tx) error {
+				if err := insertDoc(ctx, tx, name, v); err != nil {
+					return err
+				}
+				return boom
+			}
+		}
+		out := b.together(t, nil,
+			nothing(nil),
+			failAfter("p1", 1),
+			nothing(nil),
+			nothing(boom),
+			func(ctx context.Context, tx *store.Tx) error { return insertLater(ctx, tx, "p4", 4) },
+			func(ctx context.Context, tx *store.Tx) error {
+				if err := insertLater(ctx, tx, "p5", 5); err != nil {
+					return err
+				}
+				return boom
+			},
+			func(ctx context.Context, tx *store.Tx) error { return insertDoc(ctx, tx, "p6", 6) },
+			failAfter("p7", 7),
+			nothing(nil),
+		)
+		for i, want := range []error{nil, boom, nil, boom, nil, boom, nil, boom, nil} {
+			if !errors.Is(out[i].err, want) || want == nil && out[i].err != nil {
+				t.Errorf("member %d: %v, want %v", i, out[i].err, want)
+			}
+		}
+		for name, want := range map[string]int64{"p1": -1, "p4": 4, "p5": -1, "p6": 6, "p7": -1} {
+			if got := b.doc(t, name); got != want {
+				t.Errorf("doc %s = %d, want %d", name, got, want)
+			}
+		}
+	})
+}
