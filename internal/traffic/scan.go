@@ -80,16 +80,16 @@ func scanBody(b []byte, keep int, sc *scanned) bool {
 		if i >= skipFrom && st != afterValue && !sc.maySecret {
 			// Where the facts are read: the members of the top-level
 			// object, and those of the object under its data.
-			facts := 1
+			resume := 1
 			if inData && len(stack) >= 2 && stack[1] == '{' {
-				facts = 2
+				resume = 2
 			}
-			if len(stack) > facts {
-				j, ok := skipNested(b, i, len(stack), facts)
+			if len(stack) > resume {
+				j, ok := skipNested(b, i, len(stack), resume)
 				if !ok {
 					return false
 				}
-				stack, i, st = stack[:facts], j, afterValue
+				stack, i, st = stack[:resume], j, afterValue
 				continue
 			}
 		}
