@@ -193,23 +193,23 @@ func TestStatementsPerRequest(t *testing.T) {
 				most, mostWaits = max(most, least), max(mostWaits, leastWaits)
 			}
 			if engine == store.Postgres {
-				switch {
-				case !waitBounded:
-					t.Errorf("%s: %d round trips a request; give the scenario its bound in maxPostgresWaits", s.name, mostWaits)
-				case mostWaits > int64(waitBound):
-					t.Errorf("%s: %d round trips a request, more than its bound %d", s.name, mostWaits, waitBound)
-				default:
-					t.Logf("%s: %d round trips a request (bound %d)", s.name, mostWaits, waitBound)
-				}
+				holdTo(t, s.name, "round trips", "maxPostgresWaits", mostWaits, waitBound, waitBounded)
 			}
-			switch {
-			case !bounded:
-				t.Errorf("%s: %d statements a request; give the scenario its bound in maxStmts", s.name, most)
-			case most > int64(bound):
-				t.Errorf("%s: %d statements a request, more than its bound %d", s.name, most, bound)
-			default:
-				t.Logf("%s: %d statements a request (bound %d)", s.name, most, bound)
-			}
+			holdTo(t, s.name, "statements", "maxStmts", most, bound, bounded)
 		}
 	})
+}
+
+// holdTo fails t when a scenario's count of what is exceeds its bound in
+// the table named table, or has none there.
+func holdTo(t *testing.T, scenario, what, table string, n int64, bound int, bounded bool) {
+	t.Helper()
+	switch {
+	case !bounded:
+		t.Errorf("%s: %d %s a request; give the scenario its bound in %s", scenario, n, what, table)
+	case n > int64(bound):
+		t.Errorf("%s: %d %s a request, more than its bound %d", scenario, n, what, bound)
+	default:
+		t.Logf("%s: %d %s a request (bound %d)", scenario, n, what, bound)
+	}
 }

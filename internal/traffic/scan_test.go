@@ -189,6 +189,20 @@ func mutate(rng *rand.Rand, b []byte) []byte {
 	}
 }
 
+// eachBroken calls fn with each of bodies, then with it broken three times
+// in a row (mutate).
+func eachBroken(rng *rand.Rand, bodies []string, fn func(b []byte)) {
+	for _, s := range bodies {
+		b := []byte(s)
+		for k := range 4 {
+			if k > 0 {
+				b = mutate(rng, b)
+			}
+			fn(b)
+		}
+	}
+}
+
 // TestScanBodyAsThreePasses holds the one pass to the three it replaced
 // on random bodies (keys and values carrying the fragments in every case,
 // escapes, e-mail addresses), envelopes with ids, status codes and data in
@@ -216,19 +230,13 @@ func TestScanBodyAsThreePasses(t *testing.T) {
 		bodies = append(bodies, randomObject(rng, keys, values))
 	}
 	var valid, broken int
-	for _, s := range bodies {
-		b := []byte(s)
-		for k := range 4 {
-			if k > 0 {
-				b = mutate(rng, b)
-			}
-			if checkScanAsPasses(t, b) {
-				valid++
-			} else {
-				broken++
-			}
+	eachBroken(rng, bodies, func(b []byte) {
+		if checkScanAsPasses(t, b) {
+			valid++
+		} else {
+			broken++
 		}
-	}
+	})
 	// Deeper than encoding/json's limit, the scan answers as gjson does, on
 	// a stack of its own.
 	for _, deep := range []string{strings.Repeat("[", 200_000) + strings.Repeat("]", 200_000),
@@ -274,37 +282,31 @@ func TestScanSkipsWhatIsNotStored(t *testing.T) {
 		bodies = append(bodies, randomBody(rng, 0), randomObject(rng, keys, values))
 	}
 	var skippedValid, skippedBroken int
-	for _, s := range bodies {
-		b := []byte(s)
-		for k := range 4 {
-			if k > 0 {
-				b = mutate(rng, b)
-			}
-			for _, keep := range []int{0, 1, len(b) / 5, len(b) / 2, len(b) - 7, len(b) - 1, len(b), len(b) + 1} {
-				whole := scanned{whole: true}
-				wantValid := scanBody(b, keep, &whole)
-				var sc scanned
-				valid := scanBody(b, keep, &sc)
-				switch {
-				case wantValid && !valid:
-					t.Fatalf("scanBody(%q, keep %d): invalid, valid read whole", b, keep)
-				case valid && sc.maySecret != whole.maySecret:
-					t.Fatalf("scanBody(%q, keep %d) maySecret = %v, read whole %v", b, keep, sc.maySecret, whole.maySecret)
-				case wantValid:
-					if got, want := sc.facts(), whole.facts(); got.statusCode != want.statusCode || !slices.Equal(got.objectIDs, want.objectIDs) {
-						t.Fatalf("scanBody(%q, keep %d) facts %+v, read whole %+v", b, keep, got, want)
-					}
+	eachBroken(rng, bodies, func(b []byte) {
+		for _, keep := range []int{0, 1, len(b) / 5, len(b) / 2, len(b) - 7, len(b) - 1, len(b), len(b) + 1} {
+			whole := scanned{whole: true}
+			wantValid := scanBody(b, keep, &whole)
+			var sc scanned
+			valid := scanBody(b, keep, &sc)
+			switch {
+			case wantValid && !valid:
+				t.Fatalf("scanBody(%q, keep %d): invalid, valid read whole", b, keep)
+			case valid && sc.maySecret != whole.maySecret:
+				t.Fatalf("scanBody(%q, keep %d) maySecret = %v, read whole %v", b, keep, sc.maySecret, whole.maySecret)
+			case wantValid:
+				if got, want := sc.facts(), whole.facts(); got.statusCode != want.statusCode || !slices.Equal(got.objectIDs, want.objectIDs) {
+					t.Fatalf("scanBody(%q, keep %d) facts %+v, read whole %+v", b, keep, got, want)
 				}
-				if valid && keep < len(b) && !sc.maySecret {
-					if wantValid {
-						skippedValid++
-					} else {
-						skippedBroken++
-					}
+			}
+			if valid && keep < len(b) && !sc.maySecret {
+				if wantValid {
+					skippedValid++
+				} else {
+					skippedBroken++
 				}
 			}
 		}
-	}
+	})
 	if skippedValid < 1000 || skippedBroken < 100 {
 		t.Fatalf("skipping reached %d valid and %d broken bodies: the generator does not reach both", skippedValid, skippedBroken)
 	}
