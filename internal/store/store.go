@@ -28,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ocpihub/ocpihub/internal/instance"
 )
 
 // Engine names a database engine.
@@ -74,6 +76,8 @@ type DB struct {
 	// ckpt copies SQLite's WAL into the database file in the background
 	// (checkpoint.go); nil on PostgreSQL.
 	ckpt *checkpointer
+	// notify holds what other processes' notifications run (notify.go).
+	notify notifier
 }
 
 // Options tune Open.
@@ -109,6 +113,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*DB, error) {
 		}
 	}
 	db := &DB{engine: engine, url: rawURL, logger: opts.Logger, schema: opts.Schema}
+	db.notify.self = string(instance.New())
 	db.bgBatch.background = true
 	switch engine {
 	case SQLite:

@@ -1,0 +1,129 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ocpihub/ocpihub/internal/store"
+	"github.com/ocpihub/ocpihub/internal/store/storetest"
+)
+
+// heard counts the topics one process ran.
+type heard struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (h *heard) on(db *store.DB, topics ...string) {
+	for _, topic := range topics {
+		db.OnNotify(topic, func() {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if h.n == nil {
+				h.n = map[string]int{}
+			}
+			h.n[topic]++
+		})
+	}
+}
+
+func (h *heard) count(topic string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n[topic]
+}
+
+// listen runs db.Listen until the test ends and waits until it listens.
+func listen(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		db.Listen(ctx, ready)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not listening after 10 s")
+	}
+}
+
+// TestNotifyReachesTheOtherProcesses: two processes on one PostgreSQL
+// database. What one's committed transaction sent runs the other's
+// functions for its topic, not its own (it forgot at its commit); a rolled
+// back one sends nothing; a listener whose connection broke connects again
+// and runs every topic's functions, as it may have missed some. On SQLite
+// nothing is sent and Listen returns at once.
+func TestNotifyReachesTheOtherProcesses(t *testing.T) {
+	t.Parallel()
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		url := storetest.MigratedURL(t, engine)
+		a, b := storetest.OpenURL(t, url), storetest.OpenURL(t, url)
+		var ha, hb heard
+		ha.on(a, "parties", "other")
+		hb.on(b, "parties", "other")
+		listen(t, a)
+		listen(t, b)
+		ctx := context.Background()
+		send := func(topic string, fail bool) {
+			t.Helper()
+			boom := errors.New("boom")
+			err := a.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				tx.NotifyAtCommit(topic)
+				if fail {
+					return boom
+				}
+				return nil
+			})
+			if fail != errors.Is(err, boom) || !fail && err != nil {
+				t.Fatalf("sending %s: %v", topic, err)
+			}
+		}
+		waitHeard := func(h *heard, topic string, n int) {
+			t.Helper()
+			deadline := time.Now().Add(10 * time.Second)
+			for h.count(topic) < n {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s heard %d times, want %d", topic, h.count(topic), n)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		send("parties", true)
+		send("parties", false)
+		send("other", false)
+		if engine == store.SQLite {
+			if ha.count("parties")+hb.count("parties")+hb.count("other") != 0 {
+				t.Fatal("something was heard on SQLite")
+			}
+			return
+		}
+		// In commit order: once "other" is heard, "parties" was too, once.
+		waitHeard(&hb, "other", 1)
+		if n := hb.count("parties"); n != 1 {
+			t.Fatalf("the other process heard parties %d times, want 1 (the rolled back one sends nothing)", n)
+		}
+		if n := ha.count("parties") + ha.count("other"); n != 0 {
+			t.Fatalf("the sending process heard itself %d times", n)
+		}
+		// Its listening connection broken, the other process listens
+		// again and runs every topic's functions.
+		if _, err := a.Read().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE query = 'LISTEN "ocpihub_forget_' || current_schema() || '"'`); err != nil {
+			t.Fatal(err)
+		}
+		waitHeard(&hb, "other", 2)
+		waitHeard(&hb, "parties", 2)
+		waitHeard(&ha, "parties", 1)
+		send("other", false)
+		waitHeard(&hb, "other", 3)
+	})
+}
