@@ -192,10 +192,21 @@ func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error)
 // forgetCallers drops the remembered callers and hosting platforms: a
 // write that changes what a caller or a platform is (its status, tokens,
 // version, name, roles, endpoints, connection, a peer hub's represented
-// parties) registers it to run once it has committed.
+// parties) runs forgetAtCommit.
 func (s *Service) forgetCallers() {
 	s.callers.forget()
 	s.hosts.forget()
+}
+
+// notifyParties is the topic of a change to a platform (store.OnNotify).
+const notifyParties = "parties"
+
+// forgetAtCommit makes this process forget the remembered callers and
+// hosting platforms once tx has committed, and the other replicas when
+// they hear of it (PostgreSQL: store.Tx.NotifyAtCommit).
+func (s *Service) forgetAtCommit(tx *store.Tx) {
+	tx.AfterCommit(s.forgetCallers)
+	tx.NotifyAtCommit(notifyParties)
 }
 
 // touch records that a platform was heard from (for the liveness check), at

@@ -125,7 +125,7 @@ func (s *Service) checkOne(ctx context.Context, id int64) error {
 		lastErr = truncate(callErr.Error(), 500)
 	}
 	err = s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		if _, err := tx.Exec(ctx, "UPDATE platforms SET connection = $1, last_error = $2, last_seen_at = CASE WHEN $1 = 'CONNECTED' THEN $3 ELSE last_seen_at END WHERE id = $4",
 			next, lastErr, s.now(), id); err != nil {
 			return err

@@ -88,7 +88,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 			}
 		}
 		if err := s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			tx.AfterCommit(s.forgetCallers)
+			s.forgetAtCommit(tx)
 			_, err := tx.Exec(ctx, "DELETE FROM platforms WHERE id = $1 AND status = $2", id, string(StatusPending))
 			return err
 		}); err != nil {
@@ -134,7 +134,7 @@ func (s *Service) ConnectWith(ctx context.Context, req ConnectRequest) (*Platfor
 		if err := s.checkRoleConflicts(ctx, tx, id, "roles", refsOf(theirs.Roles)); err != nil {
 			return err
 		}
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		n, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, token_out = $2, name = $3, last_seen_at = $4, updated_at = $4 WHERE id = $5 AND status = $6`,
 			string(StatusConnected), s.box.Seal(theirs.Token), name, s.now(), id, string(StatusPending))
 		if err != nil {
@@ -254,7 +254,7 @@ func (s *Service) Rotate(ctx context.Context, id int64) (*Platform, error) {
 		if err != nil {
 			return err
 		}
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		if _, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, updated_at = $3 WHERE id = $4`,
 			hashToken(next), s.box.Seal(theirs.Token), s.now(), id); err != nil {
 			return err
@@ -283,7 +283,7 @@ func (s *Service) setNextToken(ctx context.Context, id int64, h string) error {
 		if h != "" {
 			v = h
 		}
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		_, err := tx.Exec(ctx, "UPDATE platforms SET token_next_hash = $1 WHERE id = $2", v, id)
 		return err
 	})
@@ -329,7 +329,7 @@ func (s *Service) Resume(ctx context.Context, id int64) error {
 // HubClientInfo status ci of its parties ("" = its connection status).
 func (s *Service) setStatus(ctx context.Context, id int64, from, to Status, ci string) error {
 	return s.db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		n, err := tx.Exec(ctx, "UPDATE platforms SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4", string(to), s.now(), id, string(from))
 		if err != nil {
 			return err

@@ -95,7 +95,7 @@ func (s *Service) registerBack(ctx context.Context, caller *Caller, version stri
 		}
 		endpoints, _ := json.Marshal(d.endpoints)
 		now := s.now()
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		n, err := tx.Exec(ctx, `UPDATE platforms SET status = $1, connection = $2, token_in_hash = $3, token_out = $4, token_base64 = $5,
 			version = $6, versions_url = $7, endpoints = $8, name = $9, last_seen_at = $10, updated_at = $10 WHERE id = $11 AND status = $12`,
 			string(StatusConnected), ClientConnected, hashToken(tokenC), s.box.Seal(in.Token), d.base64, d.version, d.versionsURL,

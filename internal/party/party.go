@@ -166,6 +166,8 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 	}
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
 		NewTokenFunc: newToken, touched: newTouchCache(), callers: newCallerCache(), hosts: newHostCache()}
+	// Another replica's change forgets them here too (store.Listen).
+	db.OnNotify(notifyParties, s.forgetCallers)
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
 	s.Book = clientinfo.New(db, jc, client, clk, logger, clientinfo.Config{Events: cfg.Events, Target: s.clientInfoTarget, Parties: partiesOf})
 	if jc != nil {

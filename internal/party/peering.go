@@ -196,7 +196,7 @@ func (s *Service) putPeerParty(ctx context.Context, platformID int64, ci clienti
 			return err
 		}
 		now := s.now()
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		if _, err := tx.Exec(ctx, `INSERT INTO peer_parties (platform_id, role, country_code, party_id, status, last_updated, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
 			ON CONFLICT (platform_id, role, country_code, party_id) DO UPDATE SET status = excluded.status,

@@ -393,7 +393,7 @@ func (s *Service) Update(ctx context.Context, caller *Caller, version string, in
 		// The partner just answered our discovery: it is reachable, whatever
 		// the liveness check thought.
 		now := s.now()
-		tx.AfterCommit(s.forgetCallers)
+		s.forgetAtCommit(tx)
 		n, err := tx.Exec(ctx, `UPDATE platforms SET token_in_hash = $1, token_next_hash = NULL, token_out = $2, token_base64 = $3,
 			version = $4, versions_url = $5, endpoints = $6, status = $7, connection = $8, last_seen_at = $9, last_error = '', updated_at = $9
 			WHERE id = $10 AND status = $7`,
@@ -430,7 +430,7 @@ func (s *Service) Unregister(ctx context.Context, caller *Caller) error {
 }
 
 func (s *Service) unregister(ctx context.Context, tx *store.Tx, id int64) error {
-	tx.AfterCommit(s.forgetCallers)
+	s.forgetAtCommit(tx)
 	roles, err := platformRoles(ctx, tx, id)
 	if err == nil {
 		roles, err = withRepresented(ctx, tx, id, roles)
@@ -458,7 +458,7 @@ func (s *Service) unregister(ctx context.Context, tx *store.Tx, id int64) error 
 }
 
 func (s *Service) insertPlatform(ctx context.Context, tx *store.Tx, name string, sandbox, byUs bool, d *discovered, tokenOut, tokenIn string) (int64, error) {
-	tx.AfterCommit(s.forgetCallers)
+	s.forgetAtCommit(tx)
 	endpoints, _ := json.Marshal(d.endpoints)
 	now := s.now()
 	var id int64
@@ -540,7 +540,7 @@ func (s *Service) rolesChanged(ctx context.Context, tx *store.Tx, id int64, role
 // replaceRoles stores a platform's parties (country code and party id in upper
 // case: they are CiStrings).
 func (s *Service) replaceRoles(ctx context.Context, tx *store.Tx, id int64, roles []ocpi.CredentialsRole) error {
-	tx.AfterCommit(s.forgetCallers)
+	s.forgetAtCommit(tx)
 	if _, err := tx.Exec(ctx, "DELETE FROM platform_roles WHERE platform_id = $1", id); err != nil {
 		return err
 	}
