@@ -26,9 +26,10 @@ const subscribedTTL = time.Second
 //
 // The names are read outside any transaction, by a goroutine Emit starts
 // when what it knows is older than subscribedTTL; a subscription this
-// process creates or changes forgets them once its transaction commits,
-// and a read that began before that is not kept (gen), so this process
-// wakes its own new subscriptions at once, as it did before.
+// process creates or changes forgets them once its transaction commits
+// (and, on PostgreSQL, the other replicas once they hear of it:
+// store.Listen), and a read that began before that is not kept (gen), so
+// this process wakes its own new subscriptions at once, as it did before.
 type subscribed struct {
 	mu      sync.Mutex
 	names   map[string]bool // nil: not known
@@ -83,14 +84,24 @@ func (s *Service) loadSubscribed(gen uint64, at time.Time) {
 	}
 }
 
-// forgetSubscribed makes Emit look subscribers up again, once tx commits:
-// a subscription was created, or its events or status changed.
+// notifySubscriptions is the topic of a change to a subscription
+// (store.OnNotify).
+const notifySubscriptions = "webhook_subscriptions"
+
+// forgetSubscribed makes Emit look subscribers up again once tx commits (a
+// subscription was created, or its events or status changed): here, and on
+// the other replicas when they hear of it (PostgreSQL).
 func (s *Service) forgetSubscribed(tx *store.Tx) {
-	tx.AfterCommit(func() {
-		sb := &s.subscribed
-		sb.mu.Lock()
-		defer sb.mu.Unlock()
-		sb.gen++
-		sb.names = nil
-	})
+	tx.AfterCommit(s.forgetNames)
+	tx.NotifyAtCommit(notifySubscriptions)
+}
+
+// forgetNames drops what this process knows of the events subscriptions
+// name; a read under way is not kept.
+func (s *Service) forgetNames() {
+	sb := &s.subscribed
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.gen++
+	sb.names = nil
 }

@@ -172,3 +172,59 @@ func (s *Service) waitLoaded(t *testing.T) {
 	}
 	t.Fatal("the names were not read")
 }
+
+// TestOtherReplicaForgetsSubscribedNames: a subscription written on one
+// replica makes the others forget the events they know subscriptions name
+// when it commits (PostgreSQL: store.Listen), so they look its events'
+// subscribers up and wake them at once; on SQLite there is no other
+// replica, and what another process writes is read when the second is up.
+func TestOtherReplicaForgetsSubscribedNames(t *testing.T) {
+	t.Parallel()
+	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
+		url := storetest.MigratedURL(t, engine)
+		dbA, dbB := storetest.OpenURL(t, url), storetest.OpenURL(t, url)
+		clk := clock.NewFake(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
+		a, b := New(dbA, nil, clk, nil, Config{}), New(dbB, nil, clk, nil, Config{})
+		lctx, cancel := context.WithCancel(context.Background())
+		ready, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			dbB.Listen(lctx, ready)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			<-done
+		})
+		<-ready
+		if !b.knownUnsubscribed(event.SessionStarted) {
+			b.waitLoaded(t)
+		}
+		if !b.knownUnsubscribed(event.SessionStarted) {
+			t.Fatal("with no subscription, session.started is not known as unsubscribed")
+		}
+		if err := dbA.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+			a.forgetSubscribed(tx)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		forgotten := func() bool {
+			b.subscribed.mu.Lock()
+			defer b.subscribed.mu.Unlock()
+			return b.subscribed.names == nil
+		}
+		if engine == store.SQLite {
+			if forgotten() {
+				t.Fatal("forgotten on SQLite, where nothing is sent")
+			}
+			return
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !forgotten() {
+			if time.Now().After(deadline) {
+				t.Fatal("the other replica did not forget the names")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}

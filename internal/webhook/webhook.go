@@ -141,6 +141,7 @@ func New(db *store.DB, jc *jobs.Client, clk clock.Clock, logger *slog.Logger, cf
 		s.cfg.Guard = netguard.New()
 	}
 	s.client = newHTTPClient(s.cfg.Guard)
+	db.OnNotify(notifySubscriptions, s.forgetNames)
 	q := queue{s: s}
 	s.engine = delivery.New(q, delivery.Config{Name: "webhooks", Poll: cfg.Poll, Renew: leaseFor / 3, Now: clk.Now,
 		Background: store.Background, Known: q.known}, logger, cfg.Registerer)
