@@ -160,6 +160,8 @@ type App struct {
 	// Instance names this process in the leases it takes on shared queues.
 	Instance    instance.ID
 	stopRecover func()
+	// stopListening ends hearing other replicas' changes (store.Listen).
+	stopListening func()
 }
 
 // New opens the database, migrates it and builds every service. It listens
@@ -513,6 +515,7 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.started = true
+	a.listen(ctx)
 	a.Traffic.Start()
 	a.Tracer.Start()
 	a.Hub.Start(ctx)
@@ -525,6 +528,31 @@ func (a *App) Start(ctx context.Context) error {
 	a.Logger.Info("ocpihub is serving", "addr", a.listener.Addr().String(), "public_url", a.PublicURL(), "db", a.DB.Engine(), "sandbox", a.Config.Sandbox)
 	return nil
 }
+
+// listen hears the other replicas' changes to what this one remembers for
+// a second (PostgreSQL: store.Listen), waiting up to listenWait for it to
+// listen so that a change made once Start returns reaches it; if it cannot
+// yet, it keeps trying in the background.
+func (a *App) listen(ctx context.Context) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		a.DB.Listen(lctx, ready)
+	}()
+	a.stopListening = func() {
+		cancel()
+		<-done
+	}
+	select {
+	case <-ready:
+	case <-time.After(listenWait):
+		a.Logger.Warn("not yet listening for other replicas' changes; they reach this one within a second meanwhile")
+	}
+}
+
+// listenWait bounds how long Start waits for the listener.
+const listenWait = 5 * time.Second
 
 // Close shuts the hub down gracefully: readiness turns false, in-flight
 // requests finish, running jobs finish (or are cancelled and retried later
@@ -549,6 +577,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.stopRecover != nil {
 		a.stopRecover()
+	}
+	if a.stopListening != nil {
+		a.stopListening()
 	}
 	if a.started {
 		// Both delivery engines let their attempts in flight finish, side
