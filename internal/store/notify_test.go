@@ -36,26 +36,6 @@ func (h *heard) count(topic string) int {
 	return h.n[topic]
 }
 
-// listen runs db.Listen until the test ends and waits until it listens.
-func listen(t *testing.T, db *store.DB) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		db.Listen(ctx, ready)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		t.Fatal("not listening after 10 s")
-	}
-}
-
 // TestNotifyReachesTheOtherProcesses: two processes on one PostgreSQL
 // database. What one's committed transaction sent runs the other's
 // functions for its topic, not its own (it forgot at its commit); a rolled
@@ -70,8 +50,8 @@ func TestNotifyReachesTheOtherProcesses(t *testing.T) {
 		var ha, hb heard
 		ha.on(a, "parties", "other")
 		hb.on(b, "parties", "other")
-		listen(t, a)
-		listen(t, b)
+		storetest.Listen(t, a)
+		storetest.Listen(t, b)
 		ctx := context.Background()
 		send := func(topic string, fail bool) {
 			t.Helper()

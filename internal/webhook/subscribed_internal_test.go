@@ -185,17 +185,7 @@ func TestOtherReplicaForgetsSubscribedNames(t *testing.T) {
 		dbA, dbB := storetest.OpenURL(t, url), storetest.OpenURL(t, url)
 		clk := clock.NewFake(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 		a, b := New(dbA, nil, clk, nil, Config{}), New(dbB, nil, clk, nil, Config{})
-		lctx, cancel := context.WithCancel(context.Background())
-		ready, done := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(done)
-			dbB.Listen(lctx, ready)
-		}()
-		t.Cleanup(func() {
-			cancel()
-			<-done
-		})
-		<-ready
+		storetest.Listen(t, dbB)
 		if !b.knownUnsubscribed(event.SessionStarted) {
 			b.waitLoaded(t)
 		}

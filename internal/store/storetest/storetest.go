@@ -249,3 +249,24 @@ func Exec(t testing.TB, db *store.DB, statements ...string) {
 		t.Fatal(err)
 	}
 }
+
+// Listen runs db.Listen until the test ends and waits until it listens (at
+// once on SQLite, where it returns).
+func Listen(t testing.TB, db *store.DB) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		db.Listen(ctx, ready)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not listening after 10 s")
+	}
+}
