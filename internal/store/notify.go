@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"sync"
 	"time"
@@ -25,12 +27,19 @@ import (
 // only one that remembers, and the CLI's writes wait out the moment.
 
 // notifyChannel is the database's notification channel (one per schema, so
-// databases sharing a server by schema do not hear each other).
+// databases sharing a server by schema do not hear each other). A schema
+// whose name would make it longer than PostgreSQL's 63 bytes, which
+// pg_notify refuses, is named by a hash of it.
 func (db *DB) notifyChannel() string {
-	if db.schema != "" {
-		return "ocpihub_forget_" + db.schema
+	const prefix = "ocpihub_forget"
+	switch {
+	case db.schema == "":
+		return prefix
+	case len(prefix)+1+len(db.schema) <= 63:
+		return prefix + "_" + db.schema
 	}
-	return "ocpihub_forget"
+	sum := sha256.Sum256([]byte(db.schema))
+	return prefix + "_" + hex.EncodeToString(sum[:16])
 }
 
 // notifier holds the functions registered per topic and this process's
