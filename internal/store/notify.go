@@ -22,8 +22,8 @@ import (
 // forgotten at the commit already. What it remembers still lasts a moment
 // at most, so a process that does not listen (a CLI command), or whose
 // listening connection is down, sees changes within that moment as before;
-// a listener that reconnects runs every topic's function, as it may have
-// missed notifications meanwhile. On SQLite the one serving process is the
+// a listener that starts or reconnects runs every topic's function, as it
+// may have missed notifications before. On SQLite the one serving process is the
 // only one that remembers, and the CLI's writes wait out the moment.
 
 // notifyChannel is the database's notification channel (one per schema, so
@@ -51,7 +51,7 @@ type notifier struct {
 }
 
 // OnNotify registers fn to run when another process's transaction that
-// sent topic has committed (PostgreSQL), and when the listener
+// sent topic has committed (PostgreSQL), and when the listener starts or
 // reconnects. fn must be quick and must not block.
 func (db *DB) OnNotify(topic string, fn func()) {
 	db.notify.mu.Lock()
@@ -95,8 +95,9 @@ const listenRetry = 5 * time.Second
 // Listen hears the other processes' notifications until ctx ends
 // (PostgreSQL; on SQLite it returns at once). Its connection is its own,
 // not the pool's; when it breaks, Listen connects again, waiting up to
-// listenRetry between attempts, and runs every registered function once it
-// listens again. ready, when not nil, is closed once it first listens.
+// listenRetry between attempts. Each time it starts to listen it runs every
+// registered function, as it may have missed notifications before. ready,
+// when not nil, is closed once it first listens.
 func (db *DB) Listen(ctx context.Context, ready chan<- struct{}) {
 	if db.pool == nil {
 		if ready != nil {
@@ -105,12 +106,12 @@ func (db *DB) Listen(ctx context.Context, ready chan<- struct{}) {
 		return
 	}
 	wait := 100 * time.Millisecond
-	for first := true; ctx.Err() == nil; first = false {
+	for ctx.Err() == nil {
 		err := db.listenOnce(ctx, func() {
 			wait = 100 * time.Millisecond
-			if !first {
-				db.notify.run("") // what was missed while away
-			}
+			// What was missed before: while away, or before this process
+			// first listened (it may have served requests already).
+			db.notify.run("")
 			if ready != nil {
 				close(ready)
 				ready = nil

@@ -39,9 +39,9 @@ func (h *heard) count(topic string) int {
 // TestNotifyReachesTheOtherProcesses: two processes on one PostgreSQL
 // database. What one's committed transaction sent runs the other's
 // functions for its topic, not its own (it forgot at its commit); a rolled
-// back one sends nothing; a listener whose connection broke connects again
-// and runs every topic's functions, as it may have missed some. On SQLite
-// nothing is sent and Listen returns at once.
+// back one sends nothing; a listener that starts, or whose connection broke
+// and connects again, runs every topic's functions, as it may have missed
+// some. On SQLite nothing is sent and Listen returns at once.
 func TestNotifyReachesTheOtherProcesses(t *testing.T) {
 	t.Parallel()
 	storetest.EachEngine(t, func(t *testing.T, engine store.Engine) {
@@ -52,6 +52,16 @@ func TestNotifyReachesTheOtherProcesses(t *testing.T) {
 		hb.on(b, "parties", "other")
 		storetest.Listen(t, a)
 		storetest.Listen(t, b)
+		// Starting to listen ran every topic once (on PostgreSQL).
+		base := 0
+		if engine == store.Postgres {
+			base = 1
+		}
+		for _, h := range []*heard{&ha, &hb} {
+			if h.count("parties") != base || h.count("other") != base {
+				t.Fatalf("heard %v on starting to listen, want each topic %d times", h.n, base)
+			}
+		}
 		ctx := context.Background()
 		send := func(topic string, fail bool) {
 			t.Helper()
@@ -87,23 +97,23 @@ func TestNotifyReachesTheOtherProcesses(t *testing.T) {
 			return
 		}
 		// In commit order: once "other" is heard, "parties" was too, once.
-		waitHeard(&hb, "other", 1)
-		if n := hb.count("parties"); n != 1 {
-			t.Fatalf("the other process heard parties %d times, want 1 (the rolled back one sends nothing)", n)
+		waitHeard(&hb, "other", 2)
+		if n := hb.count("parties"); n != 2 {
+			t.Fatalf("the other process heard parties %d times, want 2 (the rolled back one sends nothing)", n)
 		}
-		if n := ha.count("parties") + ha.count("other"); n != 0 {
-			t.Fatalf("the sending process heard itself %d times", n)
+		if n := ha.count("parties") + ha.count("other"); n != 2 {
+			t.Fatalf("the sending process heard its own topics %d times, want only on starting to listen", n-2)
 		}
-		// Its listening connection broken, the other process listens
-		// again and runs every topic's functions.
+		// Their listening connections broken, both processes listen again
+		// and run every topic's functions.
 		if _, err := a.Read().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE query = 'LISTEN "ocpihub_forget_' || current_schema() || '"'`); err != nil {
 			t.Fatal(err)
 		}
-		waitHeard(&hb, "other", 2)
-		waitHeard(&hb, "parties", 2)
-		waitHeard(&ha, "parties", 1)
-		send("other", false)
 		waitHeard(&hb, "other", 3)
+		waitHeard(&hb, "parties", 3)
+		waitHeard(&ha, "parties", 2)
+		send("other", false)
+		waitHeard(&hb, "other", 4)
 	})
 }
