@@ -201,8 +201,9 @@ func scanBody(b []byte, keep int, sc *scanned) bool {
 // cleanKeys remembers, for one scan, the last keys keyMaySecret found
 // clean, one a slot by length and end bytes: a directory page writes some
 // thirty keys thousands of times, and comparing a key with the one its slot
-// holds costs a quarter of looking for the fragments in it. Only a key equal
-// byte for byte to one found clean is taken as clean.
+// holds costs less than looking for the fragments in it (the page's scan
+// went from 160 to 121 µs). Only a key equal byte for byte to one found
+// clean is taken as clean.
 type cleanKeys [64][]byte
 
 // check reports whether key (quotes included) holds no fragment of
