@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
@@ -79,13 +78,7 @@ func TestNotifyReachesTheOtherProcesses(t *testing.T) {
 		}
 		waitHeard := func(h *heard, topic string, n int) {
 			t.Helper()
-			deadline := time.Now().Add(10 * time.Second)
-			for h.count(topic) < n {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s heard %d times, want %d", topic, h.count(topic), n)
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitFor(t, func() bool { return h.count(topic) >= n })
 		}
 		send("parties", true)
 		send("parties", false)

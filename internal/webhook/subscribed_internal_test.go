@@ -160,17 +160,23 @@ func TestSubscribedForgottenOnWrite(t *testing.T) {
 // waitLoaded waits for the read of the names Emit started.
 func (s *Service) waitLoaded(t *testing.T) {
 	t.Helper()
-	for range 1000 {
+	waitUntil(t, "the names read", func() bool {
 		s.subscribed.mu.Lock()
-		loading := s.subscribed.loading
-		s.subscribed.mu.Unlock()
-		if !loading {
-			return
-		}
-		time.Sleep(time.Millisecond) // the read's goroutine, not a timing
+		defer s.subscribed.mu.Unlock()
+		return !s.subscribed.loading
+	})
+}
 
+// waitUntil waits up to 10 s for cond, which another goroutine makes true.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: not in 10 s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
-	t.Fatal("the names were not read")
 }
 
 // TestOtherReplicaForgetsSubscribedNames: a subscription written on one
@@ -209,12 +215,6 @@ func TestOtherReplicaForgetsSubscribedNames(t *testing.T) {
 			}
 			return
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for !forgotten() {
-			if time.Now().After(deadline) {
-				t.Fatal("the other replica did not forget the names")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitUntil(t, "the other replica to forget the names", forgotten)
 	})
 }
