@@ -61,16 +61,12 @@ func (s *Service) knownUnsubscribed(name string) bool {
 func (s *Service) loadSubscribed(gen uint64, at time.Time) {
 	ctx, cancel := context.WithTimeout(store.Background(context.Background()), 10*time.Second)
 	defer cancel()
-	names := map[string]bool{}
-	rows, err := s.db.Read().Query(ctx, `SELECT DISTINCT e.event FROM webhook_subscription_events e
+	list, err := store.QueryAll(ctx, s.db.Read(), func(r store.Row) (name string, err error) { return name, r.Scan(&name) },
+		`SELECT DISTINCT e.event FROM webhook_subscription_events e
 		JOIN webhook_subscriptions s ON s.id = e.subscription_id WHERE s.status = $1`, StatusActive)
-	if err == nil {
-		_, err = store.Collect(rows, func(r store.Row) (string, error) {
-			var name string
-			err := r.Scan(&name)
-			names[name] = true
-			return name, err
-		})
+	names := make(map[string]bool, len(list))
+	for _, name := range list {
+		names[name] = true
 	}
 	if err != nil {
 		s.logger.Warn("could not read the events webhook subscriptions name", "error", err)
