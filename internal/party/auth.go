@@ -189,13 +189,14 @@ func (s *Service) platformCaller(ctx context.Context, h string) (*Caller, error)
 	return c, nil
 }
 
-// forgetCallers drops the remembered callers and hosting platforms: a
-// write that changes what a caller or a platform is (its status, tokens,
-// version, name, roles, endpoints, connection, a peer hub's represented
-// parties) runs forgetAtCommit.
+// forgetCallers drops the remembered callers, hosting platforms and
+// parties of each role: a write that changes what a caller or a platform is
+// (its status, tokens, version, name, roles, endpoints, connection, a peer
+// hub's represented parties) runs forgetAtCommit.
 func (s *Service) forgetCallers() {
 	s.callers.forget()
 	s.hosts.forget()
+	s.roles.forget()
 }
 
 // notifyParties is the topic of a change to a platform (store.OnNotify).

@@ -4,10 +4,13 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
 // rememberTTL is how long a replica answers a connected platform's token, and
-// which connected platform hosts a party, from what it read. Its own changes
+// which connected platform hosts a party, and which parties hold a role, from
+// what it read. Its own changes
 // to what a caller or a platform is (a status, a token rotated or withdrawn,
 // roles, endpoints, the connection hubclientinfo reports, a peer hub's
 // represented parties) it sees at once: every write that changes one forgets
@@ -79,6 +82,27 @@ func newHostCache() *hostCache {
 	}
 	return newMemo(clone, clone)
 }
+
+// roleCache remembers, by role, every party a platform hosts in it
+// (Hosts).
+type roleCache = memo[roleSet]
+
+// roleSet is the parties of one role, read at once. It is only read once
+// remembered, so its copies share the map.
+type roleSet struct {
+	// parties holds partyKey of each; nil when the role has more parties
+	// than rememberMax (Hosts then reads the one row it asks about).
+	parties map[string]struct{}
+}
+
+func newRoleCache() *roleCache {
+	same := func(r roleSet) roleSet { return r }
+	return newMemo(same, same)
+}
+
+// partyKey is how a roleSet holds a party: the country code and party id as
+// platform_roles stores them (ocpi.Key).
+func partyKey(cc, pid string) string { return ocpi.Key(cc) + "/" + ocpi.Key(pid) }
 
 // generation is the cache's generation before a read that may put its
 // result.

@@ -3,7 +3,9 @@ package party_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/party"
 	"github.com/ocpihub/ocpihub/internal/routing"
+	"github.com/ocpihub/ocpihub/internal/sim"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
 
@@ -210,6 +213,113 @@ func TestHostRememberedForASecond(t *testing.T) {
 		clk.Add(time.Second)
 		if _, n := findHost(t, h, ctx(t), "NL", "ACM"); n == 0 {
 			t.Fatal("a second later: no statement; want the platform read again")
+		}
+	})
+}
+
+// hosts asks h whether cc/pid holds role and counts the statements it took.
+func hosts(t *testing.T, h *hubtest.Hub, c context.Context, role party.Role, cc, pid string) (bool, int64) {
+	t.Helper()
+	c, n := store.CountStmts(c)
+	ok, err := h.Parties.Hosts(c, role, cc, pid)
+	if err != nil {
+		t.Fatalf("hosts %s %s/%s: %v", role, cc, pid, err)
+	}
+	return ok, n.N()
+}
+
+// TestRoleRememberedForASecond: the parties of a role (what every session
+// and CDR asks of its token's owner, inside its write transaction) are read
+// at once and remembered for a second, the answers "no" included; the
+// replica's own registrations hold at once, another process's within the
+// second; a transaction that changes platforms reads through its change.
+func TestRoleRememberedForASecond(t *testing.T) {
+	t.Parallel()
+	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
+		_, pl := addAcme(t, h)
+		if ok, n := hosts(t, h, ctx(t), party.RoleCPO, "nl", "acm"); !ok || n != 1 {
+			t.Fatalf("first: %v after %d statements; want true, one read", ok, n)
+		}
+		for _, c := range []struct {
+			cc, pid string
+			want    bool
+		}{{"NL", "ACM", true}, {"NL", "XXX", false}, {"DE", "ACM", false}} {
+			if ok, n := hosts(t, h, ctx(t), party.RoleCPO, c.cc, c.pid); ok != c.want || n != 0 {
+				t.Fatalf("%s/%s within the second: %v after %d statements; want %v from memory", c.cc, c.pid, ok, n, c.want)
+			}
+		}
+		if ok, n := hosts(t, h, ctx(t), party.RolePTP, "NL", "ACM"); ok || n != 1 {
+			t.Fatalf("another role: %v after %d statements; want false, read", ok, n)
+		}
+
+		// Registered here: at once.
+		hubtest.Add(t, h, sim.StartCPO, "Bolt", "NL", "BLT")
+		if ok, n := hosts(t, h, ctx(t), party.RoleCPO, "NL", "BLT"); !ok || n == 0 {
+			t.Fatalf("right after a registration: %v after %d statements; want true, read again", ok, n)
+		}
+
+		// Written by another process: within the second.
+		exec := func(c context.Context, q string, args ...any) {
+			t.Helper()
+			if err := h.DB.InTx(c, func(c context.Context, tx *store.Tx) error {
+				_, err := tx.Exec(c, q, args...)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		addRole := `INSERT INTO platform_roles (platform_id, role, country_code, party_id, business_details, updated_at)
+			SELECT platform_id, 'CPO', 'NL', $2, business_details, 0 FROM platform_roles WHERE platform_id = $1 LIMIT 1`
+		exec(ctx(t), addRole, pl.ID, "NEW")
+		if ok, n := hosts(t, h, ctx(t), party.RoleCPO, "NL", "NEW"); ok || n != 0 {
+			t.Fatalf("another process's new party within the second: %v after %d statements; want false from memory", ok, n)
+		}
+		clk.Add(time.Second)
+		if ok, n := hosts(t, h, ctx(t), party.RoleCPO, "NL", "NEW"); !ok || n != 1 {
+			t.Fatalf("a second later: %v after %d statements; want true, read again", ok, n)
+		}
+
+		// A transaction that changes platforms reads through its change;
+		// rolled back, the remembered parties stand.
+		rollback := errors.New("rolled back")
+		err := h.DB.InTx(ctx(t), func(c context.Context, tx *store.Tx) error {
+			if ok, n := hosts(t, h, c, party.RoleCPO, "NL", "TXN"); ok || n != 0 {
+				t.Errorf("in a transaction that changed nothing yet: %v after %d statements; want false from memory", ok, n)
+			}
+			h.Parties.ForgetAtCommit(tx)
+			if _, err := tx.Exec(c, strings.Replace(addRole, "$2", "'TXN'", 1), pl.ID); err != nil {
+				return err
+			}
+			if ok, n := hosts(t, h, c, party.RoleCPO, "NL", "TXN"); !ok || n != 1 {
+				t.Errorf("inside the transaction that added it: %v after %d statements; want true, read", ok, n)
+			}
+			return rollback
+		})
+		if !errors.Is(err, rollback) {
+			t.Fatal(err)
+		}
+		if ok, n := hosts(t, h, ctx(t), party.RoleCPO, "NL", "NEW"); !ok || n != 0 {
+			t.Fatalf("after the rollback: %v after %d statements; want true from memory", ok, n)
+		}
+		if ok, _ := hosts(t, h, ctx(t), party.RoleCPO, "NL", "TXN"); ok {
+			t.Fatal("after the rollback: the party the transaction added")
+		}
+
+		// A role with more parties than are remembered: each answer reads
+		// its own row.
+		exec(ctx(t), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $2)
+			INSERT INTO platform_roles (platform_id, role, country_code, party_id, business_details, updated_at)
+			SELECT $1, 'NSP', 'ZZ', 'P' || i, (SELECT business_details FROM platform_roles WHERE platform_id = $1 LIMIT 1), 0 FROM n`,
+			pl.ID, party.RememberMax+1)
+		clk.Add(time.Second)
+		for i, c := range []struct {
+			pid  string
+			want bool
+		}{{"P1", true}, {"P1", true}, {"Q1", false}, {fmt.Sprint("P", party.RememberMax+1), true}} {
+			ok, n := hosts(t, h, ctx(t), party.Role("NSP"), "ZZ", c.pid)
+			if ok != c.want || n == 0 || (i > 0 && n != 1) {
+				t.Fatalf("a role of %d parties, ZZ/%s: %v after %d statements; want %v, its row read", party.RememberMax+1, c.pid, ok, n, c.want)
+			}
 		}
 	})
 }

@@ -127,6 +127,8 @@ type Service struct {
 	callers *callerCache
 	// hosts remembers FindByParty's connected platforms (callers.go).
 	hosts *hostCache
+	// roles remembers the parties of a role, for Hosts (callers.go).
+	roles *roleCache
 	// ReconnectFuncs run when a platform that was OFFLINE answers again (the
 	// directory resyncs it). Set them while wiring, before Start.
 	ReconnectFuncs []func(ctx context.Context, platformID int64)
@@ -165,7 +167,8 @@ func New(db *store.DB, jc *jobs.Client, client *ocpiclient.Client, clk clock.Clo
 		return nil, err
 	}
 	s := &Service{db: db, jobs: jc, client: client, clock: clk, logger: logger, cfg: cfg, box: box,
-		NewTokenFunc: newToken, touched: newTouchCache(), callers: newCallerCache(), hosts: newHostCache()}
+		NewTokenFunc: newToken, touched: newTouchCache(), callers: newCallerCache(), hosts: newHostCache(),
+		roles: newRoleCache()}
 	// Another replica's change forgets them here too (store.Listen).
 	db.OnNotify(notifyParties, s.forgetCallers)
 	s.Tracker = health.New(db, clk, logger, health.Config{Failures: cfg.HealthFailures, Lag: cfg.HealthLag, Events: cfg.Events, Describe: describe})
@@ -473,9 +476,64 @@ func (s *Service) findByParty(ctx context.Context, role Role, cc, pid string) (*
 	return findPlatform(ctx, q, id)
 }
 
-// Hosts reports whether a platform hosts cc/pid in role: a single indexed
-// read, for hot paths that only need the answer.
+// Hosts reports whether a platform hosts cc/pid in role (its own party, not
+// one behind a peer hub).
+//
+// It answers from the role's parties, all read at once (one indexed read)
+// and remembered for rememberTTL as callers are (callers.go), inside a
+// transaction too: every session and CDR asks it, in the transaction that
+// stores them, whether its token's owner is a PTP (payment.linkChange), and
+// on PostgreSQL that read was a round trip of its own while the transaction
+// held its locks. A transaction that changes platforms forgets at its commit
+// (forgetAtCommit), so inside it the rows are read (store.Tx.WillNotify);
+// so they are for a role with more than rememberMax parties.
+//
+// Decision: the payment link may miss, for up to rememberTTL, a PTP that
+// another process (the CLI on SQLite, a replica whose notification did not
+// arrive) registered. A payment needs the PTP registered before its token is
+// used, and a session or CDR of that token comes minutes after.
 func (s *Service) Hosts(ctx context.Context, role Role, cc, pid string) (bool, error) {
+	if tx := store.HeldTx(ctx); tx != nil && tx.WillNotify(notifyParties) {
+		return s.hostsRow(ctx, role, cc, pid)
+	}
+	now := s.clock.Now()
+	set, ok := s.roles.get(string(role), now)
+	if !ok {
+		gen := s.roles.generation()
+		read, err := s.readRole(ctx, role)
+		if err != nil {
+			return false, err
+		}
+		s.roles.put(string(role), &read, gen, now)
+		set = &read
+	}
+	if set.parties == nil {
+		return s.hostsRow(ctx, role, cc, pid)
+	}
+	_, ok = set.parties[partyKey(cc, pid)]
+	return ok, nil
+}
+
+// readRole reads the parties of role (Hosts).
+func (s *Service) readRole(ctx context.Context, role Role) (roleSet, error) {
+	keys, err := store.QueryAll(ctx, s.db.ReadIn(ctx), func(r store.Row) (string, error) {
+		var cc, pid string
+		err := r.Scan(&cc, &pid)
+		return partyKey(cc, pid), err
+	}, "SELECT country_code, party_id FROM platform_roles WHERE role = $1 ORDER BY country_code, party_id LIMIT $2",
+		string(role), rememberMax+1)
+	if err != nil || len(keys) > rememberMax {
+		return roleSet{}, err
+	}
+	set := roleSet{parties: make(map[string]struct{}, len(keys))}
+	for _, k := range keys {
+		set.parties[k] = struct{}{}
+	}
+	return set, nil
+}
+
+// hostsRow is Hosts read from the database: a single indexed read.
+func (s *Service) hostsRow(ctx context.Context, role Role, cc, pid string) (bool, error) {
 	var one int
 	err := s.db.ReadIn(ctx).QueryRow(ctx, "SELECT 1 FROM platform_roles WHERE role = $1 AND country_code = $2 AND party_id = $3",
 		string(role), ocpi.Key(cc), ocpi.Key(pid)).Scan(&one)

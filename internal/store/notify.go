@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,11 +68,19 @@ func (db *DB) OnNotify(topic string, fn func()) {
 // like a statement of ExecLater, whose error would be the transaction's,
 // and is not counted as one of the caller's statements.
 func (tx *Tx) NotifyAtCommit(topic string) {
+	if !slices.Contains(tx.notifies, topic) {
+		tx.notifies = append(tx.notifies, topic)
+	}
 	if tx.pgx == nil {
 		return
 	}
 	tx.later = append(tx.later, laterStmt{query: "SELECT pg_notify($1, $2)", args: []any{tx.db.notifyChannel(), topic + " " + tx.db.notify.self}})
 }
+
+// WillNotify reports whether tx was given topic (NotifyAtCommit), on
+// either engine: the transaction changes what the topic's functions forget,
+// so a process's memory of it does not hold inside tx.
+func (tx *Tx) WillNotify(topic string) bool { return slices.Contains(tx.notifies, topic) }
 
 // run calls the functions registered for topic (all of them when topic is
 // empty).

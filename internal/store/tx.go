@@ -47,6 +47,8 @@ type Tx struct {
 	// later are statements ExecLater queued (PostgreSQL): they travel with
 	// the transaction's next statement.
 	later []laterStmt
+	// notifies are the topics NotifyAtCommit was given (both engines).
+	notifies []string
 	// ended is set once the transaction committed or rolled back: a context
 	// that outlives it no longer holds it.
 	ended atomic.Bool
