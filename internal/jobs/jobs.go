@@ -275,7 +275,11 @@ func (c *Client) InsertTx(ctx context.Context, tx *store.Tx, args river.JobArgs,
 	if c.sq != nil {
 		return c.sq.InsertTx(ctx, tx.SQLTx(), args, opts)
 	}
-	return c.pg.InsertTx(ctx, tx.PgxTx(), args, opts)
+	ptx, err := tx.PgxTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.pg.InsertTx(ctx, ptx, args, opts)
 }
 
 // InsertManyTx enqueues several jobs inside tx in one statement (the fan-out
@@ -288,7 +292,10 @@ func (c *Client) InsertManyTx(ctx context.Context, tx *store.Tx, params []river.
 	if c.sq != nil {
 		_, err = c.sq.InsertManyTx(ctx, tx.SQLTx(), params)
 	} else {
-		_, err = c.pg.InsertManyTx(ctx, tx.PgxTx(), params)
+		var ptx pgx.Tx
+		if ptx, err = tx.PgxTx(ctx); err == nil {
+			_, err = c.pg.InsertManyTx(ctx, ptx, params)
+		}
 	}
 	return err
 }

@@ -249,7 +249,7 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 	}
 	tx := &Tx{db: db, engine: db.engine}
 	if db.pool != nil {
-		tx.pgx, err = db.pool.Begin(ctx)
+		err = db.beginPostgres(ctx, tx)
 	} else {
 		tx.sql, err = db.write.BeginTx(ctx, nil)
 	}
@@ -260,12 +260,10 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 	committed := false
 	defer func() {
 		tx.ended.Store(true)
-		if !committed {
-			if tx.pgx != nil {
-				_ = tx.pgx.Rollback(ctx)
-			} else {
-				_ = tx.sql.Rollback()
-			}
+		if tx.pgx != nil {
+			tx.endPostgres(ctx, committed)
+		} else if !committed {
+			_ = tx.sql.Rollback()
 		}
 	}()
 	// owed holds the savepoint statements a member's end calls for (release
@@ -326,9 +324,9 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 		}
 	}
 	if tx.pgx != nil {
-		err = tx.pgx.Commit(ctx)
-	} else {
-		err = tx.sql.Commit()
+		err = tx.commitPostgres(ctx)
+	} else if err = tx.sql.Commit(); err != nil {
+		err = fmt.Errorf("commit: %w", err)
 	}
 	if err != nil {
 		if ok > 1 && definiteFailure(err) {
@@ -340,7 +338,7 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 			retry = true
 			return
 		}
-		fail(fmt.Errorf("commit: %w", err))
+		fail(err)
 		return
 	}
 	committed = true
@@ -393,6 +391,11 @@ func (tx *Tx) savepoint(ctx context.Context, stmts ...string) error {
 		return err
 	}
 	if tx.pgx != nil {
+		if tx.beginOwed {
+			// The first savepoint of a batch: its BEGIN goes with it.
+			stmts = append([]string{"begin"}, stmts...)
+			tx.beginOwed = false
+		}
 		_, err := tx.pgx.Exec(ctx, strings.Join(stmts, "; "))
 		return err
 	}

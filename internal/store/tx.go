@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/ocpihub/ocpihub/internal/tracing"
 )
@@ -39,10 +40,15 @@ type Row interface {
 // Tx is a write transaction. Enqueue follow-up jobs through it (jobs.Client
 // InsertTx) so that the state change and the work it causes commit together.
 type Tx struct {
-	db          *DB
-	engine      Engine
-	sql         *sql.Tx
-	pgx         pgx.Tx
+	db     *DB
+	engine Engine
+	sql    *sql.Tx
+	// pgx is the connection the PostgreSQL transaction runs on, held (from
+	// the pool) until it ends; beginOwed while its BEGIN is not sent yet:
+	// it travels with the first statement (pgtx.go).
+	pgx         *pgx.Conn
+	held        *pgxpool.Conn
+	beginOwed   bool
 	afterCommit []func()
 	// later are statements ExecLater queued (PostgreSQL): they travel with
 	// the transaction's next statement.
@@ -63,8 +69,14 @@ type laterStmt struct {
 // SQLTx returns the underlying database/sql transaction (SQLite), for River.
 func (tx *Tx) SQLTx() *sql.Tx { return tx.sql }
 
-// PgxTx returns the underlying pgx transaction (PostgreSQL), for River.
-func (tx *Tx) PgxTx() pgx.Tx { return tx.pgx }
+// PgxTx returns the transaction as a pgx.Tx (PostgreSQL), for River and
+// COPY. What tx queued is sent first, so their statements follow it.
+func (tx *Tx) PgxTx(ctx context.Context) (pgx.Tx, error) {
+	if err := tx.begun(ctx); err != nil {
+		return nil, err
+	}
+	return connTx{conn: tx.pgx}, nil
+}
 
 // Engine returns the engine.
 func (tx *Tx) Engine() Engine { return tx.engine }
@@ -98,15 +110,20 @@ func (tx *Tx) ExecLater(ctx context.Context, query string, args ...any) error {
 }
 
 // sendLater sends the queued statements followed by query (when not
-// empty) in one round trip, and reads the queued statements' outcomes;
-// the caller reads query's result from the returned BatchResults and
-// closes them.
+// empty) in one round trip, the transaction's BEGIN first when it is
+// owed, and reads the queued statements' outcomes; the caller reads
+// query's result from the returned BatchResults and closes them.
 func (tx *Tx) sendLater(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
+	n := len(tx.later)
+	if tx.beginOwed {
+		b.Queue("begin")
+		tx.beginOwed = false
+		n++
+	}
 	for _, l := range tx.later {
 		b.Queue(l.query, l.args...)
 	}
-	n := len(tx.later)
 	tx.later = tx.later[:0]
 	if query != "" {
 		b.Queue(query, args...)
@@ -141,7 +158,7 @@ func (tx *Tx) dropLater() { tx.later = tx.later[:0] }
 func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	countStmt(ctx)
 	if tx.pgx != nil {
-		if len(tx.later) > 0 {
+		if len(tx.later) > 0 || tx.beginOwed {
 			br, err := tx.sendLater(ctx, query, args)
 			if err != nil {
 				return 0, err
@@ -166,7 +183,7 @@ func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (int64, error
 func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
 	countStmt(ctx)
 	if tx.pgx != nil {
-		if len(tx.later) > 0 {
+		if len(tx.later) > 0 || tx.beginOwed {
 			br, err := tx.sendLater(ctx, query, args)
 			if err != nil {
 				return nil, err
@@ -191,7 +208,7 @@ func (tx *Tx) Query(ctx context.Context, query string, args ...any) (Rows, error
 func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) Row {
 	countStmt(ctx)
 	if tx.pgx != nil {
-		if len(tx.later) > 0 {
+		if len(tx.later) > 0 || tx.beginOwed {
 			br, err := tx.sendLater(ctx, query, args)
 			if err != nil {
 				return errRow{err}
@@ -238,7 +255,7 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 	defer func() { release() }()
 	tx := &Tx{db: db, engine: db.engine}
 	if db.pool != nil {
-		if tx.pgx, err = db.pool.Begin(ctx); err != nil {
+		if err = db.beginPostgres(ctx, tx); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
 	} else {
@@ -249,14 +266,11 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 	committed := false
 	defer func() {
 		tx.ended.Store(true)
-		if committed {
-			return
-		}
 		// A rollback on a dead context still has to release the connection.
 		rctx := context.WithoutCancel(ctx)
 		if tx.pgx != nil {
-			_ = tx.pgx.Rollback(rctx)
-		} else {
+			tx.endPostgres(rctx, committed)
+		} else if !committed {
 			_ = tx.sql.Rollback()
 		}
 	}()
@@ -267,15 +281,11 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 	if err := runCommitHooks(tctx, tx); err != nil {
 		return err
 	}
-	if err := tx.flushLater(tctx); err != nil {
-		return err
-	}
 	if tx.pgx != nil {
-		err = tx.pgx.Commit(ctx)
-	} else {
-		err = tx.sql.Commit()
-	}
-	if err != nil {
+		if err := tx.commitPostgres(tctx); err != nil {
+			return err
+		}
+	} else if err := tx.sql.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true

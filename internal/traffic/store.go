@@ -26,7 +26,11 @@ func insertRows(ctx context.Context, tx *store.Tx, rows []row) error {
 		if schema := tx.DB().Schema(); schema != "" {
 			table = pgx.Identifier{schema, "traffic"}
 		}
-		_, err := tx.PgxTx().CopyFrom(ctx, table, copyColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+		ptx, err := tx.PgxTx(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = ptx.CopyFrom(ctx, table, copyColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 			return rows[i].values(), nil
 		}))
 		return err
