@@ -56,27 +56,30 @@ var maxStmts = map[string]int{
 }
 
 // maxPostgresWaits bounds the times one request of each scenario waits
-// for PostgreSQL to answer its statements (store.StmtCount.Waits: the
-// statements a transaction queues travel with its next one, or together at
-// the end of its batch member). A round trip is most of a statement's cost
-// there, and the writers of a batch wait for each other's. Today's counts,
-// with the same rule as maxStmts.
+// for PostgreSQL to answer (store.StmtCount.Waits: a transaction's BEGIN
+// travels with its first statement, the statements it queues with its next
+// one or with its COMMIT, and the COMMIT is one wait). A round trip is most
+// of a statement's cost there. Today's counts, with the same rule as
+// maxStmts.
 var maxPostgresWaits = map[string]int{
 	"versions":           0,
 	"hubclientinfo-page": 2,
-	// The location read with its lock; the location, its EVSE row, the
-	// change and the event (stored only when a subscription receives it:
-	// webhook.Emit) sent together at the end of the member.
+	// The location read with its lock (and the BEGIN); the location, its
+	// EVSE row, the change and the event (stored only when a subscription
+	// receives it: webhook.Emit) sent with the COMMIT.
 	"evse-status-patch":        2,
 	"evse-status-patch-ingest": 2,
 	"advice-ingest":            6,
 	"terminals-page":           2,
-	// cdr-ingest's reads wait; the CDR, its event and its push are queued
-	// and travel together.
-	"cdr-ingest":          5,
+	// The session, the location, its tariffs and the duplicate check; the
+	// CDR, its event and its push travel with the COMMIT.
+	"cdr-ingest": 5,
+	// The token and the location read, the authorization written alone.
 	"authorize-own":       3,
 	"authorize-forwarded": 3,
-	"command-relay":       3,
+	// The location read; the command, its BEGIN and COMMIT in one round
+	// trip; the CPO's answer written alone.
+	"command-relay": 3,
 }
 
 // probeHeader names a request TestStatementsPerRequest counts.

@@ -40,9 +40,7 @@ func (tx *Tx) commitPostgres(ctx context.Context) error {
 		tx.beginOwed = false
 		return nil
 	}
-	if len(tx.later) > 0 {
-		countWait(ctx)
-	}
+	countWait(ctx)
 	br, err := tx.sendLater(ctx, "commit", nil)
 	if err != nil {
 		return err
@@ -80,6 +78,7 @@ func (tx *Tx) begun(ctx context.Context) error {
 		return nil
 	}
 	tx.beginOwed = false
+	countWait(ctx)
 	_, err := tx.pgx.Exec(ctx, "begin")
 	return err
 }
