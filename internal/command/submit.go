@@ -127,7 +127,9 @@ func (s *Service) Submit(ctx context.Context, req Request) (*Outcome, error) {
 	return &Outcome{ID: id, Forwarded: fwd}, nil
 }
 
-// insert stores a new command.
+// insert stores a new command. It is queued (ExecLater): on PostgreSQL a
+// relayed command's transaction is then one round trip, its BEGIN, the row
+// and its COMMIT together.
 func (s *Service) insert(ctx context.Context, tx *store.Tx, req Request, t *target, id string, cpo ocpiclient.Party, state string,
 	forwarded []byte, deadline int64) error {
 	now := s.now()
@@ -139,14 +141,13 @@ func (s *Service) insert(ctx context.Context, tx *store.Tx, req Request, t *targ
 	if req.Hook != "" {
 		responseURL = ""
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO commands (id, module, command, state, requester_platform_id, requester_country_code,
+	return tx.ExecLater(ctx, `INSERT INTO commands (id, module, command, state, requester_platform_id, requester_country_code,
 		requester_party_id, response_url, hook, cpo_country_code, cpo_party_id, location_id, evse_uid, connector_id, session_id,
 		reservation_id, authorization_reference, request, forwarded, deadline, correlation_id, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $22)`,
 		id, req.Module, req.Command, state, req.PlatformID, ocpi.Key(req.From.CountryCode), ocpi.Key(req.From.PartyID), responseURL,
 		req.Hook, ocpi.Key(cpo.CountryCode), ocpi.Key(cpo.PartyID), t.locationID, t.evse, t.conn, t.sessionID, t.reservationID,
 		t.authorizationReference, string(t.request), fw, deadline, req.CorrelationID, now)
-	return err
 }
 
 // storeLocal records a request the hub answered itself.
