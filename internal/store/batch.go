@@ -299,7 +299,7 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 			}
 			owed = owed[:0]
 		}
-		db.runMember(tx, m)
+		db.runMember(tx, m, shared)
 		if m.err == nil && !m.panicked {
 			ok++
 			if shared {
@@ -356,8 +356,10 @@ func (db *DB) runShared(ctx context.Context, background bool, ms *[]*member, fro
 }
 
 // runMember runs one member's function and commit hooks in tx, catching
-// a panic as the member's outcome.
-func (db *DB) runMember(tx *Tx, m *member) {
+// a panic as the member's outcome. A member alone in its transaction
+// leaves what it queued to the COMMIT (one round trip on PostgreSQL):
+// an error there is the transaction's, which is its alone.
+func (db *DB) runMember(tx *Tx, m *member, shared bool) {
 	mark := len(tx.afterCommit)
 	defer func() {
 		if v := recover(); v != nil {
@@ -378,9 +380,12 @@ func (db *DB) runMember(tx *Tx, m *member) {
 	if m.err = runCommitHooks(mctx, tx); m.err != nil {
 		return
 	}
-	// The member's queued statements (ExecLater) are sent before it counts
-	// as done, so an error they cause is its own.
-	m.err = tx.flushLater(mctx)
+	// A member that shares the transaction sends its queued statements
+	// (ExecLater) before it counts as done, so an error they cause is its
+	// own.
+	if shared {
+		m.err = tx.flushLater(mctx)
+	}
 }
 
 // savepoint runs savepoint statements in order (not counted as the

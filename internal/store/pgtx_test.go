@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -160,12 +161,19 @@ func TestPostgresRoundTrips(t *testing.T) {
 		{"then", func(ctx context.Context, tx *store.Tx) error {
 			return insertLater(ctx, tx, "g", 8)
 		}, 1, nil, 5},
+		{"a batch member alone in its batch", func(ctx context.Context, tx *store.Tx) error {
+			return insertLater(ctx, tx, "h", 9)
+		}, 1, nil, 6},
 	} {
 		for run := range 2 { // the first run prepares the statements
 			if run == 1 {
 				f.n.Store(0)
 			}
-			err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+			write := db.InTx
+			if strings.HasPrefix(c.name, "a batch member") {
+				write = db.InBatch
+			}
+			err := write(context.Background(), func(ctx context.Context, tx *store.Tx) error {
 				if run == 0 && i > 0 {
 					// Prepared in a transaction that is rolled back (a
 					// statement sends what the function queued).
