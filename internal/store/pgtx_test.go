@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	neturl "net/url"
 	"strings"
@@ -49,46 +48,35 @@ func startFlights(t *testing.T, target string) *flights {
 			var answered atomic.Bool
 			answered.Store(true)
 			f.wg.Go(func() {
-				defer s.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						if answered.Swap(false) {
-							f.n.Add(1)
-						}
-
-						if _, werr := s.Write(buf[:n]); werr != nil {
-							return
-						}
+				pipe(s, c, func() {
+					if answered.Swap(false) {
+						f.n.Add(1)
 					}
-					if err != nil {
-						return
-					}
-				}
+				})
 			})
-			f.wg.Go(func() {
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := s.Read(buf)
-					if n > 0 {
-						answered.Store(true)
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						if !errors.Is(err, io.EOF) {
-							return
-						}
-						return
-					}
-				}
-			})
+			f.wg.Go(func() { pipe(c, s, func() { answered.Store(true) }) })
 		}
 	})
 	return f
+}
+
+// pipe copies src to dst, calling sent before passing each read on, and
+// closes dst when src ends.
+func pipe(dst, src net.Conn, sent func()) {
+	defer dst.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			sent()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // TestPostgresRoundTrips: a PostgreSQL write transaction sends its BEGIN
