@@ -210,13 +210,16 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	args := []any{owner.CountryCode, owner.PartyID, ocpi.Key(sess.CdrToken.UID), sess.AuthorizationReference, sess.Status,
 		ocpi.Key(sess.LocationID), ocpi.Key(sess.EVSEUID), ocpi.Key(sess.ConnectorID), startedAt, stoppedAt,
 		sess.LastUpdated.Micros(), string(body)}
+	// The row is queued (ExecLater): on PostgreSQL it travels with the next
+	// statement or the COMMIT instead of a round trip of its own; what
+	// follows reads it in that order.
 	var err error
 	if cur == nil {
-		_, err = tx.Exec(ctx, `INSERT INTO sessions (token_country_code, token_party_id, token_uid, authorization_reference, status,
+		err = tx.ExecLater(ctx, `INSERT INTO sessions (token_country_code, token_party_id, token_uid, authorization_reference, status,
 			location_id, evse_uid, connector_id, started_at, stopped_at, last_updated, body, country_code, party_id, id, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, append(args, append(r.args(), now)...)...)
 	} else {
-		_, err = tx.Exec(ctx, `UPDATE sessions SET token_country_code = $1, token_party_id = $2, token_uid = $3,
+		err = tx.ExecLater(ctx, `UPDATE sessions SET token_country_code = $1, token_party_id = $2, token_uid = $3,
 			authorization_reference = $4, status = $5, location_id = $6, evse_uid = $7, connector_id = $8, started_at = $9,
 			stopped_at = $10, last_updated = $11, body = $12 WHERE pk = $13`, append(args, cur.pk)...)
 	}

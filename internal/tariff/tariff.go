@@ -191,11 +191,13 @@ func (s *Service) write(ctx context.Context, tx *store.Tx, ch Change, r Ref, old
 	} else {
 		tx.AfterCommit(s.totals.Invalidate)
 	}
+	// Queued (ExecLater): on PostgreSQL the row travels with the broadcast's
+	// statements or the COMMIT.
 	if found {
-		_, err = tx.Exec(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
+		err = tx.ExecLater(ctx, "UPDATE tariffs SET last_updated = $1, body = $2 WHERE country_code = $3 AND party_id = $4 AND id = $5",
 			t.LastUpdated.Micros(), string(body), ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID))
 	} else {
-		_, err = tx.Exec(ctx, "INSERT INTO tariffs (country_code, party_id, id, last_updated, body) VALUES ($1, $2, $3, $4, $5)",
+		err = tx.ExecLater(ctx, "INSERT INTO tariffs (country_code, party_id, id, last_updated, body) VALUES ($1, $2, $3, $4, $5)",
 			ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID), t.LastUpdated.Micros(), string(body))
 	}
 	if err != nil {

@@ -346,17 +346,16 @@ func checkToken(t *ocpi.Token, r Ref) error {
 	return nil
 }
 
-// write stores a token row.
+// write stores a token row. It is queued (ExecLater): on PostgreSQL it
+// travels with the next statement or the COMMIT.
 func (s *Service) write(ctx context.Context, tx *store.Tx, r Ref, cur *stored, t *ocpi.Token, body []byte) error {
 	if cur == nil {
-		_, err := tx.Exec(ctx, `INSERT INTO tokens (country_code, party_id, uid, type, valid, whitelist, last_updated, body, contract_id)
+		return tx.ExecLater(ctx, `INSERT INTO tokens (country_code, party_id, uid, type, valid, whitelist, last_updated, body, contract_id)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, append(r.args(), t.IsValid(), t.Whitelist, t.LastUpdated.Micros(), string(body),
 			ocpi.Key(t.ContractID))...)
-		return err
 	}
-	_, err := tx.Exec(ctx, "UPDATE tokens SET valid = $1, whitelist = $2, last_updated = $3, body = $4, contract_id = $5 WHERE pk = $6",
+	return tx.ExecLater(ctx, "UPDATE tokens SET valid = $1, whitelist = $2, last_updated = $3, body = $4, contract_id = $5 WHERE pk = $6",
 		t.IsValid(), t.Whitelist, t.LastUpdated.Micros(), string(body), ocpi.Key(t.ContractID), cur.pk)
-	return err
 }
 
 // forward broadcasts a change to the CPOs (and peer hubs, for the CPOs
