@@ -8,18 +8,20 @@ import (
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
-// rememberTTL is how long a replica answers a connected platform's token, and
+// rememberTTL is how long a replica answers a connected platform's token,
 // which connected platform hosts a party, and which parties hold a role, from
-// what it read. Its own changes
-// to what a caller or a platform is (a status, a token rotated or withdrawn,
-// roles, endpoints, the connection hubclientinfo reports, a peer hub's
-// represented parties) it sees at once: every write that changes one forgets
-// everything remembered once it has committed. Another process's (another
-// replica's, the CLI's, which writes to the database directly) it sees within
+// what it read. Its own changes to what a caller or a platform is (a status,
+// a token rotated or withdrawn, roles, endpoints, the connection
+// hubclientinfo reports, a peer hub's represented parties) it sees at once:
+// every write that changes one forgets everything remembered once it has
+// committed. Another process's (another replica's, the CLI's, which writes
+// to the database directly) it sees within
 // rememberTTL, as the authentication guard sees another replica's failures
 // within a second (authguard): a platform suspended there may be served here
 // for up to a second more, and one added a party there may be refused that
-// party here for as long. A platform still PENDING is not remembered.
+// party here for as long. A platform still PENDING is not remembered (the
+// parties of a role are all of them, whatever their platform's status, as
+// Hosts always read them).
 //
 // Without it every authenticated request read the platform and its roles
 // by the token's hash first: a round trip on PostgreSQL (nearly all of what
