@@ -3,13 +3,8 @@ package crashtest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	neturl "net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +31,7 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 	binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	proxy, relayed, _ := relayedDB(t)
+	proxy, relayed, _ := storetest.ProxiedURL(t)
 	// The stream is 20 PATCHes a second for 18 s: more than the default
 	// limits of a minute and an hour.
 	h := startHubOn(t, relayed, "OCPIHUB_RATE_LIMIT_PER_MINUTE=0", "OCPIHUB_RATE_LIMIT_PER_HOUR=0", "OCPIHUB_RATE_LIMIT_PER_SECOND=0")
@@ -81,10 +76,10 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 	for ; time.Since(start) < 3*time.Second+outageFor+5*time.Second; i++ {
 		if cut.IsZero() && time.Since(start) > 3*time.Second {
 			cut = time.Now()
-			proxy.cut()
+			proxy.Cut()
 		}
 		if !cut.IsZero() && back.IsZero() && time.Since(cut) > outageFor {
-			proxy.restore()
+			proxy.Restore()
 			back = time.Now()
 		}
 		sent := time.Now()
@@ -180,114 +175,6 @@ func TestBroadcastSurvivesDatabaseOutage(t *testing.T) {
 	}
 }
 
-// relayedDB returns a fresh PostgreSQL database's URL as the hub reaches it,
-// through a relay the test can cut, and as it is (for the test's own reads).
-func relayedDB(t *testing.T) (p *proxy, relayed, direct string) {
-	t.Helper()
-	direct = storetest.URL(t, store.Postgres)
-	u, err := neturl.Parse(direct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p = startProxy(t, u.Host)
-	u.Host = p.addr()
-	return p, u.String(), direct
-}
-
-// proxy is a TCP relay to the database that the test can cut: every
-// relayed connection closed, new ones refused, until it is restored.
-type proxy struct {
-	t      *testing.T
-	target string
-	l      net.Listener
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]bool
-}
-
-func startProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{t: t, target: target, l: l, conns: map[net.Conn]bool{}}
-	t.Cleanup(func() { l.Close(); p.cut() })
-	go p.serve()
-	return p
-}
-
-func (p *proxy) addr() string { return p.l.Addr().String() }
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.l.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if err != nil {
-			continue
-		}
-		go p.relay(c)
-	}
-}
-
-func (p *proxy) relay(c net.Conn) {
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		c.Close()
-		return
-	}
-	p.mu.Unlock()
-	d, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	if p.down {
-		p.mu.Unlock()
-		c.Close()
-		d.Close()
-		return
-	}
-	p.conns[c], p.conns[d] = true, true
-	p.mu.Unlock()
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go pipe(d, c)
-	go pipe(c, d)
-	<-done
-	c.Close()
-	d.Close()
-	p.mu.Lock()
-	delete(p.conns, c)
-	delete(p.conns, d)
-	p.mu.Unlock()
-}
-
-// cut closes every relayed connection and refuses new ones.
-func (p *proxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.conns {
-		c.Close()
-	}
-}
-
-// restore lets connections through again.
-func (p *proxy) restore() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = false
-}
-
 // TestUPISurvivesDatabaseOutage takes PostgreSQL away from a running hub
 // for outageFor as a driver's ₹500 is captured: the payment gateway's
 // webhook is refused and the gateway retries it once the database is
@@ -298,11 +185,11 @@ func TestUPISurvivesDatabaseOutage(t *testing.T) {
 	binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	proxy, relayed, direct := relayedDB(t)
+	proxy, relayed, direct := storetest.ProxiedURL(t)
 	f := startUPIOn(t, ctx, relayed, direct)
 
 	po := f.order("500")
-	proxy.cut()
+	proxy.Cut()
 	p1, err := f.pg.Pay(ctx, po.ID, pgsim.Captured)
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +201,7 @@ func TestUPISurvivesDatabaseOutage(t *testing.T) {
 		}
 	}
 	time.Sleep(outageFor)
-	proxy.restore()
+	proxy.Restore()
 	back := time.Now()
 	n := f.redeliverFailed()
 	_, took := f.waitPayment(p1.ID, "charging", back, resumeWithin, func(m money) bool { return m.status == "CHARGING" })
@@ -349,7 +236,7 @@ func TestCommandsSurviveDatabaseOutage(t *testing.T) {
 	binary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	proxy, relayed, _ := relayedDB(t)
+	proxy, relayed, _ := storetest.ProxiedURL(t)
 	h := startHubOn(t, relayed)
 	cpo := hubtest.StartSim(t, sim.StartCPO, "Outage CPO", "IN", "CPX")
 	emsp := hubtest.StartSim(t, sim.StartEMSP, "Outage eMSP", "IN", "EM1")
@@ -381,7 +268,7 @@ func TestCommandsSurviveDatabaseOutage(t *testing.T) {
 	}
 	ours, _ := cmds[0].Body["response_url"].(string)
 
-	proxy.cut()
+	proxy.Cut()
 	_, resp = start("AUTH-2")
 	if resp.HTTPStatus != http.StatusInternalServerError || resp.Envelope == nil || resp.Envelope.StatusCode != 3000 {
 		t.Errorf("START_SESSION while the database is away: HTTP %d %s, want 500 with OCPI 3000", resp.HTTPStatus, resp.Body)
@@ -397,7 +284,7 @@ func TestCommandsSurviveDatabaseOutage(t *testing.T) {
 		t.Errorf("the CPO's result while the database is away: HTTP %d %s, want 500 so that it is sent again", resp.HTTPStatus, resp.Body)
 	}
 	time.Sleep(outageFor)
-	proxy.restore()
+	proxy.Restore()
 	back := time.Now()
 
 	// The CPO sends its result again, as a CPO does after a 500.

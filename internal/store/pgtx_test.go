@@ -3,81 +3,13 @@ package store_test
 import (
 	"context"
 	"errors"
-	"net"
 	neturl "net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
-
-// flights is a TCP proxy to PostgreSQL that counts round trips: the times
-// a client sends after the server answered (or first), whatever it sends
-// at once. It counts what crosses the wire, not what the store says.
-type flights struct {
-	ln   net.Listener
-	n    atomic.Int64
-	wg   sync.WaitGroup
-	addr string
-}
-
-func startFlights(t *testing.T, target string) *flights {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &flights{ln: ln, addr: ln.Addr().String()}
-	t.Cleanup(func() { ln.Close(); f.wg.Wait() })
-	f.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			// answered is set once the server sent something since the
-			// client last did: the client's next send is a new flight.
-			var answered atomic.Bool
-			answered.Store(true)
-			f.wg.Go(func() {
-				pipe(s, c, func() {
-					if answered.Swap(false) {
-						f.n.Add(1)
-					}
-				})
-			})
-			f.wg.Go(func() { pipe(c, s, func() { answered.Store(true) }) })
-		}
-	})
-	return f
-}
-
-// pipe copies src to dst, calling sent before passing each read on, and
-// closes dst when src ends.
-func pipe(dst, src net.Conn, sent func()) {
-	defer dst.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			sent()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
 
 // TestPostgresRoundTrips: a PostgreSQL write transaction sends its BEGIN
 // with its first statement and its COMMIT with what it queued last, so a
@@ -87,12 +19,11 @@ func pipe(dst, src net.Conn, sent func()) {
 // and its connection serves the next one.
 func TestPostgresRoundTrips(t *testing.T) {
 	t.Parallel()
-	u, err := neturl.Parse(storetest.URL(t, store.Postgres))
+	f, proxied, _ := storetest.ProxiedURL(t)
+	u, err := neturl.Parse(proxied)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := startFlights(t, u.Host)
-	u.Host = f.addr
 	q := u.Query()
 	q.Set("pool_max_conns", "1") // every transaction on the one connection, its statements prepared once
 	u.RawQuery = q.Encode()
@@ -155,7 +86,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 	} {
 		for run := range 2 { // the first run prepares the statements
 			if run == 1 {
-				f.n.Store(0)
+				f.ResetFlights()
 			}
 			write := db.InTx
 			if strings.HasPrefix(c.name, "a batch member") {
@@ -182,7 +113,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 			case !errors.Is(err, c.wantErr):
 				t.Errorf("%s: %v, want %v", c.name, err, c.wantErr)
 			}
-			if got := f.n.Load(); c.want >= 0 && got != c.want {
+			if got := f.Flights(); c.want >= 0 && got != c.want {
 				t.Errorf("%s: %d round trips, want %d", c.name, got, c.want)
 			}
 		}
