@@ -39,11 +39,12 @@ var maxStmts = map[string]int{
 	"evse-status-patch-ingest": 5,
 	"advice-ingest":            6,
 	"terminals-page":           2,
-	// The session, the location and tariff the cost engine prices with, the
-	// duplicate check, the CDR, the webhook subscribers, the push (a new
-	// CDR's first: nothing to supersede) and the owner check. The receiving
-	// eMSP's platform is read once a second (party.FindByParty).
-	"cdr-ingest": 8,
+	// The duplicate check, the session, the location and tariff the cost
+	// engine prices with, the CDR, the webhook subscribers and the push (a
+	// new CDR's first: nothing to supersede). The receiving eMSP's platform
+	// is read once a second (party.FindByParty), and so are the parties the
+	// owner check asks about (party.Hosts).
+	"cdr-ingest": 7,
 	// The location and the token read, the authorization written.
 	"authorize-own": 3,
 	// authorize-own's; the eMSP's platform it is forwarded to is read once a
@@ -71,9 +72,10 @@ var maxPostgresWaits = map[string]int{
 	"evse-status-patch-ingest": 2,
 	"advice-ingest":            6,
 	"terminals-page":           2,
-	// The session, the location, its tariffs and the duplicate check; the
-	// CDR, its event and its push travel with the COMMIT.
-	"cdr-ingest": 5,
+	// The duplicate check, the session and the location read together
+	// (store.Reads); the location's tariffs; the CDR, its event and its
+	// push with the BEGIN and the COMMIT.
+	"cdr-ingest": 3,
 	// The token and the location read, the authorization written alone.
 	"authorize-own":       3,
 	"authorize-forwarded": 3,

@@ -54,12 +54,46 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		return Result{}, err
 	}
 	res := Result{Ref: r}
+	// What the CDR is checked and priced against, read together (one round
+	// trip on PostgreSQL): a stored copy, its session, its location.
+	rs := s.db.Reads()
+	var stored struct {
+		hash  string
+		body  []byte
+		found bool
+	}
+	rs.QueryRow(func(row store.Row) error {
+		err := row.Scan(&stored.hash, &stored.body)
+		if errors.Is(err, store.ErrNoRows) {
+			return nil
+		}
+		stored.found = err == nil
+		return err
+	}, "SELECT body_hash, body FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
 	var sess *session.Stored
 	if d.SessionID != "" && s.sessions != nil {
-		sess, err = s.sessions.Find(ctx, session.Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.SessionID})
-		if err != nil && !ocpi.IsNotFound(err) {
+		s.sessions.FindWith(rs, session.Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.SessionID}, &sess)
+	}
+	var loc locationRead
+	if priced(&d) {
+		s.locationWith(rs, &d, &loc)
+	}
+	if err := rs.Run(ctx); err != nil {
+		return res, err
+	}
+	// Stored CDRs are never updated, so a stored copy decides without a
+	// lock: the same is a repeat, an older different one stale, a newer
+	// one a conflict. A copy stored after this read (the same CDR posted
+	// twice at once) makes the insert below fail on the key, and the CDR
+	// is checked again.
+	if stored.found {
+		if stored.hash == hash(body) {
+			return res, nil
+		}
+		if err := ocpi.CheckFresh(Module, "CDR "+r.String(), ocpi.LastUpdatedOf(stored.body), d.LastUpdated); err != nil {
 			return res, err
 		}
+		return res, conflict(r, stored.body, body)
 	}
 	owner := ocpiclient.Party{CountryCode: ocpi.Key(d.CdrToken.CountryCode), PartyID: ocpi.Key(d.CdrToken.PartyID)}
 	route, err := s.receiver(ctx, owner)
@@ -69,25 +103,8 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 	if route == ch.Sender {
 		route = 0
 	}
-	price := s.priceCDR(ctx, &d)
+	price := s.priceCDR(ctx, &d, &loc)
 	err = s.db.InShared(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var oldBody []byte
-		var oldHash string
-		err := tx.QueryRow(ctx, "SELECT body_hash, body FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...).
-			Scan(&oldHash, &oldBody)
-		switch {
-		case err == nil && oldHash == hash(body):
-			return nil
-		case err == nil:
-			// Stored CDRs are never updated, so the row needs no lock: an
-			// older different copy is stale, a newer one a conflict.
-			if err := ocpi.CheckFresh(Module, "CDR "+r.String(), ocpi.LastUpdatedOf(oldBody), d.LastUpdated); err != nil {
-				return err
-			}
-			return conflict(r, oldBody, body)
-		case !errors.Is(err, store.ErrNoRows):
-			return err
-		}
 		res.Created = true
 		costCheck := s.compareCost(ctx, r, &d, sess)
 		// Sent with the next statement (ExecLater); a concurrent POST of

@@ -51,15 +51,20 @@ var DefaultTolerance = Tolerance{Absolute: decimal.RequireFromString("0.05"), Pe
 // SetTolerance sets the mismatch tolerance.
 func (s *Service) SetTolerance(t Tolerance) { s.tolerance = t }
 
+// priced reports whether a CDR is priced: a credit CDR, or one without a
+// total_cost, is not.
+func priced(d *ocpi.CDR) bool { return !d.IsCredit() && d.TotalCost != nil }
+
 // priceCDR prices d from the tariffs it carries, or from its connector's
 // tariffs when it carries none, in its location's time zone (UTC when the
-// hub does not know the location). It reads outside any transaction: the
+// hub does not know the location). loc is d's location as read with the
+// CDR's other reads (locationWith). It reads outside any transaction: the
 // tariffs of a CDR are its own snapshot, and a connector's are read once.
-func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR) PriceCheck {
-	if d.IsCredit() || d.TotalCost == nil {
+func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR, loc *locationRead) PriceCheck {
+	if !priced(d) {
 		return PriceCheck{}
 	}
-	in, err := s.pricingInput(ctx, d)
+	in, err := s.pricingInput(ctx, d, loc)
 	if err != nil {
 		return PriceCheck{Status: PriceUnpriceable, Note: err.Error()}
 	}
@@ -83,7 +88,13 @@ func (s *Service) priceCDR(ctx context.Context, d *ocpi.CDR) PriceCheck {
 // Explain prices a stored CDR again as it was checked, with the engine's
 // reasons: what the console shows beside the hub's price.
 func (s *Service) Explain(ctx context.Context, st *Stored) (*tariff.Cost, error) {
-	in, err := s.pricingInput(ctx, &st.CDR)
+	rs := s.db.Reads()
+	var loc locationRead
+	s.locationWith(rs, &st.CDR, &loc)
+	if err := rs.Run(ctx); err != nil {
+		return nil, err
+	}
+	in, err := s.pricingInput(ctx, &st.CDR, &loc)
 	if err != nil {
 		return nil, err
 	}
@@ -94,18 +105,18 @@ func (s *Service) Explain(ctx context.Context, st *Stored) (*tariff.Cost, error)
 // pricingInput is what prices d: its own tariffs, or its connector's when it
 // carries none, in its location's time zone (UTC when the hub does not know
 // the location).
-func (s *Service) pricingInput(ctx context.Context, d *ocpi.CDR) (tariff.Input, error) {
-	loc, known, err := s.location(ctx, d)
-	if err != nil {
-		return tariff.Input{}, fmt.Errorf("the location could not be read: %w", err)
+func (s *Service) pricingInput(ctx context.Context, d *ocpi.CDR, loc *locationRead) (tariff.Input, error) {
+	if loc.err != nil {
+		return tariff.Input{}, fmt.Errorf("the location could not be read: %w", loc.err)
 	}
 	var tz *time.Location
 	var fallback []ocpi.Tariff
-	if known {
+	if loc.found {
 		tz = tariff.Zone(loc.TimeZone)
 	}
-	if len(d.Tariffs) == 0 && known {
-		if fallback, err = s.connectorTariffs(ctx, d, loc); err != nil {
+	if len(d.Tariffs) == 0 && loc.found {
+		var err error
+		if fallback, err = s.connectorTariffs(ctx, d, &loc.pricedLocation); err != nil {
 			return tariff.Input{}, fmt.Errorf("the connector's tariffs could not be read: %w", err)
 		}
 	}
@@ -130,28 +141,38 @@ type pricedLocation struct {
 	} `json:"evses"`
 }
 
-// location reads what pricing needs of the CDR's location from the
-// directory; found is false when the hub does not hold it.
-func (s *Service) location(ctx context.Context, d *ocpi.CDR) (loc *pricedLocation, found bool, err error) {
-	var body []byte
-	err = s.db.Read().QueryRow(ctx, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
-		ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(d.CdrLocation.ID)).Scan(&body)
-	if errors.Is(err, store.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	loc = &pricedLocation{}
-	if err := json.Unmarshal(body, loc); err != nil {
-		return nil, false, err
-	}
-	return loc, true, nil
+// locationRead is a CDR's location as pricing reads it: found is false when
+// the hub does not hold it; err is a failure to read or decode it, which
+// makes the CDR unpriceable, not refused.
+type locationRead struct {
+	pricedLocation
+	found bool
+	err   error
+}
+
+// locationWith queues the read of what pricing needs of the CDR's location
+// on rs (with the CDR's other reads: one round trip for all of them on
+// PostgreSQL).
+func (s *Service) locationWith(rs *store.Reads, d *ocpi.CDR, loc *locationRead) {
+	rs.QueryRow(func(row store.Row) error {
+		var body []byte
+		err := row.Scan(&body)
+		switch {
+		case errors.Is(err, store.ErrNoRows):
+		case err != nil:
+			loc.err = err
+		default:
+			loc.found = true
+			loc.err = json.Unmarshal(body, &loc.pricedLocation)
+		}
+		return nil
+	}, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(d.CdrLocation.ID))
 }
 
 // connectorTariffs are the tariffs the CDR's connector lists now (the hub
 // keeps no history of a connector; the tariff in force at the session's
-// start is the same unless the CPO changed it since).
+// start is the same unless the CPO changed it since), read together.
 func (s *Service) connectorTariffs(ctx context.Context, d *ocpi.CDR, loc *pricedLocation) ([]ocpi.Tariff, error) {
 	var ids []string
 	for _, e := range loc.EVSEs {
@@ -164,22 +185,31 @@ func (s *Service) connectorTariffs(ctx context.Context, d *ocpi.CDR, loc *priced
 			}
 		}
 	}
+	found := make([]*ocpi.Tariff, len(ids))
+	rs := s.db.Reads()
+	for i, id := range ids {
+		rs.QueryRow(func(row store.Row) error {
+			var body []byte
+			err := row.Scan(&body)
+			if errors.Is(err, store.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			found[i] = new(ocpi.Tariff)
+			return json.Unmarshal(body, found[i])
+		}, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
+			ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(id))
+	}
+	if err := rs.Run(ctx); err != nil {
+		return nil, err
+	}
 	var out []ocpi.Tariff
-	for _, id := range ids {
-		var body []byte
-		err := s.db.Read().QueryRow(ctx, "SELECT body FROM tariffs WHERE country_code = $1 AND party_id = $2 AND id = $3",
-			ocpi.Key(d.CountryCode), ocpi.Key(d.PartyID), ocpi.Key(id)).Scan(&body)
-		if errors.Is(err, store.ErrNoRows) {
-			continue
+	for _, t := range found {
+		if t != nil {
+			out = append(out, *t)
 		}
-		if err != nil {
-			return nil, err
-		}
-		var t ocpi.Tariff
-		if err := json.Unmarshal(body, &t); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
 	}
 	return out, nil
 }

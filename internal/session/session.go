@@ -155,6 +155,22 @@ func (s *Service) Find(ctx context.Context, r Ref) (*Stored, error) {
 	return st, err
 }
 
+// FindWith queues Find's read on rs: when rs runs, *found is the session,
+// or nil when the hub does not hold it. A caller that reads other things
+// at the same time (a CDR: its duplicate and its location) waits for the
+// database once for all of them.
+func (s *Service) FindWith(rs *store.Reads, r Ref, found **Stored) {
+	rs.QueryRow(func(row store.Row) error {
+		st, err := scanStored(row)
+		if errors.Is(err, store.ErrNoRows) {
+			*found = nil
+			return nil
+		}
+		*found = st
+		return err
+	}, "SELECT "+storedColumns+" FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
+}
+
 // FindForOwner finds a session by its id alone among the sessions of the
 // token owners given (an eMSP naming a session in a command; nil owners:
 // any, for an SCSP), of one CPO when cpo is not zero. It is not found when
