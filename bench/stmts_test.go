@@ -76,9 +76,10 @@ var maxPostgresWaits = map[string]int{
 	// (store.Reads); the location's tariffs; the CDR, its event and its
 	// push with the BEGIN and the COMMIT.
 	"cdr-ingest": 3,
-	// The token and the location read, the authorization written alone.
-	"authorize-own":       3,
-	"authorize-forwarded": 3,
+	// The token and the location read together (store.Reads), the
+	// authorization written alone.
+	"authorize-own":       2,
+	"authorize-forwarded": 2,
 	// The location read; the command, its BEGIN and COMMIT in one round
 	// trip; the CPO's answer written alone.
 	"command-relay": 3,

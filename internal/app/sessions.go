@@ -10,6 +10,7 @@ import (
 	"github.com/ocpihub/ocpihub/internal/command"
 	"github.com/ocpihub/ocpihub/internal/location"
 	"github.com/ocpihub/ocpihub/internal/session"
+	"github.com/ocpihub/ocpihub/internal/store"
 	"github.com/ocpihub/ocpihub/internal/token"
 )
 
@@ -42,10 +43,10 @@ func (d directory) CheckLocation(ctx context.Context, cc, pid, locationID, evseU
 	return d.l.Check(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID, EVSEUID: evseUID, ConnectorID: connectorID})
 }
 
-// CheckEVSEs implements token.EVSEDirectory: one read of the location, its
-// EVSE uids compared where they lie (CiString: without case).
-func (d directory) CheckEVSEs(ctx context.Context, cc, pid, locationID string, evseUIDs []string) (int, error) {
-	return d.l.HasEVSEs(ctx, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID}, evseUIDs)
+// CheckEVSEsWith implements token.EVSEDirectory: one read of the location,
+// its EVSE uids compared where they lie (CiString: without case).
+func (d directory) CheckEVSEsWith(rs *store.Reads, cc, pid, locationID string, evseUIDs []string) func() (int, error) {
+	return d.l.HasEVSEsWith(rs, location.Ref{CountryCode: cc, PartyID: pid, LocationID: locationID}, evseUIDs)
 }
 
 // Locate implements command.Directory.

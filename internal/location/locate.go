@@ -2,12 +2,14 @@ package location
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // Locate finds the CPO publishing a location id, as Lookup does, and reports
@@ -60,17 +62,38 @@ func (s *Service) Check(ctx context.Context, r Ref) error {
 // of (CiString), -1 when it has them all, or EUNKNOWNLOCATION when the
 // location r names does not exist.
 func (s *Service) HasEVSEs(ctx context.Context, r Ref, uids []string) (int, error) {
-	body, err := s.storedBody(ctx, r)
-	if err != nil {
+	rs := s.db.Reads()
+	answer := s.HasEVSEsWith(rs, r, uids)
+	if err := rs.Run(ctx); err != nil {
 		return -1, err
 	}
-	evses := gjson.GetBytes(body, "evses")
-	for i, uid := range uids {
-		if !findIn(evses, "uid", uid).Exists() {
-			return i, nil
+	return answer()
+}
+
+// HasEVSEsWith queues HasEVSEs' read of the location on rs; the function
+// it returns gives HasEVSEs' answer once rs has run.
+func (s *Service) HasEVSEsWith(rs *store.Reads, r Ref, uids []string) func() (int, error) {
+	missing, err := -1, error(nil)
+	rs.QueryRow(func(row store.Row) error {
+		var body []byte
+		switch e := row.Scan(&body); {
+		case errors.Is(e, store.ErrNoRows):
+			err = errUnknown(r)
+		case e != nil:
+			return e
+		default:
+			evses := gjson.GetBytes(body, "evses")
+			for i, uid := range uids {
+				if !findIn(evses, "uid", uid).Exists() {
+					missing = i
+					break
+				}
+			}
 		}
-	}
-	return -1, nil
+		return nil
+	}, "SELECT body FROM locations WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.LocationID))
+	return func() (int, error) { return missing, err }
 }
 
 // contains reports whether a location body holds the EVSE evseUID and, in

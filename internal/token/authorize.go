@@ -94,11 +94,6 @@ func (s *Service) Authorize(ctx context.Context, req AuthorizeRequest) (*Authori
 	if req.Type == "" {
 		req.Type = ocpi.DefaultTokenType
 	}
-	if req.Location != nil {
-		if err := s.checkLocation(ctx, req); err != nil {
-			return nil, err
-		}
-	}
 	own, _ := s.parties.OwnParty(party.RoleEMSP)
 	to := req.To
 	if s.hub != nil {
@@ -106,9 +101,30 @@ func (s *Service) Authorize(ctx context.Context, req AuthorizeRequest) (*Authori
 		// own eMSP, it answers (routing.Router.Owner).
 		to = s.hub.Routing().Owner(to, party.RoleEMSP)
 	}
-	cands, err := s.candidates(ctx, req.UID, req.Type, to)
-	if err != nil {
+	// The token and the location it is used at, read together (one round
+	// trip on PostgreSQL); the location is checked first.
+	rs := s.db.Reads()
+	var located func() error
+	if req.Location != nil {
+		var err error
+		if located, err = s.checkLocationWith(rs, req); err != nil {
+			return nil, err
+		}
+	}
+	var cands []candidate
+	s.candidatesWith(rs, req.UID, req.Type, to, &cands)
+	if err := rs.Run(ctx); err != nil {
 		return nil, err
+	}
+	if located != nil {
+		if err := located(); err != nil {
+			return nil, err
+		}
+	}
+	if req.Location != nil && !s.locationRead(req) {
+		if err := s.checkLocation(ctx, req); err != nil {
+			return nil, err
+		}
 	}
 	var tok *candidate
 	owner := to
@@ -166,74 +182,113 @@ func hubFailure(err error) bool {
 	return false
 }
 
-// candidates returns the stored tokens with uid and type (of owner only,
-// when owner is set).
-func (s *Service) candidates(ctx context.Context, uid, typ string, owner ocpiclient.Party) ([]candidate, error) {
+// candidatesWith queues on rs the read of the stored tokens with uid and
+// type (of owner only, when owner is set) into *found.
+func (s *Service) candidatesWith(rs *store.Reads, uid, typ string, owner ocpiclient.Party, found *[]candidate) {
 	q := "SELECT country_code, party_id, whitelist, body FROM tokens WHERE uid = $1 AND type = $2"
 	args := []any{ocpi.Key(uid), typ}
 	if !owner.IsZero() {
 		q += " AND country_code = $3 AND party_id = $4"
 		args = append(args, ocpi.Key(owner.CountryCode), ocpi.Key(owner.PartyID))
 	}
-	return store.QueryAll(ctx, s.db.Read(), func(row store.Row) (candidate, error) {
-		var c candidate
-		if err := row.Scan(&c.cc, &c.pid, &c.whitelist, &c.body); err != nil {
-			return c, err
-		}
-		return c, json.Unmarshal(c.body, &c.token)
+	rs.Query(func(rows store.Rows) (err error) {
+		*found, err = store.Collect(rows, func(row store.Row) (candidate, error) {
+			var c candidate
+			if err := row.Scan(&c.cc, &c.pid, &c.whitelist, &c.body); err != nil {
+				return c, err
+			}
+			return c, json.Unmarshal(c.body, &c.token)
+		})
+		return err
 	}, q+" ORDER BY country_code, party_id LIMIT 10", args...)
 }
 
-// checkLocation requires the location (and every EVSE) of the request in the
-// directory under one of the CPO's parties.
-func (s *Service) checkLocation(ctx context.Context, req AuthorizeRequest) error {
+// cpoParties returns the caller's CPO parties, which may own the location
+// of a request.
+func cpoParties(req AuthorizeRequest) []party.PartyRef {
+	var out []party.PartyRef
+	for _, p := range req.CPOParties {
+		if p.Role == party.RoleCPO {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// locationRead reports whether the request's location is checked with the
+// token's read (checkLocationWith): a directory that reads a location and
+// its EVSEs at once, and a caller with one CPO party, as most are. A caller
+// with several is checked party after party (checkLocation).
+func (s *Service) locationRead(req AuthorizeRequest) bool {
+	_, oneRead := s.dir.(EVSEDirectory)
+	return s.dir == nil || (oneRead && len(cpoParties(req)) == 1)
+}
+
+// checkLocationWith validates the request's location and, when it is
+// checked in one read (locationRead), queues that read on rs: the function
+// returned answers once rs has run.
+func (s *Service) checkLocationWith(rs *store.Reads, req AuthorizeRequest) (func() error, error) {
 	c := ocpi.NewCheck("")
 	req.Location.Check(c)
 	if err := c.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	if s.dir == nil {
-		return nil
+	if s.dir == nil || !s.locationRead(req) {
+		return nil, nil
 	}
+	p := cpoParties(req)[0]
 	loc := req.Location
-	evses, oneRead := s.dir.(EVSEDirectory)
-	var found *party.PartyRef
-	var lastErr error
-	missing := -1
-	for i := range req.CPOParties {
-		p := &req.CPOParties[i]
-		if p.Role != party.RoleCPO {
-			continue
+	answer := s.dir.(EVSEDirectory).CheckEVSEsWith(rs, p.CountryCode, p.PartyID, loc.LocationID, loc.EVSEUIDs)
+	return func() error {
+		missing, err := answer()
+		switch {
+		case ocpi.ErrorCode(err) == ocpi.EUNKNOWNLOCATION:
+			return unknownLocation(loc, true)
+		case err != nil:
+			return err
+		case missing >= 0:
+			return unknownEVSE(loc, missing)
 		}
+		return nil
+	}, nil
+}
+
+// checkLocation requires the location (and every EVSE) of the request in the
+// directory under one of the CPO's parties, reading it for each party in
+// turn: a caller with several CPO parties, or a directory that checks an
+// EVSE at a time.
+func (s *Service) checkLocation(ctx context.Context, req AuthorizeRequest) error {
+	loc := req.Location
+	var found *party.PartyRef
+	tried := false
+	for _, p := range cpoParties(req) {
+		tried = true
 		var err error
-		if oneRead {
-			// The location and its EVSEs from one read of the location.
-			missing, err = evses.CheckEVSEs(ctx, p.CountryCode, p.PartyID, loc.LocationID, loc.EVSEUIDs)
+		if evses, oneRead := s.dir.(EVSEDirectory); oneRead {
+			rs := s.db.Reads()
+			answer := evses.CheckEVSEsWith(rs, p.CountryCode, p.PartyID, loc.LocationID, loc.EVSEUIDs)
+			if err = rs.Run(ctx); err == nil {
+				var missing int
+				if missing, err = answer(); err == nil {
+					if missing >= 0 {
+						return unknownEVSE(loc, missing)
+					}
+					return nil
+				}
+			}
 		} else {
 			err = s.dir.CheckLocation(ctx, p.CountryCode, p.PartyID, loc.LocationID, "", "")
 		}
 		if err == nil {
-			found = p
+			found = &p
 			break
 		}
 		if ocpi.ErrorCode(err) != ocpi.EUNKNOWNLOCATION {
 			return err
 		}
-		lastErr = err
 	}
 	if found == nil {
-		msg := "location " + loc.LocationID + " is not in the hub's directory"
-		if lastErr == nil {
-			msg = "the caller has no CPO party to own location " + loc.LocationID
-		}
-		return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: msg, Field: "location_id", Issue: "unknown location",
-			HTTPStatus: http.StatusOK}
-	}
-	if oneRead {
-		if missing >= 0 {
-			return unknownEVSE(loc, missing)
-		}
-		return nil
+		return unknownLocation(loc, tried)
 	}
 	for i, uid := range loc.EVSEUIDs {
 		err := s.dir.CheckLocation(ctx, found.CountryCode, found.PartyID, loc.LocationID, uid, "")
@@ -245,6 +300,17 @@ func (s *Service) checkLocation(ctx context.Context, req AuthorizeRequest) error
 		}
 	}
 	return nil
+}
+
+// unknownLocation is the 2003 of a request's location; tried is false when
+// the caller has no CPO party that could own it.
+func unknownLocation(loc *ocpi.LocationReferences, tried bool) error {
+	msg := "location " + loc.LocationID + " is not in the hub's directory"
+	if !tried {
+		msg = "the caller has no CPO party to own location " + loc.LocationID
+	}
+	return &ocpi.Error{Code: ocpi.EUNKNOWNLOCATION, Message: msg, Field: "location_id", Issue: "unknown location",
+		HTTPStatus: http.StatusOK}
 }
 
 // unknownEVSE is the 2003 of the i-th EVSE of a request's location.

@@ -50,12 +50,14 @@ type Directory interface {
 }
 
 // EVSEDirectory is a Directory that checks a location and its EVSEs in one
-// read of the location: CheckEVSEs returns an EUNKNOWNLOCATION error when
-// the location is not in the directory, else the index in evseUIDs of the
-// first EVSE it does not have (-1: it has them all).
+// read of the location, queued with the authorization's other reads:
+// CheckEVSEsWith queues it on rs, and the function it returns gives, once
+// rs has run, an EUNKNOWNLOCATION error when the location is not in the
+// directory, else the index in evseUIDs of the first EVSE it does not have
+// (-1: it has them all).
 type EVSEDirectory interface {
 	Directory
-	CheckEVSEs(ctx context.Context, countryCode, partyID, locationID string, evseUIDs []string) (int, error)
+	CheckEVSEsWith(rs *store.Reads, countryCode, partyID, locationID string, evseUIDs []string) func() (int, error)
 }
 
 // Config tunes the Service.
