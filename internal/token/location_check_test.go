@@ -81,7 +81,9 @@ func TestAuthorizeLocationCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := &fakeDirectory{locations: map[string][]string{"IN/CP2/LOC2": {"E1", "E2"}}}
-		cpo := func(pid string) party.PartyRef { return party.PartyRef{Role: party.RoleCPO, CountryCode: "IN", PartyID: pid} }
+		cpo := func(pid string) party.PartyRef {
+			return party.PartyRef{Role: party.RoleCPO, CountryCode: "IN", PartyID: pid}
+		}
 		one := []party.PartyRef{cpo("CP2")}
 		two := []party.PartyRef{{Role: party.RoleEMSP, CountryCode: "IN", PartyID: "EM9"}, cpo("CP1"), cpo("CP2")}
 		none := []party.PartyRef{{Role: party.RoleEMSP, CountryCode: "IN", PartyID: "EM9"}}
