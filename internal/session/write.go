@@ -38,7 +38,7 @@ type stored struct {
 // of the same session waits for this transaction, which orders the outbox.
 func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	var cur stored
-	found, err := tx.LockRow(ctx, "sessions", "status", "pk, body, token_country_code, token_party_id, started_at, stopped_at",
+	found, err := tx.LockRow(ctx, "sessions", "pk, body, token_country_code, token_party_id, started_at, stopped_at",
 		"country_code = $1 AND party_id = $2 AND id = $3", r.args(),
 		&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt)
 	if err != nil || !found {
@@ -66,7 +66,6 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 	if err != nil {
 		return false, false, err
 	}
-	evseID := s.evseID(ctx, r, &sess)
 	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		cur, err := lock(ctx, tx, r)
 		if err != nil {
@@ -81,7 +80,7 @@ func (s *Service) Store(ctx context.Context, ch Change, r Ref, raw []byte) (crea
 		}
 		changed = true
 		push := hub.Push{Method: http.MethodPut, Path: r.path(sess.ID), Body: body, Full: true}
-		return s.save(ctx, tx, ch, r, cur, &sess, body, evseID, push)
+		return s.save(ctx, tx, ch, r, cur, &sess, body, push)
 	})
 	return created, changed, err
 }
@@ -150,7 +149,7 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 			return err
 		}
 		push := hub.Push{Method: http.MethodPatch, Path: r.path(cur.id), Body: patchBody}
-		return s.save(ctx, tx, ch, r, cur, &sess, body, s.evseID(ctx, r, &sess), push)
+		return s.save(ctx, tx, ch, r, cur, &sess, body, push)
 	})
 }
 
@@ -180,8 +179,9 @@ func samePartyCI(a, b ocpiclient.Party) bool {
 	return ocpi.EqualCI(a.CountryCode, b.CountryCode) && ocpi.EqualCI(a.PartyID, b.PartyID)
 }
 
-// evseID looks the session's EVSE up in the directory, outside the
-// transaction, for the events.
+// evseID looks the session's EVSE up in the directory, for the events: only
+// a session that starts or stops needs it, so it is read then, in the
+// session's transaction, not for every meter value a PATCH brings.
 func (s *Service) evseID(ctx context.Context, r Ref, sess *ocpi.Session) string {
 	if s.dir == nil || sess.EVSEUID == "#NA" {
 		return ""
@@ -192,7 +192,7 @@ func (s *Service) evseID(ctx context.Context, r Ref, sess *ocpi.Session) string 
 // save writes a session row, emits its events, routes push to the token
 // owner and tells the observers, inside tx.
 func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur *stored, sess *ocpi.Session, body []byte,
-	evseID string, push hub.Push) error {
+	push hub.Push) error {
 	now := s.clock.Now().UnixMicro()
 	owner := tokenOwner(sess)
 	startedAt, stoppedAt := int64(0), int64(0)
@@ -228,6 +228,10 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	}
 	st := &Stored{CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID), ID: sess.ID, Owner: owner, Status: sess.Status,
 		AuthorizationReference: sess.AuthorizationReference, Session: *sess, Body: body}
+	evseID := ""
+	if started || stopped {
+		evseID = s.evseID(ctx, r, sess)
+	}
 	if started {
 		if err := s.emit(ctx, tx, event.SessionStarted, st, evseID, sess.StartDateTime); err != nil {
 			return err

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Lock locks the rows of table that where keeps until tx ends and reports
 // whether there were any. The lock is an UPDATE that sets lockColumn to
@@ -12,13 +15,22 @@ func (tx *Tx) Lock(ctx context.Context, table, lockColumn, where string, args ..
 	return err == nil && n > 0, err
 }
 
-// LockRow is Lock of one row that then reads columns of it into dest;
-// found is false, with no error, when there is none.
-func (tx *Tx) LockRow(ctx context.Context, table, lockColumn, columns, where string, args []any, dest ...any) (found bool, err error) {
-	if found, err := tx.Lock(ctx, table, lockColumn, where, args...); err != nil || !found {
-		return false, err
+// LockRow locks one row of table as Lock does and reads columns of it into
+// dest; found is false, with no error, when there is none. It is one
+// statement (one round trip on PostgreSQL): a read that takes the lock an
+// UPDATE takes (FOR NO KEY UPDATE) on PostgreSQL, a plain read on SQLite,
+// where a write transaction (BEGIN IMMEDIATE) already excludes every
+// other writer. Unlike Lock it writes nothing, so a lock leaves no row
+// version behind on PostgreSQL.
+func (tx *Tx) LockRow(ctx context.Context, table, columns, where string, args []any, dest ...any) (found bool, err error) {
+	q := "SELECT " + columns + " FROM " + table + " WHERE " + where
+	if tx.engine == Postgres {
+		q += " FOR NO KEY UPDATE"
 	}
-	if err := tx.QueryRow(ctx, "SELECT "+columns+" FROM "+table+" WHERE "+where, args...).Scan(dest...); err != nil {
+	switch err := tx.QueryRow(ctx, q, args...).Scan(dest...); {
+	case errors.Is(err, ErrNoRows):
+		return false, nil
+	case err != nil:
 		return false, err
 	}
 	return true, nil

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -28,11 +29,11 @@ func TestLock(t *testing.T) {
 		err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 			var grp string
 			var lu int64
-			found, err := tx.LockRow(ctx, "docs", "last_updated", "grp, last_updated", "name = $1", []any{"a2"}, &grp, &lu)
+			found, err := tx.LockRow(ctx, "docs", "grp, last_updated", "name = $1", []any{"a2"}, &grp, &lu)
 			if err != nil || !found || grp != "a" || lu != 2 {
 				t.Errorf("LockRow(a2) = %v, %v; read %q, %d", found, err, grp, lu)
 			}
-			found, err = tx.LockRow(ctx, "docs", "last_updated", "grp", "name = $1", []any{"zzz"}, &grp)
+			found, err = tx.LockRow(ctx, "docs", "grp", "name = $1", []any{"zzz"}, &grp)
 			if err != nil || found {
 				t.Errorf("LockRow(missing) = %v, %v; want not found, no error", found, err)
 			}
@@ -49,6 +50,42 @@ func TestLock(t *testing.T) {
 		}
 		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM docs"); n != 3 {
 			t.Fatalf("%d rows after LockRow, want 3 (a lock writes nothing)", n)
+		}
+		if db.Engine() != store.Postgres {
+			return // SQLite's one writer excludes every other write transaction
+		}
+		// On PostgreSQL the row LockRow read stays locked until its
+		// transaction ends: another transaction's update of it waits (here:
+		// gives up after its lock_timeout), an update of another row does not.
+		err = db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var lu int64
+			if found, err := tx.LockRow(ctx, "docs", "last_updated", "name = $1", []any{"a1"}, &lu); err != nil || !found {
+				return fmt.Errorf("LockRow(a1) = %v, %v", found, err)
+			}
+			// Another transaction, from a context that holds none.
+			update := func(name string) error {
+				done := make(chan error, 1)
+				go func() {
+					done <- db.InTx(context.Background(), func(ctx context.Context, other *store.Tx) error {
+						if _, err := other.Exec(ctx, "SET LOCAL lock_timeout = '200ms'"); err != nil {
+							return err
+						}
+						_, err := other.Exec(ctx, "UPDATE docs SET last_updated = 100 WHERE name = $1", name)
+						return err
+					})
+				}()
+				return <-done
+			}
+			if err := update("a1"); err == nil || !strings.Contains(err.Error(), "lock timeout") {
+				t.Errorf("an update of the locked row: %v, want it to wait for the lock", err)
+			}
+			if err := update("a0"); err != nil {
+				t.Errorf("an update of another row: %v", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	})
 }

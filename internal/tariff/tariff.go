@@ -268,7 +268,7 @@ func (s *Service) broadcast(ctx context.Context, tx *store.Tx, ch Change, p hub.
 // lockTariff locks and reads a tariff row in tx.
 func lockTariff(ctx context.Context, tx *store.Tx, r Ref) ([]byte, bool, error) {
 	var body []byte
-	found, err := tx.LockRow(ctx, "tariffs", "last_updated", "body", "country_code = $1 AND party_id = $2 AND id = $3",
+	found, err := tx.LockRow(ctx, "tariffs", "body", "country_code = $1 AND party_id = $2 AND id = $3",
 		[]any{ocpi.Key(r.CountryCode), ocpi.Key(r.PartyID), ocpi.Key(r.ID)}, &body)
 	return body, found, err
 }

@@ -218,7 +218,7 @@ type stored struct {
 // the same token waits for this transaction, which orders the outbox.
 func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	var cur stored
-	found, err := tx.LockRow(ctx, "tokens", "valid", "pk, body", "country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4",
+	found, err := tx.LockRow(ctx, "tokens", "pk, body", "country_code = $1 AND party_id = $2 AND uid = $3 AND type = $4",
 		r.args(), &cur.pk, &cur.body)
 	if err != nil || !found {
 		return nil, err
