@@ -129,7 +129,8 @@ func TestSessionLifecycle(t *testing.T) {
 		if ps := started[0].Parties; len(ps) != 2 || ps[0].PartyID != "CP1" || ps[1].PartyID != "EM1" {
 			t.Errorf("session.started parties: %v", ps)
 		}
-		if d := stopped[0].Data.(map[string]any); d["status"] != "COMPLETED" || d["timestamp"].(interface{ String() string }).String() != end {
+		if d := stopped[0].Data.(map[string]any); d["status"] != "COMPLETED" || d["timestamp"].(interface{ String() string }).String() != end ||
+			d["evse_id"] != "IN*CP1*EE1" {
 			t.Errorf("session.stopped data: %v", d)
 		}
 
