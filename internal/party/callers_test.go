@@ -139,10 +139,10 @@ func findHost(t *testing.T, h *hubtest.Hub, c context.Context, cc, pid string) (
 }
 
 // TestHostRememberedForASecond: the platform hosting a party (what every
-// forwarded request, command and CDR is routed by) is read once a second;
-// the replica's own changes to it (its connection found down, a
-// suspension) hold at once, and a transaction reads through what it
-// changed.
+// forwarded request, command, session and CDR is routed by) is read once a
+// second, inside a transaction too; the replica's own changes to it (its
+// connection found down, a suspension) hold at once, and a transaction
+// that changes platforms reads through what it changed.
 func TestHostRememberedForASecond(t *testing.T) {
 	t.Parallel()
 	hubtest.EachFake(t, func(t *testing.T, h *hubtest.Hub, clk *clock.Fake) {
@@ -179,16 +179,22 @@ func TestHostRememberedForASecond(t *testing.T) {
 			t.Fatalf("after the good liveness check: %s, want CONNECTED", p.Connection)
 		}
 
-		// A transaction reads through what it changed; rolled back, the
-		// remembered platform stands.
+		// A transaction that changes no platform (a session routed to its
+		// token's eMSP) answers from memory; one that changes platforms
+		// reads through what it changed; rolled back, the remembered
+		// platform stands.
 		findHost(t, h, ctx(t), "NL", "ACM")
 		rollback := errors.New("rolled back")
 		err = h.DB.InTx(ctx(t), func(c context.Context, tx *store.Tx) error {
+			if p, n := findHost(t, h, c, "NL", "ACM"); p.ID != pl.ID || n != 0 {
+				t.Errorf("in a transaction that changed nothing yet: %+v after %d statements; want it from memory", p, n)
+			}
+			h.Parties.ForgetAtCommit(tx)
 			if _, err := tx.Exec(c, "UPDATE platforms SET name = 'Renamed' WHERE id = $1", pl.ID); err != nil {
 				return err
 			}
-			if p, _ := findHost(t, h, c, "NL", "ACM"); p.Name != "Renamed" {
-				t.Errorf("inside the transaction that renamed it: %q", p.Name)
+			if p, n := findHost(t, h, c, "NL", "ACM"); p.Name != "Renamed" || n == 0 {
+				t.Errorf("inside the transaction that renamed it: %q after %d statements; want it read", p.Name, n)
 			}
 			return rollback
 		})

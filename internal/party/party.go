@@ -434,10 +434,17 @@ func (s *Service) List(ctx context.Context, f Filter) ([]*Platform, error) {
 // role when role is empty): the party's own platform, else the peer hub
 // that represents it.
 //
-// A CONNECTED platform found is remembered for rememberTTL, outside a
-// transaction (which may have changed it), as callers are (callers.go).
+// A CONNECTED platform found is remembered for rememberTTL, as callers are
+// (callers.go), and answered from memory inside a transaction too: a
+// session's transaction routes its change to its token's eMSP, and on
+// PostgreSQL that read was a round trip of its own while the session's row
+// was locked. A transaction that changes platforms (forgetAtCommit) reads
+// the rows, through its own change, and remembers nothing of them.
 func (s *Service) FindByParty(ctx context.Context, role Role, cc, pid string) (*Platform, error) {
-	cache := store.HeldTx(ctx) == nil
+	cache := true
+	if tx := store.HeldTx(ctx); tx != nil && tx.WillNotify(notifyParties) {
+		cache = false
+	}
 	key := string(role) + "/" + cc + "/" + pid
 	now := s.clock.Now()
 	if cache {
