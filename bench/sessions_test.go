@@ -30,12 +30,18 @@ import (
 //     difference is the hub's added latency.
 //   - cdr-ingest: the CPO posts a new CDR (validation, canonical form,
 //     stored, cdr.created, queued for the eMSP).
+//   - session-patch: the CPO PATCHes one of 100 active sessions with its
+//     next charging period, kWh and last_updated, as a charger's meter
+//     values arrive every minute or so (the period appended, the session
+//     stored and queued for the eMSP): at national scale the most frequent
+//     write after EVSE statuses.
 func init() {
 	// cdr-ingest runs first and command-relay last: the commands'
 	// timeouts (30 s later, then their TIMEOUT relays) would otherwise load
 	// the database during the scenarios that follow.
 	scenarios = append(scenarios,
 		scenario{name: "cdr-ingest", seed: seedSessions, target: cdrTarget},
+		scenario{name: "session-patch", seed: seedSessionPatch, target: sessionPatchTarget, verify: verifySessionPatches},
 		scenario{name: "authorize-own", target: func(h *benchHub) Target {
 			return h.post("authorize own token", "/ocpi/2.2.1/cpo/tokens/APP-B/authorize?type=APP_USER", h.cpoToken, authorizeBody, 200)
 		}},
@@ -163,4 +169,91 @@ func cdrTarget(h *benchHub) Target {
 		})
 		return b
 	}, http.StatusCreated)
+}
+
+// benchSessions is how many active sessions session-patch spreads its
+// PATCHes over.
+const benchSessions = 100
+
+// sessionPatchSeq numbers the session PATCHes sent (the probe's and the
+// runs'): each sets a later last_updated and appends one charging period.
+var sessionPatchSeq atomic.Int64
+
+var sessionStart = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+// seedSessionPatch stores benchSessions active sessions of the bench eMSP's
+// token at BLOC (seedSessions, which runs before it), each with one
+// charging period.
+func seedSessionPatch(b testing.TB, h *benchHub) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range benchSessions {
+		body, _ := json.Marshal(map[string]any{
+			"country_code": "NL", "party_id": "BCP", "id": fmt.Sprintf("BPS-%d", i), "start_date_time": sessionStart,
+			"kwh": 0, "auth_method": "WHITELIST", "location_id": "BLOC", "evse_uid": "E1", "connector_id": "1",
+			"cdr_token": map[string]any{"country_code": "DE", "party_id": "BEM", "uid": "NEVER-B", "type": "RFID", "contract_id": "C-NEVER-B"},
+			"currency": "INR", "status": "ACTIVE", "charging_periods": []any{sessionPeriod(sessionStart, 0)},
+			"last_updated": sessionStart,
+		})
+		if status, err := h.do(ctx, http.MethodPut, fmt.Sprintf("/ocpi/2.2.1/cpo/sessions/NL/BCP/BPS-%d", i), body); err != nil || status != http.StatusCreated {
+			b.Fatalf("seed session %d: HTTP %d %v", i, status, err)
+		}
+	}
+	if err := probe(ctx, h, sessionPatchTarget(h)); err != nil {
+		b.Fatalf("session-patch: %v", err)
+	}
+}
+
+func sessionPeriod(at time.Time, kwh float64) map[string]any {
+	return map[string]any{"start_date_time": at, "dimensions": []any{map[string]any{"type": "ENERGY", "volume": kwh}}}
+}
+
+// sessionPatchTarget PATCHes the sessions in turn, each with a later
+// last_updated than any before it.
+func sessionPatchTarget(h *benchHub) Target {
+	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}
+	return Target{Name: "PATCH session", WantStatus: http.StatusOK, NewRequest: func(ctx context.Context) (*http.Request, error) {
+		i := sessionPatchSeq.Add(1)
+		at := sessionStart.Add(time.Duration(i) * time.Millisecond)
+		body, _ := json.Marshal(map[string]any{"kwh": float64(i%500) / 10, "charging_periods": []any{sessionPeriod(at, 0.1)},
+			"last_updated": at})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPatch,
+			fmt.Sprintf("%s/ocpi/2.2.1/cpo/sessions/NL/BCP/BPS-%d", h.PublicURL(), i%benchSessions), strings.NewReader(string(body)))
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		return req, nil
+	}}
+}
+
+// verifySessionPatches checks that every PATCH sent appended its period:
+// the sessions hold one period each from the seed and one a PATCH.
+func verifySessionPatches(b *testing.B, h *benchHub, _ time.Time, _ int) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := h.DB.Read().Query(ctx, "SELECT body FROM sessions WHERE id LIKE 'BPS-%'")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	periods := 0
+	for rows.Next() {
+		var body []byte
+		if err := rows.Scan(&body); err != nil {
+			b.Fatal(err)
+		}
+		var s struct {
+			ChargingPeriods []json.RawMessage `json:"charging_periods"`
+		}
+		if err := json.Unmarshal(body, &s); err != nil {
+			b.Fatal(err)
+		}
+		periods += len(s.ChargingPeriods)
+	}
+	if want := benchSessions + int(sessionPatchSeq.Load()); periods != want {
+		b.Fatalf("the sessions hold %d charging periods, want %d: a PATCH was lost or did nothing", periods, want)
+	}
 }

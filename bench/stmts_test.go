@@ -45,6 +45,12 @@ var maxStmts = map[string]int{
 	// is read once a second (party.FindByParty), and so are the parties the
 	// owner check asks about (party.Hosts).
 	"cdr-ingest": 7,
+	// The session read with its lock, its row and its push to the eMSP.
+	// The eMSP's platform is read once a second (party.FindByParty), and
+	// the EVSE's evse_id only when the session starts or stops (6 before:
+	// the lock an UPDATE then a read, the EVSE looked up at every PATCH,
+	// the platform read in the transaction).
+	"session-patch": 3,
 	// The location and the token read, the authorization written.
 	"authorize-own": 3,
 	// authorize-own's; the eMSP's platform it is forwarded to is read once a
@@ -76,6 +82,9 @@ var maxPostgresWaits = map[string]int{
 	// (store.Reads); the location's tariffs; the CDR, its event and its
 	// push with the BEGIN and the COMMIT.
 	"cdr-ingest": 3,
+	// The session read with its lock (and the BEGIN); its row and its push
+	// with the COMMIT (5 before).
+	"session-patch": 2,
 	// The token and the location read together (store.Reads), the
 	// authorization written alone.
 	"authorize-own":       2,
