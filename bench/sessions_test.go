@@ -192,7 +192,7 @@ func seedSessionPatch(b testing.TB, h *benchHub) {
 			"country_code": "NL", "party_id": "BCP", "id": fmt.Sprintf("BPS-%d", i), "start_date_time": sessionStart,
 			"kwh": 0, "auth_method": "WHITELIST", "location_id": "BLOC", "evse_uid": "E1", "connector_id": "1",
 			"cdr_token": map[string]any{"country_code": "DE", "party_id": "BEM", "uid": "NEVER-B", "type": "RFID", "contract_id": "C-NEVER-B"},
-			"currency": "INR", "status": "ACTIVE", "charging_periods": []any{sessionPeriod(sessionStart, 0)},
+			"currency":  "INR", "status": "ACTIVE", "charging_periods": []any{sessionPeriod(sessionStart, 0)},
 			"last_updated": sessionStart,
 		})
 		if status, err := h.do(ctx, http.MethodPut, fmt.Sprintf("/ocpi/2.2.1/cpo/sessions/NL/BCP/BPS-%d", i), body); err != nil || status != http.StatusCreated {
