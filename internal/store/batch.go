@@ -374,6 +374,14 @@ func (db *DB) runMember(tx *Tx, m *member, shared bool) {
 		tx.afterCommit = tx.afterCommit[:mark]
 	}()
 	mctx := withTx(context.WithoutCancel(m.ctx), tx)
+	tx.laterErr = nil // the members before it committed or were rolled back to their savepoints
+	defer func() {
+		// A queued statement of its own that failed is its outcome, even
+		// if what sent it ignored the error (Tx.laterErr).
+		if tx.laterErr != nil && !m.panicked {
+			m.err = tx.laterErr
+		}
+	}()
 	if m.err = m.fn(mctx, tx); m.err != nil {
 		return
 	}
@@ -423,12 +431,13 @@ func (db *DB) InBatchRetryUnique(ctx context.Context, fn func(ctx context.Contex
 }
 
 // definiteFailure reports whether a commit's error came from the database
-// refusing it (so the transaction did not commit), rather than from a
-// connection whose fate is unknown.
+// refusing it (so the transaction did not commit: an error, or a COMMIT
+// answered with a rollback), rather than from a connection whose fate is
+// unknown.
 func definiteFailure(err error) bool {
 	var pgErr *pgconn.PgError
 	var sqErr *sqlite.Error
-	return errors.As(err, &pgErr) || errors.As(err, &sqErr)
+	return errors.As(err, &pgErr) || errors.As(err, &sqErr) || errors.Is(err, errCommitRolledBack)
 }
 
 func removeMember(ms []*member, m *member) []*member {

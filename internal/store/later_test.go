@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/store"
@@ -179,4 +180,96 @@ func TestWaitsCountRoundTrips(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestQueuedFailureIgnoredByAReadIsTheOutcome: a queued statement that
+// fails when a later read sends it (on PostgreSQL) fails its transaction or
+// batch member with its own error, though the read's caller ignored the
+// error (looking something up that may be missing): a unique violation
+// stays one, for the retry that looks for it, and nothing is stored. The
+// member's neighbours in a batch commit.
+func TestQueuedFailureIgnoredByAReadIsTheOutcome(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, db *store.DB) {
+		setupBatch(t, db)
+		ctx := context.Background()
+		if err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error { return insertLater(ctx, tx, "taken", 1) }); err != nil {
+			t.Fatal(err)
+		}
+		fn := func(ctx context.Context, tx *store.Tx) error {
+			if err := insertLater(ctx, tx, "new", 2); err != nil {
+				return err
+			}
+			if err := insertLater(ctx, tx, "taken", 3); err != nil {
+				return err // SQLite: at once
+			}
+			var v int
+			_ = tx.QueryRow(ctx, "SELECT last_updated FROM docs WHERE name = 'none'").Scan(&v) // the error ignored
+			return nil
+		}
+		for _, c := range []struct {
+			name string
+			run  func(ctx context.Context, fn func(ctx context.Context, tx *store.Tx) error) error
+		}{
+			{"a transaction", db.InTx},
+			{"a batch member", db.InBatch},
+			{"a shared write", db.InShared},
+		} {
+			if err := c.run(ctx, fn); !store.IsUniqueViolation(err) {
+				t.Errorf("%s: %v, want the queued statement's unique violation", c.name, err)
+			}
+			if n := storetest.Count(t, db, "SELECT COUNT(*) FROM docs WHERE name = 'new'"); n != 0 {
+				t.Errorf("%s: the failed write's other row was stored", c.name)
+			}
+		}
+		// In a batch beside others: only the failing member fails.
+		var wg sync.WaitGroup
+		errs := make([]error, 6)
+		for i := range errs {
+			wg.Go(func() {
+				if i == 3 {
+					errs[i] = db.InBatch(ctx, fn)
+					return
+				}
+				errs[i] = db.InBatch(ctx, func(ctx context.Context, tx *store.Tx) error {
+					return insertLater(ctx, tx, fmt.Sprintf("n%d", i), i)
+				})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if i == 3 != store.IsUniqueViolation(err) || (i != 3 && err != nil) {
+				t.Errorf("batch member %d: %v", i, err)
+			}
+		}
+		if n := storetest.Count(t, db, "SELECT COUNT(*) FROM docs WHERE name LIKE 'n%'"); n != 5 {
+			t.Errorf("%d of the 5 good members' rows stored", n)
+		}
+	})
+}
+
+// TestFailedStatementIgnoredIsNoCommit: a statement that fails inside a
+// transaction whose function ignores the error and returns nil is not a
+// commit: PostgreSQL answers the COMMIT of the aborted transaction by
+// rolling it back, and the caller gets an error, not a success with
+// nothing stored. (SQLite carries on after a failed statement: the
+// transaction commits what succeeded.)
+func TestFailedStatementIgnoredIsNoCommit(t *testing.T) {
+	t.Parallel()
+	db := storetest.Open(t, store.Postgres)
+	setupBatch(t, db)
+	ctx := context.Background()
+	err := db.InTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO docs (name, grp, last_updated, body) VALUES ('kept', 'g', 1, '{}')"); err != nil {
+			return err
+		}
+		_, _ = tx.Exec(ctx, "SELECT no_such_column FROM docs") // the error ignored
+		return nil
+	})
+	if err == nil {
+		t.Fatal("a transaction aborted by a failed statement reported a commit")
+	}
+	if n := storetest.Count(t, db, "SELECT COUNT(*) FROM docs"); n != 0 {
+		t.Errorf("%d rows stored by the rolled-back transaction", n)
+	}
 }

@@ -45,15 +45,24 @@ func (tx *Tx) commitPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = br.Exec()
+	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if tag.String() == "ROLLBACK" {
+		// The server answers a COMMIT of a transaction a failed statement
+		// aborted by rolling it back, without an error: a statement whose
+		// error its caller ignored. Nothing was stored.
+		return fmt.Errorf("commit: %w", errCommitRolledBack)
+	}
 	return nil
 }
+
+// errCommitRolledBack is a COMMIT the server answered with a rollback.
+var errCommitRolledBack = errors.New("the transaction was rolled back: a statement in it failed and its error was ignored")
 
 // endPostgres rolls back what tx sent unless it committed, and gives its
 // connection back.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -53,6 +54,13 @@ type Tx struct {
 	// later are statements ExecLater queued (PostgreSQL): they travel with
 	// the transaction's next statement.
 	later []laterStmt
+	// laterErr is the first failure of a queued statement: the outcome of
+	// the member or transaction that queued it, even when the statement
+	// that sent it was a read whose caller ignored its error (the
+	// transaction is aborted from there on, and a later statement's
+	// "aborted" error would hide which one failed, a unique violation
+	// its retry looks for).
+	laterErr error
 	// notifies are the topics NotifyAtCommit was given (both engines).
 	notifies []string
 	// ended is set once the transaction committed or rolled back: a context
@@ -132,6 +140,9 @@ func (tx *Tx) sendLater(ctx context.Context, query string, args []any) (pgx.Batc
 	for range n {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
+			if tx.laterErr == nil {
+				tx.laterErr = err
+			}
 			return nil, err
 		}
 	}
@@ -275,11 +286,11 @@ func (db *DB) InTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 		}
 	}()
 	tctx := withTx(ctx, tx)
-	if err := fn(tctx, tx); err != nil {
-		return err
+	if err := fn(tctx, tx); err != nil || tx.laterErr != nil {
+		return cmp.Or(tx.laterErr, err)
 	}
-	if err := runCommitHooks(tctx, tx); err != nil {
-		return err
+	if err := runCommitHooks(tctx, tx); err != nil || tx.laterErr != nil {
+		return cmp.Or(tx.laterErr, err)
 	}
 	if tx.pgx != nil {
 		if err := tx.commitPostgres(tctx); err != nil {
