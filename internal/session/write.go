@@ -207,6 +207,13 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if stopped {
 		stoppedAt = now
 	}
+	// Read before the row is queued: the read would send the queued row
+	// first, and a failure of it (a concurrent first PUT's key) would be
+	// the read's, which looking an EVSE up ignores.
+	evseID := ""
+	if started || stopped {
+		evseID = s.evseID(ctx, r, sess)
+	}
 	args := []any{owner.CountryCode, owner.PartyID, ocpi.Key(sess.CdrToken.UID), sess.AuthorizationReference, sess.Status,
 		ocpi.Key(sess.LocationID), ocpi.Key(sess.EVSEUID), ocpi.Key(sess.ConnectorID), startedAt, stoppedAt,
 		sess.LastUpdated.Micros(), string(body)}
@@ -228,10 +235,6 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	}
 	st := &Stored{CountryCode: ocpi.Key(r.CountryCode), PartyID: ocpi.Key(r.PartyID), ID: sess.ID, Owner: owner, Status: sess.Status,
 		AuthorizationReference: sess.AuthorizationReference, Session: *sess, Body: body}
-	evseID := ""
-	if started || stopped {
-		evseID = s.evseID(ctx, r, sess)
-	}
 	if started {
 		if err := s.emit(ctx, tx, event.SessionStarted, st, evseID, sess.StartDateTime); err != nil {
 			return err
