@@ -45,12 +45,14 @@ var maxStmts = map[string]int{
 	// is read once a second (party.FindByParty), and so are the parties the
 	// owner check asks about (party.Hosts).
 	"cdr-ingest": 7,
-	// The session read with its lock, its row and its push to the eMSP.
-	// The eMSP's platform is read once a second (party.FindByParty), and
-	// the EVSE's evse_id only when the session starts or stops (6 before:
-	// the lock an UPDATE then a read, the EVSE looked up at every PATCH,
-	// the platform read in the transaction).
-	"session-patch": 3,
+	// The session read with its lock, its row and its push to the eMSP;
+	// on SQLite also read before the transaction, to apply the PATCH off
+	// the writer (a read there is a function call; PostgreSQL runs 3). The
+	// eMSP's platform is read once a second (party.FindByParty), and the
+	// EVSE's evse_id only when the session starts or stops (6 before: the
+	// lock an UPDATE then a read, the EVSE looked up at every PATCH, the
+	// platform read in the transaction).
+	"session-patch": 4,
 	// The location and the token read, the authorization written.
 	"authorize-own": 3,
 	// authorize-own's; the eMSP's platform it is forwarded to is read once a

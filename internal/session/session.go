@@ -78,6 +78,9 @@ type Service struct {
 	clock     clock.Clock
 	logger    *slog.Logger
 	observers []Observer
+	// afterRead, when set (tests), runs between the read a PATCH is
+	// applied to and its transaction.
+	afterRead func()
 }
 
 // New returns a Service and registers it as the hub's source of sessions.

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/ocpihub/ocpihub/internal/event"
@@ -34,21 +35,59 @@ type stored struct {
 	startedAt, stoppedAt int64
 }
 
+const rowColumns = "pk, body, token_country_code, token_party_id, started_at, stopped_at"
+
 // lock locks and reads a session row inside tx (nil when absent): a write
 // of the same session waits for this transaction, which orders the outbox.
 func lock(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
+	cur, err := lockRow(ctx, tx, r)
+	if err != nil || cur == nil {
+		return nil, err
+	}
+	return cur, cur.parse()
+}
+
+// lockRow is lock without parsing the body.
+func lockRow(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	var cur stored
-	found, err := tx.LockRow(ctx, "sessions", "pk, body, token_country_code, token_party_id, started_at, stopped_at",
-		"country_code = $1 AND party_id = $2 AND id = $3", r.args(),
+	found, err := tx.LockRow(ctx, "sessions", rowColumns, "country_code = $1 AND party_id = $2 AND id = $3", r.args(),
 		&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt)
 	if err != nil || !found {
 		return nil, err
 	}
-	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
+	return &cur, nil
+}
+
+// read reads and parses a session row outside a transaction (nil when
+// absent), without a lock: what a PATCH is applied to before its
+// transaction compares the locked row with (stored.same).
+func (s *Service) read(ctx context.Context, r Ref) (*stored, error) {
+	var cur stored
+	err := s.db.Read().QueryRow(ctx, "SELECT "+rowColumns+" FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3",
+		r.args()...).Scan(&cur.pk, &cur.body, &cur.owner.CountryCode, &cur.owner.PartyID, &cur.startedAt, &cur.stoppedAt)
+	if errors.Is(err, store.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
 		return nil, err
 	}
+	return &cur, cur.parse()
+}
+
+// parse parses the row's body.
+func (cur *stored) parse() (err error) {
+	if cur.doc, cur.canon, err = ocpi.ParseStored(cur.body); err != nil {
+		return err
+	}
 	cur.id, _ = cur.doc["id"].(string)
-	return &cur, nil
+	return nil
+}
+
+// same reports whether cur (locked) is the row o was read as: no write of
+// the session came between.
+func (cur *stored) same(o *stored) bool {
+	return cur.pk == o.pk && bytes.Equal(cur.body, o.body) && cur.owner == o.owner &&
+		cur.startedAt == o.startedAt && cur.stoppedAt == o.stoppedAt
 }
 
 // Put creates or replaces a session with raw (a full Session, charging
@@ -104,53 +143,106 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 	if err := ocpi.PatchIdentity(patch, map[string]string{"country_code": r.CountryCode, "party_id": r.PartyID, "id": r.ID}); err != nil {
 		return err
 	}
+	// On SQLite the members of a write batch run one after another on the
+	// one writer, so the PATCH is applied (the document parsed, merged,
+	// checked and put in canonical form: most of its cost) to the session as
+	// read before the transaction; in it the locked row is compared with
+	// what was read, and the PATCH applied again only when another write
+	// changed the session in between. On PostgreSQL, where each write is a
+	// transaction of its own and the read would be one more round trip, it
+	// is applied in the transaction.
+	var pre *stored
+	var prepared *patched
+	var preErr error
+	if s.db.Engine() == store.SQLite {
+		if pre, err = s.read(ctx, r); err == nil && pre != nil {
+			prepared, preErr = applyPatch(r, pre, patch)
+		} else {
+			pre = nil
+		}
+		if s.afterRead != nil {
+			s.afterRead()
+		}
+	}
 	return s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
-		cur, err := lock(ctx, tx, r)
+		cur, err := lockRow(ctx, tx, r)
 		if err != nil {
 			return err
 		}
 		if cur == nil {
 			return errUnknown(r)
 		}
-		rest := ocpi.Object{}
-		for k, v := range patch {
-			rest[k] = v
+		p, err := prepared, preErr
+		if pre != nil && cur.same(pre) {
+			cur = pre
+		} else {
+			if err := cur.parse(); err != nil {
+				return err
+			}
+			// Applied again to the row as locked (ApplyPatch may keep
+			// parts of the patch it was given in the document it made).
+			again, perr := ocpi.ParsePatch(raw, &partial, &partial.LastUpdated)
+			if perr != nil {
+				return perr
+			}
+			p, err = applyPatch(r, cur, again)
 		}
-		// charging_periods are appended; absent, null or empty leaves
-		// them as they are (sessions.md §3).
-		if periods, ok := rest["charging_periods"].([]any); ok && len(periods) > 0 {
-			existing, _ := cur.doc["charging_periods"].([]any)
-			cur.doc["charging_periods"] = append(existing, periods...)
-		}
-		delete(rest, "charging_periods")
-		var sess ocpi.Session
-		merged, err := ocpi.ApplyPatch(cur.doc, rest, &sess)
-		if err != nil {
+		if err != nil || p.unchanged {
 			return err
 		}
-		if err := checkSession(&sess, r); err != nil {
-			return err
-		}
-		if err := checkFresh(r, cur, &sess); err != nil {
-			return err
-		}
-		if owner := tokenOwner(&sess); !samePartyCI(owner, cur.owner) {
-			return ocpi.Invalid("cdr_token", "a PATCH cannot move a session to another eMSP's token; PUT the session")
-		}
-		body, err := ocpi.Canonical(merged, &sess)
-		if err != nil {
-			return err
-		}
-		if bytes.Equal(cur.canon, body) {
-			return nil
-		}
-		patchBody, err := ocpi.CanonicalPatch(patch)
-		if err != nil {
-			return err
-		}
-		push := hub.Push{Method: http.MethodPatch, Path: r.path(cur.id), Body: patchBody}
-		return s.save(ctx, tx, ch, r, cur, &sess, body, push)
+		push := hub.Push{Method: http.MethodPatch, Path: r.path(cur.id), Body: p.patchBody}
+		return s.save(ctx, tx, ch, r, cur, &p.sess, p.body, push)
 	})
+}
+
+// patched is a PATCH applied to a stored session: the session it makes,
+// its body in canonical form, and the PATCH as pushed to the eMSP.
+type patched struct {
+	sess            ocpi.Session
+	body, patchBody []byte
+	unchanged       bool // the PATCH changes nothing
+}
+
+// applyPatch applies patch to cur (parsed): charging_periods appended,
+// other fields merged, the result checked as a session, fresher than cur
+// and of the same eMSP's token. It changes cur's document.
+func applyPatch(r Ref, cur *stored, patch ocpi.Object) (*patched, error) {
+	rest := ocpi.Object{}
+	for k, v := range patch {
+		rest[k] = v
+	}
+	// charging_periods are appended; absent, null or empty leaves them as
+	// they are (sessions.md §3).
+	if periods, ok := rest["charging_periods"].([]any); ok && len(periods) > 0 {
+		existing, _ := cur.doc["charging_periods"].([]any)
+		cur.doc["charging_periods"] = append(existing, periods...)
+	}
+	delete(rest, "charging_periods")
+	p := &patched{}
+	merged, err := ocpi.ApplyPatch(cur.doc, rest, &p.sess)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSession(&p.sess, r); err != nil {
+		return nil, err
+	}
+	if err := checkFresh(r, cur, &p.sess); err != nil {
+		return nil, err
+	}
+	if owner := tokenOwner(&p.sess); !samePartyCI(owner, cur.owner) {
+		return nil, ocpi.Invalid("cdr_token", "a PATCH cannot move a session to another eMSP's token; PUT the session")
+	}
+	if p.body, err = ocpi.Canonical(merged, &p.sess); err != nil {
+		return nil, err
+	}
+	if bytes.Equal(cur.canon, p.body) {
+		p.unchanged = true
+		return p, nil
+	}
+	if p.patchBody, err = ocpi.CanonicalPatch(patch); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // checkSession validates a session and its identity against the URL.
