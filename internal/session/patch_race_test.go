@@ -58,7 +58,7 @@ func TestPatchAppliedBeforeItsTransaction(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"country_code": "IN", "party_id": "CP1", "id": r.ID, "start_date_time": at(0),
 				"kwh": 0, "auth_method": "WHITELIST", "location_id": "LOC1", "evse_uid": "E1", "connector_id": "1", "currency": "INR",
 				"cdr_token": map[string]any{"country_code": "DE", "party_id": "EM1", "uid": "T1", "type": "RFID", "contract_id": "C1"},
-				"status": "ACTIVE", "charging_periods": []any{period(0)}, "last_updated": at(0)})
+				"status":    "ACTIVE", "charging_periods": []any{period(0)}, "last_updated": at(0)})
 			if _, err := s.Put(ctx, Change{}, r, body); err != nil {
 				t.Fatal(err)
 			}
