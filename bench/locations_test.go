@@ -81,12 +81,20 @@ func statusPatchTarget(h *benchHub) Target {
 	n := &statusSeq
 	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
 	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}
-	return Target{Name: "PATCH evse status", NewRequest: func(ctx context.Context) (*http.Request, error) {
+	return h.cpoPatch("PATCH evse status", 0, func() (string, []byte) {
 		i := n.Add(1)
 		path := fmt.Sprintf("/ocpi/2.2.1/cpo/locations/NL/BCP/P%03d/E%d", i%patchLocations, 1+(i/patchLocations)%2)
-		body := fmt.Sprintf(`{"status":%q,"last_updated":%q}`, statuses[i%4], ocpi.NewDateTime(base.Add(time.Duration(i)*time.Millisecond)))
-		req, err := http.NewRequestWithContext(ctx, http.MethodPatch, h.PublicURL()+path, strings.NewReader(body))
+		return path, fmt.Appendf(nil, `{"status":%q,"last_updated":%q}`, statuses[i%4], ocpi.NewDateTime(base.Add(time.Duration(i)*time.Millisecond)))
+	})
+}
+
+// cpoPatch is a Target for the CPO's PATCHes of a hub path; next gives
+// each request's path and body.
+func (h *benchHub) cpoPatch(name string, want int, next func() (path string, body []byte)) Target {
+	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}
+	return Target{Name: name, WantStatus: want, NewRequest: func(ctx context.Context) (*http.Request, error) {
+		path, body := next()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPatch, h.PublicURL()+path, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}

@@ -211,22 +211,13 @@ func sessionPeriod(at time.Time, kwh float64) map[string]any {
 // sessionPatchTarget PATCHes the sessions in turn, each with a later
 // last_updated than any before it.
 func sessionPatchTarget(h *benchHub) Target {
-	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}
-	return Target{Name: "PATCH session", WantStatus: http.StatusOK, NewRequest: func(ctx context.Context) (*http.Request, error) {
+	return h.cpoPatch("PATCH session", http.StatusOK, func() (string, []byte) {
 		i := sessionPatchSeq.Add(1)
 		at := sessionStart.Add(time.Duration(i) * time.Millisecond)
 		body, _ := json.Marshal(map[string]any{"kwh": float64(i%500) / 10, "charging_periods": []any{sessionPeriod(at, 0.1)},
 			"last_updated": at})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPatch,
-			fmt.Sprintf("%s/ocpi/2.2.1/cpo/sessions/NL/BCP/BPS-%d", h.PublicURL(), i%benchSessions), strings.NewReader(string(body)))
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range hdr {
-			req.Header[k] = v
-		}
-		return req, nil
-	}}
+		return fmt.Sprintf("/ocpi/2.2.1/cpo/sessions/NL/BCP/BPS-%d", i%benchSessions), body
+	})
 }
 
 // verifySessionPatches checks that every PATCH sent appended its period:

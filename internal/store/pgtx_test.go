@@ -11,6 +11,29 @@ import (
 	"github.com/ocpihub/ocpihub/internal/store/storetest"
 )
 
+// openCounted opens the PostgreSQL test database, with the docs table,
+// through a proxy that counts the client's round trips, on one connection
+// (every statement prepared once on it), without the migrations (the job
+// queue's need a second connection).
+func openCounted(t *testing.T) (*storetest.Proxy, *store.DB) {
+	t.Helper()
+	f, proxied, _ := storetest.ProxiedURL(t)
+	u, err := neturl.Parse(proxied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "1")
+	u.RawQuery = q.Encode()
+	db, err := store.Open(context.Background(), u.String(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	setupBatch(t, db)
+	return f, db
+}
+
 // TestPostgresRoundTrips: a PostgreSQL write transaction sends its BEGIN
 // with its first statement and its COMMIT with what it queued last, so a
 // transaction of queued statements is one round trip, counted on the wire
@@ -19,22 +42,7 @@ import (
 // and its connection serves the next one.
 func TestPostgresRoundTrips(t *testing.T) {
 	t.Parallel()
-	f, proxied, _ := storetest.ProxiedURL(t)
-	u, err := neturl.Parse(proxied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("pool_max_conns", "1") // every transaction on the one connection, its statements prepared once
-	u.RawQuery = q.Encode()
-	// Opened as it is, without the migrations (the job queue's need a
-	// second connection).
-	db, err := store.Open(context.Background(), u.String(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	setupBatch(t, db)
+	f, db := openCounted(t)
 	// BEGIN and COMMIT are prepared once a connection (pgx caches its
 	// statements), as the cases' statements are in their first run.
 	if err := db.InTx(context.Background(), func(ctx context.Context, tx *store.Tx) error {

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	neturl "net/url"
 	"strings"
 	"testing"
 
@@ -144,20 +143,7 @@ func TestReads(t *testing.T) {
 // the wire, however many it holds.
 func TestReadsRoundTrips(t *testing.T) {
 	t.Parallel()
-	f, proxied, _ := storetest.ProxiedURL(t)
-	u, err := neturl.Parse(proxied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("pool_max_conns", "1")
-	u.RawQuery = q.Encode()
-	db, err := store.Open(context.Background(), u.String(), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	setupBatch(t, db)
+	f, db := openCounted(t)
 	ctx := context.Background()
 	for _, n := range []int{2, 3, 5} {
 		for run := range 2 { // the first run prepares the statements
