@@ -104,10 +104,10 @@ func (s *Service) Authorize(ctx context.Context, req AuthorizeRequest) (*Authori
 	// The token and the location it is used at, read together (one round
 	// trip on PostgreSQL); the location is checked first.
 	rs := s.db.Reads()
-	var located func() error
+	located := func() error { return nil }
 	if req.Location != nil {
 		var err error
-		if located, err = s.checkLocationWith(rs, req); err != nil {
+		if located, err = s.checkLocationWith(ctx, rs, req); err != nil {
 			return nil, err
 		}
 	}
@@ -116,15 +116,8 @@ func (s *Service) Authorize(ctx context.Context, req AuthorizeRequest) (*Authori
 	if err := rs.Run(ctx); err != nil {
 		return nil, err
 	}
-	if located != nil {
-		if err := located(); err != nil {
-			return nil, err
-		}
-	}
-	if req.Location != nil && !s.locationRead(req) {
-		if err := s.checkLocation(ctx, req); err != nil {
-			return nil, err
-		}
+	if err := located(); err != nil {
+		return nil, err
 	}
 	var tok *candidate
 	owner := to
@@ -215,30 +208,28 @@ func cpoParties(req AuthorizeRequest) []party.PartyRef {
 	return out
 }
 
-// locationRead reports whether the request's location is checked with the
-// token's read (checkLocationWith): a directory that reads a location and
-// its EVSEs at once, and a caller with one CPO party, as most are. A caller
-// with several is checked party after party (checkLocation).
-func (s *Service) locationRead(req AuthorizeRequest) bool {
-	_, oneRead := s.dir.(EVSEDirectory)
-	return s.dir == nil || (oneRead && len(cpoParties(req)) == 1)
-}
-
-// checkLocationWith validates the request's location and, when it is
-// checked in one read (locationRead), queues that read on rs: the function
-// returned answers once rs has run.
-func (s *Service) checkLocationWith(rs *store.Reads, req AuthorizeRequest) (func() error, error) {
+// checkLocationWith validates the request's location and returns the
+// function that checks it once rs has run. A caller with one CPO party (as
+// most are) is checked by a read of the location and its EVSEs queued on
+// rs, with the token's; a caller with several, or a directory that checks
+// an EVSE at a time, party after party (checkLocation).
+func (s *Service) checkLocationWith(ctx context.Context, rs *store.Reads, req AuthorizeRequest) (func() error, error) {
 	c := ocpi.NewCheck("")
 	req.Location.Check(c)
 	if err := c.Err(); err != nil {
 		return nil, err
 	}
-	if s.dir == nil || !s.locationRead(req) {
-		return nil, nil
+	if s.dir == nil {
+		return func() error { return nil }, nil
 	}
-	p := cpoParties(req)[0]
+	evses, oneRead := s.dir.(EVSEDirectory)
+	cpos := cpoParties(req)
+	if !oneRead || len(cpos) != 1 {
+		return func() error { return s.checkLocation(ctx, req) }, nil
+	}
+	p := cpos[0]
 	loc := req.Location
-	answer := s.dir.(EVSEDirectory).CheckEVSEsWith(rs, p.CountryCode, p.PartyID, loc.LocationID, loc.EVSEUIDs)
+	answer := evses.CheckEVSEsWith(rs, p.CountryCode, p.PartyID, loc.LocationID, loc.EVSEUIDs)
 	return func() error {
 		missing, err := answer()
 		switch {
