@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestPatchAppliedBeforeItsTransaction(t *testing.T) {
 		period := func(min int) map[string]any {
 			return map[string]any{"start_date_time": at(min), "dimensions": []any{map[string]any{"type": "ENERGY", "volume": min}}}
 		}
-		patch := func(id string, min, lu int) []byte {
+		patch := func(min, lu int) []byte {
 			b, _ := json.Marshal(map[string]any{"kwh": min, "charging_periods": []any{period(min)}, "last_updated": at(lu)})
 			return b
 		}
@@ -66,17 +67,17 @@ func TestPatchAppliedBeforeItsTransaction(t *testing.T) {
 			s.afterRead = func() {
 				s.afterRead = nil
 				ran = true
-				if err := s.Patch(ctx, Change{}, r, patch(r.ID, c.between, c.between)); err != nil {
+				if err := s.Patch(ctx, Change{}, r, patch(c.between, c.between)); err != nil {
 					t.Errorf("%s: the PATCH between: %v", c.name, err)
 				}
 			}
-			err := s.Patch(ctx, Change{}, r, patch(r.ID, 2, 2))
+			err := s.Patch(ctx, Change{}, r, patch(2, 2))
 			s.afterRead = nil
 			if ran != (db.Engine() == store.SQLite) {
 				t.Errorf("%s: the PATCH read before its transaction: %v on %s", c.name, ran, db.Engine())
 			}
 			var stale *ocpi.StaleError
-			if isStale := asStale(err, &stale); isStale != (c.wantStale && ran) || (err != nil && !isStale) {
+			if isStale := errors.As(err, &stale); isStale != (c.wantStale && ran) || (err != nil && !isStale) {
 				t.Errorf("%s: %v; want stale %v", c.name, err, c.wantStale && ran)
 			}
 			periods, lu := state(r)
@@ -85,10 +86,4 @@ func TestPatchAppliedBeforeItsTransaction(t *testing.T) {
 			}
 		}
 	})
-}
-
-func asStale(err error, target **ocpi.StaleError) bool {
-	e, ok := err.(*ocpi.StaleError)
-	*target = e
-	return ok
 }

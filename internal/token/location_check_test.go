@@ -2,6 +2,7 @@ package token
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func TestAuthorizeLocationCheck(t *testing.T) {
 					continue
 				}
 				var oe *ocpi.Error
-				if !asOCPI(err, &oe) || oe.Field != c.field || !strings.Contains(oe.Message, c.message) {
+				if !errors.As(err, &oe) || oe.Field != c.field || !strings.Contains(oe.Message, c.message) {
 					t.Errorf("%s: %v; want an error naming %s", name, err, c.field)
 				}
 				if after != before {
@@ -140,10 +141,4 @@ func TestAuthorizeLocationCheck(t *testing.T) {
 			t.Errorf("%d pooled reads while holding a transaction", v)
 		}
 	})
-}
-
-func asOCPI(err error, oe **ocpi.Error) bool {
-	e, ok := err.(*ocpi.Error)
-	*oe = e
-	return ok
 }
