@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -18,13 +19,19 @@ func Decode(raw []byte, v any) error {
 	if len(raw) == 0 {
 		return &Error{Code: EINVALIDJSON, Message: "the body is empty; a JSON object is required"}
 	}
-	if !json.Valid(raw) {
-		return &Error{Code: EINVALIDJSON, Message: "the body is not valid JSON"}
-	}
+	invalid := &Error{Code: EINVALIDJSON, Message: "the body is not valid JSON"}
 	if raw[0] != '{' {
+		if !json.Valid(raw) {
+			return invalid
+		}
 		return &Error{Code: EINVALID, Message: "the body must be a JSON object", Field: "body", Issue: "must be a JSON object"}
 	}
+	// Unmarshal checks the whole of raw before it decodes anything (a
+	// pass of its own: checking it here first made three).
 	if err := json.Unmarshal(raw, v); err != nil {
+		if _, isSyntax := errors.AsType[*json.SyntaxError](err); isSyntax {
+			return invalid
+		}
 		return locate(raw, reflect.TypeOf(v).Elem(), "", err)
 	}
 	return nil
