@@ -1,7 +1,7 @@
 package session
 
 import (
-	"encoding/json"
+	"github.com/tidwall/gjson"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -26,12 +26,10 @@ func checkFresh(r Ref, cur *stored, next *ocpi.Session) error {
 	if err := ocpi.CheckFresh(Module, object, stored, next.LastUpdated); err != nil {
 		return err
 	}
-	// The body, not doc: a PATCH merges into doc before this check.
-	var prev struct {
-		Status string `json:"status"`
-	}
-	_ = json.Unmarshal(cur.body, &prev)
-	was := prev.Status
+	// The body, not doc: a PATCH merges into doc before this check. Read
+	// where it lies: a stored body is canonical (its keys as the Session
+	// spells them, each once).
+	was := gjson.GetBytes(cur.body, "status").String()
 	if ocpi.SameInstant(stored, next.LastUpdated) && ocpi.IsFinalSessionStatus(was) && !ocpi.IsFinalSessionStatus(next.Status) {
 		return &ocpi.StaleError{Module: Module, Object: object, Stored: stored, Sent: next.LastUpdated,
 			Reason: "the session is " + was + " at last_updated " + stored.String() + " and an update with the same last_updated cannot make it " + next.Status}

@@ -58,9 +58,9 @@ func lockRow(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	return &cur, nil
 }
 
-// read reads and parses a session row outside a transaction (nil when
-// absent), without a lock: what a PATCH is applied to before its
-// transaction compares the locked row with (stored.same).
+// read reads a session row outside a transaction (nil when absent),
+// without a lock and without parsing its body: what a PATCH is applied to
+// before its transaction compares the locked row with (stored.same).
 func (s *Service) read(ctx context.Context, r Ref) (*stored, error) {
 	var cur stored
 	err := s.db.Read().QueryRow(ctx, "SELECT "+rowColumns+" FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3",
@@ -71,7 +71,7 @@ func (s *Service) read(ctx context.Context, r Ref) (*stored, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cur, cur.parse()
+	return &cur, nil
 }
 
 // parse parses the row's body.
@@ -154,9 +154,10 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 	var pre *stored
 	var prepared *patched
 	var preErr error
+	applied := false
 	if s.db.Engine() == store.SQLite {
 		if pre, err = s.read(ctx, r); err == nil && pre != nil {
-			prepared, preErr = applyPatch(r, pre, patch)
+			prepared, preErr = applyTo(r, pre, patch)
 		} else {
 			pre = nil
 		}
@@ -176,16 +177,19 @@ func (s *Service) Patch(ctx context.Context, ch Change, r Ref, raw []byte) error
 		if pre != nil && cur.same(pre) {
 			cur = pre
 		} else {
-			if err := cur.parse(); err != nil {
-				return err
+			// Applied to the row as locked; from the body again when it
+			// was applied before (before the transaction, or in a run of
+			// this function a retry repeats): ApplyPatch may keep parts of
+			// the patch it was given in the document it made.
+			again := patch
+			if pre != nil || applied {
+				var perr error
+				if again, perr = ocpi.ParsePatch(raw, &partial, &partial.LastUpdated); perr != nil {
+					return perr
+				}
 			}
-			// Applied again to the row as locked (ApplyPatch may keep
-			// parts of the patch it was given in the document it made).
-			again, perr := ocpi.ParsePatch(raw, &partial, &partial.LastUpdated)
-			if perr != nil {
-				return perr
-			}
-			p, err = applyPatch(r, cur, again)
+			applied = true
+			p, err = applyTo(r, cur, again)
 		}
 		if err != nil || p.unchanged {
 			return err
@@ -201,6 +205,18 @@ type patched struct {
 	sess            ocpi.Session
 	body, patchBody []byte
 	unchanged       bool // the PATCH changes nothing
+}
+
+// applyTo applies patch to cur (its body not parsed yet): a meter PATCH to
+// the stored bytes (applyMeter), any other by the general path.
+func applyTo(r Ref, cur *stored, patch ocpi.Object) (*patched, error) {
+	if p, ok, err := applyMeter(r, cur, patch); ok {
+		return p, err
+	}
+	if err := cur.parse(); err != nil {
+		return nil, err
+	}
+	return applyPatch(r, cur, patch)
 }
 
 // applyPatch applies patch to cur (parsed): charging_periods appended,
@@ -223,14 +239,8 @@ func applyPatch(r Ref, cur *stored, patch ocpi.Object) (*patched, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSession(&p.sess, r); err != nil {
+	if err := checkPatched(r, cur, &p.sess); err != nil {
 		return nil, err
-	}
-	if err := checkFresh(r, cur, &p.sess); err != nil {
-		return nil, err
-	}
-	if owner := tokenOwner(&p.sess); !samePartyCI(owner, cur.owner) {
-		return nil, ocpi.Invalid("cdr_token", "a PATCH cannot move a session to another eMSP's token; PUT the session")
 	}
 	if p.body, err = ocpi.Canonical(merged, &p.sess); err != nil {
 		return nil, err
@@ -243,6 +253,21 @@ func applyPatch(r Ref, cur *stored, patch ocpi.Object) (*patched, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkPatched checks a session a PATCH made: valid, fresher than cur and
+// of the same eMSP's token.
+func checkPatched(r Ref, cur *stored, sess *ocpi.Session) error {
+	if err := checkSession(sess, r); err != nil {
+		return err
+	}
+	if err := checkFresh(r, cur, sess); err != nil {
+		return err
+	}
+	if owner := tokenOwner(sess); !samePartyCI(owner, cur.owner) {
+		return ocpi.Invalid("cdr_token", "a PATCH cannot move a session to another eMSP's token; PUT the session")
+	}
+	return nil
 }
 
 // checkSession validates a session and its identity against the URL.
