@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
@@ -163,4 +165,25 @@ func migrationStatus(ctx context.Context, p *goose.Provider) (current, latest in
 		}
 	}
 	return current, latest, nil
+}
+
+// MigrationsDigest is a digest of the migrations, their names and
+// contents: a database migrated by one set stands for another only when
+// their digests are equal (the tests' PostgreSQL template is named after
+// it).
+func MigrationsDigest() (string, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		b, err := fs.ReadFile(migrationFS, path.Join("migrations", e.Name()))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", e.Name(), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -2,7 +2,8 @@
 // on PostgreSQL, so that every storage test runs on both engines.
 //
 // PostgreSQL is found through OCPIHUB_TEST_POSTGRES (default: the local
-// server, database "test"). Each test gets its own schema, dropped at the end.
+// server, database "test"). Each test gets its own database copied from a
+// migrated template (MigratedURL) or its own schema (URL), dropped at the end.
 // When PostgreSQL is unreachable the PostgreSQL half of a test is skipped with a
 // visible message, unless OCPIHUB_TEST_REQUIRE_POSTGRES=1 (CI), where it fails.
 package storetest
@@ -124,13 +125,21 @@ func openURL(t testing.TB, url string, checkViolations bool) *store.DB {
 	return db
 }
 
-// MigratedURL is URL with the migrations already applied on SQLite: the
-// test's file is a copy of one migrated once per test binary. Migrating an
+// MigratedURL is URL with the migrations already applied. On SQLite the
+// test's file is a copy of one migrated once per test binary: migrating an
 // SQLite file costs over a second under the race detector, and a test run
-// starts hundreds of hubs; opening the copy finds nothing to apply. (On
-// PostgreSQL the schema is new and empty, and the hub migrates it.)
+// starts hundreds of hubs; opening the copy finds nothing to apply. On
+// PostgreSQL it is a new database copied from a template migrated once
+// per server and set of migrations (pgtemplate.go), or, where the server
+// cannot copy one, a new schema the hub migrates.
 func MigratedURL(t testing.TB, engine store.Engine) string {
 	t.Helper()
+	if engine == store.Postgres {
+		needPostgres(t)
+		if url, ok := migratedPostgresURL(t); ok {
+			return url
+		}
+	}
 	url := URL(t, engine)
 	if engine != store.SQLite {
 		return url
@@ -195,12 +204,7 @@ func URL(t testing.TB, engine store.Engine) string {
 	case store.SQLite:
 		return "sqlite:" + filepath.Join(t.TempDir(), "ocpihub.db")
 	case store.Postgres:
-		if err := postgresAvailable(); err != nil {
-			if os.Getenv("OCPIHUB_TEST_REQUIRE_POSTGRES") == "1" {
-				t.Fatalf("PostgreSQL is required (OCPIHUB_TEST_REQUIRE_POSTGRES=1) but unreachable at %s: %v", PostgresURL(), err)
-			}
-			t.Skipf("SKIPPED ON POSTGRESQL: no server at %s (%v); set OCPIHUB_TEST_POSTGRES to run the PostgreSQL half", PostgresURL(), err)
-		}
+		needPostgres(t)
 		var b [6]byte
 		_, _ = rand.Read(b[:])
 		schema := "t_" + hex.EncodeToString(b[:])
@@ -231,6 +235,17 @@ func URL(t testing.TB, engine store.Engine) string {
 	}
 	t.Fatalf("unknown engine %q", engine)
 	return ""
+}
+
+// needPostgres skips t (fails it in CI) when PostgreSQL does not answer.
+func needPostgres(t testing.TB) {
+	t.Helper()
+	if err := postgresAvailable(); err != nil {
+		if os.Getenv("OCPIHUB_TEST_REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("PostgreSQL is required (OCPIHUB_TEST_REQUIRE_POSTGRES=1) but unreachable at %s: %v", PostgresURL(), err)
+		}
+		t.Skipf("SKIPPED ON POSTGRESQL: no server at %s (%v); set OCPIHUB_TEST_POSTGRES to run the PostgreSQL half", PostgresURL(), err)
+	}
 }
 
 // Exec runs statements in one write transaction (a test's own tables and
