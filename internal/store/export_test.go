@@ -98,3 +98,6 @@ func (db *DB) CheckpointRuns() int64 {
 
 // MigrationsFor returns our migrations as rendered for engine.
 func MigrationsFor(engine Engine) (fs.FS, error) { return migrationsFor(engine) }
+
+// NotifyChannel exposes the database's notification channel.
+func (db *DB) NotifyChannel() string { return db.notifyChannel() }

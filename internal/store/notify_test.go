@@ -99,8 +99,10 @@ func TestNotifyReachesTheOtherProcesses(t *testing.T) {
 		}
 		// Their listening connections broken, both processes listen again
 		// and run every topic's functions.
+		// Theirs alone: other tests' databases listen on the same channel
+		// name (a database of its own, the public schema).
 		if _, err := a.Read().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE query = 'LISTEN "ocpihub_forget_' || current_schema() || '"'`); err != nil {
+			WHERE datname = current_database() AND query = 'LISTEN "' || $1 || '"'`, a.NotifyChannel()); err != nil {
 			t.Fatal(err)
 		}
 		waitHeard(&hb, "other", 3)

@@ -188,7 +188,7 @@ func (tm *pgTemplate) copy(t testing.TB) (string, error) {
 
 // dropLeftovers drops the copies killed test binaries left, hours old.
 func (tm *pgTemplate) dropLeftovers(ctx context.Context) {
-	rows, err := tm.admin.Query(ctx, "SELECT datname FROM pg_database WHERE datname LIKE $1", copyPrefix+"%")
+	rows, err := tm.admin.Query(ctx, "SELECT datname FROM pg_database WHERE starts_with(datname, $1)", copyPrefix)
 	if err != nil {
 		return
 	}
