@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -126,5 +127,35 @@ func TestHalfMadeTemplateIsMadeAgain(t *testing.T) {
 	var tables int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM information_schema.tables WHERE table_name = 'settings'").Scan(&tables); err != nil || tables != 1 {
 		t.Fatalf("the copy of the remade template has %d settings tables (%v)", tables, err)
+	}
+}
+
+// TestLeftoverCopiesDropped: copies hours old (a killed binary's) are
+// dropped when a binary sets the template up; recent ones, another
+// binary's at work, and the template stay.
+func TestLeftoverCopiesDropped(t *testing.T) {
+	t.Parallel()
+	needPostgres(t)
+	MigratedURL(t, store.Postgres) // the template and its admin pool
+	ctx := context.Background()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	old := copyPrefix + strconv.FormatInt(time.Now().Add(-leftoverAge-time.Minute).Unix(), 10) + "_" + hex.EncodeToString(b[:])
+	recent := copyPrefix + strconv.FormatInt(time.Now().Add(-time.Minute).Unix(), 10) + "_" + hex.EncodeToString(b[:])
+	for _, n := range []string{old, recent} {
+		if _, err := tmplPG.admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{n}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = tmplPG.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{n}.Sanitize()) })
+	}
+	tmplPG.dropLeftovers(ctx)
+	for n, want := range map[string]bool{old: false, recent: true, tmplPG.name: true} {
+		var found bool
+		if err := tmplPG.admin.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)", n).Scan(&found); err != nil {
+			t.Fatal(err)
+		}
+		if found != want {
+			t.Errorf("%s there after the sweep: %v, want %v", n, found, want)
+		}
 	}
 }
