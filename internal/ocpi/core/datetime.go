@@ -105,9 +105,11 @@ func (d *DateTime) UnmarshalJSON(b []byte) error {
 		*d = DateTime{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("timestamp must be a string")
+	s, ok := plainString(b)
+	if !ok {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("timestamp must be a string")
+		}
 	}
 	v, err := ParseDateTime(s)
 	if err != nil {
@@ -130,4 +132,18 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// plainString is the JSON string b as it is, when it needs no decoding:
+// quoted, printable ASCII, no escapes (every timestamp a partner sends).
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(b[1 : len(b)-1]), true
 }

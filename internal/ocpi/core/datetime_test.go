@@ -158,4 +158,20 @@ func TestDateTimeUnmarshalJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"last_updated":"2015-06-29T20:39:09"}`), &obj); err != nil || obj.LastUpdated.String() != "2015-06-29T20:39:09Z" {
 		t.Errorf("in a struct: %v, %v", obj.LastUpdated, err)
 	}
+	// A string with escapes is decoded as JSON, not taken as it is.
+	for in, want := range map[string]string{
+		`"2015-06-29T20:39:09\u005a"`:  "2015-06-29T20:39:09Z",
+		`"2015-06-29\u005420:39:09Z"`:  "2015-06-29T20:39:09Z",
+		`"2015-06-29T20:39:09Z\u00e9"`: "",
+		`"2015-06-29T20:39:09Zé"`:      "",
+		`"2015-06-29T20:39:09\"Z"`:     "",
+	} {
+		err := json.Unmarshal([]byte(`{"last_updated":`+in+`}`), &obj)
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("%s accepted: %v", in, obj.LastUpdated)
+		case want != "" && (err != nil || obj.LastUpdated.String() != want):
+			t.Errorf("%s: %v, %v; want %s", in, obj.LastUpdated, err, want)
+		}
+	}
 }

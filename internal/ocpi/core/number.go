@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -47,6 +48,12 @@ func ParseNumber(s string) (Number, error) {
 	d, err := decimal.NewFromString(s)
 	if err != nil {
 		return Number{}, fmt.Errorf("%q is not a number", Truncate(s, 40))
+	}
+	// Without an exponent, a number of at most maxNumberDigits characters
+	// has no more digits than that on either side of its point: the
+	// numbers every body carries need not be expanded to be counted.
+	if len(s) <= maxNumberDigits && !strings.ContainsAny(s, "eE") {
+		return Number{d: d, ok: true}, nil
 	}
 	if err := checkMagnitude(d); err != nil {
 		return Number{}, fmt.Errorf("%s: %w", Truncate(s, 40), err)

@@ -140,3 +140,28 @@ func TestNumberAbsent(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestShortNumbersSkipTheCount: a number short enough to skip the digit
+// count (no exponent, at most maxNumberDigits characters) is one the count
+// accepts, and at one character more the count decides again.
+func TestShortNumbersSkipTheCount(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{
+		strings.Repeat("9", maxNumberDigits), "-" + strings.Repeat("9", maxNumberDigits-1),
+		"0." + strings.Repeat("0", maxNumberDigits-3) + "1", "." + strings.Repeat("1", maxNumberDigits-1),
+		strings.Repeat("1", 15) + "." + strings.Repeat("2", 14), "-0", "000000000000000000000000000001",
+	} {
+		n, err := ParseNumber(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if err := checkMagnitude(n.Decimal()); err != nil {
+			t.Errorf("%s skipped a count that refuses it: %v", s, err)
+		}
+	}
+	for _, s := range []string{strings.Repeat("9", maxNumberDigits+1), "0." + strings.Repeat("0", maxNumberDigits) + "1"} {
+		if _, err := ParseNumber(s); err == nil {
+			t.Errorf("%s: accepted, want the count to refuse it", s)
+		}
+	}
+}
