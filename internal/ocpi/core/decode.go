@@ -19,10 +19,9 @@ func Decode(raw []byte, v any) error {
 	if len(raw) == 0 {
 		return &Error{Code: EINVALIDJSON, Message: "the body is empty; a JSON object is required"}
 	}
-	invalid := &Error{Code: EINVALIDJSON, Message: "the body is not valid JSON"}
 	if raw[0] != '{' {
 		if !json.Valid(raw) {
-			return invalid
+			return errNotJSON()
 		}
 		return &Error{Code: EINVALID, Message: "the body must be a JSON object", Field: "body", Issue: "must be a JSON object"}
 	}
@@ -30,12 +29,14 @@ func Decode(raw []byte, v any) error {
 	// pass of its own: checking it here first made three).
 	if err := json.Unmarshal(raw, v); err != nil {
 		if _, isSyntax := errors.AsType[*json.SyntaxError](err); isSyntax {
-			return invalid
+			return errNotJSON()
 		}
 		return locate(raw, reflect.TypeOf(v).Elem(), "", err)
 	}
 	return nil
 }
+
+func errNotJSON() error { return &Error{Code: EINVALIDJSON, Message: "the body is not valid JSON"} }
 
 // locate finds the JSON path of a decoding failure by decoding the parts of
 // raw one by one into the parts of t.
