@@ -35,8 +35,8 @@ import (
 // sets stay on the server (a run of older code may still copy them); drop
 // them with ALTER DATABASE … IS_TEMPLATE false and DROP DATABASE.
 const (
-	templatePrefix = "ocpihub_tmpl_"
-	copyPrefix     = "ocpihub_t_"
+	templatePrefix = "ocpihubtest_tmpl_"
+	copyPrefix     = "ocpihubtest_t_"
 	// leftoverAge is how old a copy must be before a later run drops it:
 	// the copies of a test binary that was killed, never dropped.
 	leftoverAge = 3 * time.Hour
