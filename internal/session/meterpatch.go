@@ -143,7 +143,7 @@ type edit struct {
 // or lacks a field values sets.
 func meterEdits(body []byte, values map[string][]byte) (edits []edit, id string, ok bool) {
 	doc := gjson.ParseBytes(body)
-	if !doc.IsObject() || doc.Index != 0 || len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+	if !doc.IsObject() || body[0] != '{' {
 		return nil, "", false
 	}
 	ok = true
@@ -152,8 +152,7 @@ func meterEdits(body []byte, values map[string][]byte) (edits []edit, id string,
 		// Compact and sorted, as MarshalObject writes it: each key right
 		// after the previous value's comma, each value right after its
 		// colon.
-		if key.Index != next || value.Index != key.Index+len(key.Raw)+1 || body[value.Index-1] != ':' ||
-			(prevKey != "" && key.Str <= prevKey) {
+		if key.Index != next || value.Index != key.Index+len(key.Raw)+1 || (prevKey != "" && key.Str <= prevKey) {
 			ok = false
 			return false
 		}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	neturl "net/url"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -138,7 +137,7 @@ func (tm *pgTemplate) ensure(ctx context.Context, lockKey int64) error {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+tm.ident()); err != nil {
 		return err
 	}
-	url, err := tm.urlOf(tm.name, "2")
+	url, err := postgresURLFor(tm.name, "", "2")
 	if err != nil {
 		return err
 	}
@@ -180,10 +179,7 @@ func (tm *pgTemplate) copy(t testing.TB) (string, error) {
 			return "", err
 		}
 	}
-	// Many hubs run at once in a test binary, each with its pool and job
-	// workers; a small pool each keeps them all under the server's
-	// connection limit.
-	return tm.urlOf(name, "6")
+	return postgresURLFor(name, "", testPool)
 }
 
 // dropLeftovers drops the copies killed test binaries left, hours old.
@@ -205,23 +201,6 @@ func (tm *pgTemplate) dropLeftovers(ctx context.Context) {
 }
 
 func (tm *pgTemplate) ident() string { return pgx.Identifier{tm.name}.Sanitize() }
-
-// urlOf is the tests' server URL naming database name, with a pool of
-// conns connections.
-func (tm *pgTemplate) urlOf(name, conns string) (string, error) {
-	u, err := neturl.Parse(PostgresURL())
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	q := u.Query()
-	q.Del("search_path")
-	if q.Get("pool_max_conns") == "" {
-		q.Set("pool_max_conns", conns)
-	}
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
 
 // riverVersion is the version of River's migrations built in.
 func riverVersion() string {

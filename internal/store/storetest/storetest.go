@@ -218,23 +218,43 @@ func URL(t testing.TB, engine store.Engine) string {
 			defer conn.Close(ctx)
 			_, _ = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 		})
-		u, err := neturl.Parse(PostgresURL())
+		u, err := postgresURLFor("", schema, testPool)
 		if err != nil {
 			t.Fatalf("OCPIHUB_TEST_POSTGRES: %v", err)
 		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		// Many hubs run at once in a test binary, each with its pool and job
-		// workers; a small pool each keeps them all under the server's
-		// connection limit.
-		if q.Get("pool_max_conns") == "" {
-			q.Set("pool_max_conns", "6")
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
+		return u
 	}
 	t.Fatalf("unknown engine %q", engine)
 	return ""
+}
+
+// testPool is the pool a test's database URL asks for: many hubs run at
+// once in a test binary, each with its pool and job workers, and a small
+// pool each keeps them all under the server's connection limit.
+const testPool = "6"
+
+// postgresURLFor is the tests' server URL naming database (the base
+// database when "") and schema as its search_path (none when ""), with a
+// pool of conns connections unless the URL names one.
+func postgresURLFor(database, schema, conns string) (string, error) {
+	u, err := neturl.Parse(PostgresURL())
+	if err != nil {
+		return "", err
+	}
+	if database != "" {
+		u.Path = "/" + database
+	}
+	q := u.Query()
+	if schema != "" {
+		q.Set("search_path", schema)
+	} else {
+		q.Del("search_path")
+	}
+	if q.Get("pool_max_conns") == "" {
+		q.Set("pool_max_conns", conns)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }
 
 // needPostgres skips t (fails it in CI) when PostgreSQL does not answer.
