@@ -113,8 +113,13 @@ func TestSessionAndCDRPages(t *testing.T) {
 		}
 
 		// Two sessions two days ago on the hub's clock, one still live, at
-		// another CPO; one 40 days ago (outside the charts).
-		day := fake.Now().Add(-48 * time.Hour)
+		// another CPO; one 40 days ago (outside the charts). The clock is
+		// taken to the last half minute of its day (UTC, the charts' days):
+		// sessions a minute apart from the time of day fell on two days
+		// when the test ran then. They start at noon.
+		now := fake.Now().UTC()
+		fake.Add(now.Truncate(24 * time.Hour).Add(24*time.Hour - 30*time.Second).Sub(now))
+		day := fake.Now().UTC().Add(-48 * time.Hour).Truncate(24 * time.Hour).Add(12 * time.Hour)
 		sess := func(cc, pid, id, status, kwh string, start time.Time) map[string]any {
 			ts := start.UTC().Format(time.RFC3339)
 			return map[string]any{"country_code": cc, "party_id": pid, "id": id, "start_date_time": ts, "kwh": kwh,

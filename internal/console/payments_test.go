@@ -184,7 +184,7 @@ func TestPaymentPages(t *testing.T) {
 		}
 		// The chart's data: today one captured-and-partly-refunded, one
 		// failed, one refunded in full (its refund under way).
-		day := time.Now().UTC().Format("Jan 2")
+		day := h.Clock.Now().UTC().Format("Jan 2") // the chart's days end with the hub's
 		for _, want := range []string{"<th>" + day + "</th>"} {
 			if !strings.Contains(list.body, want) {
 				t.Errorf("outcomes chart lacks %q", want)
