@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ocpihub/ocpihub/internal/cdr"
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/sim"
@@ -221,7 +222,13 @@ func TestSessionAndCDRPages(t *testing.T) {
 		if f := c.get("/console/cdrs?party=IN-VLT"); !strings.Contains(f.body, cdrLink) {
 			t.Errorf("party filter (eMSP) drops the CDR")
 		}
-		today := time.Now().UTC()
+		// The ranges around the day of the CDR's last_updated, which the
+		// filter reads (the day the test began may be over).
+		stored, err := h.CDRs.Find(ctx, cdr.Ref{CountryCode: "IN", PartyID: "ACM", ID: "CDR-" + sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		today := stored.CDR.LastUpdated.UTC()
 		if f := c.get("/console/cdrs?from=" + today.AddDate(0, 0, -1).Format(time.DateOnly) + "&to=" + today.Format(time.DateOnly)); !strings.Contains(f.body, cdrLink) {
 			t.Errorf("date range that holds the CDR drops it")
 		}
