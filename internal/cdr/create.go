@@ -70,9 +70,9 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 		stored.found = err == nil
 		return err
 	}, "SELECT body_hash, body FROM cdrs WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
-	var sess *session.Stored
+	var sess session.Cost
 	if d.SessionID != "" && s.sessions != nil {
-		s.sessions.FindWith(rs, session.Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.SessionID}, &sess)
+		s.sessions.CostWith(rs, session.Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.SessionID}, &sess)
 	}
 	var loc locationRead
 	if priced(&d) {
@@ -106,7 +106,7 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 	price := s.priceCDR(ctx, &d, &loc)
 	err = s.db.InShared(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res.Created = true
-		costCheck := s.compareCost(ctx, r, &d, sess)
+		costCheck := s.compareCost(ctx, r, &d, &sess)
 		// Sent with the next statement (ExecLater); a concurrent POST of
 		// the same CDR fails this write there, with the same unique
 		// violation.
@@ -114,13 +114,13 @@ func (s *Service) Create(ctx context.Context, ch Change, raw []byte) (Result, er
 			session_known, authorization_reference, credit, credit_reference_id, body_hash, cost_check, created_at, last_updated, body,
 			price_status, hub_total_cost, cost_difference, price_note)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-			r.CountryCode, r.PartyID, ocpi.Key(r.ID), owner.CountryCode, owner.PartyID, ocpi.Key(d.SessionID), sess != nil,
+			r.CountryCode, r.PartyID, ocpi.Key(r.ID), owner.CountryCode, owner.PartyID, ocpi.Key(d.SessionID), sess.Known,
 			d.AuthorizationReference, d.IsCredit(), ocpi.Key(d.CreditReferenceID), hash(body), costCheck,
 			s.clock.Now().UnixMicro(), d.LastUpdated.Micros(), string(body),
 			price.Status, priceJSON(price.Hub), priceJSON(price.Difference), truncate(price.Note, 500)); err != nil {
 			return err
 		}
-		st := &Stored{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.ID, Owner: owner, SessionKnown: sess != nil,
+		st := &Stored{CountryCode: r.CountryCode, PartyID: r.PartyID, ID: d.ID, Owner: owner, SessionKnown: sess.Known,
 			CostCheck: costCheck, Price: price, CDR: d, Body: body}
 		if err := s.emit(ctx, tx, st); err != nil {
 			return err
@@ -226,11 +226,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 }
 
 // compareCost compares a CDR's total_cost with its session's last one.
-func (s *Service) compareCost(ctx context.Context, r Ref, d *ocpi.CDR, sess *session.Stored) string {
-	if sess == nil || sess.Session.TotalCost == nil || d.TotalCost == nil || d.IsCredit() {
+func (s *Service) compareCost(ctx context.Context, r Ref, d *ocpi.CDR, sess *session.Cost) string {
+	if !sess.Known || sess.TotalCost == nil || d.TotalCost == nil || d.IsCredit() {
 		return ""
 	}
-	a, b := d.TotalCost, sess.Session.TotalCost
+	a, b := d.TotalCost, sess.TotalCost
 	same := a.ExclVAT.Cmp(b.ExclVAT) == 0 && (a.InclVAT == nil || b.InclVAT == nil || a.InclVAT.Cmp(*b.InclVAT) == 0)
 	if same {
 		return "match"

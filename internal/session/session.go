@@ -37,6 +37,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ocpihub/ocpihub/internal/clock"
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hub"
@@ -158,20 +160,38 @@ func (s *Service) Find(ctx context.Context, r Ref) (*Stored, error) {
 	return st, err
 }
 
-// FindWith queues Find's read on rs: when rs runs, *found is the session,
-// or nil when the hub does not hold it. A caller that reads other things
-// at the same time (a CDR: its duplicate and its location) waits for the
-// database once for all of them.
-func (s *Service) FindWith(rs *store.Reads, r Ref, found **Stored) {
+// Cost is what a CDR is checked against of its session: whether the hub
+// holds the session, and its last total_cost (nil when it has none).
+type Cost struct {
+	Known     bool
+	TotalCost *ocpi.Price
+}
+
+// CostWith queues on rs the read of a session's Cost into *c: when rs runs,
+// c.Known says whether the hub holds the session. A CDR reads it with its
+// duplicate and its location, waiting for the database once for all. Only
+// total_cost is decoded: a session at its CDR holds every charging period
+// (a two-hour session with five-minute meter values holds 24), and
+// decoding the whole of it was most of reading it.
+func (s *Service) CostWith(rs *store.Reads, r Ref, c *Cost) {
 	rs.QueryRow(func(row store.Row) error {
-		st, err := scanStored(row)
+		*c = Cost{}
+		var body []byte
+		err := row.Scan(&body)
 		if errors.Is(err, store.ErrNoRows) {
-			*found = nil
 			return nil
 		}
-		*found = st
-		return err
-	}, "SELECT "+storedColumns+" FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
+		if err != nil {
+			return err
+		}
+		c.Known = true
+		v := gjson.GetBytes(body, "total_cost")
+		if v.Type != gjson.JSON {
+			return nil
+		}
+		c.TotalCost = new(ocpi.Price)
+		return json.Unmarshal([]byte(v.Raw), c.TotalCost)
+	}, "SELECT body FROM sessions WHERE country_code = $1 AND party_id = $2 AND id = $3", r.args()...)
 }
 
 // FindForOwner finds a session by its id alone among the sessions of the
