@@ -30,6 +30,9 @@ import (
 //     difference is the hub's added latency.
 //   - cdr-ingest: the CPO posts a new CDR (validation, canonical form,
 //     stored, cdr.created, queued for the eMSP).
+//   - cdr-ingest-session: the same for the CDR of a completed session the
+//     hub holds, as CDRs arrive: its cost compared with the session's,
+//     both with two hours of five-minute charging periods.
 //   - session-patch: the CPO PATCHes one of 100 active sessions with its
 //     next charging period, kWh and last_updated, as a charger's meter
 //     values arrive every minute or so (the period appended, the session
@@ -41,6 +44,7 @@ func init() {
 	// the database during the scenarios that follow.
 	scenarios = append(scenarios,
 		scenario{name: "cdr-ingest", seed: seedSessions, target: cdrTarget},
+		scenario{name: "cdr-ingest-session", seed: seedCDRSessions, target: cdrSessionTarget, verify: verifyCDRSessions},
 		scenario{name: "session-patch", seed: seedSessionPatch, target: sessionPatchTarget, verify: verifySessionPatches},
 		scenario{name: "authorize-own", target: func(h *benchHub) Target {
 			return h.post("authorize own token", "/ocpi/2.2.1/cpo/tokens/APP-B/authorize?type=APP_USER", h.cpoToken, authorizeBody, 200)
@@ -149,7 +153,8 @@ func (h *benchHub) postURL(name, url, token string, body func() []byte, want int
 // cdrSeq numbers the bench CDRs across targets (the probe's and the run's).
 var cdrSeq atomic.Int64
 
-// cdrTarget posts a new CDR per request, for the bench eMSP's token.
+// cdrTarget posts a new CDR per request, for the bench eMSP's token, of a
+// session the hub does not hold.
 func cdrTarget(h *benchHub) Target {
 	n := &cdrSeq
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -169,6 +174,96 @@ func cdrTarget(h *benchHub) Target {
 		})
 		return b
 	}, http.StatusCreated)
+}
+
+// cdrSessions is how many completed sessions cdr-ingest-session's CDRs
+// name in turn; cdrSessionPeriods how many charging periods each session
+// and CDR holds: two hours of meter values every five minutes.
+const (
+	cdrSessions       = 100
+	cdrSessionPeriods = 24
+)
+
+// cdrSessionPeriodList is the periods of a cdr-ingest-session session and
+// its CDR: 24 of five minutes, 12.48 kWh in all.
+func cdrSessionPeriodList() []any {
+	var ps []any
+	for p := range cdrSessionPeriods {
+		ps = append(ps, cdrPeriod(sessionStart.Add(time.Duration(p)*5*time.Minute), 0.52, 0.083))
+	}
+	return ps
+}
+
+// seedCDRSessions stores the completed sessions cdr-ingest-session's CDRs
+// belong to, each with its periods and the total_cost its CDR repeats.
+func seedCDRSessions(b testing.TB, h *benchHub) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	periods := cdrSessionPeriodList()
+	for i := range cdrSessions {
+		body, _ := json.Marshal(map[string]any{
+			"country_code": "NL", "party_id": "BCP", "id": fmt.Sprintf("BCS-%d", i), "start_date_time": sessionStart,
+			"end_date_time": sessionStart.Add(2 * time.Hour), "kwh": 12.48, "auth_method": "WHITELIST", "location_id": "BLOC",
+			"evse_uid": "E1", "connector_id": "1", "currency": "INR", "status": "COMPLETED", "charging_periods": periods,
+			"cdr_token":  map[string]any{"country_code": "DE", "party_id": "BEM", "uid": "NEVER-B", "type": "RFID", "contract_id": "C-NEVER-B"},
+			"total_cost": map[string]any{"excl_vat": 230.88, "incl_vat": 272.44}, "last_updated": sessionStart.Add(2 * time.Hour),
+		})
+		if status, err := h.do(ctx, http.MethodPut, fmt.Sprintf("/ocpi/2.2.1/cpo/sessions/NL/BCP/BCS-%d", i), body); err != nil || status != http.StatusCreated {
+			b.Fatalf("seed session %d: HTTP %d %v", i, status, err)
+		}
+	}
+	if err := probe(ctx, h, cdrSessionTarget(h)); err != nil {
+		b.Fatalf("cdr-ingest-session: %v", err)
+	}
+}
+
+// cdrSessionTarget posts a new CDR per request, of one of the sessions
+// seedCDRSessions stored in turn, with the session's periods and cost.
+func cdrSessionTarget(h *benchHub) Target {
+	n := &cdrSeq
+	periods := cdrSessionPeriodList()
+	return h.post("POST cdr of a held session", "/ocpi/2.2.1/cpo/cdrs", h.cpoToken, func() []byte {
+		i := n.Add(1)
+		return cdrBody(fmt.Sprintf("BSCDR-%d", i), fmt.Sprintf("BCS-%d", i%cdrSessions), periods)
+	}, http.StatusCreated)
+}
+
+// verifyCDRSessions checks that the run's CDRs (and the probe's) were
+// stored knowing their session, its cost compared and matching.
+func verifyCDRSessions(b *testing.B, h *benchHub, _ time.Time, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var all, matched int
+	if err := h.DB.Read().QueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN session_known AND cost_check = 'match' THEN 1 ELSE 0 END), 0)
+		FROM cdrs WHERE id LIKE 'BSCDR-%'`).Scan(&all, &matched); err != nil {
+		b.Fatal(err)
+	}
+	if all < n+1 || matched != all {
+		b.Fatalf("%d CDRs of held sessions stored (%d sent), %d of them matched with their session's cost", all, n+1, matched)
+	}
+}
+
+// cdrBody is a CDR of the bench eMSP's token at BLOC/E1 with periods,
+// two hours long and costing what its session cost (seedCDRSessions).
+func cdrBody(id, sessionID string, periods []any) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"country_code": "NL", "party_id": "BCP", "id": id, "session_id": sessionID,
+		"start_date_time": sessionStart, "end_date_time": sessionStart.Add(2 * time.Hour), "auth_method": "WHITELIST",
+		"cdr_token": map[string]any{"country_code": "DE", "party_id": "BEM", "uid": "NEVER-B", "type": "RFID", "contract_id": "C-NEVER-B"},
+		"cdr_location": map[string]any{"id": "BLOC", "address": "Bench Road 1", "city": "Pune", "country": "IND",
+			"coordinates": map[string]any{"latitude": "18.00001", "longitude": "73.85670"}, "evse_uid": "E1", "evse_id": "IN*BCP*E1",
+			"connector_id": "1", "connector_standard": "IEC_62196_T2", "connector_format": "SOCKET", "connector_power_type": "AC_3_PHASE"},
+		"currency": "INR", "charging_periods": periods,
+		"total_cost": map[string]any{"excl_vat": 230.88, "incl_vat": 272.44}, "total_energy": 12.48, "total_time": 2,
+		"last_updated": sessionStart.Add(2 * time.Hour),
+	})
+	return b
+}
+
+// cdrPeriod is a charging period of kwh and hours.
+func cdrPeriod(at time.Time, kwh, hours float64) map[string]any {
+	return map[string]any{"start_date_time": at, "dimensions": []any{
+		map[string]any{"type": "ENERGY", "volume": kwh}, map[string]any{"type": "TIME", "volume": hours}}}
 }
 
 // benchSessions is how many active sessions session-patch spreads its

@@ -45,6 +45,9 @@ var maxStmts = map[string]int{
 	// is read once a second (party.FindByParty), and so are the parties the
 	// owner check asks about (party.Hosts).
 	"cdr-ingest": 7,
+	// The same, of a session the hub holds (its cost is read with the
+	// duplicate check).
+	"cdr-ingest-session": 7,
 	// The session read with its lock, its row and its push to the eMSP;
 	// on SQLite also read before the transaction, to apply the PATCH off
 	// the writer (a read there is a function call; PostgreSQL runs 3). The
@@ -83,7 +86,8 @@ var maxPostgresWaits = map[string]int{
 	// The duplicate check, the session and the location read together
 	// (store.Reads); the location's tariffs; the CDR, its event and its
 	// push with the BEGIN and the COMMIT.
-	"cdr-ingest": 3,
+	"cdr-ingest":         3,
+	"cdr-ingest-session": 3,
 	// The session read with its lock (and the BEGIN); its row and its push
 	// with the COMMIT (5 before).
 	"session-patch": 2,
