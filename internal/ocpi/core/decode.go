@@ -178,6 +178,16 @@ func Canonical(raw []byte, typed any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out, ok := canonicalOver(strict, in); ok {
+		return out, nil
+	}
+	return canonicalTrees(in, strict)
+}
+
+// canonicalTrees is Canonical by trees: strict decoded, laid over the
+// received tree, the result written. canonicalOver does the same walking
+// strict's bytes, and leaves to it what it cannot decide the same way.
+func canonicalTrees(in any, strict []byte) ([]byte, error) {
 	var known any
 	if err := DecodeNumbers(strict, &known); err != nil {
 		return nil, err

@@ -158,13 +158,13 @@ func (e *treeEncoder) string(s string) {
 }
 
 // validNumber reports whether s is a JSON number (RFC 8259's grammar).
-func validNumber(s string) bool {
-	if s == "" {
+func validNumber[T string | []byte](s T) bool {
+	if len(s) == 0 {
 		return false
 	}
 	if s[0] == '-' {
 		s = s[1:]
-		if s == "" {
+		if len(s) == 0 {
 			return false
 		}
 	}
@@ -189,7 +189,7 @@ func validNumber(s string) bool {
 		s = s[1:]
 		if s[0] == '+' || s[0] == '-' {
 			s = s[1:]
-			if s == "" {
+			if len(s) == 0 {
 				return false
 			}
 		}
@@ -197,5 +197,5 @@ func validNumber(s string) bool {
 			s = s[1:]
 		}
 	}
-	return s == ""
+	return len(s) == 0
 }
