@@ -330,18 +330,3 @@ func (w *overlayWriter) array(received any, depth int) bool {
 	w.e.buf = append(w.e.buf, ']')
 	return true
 }
-
-// numberSpan moves past the number at p.i, checking it as number does,
-// without making its string.
-func (p *treeParser) numberSpan() bool {
-	start := p.i
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case '0' <= c && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			p.i++
-			continue
-		}
-		break
-	}
-	return validNumber(p.b[start:p.i])
-}

@@ -151,6 +151,16 @@ func (p *treeParser) after(closing byte) (done, ok bool) {
 
 func (p *treeParser) number() (any, bool) {
 	start := p.i
+	if !p.numberSpan() {
+		return nil, false
+	}
+	return json.Number(string(p.b[start:p.i])), true
+}
+
+// numberSpan moves past the number at p.i and reports whether it is one,
+// without making its string.
+func (p *treeParser) numberSpan() bool {
+	start := p.i
 	for p.i < len(p.b) {
 		switch c := p.b[p.i]; {
 		case '0' <= c && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
@@ -159,11 +169,7 @@ func (p *treeParser) number() (any, bool) {
 		}
 		break
 	}
-	s := string(p.b[start:p.i])
-	if !validNumber(s) {
-		return nil, false
-	}
-	return json.Number(s), true
+	return validNumber(p.b[start:p.i])
 }
 
 // string reads a quoted string as encoding/json unquotes it: escapes
