@@ -34,6 +34,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -196,11 +197,13 @@ func (s *Service) CostWith(rs *store.Reads, r Ref, c *Cost) {
 
 // FindForOwner finds a session by its id alone among the sessions of the
 // token owners given (an eMSP naming a session in a command; nil owners:
-// any, for an SCSP), of one CPO when cpo is not zero. It is not found when
-// the session belongs to another eMSP, and EINVALID when two CPOs use the
-// id.
-func (s *Service) FindForOwner(ctx context.Context, owners []ocpiclient.Party, cpo ocpiclient.Party, id string) (*Stored, error) {
-	q := "SELECT " + storedColumns + " FROM sessions WHERE id = $1"
+// any, for an SCSP), of one CPO when cpo is not zero, and returns its
+// address (the id as its body spells it). It is not found when the session
+// belongs to another eMSP, and EINVALID when two CPOs use the id. The
+// session's body is not decoded: at a STOP_SESSION it holds every charging
+// period, and only its id is read.
+func (s *Service) FindForOwner(ctx context.Context, owners []ocpiclient.Party, cpo ocpiclient.Party, id string) (Ref, error) {
+	q := "SELECT country_code, party_id, token_country_code, token_party_id, body FROM sessions WHERE id = $1"
 	args := []any{ocpi.Key(id)}
 	if !cpo.IsZero() {
 		q += " AND country_code = $2 AND party_id = $3"
@@ -208,36 +211,34 @@ func (s *Service) FindForOwner(ctx context.Context, owners []ocpiclient.Party, c
 	}
 	rows, err := s.db.ReadIn(ctx).Query(ctx, q+" ORDER BY pk LIMIT 20", args...)
 	if err != nil {
-		return nil, err
+		return Ref{}, err
 	}
 	defer rows.Close()
-	var found []*Stored
+	var found []Ref
 	for rows.Next() {
-		st, err := scanStored(rows)
-		if err != nil {
-			return nil, err
+		var r Ref
+		var owner ocpiclient.Party
+		var body []byte
+		if err := rows.Scan(&r.CountryCode, &r.PartyID, &owner.CountryCode, &owner.PartyID, &body); err != nil {
+			return Ref{}, err
 		}
-		if owners == nil {
-			found = append(found, st)
-			continue
-		}
-		for _, o := range owners {
-			if ocpi.EqualCI(o.CountryCode, st.Owner.CountryCode) && ocpi.EqualCI(o.PartyID, st.Owner.PartyID) {
-				found = append(found, st)
-				break
-			}
+		r.ID = gjson.GetBytes(body, "id").String()
+		if owners == nil || slices.ContainsFunc(owners, func(o ocpiclient.Party) bool {
+			return ocpi.EqualCI(o.CountryCode, owner.CountryCode) && ocpi.EqualCI(o.PartyID, owner.PartyID)
+		}) {
+			found = append(found, r)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return Ref{}, err
 	}
 	switch len(found) {
 	case 0:
-		return nil, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown session " + id}
+		return Ref{}, &ocpi.Error{Code: ocpi.ENOTFOUND, Message: "unknown session " + id}
 	case 1:
 		return found[0], nil
 	}
-	return nil, &ocpi.Error{Code: ocpi.EINVALID, Field: "session_id",
+	return Ref{}, &ocpi.Error{Code: ocpi.EINVALID, Field: "session_id",
 		Issue:   "is used by several CPOs; name the CPO with OCPI-to-country-code and OCPI-to-party-id",
 		Message: "session " + id + " exists at several CPOs; send OCPI-to-country-code and OCPI-to-party-id"}
 }

@@ -217,6 +217,19 @@ func TestChargingPreferences(t *testing.T) {
 		if n := len(b.CPO.Requests(sim.PathHas(http.MethodPut, "/charging_preferences"))); n != 1 {
 			t.Errorf("CPO got %d preference requests, want 1", n)
 		}
+
+		// A session id in mixed case, with its periods, named in another
+		// case: the CPO is asked at the id as the session spells it.
+		mixed := sessionJSON("s-Mixed3", "DE", "EM1", "ACTIVE", time.Now().Add(-time.Hour))
+		mixed["charging_periods"] = []any{period(time.Now().Add(-time.Hour), 1), period(time.Now().Add(-30*time.Minute), 2)}
+		if err := b.CPO.PutSession(b.Ctx, mixed); err != nil {
+			t.Fatal(err)
+		}
+		resp, err = b.EMSP.Raw(b.Ctx, http.MethodPut, hubtest.HubURL(t, b.EMSP.Platform, "sessions", "SENDER", "/S-MIXED3/charging_preferences"), prefs, nil)
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		if got := b.CPO.Requests(sim.PathHas(http.MethodPut, "/cpo/sessions/s-Mixed3/charging_preferences")); len(got) != 1 {
+			t.Errorf("CPO asked at %v", b.CPO.Requests(sim.PathHas(http.MethodPut, "/charging_preferences")))
+		}
 	})
 }
 
