@@ -152,6 +152,13 @@ func TestTariffLifecycle(t *testing.T) {
 func TestLateReceiverGetsFullObject(t *testing.T) {
 	each(t, func(t *testing.T, b *bundle) {
 		b.putLocation(t, b.CPO, "CP1", "LOC1", 0, "E1:AVAILABLE")
+		// The PUT delivered before the late eMSP registers: a change is
+		// sent to the receivers registered when it is delivered, and one
+		// delivered after would bring the late eMSP the whole location
+		// first (on a busy machine it did).
+		waitState(t, b.ctx, b.EMSP.Platform, "the location at eMSP One", func() bool {
+			return b.EMSP.EVSEStatus("NL", "CP1", "LOC1", "E1") == "AVAILABLE"
+		})
 		late := hubtest.Add(t, b.h, sim.StartEMSP, "Late eMSP", "ES", "LAT")
 		if err := b.CPO.PatchEVSE(b.ctx, "LOC1", "E1", map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)}); err != nil {
 			t.Fatal(err)
@@ -161,7 +168,11 @@ func TestLateReceiverGetsFullObject(t *testing.T) {
 		})
 		reqs := late.Requests(sim.PathHas("", "/emsp/locations/NL/CP1/LOC1"))
 		if len(reqs) != 2 || reqs[0].Method != http.MethodPatch || reqs[1].Method != http.MethodPut {
-			t.Errorf("late eMSP got %d requests, want the PATCH then a full PUT", len(reqs))
+			var got []string
+			for _, r := range reqs {
+				got = append(got, r.Method)
+			}
+			t.Errorf("late eMSP got %v, want the PATCH then a full PUT", got)
 		}
 	})
 }
