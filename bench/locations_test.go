@@ -25,6 +25,9 @@ import (
 //     delivered while the PATCHes run; evse-status-patch-ingest is the same
 //     with delivery paused while it is measured (the request path alone),
 //     its changes expanded and delivered after.
+//   - location-put-ingest: the same status changes sent as many CPOs send
+//     them, the whole location PUT with one EVSE's status changed (delivery
+//     paused, as evse-status-patch-ingest).
 //   - directory-deep: an eMSP follows the directory's Link 90 000 locations
 //     deep into a 100 000-location directory (keyset cursor);
 //     directory-deep-offset asks for the same page by offset alone.
@@ -32,6 +35,7 @@ func init() {
 	scenarios = append(scenarios,
 		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget, seedLast: true, verify: verifyPushed},
 		scenario{name: "evse-status-patch-ingest", target: statusPatchTarget, verify: verifyPushed, paused: true},
+		scenario{name: "location-put-ingest", target: locationPutTarget, verify: verifyPushed, paused: true},
 		scenario{name: "directory-deep", seed: seedDirectory, target: func(h *benchHub) Target {
 			return h.get(h.deepPage, h.cpoToken)
 		}},
@@ -88,13 +92,40 @@ func statusPatchTarget(h *benchHub) Target {
 	})
 }
 
+// locationPutTarget PUTs the seeded locations whole, round-robin, each
+// with one EVSE's status changed and its timestamps later than any PATCH or
+// PUT before it (statusSeq): a CPO that sends the whole location on every
+// status change.
+func locationPutTarget(h *benchHub) Target {
+	n := &statusSeq
+	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
+	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	return h.cpoSend(http.MethodPut, "PUT location", 0, func() (string, []byte) {
+		i := n.Add(1)
+		loc := int(i % patchLocations)
+		id := fmt.Sprintf("P%03d", loc)
+		lu := base.Add(time.Duration(i) * time.Millisecond)
+		var doc map[string]any
+		_ = json.Unmarshal(benchLocation("BCP", id, lu, loc), &doc)
+		doc["evses"].([]any)[(i/patchLocations)%2].(map[string]any)["status"] = statuses[i%4]
+		body, _ := json.Marshal(doc)
+		return "/ocpi/2.2.1/cpo/locations/NL/BCP/" + id, body
+	})
+}
+
 // cpoPatch is a Target for the CPO's PATCHes of a hub path; next gives
 // each request's path and body.
 func (h *benchHub) cpoPatch(name string, want int, next func() (path string, body []byte)) Target {
+	return h.cpoSend(http.MethodPatch, name, want, next)
+}
+
+// cpoSend is a Target for the CPO's requests of method, each with the
+// path and body next gives.
+func (h *benchHub) cpoSend(method, name string, want int, next func() (path string, body []byte)) Target {
 	hdr := http.Header{"Authorization": {ocpi.EncodeToken(h.cpoToken, true)}, "Content-Type": {"application/json"}}
 	return Target{Name: name, WantStatus: want, NewRequest: func(ctx context.Context) (*http.Request, error) {
 		path, body := next()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPatch, h.PublicURL()+path, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, method, h.PublicURL()+path, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +146,7 @@ func verifyPushed(b *testing.B, h *benchHub, since time.Time, n int) {
 		b.Fatal(err)
 	}
 	if pushes < n*broadcastTo {
-		b.Fatalf("%d PATCHes queued %d pushes, want at least %d: PATCHes that change nothing were measured", n, pushes, n*broadcastTo)
+		b.Fatalf("%d requests queued %d pushes, want at least %d: requests that change nothing were measured", n, pushes, n*broadcastTo)
 	}
 }
 

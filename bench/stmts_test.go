@@ -37,8 +37,11 @@ var maxStmts = map[string]int{
 	"evse-status-patch": 5,
 	// The same request, measured with delivery paused.
 	"evse-status-patch-ingest": 5,
-	"advice-ingest":            6,
-	"terminals-page":           2,
+	// The whole location PUT for a status change: the location read with
+	// its lock, written, its two EVSE rows, the change, the subscribers.
+	"location-put-ingest": 6,
+	"advice-ingest":       6,
+	"terminals-page":      2,
 	// The duplicate check, the session, the location and tariff the cost
 	// engine prices with, the CDR, the webhook subscribers and the push (a
 	// new CDR's first: nothing to supersede). The receiving eMSP's platform
@@ -81,8 +84,11 @@ var maxPostgresWaits = map[string]int{
 	// receives it: webhook.Emit) sent with the COMMIT.
 	"evse-status-patch":        2,
 	"evse-status-patch-ingest": 2,
-	"advice-ingest":            6,
-	"terminals-page":           2,
+	// Today's count. The status PATCH takes 2, its writes sent with the
+	// COMMIT; the PUT's path does not queue its writes that way yet.
+	"location-put-ingest": 5,
+	"advice-ingest":       6,
+	"terminals-page":      2,
 	// The duplicate check, the session and the location read together
 	// (store.Reads); the location's tariffs; the CDR, its event and its
 	// push with the BEGIN and the COMMIT.
