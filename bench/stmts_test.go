@@ -84,9 +84,10 @@ var maxPostgresWaits = map[string]int{
 	// receives it: webhook.Emit) sent with the COMMIT.
 	"evse-status-patch":        2,
 	"evse-status-patch-ingest": 2,
-	// Today's count. The status PATCH takes 2, its writes sent with the
-	// COMMIT; the PUT's path does not queue its writes that way yet.
-	"location-put-ingest": 5,
+	// The location read with its lock (and the BEGIN); its writes (the
+	// location, its EVSE rows, the change) queued and sent together; the
+	// COMMIT. 5 when each of the PUT's writes waited alone.
+	"location-put-ingest": 3,
 	"advice-ingest":       6,
 	"terminals-page":      2,
 	// The duplicate check, the session and the location read together

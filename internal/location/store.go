@@ -27,7 +27,9 @@ func writeLocation(ctx context.Context, tx *store.Tx, cur *stored, loc *ocpi.Loc
 			loc.LastUpdated.Micros(), string(body)).Scan(&pk)
 		return pk, err
 	}
-	_, err := tx.Exec(ctx, `UPDATE locations SET publish = $1, lat_e7 = $2, lon_e7 = $3, evses_active = $4, last_updated = $5, body = $6
+	// Queued (ExecLater): on PostgreSQL it travels with the EVSE rows, the
+	// change and the webhook lookup, as a status PATCH's writes do.
+	err := tx.ExecLater(ctx, `UPDATE locations SET publish = $1, lat_e7 = $2, lon_e7 = $3, evses_active = $4, last_updated = $5, body = $6
 		WHERE pk = $7`, publish, lat, lon, active, loc.LastUpdated.Micros(), string(body), cur.pk)
 	return cur.pk, err
 }
@@ -76,14 +78,15 @@ func tariffRefs(loc *ocpi.Location) map[tariffRef]bool {
 }
 
 // index brings the evses and tariff_refs rows of a location in line with its
-// new body, writing only what changed (a status PATCH touches one row).
+// new body, writing only what changed (a status PATCH touches one row). The
+// writes are queued (ExecLater): nothing here reads what they return.
 func index(ctx context.Context, tx *store.Tx, pk int64, old, next *ocpi.Location) error {
 	before, after := evseRows(old), evseRows(next)
 	for uid, r := range after {
 		if b, ok := before[uid]; ok && b == r {
 			continue
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO evses (location_pk, uid, evse_id, status, max_power_w, connector_types, last_updated)
+		if err := tx.ExecLater(ctx, `INSERT INTO evses (location_pk, uid, evse_id, status, max_power_w, connector_types, last_updated)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (location_pk, uid) DO UPDATE SET evse_id = excluded.evse_id, status = excluded.status,
 			max_power_w = excluded.max_power_w, connector_types = excluded.connector_types, last_updated = excluded.last_updated`,
@@ -96,7 +99,7 @@ func index(ctx context.Context, tx *store.Tx, pk int64, old, next *ocpi.Location
 		if refsAfter[ref] {
 			continue
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM tariff_refs WHERE location_pk = $1 AND evse_uid = $2 AND connector_id = $3 AND tariff_id = $4",
+		if err := tx.ExecLater(ctx, "DELETE FROM tariff_refs WHERE location_pk = $1 AND evse_uid = $2 AND connector_id = $3 AND tariff_id = $4",
 			pk, ref.evse, ref.connector, ref.tariff); err != nil {
 			return err
 		}
@@ -105,7 +108,7 @@ func index(ctx context.Context, tx *store.Tx, pk int64, old, next *ocpi.Location
 		if refsBefore[ref] {
 			continue
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO tariff_refs (country_code, party_id, tariff_id, location_pk, evse_uid, connector_id)
+		if err := tx.ExecLater(ctx, `INSERT INTO tariff_refs (country_code, party_id, tariff_id, location_pk, evse_uid, connector_id)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
 			ocpi.Key(next.CountryCode), ocpi.Key(next.PartyID), ref.tariff, pk, ref.evse, ref.connector); err != nil {
 			return err
