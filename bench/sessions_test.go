@@ -167,8 +167,7 @@ func cdrTarget(h *benchHub) Target {
 			"cdr_location": map[string]any{"id": "BLOC", "address": "Bench Road 1", "city": "Pune", "country": "IND",
 				"coordinates": map[string]any{"latitude": "18.00001", "longitude": "73.85670"}, "evse_uid": "E1", "evse_id": "IN*BCP*E1",
 				"connector_id": "1", "connector_standard": "IEC_62196_T2", "connector_format": "SOCKET", "connector_power_type": "AC_3_PHASE"},
-			"currency": "INR", "charging_periods": []any{map[string]any{"start_date_time": start, "dimensions": []any{
-				map[string]any{"type": "ENERGY", "volume": 12.5}, map[string]any{"type": "TIME", "volume": 1}}}},
+			"currency": "INR", "charging_periods": []any{cdrPeriod(start, 12.5, 1)},
 			"total_cost": map[string]any{"excl_vat": 231.25, "incl_vat": 272.88}, "total_energy": 12.5, "total_time": 1,
 			"last_updated": start.Add(time.Hour),
 		})
