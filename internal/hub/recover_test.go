@@ -73,6 +73,14 @@ func enqueueCharging(t *testing.T, h *hubtest.Hub, b *bundle, after func(ctx con
 	t.Helper()
 	seedL1(t, b)
 	platformID := b.em1(t)
+	// The seed's worker lingers for ReleaseAfter in case more comes, and a
+	// claim it starts meanwhile goes by the lease it holds in memory, which
+	// the state written below cannot take from it. A killed process runs no
+	// worker: wait until this one has ended and handed the receiver back.
+	hubtest.Eventually(t, b.ctx, "the seed's worker ended", func() bool {
+		_, until := leaseOf(t, h, b.ctx, platformID)
+		return until == 0
+	})
 	body, _ := json.Marshal(map[string]any{"status": "CHARGING", "last_updated": hubtest.Stamp(1)})
 	err := h.DB.InTx(b.ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := h.Hub.Enqueue(ctx, tx, platformID, hub.Push{Module: "locations", ObjectKey: hub.ObjectKey("NL", "CP1", "L1"),
