@@ -1,6 +1,8 @@
 package location_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -9,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
+	"github.com/ocpihub/ocpihub/internal/ocpiclient"
+	"github.com/ocpihub/ocpihub/internal/sim"
+	"github.com/ocpihub/ocpihub/internal/store"
 )
 
 // TestConcurrentLocationPuts: whole-location PUTs of one location sent at
@@ -78,5 +83,80 @@ func TestConcurrentLocationPuts(t *testing.T) {
 		}
 		round(1)  // the location is new: the first inserts race
 		round(20) // it is held: the updates queue on its lock
+	})
+}
+
+// TestPutOverRowAsPostgreSQLRenderedIt: a location row written before its
+// body became text holds JSONB's rendering of the document (white space
+// after ':' and ','; on SQLite the test indents it). A whole-location PUT
+// reads such a row as it lies: the same location again changes nothing and
+// goes to no eMSP, an older one is stale, one that drops an EVSE is refused,
+// and a later one is stored and pushed.
+func TestPutOverRowAsPostgreSQLRenderedIt(t *testing.T) {
+	each(t, func(t *testing.T, b *bundle) {
+		b.putT1(t)
+		b.putLocation(t, b.CPO, "CP1", "LOC1", 2, "E1:AVAILABLE", "E2:AVAILABLE")
+		waitState(t, b.ctx, b.EMSP.Platform, "the location at eMSP One", func() bool {
+			return b.EMSP.EVSEStatus("NL", "CP1", "LOC1", "E2") == "AVAILABLE"
+		})
+		var body string
+		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT body FROM locations WHERE id = 'LOC1'").Scan(&body); err != nil {
+			t.Fatal(err)
+		}
+		rendered := body
+		if b.h.DB.Engine() == store.Postgres {
+			if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT CAST(CAST(body AS JSONB) AS TEXT) FROM locations WHERE id = 'LOC1'").Scan(&rendered); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			var out bytes.Buffer
+			if err := json.Indent(&out, []byte(body), "", " "); err != nil {
+				t.Fatal(err)
+			}
+			rendered = out.String()
+		}
+		if rendered == body || !strings.Contains(rendered, ": ") {
+			t.Fatalf("the rendering is the body: %s", rendered)
+		}
+		if _, err := b.h.DB.Write(b.ctx, "UPDATE locations SET body = $1 WHERE id = 'LOC1'", rendered); err != nil {
+			t.Fatal(err)
+		}
+
+		put := func(at int, evses ...string) (*ocpiclient.Response, error) {
+			return b.CPO.Push(b.ctx, "locations", http.MethodPut,
+				locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(at), evses...), nil, "LOC1")
+		}
+		resp, err := put(2, "E1:AVAILABLE", "E2:AVAILABLE")
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		resp, err = put(1, "E1:BLOCKED", "E2:BLOCKED")
+		hubtest.MustStale(t, "older location PUT over the rendered row", resp, err)
+		resp, err = put(3, "E1:BLOCKED")
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 2001)
+		if f := resp.Envelope.StatusMessage; !strings.Contains(f, "E2") {
+			t.Errorf("the refusal of a PUT without E2 says %q", f)
+		}
+		var now string
+		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT body FROM locations WHERE id = 'LOC1'").Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		if now != rendered {
+			t.Errorf("the row changed:\n%s\nwas\n%s", now, rendered)
+		}
+		resp, err = put(4, "E1:CHARGING", "E2:AVAILABLE")
+		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
+			waitState(t, b.ctx, e.Platform, "the later PUT at "+e.Name(), func() bool {
+				return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "CHARGING"
+			})
+			if n := len(e.Requests(sim.PathHas(http.MethodPut, "/emsp/locations/NL/CP1/LOC1"))); n != 2 {
+				t.Errorf("%s got %d PUTs of LOC1, want 2: the first and the later one", e.Name(), n)
+			}
+		}
+		if err := b.h.DB.Read().QueryRow(b.ctx, "SELECT body FROM locations WHERE id = 'LOC1'").Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(now, ": ") || !strings.Contains(now, `"status":"CHARGING"`) {
+			t.Errorf("the later PUT stored %s", now)
+		}
 	})
 }

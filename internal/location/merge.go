@@ -3,6 +3,8 @@ package location
 import (
 	"sort"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
 
@@ -138,6 +140,28 @@ func keepsEVSEs(old, next ocpi.Object, path string) error {
 		}
 	}
 	return nil
+}
+
+// keepsEVSEsIn is keepsEVSEs over the documents' bytes: the stored
+// location as it lies and the replacement in canonical form.
+func keepsEVSEsIn(old, next []byte, path string) error {
+	nextItems, oldItems := gjson.GetBytes(next, "evses"), gjson.GetBytes(old, "evses")
+	if !oldItems.IsArray() {
+		return nil
+	}
+	var err error
+	oldItems.ForEach(func(_, it gjson.Result) bool {
+		id := ""
+		if uid := it.Get("uid"); it.IsObject() && uid.Type == gjson.String {
+			id = uid.Str
+		}
+		if !findIn(nextItems, "uid", id).Exists() {
+			err = removalError(path, "uid", id)
+			return false
+		}
+		return true
+	})
+	return err
 }
 
 func removalError(path, idKey, id string) error {

@@ -1,6 +1,10 @@
 package location
 
-import "github.com/ocpihub/ocpihub/internal/ocpi"
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/ocpihub/ocpihub/internal/ocpi"
+)
 
 // checkFresh applies the staleness rule (ocpi.StaleError) to a write of the
 // object r names: sent is the update's last_updated, stored the stored
@@ -39,6 +43,35 @@ func newestOf(obj ocpi.Object) ocpi.DateTime {
 	}
 	if obj != nil {
 		walk(obj)
+	}
+	return newest
+}
+
+// newestIn is newestOf over a document's bytes: the stored location as it
+// lies, or a new one in canonical form, read where the timestamps are
+// instead of decoded whole.
+func newestIn(body []byte) ocpi.DateTime {
+	var newest ocpi.DateTime
+	var walk func(o gjson.Result)
+	walk = func(o gjson.Result) {
+		if lu := o.Get("last_updated"); lu.Type == gjson.String {
+			if d, err := ocpi.ParseDateTime(lu.Str); err == nil && d.After(newest.Time) {
+				newest = d
+			}
+		}
+		for _, k := range []string{"evses", "connectors"} {
+			if items := o.Get(k); items.IsArray() {
+				items.ForEach(func(_, it gjson.Result) bool {
+					if it.IsObject() {
+						walk(it)
+					}
+					return true
+				})
+			}
+		}
+	}
+	if doc := gjson.ParseBytes(body); doc.IsObject() {
+		walk(doc)
 	}
 	return newest
 }

@@ -73,6 +73,41 @@ func lockRow(ctx context.Context, tx *store.Tx, r Ref) (*stored, error) {
 	return &cur, nil
 }
 
+// holds reports whether the row holds body, a document in canonical form.
+// A row lockRow read without decoding it is compared as it lies: a body the
+// hub wrote is in canonical form, and one with white space between its
+// tokens (a row PostgreSQL stored as JSONB before migration 1140) is put in
+// canonical form first.
+func (cur *stored) holds(body []byte) bool {
+	switch {
+	case cur.canon != nil:
+		return bytes.Equal(cur.canon, body)
+	case bytes.Equal(cur.body, body):
+		return true
+	case compact(cur.body):
+		return false
+	}
+	_, canon, err := ocpi.ParseStored(cur.body)
+	return err == nil && bytes.Equal(canon, body)
+}
+
+// compact reports whether a JSON text has no white space between its
+// tokens, as the hub writes documents.
+func compact(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
 // parse decodes the body of a row lockRow read.
 func (cur *stored) parse() (*stored, error) {
 	var err error
@@ -118,6 +153,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		if err := matchOwner(r, loc.CountryCode, loc.PartyID, loc.ID); err != nil {
 			return res, err
 		}
+		return s.putLocation(ctx, ch, r, &loc, raw)
 	case "evse":
 		var e ocpi.EVSE
 		if item, err = decodeItem(raw, &e, "uid", func() string { return e.UID }, "evse_uid", r.EVSEUID); err != nil {
@@ -137,19 +173,6 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		}
 		var doc ocpi.Object
 		switch level {
-		case "location":
-			if doc, err = ocpi.ParseObject(raw); err != nil {
-				return err
-			}
-			res.Created = cur == nil
-			if cur != nil {
-				if err := checkFresh(r, cur.doc, newestOf(doc)); err != nil {
-					return err
-				}
-				if err := keepsEVSEs(cur.doc, doc, "evses"); err != nil {
-					return err
-				}
-			}
 		case "evse", "connector":
 			if cur == nil {
 				return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID})
@@ -187,6 +210,45 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 			raiseLastUpdated(doc, lu)
 		}
 		return s.save(ctx, tx, ch, r, cur, doc, http.MethodPut, nil, &res)
+	})
+	return res, err
+}
+
+// putLocation stores loc, received as raw and validated, as the whole
+// location r names. Its canonical form is made before the transaction, and
+// inside it the stored row is read as it lies: its freshness and EVSEs are
+// checked where they stand in its bytes (newestIn, keepsEVSEsIn), and the
+// new document is the canonical form itself, with nothing to merge. Under
+// the writer (SQLite's one connection, a PostgreSQL row lock) the request
+// does no JSON work but the old document's typed decode for its index rows.
+//
+// Decided here: the stored document is the canonical form of the body as
+// received. Before, the received tree was written out and decoded again,
+// which for a body holding one member under two spellings ("status" and
+// "Status") could validate one value and store the other; now the value
+// validated is the value stored, as for an EVSE or connector PUT.
+func (s *Service) putLocation(ctx context.Context, ch Change, r Ref, loc *ocpi.Location, raw []byte) (Result, error) {
+	var res Result
+	body, err := ocpi.Canonical(raw, loc)
+	if err != nil {
+		return res, err
+	}
+	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
+		res = Result{}
+		cur, err := lockRow(ctx, tx, r)
+		if err != nil {
+			return err
+		}
+		res.Created = cur == nil
+		if cur != nil {
+			if err := ocpi.CheckFresh(Module, r.Level()+" "+r.String(), newestIn(cur.body), newestIn(body)); err != nil {
+				return err
+			}
+			if err := keepsEVSEsIn(cur.body, body, "evses"); err != nil {
+				return err
+			}
+		}
+		return s.saveFinal(ctx, tx, ch, r, cur, loc, body, http.MethodPut, nil, &res)
 	})
 	return res, err
 }
@@ -309,7 +371,13 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err != nil {
 		return err
 	}
-	if cur != nil && bytes.Equal(cur.canon, body) {
+	return s.saveFinal(ctx, tx, ch, r, cur, loc, body, method, patch, res)
+}
+
+// saveFinal is save of a document already validated (loc) and in canonical
+// form (body).
+func (s *Service) saveFinal(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur *stored, loc *ocpi.Location, body []byte, method string, patch ocpi.Object, res *Result) error {
+	if cur != nil && cur.holds(body) {
 		return nil
 	}
 	res.Changed = true
@@ -328,8 +396,13 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err := index(ctx, tx, pk, old, loc); err != nil {
 		return err
 	}
-	// Push the object the ref names, with ids spelled as stored.
+	// Push the object the ref names, with ids spelled as stored. A whole
+	// location goes as it is stored: the canonical form written again is
+	// itself.
 	r.LocationID = loc.ID
+	if method == http.MethodPut && r.Level() == "location" {
+		return s.push(ctx, tx, ch, r, loc, body, method)
+	}
 	final, err := ocpi.ParseObject(body)
 	if err != nil {
 		return err
@@ -342,10 +415,6 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if r.ConnectorID != "" {
 		obj = findItem(obj["connectors"], "id", r.ConnectorID)
 		r.ConnectorID, _ = obj["id"].(string)
-	}
-	if method == http.MethodPut && r.Level() == "location" {
-		r.EVSEUID, r.ConnectorID = "", ""
-		obj = final
 	}
 	if patch != nil && method == http.MethodPatch {
 		out := ocpi.Object{}
@@ -360,6 +429,12 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err != nil {
 		return err
 	}
+	return s.push(ctx, tx, ch, r, loc, pushBody, method)
+}
+
+// push broadcasts the change of the object r names (pushBody, sent with
+// method) and emits location.updated, in tx.
+func (s *Service) push(ctx context.Context, tx *store.Tx, ch Change, r Ref, loc *ocpi.Location, pushBody []byte, method string) error {
 	if s.hub != nil {
 		p := hub.Push{Module: Module, ObjectKey: r.key(), Method: method, Path: r.path(), Body: pushBody,
 			Full: method == http.MethodPut && r.Level() == "location", CorrelationID: ch.CorrelationID}
