@@ -142,8 +142,25 @@ func TestPutOverRowAsPostgreSQLRenderedIt(t *testing.T) {
 		if now != rendered {
 			t.Errorf("the row changed:\n%s\nwas\n%s", now, rendered)
 		}
-		resp, err = put(4, "E1:CHARGING", "E2:AVAILABLE")
+		// The later one moves E2's connector to tariff T2: the index rows
+		// follow, compared with what the rendered row held.
+		later := locationJSON("NL", "CP1", "LOC1", "12.97160", "77.59460", hubtest.Stamp(4), "E1:CHARGING", "E2:AVAILABLE")
+		later["evses"].([]any)[1].(map[string]any)["connectors"].([]any)[0].(map[string]any)["tariff_ids"] = []string{"T2"}
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, later, nil, "LOC1")
 		hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		rows, err := store.QueryAll(b.ctx, b.h.DB.Read(), func(r store.Row) (string, error) {
+			var kind, a, c string
+			err := r.Scan(&kind, &a, &c)
+			return kind + " " + a + " " + c, err
+		}, `SELECT 'evse', e.uid, e.status FROM evses e JOIN locations l ON l.pk = e.location_pk WHERE l.id = 'LOC1'
+			UNION ALL SELECT 'tariff', r.evse_uid, r.tariff_id FROM tariff_refs r JOIN locations l ON l.pk = r.location_pk WHERE l.id = 'LOC1'
+			ORDER BY 1, 2, 3`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Join(rows, "; "), "evse E1 CHARGING; evse E2 AVAILABLE; tariff E1 T1; tariff E2 T2"; got != want {
+			t.Errorf("index rows after the later PUT: %s, want %s", got, want)
+		}
 		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
 			waitState(t, b.ctx, e.Platform, "the later PUT at "+e.Name(), func() bool {
 				return e.EVSEStatus("NL", "CP1", "LOC1", "E1") == "CHARGING"

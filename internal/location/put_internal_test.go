@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -51,10 +52,17 @@ func genLocation(rng *rand.Rand) []byte {
 	for i := range rng.IntN(4) {
 		var conns []any
 		for j := range 1 + rng.IntN(2) {
-			c := map[string]any{name("id"): fmt.Sprint(j + 1), "standard": "IEC_62196_T2", "format": "SOCKET", "power_type": "AC_3_PHASE",
+			c := map[string]any{name("id"): fmt.Sprint(j + 1), "standard": []string{"IEC_62196_T2", "CHADEMO"}[rng.IntN(2)], "format": "SOCKET",
+				"power_type":  []string{"AC_3_PHASE", "AC_1_PHASE", "AC_2_PHASE", "AC_2_PHASE_SPLIT", "DC"}[rng.IntN(5)],
 				"max_voltage": 230, "max_amperage": json.Number([]string{"32", "16", "32", "16", "32", "16", "32", "16", "32", "3.2e1"}[rng.IntN(10)]), "last_updated": stamp()}
-			if rng.IntN(2) == 0 {
+			switch rng.IntN(4) {
+			case 0:
 				c["tariff_ids"] = []any{fmt.Sprintf("T%d", rng.IntN(3))}
+			case 1:
+				c["tariff_ids"] = []any{"t1", fmt.Sprintf("T%d", rng.IntN(3))}
+			}
+			if rng.IntN(4) == 0 {
+				c["max_electric_power"] = 50000 + rng.IntN(3)*11000
 			}
 			unknown(c)
 			conns = append(conns, c)
@@ -185,7 +193,8 @@ func jsonbText(t *testing.T, body []byte) []byte {
 //     canonical form), and a body is refused by both or by neither;
 //   - the push, the stored document as it is, is the document written again;
 //   - the newest timestamp read from the bytes (compact and as JSONB renders
-//     them) is the tree's, and so is the EVSE removal check;
+//     them) is the tree's, and so are the EVSE removal check and the index
+//     rows (what the evses and tariff_refs tables hold);
 //   - a row holds a body when it holds it in either rendering, and never
 //     holds another one.
 //
@@ -227,7 +236,12 @@ func TestPutLocationAsTheTrees(t *testing.T) {
 			t.Fatalf("the canonical form written again differs:\n%s\n%s", body, again)
 		}
 		jb := jsonbText(t, body)
+		wantRows, wantRefs := evseRows(&loc), tariffRefs(&loc)
 		for _, b := range [][]byte{body, jb} {
+			rows, refs := indexIn(b)
+			if !reflect.DeepEqual(rows, wantRows) || !reflect.DeepEqual(refs, wantRefs) {
+				t.Fatalf("%s: index rows\n%v %v\ndecoded\n%v %v", b, rows, refs, wantRows, wantRefs)
+			}
 			if got, want := newestIn(b), newestOf(mustParse(t, b)); !got.Equal(want.Time) {
 				t.Fatalf("%s: newest %v, the tree's %v", b, got, want)
 			}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -77,11 +79,84 @@ func tariffRefs(loc *ocpi.Location) map[tariffRef]bool {
 	return out
 }
 
+// indexIn returns evseRows and tariffRefs of a stored location document,
+// read where the values lie in its bytes (gjson) instead of decoding the
+// document: what the rows held before a write, which index compares the
+// new document's with. A stored document was valid when it was written
+// (integers where the rows take them); an EVSE or connector that is not an
+// object is passed over (decoding would have failed the whole document, and
+// every row been written again).
+func indexIn(body []byte) (map[string]evseRow, map[tariffRef]bool) {
+	rows, refs := map[string]evseRow{}, map[tariffRef]bool{}
+	str := func(v gjson.Result, key string) string {
+		if f := v.Get(key); f.Type == gjson.String {
+			return f.Str
+		}
+		return ""
+	}
+	num := func(v gjson.Result, key string) (int64, bool) {
+		f := v.Get(key)
+		return f.Int(), f.Type == gjson.Number
+	}
+	// each calls fn with the objects of the list v[key].
+	each := func(v gjson.Result, key string, fn func(gjson.Result)) {
+		if list := v.Get(key); list.IsArray() {
+			list.ForEach(func(_, it gjson.Result) bool {
+				if it.IsObject() {
+					fn(it)
+				}
+				return true
+			})
+		}
+	}
+	each(gjson.ParseBytes(body), "evses", func(e gjson.Result) {
+		uid := str(e, "uid")
+		r := evseRow{evseID: str(e, "evse_id"), status: str(e, "status")}
+		if lu, err := ocpi.ParseDateTime(str(e, "last_updated")); err == nil {
+			r.lastUpdated = lu.Micros()
+		}
+		var types []string
+		each(e, "connectors", func(k gjson.Result) {
+			var power int64
+			if w, ok := num(k, "max_electric_power"); ok {
+				power = w
+			} else {
+				v, okV := num(k, "max_voltage")
+				a, okA := num(k, "max_amperage")
+				if okV && okA {
+					c := ocpi.Connector{MaxVoltage: &v, MaxAmperage: &a, PowerType: str(k, "power_type")}
+					power = c.PowerW()
+				}
+			}
+			r.maxPowerW = max(r.maxPowerW, power)
+			types = append(types, str(k, "standard"))
+			id := str(k, "id")
+			if ids := k.Get("tariff_ids"); ids.IsArray() {
+				ids.ForEach(func(_, t gjson.Result) bool {
+					if t.Type == gjson.String {
+						refs[tariffRef{ocpi.Key(t.Str), uid, id}] = true
+					}
+					return true
+				})
+			}
+		})
+		r.types = "," + strings.Join(types, ",") + ","
+		rows[ocpi.Key(uid)] = r
+	})
+	return rows, refs
+}
+
 // index brings the evses and tariff_refs rows of a location in line with its
 // new body, writing only what changed (a status PATCH touches one row). The
-// writes are queued (ExecLater): nothing here reads what they return.
-func index(ctx context.Context, tx *store.Tx, pk int64, old, next *ocpi.Location) error {
-	before, after := evseRows(old), evseRows(next)
+// rows before are read from the stored document (indexIn; none for a new
+// location). The writes are queued (ExecLater): nothing here reads what
+// they return.
+func index(ctx context.Context, tx *store.Tx, pk int64, old []byte, next *ocpi.Location) error {
+	before, refsBefore := map[string]evseRow{}, map[tariffRef]bool{}
+	if old != nil {
+		before, refsBefore = indexIn(old)
+	}
+	after := evseRows(next)
 	for uid, r := range after {
 		if b, ok := before[uid]; ok && b == r {
 			continue
@@ -94,7 +169,7 @@ func index(ctx context.Context, tx *store.Tx, pk int64, old, next *ocpi.Location
 			return err
 		}
 	}
-	refsBefore, refsAfter := tariffRefs(old), tariffRefs(next)
+	refsAfter := tariffRefs(next)
 	for ref := range refsBefore {
 		if refsAfter[ref] {
 			continue

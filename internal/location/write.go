@@ -381,12 +381,9 @@ func (s *Service) saveFinal(ctx context.Context, tx *store.Tx, ch Change, r Ref,
 		return nil
 	}
 	res.Changed = true
-	var old *ocpi.Location
+	var old []byte
 	if cur != nil {
-		old = &ocpi.Location{}
-		if err := ocpi.Decode(cur.body, old); err != nil {
-			old = nil
-		}
+		old = cur.body
 	}
 	pk, err := writeLocation(ctx, tx, cur, loc, body)
 	if err != nil {
