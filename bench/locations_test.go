@@ -27,7 +27,8 @@ import (
 //     its changes expanded and delivered after.
 //   - location-put-ingest: the same status changes sent as many CPOs send
 //     them, the whole location PUT with one EVSE's status changed (delivery
-//     paused, as evse-status-patch-ingest).
+//     paused, as evse-status-patch-ingest); evse-put-ingest sends them as
+//     the whole EVSE's PUT.
 //   - directory-deep: an eMSP follows the directory's Link 90 000 locations
 //     deep into a 100 000-location directory (keyset cursor);
 //     directory-deep-offset asks for the same page by offset alone.
@@ -36,6 +37,7 @@ func init() {
 		scenario{name: "evse-status-patch", seed: seedStatusPatch, target: statusPatchTarget, seedLast: true, verify: verifyPushed},
 		scenario{name: "evse-status-patch-ingest", target: statusPatchTarget, verify: verifyPushed, paused: true},
 		scenario{name: "location-put-ingest", target: locationPutTarget, verify: verifyPushed, paused: true},
+		scenario{name: "evse-put-ingest", target: evsePutTarget, verify: verifyPushed, paused: true},
 		scenario{name: "directory-deep", seed: seedDirectory, target: func(h *benchHub) Target {
 			return h.get(h.deepPage, h.cpoToken)
 		}},
@@ -110,6 +112,24 @@ func locationPutTarget(h *benchHub) Target {
 		doc["evses"].([]any)[(i/patchLocations)%2].(map[string]any)["status"] = statuses[i%4]
 		body, _ := json.Marshal(doc)
 		return "/ocpi/2.2.1/cpo/locations/NL/BCP/" + id, body
+	})
+}
+
+// evsePutTarget PUTs the seeded locations' EVSEs whole, round-robin, each
+// with a new status and timestamps later than any request before it
+// (statusSeq): a CPO that sends the EVSE on every status change.
+func evsePutTarget(h *benchHub) Target {
+	n := &statusSeq
+	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
+	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	return h.cpoSend(http.MethodPut, "PUT EVSE", 0, func() (string, []byte) {
+		i := n.Add(1)
+		id := fmt.Sprintf("P%03d", i%patchLocations)
+		uid := []string{"E1", "E2"}[(i/patchLocations)%2]
+		e := evse(uid, base.Add(time.Duration(i)*time.Millisecond))
+		e["status"] = statuses[i%4]
+		body, _ := json.Marshal(e)
+		return "/ocpi/2.2.1/cpo/locations/NL/BCP/" + id + "/" + uid, body
 	})
 }
 

@@ -40,8 +40,11 @@ var maxStmts = map[string]int{
 	// The whole location PUT for a status change: the location read with
 	// its lock, written, its two EVSE rows, the change, the subscribers.
 	"location-put-ingest": 6,
-	"advice-ingest":       6,
-	"terminals-page":      2,
+	// The whole EVSE's PUT for a status change: the location read with its
+	// lock, written, the EVSE's row, the change, the subscribers.
+	"evse-put-ingest": 5,
+	"advice-ingest":   6,
+	"terminals-page":  2,
 	// The duplicate check, the session, the location and tariff the cost
 	// engine prices with, the CDR, the webhook subscribers and the push (a
 	// new CDR's first: nothing to supersede). The receiving eMSP's platform
@@ -88,8 +91,11 @@ var maxPostgresWaits = map[string]int{
 	// location, its EVSE rows, the change) queued and sent together; the
 	// COMMIT. 5 when each of the PUT's writes waited alone.
 	"location-put-ingest": 3,
-	"advice-ingest":       6,
-	"terminals-page":      2,
+	// The whole EVSE's PUT: the lock (and the BEGIN); its writes with the
+	// COMMIT.
+	"evse-put-ingest": 2,
+	"advice-ingest":   6,
+	"terminals-page":  2,
 	// The duplicate check, the session and the location read together
 	// (store.Reads); the location's tariffs; the CDR, its event and its
 	// push with the BEGIN and the COMMIT.

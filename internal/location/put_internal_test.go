@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -305,4 +308,137 @@ func TestCompact(t *testing.T) {
 			t.Errorf("compact(%s) = %v, want %v", c.text, got, c.want)
 		}
 	}
+}
+
+// TestPutEVSEInPlaceAsTheTree: an EVSE's PUT applied to the stored bytes
+// decides and stores what the tree way does. On generated stored locations
+// and EVSEs (an EVSE the location holds, named in another case, or a new
+// one; older, as old and newer than the stored one): the same staleness
+// answers, the same new-or-not, the same document byte for byte, the same
+// refusals of the result, the pushed EVSE as the tree way writes it, and the
+// stored bytes untouched. A row in JSONB's rendering, or a location without
+// an EVSE list, is left to the tree way.
+func TestPutEVSEInPlaceAsTheTree(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(41, 28))
+	ways := map[string]int{}
+	var storedBodies [][]byte
+	var items []any
+	for len(storedBodies) < 300 {
+		raw := genLocation(rng)
+		var loc ocpi.Location
+		if ocpi.DecodeValid(raw, &loc) != nil {
+			continue
+		}
+		body, err := ocpi.Canonical(raw, &loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		storedBodies = append(storedBodies, body)
+		var generic map[string]any
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if err := d.Decode(&generic); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range generic {
+			if strings.EqualFold(k, "evses") {
+				list, _ := v.([]any)
+				items = append(items, list...)
+			}
+		}
+	}
+	for n := range 4000 {
+		stored := storedBodies[rng.IntN(len(storedBodies))]
+		it, _ := items[rng.IntN(len(items))].(map[string]any)
+		uid := "E9"
+		if uids := gjsonUIDs(stored); len(uids) > 0 && rng.IntN(4) != 0 {
+			uid = uids[rng.IntN(len(uids))]
+		}
+		if rng.IntN(3) == 0 {
+			uid = strings.ToLower(uid)
+		}
+		it = maps.Clone(it)
+		delete(it, "Uid")
+		it["uid"] = uid
+		if rng.IntN(20) == 0 {
+			it["capabilities"] = []any{"NOT_A_CAPABILITY"}
+		}
+		var b bytes.Buffer
+		writeShuffled(&b, it, rng)
+		r := Ref{CountryCode: "NL", PartyID: "CP1", LocationID: "LOC1", EVSEUID: strings.ToUpper(uid)}
+		var e ocpi.EVSE
+		item, canon, err := decodeItem(b.Bytes(), &e, "uid", func() string { return e.UID }, "evse_uid", r.EVSEUID)
+		if err != nil {
+			ways["item refused"]++
+			continue
+		}
+		before := bytes.Clone(stored)
+		lu, _ := item["last_updated"].(string)
+		next, created, ok, errNew := putEVSEInPlace(stored, r, canon, lu, newestOf(item))
+		if !bytes.Equal(stored, before) {
+			t.Fatal("the stored bytes changed")
+		}
+		if jb := jsonbText(t, stored); n%10 == 0 {
+			if _, _, ok, err := putEVSEInPlace(jb, r, canon, lu, newestOf(item)); ok || err != nil {
+				t.Fatalf("a row in JSONB's rendering was taken in place (%v)", err)
+			}
+		}
+		doc := mustParse(t, stored)
+		createdOld, errOld := putItem(doc, r, maps.Clone(item))
+		if !ok {
+			if gjson.GetBytes(stored, "evses").IsArray() {
+				t.Fatalf("%s: left to the tree", stored)
+			}
+			ways["left to the tree"]++
+			continue
+		}
+		if fmt.Sprint(errNew) != fmt.Sprint(errOld) {
+			t.Fatalf("%s with %s:\nnow %v\nbefore %v", stored, canon, errNew, errOld)
+		}
+		if errNew != nil {
+			ways["stale"]++
+			continue
+		}
+		if created != createdOld {
+			t.Fatalf("%s with %s: new %v, the tree says %v", stored, canon, created, createdOld)
+		}
+		_, old, errOldValid := finalize(doc)
+		var loc ocpi.Location
+		errNewValid := ocpi.DecodeValid(next, &loc)
+		if (errNewValid == nil) != (errOldValid == nil) {
+			t.Fatalf("%s:\nrefused now %v\nbefore %v", next, errNewValid, errOldValid)
+		}
+		if errNewValid != nil {
+			ways["result refused"]++
+			continue
+		}
+		if !bytes.Equal(next, old) {
+			t.Fatalf("stored now\n%s\nbefore\n%s", next, old)
+		}
+		pushed, err := ocpi.MarshalObject(findItem(mustParse(t, old)["evses"], "uid", r.EVSEUID))
+		if err != nil || !bytes.Equal(pushed, canon) {
+			t.Fatalf("pushed %s, the tree way %s", canon, pushed)
+		}
+		if created {
+			ways["added"]++
+		} else {
+			ways["replaced"]++
+		}
+	}
+	t.Logf("ways: %v", ways)
+	for _, w := range []string{"item refused", "left to the tree", "stale", "added", "replaced"} {
+		if ways[w] == 0 {
+			t.Errorf("no PUT went the way %q", w)
+		}
+	}
+}
+
+// gjsonUIDs returns the uids of a stored location's EVSEs.
+func gjsonUIDs(body []byte) []string {
+	var out []string
+	for _, u := range gjson.GetBytes(body, "evses.#.uid").Array() {
+		out = append(out, u.Str)
+	}
+	return out
 }

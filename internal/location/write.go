@@ -5,6 +5,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 
 	"github.com/ocpihub/ocpihub/internal/event"
 	"github.com/ocpihub/ocpihub/internal/hub"
@@ -120,20 +124,20 @@ func (cur *stored) parse() (*stored, error) {
 
 // decodeItem decodes raw, a full EVSE or connector, into v and checks it:
 // its id (field, read by id) must be the one the URL names in param (want).
-// It returns the item's canonical form.
-func decodeItem(raw []byte, v ocpi.Checkable, field string, id func() string, param, want string) (ocpi.Object, error) {
+// It returns the item's canonical form, as a tree and as bytes.
+func decodeItem(raw []byte, v ocpi.Checkable, field string, id func() string, param, want string) (ocpi.Object, []byte, error) {
 	if err := ocpi.DecodeValid(raw, v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !ocpi.EqualCI(id(), want) {
-		return nil, ocpi.Invalid(field, "must equal the "+param+" of the URL ("+want+")")
+		return nil, nil, ocpi.Invalid(field, "must equal the "+param+" of the URL ("+want+")")
 	}
 	canon, err := ocpi.Canonical(raw, v)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	item, _ := ocpi.ParseObject(canon)
-	return item, nil
+	return item, canon, nil
 }
 
 // Put creates or replaces the Location, EVSE or Connector the ref names with
@@ -143,6 +147,7 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 	var res Result
 	level := r.Level()
 	var item ocpi.Object // the EVSE or connector, canonical
+	var itemCanon []byte // the same as bytes
 	var err error
 	switch level {
 	case "location":
@@ -156,62 +161,141 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 		return s.putLocation(ctx, ch, r, &loc, raw)
 	case "evse":
 		var e ocpi.EVSE
-		if item, err = decodeItem(raw, &e, "uid", func() string { return e.UID }, "evse_uid", r.EVSEUID); err != nil {
+		if item, itemCanon, err = decodeItem(raw, &e, "uid", func() string { return e.UID }, "evse_uid", r.EVSEUID); err != nil {
 			return res, err
 		}
 	case "connector":
 		var k ocpi.Connector
-		if item, err = decodeItem(raw, &k, "id", func() string { return k.ID }, "connector_id", r.ConnectorID); err != nil {
+		if item, _, err = decodeItem(raw, &k, "id", func() string { return k.ID }, "connector_id", r.ConnectorID); err != nil {
 			return res, err
 		}
 	}
 	err = s.db.InSharedRetryUnique(ctx, func(ctx context.Context, tx *store.Tx) error {
 		res = Result{}
-		cur, err := lockLocation(ctx, tx, r)
+		row, err := lockRow(ctx, tx, r)
 		if err != nil {
 			return err
 		}
-		var doc ocpi.Object
-		switch level {
-		case "evse", "connector":
-			if cur == nil {
-				return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID})
-			}
-			doc = cur.doc
-			lu, _ := item["last_updated"].(string)
-			evses, _ := doc["evses"].([]any)
-			evse := findItem(evses, "uid", r.EVSEUID)
-			if level == "evse" {
-				res.Created = evse == nil
-				if err := checkFresh(r, evse, newestOf(item)); err != nil {
-					return err
-				}
-				if evse == nil {
-					doc["evses"] = append(evses, item)
-				} else {
-					replaceItem(evses, "uid", r.EVSEUID, item)
-				}
-			} else {
-				if evse == nil {
-					return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID, EVSEUID: r.EVSEUID})
-				}
-				conns, _ := evse["connectors"].([]any)
-				res.Created = findItem(conns, "id", r.ConnectorID) == nil
-				if err := checkFresh(r, findItem(conns, "id", r.ConnectorID), newestOf(item)); err != nil {
-					return err
-				}
-				if res.Created {
-					evse["connectors"] = append(conns, item)
-				} else {
-					replaceItem(conns, "id", r.ConnectorID, item)
-				}
-				raiseLastUpdated(evse, lu)
-			}
-			raiseLastUpdated(doc, lu)
+		if row == nil {
+			return errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID})
 		}
-		return s.save(ctx, tx, ch, r, cur, doc, http.MethodPut, nil, &res)
+		if level == "evse" {
+			lu, _ := item["last_updated"].(string)
+			next, created, ok, err := putEVSEInPlace(row.body, r, itemCanon, lu, newestOf(item))
+			if err != nil {
+				return err
+			}
+			if ok {
+				res.Created = created
+				var loc ocpi.Location
+				if err := ocpi.DecodeValid(next, &loc); err != nil {
+					return err
+				}
+				r.EVSEUID, _ = item["uid"].(string)
+				return s.saveFinal(ctx, tx, ch, r, row, &loc, next, http.MethodPut, nil, itemCanon, &res)
+			}
+		}
+		cur, err := row.parse()
+		if err != nil {
+			return err
+		}
+		if res.Created, err = putItem(cur.doc, r, item); err != nil {
+			return err
+		}
+		return s.save(ctx, tx, ch, r, cur, cur.doc, http.MethodPut, nil, &res)
 	})
 	return res, err
+}
+
+// putItem puts item, the canonical form of the EVSE or connector r names,
+// into doc, the stored location decoded, and raises the last_updated of what
+// holds it. It reports whether the item is new.
+func putItem(doc ocpi.Object, r Ref, item ocpi.Object) (created bool, err error) {
+	lu, _ := item["last_updated"].(string)
+	evses, _ := doc["evses"].([]any)
+	evse := findItem(evses, "uid", r.EVSEUID)
+	if r.Level() == "evse" {
+		if err := checkFresh(r, evse, newestOf(item)); err != nil {
+			return false, err
+		}
+		if evse == nil {
+			doc["evses"] = append(evses, item)
+		} else {
+			replaceItem(evses, "uid", r.EVSEUID, item)
+		}
+		raiseLastUpdated(doc, lu)
+		return evse == nil, nil
+	}
+	if evse == nil {
+		return false, errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID, EVSEUID: r.EVSEUID})
+	}
+	conns, _ := evse["connectors"].([]any)
+	conn := findItem(conns, "id", r.ConnectorID)
+	if err := checkFresh(r, conn, newestOf(item)); err != nil {
+		return false, err
+	}
+	if conn == nil {
+		evse["connectors"] = append(conns, item)
+	} else {
+		replaceItem(conns, "id", r.ConnectorID, item)
+	}
+	raiseLastUpdated(evse, lu)
+	raiseLastUpdated(doc, lu)
+	return conn == nil, nil
+}
+
+// putEVSEInPlace is an EVSE's PUT applied to the stored location's bytes
+// (stored): the EVSE's canonical form (item, last updated at itemLU, its
+// newest timestamp newest) set where the EVSE lies or appended to the list,
+// and the location's last_updated raised to itemLU, with sjson. The stored
+// document is in canonical form, and so is the item, so the result is too:
+// nothing is decoded, merged or written out again. It returns the new
+// document and whether the EVSE is new; ok is false, with nothing done, for
+// what it leaves to the tree (a row not in the hub's compact form, a
+// location without an EVSE list or a last_updated, where a member would be
+// added out of order), and true with the staleness error of an older PUT.
+func putEVSEInPlace(stored []byte, r Ref, item []byte, itemLU string, newest ocpi.DateTime) (next []byte, created, ok bool, err error) {
+	if !compact(stored) {
+		return nil, false, false, nil
+	}
+	doc := gjson.ParseBytes(stored)
+	evses, docLU := doc.Get("evses"), doc.Get("last_updated")
+	if !doc.IsObject() || !evses.IsArray() || !docLU.Exists() {
+		return nil, false, false, nil
+	}
+	idx, i := -1, 0
+	var evse gjson.Result
+	evses.ForEach(func(_, v gjson.Result) bool {
+		if uid := v.Get("uid"); v.IsObject() && uid.Type == gjson.String && ocpi.EqualCI(uid.Str, r.EVSEUID) {
+			idx, evse = i, v
+			return false
+		}
+		i++
+		return true
+	})
+	var was ocpi.DateTime
+	if idx >= 0 {
+		was = newestIn([]byte(evse.Raw))
+	}
+	if err := ocpi.CheckFresh(Module, r.Level()+" "+r.String(), was, newest); err != nil {
+		return nil, false, true, err
+	}
+	at := "evses.-1" // appended
+	if idx >= 0 {
+		at = "evses." + strconv.Itoa(idx)
+	}
+	if next, err = sjson.SetRawBytes(stored, at, item); err != nil {
+		return nil, false, false, err
+	}
+	// raiseLastUpdated on the bytes.
+	if lu, err := ocpi.ParseDateTime(itemLU); err == nil {
+		if c, err := ocpi.ParseDateTime(docLU.String()); docLU.Type != gjson.String || err != nil || lu.After(c.Time) {
+			if next, err = sjson.SetBytes(next, "last_updated", lu.String()); err != nil {
+				return nil, false, false, err
+			}
+		}
+	}
+	return next, idx < 0, true, nil
 }
 
 // putLocation stores loc, received as raw and validated, as the whole
@@ -248,7 +332,7 @@ func (s *Service) putLocation(ctx context.Context, ch Change, r Ref, loc *ocpi.L
 				return err
 			}
 		}
-		return s.saveFinal(ctx, tx, ch, r, cur, loc, body, http.MethodPut, nil, &res)
+		return s.saveFinal(ctx, tx, ch, r, cur, loc, body, http.MethodPut, nil, nil, &res)
 	})
 	return res, err
 }
@@ -371,12 +455,13 @@ func (s *Service) save(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur 
 	if err != nil {
 		return err
 	}
-	return s.saveFinal(ctx, tx, ch, r, cur, loc, body, method, patch, res)
+	return s.saveFinal(ctx, tx, ch, r, cur, loc, body, method, patch, nil, res)
 }
 
 // saveFinal is save of a document already validated (loc) and in canonical
-// form (body).
-func (s *Service) saveFinal(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur *stored, loc *ocpi.Location, body []byte, method string, patch ocpi.Object, res *Result) error {
+// form (body). pushed, when the caller has it, is the canonical form of the
+// object r names (its ids in r as stored), pushed as it is.
+func (s *Service) saveFinal(ctx context.Context, tx *store.Tx, ch Change, r Ref, cur *stored, loc *ocpi.Location, body []byte, method string, patch ocpi.Object, pushed []byte, res *Result) error {
 	if cur != nil && cur.holds(body) {
 		return nil
 	}
@@ -399,6 +484,9 @@ func (s *Service) saveFinal(ctx context.Context, tx *store.Tx, ch Change, r Ref,
 	r.LocationID = loc.ID
 	if method == http.MethodPut && r.Level() == "location" {
 		return s.push(ctx, tx, ch, r, loc, body, method)
+	}
+	if pushed != nil {
+		return s.push(ctx, tx, ch, r, loc, pushed, method)
 	}
 	final, err := ocpi.ParseObject(body)
 	if err != nil {
