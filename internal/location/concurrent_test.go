@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ocpihub/ocpihub/internal/hubtest"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
@@ -174,6 +175,39 @@ func TestPutOverRowAsPostgreSQLRenderedIt(t *testing.T) {
 		}
 		if strings.Contains(now, ": ") || !strings.Contains(now, `"status":"CHARGING"`) {
 			t.Errorf("the later PUT stored %s", now)
+		}
+
+		// An EVSE's PUT over the row the hub wrote, set in its bytes: sent
+		// twice, it is stored and pushed once, raises the location's
+		// last_updated and its EVSE row follows; an older one is stale.
+		e2 := evseJSON("E2", "BLOCKED", hubtest.Stamp(5))
+		e2["connectors"].([]any)[0].(map[string]any)["tariff_ids"] = []string{"T2"}
+		for range 2 {
+			resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, e2, nil, "LOC1", "e2")
+			hubtest.MustStatus(t, resp, err, http.StatusOK, 1000)
+		}
+		resp, err = b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E2", "OUTOFORDER", hubtest.Stamp(3)), nil, "LOC1", "E2")
+		hubtest.MustStale(t, "older EVSE PUT", resp, err)
+		for _, e := range []*sim.EMSP{b.EMSP, b.EMSP2} {
+			waitState(t, b.ctx, e.Platform, "the EVSE PUT at "+e.Name(), func() bool {
+				return e.EVSEStatus("NL", "CP1", "LOC1", "E2") == "BLOCKED"
+			})
+			if n := len(e.Requests(sim.PathHas(http.MethodPut, "/emsp/locations/NL/CP1/LOC1/E2"))); n != 1 {
+				t.Errorf("%s got %d PUTs of E2, want 1", e.Name(), n)
+			}
+		}
+		_, loc := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC1", nil)
+		if loc["last_updated"] != hubtest.Stamp(5) {
+			t.Errorf("the location's last_updated after the EVSE PUT: %v, want %s", loc["last_updated"], hubtest.Stamp(5))
+		}
+		rows, err = store.QueryAll(b.ctx, b.h.DB.Read(), func(r store.Row) (string, error) {
+			var uid, status string
+			var lu int64
+			err := r.Scan(&uid, &status, &lu)
+			return fmt.Sprint(uid, " ", status, " ", time.UnixMicro(lu).UTC().Format(time.RFC3339) == hubtest.Stamp(5)), err
+		}, `SELECT e.uid, e.status, e.last_updated FROM evses e JOIN locations l ON l.pk = e.location_pk WHERE l.id = 'LOC1' AND e.uid = 'E2'`)
+		if err != nil || len(rows) != 1 || rows[0] != "E2 BLOCKED true" {
+			t.Errorf("E2's row after its PUT: %v (%v)", rows, err)
 		}
 	})
 }
