@@ -99,93 +99,58 @@ func genLocation(rng *rand.Rand) []byte {
 
 // writeShuffled writes v as JSON with each object's members in a random order.
 func writeShuffled(b *bytes.Buffer, v any, rng *rand.Rand) {
-	switch v := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+	writeJSON(b, v, func(keys []string) {
 		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
-			b.WriteByte(':')
-			writeShuffled(b, v[k], rng)
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, it := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeShuffled(b, it, rng)
-		}
-		b.WriteByte(']')
-	default:
-		vb, _ := json.Marshal(v)
-		b.Write(vb)
-	}
+	}, "")
 }
 
 // jsonbText writes a canonical document as PostgreSQL renders a JSONB
 // value: keys ordered by length, then bytes, a space after each ':' and ','.
 func jsonbText(t *testing.T, body []byte) []byte {
 	t.Helper()
-	doc, err := ocpi.ParseObject(body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var b bytes.Buffer
-	var write func(v any)
-	write = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
+	writeJSON(&b, map[string]any(mustParse(t, body)), func(keys []string) {
+		slices.SortFunc(keys, func(a, b string) int {
+			if len(a) != len(b) {
+				return len(a) - len(b)
 			}
-			slices.SortFunc(keys, func(a, b string) int {
-				if len(a) != len(b) {
-					return len(a) - len(b)
-				}
-				return strings.Compare(a, b)
-			})
-			b.WriteByte('{')
-			for i, k := range keys {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				kb, _ := ocpi.MarshalObject(k)
-				b.Write(kb)
-				b.WriteString(": ")
-				write(v[k])
-			}
-			b.WriteByte('}')
-		case []any:
-			b.WriteByte('[')
-			for i, it := range v {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				write(it)
-			}
-			b.WriteByte(']')
-		default:
-			vb, err := ocpi.MarshalObject(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b.Write(vb)
-		}
-	}
-	write(map[string]any(doc))
+			return strings.Compare(a, b)
+		})
+	}, " ")
 	return b.Bytes()
+}
+
+// writeJSON writes v as JSON text, each object's keys in the order order
+// puts them (sorted before), sep after each ':' and ','.
+func writeJSON(b *bytes.Buffer, v any, order func(keys []string), sep string) {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		order(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString("," + sep)
+			}
+			kb, _ := ocpi.MarshalObject(k)
+			b.Write(kb)
+			b.WriteString(":" + sep)
+			writeJSON(b, v[k], order, sep)
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, it := range v {
+			if i > 0 {
+				b.WriteString("," + sep)
+			}
+			writeJSON(b, it, order, sep)
+		}
+		b.WriteByte(']')
+	default:
+		vb, _ := ocpi.MarshalObject(v)
+		b.Write(vb)
+	}
 }
 
 // TestPutLocationAsTheTrees: a whole location's PUT decides and stores what

@@ -212,36 +212,39 @@ func (s *Service) Put(ctx context.Context, ch Change, r Ref, raw []byte) (Result
 // holds it. It reports whether the item is new.
 func putItem(doc ocpi.Object, r Ref, item ocpi.Object) (created bool, err error) {
 	lu, _ := item["last_updated"].(string)
-	evses, _ := doc["evses"].([]any)
-	evse := findItem(evses, "uid", r.EVSEUID)
 	if r.Level() == "evse" {
-		if err := checkFresh(r, evse, newestOf(item)); err != nil {
-			return false, err
-		}
+		created, err = putInList(doc, "evses", "uid", r.EVSEUID, r, item)
+	} else {
+		evse := findItem(doc["evses"], "uid", r.EVSEUID)
 		if evse == nil {
-			doc["evses"] = append(evses, item)
-		} else {
-			replaceItem(evses, "uid", r.EVSEUID, item)
+			return false, errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID, EVSEUID: r.EVSEUID})
 		}
+		created, err = putInList(evse, "connectors", "id", r.ConnectorID, r, item)
+		if err == nil {
+			raiseLastUpdated(evse, lu)
+		}
+	}
+	if err == nil {
 		raiseLastUpdated(doc, lu)
-		return evse == nil, nil
 	}
-	if evse == nil {
-		return false, errUnknown(Ref{CountryCode: r.CountryCode, PartyID: r.PartyID, LocationID: r.LocationID, EVSEUID: r.EVSEUID})
-	}
-	conns, _ := evse["connectors"].([]any)
-	conn := findItem(conns, "id", r.ConnectorID)
-	if err := checkFresh(r, conn, newestOf(item)); err != nil {
+	return created, err
+}
+
+// putInList puts item into holder's list key in place of the item whose
+// idKey is id (appended when there is none), after the staleness rule
+// against that item. It reports whether the item is new.
+func putInList(holder ocpi.Object, key, idKey, id string, r Ref, item ocpi.Object) (bool, error) {
+	list, _ := holder[key].([]any)
+	old := findItem(list, idKey, id)
+	if err := checkFresh(r, old, newestOf(item)); err != nil {
 		return false, err
 	}
-	if conn == nil {
-		evse["connectors"] = append(conns, item)
+	if old == nil {
+		holder[key] = append(list, item)
 	} else {
-		replaceItem(conns, "id", r.ConnectorID, item)
+		replaceItem(list, idKey, id, item)
 	}
-	raiseLastUpdated(evse, lu)
-	raiseLastUpdated(doc, lu)
-	return conn == nil, nil
+	return old == nil, nil
 }
 
 // putEVSEInPlace is an EVSE's PUT applied to the stored location's bytes
