@@ -307,7 +307,7 @@ func putEVSEInPlace(stored []byte, r Ref, item []byte, itemLU string, newest ocp
 // checked where they stand in its bytes (newestIn, keepsEVSEsIn), and the
 // new document is the canonical form itself, with nothing to merge. Under
 // the writer (SQLite's one connection, a PostgreSQL row lock) the request
-// does no JSON work but the old document's typed decode for its index rows.
+// only reads the stored bytes (the index rows they held too: indexIn).
 //
 // Decided here: the stored document is the canonical form of the body as
 // received. Before, the received tree was written out and decoded again,
