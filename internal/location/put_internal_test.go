@@ -154,7 +154,7 @@ func writeJSON(b *bytes.Buffer, v any, order func(keys []string), sep string) {
 }
 
 // TestPutLocationAsTheTrees: a whole location's PUT decides and stores what
-// it did when it merged trees. On 3 000 generated bodies, and pairs of them
+// it did when it merged trees. On 1 200 generated bodies, and pairs of them
 // as stored and sent:
 //   - the stored document (the canonical form of the body as received) is
 //     the old one (the received tree written out, decoded and put in
@@ -173,7 +173,7 @@ func TestPutLocationAsTheTrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 40))
 	var sent [][]byte
 	ways := map[string]int{}
-	for range 3000 {
+	for range 1200 {
 		raw := genLocation(rng)
 		var loc ocpi.Location
 		errNew := ocpi.DecodeValid(raw, &loc)
@@ -289,7 +289,7 @@ func TestPutEVSEInPlaceAsTheTree(t *testing.T) {
 	ways := map[string]int{}
 	var storedBodies [][]byte
 	var items []any
-	for len(storedBodies) < 300 {
+	for len(storedBodies) < 150 {
 		raw := genLocation(rng)
 		var loc ocpi.Location
 		if ocpi.DecodeValid(raw, &loc) != nil {
@@ -313,7 +313,7 @@ func TestPutEVSEInPlaceAsTheTree(t *testing.T) {
 			}
 		}
 	}
-	for n := range 4000 {
+	for n := range 1500 {
 		stored := storedBodies[rng.IntN(len(storedBodies))]
 		it, _ := items[rng.IntN(len(items))].(map[string]any)
 		uid := "E9"
