@@ -84,6 +84,37 @@ func TestConcurrentLocationPuts(t *testing.T) {
 		}
 		round(1)  // the location is new: the first inserts race
 		round(20) // it is held: the updates queue on its lock
+
+		// EVSE PUTs of E1 at once, each set into the stored bytes in turn
+		// under the lock: the latest is stored, in the document and in its
+		// row, and reaches the eMSP; E2 stays as the last location PUT left it.
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				resp, err := b.CPO.Push(b.ctx, "locations", http.MethodPut, evseJSON("E1", statuses[i], hubtest.Stamp(40+i)), nil, "LOC9", "E1")
+				if err != nil && resp == nil {
+					t.Error(err)
+					return
+				}
+				if resp.HTTPStatus != http.StatusOK || resp.Envelope == nil || resp.Envelope.StatusCode != 1000 {
+					t.Errorf("EVSE PUT %d: HTTP %d %s", i, resp.HTTPStatus, resp.Body)
+				}
+			})
+		}
+		wg.Wait()
+		_, e1 := hubGet(t, b.CPO.Platform, "locations", "RECEIVER", "/NL/CP1/LOC9/E1", nil)
+		if e1["status"] != statuses[7] || e1["last_updated"] != hubtest.Stamp(47) {
+			t.Errorf("E1 after EVSE PUTs at once: %v at %v, want %s at %s", e1["status"], e1["last_updated"], statuses[7], hubtest.Stamp(47))
+		}
+		var status string
+		if err := b.h.DB.Read().QueryRow(b.ctx, `SELECT e.status FROM evses e JOIN locations l ON l.pk = e.location_pk
+			WHERE l.id = 'LOC9' AND e.uid = 'E1'`).Scan(&status); err != nil || status != statuses[7] {
+			t.Errorf("E1's row says %q (%v), want %s", status, err, statuses[7])
+		}
+		e2 := statuses[(27+1)%len(statuses)]
+		waitState(t, b.ctx, b.EMSP.Platform, "the latest E1 at eMSP One", func() bool {
+			return b.EMSP.EVSEStatus("NL", "CP1", "LOC9", "E1") == statuses[7] && b.EMSP.EVSEStatus("NL", "CP1", "LOC9", "E2") == e2
+		})
 	})
 }
 

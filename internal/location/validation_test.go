@@ -63,6 +63,8 @@ func TestValidation(t *testing.T) {
 			{"location_id over 36", "locations", "PUT", []string{strings.Repeat("L", 37)}, edit(func(m map[string]any) {}), 200, 2001, "location_id", ""},
 			{"EVSE uid differs from URL", "locations", "PUT", []string{"LOC1", "E1"}, e1(func(m map[string]any) { m["uid"] = "E7" }), 200, 2001, "uid", ""},
 			{"EVSE without connectors", "locations", "PUT", []string{"LOC1", "E1"}, e1(func(m map[string]any) { m["connectors"] = []any{} }), 200, 2001, "connectors", ""},
+			{"EVSE status not in the enum", "locations", "PUT", []string{"LOC1", "E1"}, e1(func(m map[string]any) { m["status"] = "UNAVAILABLE" }), 200, 2001, "status", ""},
+			{"EVSE of an unknown location", "locations", "PUT", []string{"NOPE", "E1"}, e1(func(m map[string]any) {}), 404, 2003, "", ""},
 			{"connector id differs from URL", "locations", "PUT", []string{"LOC1", "E1", "1"}, connectorJSON("2", "CHADEMO", "DC", 500, 125, hubtest.Stamp(1)), 200, 2001, "id", ""},
 			{"connector format not in the enum", "locations", "PUT", []string{"LOC1", "E1", "1"}, func() map[string]any {
 				c := connectorJSON("1", "CHADEMO", "DC", 500, 125, hubtest.Stamp(1))
