@@ -65,6 +65,10 @@ func TestStartStopSessionThroughTheHub(t *testing.T) {
 		if result(t, resp) != "ACCEPTED" {
 			t.Fatalf("STOP_SESSION answer: %s", resp.Body)
 		}
+		// The hub's command ids are time-ordered: each new row lands on
+		// the rightmost page of the commands' key (internal/ids).
+		id2, _ := b.commandID(t, 1)
+		hubtest.TimeOrdered(t, "command ids, START_SESSION then STOP_SESSION", id, id2)
 		if res, err := b.EMSP.WaitResult(b.Ctx, uid2); err != nil || res != "ACCEPTED" {
 			t.Fatalf("STOP_SESSION result: %q %v", res, err)
 		}

@@ -7,9 +7,8 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ids"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -247,6 +246,7 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// newID makes a command id: a random UUID (it is part of the URL the CPO
-// posts the result to, so it must not be guessable).
-func newID() string { return uuid.NewString() }
+// newID makes a command id: a time-ordered UUID (ids.New). It is part of
+// the URL the CPO posts the result to, so it must not be guessable: 62 of
+// its bits are random, and only the CPO the command went to may post there.
+func newID() string { return ids.New() }

@@ -177,12 +177,15 @@ func testRequestAndCorrelationIDs(t *testing.T, h *hubtest.Hub) {
 		if !uuidRE.MatchString(rid) || !uuidRE.MatchString(cid) || rid == cid {
 			t.Errorf("%s: generated %q, %q; want two fresh UUIDs", tt.name, rid, cid)
 		}
+		// Made in this order (internal/ids).
+		hubtest.TimeOrdered(t, tt.name+": the generated X-Request-ID, then X-Correlation-ID", rid, cid)
 	}
 	a := h.Do(t, "GET", "/ocpi/versions", hubtest.AdminToken, nil, nil).Header.Get("X-Request-ID")
 	b := h.Do(t, "GET", "/ocpi/versions", hubtest.AdminToken, nil, nil).Header.Get("X-Request-ID")
 	if a == b {
 		t.Errorf("two requests got the same generated id %s", a)
 	}
+	hubtest.TimeOrdered(t, "the X-Request-IDs generated for two requests in turn", a, b)
 }
 
 // testAuthorizationHeader: missing, malformed and unknown tokens get a 401

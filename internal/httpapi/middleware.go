@@ -9,10 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/ocpihub/ocpihub/internal/capture"
 	"github.com/ocpihub/ocpihub/internal/httpapi/kit"
+	"github.com/ocpihub/ocpihub/internal/ids"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -31,11 +30,11 @@ var (
 func idHeader(v string) string {
 	v = strings.TrimSpace(v)
 	if v == "" || len(v) > 255 {
-		return uuid.NewString()
+		return ids.New()
 	}
 	for i := 0; i < len(v); i++ {
 		if v[i] < 0x21 || v[i] > 0x7e {
-			return uuid.NewString()
+			return ids.New()
 		}
 	}
 	return v

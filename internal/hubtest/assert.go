@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/sim"
 )
@@ -108,5 +110,22 @@ func WantError(t testing.TB, what string, resp *ocpiclient.Response, httpStatus,
 	}
 	if got := ErrorField(resp); got != field {
 		t.Errorf("%s: error names field %q, want %q: %s", what, got, field, resp.Body)
+	}
+}
+
+// TimeOrdered fails the test unless every id is one the hub made (ids.New:
+// a version 7 UUID) and each sorts after the one before it; what names the
+// ids in the report.
+func TimeOrdered(t testing.TB, what string, list ...string) {
+	t.Helper()
+	for i, id := range list {
+		u, err := uuid.Parse(id)
+		if err != nil || u.Version() != 7 || u.String() != id {
+			t.Errorf("%s: %q is not a time-ordered id (a version 7 UUID in its text form)", what, id)
+			return
+		}
+		if i > 0 && id <= list[i-1] {
+			t.Errorf("%s: %s, made after %s, sorts before it", what, id, list[i-1])
+		}
 	}
 }

@@ -20,8 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/ocpihub/ocpihub/internal/ids"
 	"github.com/ocpihub/ocpihub/internal/netguard"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 )
@@ -226,10 +225,10 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	if req.RequestID == "" {
-		req.RequestID = uuid.NewString()
+		req.RequestID = ids.New()
 	}
 	if req.CorrelationID == "" {
-		req.CorrelationID = uuid.NewString()
+		req.CorrelationID = ids.New()
 	}
 	attempts := req.MaxAttempts
 	if attempts <= 0 {

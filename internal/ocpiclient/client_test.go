@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
@@ -92,8 +94,9 @@ func TestHeaders(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	if r.Header.Get("X-Request-Id") == "" {
-		t.Error("X-Request-ID missing")
+	// Made by the client: a time-ordered id (internal/ids).
+	if u, err := uuid.Parse(r.Header.Get("X-Request-Id")); err != nil || u.Version() != 7 {
+		t.Errorf("X-Request-ID %q, want a version 7 UUID", r.Header.Get("X-Request-Id"))
 	}
 
 	// Raw tokens for legacy partners; no routing headers when not addressed.

@@ -9,9 +9,8 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/google/uuid"
-
 	"github.com/ocpihub/ocpihub/internal/hub"
+	"github.com/ocpihub/ocpihub/internal/ids"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 	"github.com/ocpihub/ocpihub/internal/party"
@@ -397,6 +396,7 @@ func (s *Service) FindAuthorization(ctx context.Context, reference string) (*Aut
 	return &a, nil
 }
 
-// newReference makes an authorization_reference: a random UUID, which fits
-// CiString(36) and reveals nothing.
-func newReference() string { return uuid.NewString() }
+// newReference makes an authorization_reference: a time-ordered UUID
+// (ids.New), which fits CiString(36) and reveals nothing the CPO that
+// receives it does not know.
+func newReference() string { return ids.New() }

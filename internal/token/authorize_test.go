@@ -61,9 +61,12 @@ func TestAuthorizeOwnTokens(t *testing.T) {
 
 		// EVSE uids are CiStrings.
 		resp = hubtest.MustStatus(t, b.authorize(t, "APP-1", "APP_USER", map[string]any{"location_id": "LOC1", "evse_uids": []any{"e1"}}, nil), nil, http.StatusOK, 1000)
-		if info := hubtest.Data(t, resp); info["allowed"] != "ALLOWED" || info["authorization_reference"] == ref {
+		info = hubtest.Data(t, resp)
+		if info["allowed"] != "ALLOWED" || info["authorization_reference"] == ref {
 			t.Errorf("own token at e1: %s", resp.Body)
 		}
+		ref2, _ := info["authorization_reference"].(string)
+		hubtest.TimeOrdered(t, "authorization references, the first answer's then the second's", ref, ref2)
 
 		resp = hubtest.MustStatus(t, b.authorize(t, "APP-2", "APP_USER", atLOC1, nil), nil, http.StatusOK, 1000)
 		if info := hubtest.Data(t, resp); info["allowed"] != "BLOCKED" || info["authorization_reference"] != nil {

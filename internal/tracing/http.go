@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/ocpihub/ocpihub/internal/capture"
+	"github.com/ocpihub/ocpihub/internal/ids"
 	"github.com/ocpihub/ocpihub/internal/ocpiclient"
 )
 
@@ -59,7 +58,7 @@ func (t *Tracer) Handler(next http.Handler) http.Handler {
 func (t *Tracer) correlationTrace(r *http.Request) TraceID {
 	cid := strings.TrimSpace(r.Header.Get("X-Correlation-ID"))
 	if !usableID(cid) {
-		cid = uuid.NewString()
+		cid = ids.New()
 		r.Header.Set("X-Correlation-ID", cid)
 	}
 	id, _ := parseTraceID(ocpiclient.TraceIDFor(cid))

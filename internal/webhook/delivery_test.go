@@ -356,6 +356,13 @@ func TestReplayAndDeliveryLog(t *testing.T) {
 			ds := deliveries(t, h, sub.ID)
 			return len(ds) == 5 && ds[4].Status == webhook.StatusDelivered
 		})
+		// The events' ids (each one's webhook-id) are time-ordered, in the
+		// order they were emitted (internal/ids).
+		var eventIDs []string
+		for _, d := range deliveries(t, h, sub.ID) {
+			eventIDs = append(eventIDs, d.EventID)
+		}
+		hubtest.TimeOrdered(t, "the five events' ids", eventIDs...)
 		base, path := h.PublicURL(), "/ocpi/2.2.1/webhooks/"+sub.ID
 
 		// Paging, newest first, through our Link headers.

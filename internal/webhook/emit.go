@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/ocpihub/ocpihub/internal/event"
+	"github.com/ocpihub/ocpihub/internal/ids"
 	"github.com/ocpihub/ocpihub/internal/ocpi"
 	"github.com/ocpihub/ocpihub/internal/store"
 )
@@ -52,7 +51,7 @@ func (s *Service) emitMatched(ctx context.Context, tx *store.Tx, e event.Event) 
 		return err
 	}
 	now := s.now().UnixMicro()
-	id := uuid.NewString()
+	id := ids.New()
 	if err := tx.ExecLater(ctx, "INSERT INTO webhook_events (id, name, data, created_at) VALUES ($1, $2, $3, $4)", id, e.Name, string(data), now); err != nil {
 		return fmt.Errorf("webhook: store event: %w", err)
 	}
@@ -86,7 +85,7 @@ func (s *Service) emitUnseen(ctx context.Context, tx *store.Tx, e event.Event) e
 		return err
 	}
 	now := s.now().UnixMicro()
-	from, args := matchFrom(e, []any{uuid.NewString(), string(data), now, StatusPending})
+	from, args := matchFrom(e, []any{ids.New(), string(data), now, StatusPending})
 	// $5 is the event's name (matchFrom's first).
 	err = tx.ExecLater(ctx, `WITH ev AS (INSERT INTO webhook_events (id, name, data, created_at)
 			SELECT $1::text, $5::text, $2::text, $3::bigint WHERE EXISTS (SELECT 1 `+from+`) RETURNING id)
