@@ -3,7 +3,8 @@
 // X-Correlation-ID when the sender gave none.
 //
 // An id is a UUID of version 7 (RFC 9562): 48 bits of Unix milliseconds,
-// then a counter within the millisecond and 62 random bits. Ids made one
+// 12 bits of the millisecond's fraction (raised by one where an id would
+// not sort after the last), and 62 random bits. Ids made one
 // after another sort one after another, so a B-tree keyed or indexed by
 // them takes each new one on its rightmost page: a batch of new rows dirties
 // one page of each such index, where random (version 4) UUIDs dirty one
