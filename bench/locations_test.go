@@ -81,16 +81,22 @@ func seedStatusPatch(b testing.TB, h *benchHub) { seedDelivery(b, h) }
 // or a push, which made later runs look ten times faster than the first.
 var statusSeq atomic.Int64
 
+// nextStatus is the next status change of the status targets: its number i
+// (statusSeq), the status it sets and its last_updated, a millisecond
+// later than the one before.
+func nextStatus() (i int64, status string, at time.Time) {
+	i = statusSeq.Add(1)
+	statuses := [...]string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
+	return i, statuses[i%4], time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Millisecond)
+}
+
 // statusPatchTarget PATCHes E1/E2 of the seeded locations round-robin, each
 // PATCH with a new status and a later last_updated.
 func statusPatchTarget(h *benchHub) Target {
-	n := &statusSeq
-	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
-	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	return h.cpoPatch("PATCH evse status", 0, func() (string, []byte) {
-		i := n.Add(1)
+		i, status, at := nextStatus()
 		path := fmt.Sprintf("/ocpi/2.2.1/cpo/locations/NL/BCP/P%03d/E%d", i%patchLocations, 1+(i/patchLocations)%2)
-		return path, fmt.Appendf(nil, `{"status":%q,"last_updated":%q}`, statuses[i%4], ocpi.NewDateTime(base.Add(time.Duration(i)*time.Millisecond)))
+		return path, fmt.Appendf(nil, `{"status":%q,"last_updated":%q}`, status, ocpi.NewDateTime(at))
 	})
 }
 
@@ -99,17 +105,13 @@ func statusPatchTarget(h *benchHub) Target {
 // PUT before it (statusSeq): a CPO that sends the whole location on every
 // status change.
 func locationPutTarget(h *benchHub) Target {
-	n := &statusSeq
-	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
-	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	return h.cpoSend(http.MethodPut, "PUT location", 0, func() (string, []byte) {
-		i := n.Add(1)
+		i, status, lu := nextStatus()
 		loc := int(i % patchLocations)
 		id := fmt.Sprintf("P%03d", loc)
-		lu := base.Add(time.Duration(i) * time.Millisecond)
 		var doc map[string]any
 		_ = json.Unmarshal(benchLocation("BCP", id, lu, loc), &doc)
-		doc["evses"].([]any)[(i/patchLocations)%2].(map[string]any)["status"] = statuses[i%4]
+		doc["evses"].([]any)[(i/patchLocations)%2].(map[string]any)["status"] = status
 		body, _ := json.Marshal(doc)
 		return "/ocpi/2.2.1/cpo/locations/NL/BCP/" + id, body
 	})
@@ -119,15 +121,12 @@ func locationPutTarget(h *benchHub) Target {
 // with a new status and timestamps later than any request before it
 // (statusSeq): a CPO that sends the EVSE on every status change.
 func evsePutTarget(h *benchHub) Target {
-	n := &statusSeq
-	statuses := []string{"CHARGING", "AVAILABLE", "BLOCKED", "RESERVED"}
-	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	return h.cpoSend(http.MethodPut, "PUT EVSE", 0, func() (string, []byte) {
-		i := n.Add(1)
+		i, status, at := nextStatus()
 		id := fmt.Sprintf("P%03d", i%patchLocations)
 		uid := []string{"E1", "E2"}[(i/patchLocations)%2]
-		e := evse(uid, base.Add(time.Duration(i)*time.Millisecond))
-		e["status"] = statuses[i%4]
+		e := evse(uid, at)
+		e["status"] = status
 		body, _ := json.Marshal(e)
 		return "/ocpi/2.2.1/cpo/locations/NL/BCP/" + id + "/" + uid, body
 	})
