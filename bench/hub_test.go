@@ -134,14 +134,14 @@ func drain(b *testing.B, h *benchHub) {
 // reports both.
 func measure(b *testing.B, h *benchHub, t Target) {
 	cfg := Config{Workers: workers(), Requests: b.N, Client: h.client}
+	profiled := profileTarget(b, &cfg, t)
 	b.ResetTimer()
-	stop := profileWindow(b)
 	base, res, err := Compare(context.Background(), cfg, h.noop(), t, 4)
-	stop()
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
 	}
+	profiled(res)
 	reportVsNoop(b, base, res)
 	_, share := res.Ratio(base)
 	b.ReportMetric(base.RPS, "noop-req/s")
@@ -159,6 +159,16 @@ func reportVsNoop(b *testing.B, base, res Result) {
 	b.ReportMetric(float64(res.P99.Microseconds()), "p99-µs")
 	b.ReportMetric(float64(base.P50.Microseconds()), "noop-p50-µs")
 	b.ReportMetric(p50x, "x-noop-p50")
+	// The processor time a request took, this process' and the machine's
+	// (PostgreSQL's server included), the target's and the no-op's: with
+	// both cores busy the share of the no-op's requests a second is about
+	// the ratio of the two.
+	b.ReportMetric(float64(res.CPUPerRequest().Microseconds()), "cpu-µs/req")
+	b.ReportMetric(float64(base.CPUPerRequest().Microseconds()), "noop-cpu-µs/req")
+	if res.Host > 0 && base.Host > 0 {
+		b.ReportMetric(float64(res.HostPerRequest().Microseconds()), "host-cpu-µs/req")
+		b.ReportMetric(float64(base.HostPerRequest().Microseconds()), "noop-host-cpu-µs/req")
+	}
 }
 
 // workers is the number of concurrent clients: OCPIHUB_BENCH_WORKERS, default 8.

@@ -12,9 +12,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -53,6 +57,11 @@ type Config struct {
 	// Client sends the requests (default: keep-alive connections, one per
 	// worker).
 	Client *http.Client
+	// Phase, when set, is called as each measured batch of a target's
+	// requests begins, and what it returns as the batch ends: Compare
+	// alternates targets, and a CPU profile of one of them alone starts and
+	// stops here (profileTarget).
+	Phase func(t Target) (end func())
 }
 
 func (c Config) withDefaults() Config {
@@ -89,8 +98,26 @@ type Result struct {
 	RPS      float64       // requests per second
 	P50, P99 time.Duration
 	Max      time.Duration
+	// CPU is the processor time this process used while the requests ran
+	// (user and system, every goroutine: the server, the load generator,
+	// simulators in the process); Host the same for the whole machine
+	// (PostgreSQL's server included), when /proc/stat can be read.
+	CPU, Host time.Duration
 
 	latencies []time.Duration
+}
+
+// CPUPerRequest is the process' processor time a request took, on average.
+func (r Result) CPUPerRequest() time.Duration { return perRequest(r.CPU, r.Requests) }
+
+// HostPerRequest is the machine's processor time a request took, on average.
+func (r Result) HostPerRequest() time.Duration { return perRequest(r.Host, r.Requests) }
+
+func perRequest(d time.Duration, n int) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return d / time.Duration(n)
 }
 
 // String is one line of a report.
@@ -118,7 +145,7 @@ func Run(ctx context.Context, cfg Config, t Target) (Result, error) {
 	if _, err := send(ctx, cfg, t, cfg.Warmup); err != nil {
 		return Result{}, fmt.Errorf("%s: warmup: %w", t.Name, err)
 	}
-	r, err := send(ctx, cfg, t, cfg.Requests)
+	r, err := sendMeasured(ctx, cfg, t, cfg.Requests)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -146,11 +173,13 @@ func Compare(ctx context.Context, cfg Config, baseline, target Target, rounds in
 			t   Target
 			acc *Result
 		}{{baseline, &base}, {target, &res}} {
-			r, err := send(ctx, cfg, x.t, n)
+			r, err := sendMeasured(ctx, cfg, x.t, n)
 			if err != nil {
 				return base, res, fmt.Errorf("%s: %w", x.t.Name, err)
 			}
 			x.acc.Elapsed += r.Elapsed
+			x.acc.CPU += r.CPU
+			x.acc.Host += r.Host
 			x.acc.latencies = append(x.acc.latencies, r.latencies...)
 		}
 	}
@@ -158,6 +187,63 @@ func Compare(ctx context.Context, cfg Config, baseline, target Target, rounds in
 	res.summarise()
 	return base, res, nil
 }
+
+// sendMeasured is send with the processor time it took (Result.CPU and
+// Host), inside cfg.Phase.
+func sendMeasured(ctx context.Context, cfg Config, t Target, n int) (Result, error) {
+	if cfg.Phase != nil {
+		defer cfg.Phase(t)()
+	}
+	cpu0, host0 := processCPU(), hostCPU()
+	r, err := send(ctx, cfg, t, n)
+	r.CPU = processCPU() - cpu0
+	if host1 := hostCPU(); host0 > 0 && host1 > 0 {
+		r.Host = host1 - host0
+	}
+	return r, err
+}
+
+// processCPU is the processor time this process has used (user and
+// system).
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// hostCPU is the processor time the machine has spent running anything
+// (the first line of /proc/stat without idle, iowait and steal), or 0 where
+// that cannot be read.
+func hostCPU() time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	// user nice system idle iowait irq softirq steal: idle (4), iowait (5)
+	// and steal (8) are time not spent running this machine's work.
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 || i == 7 {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0
+		}
+		busy += n
+	}
+	return time.Duration(busy) * time.Second / clockTicks
+}
+
+// clockTicks is the unit of /proc/stat (USER_HZ), 100 on Linux.
+const clockTicks = 100
 
 // send runs n requests of t over cfg.Workers workers.
 func send(ctx context.Context, cfg Config, t Target, n int) (Result, error) {

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,5 +86,64 @@ func TestPercentile(t *testing.T) {
 	}
 	if percentile(d, 0.5) != 50 || percentile(d, 0.99) != 99 || percentile(d[:1], 0.99) != 1 {
 		t.Errorf("percentiles %v %v", percentile(d, 0.5), percentile(d, 0.99))
+	}
+}
+
+// burn does a fixed amount of work: about a millisecond of one core.
+func burn() {
+	buf := make([]byte, 64<<10)
+	for range 8 {
+		sum := sha256.Sum256(buf)
+		buf[0] = sum[0]
+	}
+}
+
+// TestCompareCountsProcessorTime: each target's requests are charged the
+// processor time spent while they ran, and Phase frames every measured
+// batch of both. Not parallel: the process' time is counted, so the
+// package's other tests must not run meanwhile.
+func TestCompareCountsProcessorTime(t *testing.T) {
+	t0 := processCPU()
+	for range 50 {
+		burn()
+	}
+	work := (processCPU() - t0) / 50
+	if work <= 0 {
+		t.Fatal("processCPU did not move over 50 rounds of work")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/heavy" {
+			burn()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	open := map[string]int{}
+	phases := map[string]int{}
+	cfg := Config{Workers: 2, Requests: 200, Warmup: 2, Phase: func(x Target) func() {
+		mu.Lock()
+		open[x.Name]++
+		phases[x.Name]++
+		mu.Unlock()
+		return func() {
+			mu.Lock()
+			open[x.Name]--
+			mu.Unlock()
+		}
+	}}
+	base, res, err := Compare(context.Background(), cfg, Get("light", srv.URL+"/light", nil), Get("heavy", srv.URL+"/heavy", nil), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if phases["light"] != 4 || phases["heavy"] != 4 || open["light"] != 0 || open["heavy"] != 0 {
+		t.Errorf("phases begun %v, still open %v; want 4 each, none open", phases, open)
+	}
+	extra := res.CPUPerRequest() - base.CPUPerRequest()
+	if extra < work/2 {
+		t.Errorf("a heavy request took %v of processor time and a light one %v: want at least %v more (half the work's %v)",
+			res.CPUPerRequest(), base.CPUPerRequest(), work/2, work)
+	}
+	if res.Host > 0 && res.HostPerRequest() < res.CPUPerRequest()/2 {
+		t.Errorf("the machine's time a heavy request %v, less than half the process' %v", res.HostPerRequest(), res.CPUPerRequest())
 	}
 }
